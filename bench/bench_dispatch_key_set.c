@@ -1,0 +1,2 @@
+#include "c10c/c10c.h"
+int main(void) { return 0; }

@@ -1,0 +1,184 @@
+/* Device types and devices: names, validation, formatting, and parsing of device strings with
+ * c10's grammar and messages (c10/core/Device.cpp), except that indices above 127 are refused
+ * instead of being truncated to 8 bits.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const lower_names[C10C_DEVICE_TYPE_COUNT] = {
+    "cpu", "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip",  "fpga", "maia", "xla", "vulkan",
+    "metal", "xpu", "mps",  "meta", "hpu", "ve", "lazy", "ipu", "mtia", "privateuseone"};
+
+static const char *const upper_names[C10C_DEVICE_TYPE_COUNT] = {
+    "CPU",   "CUDA", "MKLDNN", "OPENGL", "OPENCL", "IDEEP", "HIP", "FPGA", "MAIA", "XLA", "VULKAN",
+    "METAL", "XPU",  "MPS",    "META",   "HPU",    "VE",    "LAZY", "IPU", "MTIA", "PRIVATEUSEONE"};
+
+/* The names a device string may start with, in the order c10's parse_type tries them (and lists
+ * them in its error message). "metal" is missing on purpose, as in c10. */
+static const c10c_device_type parse_order[] = {
+    C10C_DEVICE_TYPE_CPU,    C10C_DEVICE_TYPE_CUDA,   C10C_DEVICE_TYPE_IPU,
+    C10C_DEVICE_TYPE_XPU,    C10C_DEVICE_TYPE_MKLDNN, C10C_DEVICE_TYPE_OPENGL,
+    C10C_DEVICE_TYPE_OPENCL, C10C_DEVICE_TYPE_IDEEP,  C10C_DEVICE_TYPE_HIP,
+    C10C_DEVICE_TYPE_VE,     C10C_DEVICE_TYPE_FPGA,   C10C_DEVICE_TYPE_MAIA,
+    C10C_DEVICE_TYPE_XLA,    C10C_DEVICE_TYPE_LAZY,   C10C_DEVICE_TYPE_VULKAN,
+    C10C_DEVICE_TYPE_MPS,    C10C_DEVICE_TYPE_META,   C10C_DEVICE_TYPE_HPU,
+    C10C_DEVICE_TYPE_MTIA,   C10C_DEVICE_TYPE_PRIVATEUSE1};
+
+static const char expected_types_message[] =
+    "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, "
+    "xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device "
+    "string: ";
+
+bool c10c_device_type_is_valid(c10c_device_type t) {
+  return t >= 0 && t < C10C_DEVICE_TYPE_COUNT;
+}
+
+const char *c10c__device_type_name(c10c_device_type t, bool lower_case) {
+  if (!c10c_device_type_is_valid(t)) return NULL;
+  return lower_case ? lower_names[t] : upper_names[t];
+}
+
+const char *c10c_device_type_name(c10c_device_type t, bool lower_case) {
+  const char *name = c10c__device_type_name(t, lower_case);
+  if (name == NULL)
+    c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+               "Unknown device: %d. If you have recently updated the caffe2.proto file to add a "
+               "new device type, did you forget to update the DeviceTypeName() function to "
+               "reflect such recent changes?",
+               (int)t);
+  return name;
+}
+
+c10c_status c10c__check_device(c10c_device device) {
+  if (!c10c_device_type_is_valid(device.type))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device.type);
+  if (device.index < C10C_DEVICE_INDEX_NONE)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "Device index must be -1 or non-negative, got %d", (int)device.index);
+  return C10C_STATUS_OK;
+}
+
+static c10c_status index_out_of_range(long long index) {
+  return c10c__fail(C10C_STATUS_ERROR,
+                    "Device index %lld is out of range (the largest is %d)", index,
+                    C10C_DEVICE_INDEX_MAX);
+}
+
+c10c_status c10c_device_init(c10c_device *out, c10c_device_type type, int64_t index) {
+  C10C__CHECK_NOT_NULL(out);
+  if (!c10c_device_type_is_valid(type))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)type);
+  /* torch.device(type, index) refuses negative indices with this message; -1 means "none". */
+  if (index < C10C_DEVICE_INDEX_NONE)
+    return c10c__fail(C10C_STATUS_ERROR, "Device index must not be negative");
+  if (index > C10C_DEVICE_INDEX_MAX) return index_out_of_range((long long)index);
+  out->type = type;
+  out->index = (c10c_device_index)index;
+  return C10C_STATUS_OK;
+}
+
+static bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Splits s into name and index digits with c10's scanner, matching
+ * `([a-zA-Z_]+)(?::([1-9]\d*|0))?`. Returns false on a syntax error. */
+static bool scan_device_string(const char *s, size_t len, size_t *name_len, size_t *digits_at,
+                               size_t *digits_len) {
+  size_t i = 0;
+  while (i < len && is_name_char(s[i])) i++;
+  *name_len = i;
+  *digits_at = i;
+  *digits_len = 0;
+  if (i == len) return i > 0;
+  if (s[i] != ':' || i == 0) return false;
+  size_t start = ++i;
+  if (i == len || !is_digit(s[i])) return false;
+  if (s[i] == '0') {
+    i++;
+  } else {
+    while (i < len && is_digit(s[i])) i++;
+  }
+  if (i != len) return false;
+  *digits_at = start;
+  *digits_len = i - start;
+  return true;
+}
+
+c10c_status c10c_device_from_chars(c10c_device *out, const char *str, size_t len) {
+  C10C__CHECK_NOT_NULL(out);
+  if (str == NULL && len > 0) return c10c__null_argument(__func__, "str");
+  if (len == 0) return c10c__fail(C10C_STATUS_ERROR, "Device string must not be empty");
+  int shown = len > INT_MAX ? INT_MAX : (int)len;
+  size_t name_len, digits_at, digits_len;
+  if (!scan_device_string(str, len, &name_len, &digits_at, &digits_len))
+    return c10c__fail(C10C_STATUS_ERROR, "Invalid device string: '%.*s'", shown, str);
+
+  long long index = C10C_DEVICE_INDEX_NONE;
+  if (digits_len > 0) {
+    /* c10 converts with std::stoi: more than an int holds fails with this message. */
+    index = 0;
+    for (size_t i = 0; i < digits_len; i++) {
+      index = index * 10 + (str[digits_at + i] - '0');
+      if (index > INT_MAX)
+        return c10c__fail(C10C_STATUS_ERROR,
+                          "Could not parse device index '%.*s' in device string '%.*s'",
+                          (int)digits_len, str + digits_at, shown, str);
+    }
+    /* Where c10 truncates to int8 (cuda:128 -> -128), refuse instead. */
+    if (index > C10C_DEVICE_INDEX_MAX)
+      return c10c__fail(C10C_STATUS_ERROR,
+                        "Device index %lld is out of range (the largest is %d) in device "
+                        "string '%.*s'",
+                        index, C10C_DEVICE_INDEX_MAX, shown, str);
+  }
+
+  for (size_t i = 0; i < sizeof parse_order / sizeof parse_order[0]; i++) {
+    const char *candidate = lower_names[parse_order[i]];
+    if (strlen(candidate) == name_len && memcmp(candidate, str, name_len) == 0) {
+      out->type = parse_order[i];
+      out->index = (c10c_device_index)index;
+      return C10C_STATUS_OK;
+    }
+  }
+  return c10c__fail(C10C_STATUS_ERROR, "%s%.*s", expected_types_message, (int)name_len, str);
+}
+
+c10c_status c10c_device_from_string(c10c_device *out, const char *str) {
+  C10C__CHECK_NOT_NULL(str);
+  return c10c_device_from_chars(out, str, strlen(str));
+}
+
+c10c_status c10c_device_to_string(char *out, size_t out_size, c10c_device device) {
+  C10C__CHECK_NOT_NULL(out);
+  c10c_status st = c10c__check_device(device);
+  if (st != C10C_STATUS_OK) return st;
+  const char *name = lower_names[device.type];
+  int n = device.index == C10C_DEVICE_INDEX_NONE
+              ? snprintf(out, out_size, "%s", name)
+              : snprintf(out, out_size, "%s:%d", name, (int)device.index);
+  if (n < 0 || (size_t)n >= out_size)
+    return c10c__fail(C10C_STATUS_BUFFER_TOO_SMALL,
+                      "c10c_device_to_string: %zu bytes needed, the buffer has %zu",
+                      (size_t)(n < 0 ? 0 : n) + 1, out_size);
+  return C10C_STATUS_OK;
+}
+
+bool c10c_device_equal(c10c_device a, c10c_device b) {
+  return a.type == b.type && a.index == b.index;
+}
+
+uint64_t c10c_device_hash(c10c_device device) {
+  return (uint64_t)(uint32_t)(((uint32_t)(uint8_t)device.type << 16) |
+                              (uint32_t)(uint8_t)device.index);
+}
+
+bool c10c_device_supports_as_strided(c10c_device device) {
+  return device.type != C10C_DEVICE_TYPE_IPU && device.type != C10C_DEVICE_TYPE_XLA &&
+         device.type != C10C_DEVICE_TYPE_LAZY;
+}

@@ -1,0 +1,34 @@
+/* libc10c internals shared by the library's .c files (never installed).
+ *
+ * Error reporting helpers (c10c__fail stores the thread's message and returns the status) and
+ * small checks every entry point uses. Names carry the c10c__ prefix; none are exported.
+ */
+#ifndef C10C_INTERNAL_H
+#define C10C_INTERNAL_H
+
+#include "c10c/c10c.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define C10C__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define C10C__PRINTF(fmt_index, first_arg)
+#endif
+
+/* Stores a printf-style message as this thread's last error and returns status. */
+c10c_status c10c__fail(c10c_status status, const char *fmt, ...) C10C__PRINTF(2, 3);
+
+/* The error for a NULL pointer argument, naming the parameter. */
+c10c_status c10c__null_argument(const char *function, const char *parameter);
+
+#define C10C__CHECK_NOT_NULL(ptr)                                                              \
+  do {                                                                                         \
+    if ((ptr) == NULL) return c10c__null_argument(__func__, #ptr);                             \
+  } while (0)
+
+/* c10's device type name (upper or lower case) without error reporting; NULL when invalid. */
+const char *c10c__device_type_name(c10c_device_type t, bool lower_case);
+
+/* Checks a device type and index as every function taking a c10c_device does. */
+c10c_status c10c__check_device(c10c_device device);
+
+#endif /* C10C_INTERNAL_H */

@@ -1,0 +1,64 @@
+/* Release and ABI versions of the loaded library, and the check a caller runs at start-up to
+ * find out whether the library it loaded matches the headers it was compiled with.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
+
+uint32_t c10c_version_number(void) { return C10C_VERSION_NUMBER; }
+
+const char *c10c_version_string(void) {
+  return STRINGIFY(C10C_VERSION_MAJOR) "." STRINGIFY(C10C_VERSION_MINOR) "." STRINGIFY(
+      C10C_VERSION_PATCH);
+}
+
+uint32_t c10c_abi_version(void) { return C10C_ABI_VERSION; }
+
+/* One row per size field of c10c_abi_info: where it sits, the library's value, and a name. */
+typedef struct size_field {
+  size_t offset;
+  uint32_t library_size;
+  const char *type_name;
+} size_field;
+
+static const size_field size_fields[] = {
+    {offsetof(c10c_abi_info, sizeof_device), sizeof(c10c_device), "c10c_device"},
+    {offsetof(c10c_abi_info, sizeof_stream), sizeof(c10c_stream), "c10c_stream"},
+    {offsetof(c10c_abi_info, sizeof_stream_data3), sizeof(c10c_stream_data3),
+     "c10c_stream_data3"},
+    {offsetof(c10c_abi_info, sizeof_dispatch_key_set), sizeof(c10c_dispatch_key_set),
+     "c10c_dispatch_key_set"},
+};
+
+c10c_status c10c_abi_check(const c10c_abi_info *caller) {
+  C10C__CHECK_NOT_NULL(caller);
+  uint32_t size = caller->struct_size;
+  if (size < offsetof(c10c_abi_info, sizeof_device))
+    return c10c__fail(C10C_STATUS_ABI_MISMATCH,
+                      "libc10c ABI check: c10c_abi_info.struct_size is %u, too small to be "
+                      "filled by C10C_ABI_INFO_INIT",
+                      (unsigned)size);
+  uint32_t caller_major = caller->abi_version >> 16, caller_minor = caller->abi_version & 0xFFFF;
+  if (caller_major != C10C_ABI_VERSION_MAJOR || caller_minor > C10C_ABI_VERSION_MINOR)
+    return c10c__fail(C10C_STATUS_ABI_MISMATCH,
+                      "libc10c ABI mismatch: the caller was compiled against ABI %u.%u, the "
+                      "loaded library (release %s) provides ABI %u.%u",
+                      (unsigned)caller_major, (unsigned)caller_minor, c10c_version_string(),
+                      (unsigned)C10C_ABI_VERSION_MAJOR, (unsigned)C10C_ABI_VERSION_MINOR);
+  const unsigned char *base = (const unsigned char *)caller;
+  for (size_t i = 0; i < sizeof size_fields / sizeof size_fields[0]; i++) {
+    const size_field *f = &size_fields[i];
+    if (f->offset + sizeof(uint32_t) > size) break; /* an older caller does not know this one */
+    uint32_t caller_size;
+    memcpy(&caller_size, base + f->offset, sizeof caller_size);
+    if (caller_size != f->library_size)
+      return c10c__fail(C10C_STATUS_ABI_MISMATCH,
+                        "libc10c ABI mismatch: sizeof(%s) is %u in the caller but %u in the "
+                        "loaded library",
+                        f->type_name, (unsigned)caller_size, (unsigned)f->library_size);
+  }
+  return C10C_STATUS_OK;
+}

@@ -1,0 +1,62 @@
+"""``python -m pyc10``: a short tour of what libc10c and pyc10 do so far."""
+
+from __future__ import annotations
+
+import pyc10
+
+
+def _section(title: str) -> None:
+    print(f"\n== {title}")
+
+
+def main() -> None:
+    """Print the tour."""
+    print(f"pyc10 {pyc10.__version__} over libc10c (ABI {pyc10.abi_version[0]}.{pyc10.abi_version[1]})")
+    print(f"library: {pyc10.get_library_path()}")
+
+    _section("dtypes: c10's ScalarType numbers, torch's names")
+    for d in (pyc10.bool, pyc10.uint8, pyc10.int64, pyc10.bfloat16, pyc10.float32,
+              pyc10.complex64, pyc10.float8_e4m3fn):
+        print(f"  {d!r:22} value={d.value:2} itemsize={d.itemsize} "
+              f"floating={d.is_floating_point} complex={d.is_complex}")
+    print(f"  pyc10.float is pyc10.float32: {pyc10.float is pyc10.float32}")
+    print(f"  as numpy: {pyc10.float16.to_numpy()!r}, from numpy: {pyc10.dtype.from_numpy('i2')!r}")
+
+    _section("type promotion (torch.promote_types)")
+    for a, b in ((pyc10.uint8, pyc10.int8), (pyc10.int64, pyc10.float16),
+                 (pyc10.bfloat16, pyc10.float16), (pyc10.complex32, pyc10.float64)):
+        print(f"  promote_types({a!r}, {b!r}) = {pyc10.promote_types(a, b)!r}")
+    try:
+        pyc10.promote_types(pyc10.uint16, pyc10.int32)
+    except RuntimeError as e:
+        print(f"  uint16 with int32 -> {type(e).__name__}: {e}")
+
+    _section("devices (torch.device's grammar and messages)")
+    for s in ("cpu", "cuda:1", "meta", "privateuseone:0"):
+        d = pyc10.device(s)
+        print(f"  device({s!r:18}) -> {d!r}  str={str(d)!r}")
+    for bad in ("cuda:01", "gpu", "cuda:128"):
+        try:
+            pyc10.device(bad)
+        except RuntimeError as e:
+            print(f"  device({bad!r}) -> RuntimeError: {e}")
+
+    _section("layouts and memory formats")
+    print(f"  {pyc10.strided!r}, {pyc10.sparse_coo!r}, {pyc10.sparse_csr!r}, {pyc10.jagged!r}")
+    print(f"  {pyc10.contiguous_format!r}, {pyc10.channels_last!r}, {pyc10.channels_last_3d!r}")
+
+    _section("dispatch keys (c10's bit layout)")
+    cpu = pyc10.DispatchKeySet.for_tensor("cpu")
+    print(f"  new CPU tensor:        {cpu}  raw={cpu.raw:#x}")
+    print(f"  highest priority key:  {cpu.highest_priority_key().name}")
+    print(f"  inference mode:        {pyc10.DispatchKeySet.for_tensor('cpu', inference_mode=True)}")
+    print(f"  meta tensor:           {pyc10.DispatchKeySet.for_tensor('meta')}")
+    print(f"  sparse CUDA tensor:    {pyc10.DispatchKeySet.for_tensor('cuda', pyc10.sparse_coo)}")
+    ks = pyc10.DispatchKeySet("CPU", "AutogradCUDA")
+    print(f"  {{CPU, AutogradCUDA}} is a cross product: {ks}")
+    print(f"  ... remove(CPU) keeps backend bits: {ks.remove('CPU')}")
+    print(f"  alias Autograd expands to {len(pyc10.DispatchKeySet.from_alias('Autograd'))} runtime keys")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+"""Emit the C source of the cffi extension ``pyc10._c10c`` (API mode, out of line).
+
+Run by meson: ``python _build_ffi.py CDEF OUT.c``, where CDEF is the public header preprocessed
+with ``-DC10C_CDEF`` (declarations only, no system headers or attributes). Keeping the cdef a
+product of the headers means the Python binding cannot drift from the C API; the C compiler then
+checks every declaration and struct layout against the real header.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import cffi
+
+# C helpers that live in the extension itself. pyc10_abi_check runs the ABI check with the sizes
+# this extension was compiled with, exactly as a C host application would.
+PREAMBLE = """
+#include "c10c/c10c.h"
+
+static c10c_status pyc10_abi_check(void) {
+  c10c_abi_info info = C10C_ABI_INFO_INIT;
+  return c10c_abi_check(&info);
+}
+"""
+
+# Declarations of the preamble and of the macros Python needs; "..." takes values from the header.
+EXTRA_CDEF = """
+c10c_status pyc10_abi_check(void);
+#define C10C_VERSION_NUMBER ...
+#define C10C_ABI_VERSION ...
+"""
+
+
+def make_ffi(cdef: str) -> cffi.FFI:
+    """Build the FFI object for the given preprocessed declarations."""
+    ffi = cffi.FFI()
+    ffi.cdef(cdef + EXTRA_CDEF)
+    ffi.set_source("pyc10._c10c", PREAMBLE)
+    return ffi
+
+
+def main(argv: list[str]) -> int:
+    """Write the extension's C source: ``_build_ffi.py CDEF OUT``."""
+    if len(argv) != 3:
+        sys.stderr.write("usage: _build_ffi.py CDEF OUT.c\n")
+        return 2
+    with open(argv[1], encoding="utf-8") as f:
+        cdef = f.read()
+    make_ffi(cdef).emit_c_code(argv[2])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,241 @@
+"""Dispatch keys and key sets with c10's numbering, bit layout and rules.
+
+``DispatchKey`` is an ``IntEnum`` whose members and values come from the library (c10's names).
+``DispatchKeySet`` is an immutable value over the 64-bit word of c10's DispatchKeySet.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from typing import Any, Union, final
+
+from ._device import device as _device_cls
+from ._dtype import dtype as _dtype_cls
+from ._errors import C10TypeError, check
+from ._lib import ffi, lib
+from ._layout import layout as _layout_cls
+
+__all__ = ["DispatchKey", "DispatchKeySet"]
+
+_SET_PTR = ffi.typeof("c10c_dispatch_key_set *")
+_BOOL_PTR = ffi.typeof("bool *")
+_KEY_PTR = ffi.typeof("c10c_dispatch_key *")
+_KEY_ARRAY = ffi.typeof("c10c_dispatch_key[]")
+
+
+def _key_members() -> list[tuple[str, int]]:
+    # Every key c10 names, without the sentinel EndOfFunctionalityKeys and the per-backend block
+    # placeholders (which print as "Undefined", "QuantizedUndefined", ...).
+    members = []
+    for k in range(lib.C10C_DISPATCH_KEY_COUNT):
+        placeholder = lib.C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS <= k <= (
+            lib.C10C_DISPATCH_KEY_AUTOGRAD_META
+        ) and lib.c10c_dispatch_key_to_backend(k) == 0
+        if k == lib.C10C_DISPATCH_KEY_END_OF_FUNCTIONALITY_KEYS or placeholder:
+            continue
+        members.append((ffi.string(lib.c10c_dispatch_key_name(k)).decode(), k))
+    return members
+
+
+#: c10's DispatchKey, with c10's names and values (``DispatchKey.CPU == 49``).
+DispatchKey = enum.IntEnum("DispatchKey", _key_members(), module=__name__)  # type: ignore[misc]
+DispatchKey.__doc__ = "A dispatch key: c10's DispatchKey, with c10's names and numeric values."
+
+_KEYS_BY_VALUE: dict[int, Any] = {int(k): k for k in DispatchKey}
+
+KeyLike = Union["DispatchKey", int, str]  # type: ignore[valid-type]
+
+
+def _key_value(k: Any) -> int:
+    if isinstance(k, int) and not isinstance(k, bool):
+        return int(k)
+    if isinstance(k, str):
+        out = ffi.new(_KEY_PTR)
+        check(lib.c10c_dispatch_key_parse(out, k.encode()))
+        return int(out[0])
+    raise C10TypeError(f"expected a pyc10.DispatchKey, an int or a key name, not {type(k).__name__}")
+
+
+def _key(value: int) -> Any:
+    return _KEYS_BY_VALUE.get(value, value)
+
+
+@final
+class DispatchKeySet:
+    """An immutable set of dispatch keys over c10's 64-bit word.
+
+    ``DispatchKeySet(DispatchKey.CPU, "AutogradCPU")``; per-backend keys form a cross product
+    as in c10, ``remove`` and ``-`` clear functionality bits only, and iteration yields runtime
+    keys from lowest to highest priority.
+    """
+
+    __slots__ = ("_raw",)
+
+    _raw: int
+
+    def __init__(self, *keys: KeyLike) -> None:
+        if not keys:
+            self._raw = 0
+            return
+        values = [_key_value(k) for k in keys]
+        out = ffi.new(_SET_PTR)
+        check(lib.c10c_dispatch_key_set_from_keys(out, values, len(values)))
+        self._raw = int(out[0].repr)
+
+    @classmethod
+    def from_raw(cls, raw: int) -> DispatchKeySet:
+        """The set with exactly this 64-bit word (c10's ``from_raw_repr``)."""
+        if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw < 1 << 64:
+            raise C10TypeError("raw must be an int in [0, 2**64)")
+        self = object.__new__(cls)
+        self._raw = raw
+        return self
+
+    @classmethod
+    def full(cls) -> DispatchKeySet:
+        """Every backend bit and functionality key (c10's ``DispatchKeySet(FULL)``)."""
+        return cls.from_raw(int(lib.c10c_dispatch_key_set_full().repr))
+
+    @classmethod
+    def full_after(cls, key: KeyLike) -> DispatchKeySet:
+        """Every key below ``key``'s functionality, plus PythonDispatcher (c10's FULL_AFTER)."""
+        out = ffi.new(_SET_PTR)
+        check(lib.c10c_dispatch_key_set_full_after(out, _key_value(key)))
+        return cls.from_raw(int(out[0].repr))
+
+    @classmethod
+    def from_alias(cls, key: KeyLike) -> DispatchKeySet:
+        """The runtime keys an alias key stands for (c10's ``getRuntimeDispatchKeySet``)."""
+        out = ffi.new(_SET_PTR)
+        check(lib.c10c_dispatch_key_set_from_alias(out, _key_value(key)))
+        return cls.from_raw(int(out[0].repr))
+
+    @classmethod
+    def for_tensor(
+        cls,
+        device: _device_cls | str,
+        layout: _layout_cls | None = None,
+        inference_mode: bool = False,
+        dtype: _dtype_cls | None = None,
+    ) -> DispatchKeySet:
+        """The keys c10 gives a new tensor (``torch._C._dispatch_keys(torch.empty(...))``)."""
+        from ._dtype import DTYPE_NAMES
+        from ._layout import LAYOUTS
+
+        dev = _device_cls(device)
+        lay = LAYOUTS["strided"] if layout is None else layout
+        dt = DTYPE_NAMES["float32"] if dtype is None else dtype
+        if type(lay) is not _layout_cls:
+            raise C10TypeError(f"layout must be a pyc10.layout, not {type(lay).__name__}")
+        if type(dt) is not _dtype_cls:
+            raise C10TypeError(f"dtype must be a pyc10.dtype, not {type(dt).__name__}")
+        out = ffi.new(_SET_PTR)
+        check(
+            lib.c10c_dispatch_key_set_for_tensor(
+                out, dt.value, lay.value, dev._type, bool(inference_mode)
+            )
+        )
+        return cls.from_raw(int(out[0].repr))
+
+    @property
+    def raw(self) -> int:
+        """The 64-bit word (c10's ``raw_repr``)."""
+        return self._raw
+
+    def _c(self) -> Any:
+        return {"repr": self._raw}
+
+    def has(self, key: KeyLike) -> bool:
+        """c10's ``has``: whether every bit of ``DispatchKeySet(key)`` is set."""
+        out = ffi.new(_BOOL_PTR)
+        check(lib.c10c_dispatch_key_set_has(out, self._c(), _key_value(key)))
+        return bool(out[0])
+
+    def add(self, key: KeyLike) -> DispatchKeySet:
+        """A new set with ``key`` added."""
+        out = ffi.new(_SET_PTR)
+        check(lib.c10c_dispatch_key_set_add(out, self._c(), _key_value(key)))
+        return DispatchKeySet.from_raw(int(out[0].repr))
+
+    def remove(self, key: KeyLike) -> DispatchKeySet:
+        """A new set without ``key``'s functionality bit (backend bits stay, as in c10)."""
+        out = ffi.new(_SET_PTR)
+        check(lib.c10c_dispatch_key_set_remove(out, self._c(), _key_value(key)))
+        return DispatchKeySet.from_raw(int(out[0].repr))
+
+    def highest_priority_key(self) -> Any:
+        """c10's ``highestPriorityTypeId`` (``DispatchKey.Undefined`` for an empty set)."""
+        return _key(lib.c10c_dispatch_key_set_highest_priority_key(self._c()))
+
+    def highest_functionality_key(self) -> Any:
+        """c10's ``highestFunctionalityKey``."""
+        return _key(lib.c10c_dispatch_key_set_highest_functionality(self._c()))
+
+    def highest_backend(self) -> int:
+        """c10's ``highestBackendKey`` as a backend component number (0 = none)."""
+        return int(lib.c10c_dispatch_key_set_highest_backend(self._c()))
+
+    def dispatch_table_index(self) -> int:
+        """c10's ``getDispatchTableIndexForDispatchKeySet``."""
+        return int(lib.c10c_dispatch_key_set_dispatch_table_index(self._c()))
+
+    def _check_other(self, other: object) -> int:
+        if type(other) is not DispatchKeySet:
+            return -1
+        return other._raw  # type: ignore[attr-defined, no-any-return]
+
+    def __or__(self, other: DispatchKeySet) -> DispatchKeySet:
+        raw = self._check_other(other)
+        if raw < 0:
+            return NotImplemented
+        return DispatchKeySet.from_raw(self._raw | raw)
+
+    def __and__(self, other: DispatchKeySet) -> DispatchKeySet:
+        raw = self._check_other(other)
+        if raw < 0:
+            return NotImplemented
+        return DispatchKeySet.from_raw(self._raw & raw)
+
+    def __sub__(self, other: DispatchKeySet) -> DispatchKeySet:
+        raw = self._check_other(other)
+        if raw < 0:
+            return NotImplemented
+        result = lib.c10c_dispatch_key_set_difference(self._c(), {"repr": raw})
+        return DispatchKeySet.from_raw(int(result.repr))
+
+    def __contains__(self, key: object) -> bool:
+        return self.has(key)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[Any]:
+        buf = ffi.new(_KEY_ARRAY, lib.C10C_DISPATCH_KEY_SET_MAX_KEYS)
+        n = lib.c10c_dispatch_key_set_to_array(buf, lib.C10C_DISPATCH_KEY_SET_MAX_KEYS, self._c())
+        return iter([_key(buf[i]) for i in range(n)])
+
+    def __len__(self) -> int:
+        return int(lib.c10c_dispatch_key_set_size(self._c()))
+
+    def __bool__(self) -> bool:
+        return self._raw != 0
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not DispatchKeySet:
+            return NotImplemented
+        return self._raw == other._raw  # type: ignore[attr-defined, no-any-return]
+
+    def __hash__(self) -> int:
+        return hash(self._raw)
+
+    def __repr__(self) -> str:
+        buf = ffi.new("char[]", lib.C10C_DISPATCH_KEY_SET_STRING_MAX)
+        check(
+            lib.c10c_dispatch_key_set_to_string(
+                buf, lib.C10C_DISPATCH_KEY_SET_STRING_MAX, ffi.NULL, self._c()
+            )
+        )
+        return ffi.string(buf).decode()
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DispatchKeySet.from_raw, (self._raw,))

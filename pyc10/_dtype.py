@@ -1,0 +1,191 @@
+"""Dtypes: one ``pyc10.dtype`` object per c10 ScalarType, built from the library at import."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, final
+
+from ._errors import C10TypeError, check
+from ._lib import ffi, lib
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["dtype", "promote_types", "can_cast"]
+
+# cffi releases the GIL around every C call, so out-parameters are allocated per call (a shared
+# buffer could be overwritten by another thread between the call and the read).
+_DTYPE_PTR = ffi.typeof("c10c_dtype *")
+_BOOL_PTR = ffi.typeof("bool *")
+
+
+@final
+class dtype:
+    """A tensor element type, as ``torch.dtype`` (``pyc10.float32``, ``pyc10.int64`` ...).
+
+    There is exactly one object per type, so ``is`` and ``==`` agree. ``value`` is c10's
+    ScalarType number, which equals the C library's ``c10c_dtype``.
+    """
+
+    __slots__ = ("_value", "_name", "_itemsize", "_is_floating_point", "_is_complex")
+
+    _value: int
+    _name: str
+    _itemsize: int
+    _is_floating_point: bool
+    _is_complex: bool
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> dtype:  # noqa: D102 - not public
+        raise TypeError("cannot create 'pyc10.dtype' instances; use pyc10.float32 and friends")
+
+    @classmethod
+    def _make(cls, value: int) -> dtype:
+        self = object.__new__(cls)
+        self._value = value
+        self._name = ffi.string(lib.c10c_dtype_name(value)).decode()
+        self._itemsize = lib.c10c_dtype_itemsize(value)
+        self._is_floating_point = bool(lib.c10c_dtype_is_floating_point(value))
+        self._is_complex = bool(lib.c10c_dtype_is_complex(value))
+        return self
+
+    @property
+    def value(self) -> int:
+        """c10's ScalarType number (``c10c_dtype`` in C)."""
+        return self._value
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (1 for the sub-byte types, as torch)."""
+        return self._itemsize
+
+    @property
+    def is_floating_point(self) -> bool:
+        """Whether this is a floating point type (float16/32/64, bfloat16, float8, float4)."""
+        return self._is_floating_point
+
+    @property
+    def is_complex(self) -> bool:
+        """Whether this is a complex type."""
+        return self._is_complex
+
+    @property
+    def is_signed(self) -> bool:
+        """Whether the type is signed; raises ``RuntimeError`` for quantized and bits types."""
+        out = ffi.new(_BOOL_PTR)
+        check(lib.c10c_dtype_is_signed(out, self._value))
+        return bool(out[0])
+
+    def to_real(self) -> dtype:
+        """The real counterpart of a complex type (complex64 -> float32); others unchanged."""
+        out = ffi.new(_DTYPE_PTR)
+        check(lib.c10c_dtype_to_real(out, self._value))
+        return _BY_VALUE[out[0]]
+
+    def to_complex(self) -> dtype:
+        """The complex counterpart (float32 -> complex64); ``RuntimeError`` when none exists."""
+        out = ffi.new(_DTYPE_PTR)
+        check(lib.c10c_dtype_to_complex(out, self._value))
+        return _BY_VALUE[out[0]]
+
+    def to_numpy(self) -> np.dtype[Any]:
+        """The numpy dtype with the same element type; ``TypeError`` when numpy has none."""
+        import numpy as np
+
+        try:
+            return np.dtype(_TO_NUMPY[self._name])
+        except KeyError:
+            raise C10TypeError(f"{self!r} has no numpy equivalent") from None
+
+    @staticmethod
+    def from_numpy(np_dtype: Any) -> dtype:
+        """The pyc10 dtype of a numpy dtype (or anything ``numpy.dtype()`` accepts)."""
+        import numpy as np
+
+        d = np.dtype(np_dtype)
+        if d.byteorder not in ("=", "|") and d.itemsize > 1 and d != d.newbyteorder("="):
+            raise C10TypeError(
+                f"numpy dtype {d} has a non-native byte order, which pyc10 does not support"
+            )
+        name = _FROM_NUMPY.get(np.dtype(d.newbyteorder("=")).str[1:])
+        if name is None:
+            raise C10TypeError(f"numpy dtype {d} has no pyc10 equivalent")
+        return _BY_NAME[name]
+
+    def __repr__(self) -> str:
+        return f"pyc10.{self._name}"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> str:
+        # Pickled by name: unpickling finds the singleton pyc10.<name>.
+        return self._name
+
+    def __copy__(self) -> dtype:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> dtype:
+        return self
+
+
+# numpy's array-protocol type strings without byte-order character.
+_TO_NUMPY = {
+    "bool": "?",
+    "uint8": "u1",
+    "int8": "i1",
+    "int16": "i2",
+    "int32": "i4",
+    "int64": "i8",
+    "uint16": "u2",
+    "uint32": "u4",
+    "uint64": "u8",
+    "float16": "f2",
+    "float32": "f4",
+    "float64": "f8",
+    "complex64": "c8",
+    "complex128": "c16",
+}
+_FROM_NUMPY = {"b1": "bool", **{v: k for k, v in _TO_NUMPY.items() if k != "bool"}}
+
+_BY_VALUE: dict[int, dtype] = {}
+_BY_NAME: dict[str, dtype] = {}
+#: Public module-level names: every torch name and legacy alias ("float32", "float", ...).
+DTYPE_NAMES: dict[str, dtype] = {}
+
+for _v in range(lib.C10C_DTYPE_UNDEFINED):
+    _d = dtype._make(_v)
+    _BY_VALUE[_v] = _d
+    _BY_NAME[_d._name] = _d
+    DTYPE_NAMES[_d._name] = _d
+    _legacy = ffi.string(lib.c10c_dtype_legacy_name(_v)).decode()
+    if _legacy:
+        DTYPE_NAMES[_legacy] = _d
+del _v, _d, _legacy
+
+
+def _value_of(d: object, argname: str) -> int:
+    if type(d) is not dtype:
+        raise C10TypeError(
+            f"promote_types(): argument '{argname}' must be pyc10.dtype, not {type(d).__name__}"
+        )
+    return d._value  # type: ignore[attr-defined, no-any-return]
+
+
+# Promotion is a pure function of two dtypes: results the library gave once are remembered.
+_PROMOTED: dict[tuple[dtype, dtype], dtype] = {}
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both can be cast to, as ``torch.promote_types`` (c10's rules)."""
+    try:
+        return _PROMOTED[type1, type2]
+    except (KeyError, TypeError):
+        pass
+    out = ffi.new(_DTYPE_PTR)
+    check(lib.c10c_promote_types(out, _value_of(type1, "type1"), _value_of(type2, "type2")))
+    result = _BY_VALUE[out[0]]
+    _PROMOTED[type1, type2] = result
+    return result
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether casting is allowed under torch's casting rules, as ``torch.can_cast``."""
+    return bool(lib.c10c_dtype_can_cast(_value_of(from_, "from_"), _value_of(to, "to")))

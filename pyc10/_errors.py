@@ -1,0 +1,95 @@
+"""Exceptions raised by pyc10, and the one place C status codes become exceptions.
+
+Every exception derives from :class:`C10Error`, and also from the builtin exception torch raises
+for the same condition, so ``except RuntimeError`` works as it does with torch.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from ._lib import ffi, lib
+
+__all__ = [
+    "C10Error",
+    "C10RuntimeError",
+    "C10ValueError",
+    "C10IndexError",
+    "C10TypeError",
+    "C10NotImplementedError",
+    "C10MemoryError",
+    "C10OverflowError",
+    "check",
+    "raise_status",
+]
+
+
+class C10Error(Exception):
+    """Base class of every error libc10c reports.
+
+    ``status`` is the C status code (``pyc10.C10Error.status``), ``status_name`` its name.
+    """
+
+    status: int = -1
+    status_name: str = "ERROR"
+
+
+class C10RuntimeError(C10Error, RuntimeError):
+    """A failed check: what torch raises as ``RuntimeError`` (``TORCH_CHECK``)."""
+
+
+class C10ValueError(C10Error, ValueError):
+    """An invalid argument value (torch: ``ValueError``)."""
+
+
+class C10IndexError(C10Error, IndexError):
+    """A dimension or index out of range (torch: ``IndexError``)."""
+
+
+class C10TypeError(C10Error, TypeError):
+    """An argument of the wrong type (torch: ``TypeError``)."""
+
+
+class C10NotImplementedError(C10Error, NotImplementedError):
+    """A combination libc10c does not support (torch: ``NotImplementedError``)."""
+
+
+class C10MemoryError(C10Error, MemoryError):
+    """An allocation failed (torch: ``torch.OutOfMemoryError``, a ``RuntimeError``; here a
+    ``MemoryError`` as Python allocations raise)."""
+
+
+class C10OverflowError(C10Error, RuntimeError):
+    """A size computation overflowed 64 bits (torch raises ``RuntimeError``)."""
+
+
+_BY_STATUS: dict[int, type[C10Error]] = {
+    lib.C10C_STATUS_ERROR: C10RuntimeError,
+    lib.C10C_STATUS_INVALID_ARGUMENT: C10ValueError,
+    lib.C10C_STATUS_INDEX_OUT_OF_RANGE: C10IndexError,
+    lib.C10C_STATUS_TYPE_ERROR: C10TypeError,
+    lib.C10C_STATUS_NOT_IMPLEMENTED: C10NotImplementedError,
+    lib.C10C_STATUS_OUT_OF_MEMORY: C10MemoryError,
+    lib.C10C_STATUS_OVERFLOW: C10OverflowError,
+    lib.C10C_STATUS_NULL_POINTER: C10ValueError,
+    lib.C10C_STATUS_BUFFER_TOO_SMALL: C10ValueError,
+    lib.C10C_STATUS_UNAVAILABLE: C10RuntimeError,
+    lib.C10C_STATUS_ABI_MISMATCH: C10RuntimeError,
+    lib.C10C_STATUS_INTERNAL: C10RuntimeError,
+}
+
+
+def raise_status(status: int) -> NoReturn:
+    """Raise the exception for a failed C call, with the thread's last error message."""
+    message = ffi.string(lib.c10c_last_error_message()).decode("utf-8", "replace")
+    cls = _BY_STATUS.get(status, C10RuntimeError)
+    exc = cls(message)
+    exc.status = status
+    exc.status_name = ffi.string(lib.c10c_status_name(status)).decode()
+    raise exc
+
+
+def check(status: int) -> None:
+    """Return if ``status`` is OK, else raise the matching :class:`C10Error` subclass."""
+    if status:
+        raise_status(status)

@@ -1,0 +1,81 @@
+"""Layouts and memory formats: ``pyc10.strided``, ``pyc10.channels_last`` ..., as torch's."""
+
+from __future__ import annotations
+
+from typing import Any, final
+
+from ._lib import ffi, lib
+
+__all__ = ["layout", "memory_format", "LAYOUTS", "MEMORY_FORMATS"]
+
+
+class _Named:
+    __slots__ = ("_value", "_name", "_c10_name")
+
+    _value: int
+    _name: str
+    _c10_name: str
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: D102 - not public
+        raise TypeError(f"cannot create 'pyc10.{cls.__name__}' instances")
+
+    @classmethod
+    def _make(cls, value: int, name: str, c10_name: str) -> Any:
+        self = object.__new__(cls)
+        self._value = value
+        self._name = name
+        self._c10_name = c10_name
+        return self
+
+    @property
+    def value(self) -> int:
+        """c10's enum value (the C library's number for it)."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"pyc10.{self._name}"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> str:
+        return self._name
+
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
+
+
+@final
+class layout(_Named):
+    """A tensor layout, as ``torch.layout`` (``pyc10.strided``, ``pyc10.sparse_coo`` ...)."""
+
+    __slots__ = ()
+
+
+@final
+class memory_format(_Named):
+    """A memory format, as ``torch.memory_format`` (``pyc10.contiguous_format`` ...)."""
+
+    __slots__ = ()
+
+
+def _names(fn: Any, value: int) -> str:
+    return ffi.string(fn(value)).decode()
+
+
+#: Every layout by its Python name, and every memory format by its Python name.
+LAYOUTS: dict[str, layout] = {}
+MEMORY_FORMATS: dict[str, memory_format] = {}
+for _v in range(lib.C10C_LAYOUT_COUNT):
+    _l = layout._make(_v, _names(lib.c10c_layout_python_name, _v), _names(lib.c10c_layout_name, _v))
+    LAYOUTS[_l._name] = _l
+for _v in range(lib.C10C_MEMORY_FORMAT_COUNT):
+    _m = memory_format._make(
+        _v,
+        _names(lib.c10c_memory_format_python_name, _v),
+        _names(lib.c10c_memory_format_name, _v),
+    )
+    MEMORY_FORMATS[_m._name] = _m
+del _v, _l, _m

@@ -1,0 +1,68 @@
+/* Release and ABI versions, and c10c_abi_check against matching and mismatching callers. */
+#include "harness.h"
+
+TEST(run_time_versions_equal_the_headers) {
+  ASSERT_EQ(c10c_version_number(), C10C_VERSION_NUMBER);
+  ASSERT_EQ(c10c_abi_version(), C10C_ABI_VERSION);
+  char expected[32];
+  snprintf(expected, sizeof expected, "%d.%d.%d", C10C_VERSION_MAJOR, C10C_VERSION_MINOR,
+           C10C_VERSION_PATCH);
+  ASSERT_STR_EQ(c10c_version_string(), expected);
+  ASSERT_EQ(C10C_ABI_VERSION >> 16, 1);
+}
+
+TEST(abi_check_accepts_this_build) {
+  c10c_abi_info info = C10C_ABI_INFO_INIT;
+  ASSERT_OK(c10c_abi_check(&info));
+}
+
+TEST(abi_check_rejects_null) {
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_abi_check(NULL));
+}
+
+TEST(abi_check_rejects_other_major_and_newer_minor) {
+  c10c_abi_info info = C10C_ABI_INFO_INIT;
+  info.abi_version = (2u << 16);
+  ASSERT_STATUS(C10C_STATUS_ABI_MISMATCH, c10c_abi_check(&info));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "compiled against ABI 2.0") != NULL);
+  info.abi_version = C10C_ABI_VERSION + 1;
+  ASSERT_STATUS(C10C_STATUS_ABI_MISMATCH, c10c_abi_check(&info));
+  info.abi_version = C10C_ABI_VERSION;
+  ASSERT_OK(c10c_abi_check(&info));
+}
+
+TEST(abi_check_rejects_a_struct_size_difference) {
+  c10c_abi_info info = C10C_ABI_INFO_INIT;
+  info.sizeof_stream = 24;
+  ASSERT_STATUS(C10C_STATUS_ABI_MISMATCH, c10c_abi_check(&info));
+  ASSERT_ERROR_MESSAGE(
+      "libc10c ABI mismatch: sizeof(c10c_stream) is 24 in the caller but 16 in the loaded "
+      "library");
+}
+
+TEST(abi_check_ignores_fields_an_older_caller_does_not_know) {
+  c10c_abi_info info = C10C_ABI_INFO_INIT;
+  info.sizeof_dispatch_key_set = 99;
+  info.struct_size = (uint32_t)offsetof(c10c_abi_info, sizeof_dispatch_key_set);
+  ASSERT_OK(c10c_abi_check(&info));
+  info.struct_size = 4;
+  ASSERT_STATUS(C10C_STATUS_ABI_MISMATCH, c10c_abi_check(&info));
+}
+
+TEST(public_struct_layouts_are_frozen) {
+  ASSERT_EQ(sizeof(c10c_device), 2);
+  ASSERT_EQ(offsetof(c10c_device, index), 1);
+  ASSERT_EQ(sizeof(c10c_stream), 16);
+  ASSERT_EQ(offsetof(c10c_stream, id), 8);
+  ASSERT_EQ(sizeof(c10c_stream_data3), 16);
+  ASSERT_EQ(sizeof(c10c_dispatch_key_set), 8);
+  ASSERT_EQ(sizeof(c10c_abi_info), 24);
+  ASSERT_EQ(sizeof(c10c_dtype), 1);
+  ASSERT_EQ(sizeof(c10c_dispatch_key), 2);
+}
+
+RUN_TESTS(T(run_time_versions_equal_the_headers), T(abi_check_accepts_this_build),
+          T(abi_check_rejects_null), T(abi_check_rejects_other_major_and_newer_minor),
+          T(abi_check_rejects_a_struct_size_difference),
+          T(abi_check_ignores_fields_an_older_caller_does_not_know),
+          T(public_struct_layouts_are_frozen))
