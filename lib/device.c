@@ -130,21 +130,21 @@ c10c_status c10c_device_from_chars(c10c_device *out, const char *str, size_t len
                           "Could not parse device index '%.*s' in device string '%.*s'",
                           (int)digits_len, str + digits_at, shown, str);
     }
-    /* Where c10 truncates to int8 (cuda:128 -> -128), refuse instead. */
+  }
+
+  for (size_t i = 0; i < sizeof parse_order / sizeof parse_order[0]; i++) {
+    const char *candidate = lower_names[parse_order[i]];
+    if (strlen(candidate) != name_len || memcmp(candidate, str, name_len) != 0) continue;
+    /* Where c10 truncates to int8 (cuda:128 -> -128), refuse instead. Checked after the type
+     * lookup so that every string c10 rejects gets c10's message. */
     if (index > C10C_DEVICE_INDEX_MAX)
       return c10c__fail(C10C_STATUS_ERROR,
                         "Device index %lld is out of range (the largest is %d) in device "
                         "string '%.*s'",
                         index, C10C_DEVICE_INDEX_MAX, shown, str);
-  }
-
-  for (size_t i = 0; i < sizeof parse_order / sizeof parse_order[0]; i++) {
-    const char *candidate = lower_names[parse_order[i]];
-    if (strlen(candidate) == name_len && memcmp(candidate, str, name_len) == 0) {
-      out->type = parse_order[i];
-      out->index = (c10c_device_index)index;
-      return C10C_STATUS_OK;
-    }
+    out->type = parse_order[i];
+    out->index = (c10c_device_index)index;
+    return C10C_STATUS_OK;
   }
   return c10c__fail(C10C_STATUS_ERROR, "%s%.*s", expected_types_message, (int)name_len, str);
 }

@@ -30,51 +30,19 @@ class device:
     (c10 stores indices in 8 bits) raises ``RuntimeError`` where torch silently wraps it.
     """
 
+    __module__ = "pyc10"
     __slots__ = ("_type", "_index", "_str")
 
     _type: int
     _index: int
     _str: str
 
-    def __new__(cls, type: Any = None, index: Any = None) -> device:  # noqa: A002 - torch's name
-        if index is None:
-            if builtin_type(type) is str:
-                cached = _PARSED.get(type)
-                if cached is not None:
-                    return cached
-                return _parse(type)
-            if builtin_type(type) is device:
-                return type  # type: ignore[no-any-return]
-            if builtin_type(type) is bytes:
-                return _parse(type.decode("utf-8", "surrogateescape"))
-            if builtin_type(type) is int:
-                # torch.device(int) means an index on the current accelerator.
-                raise C10RuntimeError("Cannot access accelerator device when none is available.")
-            got = "" if type is None else builtin_type(type).__name__
-            raise C10TypeError(
-                f"device() received an invalid combination of arguments - got ({got}), but "
-                f"expected one of: {_SIGNATURES}"
-            )
-        if builtin_type(type) is bytes:
-            type = type.decode("utf-8", "surrogateescape")
-        if builtin_type(type) is not str:
-            raise C10TypeError(
-                f"device(): argument 'type' (position 1) must be str, not {builtin_type(type).__name__}"
-            )
-        if builtin_type(index) is not int:
-            raise C10TypeError(
-                f"device(): argument 'index' (position 2) must be int, not "
-                f"{builtin_type(index).__name__}"
-            )
-        base = _parse(type)
-        if base._index != -1:
-            raise C10RuntimeError(
-                "type (string) must not include an index because index was passed explicitly: "
-                f"{type}"
-            )
-        out = ffi.new(_DEVICE_PTR)
-        check(lib.c10c_device_init(out, base._type, index))
-        return _make(out[0].type, out[0].index)
+    def __new__(cls, *args: Any, **kwargs: Any) -> device:
+        # torch.device has two overloads: (device or str) with exactly one positional argument,
+        # and (str type, int? index) for every other call, including type= as a keyword.
+        if len(args) == 1 and not kwargs:
+            return _from_one(args[0])
+        return _from_type_and_index(args, kwargs)
 
     @property
     def type(self) -> str:
@@ -112,7 +80,71 @@ class device:
         return self
 
 
-builtin_type = type  # the constructor's parameter is named "type", as torch's
+builtin_type = type  # the property is named "type", as torch's
+
+
+def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> C10TypeError:
+    got = ", ".join([builtin_type(a).__name__ for a in args] + [
+        f"{k}={builtin_type(v).__name__}" for k, v in kwargs.items()
+    ])
+    return C10TypeError(
+        f"device() received an invalid combination of arguments - got ({got}), but expected "
+        f"one of: {_SIGNATURES}"
+    )
+
+
+def _from_one(arg: Any) -> device:
+    kind = builtin_type(arg)
+    if kind is str:
+        cached = _PARSED.get(arg)
+        return cached if cached is not None else _parse(arg)
+    if kind is device:
+        return arg  # type: ignore[no-any-return]
+    if kind is bytes:
+        return _parse(arg.decode("utf-8", "surrogateescape"))
+    if kind is int:
+        # torch.device(int) means that index of the current accelerator.
+        raise C10RuntimeError("Cannot access accelerator device when none is available.")
+    raise _invalid_combination((arg,), {})
+
+
+def _from_type_and_index(args: tuple[Any, ...], kwargs: dict[str, Any]) -> device:
+    if len(args) > 2 or set(kwargs) - {"type", "index"}:
+        raise _invalid_combination(args, kwargs)
+    named = dict(zip(("type", "index"), args))
+    for key, value in kwargs.items():
+        if key in named:
+            raise _invalid_combination(args, kwargs)
+        named[key] = value
+    if "type" not in named:
+        raise _invalid_combination(args, kwargs)
+    type_arg, index = named["type"], named.get("index")
+    if builtin_type(type_arg) is bytes:
+        type_arg = type_arg.decode("utf-8", "surrogateescape")
+    if builtin_type(type_arg) is not str:
+        raise C10TypeError(
+            "device(): argument 'type' (position 1) must be str, not "
+            f"{builtin_type(type_arg).__name__}"
+        )
+    if index is not None and builtin_type(index) is not int:
+        raise C10TypeError(
+            "device(): argument 'index' (position 2) must be int, not "
+            f"{builtin_type(index).__name__}"
+        )
+    base = _parse(type_arg)
+    if base._index != -1:
+        raise C10RuntimeError(
+            "type (string) must not include an index because index was passed explicitly: "
+            f"{type_arg}"
+        )
+    if index is None:
+        return base
+    if index < 0:
+        # -1 means "no index" in C; torch.device refuses any explicit negative index.
+        raise C10RuntimeError("Device index must not be negative")
+    out = ffi.new(_DEVICE_PTR)
+    check(lib.c10c_device_init(out, base._type, index))
+    return _make(out[0].type, out[0].index)
 
 
 def _make(type_value: int, index: int) -> device:

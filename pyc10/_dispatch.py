@@ -39,7 +39,7 @@ def _key_members() -> list[tuple[str, int]]:
 
 
 #: c10's DispatchKey, with c10's names and values (``DispatchKey.CPU == 49``).
-DispatchKey = enum.IntEnum("DispatchKey", _key_members(), module=__name__)  # type: ignore[misc]
+DispatchKey = enum.IntEnum("DispatchKey", _key_members(), module="pyc10")  # type: ignore[misc]
 DispatchKey.__doc__ = "A dispatch key: c10's DispatchKey, with c10's names and numeric values."
 
 _KEYS_BY_VALUE: dict[int, Any] = {int(k): k for k in DispatchKey}
@@ -70,6 +70,7 @@ class DispatchKeySet:
     keys from lowest to highest priority.
     """
 
+    __module__ = "pyc10"
     __slots__ = ("_raw",)
 
     _raw: int

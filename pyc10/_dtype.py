@@ -26,6 +26,7 @@ class dtype:
     ScalarType number, which equals the C library's ``c10c_dtype``.
     """
 
+    __module__ = "pyc10"
     __slots__ = ("_value", "_name", "_itemsize", "_is_floating_point", "_is_complex")
 
     _value: int

@@ -51,6 +51,7 @@ class _Named:
 class layout(_Named):
     """A tensor layout, as ``torch.layout`` (``pyc10.strided``, ``pyc10.sparse_coo`` ...)."""
 
+    __module__ = "pyc10"
     __slots__ = ()
 
 
@@ -58,6 +59,7 @@ class layout(_Named):
 class memory_format(_Named):
     """A memory format, as ``torch.memory_format`` (``pyc10.contiguous_format`` ...)."""
 
+    __module__ = "pyc10"
     __slots__ = ()
 
 

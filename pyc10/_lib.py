@@ -9,8 +9,8 @@ try:
     from ._c10c import ffi, lib
 except ImportError as e:  # pragma: no cover - only without a built extension
     raise ImportError(
-        "pyc10's compiled extension is missing; install the package with `pip install .` "
-        f"rather than importing it from the source tree ({e})"
+        f"pyc10's compiled extension could not be loaded ({e}); install the package with "
+        "`pip install .` and import it from outside the source tree"
     ) from e
 
 __all__ = ["ffi", "lib"]

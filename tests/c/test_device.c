@@ -101,9 +101,9 @@ TEST(index_above_127_is_refused_not_truncated) {
   expect_error("cuda:255",
                "Device index 255 is out of range (the largest is 127) in device string "
                "'cuda:255'");
-  expect_error("foo:2147483647",
+  expect_error("meta:2147483647",
                "Device index 2147483647 is out of range (the largest is 127) in device string "
-               "'foo:2147483647'");
+               "'meta:2147483647'");
 }
 
 TEST(from_chars_treats_nul_as_an_invalid_character) {
