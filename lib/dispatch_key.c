@@ -193,47 +193,23 @@ c10c_status c10c_dispatch_key_parse(c10c_dispatch_key *out, const char *name) {
   return c10c__fail(C10C_STATUS_ERROR, "could not parse dispatch key: %s", name);
 }
 
-bool c10c_dispatch_key_is_alias(c10c_dispatch_key k) {
-  return k >= C10C_DISPATCH_KEY_AUTOGRAD && k <= C10C_DISPATCH_KEY_COMPOSITE_EXPLICIT_AUTOGRAD_NON_FUNCTIONAL;
-}
+bool c10c_dispatch_key_is_alias(c10c_dispatch_key k) { return key_is_alias(k); }
 
 bool c10c_dispatch_key_is_per_backend_functionality(c10c_dispatch_key k) {
-  return k == C10C_DISPATCH_KEY_DENSE || k == C10C_DISPATCH_KEY_QUANTIZED ||
-         k == C10C_DISPATCH_KEY_SPARSE || k == C10C_DISPATCH_KEY_SPARSE_CSR ||
-         k == C10C_DISPATCH_KEY_NESTED_TENSOR || k == C10C_DISPATCH_KEY_AUTOGRAD_FUNCTIONALITY;
-}
-
-/* The six per-backend functionalities in block order, each block starting with a placeholder
- * at C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS + 17 * block. */
-static const c10c_dispatch_key block_functionality[6] = {
-    C10C_DISPATCH_KEY_DENSE,      C10C_DISPATCH_KEY_QUANTIZED,     C10C_DISPATCH_KEY_SPARSE,
-    C10C_DISPATCH_KEY_SPARSE_CSR, C10C_DISPATCH_KEY_NESTED_TENSOR, C10C_DISPATCH_KEY_AUTOGRAD_FUNCTIONALITY};
-
-enum { BLOCK_START = C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS, BLOCK_SIZE = 17 };
-
-static bool in_backend_blocks(c10c_dispatch_key k) {
-  return k >= BLOCK_START && k <= C10C_DISPATCH_KEY_AUTOGRAD_META;
+  return key_is_per_backend_functionality(k);
 }
 
 c10c_dispatch_key c10c_dispatch_key_to_functionality(c10c_dispatch_key k) {
-  if (k <= C10C_DISPATCH_KEY_END_OF_FUNCTIONALITY_KEYS) return k;
-  if (in_backend_blocks(k)) return block_functionality[(k - BLOCK_START) / BLOCK_SIZE];
-  return C10C_DISPATCH_KEY_UNDEFINED;
+  return key_functionality(k);
 }
 
 c10c_backend_component c10c_dispatch_key_to_backend(c10c_dispatch_key k) {
-  if (!in_backend_blocks(k)) return C10C_BACKEND_COMPONENT_INVALID;
-  return (c10c_backend_component)((k - BLOCK_START) % BLOCK_SIZE); /* placeholder gives 0 */
+  return key_backend(k);
 }
 
 c10c_dispatch_key c10c_dispatch_key_for_backend(c10c_dispatch_key functionality,
                                                  c10c_backend_component backend) {
-  /* As c10, the invalid backend (0) gives the block's placeholder key. */
-  if (backend > C10C_BACKEND_COMPONENT_META) return C10C_DISPATCH_KEY_UNDEFINED;
-  for (int block = 0; block < 6; block++)
-    if (block_functionality[block] == functionality)
-      return (c10c_dispatch_key)(BLOCK_START + BLOCK_SIZE * block + backend);
-  return C10C_DISPATCH_KEY_UNDEFINED;
+  return key_for_backend(functionality, backend);
 }
 
 const char *c10c_backend_component_name(c10c_backend_component b) {
@@ -266,7 +242,7 @@ c10c_dispatch_key c10c_dispatch_key_autograd_from_backend(c10c_backend_component
   if (b == C10C_BACKEND_COMPONENT_INVALID || b > C10C_BACKEND_COMPONENT_META ||
       b == C10C_BACKEND_COMPONENT_HIP || b == C10C_BACKEND_COMPONENT_VE)
     return C10C_DISPATCH_KEY_AUTOGRAD_OTHER;
-  return c10c_dispatch_key_for_backend(C10C_DISPATCH_KEY_AUTOGRAD_FUNCTIONALITY, b);
+  return key_for_backend(C10C_DISPATCH_KEY_AUTOGRAD_FUNCTIONALITY, b);
 }
 
 c10c_status c10c_dispatch_key_compute(c10c_dispatch_key *out, c10c_dtype dtype,
@@ -286,7 +262,7 @@ c10c_status c10c_dispatch_key_compute(c10c_dispatch_key *out, c10c_dtype dtype,
     case C10C_LAYOUT_JAGGED:
     case C10C_LAYOUT_STRIDED:
       if (backend != C10C_BACKEND_COMPONENT_INVALID) {
-        *out = c10c_dispatch_key_for_backend(c10c_dtype_is_quantized(dtype)
+        *out = key_for_backend(c10c_dtype_is_quantized(dtype)
                                                  ? C10C_DISPATCH_KEY_QUANTIZED
                                                  : C10C_DISPATCH_KEY_DENSE,
                                              backend);
@@ -314,7 +290,7 @@ c10c_status c10c_dispatch_key_compute(c10c_dispatch_key *out, c10c_dtype dtype,
       if (backend == C10C_BACKEND_COMPONENT_INVALID)
         return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
                           "Unsupported device type for sparse layout: %s", type_name);
-      *out = c10c_dispatch_key_for_backend(C10C_DISPATCH_KEY_SPARSE, backend);
+      *out = key_for_backend(C10C_DISPATCH_KEY_SPARSE, backend);
       return C10C_STATUS_OK;
     case C10C_LAYOUT_MKLDNN:
       if (device_type != C10C_DEVICE_TYPE_CPU)
@@ -326,7 +302,7 @@ c10c_status c10c_dispatch_key_compute(c10c_dispatch_key *out, c10c_dtype dtype,
       if (backend == C10C_BACKEND_COMPONENT_INVALID)
         return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED, "Unsupported device type for %s layout: %s",
                           c10c_layout_name(layout), type_name);
-      *out = c10c_dispatch_key_for_backend(C10C_DISPATCH_KEY_SPARSE_CSR, backend);
+      *out = key_for_backend(C10C_DISPATCH_KEY_SPARSE_CSR, backend);
       return C10C_STATUS_OK;
   }
 }

@@ -2,7 +2,6 @@
  * functionality bits only), priority queries, iteration in c10's order, printing, alias-key
  * expansion and the key set of a new tensor (c10/core/DispatchKeySet.h/.cpp, TensorImpl.cpp).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "dispatch_key_internal.h"
@@ -21,10 +20,10 @@ static c10c_status invalid_key(c10c_dispatch_key k) {
 
 /* c10's DispatchKeySet(DispatchKey) on a valid key other than EndOfFunctionalityKeys. */
 static uint64_t key_bits(c10c_dispatch_key k) {
-  if (k == DK(UNDEFINED) || c10c_dispatch_key_is_alias(k)) return 0;
+  if (k == DK(UNDEFINED) || key_is_alias(k)) return 0;
   if (k < DK(END_OF_FUNCTIONALITY_KEYS)) return functionality_bit(k);
-  return functionality_bit(c10c_dispatch_key_to_functionality(k)) |
-         backend_bit(c10c_dispatch_key_to_backend(k));
+  return functionality_bit(key_functionality(k)) |
+         backend_bit(key_backend(k));
 }
 
 static bool settable(c10c_dispatch_key k) {
@@ -69,7 +68,7 @@ c10c_dispatch_key_set c10c_dispatch_key_set_full(void) {
 c10c_status c10c_dispatch_key_set_full_after(c10c_dispatch_key_set *out, c10c_dispatch_key k) {
   C10C__CHECK_NOT_NULL(out);
   if (!c10c_dispatch_key_is_valid(k)) return invalid_key(k);
-  c10c_dispatch_key f = c10c_dispatch_key_to_functionality(k);
+  c10c_dispatch_key f = key_functionality(k);
   uint64_t below = (UINT64_C(1) << (NUM_BACKENDS + f - 1)) - 1;
   *out = make(below | FBIT(PYTHON_DISPATCHER));
   return C10C_STATUS_OK;
@@ -156,8 +155,8 @@ c10c_backend_component c10c_dispatch_key_set_highest_backend(c10c_dispatch_key_s
 
 c10c_dispatch_key c10c_dispatch_key_set_highest_priority_key(c10c_dispatch_key_set ks) {
   c10c_dispatch_key f = c10c_dispatch_key_set_highest_functionality(ks);
-  if (!c10c_dispatch_key_is_per_backend_functionality(f)) return f;
-  return c10c_dispatch_key_for_backend(f, c10c_dispatch_key_set_highest_backend(ks));
+  if (!key_is_per_backend_functionality(f)) return f;
+  return key_for_backend(f, c10c_dispatch_key_set_highest_backend(ks));
 }
 
 c10c_dispatch_key c10c_dispatch_key_set_highest_priority_backend_key(c10c_dispatch_key_set ks) {
@@ -183,7 +182,7 @@ int32_t c10c_dispatch_key_set_dispatch_table_index(c10c_dispatch_key_set ks) {
   c10c_dispatch_key f = (c10c_dispatch_key)highest_bit_index(ks.repr >> NUM_BACKENDS);
   if (f == DK(UNDEFINED)) return 0;
   int backend = 0;
-  if (c10c_dispatch_key_is_per_backend_functionality(f))
+  if (key_is_per_backend_functionality(f))
     backend = highest_bit_index((ks.repr & FULL_BACKEND_MASK) >> 1);
   return table_offset(f) + backend;
 }
@@ -195,11 +194,11 @@ static c10c_dispatch_key next_from(uint64_t repr, c10c_dispatch_key f, int b) {
   uint64_t backends = repr & FULL_BACKEND_MASK;
   for (; f < DK(END_OF_FUNCTIONALITY_KEYS); f++, b = 1) {
     if (!(repr & functionality_bit(f))) continue;
-    if (!c10c_dispatch_key_is_per_backend_functionality(f)) return f;
+    if (!key_is_per_backend_functionality(f)) return f;
     uint64_t rest = b > NUM_BACKENDS ? 0 : backends >> (b - 1);
     if (rest != 0) {
       int next_backend = b + __builtin_ctzll(rest);
-      return c10c_dispatch_key_for_backend(f, (c10c_backend_component)next_backend);
+      return key_for_backend(f, (c10c_backend_component)next_backend);
     }
   }
   return DK(UNDEFINED);
@@ -207,13 +206,13 @@ static c10c_dispatch_key next_from(uint64_t repr, c10c_dispatch_key f, int b) {
 
 c10c_dispatch_key c10c_dispatch_key_set_next(c10c_dispatch_key_set ks, c10c_dispatch_key prev) {
   if (prev == DK(UNDEFINED)) return next_from(ks.repr, 1, 1);
-  if (!settable(prev) || c10c_dispatch_key_is_alias(prev)) return DK(UNDEFINED);
-  c10c_dispatch_key f = c10c_dispatch_key_to_functionality(prev);
-  if (!c10c_dispatch_key_is_per_backend_functionality(f))
+  if (!settable(prev) || key_is_alias(prev)) return DK(UNDEFINED);
+  c10c_dispatch_key f = key_functionality(prev);
+  if (!key_is_per_backend_functionality(f))
     return next_from(ks.repr, (c10c_dispatch_key)(f + 1), 1);
   /* A runtime key continues with the next backend; a bare building block (Dense) or a block
    * placeholder starts at the first backend of its functionality. */
-  c10c_backend_component b = c10c_dispatch_key_to_backend(prev);
+  c10c_backend_component b = key_backend(prev);
   return next_from(ks.repr, f, b + 1);
 }
 
@@ -232,26 +231,28 @@ size_t c10c_dispatch_key_set_size(c10c_dispatch_key_set ks) {
   return c10c_dispatch_key_set_to_array(NULL, 0, ks);
 }
 
+/* Appends text to buf (of capacity cap) at *len; text beyond cap is counted, not written. */
+static void append(char *buf, size_t cap, size_t *len, const char *text) {
+  size_t n = strlen(text);
+  if (*len < cap) memcpy(buf + *len, text, *len + n <= cap ? n : cap - *len);
+  *len += n;
+}
+
 c10c_status c10c_dispatch_key_set_to_string(char *out, size_t out_size, size_t *out_len,
                                             c10c_dispatch_key_set ks) {
   if (out_size > 0) C10C__CHECK_NOT_NULL(out);
-  char buf[C10C_DISPATCH_KEY_SET_STRING_MAX];
-  size_t len = 0;
-  /* Every name is under 40 bytes and there are at most 136 keys, so buf cannot overflow. */
-  len += (size_t)snprintf(buf, sizeof buf, "DispatchKeySet(");
+  size_t len = 0, cap = out_size > 0 ? out_size - 1 : 0;
+  append(out, cap, &len, "DispatchKeySet(");
   const char *sep = "";
   for (c10c_dispatch_key k = c10c_dispatch_key_set_next(ks, DK(UNDEFINED)); k != DK(UNDEFINED);
        k = c10c_dispatch_key_set_next(ks, k)) {
-    len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", sep, c10c_dispatch_key_name(k));
+    append(out, cap, &len, sep);
+    append(out, cap, &len, c10c_dispatch_key_name(k));
     sep = ", ";
   }
-  len += (size_t)snprintf(buf + len, sizeof buf - len, ")");
+  append(out, cap, &len, ")");
+  if (out_size > 0) out[len < cap ? len : cap] = '\0';
   if (out_len != NULL) *out_len = len;
-  if (out_size > 0) {
-    size_t n = len < out_size ? len : out_size - 1;
-    memcpy(out, buf, n);
-    out[n] = '\0';
-  }
   if (len >= out_size)
     return c10c__fail(C10C_STATUS_BUFFER_TOO_SMALL,
                       "c10c_dispatch_key_set_to_string: %zu bytes needed, the buffer has %zu",
@@ -304,7 +305,7 @@ c10c_status c10c_dispatch_key_alias_has(bool *out, c10c_dispatch_key alias, c10c
                       "runtimeDispatchKeySetHas: the alias key must not be Undefined");
   switch (alias) {
     case DK(AUTOGRAD):
-      *out = bits_has(AUTOGRAD_KEYSET, c10c_dispatch_key_to_functionality(k));
+      *out = bits_has(AUTOGRAD_KEYSET, key_functionality(k));
       break;
     case DK(COMPOSITE_IMPLICIT_AUTOGRAD): *out = bits_has(MATH_KEYSET, k); break;
     case DK(COMPOSITE_IMPLICIT_AUTOGRAD_NESTED_TENSOR): *out = bits_has(NESTED_KEYSET, k); break;
@@ -328,9 +329,9 @@ c10c_status c10c_dispatch_key_set_backend_from_autograd(c10c_dispatch_key_set *o
     *out = make(FBIT(NESTED_TENSOR) | FULL_BACKEND_MASK);
   } else if (k == DK(AUTOGRAD_OTHER)) {
     *out = make(AUTOGRADOTHER_BACKENDS);
-  } else if (c10c_dispatch_key_to_functionality(k) == DK(AUTOGRAD_FUNCTIONALITY)) {
+  } else if (key_functionality(k) == DK(AUTOGRAD_FUNCTIONALITY)) {
     /* c10 lists the autograd keys it maps; HIP, VE and MTIA are missing from that list. */
-    c10c_backend_component b = c10c_dispatch_key_to_backend(k);
+    c10c_backend_component b = key_backend(k);
     bool listed = b != C10C_BACKEND_COMPONENT_INVALID && b != C10C_BACKEND_COMPONENT_HIP &&
                   b != C10C_BACKEND_COMPONENT_VE && b != C10C_BACKEND_COMPONENT_MTIA;
     *out = make(listed ? FBIT(DENSE) | backend_bit(b) : 0);
@@ -379,7 +380,7 @@ c10c_status c10c_dispatch_key_set_for_tensor(c10c_dispatch_key_set *out, c10c_dt
 bool c10c_dispatch_key_is_backend(c10c_dispatch_key k) {
   /* c10's isBackendDispatchKey: NestedTensor is excluded by hand (see c10's Note "NestedTensor
    * Not Included in Backend Keys"). */
-  if (!settable(k) || k == DK(UNDEFINED) || c10c_dispatch_key_is_alias(k) ||
+  if (!settable(k) || k == DK(UNDEFINED) || key_is_alias(k) ||
       k == DK(NESTED_TENSOR))
     return false;
   return bits_has(BACKEND_KEYSET, k);

@@ -214,19 +214,9 @@ static const int8_t promotion_table[13][13] = {
     /* bf */ {bf, bf, bf, bf, bf, f4, f4, f8, c4, c4, c8, bf, bf},
 };
 
-c10c_status c10c_promote_types(c10c_dtype *out, c10c_dtype a, c10c_dtype b) {
-  C10C__CHECK_NOT_NULL(out);
-  if (!c10c_dtype_is_valid(a)) return invalid_dtype(a);
-  if (!c10c_dtype_is_valid(b)) return invalid_dtype(b);
+/* The error for a pair c10 refuses to promote; names are looked up only on this path. */
+static c10c_status promotion_error(c10c_dtype a, c10c_dtype b) {
   const char *na = c10c_dtype_c10_name(a), *nb = c10c_dtype_c10_name(b);
-  if (a == C10C_DTYPE_UNDEFINED || b == C10C_DTYPE_UNDEFINED) {
-    *out = C10C_DTYPE_UNDEFINED;
-    return C10C_STATUS_OK;
-  }
-  if (a == b) {
-    *out = a;
-    return C10C_STATUS_OK;
-  }
   if (c10c_dtype_is_quantized(a) || c10c_dtype_is_quantized(b))
     return c10c__fail(C10C_STATUS_ERROR,
                       "promoteTypes with quantized numbers is not handled yet; figure out what "
@@ -240,26 +230,47 @@ c10c_status c10c_promote_types(c10c_dtype *out, c10c_dtype a, c10c_dtype b) {
                       "Promotion for Float8 Types is not supported, attempted to promote %s and "
                       "%s",
                       na, nb);
-  if (c10c_dtype_is_barebones_unsigned(a) || c10c_dtype_is_barebones_unsigned(b)) {
-    if (c10c_dtype_is_floating_point(a)) {
-      *out = a;
-      return C10C_STATUS_OK;
-    }
-    if (c10c_dtype_is_floating_point(b)) {
-      *out = b;
-      return C10C_STATUS_OK;
-    }
+  if (c10c_dtype_is_barebones_unsigned(a) || c10c_dtype_is_barebones_unsigned(b))
     return c10c__fail(C10C_STATUS_ERROR,
                       "Promotion for uint16, uint32, uint64 types is not supported, attempted "
                       "to promote %s and %s",
                       na, nb);
+  /* int1..7 and float4_e2m1fn_x2: c10 fails an internal assert (ix_a != -1). */
+  return c10c__fail(C10C_STATUS_ERROR,
+                    "Promotion for %s and %s is not supported: no promotion rule exists", na, nb);
+}
+
+c10c_status c10c_promote_types(c10c_dtype *out, c10c_dtype a, c10c_dtype b) {
+  C10C__CHECK_NOT_NULL(out);
+  if (!c10c_dtype_is_valid(a)) return invalid_dtype(a);
+  if (!c10c_dtype_is_valid(b)) return invalid_dtype(b);
+  if (a == C10C_DTYPE_UNDEFINED || b == C10C_DTYPE_UNDEFINED) {
+    *out = C10C_DTYPE_UNDEFINED;
+    return C10C_STATUS_OK;
   }
+  if (a == b) {
+    *out = a;
+    return C10C_STATUS_OK;
+  }
+  /* c10's order: quantized, bits and float8 pairs fail; an unsigned type promotes only with a
+   * floating type; the rest use the table. */
   int ia = promotion_index(a), ib = promotion_index(b);
-  if (ia < 0 || ib < 0)
-    /* int1..7 and float4_e2m1fn_x2: c10 fails an internal assert (ix_a != -1). */
-    return c10c__fail(C10C_STATUS_ERROR,
-                      "Promotion for %s and %s is not supported: no promotion rule exists", na,
-                      nb);
+  if (ia < 0 || ib < 0) {
+    bool special = c10c_dtype_is_quantized(a) || c10c_dtype_is_quantized(b) ||
+                   c10c_dtype_is_bits(a) || c10c_dtype_is_bits(b) || c10c_dtype_is_float8(a) ||
+                   c10c_dtype_is_float8(b);
+    if (!special && (c10c_dtype_is_barebones_unsigned(a) || c10c_dtype_is_barebones_unsigned(b))) {
+      if (c10c_dtype_is_floating_point(a)) {
+        *out = a;
+        return C10C_STATUS_OK;
+      }
+      if (c10c_dtype_is_floating_point(b)) {
+        *out = b;
+        return C10C_STATUS_OK;
+      }
+    }
+    return promotion_error(a, b);
+  }
   *out = promotion_table[ia][ib];
   return C10C_STATUS_OK;
 }

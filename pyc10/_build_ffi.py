@@ -21,11 +21,44 @@ static c10c_status pyc10_abi_check(void) {
   c10c_abi_info info = C10C_ABI_INFO_INIT;
   return c10c_abi_check(&info);
 }
+
+/* Dispatch key set calls taking the raw 64-bit word: cffi converts a Python int to uint64_t
+ * far faster than it builds a struct argument from a dict. */
+static c10c_dispatch_key_set pyc10_ks(uint64_t raw) {
+  c10c_dispatch_key_set ks;
+  ks.repr = raw;
+  return ks;
+}
+static c10c_dispatch_key pyc10_ks_highest_priority_key(uint64_t raw) {
+  return c10c_dispatch_key_set_highest_priority_key(pyc10_ks(raw));
+}
+static c10c_dispatch_key pyc10_ks_highest_functionality(uint64_t raw) {
+  return c10c_dispatch_key_set_highest_functionality(pyc10_ks(raw));
+}
+static c10c_backend_component pyc10_ks_highest_backend(uint64_t raw) {
+  return c10c_dispatch_key_set_highest_backend(pyc10_ks(raw));
+}
+static int32_t pyc10_ks_dispatch_table_index(uint64_t raw) {
+  return c10c_dispatch_key_set_dispatch_table_index(pyc10_ks(raw));
+}
+static size_t pyc10_ks_to_array(c10c_dispatch_key *out, size_t capacity, uint64_t raw) {
+  return c10c_dispatch_key_set_to_array(out, capacity, pyc10_ks(raw));
+}
+static c10c_status pyc10_ks_to_string(char *out, size_t out_size, size_t *out_len,
+                                      uint64_t raw) {
+  return c10c_dispatch_key_set_to_string(out, out_size, out_len, pyc10_ks(raw));
+}
 """
 
 # Declarations of the preamble and of the macros Python needs; "..." takes values from the header.
 EXTRA_CDEF = """
 c10c_status pyc10_abi_check(void);
+c10c_dispatch_key pyc10_ks_highest_priority_key(uint64_t raw);
+c10c_dispatch_key pyc10_ks_highest_functionality(uint64_t raw);
+c10c_backend_component pyc10_ks_highest_backend(uint64_t raw);
+int32_t pyc10_ks_dispatch_table_index(uint64_t raw);
+size_t pyc10_ks_to_array(c10c_dispatch_key *out, size_t capacity, uint64_t raw);
+c10c_status pyc10_ks_to_string(char *out, size_t out_size, size_t *out_len, uint64_t raw);
 #define C10C_VERSION_NUMBER ...
 #define C10C_ABI_VERSION ...
 """

@@ -25,6 +25,8 @@ _CACHE_LIMIT = 1024
 class device:
     """A device, as ``torch.device``: ``device("cuda:1")``, ``device("cuda", 1)``, ``device("cpu")``.
 
+    There is one object per (type, index), so equality and hashing are identity's, at C speed.
+
     ``type`` is the device type's name and ``index`` the device index or ``None``. Device strings
     follow c10's grammar and messages exactly; one deliberate difference: an index above 127
     (c10 stores indices in 8 bits) raises ``RuntimeError`` where torch silently wraps it.
@@ -41,8 +43,18 @@ class device:
         # torch.device has two overloads: (device or str) with exactly one positional argument,
         # and (str type, int? index) for every other call, including type= as a keyword.
         if len(args) == 1 and not kwargs:
-            return _from_one(args[0])
-        return _from_type_and_index(args, kwargs)
+            try:
+                return _PARSED[args[0]]  # a string parsed before
+            except (KeyError, TypeError):
+                return _from_one(args[0])
+        if len(args) == 2 and not kwargs:
+            if args[1].__class__ is int:  # not bool, whose hash equals an int's
+                try:
+                    return _PAIRS[args]  # a (str, int) pair made before
+                except (KeyError, TypeError):
+                    pass
+            return _from_type_and_index(args[0], args[1])
+        return _from_type_and_index(*_type_and_index_arguments(args, kwargs))
 
     @property
     def type(self) -> str:
@@ -61,14 +73,6 @@ class device:
         if self._index == -1:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self._index})"
-
-    def __eq__(self, other: object) -> bool:
-        if builtin_type(other) is not device:
-            return NotImplemented
-        return self._type == other._type and self._index == other._index  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self._type, self._index))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (device, (self.type, self.index))
@@ -96,8 +100,7 @@ def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> C10Ty
 def _from_one(arg: Any) -> device:
     kind = builtin_type(arg)
     if kind is str:
-        cached = _PARSED.get(arg)
-        return cached if cached is not None else _parse(arg)
+        return _parse(arg)
     if kind is device:
         return arg  # type: ignore[no-any-return]
     if kind is bytes:
@@ -108,7 +111,7 @@ def _from_one(arg: Any) -> device:
     raise _invalid_combination((arg,), {})
 
 
-def _from_type_and_index(args: tuple[Any, ...], kwargs: dict[str, Any]) -> device:
+def _type_and_index_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     if len(args) > 2 or set(kwargs) - {"type", "index"}:
         raise _invalid_combination(args, kwargs)
     named = dict(zip(("type", "index"), args))
@@ -118,7 +121,10 @@ def _from_type_and_index(args: tuple[Any, ...], kwargs: dict[str, Any]) -> devic
         named[key] = value
     if "type" not in named:
         raise _invalid_combination(args, kwargs)
-    type_arg, index = named["type"], named.get("index")
+    return named["type"], named.get("index")
+
+
+def _from_type_and_index(type_arg: Any, index: Any) -> device:
     if builtin_type(type_arg) is bytes:
         type_arg = type_arg.decode("utf-8", "surrogateescape")
     if builtin_type(type_arg) is not str:
@@ -131,7 +137,7 @@ def _from_type_and_index(args: tuple[Any, ...], kwargs: dict[str, Any]) -> devic
             "device(): argument 'index' (position 2) must be int, not "
             f"{builtin_type(index).__name__}"
         )
-    base = _parse(type_arg)
+    base = _PARSED.get(type_arg) or _parse(type_arg)
     if base._index != -1:
         raise C10RuntimeError(
             "type (string) must not include an index because index was passed explicitly: "
@@ -144,20 +150,32 @@ def _from_type_and_index(args: tuple[Any, ...], kwargs: dict[str, Any]) -> devic
         raise C10RuntimeError("Device index must not be negative")
     out = ffi.new(_DEVICE_PTR)
     check(lib.c10c_device_init(out, base._type, index))
-    return _make(out[0].type, out[0].index)
+    made = _make(out[0].type, out[0].index)
+    if builtin_type(type_arg) is str and len(_PAIRS) < _CACHE_LIMIT:
+        _PAIRS[type_arg, index] = made
+    return made
+
+
+# Every device object ever made, by (type, index): at most 21 * 129 of them.
+_INTERNED: dict[tuple[int, int], device] = {}
 
 
 def _make(type_value: int, index: int) -> device:
+    known = _INTERNED.get((type_value, index))
+    if known is not None:
+        return known
     self = object.__new__(device)
     self._type = type_value
     self._index = index
     name = _TYPE_NAMES[type_value]
     self._str = name if index == -1 else f"{name}:{index}"
-    return self
+    return _INTERNED.setdefault((type_value, index), self)
 
 
-# Devices are immutable, so a parsed string can be answered from memory next time.
+# Devices are immutable, so a parsed string (or a (str, int) pair) can be answered from memory
+# next time; both caches are bounded.
 _PARSED: dict[str, device] = {}
+_PAIRS: dict[tuple[str, int], device] = {}
 
 
 def _parse(s: str) -> device:

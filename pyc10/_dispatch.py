@@ -19,9 +19,10 @@ from ._layout import layout as _layout_cls
 __all__ = ["DispatchKey", "DispatchKeySet"]
 
 _SET_PTR = ffi.typeof("c10c_dispatch_key_set *")
-_BOOL_PTR = ffi.typeof("bool *")
 _KEY_PTR = ffi.typeof("c10c_dispatch_key *")
 _KEY_ARRAY = ffi.typeof("c10c_dispatch_key[]")
+_SMALL_TEXT = ffi.typeof("char[160]")
+_SIZE_PTR = ffi.typeof("size_t *")
 
 
 def _key_members() -> list[tuple[str, int]]:
@@ -47,6 +48,31 @@ _KEYS_BY_VALUE: dict[int, Any] = {int(k): k for k in DispatchKey}
 KeyLike = Union["DispatchKey", int, str]  # type: ignore[valid-type]
 
 
+def _settable_key_bits() -> dict[int, int]:
+    # The bits of DispatchKeySet(k) for every key a set can be built from, from the library.
+    bits = {}
+    out = ffi.new(_SET_PTR)
+    for k in range(lib.C10C_DISPATCH_KEY_COUNT):
+        if lib.c10c_dispatch_key_set_from_key(out, k) == lib.C10C_STATUS_OK:
+            bits[k] = int(out[0].repr)
+    return bits
+
+
+def _backend_mask() -> int:
+    out = ffi.new(_SET_PTR)
+    mask = 0
+    for b in range(1, lib.C10C_BACKEND_COMPONENT_COUNT + 1):
+        check(lib.c10c_dispatch_key_set_from_backend(out, b))
+        mask |= int(out[0].repr)
+    return mask
+
+
+#: DispatchKeySet(k).raw for every key value and key name that has one (memoised parsing).
+_KEY_BITS: dict[object, int] = _settable_key_bits()
+#: The backend-component bits, which c10's difference and remove never clear.
+_BACKEND_MASK = _backend_mask()
+
+
 def _key_value(k: Any) -> int:
     if isinstance(k, int) and not isinstance(k, bool):
         return int(k)
@@ -55,6 +81,21 @@ def _key_value(k: Any) -> int:
         check(lib.c10c_dispatch_key_parse(out, k.encode()))
         return int(out[0])
     raise C10TypeError(f"expected a pyc10.DispatchKey, an int or a key name, not {type(k).__name__}")
+
+
+def _bits(k: Any) -> int:
+    """DispatchKeySet(k).raw; parses names and raises the library's errors for bad keys."""
+    try:
+        return _KEY_BITS[k]
+    except (KeyError, TypeError):
+        pass
+    value = _key_value(k)
+    out = ffi.new(_SET_PTR)
+    check(lib.c10c_dispatch_key_set_from_key(out, value))
+    bits = int(out[0].repr)
+    if isinstance(k, str):
+        _KEY_BITS[k] = bits
+    return bits
 
 
 def _key(value: int) -> Any:
@@ -76,22 +117,17 @@ class DispatchKeySet:
     _raw: int
 
     def __init__(self, *keys: KeyLike) -> None:
-        if not keys:
-            self._raw = 0
-            return
-        values = [_key_value(k) for k in keys]
-        out = ffi.new(_SET_PTR)
-        check(lib.c10c_dispatch_key_set_from_keys(out, values, len(values)))
-        self._raw = int(out[0].repr)
+        raw = 0
+        for k in keys:
+            raw |= _bits(k)
+        self._raw = raw
 
     @classmethod
     def from_raw(cls, raw: int) -> DispatchKeySet:
         """The set with exactly this 64-bit word (c10's ``from_raw_repr``)."""
         if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw < 1 << 64:
             raise C10TypeError("raw must be an int in [0, 2**64)")
-        self = object.__new__(cls)
-        self._raw = raw
-        return self
+        return _new_set(raw)
 
     @classmethod
     def full(cls) -> DispatchKeySet:
@@ -144,42 +180,34 @@ class DispatchKeySet:
         """The 64-bit word (c10's ``raw_repr``)."""
         return self._raw
 
-    def _c(self) -> Any:
-        return {"repr": self._raw}
-
     def has(self, key: KeyLike) -> bool:
         """c10's ``has``: whether every bit of ``DispatchKeySet(key)`` is set."""
-        out = ffi.new(_BOOL_PTR)
-        check(lib.c10c_dispatch_key_set_has(out, self._c(), _key_value(key)))
-        return bool(out[0])
+        bits = _bits(key)
+        return self._raw & bits == bits
 
     def add(self, key: KeyLike) -> DispatchKeySet:
         """A new set with ``key`` added."""
-        out = ffi.new(_SET_PTR)
-        check(lib.c10c_dispatch_key_set_add(out, self._c(), _key_value(key)))
-        return DispatchKeySet.from_raw(int(out[0].repr))
+        return _new_set(self._raw | _bits(key))
 
     def remove(self, key: KeyLike) -> DispatchKeySet:
         """A new set without ``key``'s functionality bit (backend bits stay, as in c10)."""
-        out = ffi.new(_SET_PTR)
-        check(lib.c10c_dispatch_key_set_remove(out, self._c(), _key_value(key)))
-        return DispatchKeySet.from_raw(int(out[0].repr))
+        return _new_set(self._raw & (_BACKEND_MASK | ~_bits(key)))
 
     def highest_priority_key(self) -> Any:
         """c10's ``highestPriorityTypeId`` (``DispatchKey.Undefined`` for an empty set)."""
-        return _key(lib.c10c_dispatch_key_set_highest_priority_key(self._c()))
+        return _key(lib.pyc10_ks_highest_priority_key(self._raw))
 
     def highest_functionality_key(self) -> Any:
         """c10's ``highestFunctionalityKey``."""
-        return _key(lib.c10c_dispatch_key_set_highest_functionality(self._c()))
+        return _key(lib.pyc10_ks_highest_functionality(self._raw))
 
     def highest_backend(self) -> int:
         """c10's ``highestBackendKey`` as a backend component number (0 = none)."""
-        return int(lib.c10c_dispatch_key_set_highest_backend(self._c()))
+        return int(lib.pyc10_ks_highest_backend(self._raw))
 
     def dispatch_table_index(self) -> int:
         """c10's ``getDispatchTableIndexForDispatchKeySet``."""
-        return int(lib.c10c_dispatch_key_set_dispatch_table_index(self._c()))
+        return int(lib.pyc10_ks_dispatch_table_index(self._raw))
 
     def _check_other(self, other: object) -> int:
         if type(other) is not DispatchKeySet:
@@ -190,31 +218,30 @@ class DispatchKeySet:
         raw = self._check_other(other)
         if raw < 0:
             return NotImplemented
-        return DispatchKeySet.from_raw(self._raw | raw)
+        return _new_set(self._raw | raw)
 
     def __and__(self, other: DispatchKeySet) -> DispatchKeySet:
         raw = self._check_other(other)
         if raw < 0:
             return NotImplemented
-        return DispatchKeySet.from_raw(self._raw & raw)
+        return _new_set(self._raw & raw)
 
     def __sub__(self, other: DispatchKeySet) -> DispatchKeySet:
         raw = self._check_other(other)
         if raw < 0:
             return NotImplemented
-        result = lib.c10c_dispatch_key_set_difference(self._c(), {"repr": raw})
-        return DispatchKeySet.from_raw(int(result.repr))
+        return _new_set(self._raw & (_BACKEND_MASK | ~raw))
 
     def __contains__(self, key: object) -> bool:
         return self.has(key)  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[Any]:
         buf = ffi.new(_KEY_ARRAY, lib.C10C_DISPATCH_KEY_SET_MAX_KEYS)
-        n = lib.c10c_dispatch_key_set_to_array(buf, lib.C10C_DISPATCH_KEY_SET_MAX_KEYS, self._c())
-        return iter([_key(buf[i]) for i in range(n)])
+        n = lib.pyc10_ks_to_array(buf, lib.C10C_DISPATCH_KEY_SET_MAX_KEYS, self._raw)
+        return iter([_key(k) for k in ffi.unpack(buf, n)])
 
     def __len__(self) -> int:
-        return int(lib.c10c_dispatch_key_set_size(self._c()))
+        return int(lib.pyc10_ks_to_array(ffi.NULL, 0, self._raw))
 
     def __bool__(self) -> bool:
         return self._raw != 0
@@ -228,15 +255,32 @@ class DispatchKeySet:
         return hash(self._raw)
 
     def __repr__(self) -> str:
-        buf = ffi.new("char[]", lib.C10C_DISPATCH_KEY_SET_STRING_MAX)
-        check(
-            lib.c10c_dispatch_key_set_to_string(
-                buf, lib.C10C_DISPATCH_KEY_SET_STRING_MAX, ffi.NULL, self._c()
-            )
-        )
+        text = _REPRS.get(self._raw)
+        if text is None:
+            text = self._format()
+            if len(_REPRS) < 4096:
+                _REPRS[self._raw] = text
+        return text
+
+    def _format(self) -> str:
+        buf = ffi.new(_SMALL_TEXT)
+        needed = ffi.new(_SIZE_PTR)
+        if lib.pyc10_ks_to_string(buf, len(buf), needed, self._raw) != lib.C10C_STATUS_OK:
+            buf = ffi.new("char[]", needed[0] + 1)
+            check(lib.pyc10_ks_to_string(buf, len(buf), ffi.NULL, self._raw))
         return ffi.string(buf).decode()
 
     __str__ = __repr__
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (DispatchKeySet.from_raw, (self._raw,))
+
+
+def _new_set(raw: int) -> DispatchKeySet:
+    self = object.__new__(DispatchKeySet)
+    self._raw = raw
+    return self
+
+
+# Printed forms of the sets printed so far (a pure function of the word), bounded.
+_REPRS: dict[int, str] = {}

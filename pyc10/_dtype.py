@@ -27,13 +27,18 @@ class dtype:
     """
 
     __module__ = "pyc10"
-    __slots__ = ("_value", "_name", "_itemsize", "_is_floating_point", "_is_complex")
+    # Read-only attributes kept in slots (read at C speed); __setattr__ refuses changes.
+    __slots__ = ("value", "_name", "itemsize", "is_floating_point", "is_complex")
 
-    _value: int
+    #: c10's ScalarType number (``c10c_dtype`` in C).
+    value: int
     _name: str
-    _itemsize: int
-    _is_floating_point: bool
-    _is_complex: bool
+    #: Bytes per element (1 for the sub-byte types, as torch).
+    itemsize: int
+    #: Whether this is a floating point type (float16/32/64, bfloat16, float8, float4).
+    is_floating_point: bool
+    #: Whether this is a complex type.
+    is_complex: bool
 
     def __new__(cls, *args: Any, **kwargs: Any) -> dtype:  # noqa: D102 - not public
         raise TypeError("cannot create 'pyc10.dtype' instances; use pyc10.float32 and friends")
@@ -41,50 +46,37 @@ class dtype:
     @classmethod
     def _make(cls, value: int) -> dtype:
         self = object.__new__(cls)
-        self._value = value
-        self._name = ffi.string(lib.c10c_dtype_name(value)).decode()
-        self._itemsize = lib.c10c_dtype_itemsize(value)
-        self._is_floating_point = bool(lib.c10c_dtype_is_floating_point(value))
-        self._is_complex = bool(lib.c10c_dtype_is_complex(value))
+        setattr_ = object.__setattr__
+        setattr_(self, "value", value)
+        setattr_(self, "_name", ffi.string(lib.c10c_dtype_name(value)).decode())
+        setattr_(self, "itemsize", int(lib.c10c_dtype_itemsize(value)))
+        setattr_(self, "is_floating_point", bool(lib.c10c_dtype_is_floating_point(value)))
+        setattr_(self, "is_complex", bool(lib.c10c_dtype_is_complex(value)))
         return self
 
-    @property
-    def value(self) -> int:
-        """c10's ScalarType number (``c10c_dtype`` in C)."""
-        return self._value
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"attribute '{name}' of 'pyc10.dtype' objects is not writable")
 
-    @property
-    def itemsize(self) -> int:
-        """Bytes per element (1 for the sub-byte types, as torch)."""
-        return self._itemsize
-
-    @property
-    def is_floating_point(self) -> bool:
-        """Whether this is a floating point type (float16/32/64, bfloat16, float8, float4)."""
-        return self._is_floating_point
-
-    @property
-    def is_complex(self) -> bool:
-        """Whether this is a complex type."""
-        return self._is_complex
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"attribute '{name}' of 'pyc10.dtype' objects is not writable")
 
     @property
     def is_signed(self) -> bool:
         """Whether the type is signed; raises ``RuntimeError`` for quantized and bits types."""
         out = ffi.new(_BOOL_PTR)
-        check(lib.c10c_dtype_is_signed(out, self._value))
+        check(lib.c10c_dtype_is_signed(out, self.value))
         return bool(out[0])
 
     def to_real(self) -> dtype:
         """The real counterpart of a complex type (complex64 -> float32); others unchanged."""
         out = ffi.new(_DTYPE_PTR)
-        check(lib.c10c_dtype_to_real(out, self._value))
+        check(lib.c10c_dtype_to_real(out, self.value))
         return _BY_VALUE[out[0]]
 
     def to_complex(self) -> dtype:
         """The complex counterpart (float32 -> complex64); ``RuntimeError`` when none exists."""
         out = ffi.new(_DTYPE_PTR)
-        check(lib.c10c_dtype_to_complex(out, self._value))
+        check(lib.c10c_dtype_to_complex(out, self.value))
         return _BY_VALUE[out[0]]
 
     def to_numpy(self) -> np.dtype[Any]:
@@ -167,7 +159,7 @@ def _value_of(d: object, argname: str) -> int:
         raise C10TypeError(
             f"promote_types(): argument '{argname}' must be pyc10.dtype, not {type(d).__name__}"
         )
-    return d._value  # type: ignore[attr-defined, no-any-return]
+    return d.value  # type: ignore[attr-defined, no-any-return]
 
 
 # Promotion is a pure function of two dtypes: results the library gave once are remembered.

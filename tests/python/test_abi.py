@@ -1,0 +1,94 @@
+"""The Python binding against the C ABI: every exported function is bound, every struct has the
+header's layout, only c10c_ symbols are exported, and a mismatched library fails the import."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import pyc10
+from pyc10._lib import ffi, lib
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADERS = sorted((ROOT / "include" / "c10c").glob("*.h"))
+
+
+def declared_functions() -> set[str]:
+    names = set()
+    for h in HEADERS:
+        text = h.read_text()
+        names |= set(re.findall(r"C10C_API[^;(]*?\b(c10c_\w+)\s*\(", text, re.S))
+    return names
+
+
+def exported_symbols(path: str) -> set[str]:
+    out = subprocess.run(["nm", "-D", "--defined-only", path], check=True, capture_output=True,
+                         text=True).stdout
+    return {line.split()[2].split("@")[0] for line in out.splitlines() if len(line.split()) >= 3}
+
+
+def test_every_declared_function_is_bound_in_python():
+    declared = declared_functions()
+    assert len(declared) > 90
+    missing = sorted(n for n in declared if not hasattr(lib, n))
+    assert not missing
+
+
+def test_exported_symbols_are_the_declared_functions_and_the_checked_in_list():
+    exported = exported_symbols(pyc10.get_library_path()) - {"C10C_1.0"}
+    assert exported == declared_functions()
+    listed = {line.strip() for line in (ROOT / "abi" / "exported_symbols.txt").read_text()
+              .splitlines() if line.strip() and not line.startswith("#")}
+    assert exported == listed
+    assert all(n.startswith("c10c_") and not n.startswith("c10c__") for n in exported)
+
+
+def test_every_struct_has_the_headers_layout():
+    # cffi checks a struct's layout against the C compiler's when the type is first used.
+    structs = ffi.list_types()[0]
+    names = [n for n in structs if n.startswith("c10c_")] + [
+        "struct " + n for n in ffi.list_types()[1] if n.startswith("c10c_")
+    ]
+    assert {"c10c_device", "c10c_stream", "c10c_dispatch_key_set", "c10c_abi_info"} <= set(names)
+    for n in names:
+        assert ffi.sizeof(n) > 0
+    assert ffi.sizeof("c10c_device") == 2
+    assert ffi.sizeof("c10c_stream") == 16
+    assert ffi.offsetof("c10c_stream", "id") == 8
+
+
+def test_versions():
+    assert pyc10.__version__ == "0.1.0"
+    assert pyc10.abi_version == (1, 0)
+    assert lib.c10c_abi_version() == lib.C10C_ABI_VERSION
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_import_fails_cleanly_against_a_mismatched_library(tmp_path):
+    # A stand-in libc10c whose ABI check refuses every caller, preloaded ahead of the real one.
+    src = tmp_path / "fake.c"
+    src.write_text(textwrap.dedent("""
+        #include <stdint.h>
+        typedef struct { uint32_t struct_size, abi_version; } info;
+        __attribute__((visibility("default"))) int32_t c10c_abi_check(const info *i) {
+          (void)i; return -11;
+        }
+        __attribute__((visibility("default"))) const char *c10c_last_error_message(void) {
+          return "libc10c ABI mismatch: the caller was compiled against ABI 1.0, the loaded "
+                 "library (release 9.0.0) provides ABI 2.0";
+        }
+    """))
+    lib_path = tmp_path / "libfake.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib_path), str(src)], check=True)
+    env = dict(os.environ, LD_PRELOAD=str(lib_path))
+    proc = subprocess.run([sys.executable, "-c", "import pyc10"], env=env, capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "ImportError: pyc10 cannot use the loaded libc10c: libc10c ABI mismatch" in proc.stderr
