@@ -25,10 +25,9 @@ static volatile uint64_t sink;
 typedef void (*bench_fn)(int n);
 
 static c10c_dispatch_key_set cpu_tensor;
-static const c10c_dispatch_key four_keys[] = {C10C_DISPATCH_KEY_CPU,
-                                              C10C_DISPATCH_KEY_AD_INPLACE_OR_VIEW,
-                                              C10C_DISPATCH_KEY_AUTOGRAD_CPU,
-                                              C10C_DISPATCH_KEY_AUTOCAST_CPU};
+static const c10c_dispatch_key four_keys[] = {
+    C10C_DISPATCH_KEY_CPU, C10C_DISPATCH_KEY_AD_INPLACE_OR_VIEW, C10C_DISPATCH_KEY_AUTOGRAD_CPU,
+    C10C_DISPATCH_KEY_AUTOCAST_CPU};
 
 static void b_from_keys(int n) {
   c10c_dispatch_key_set ks;
@@ -77,7 +76,8 @@ static void b_highest(int n) {
 }
 
 static void b_table_index(int n) {
-  for (int i = 0; i < n; i++) sink += (uint64_t)c10c_dispatch_key_set_dispatch_table_index(cpu_tensor);
+  for (int i = 0; i < n; i++)
+    sink += (uint64_t)c10c_dispatch_key_set_dispatch_table_index(cpu_tensor);
 }
 
 static void b_iterate(int n) {

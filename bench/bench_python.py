@@ -33,8 +33,11 @@ CASES = [
     ("DispatchKeySet.add(Conjugate)", "p_ks.add(p_conj)", "t_ks.add(t_conj)"),
     ("DispatchKeySet.remove(AutogradCPU)", "p_ks.remove(p_acpu)", "t_ks.remove(t_acpu)"),
     ("DispatchKeySet | DispatchKeySet", "p_ks | p_ks2", "t_ks | t_ks2"),
-    ("DispatchKeySet.highest_priority_key()", "p_ks.highest_priority_key()",
-     "t_ks.highestPriorityTypeId()"),
+    (
+        "DispatchKeySet.highest_priority_key()",
+        "p_ks.highest_priority_key()",
+        "t_ks.highestPriorityTypeId()",
+    ),
     ("repr(DispatchKeySet)", "repr(p_ks)", "str(t_ks)"),
 ]
 
@@ -42,17 +45,32 @@ CASES = [
 def namespace() -> dict[str, object]:
     tk = C.DispatchKey
     return {
-        "pt": pyc10.promote_types, "tt": torch.promote_types,
-        "pd": pyc10.device, "td": torch.device,
-        "p_i64": pyc10.int64, "p_f16": pyc10.float16, "p_u8": pyc10.uint8, "p_i8": pyc10.int8,
-        "t_i64": torch.int64, "t_f16": torch.float16, "t_u8": torch.uint8, "t_i8": torch.int8,
-        "p_dev": pyc10.device("cuda:0"), "p_dev2": pyc10.device("cuda", 0),
-        "t_dev": torch.device("cuda:0"), "t_dev2": torch.device("cuda", 0),
-        "p_ks": pyc10.DispatchKeySet.for_tensor("cpu"), "t_ks": C._dispatch_keys(torch.zeros(1)),
-        "p_ks2": pyc10.DispatchKeySet("Conjugate"), "t_ks2": C.DispatchKeySet(tk.Conjugate),
-        "p_cpu": pyc10.DispatchKey.CPU, "t_cpu": tk.CPU,
-        "p_conj": pyc10.DispatchKey.Conjugate, "t_conj": tk.Conjugate,
-        "p_acpu": pyc10.DispatchKey.AutogradCPU, "t_acpu": tk.AutogradCPU,
+        "pt": pyc10.promote_types,
+        "tt": torch.promote_types,
+        "pd": pyc10.device,
+        "td": torch.device,
+        "p_i64": pyc10.int64,
+        "p_f16": pyc10.float16,
+        "p_u8": pyc10.uint8,
+        "p_i8": pyc10.int8,
+        "t_i64": torch.int64,
+        "t_f16": torch.float16,
+        "t_u8": torch.uint8,
+        "t_i8": torch.int8,
+        "p_dev": pyc10.device("cuda:0"),
+        "p_dev2": pyc10.device("cuda", 0),
+        "t_dev": torch.device("cuda:0"),
+        "t_dev2": torch.device("cuda", 0),
+        "p_ks": pyc10.DispatchKeySet.for_tensor("cpu"),
+        "t_ks": C._dispatch_keys(torch.zeros(1)),
+        "p_ks2": pyc10.DispatchKeySet("Conjugate"),
+        "t_ks2": C.DispatchKeySet(tk.Conjugate),
+        "p_cpu": pyc10.DispatchKey.CPU,
+        "t_cpu": tk.CPU,
+        "p_conj": pyc10.DispatchKey.Conjugate,
+        "t_conj": tk.Conjugate,
+        "p_acpu": pyc10.DispatchKey.AutogradCPU,
+        "t_acpu": tk.AutogradCPU,
     }
 
 

@@ -9,22 +9,24 @@
 #include "internal.h"
 
 static const char *const lower_names[C10C_DEVICE_TYPE_COUNT] = {
-    "cpu", "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip",  "fpga", "maia", "xla", "vulkan",
-    "metal", "xpu", "mps",  "meta", "hpu", "ve", "lazy", "ipu", "mtia", "privateuseone"};
+    "cpu",  "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip",
+    "fpga", "maia", "xla",    "vulkan", "metal",  "xpu",   "mps",
+    "meta", "hpu",  "ve",     "lazy",   "ipu",    "mtia",  "privateuseone"};
 
 static const char *const upper_names[C10C_DEVICE_TYPE_COUNT] = {
-    "CPU",   "CUDA", "MKLDNN", "OPENGL", "OPENCL", "IDEEP", "HIP", "FPGA", "MAIA", "XLA", "VULKAN",
-    "METAL", "XPU",  "MPS",    "META",   "HPU",    "VE",    "LAZY", "IPU", "MTIA", "PRIVATEUSEONE"};
+    "CPU",  "CUDA", "MKLDNN", "OPENGL", "OPENCL", "IDEEP", "HIP",
+    "FPGA", "MAIA", "XLA",    "VULKAN", "METAL",  "XPU",   "MPS",
+    "META", "HPU",  "VE",     "LAZY",   "IPU",    "MTIA",  "PRIVATEUSEONE"};
 
 /* The names a device string may start with, in the order c10's parse_type tries them (and lists
  * them in its error message). "metal" is missing on purpose, as in c10. */
 static const c10c_device_type parse_order[] = {
-    C10C_DEVICE_TYPE_CPU,    C10C_DEVICE_TYPE_CUDA,   C10C_DEVICE_TYPE_IPU,
-    C10C_DEVICE_TYPE_XPU,    C10C_DEVICE_TYPE_MKLDNN, C10C_DEVICE_TYPE_OPENGL,
-    C10C_DEVICE_TYPE_OPENCL, C10C_DEVICE_TYPE_IDEEP,  C10C_DEVICE_TYPE_HIP,
-    C10C_DEVICE_TYPE_VE,     C10C_DEVICE_TYPE_FPGA,   C10C_DEVICE_TYPE_MAIA,
-    C10C_DEVICE_TYPE_XLA,    C10C_DEVICE_TYPE_LAZY,   C10C_DEVICE_TYPE_VULKAN,
-    C10C_DEVICE_TYPE_MPS,    C10C_DEVICE_TYPE_META,   C10C_DEVICE_TYPE_HPU,
+    C10C_DEVICE_TYPE_CPU,    C10C_DEVICE_TYPE_CUDA,       C10C_DEVICE_TYPE_IPU,
+    C10C_DEVICE_TYPE_XPU,    C10C_DEVICE_TYPE_MKLDNN,     C10C_DEVICE_TYPE_OPENGL,
+    C10C_DEVICE_TYPE_OPENCL, C10C_DEVICE_TYPE_IDEEP,      C10C_DEVICE_TYPE_HIP,
+    C10C_DEVICE_TYPE_VE,     C10C_DEVICE_TYPE_FPGA,       C10C_DEVICE_TYPE_MAIA,
+    C10C_DEVICE_TYPE_XLA,    C10C_DEVICE_TYPE_LAZY,       C10C_DEVICE_TYPE_VULKAN,
+    C10C_DEVICE_TYPE_MPS,    C10C_DEVICE_TYPE_META,       C10C_DEVICE_TYPE_HPU,
     C10C_DEVICE_TYPE_MTIA,   C10C_DEVICE_TYPE_PRIVATEUSE1};
 
 static const char expected_types_message[] =
@@ -32,9 +34,7 @@ static const char expected_types_message[] =
     "xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device "
     "string: ";
 
-bool c10c_device_type_is_valid(c10c_device_type t) {
-  return t >= 0 && t < C10C_DEVICE_TYPE_COUNT;
-}
+bool c10c_device_type_is_valid(c10c_device_type t) { return t >= 0 && t < C10C_DEVICE_TYPE_COUNT; }
 
 const char *c10c__device_type_name(c10c_device_type t, bool lower_case) {
   if (!c10c_device_type_is_valid(t)) return NULL;
@@ -62,9 +62,8 @@ c10c_status c10c__check_device(c10c_device device) {
 }
 
 static c10c_status index_out_of_range(long long index) {
-  return c10c__fail(C10C_STATUS_ERROR,
-                    "Device index %lld is out of range (the largest is %d)", index,
-                    C10C_DEVICE_INDEX_MAX);
+  return c10c__fail(C10C_STATUS_ERROR, "Device index %lld is out of range (the largest is %d)",
+                    index, C10C_DEVICE_INDEX_MAX);
 }
 
 c10c_status c10c_device_init(c10c_device *out, c10c_device_type type, int64_t index) {

@@ -32,8 +32,8 @@ enum { BLOCK_START = C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS, BLOCK_SIZE = 17 
 
 /* The functionality of each block, in block order. */
 static const c10c_dispatch_key block_functionality[6] = {
-    C10C_DISPATCH_KEY_DENSE,        C10C_DISPATCH_KEY_QUANTIZED,
-    C10C_DISPATCH_KEY_SPARSE,       C10C_DISPATCH_KEY_SPARSE_CSR,
+    C10C_DISPATCH_KEY_DENSE,         C10C_DISPATCH_KEY_QUANTIZED,
+    C10C_DISPATCH_KEY_SPARSE,        C10C_DISPATCH_KEY_SPARSE_CSR,
     C10C_DISPATCH_KEY_NESTED_TENSOR, C10C_DISPATCH_KEY_AUTOGRAD_FUNCTIONALITY};
 
 static inline bool key_in_backend_blocks(c10c_dispatch_key k) {

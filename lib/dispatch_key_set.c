@@ -6,7 +6,7 @@
 
 #include "dispatch_key_internal.h"
 
-#define DK(name) C10C_DISPATCH_KEY_##name
+#define DK(name)   C10C_DISPATCH_KEY_##name
 #define FBIT(name) functionality_bit(C10C_DISPATCH_KEY_##name)
 
 static c10c_dispatch_key_set make(uint64_t repr) {
@@ -22,8 +22,7 @@ static c10c_status invalid_key(c10c_dispatch_key k) {
 static uint64_t key_bits(c10c_dispatch_key k) {
   if (k == DK(UNDEFINED) || key_is_alias(k)) return 0;
   if (k < DK(END_OF_FUNCTIONALITY_KEYS)) return functionality_bit(k);
-  return functionality_bit(key_functionality(k)) |
-         backend_bit(key_backend(k));
+  return functionality_bit(key_functionality(k)) | backend_bit(key_backend(k));
 }
 
 static bool settable(c10c_dispatch_key k) {
@@ -160,8 +159,8 @@ c10c_dispatch_key c10c_dispatch_key_set_highest_priority_key(c10c_dispatch_key_s
 }
 
 c10c_dispatch_key c10c_dispatch_key_set_highest_priority_backend_key(c10c_dispatch_key_set ks) {
-  uint64_t backend_functionality = FBIT(DENSE) | FBIT(QUANTIZED) | FBIT(SPARSE) |
-                                   FBIT(SPARSE_CSR) | FULL_BACKEND_MASK;
+  uint64_t backend_functionality =
+      FBIT(DENSE) | FBIT(QUANTIZED) | FBIT(SPARSE) | FBIT(SPARSE_CSR) | FULL_BACKEND_MASK;
   return c10c_dispatch_key_set_highest_priority_key(make(ks.repr & backend_functionality));
 }
 
@@ -169,8 +168,8 @@ c10c_dispatch_key c10c_dispatch_key_set_highest_priority_backend_key(c10c_dispat
  * functionality; the per-backend ones before f are Dense(1), Quantized(5), Sparse(8),
  * SparseCsr(9), NestedTensor(10) and AutogradFunctionality(21). */
 static int table_offset(c10c_dispatch_key f) {
-  static const c10c_dispatch_key per_backend[] = {DK(DENSE),      DK(QUANTIZED),
-                                                  DK(SPARSE),     DK(SPARSE_CSR),
+  static const c10c_dispatch_key per_backend[] = {DK(DENSE),         DK(QUANTIZED),
+                                                  DK(SPARSE),        DK(SPARSE_CSR),
                                                   DK(NESTED_TENSOR), DK(AUTOGRAD_FUNCTIONALITY)};
   int offset = f;
   for (size_t i = 0; i < sizeof per_backend / sizeof per_backend[0]; i++)
@@ -262,16 +261,17 @@ c10c_status c10c_dispatch_key_set_to_string(char *out, size_t out_size, size_t *
 
 /* ---- alias keys and derived sets (c10/core/DispatchKeySet.cpp, PyTorch 2.13) ---- */
 
-#define AUTOGRAD_KEYSET (FBIT(AUTOGRAD_FUNCTIONALITY) | FBIT(AUTOGRAD_OTHER) | FBIT(AUTOGRAD_NESTED_TENSOR))
-#define AUTOGRADOTHER_BACKENDS                                                              \
-  (FBIT(FPGA) | FBIT(VULKAN) | FBIT(METAL) | FBIT(CUSTOM_RNG_KEY_ID) | FBIT(MKLDNN_CPU) |    \
+#define AUTOGRAD_KEYSET \
+  (FBIT(AUTOGRAD_FUNCTIONALITY) | FBIT(AUTOGRAD_OTHER) | FBIT(AUTOGRAD_NESTED_TENSOR))
+#define AUTOGRADOTHER_BACKENDS                                                            \
+  (FBIT(FPGA) | FBIT(VULKAN) | FBIT(METAL) | FBIT(CUSTOM_RNG_KEY_ID) | FBIT(MKLDNN_CPU) | \
    FBIT(SPARSE) | FBIT(SPARSE_CSR) | FBIT(QUANTIZED) | FULL_BACKEND_MASK)
 #define BACKEND_KEYSET (AUTOGRADOTHER_BACKENDS | FBIT(DENSE))
 /* CompositeImplicitAutograd; PyTorch 2.13 does not include Functionalize (later versions do). */
-#define MATH_KEYSET (BACKEND_KEYSET | AUTOGRAD_KEYSET | FBIT(NESTED_TENSOR))
-#define NESTED_KEYSET (FBIT(NESTED_TENSOR) | FBIT(AUTOGRAD_NESTED_TENSOR) | FULL_BACKEND_MASK)
-#define NON_FUNCTIONAL_BACKEND_KEYSET                                                      \
-  ((BACKEND_KEYSET & ~FBIT(SPARSE)) & ~backend_bit(C10C_BACKEND_COMPONENT_XLA) &             \
+#define MATH_KEYSET    (BACKEND_KEYSET | AUTOGRAD_KEYSET | FBIT(NESTED_TENSOR))
+#define NESTED_KEYSET  (FBIT(NESTED_TENSOR) | FBIT(AUTOGRAD_NESTED_TENSOR) | FULL_BACKEND_MASK)
+#define NON_FUNCTIONAL_BACKEND_KEYSET                                            \
+  ((BACKEND_KEYSET & ~FBIT(SPARSE)) & ~backend_bit(C10C_BACKEND_COMPONENT_XLA) & \
    ~backend_bit(C10C_BACKEND_COMPONENT_LAZY))
 
 c10c_status c10c_dispatch_key_set_from_alias(c10c_dispatch_key_set *out, c10c_dispatch_key k) {
@@ -304,9 +304,7 @@ c10c_status c10c_dispatch_key_alias_has(bool *out, c10c_dispatch_key alias, c10c
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "runtimeDispatchKeySetHas: the alias key must not be Undefined");
   switch (alias) {
-    case DK(AUTOGRAD):
-      *out = bits_has(AUTOGRAD_KEYSET, key_functionality(k));
-      break;
+    case DK(AUTOGRAD): *out = bits_has(AUTOGRAD_KEYSET, key_functionality(k)); break;
     case DK(COMPOSITE_IMPLICIT_AUTOGRAD): *out = bits_has(MATH_KEYSET, k); break;
     case DK(COMPOSITE_IMPLICIT_AUTOGRAD_NESTED_TENSOR): *out = bits_has(NESTED_KEYSET, k); break;
     case DK(COMPOSITE_EXPLICIT_AUTOGRAD):
@@ -372,7 +370,8 @@ c10c_status c10c_dispatch_key_set_for_tensor(c10c_dispatch_key_set *out, c10c_dt
   c10c_backend_component b = c10c_dispatch_key_set_highest_backend(ks);
   /* TensorImpl: inference tensors get no autograd keys; others get ADInplaceOrView and the
    * backend's autograd key whether or not they require grad; all get the autocast key. */
-  if (!inference_mode) ks = c10c_dispatch_key_set_union(ks, c10c_dispatch_key_set_autograd_related(b));
+  if (!inference_mode)
+    ks = c10c_dispatch_key_set_union(ks, c10c_dispatch_key_set_autograd_related(b));
   *out = c10c_dispatch_key_set_union(ks, c10c_dispatch_key_set_autocast_related(b));
   return C10C_STATUS_OK;
 }
@@ -380,8 +379,6 @@ c10c_status c10c_dispatch_key_set_for_tensor(c10c_dispatch_key_set *out, c10c_dt
 bool c10c_dispatch_key_is_backend(c10c_dispatch_key k) {
   /* c10's isBackendDispatchKey: NestedTensor is excluded by hand (see c10's Note "NestedTensor
    * Not Included in Backend Keys"). */
-  if (!settable(k) || k == DK(UNDEFINED) || key_is_alias(k) ||
-      k == DK(NESTED_TENSOR))
-    return false;
+  if (!settable(k) || k == DK(UNDEFINED) || key_is_alias(k) || k == DK(NESTED_TENSOR)) return false;
   return bits_has(BACKEND_KEYSET, k);
 }

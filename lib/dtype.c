@@ -59,7 +59,8 @@ static const dtype_info infos[C10C_DTYPE_UNDEFINED] = {
     {"int6", "", "Int6", 1},
     {"int7", "", "Int7", 1},
     {"float8_e8m0fnu", "", "Float8_e8m0fnu", 1},
-    {"float4_e2m1fn_x2", "", "Float4_e2m1fn_x2", 1},};
+    {"float4_e2m1fn_x2", "", "Float4_e2m1fn_x2", 1},
+};
 
 _Static_assert(sizeof infos / sizeof infos[0] == C10C_DTYPE_UNDEFINED, "one row per dtype");
 
@@ -147,9 +148,7 @@ bool c10c_dtype_is_integral(c10c_dtype t, bool include_bool) {
   }
 }
 
-bool c10c_dtype_is_bits(c10c_dtype t) {
-  return t >= C10C_DTYPE_BITS1X8 && t <= C10C_DTYPE_BITS16;
-}
+bool c10c_dtype_is_bits(c10c_dtype t) { return t >= C10C_DTYPE_BITS1X8 && t <= C10C_DTYPE_BITS16; }
 
 bool c10c_dtype_is_barebones_unsigned(c10c_dtype t) {
   return (t >= C10C_DTYPE_UINT1 && t <= C10C_DTYPE_UINT7) || t == C10C_DTYPE_UINT16 ||
@@ -172,11 +171,21 @@ c10c_status c10c_dtype_is_signed(bool *out, c10c_dtype t) {
 }
 
 /* The 13 types of c10's promotion table, in its order, and the table itself (symmetric). */
-enum { u1 = C10C_DTYPE_UINT8, i1 = C10C_DTYPE_INT8, i2 = C10C_DTYPE_INT16,
-       i4 = C10C_DTYPE_INT32, i8 = C10C_DTYPE_INT64, f2 = C10C_DTYPE_FLOAT16,
-       f4 = C10C_DTYPE_FLOAT32, f8 = C10C_DTYPE_FLOAT64, c2 = C10C_DTYPE_COMPLEX32,
-       c4 = C10C_DTYPE_COMPLEX64, c8 = C10C_DTYPE_COMPLEX128, b1 = C10C_DTYPE_BOOL,
-       bf = C10C_DTYPE_BFLOAT16 };
+enum {
+  u1 = C10C_DTYPE_UINT8,
+  i1 = C10C_DTYPE_INT8,
+  i2 = C10C_DTYPE_INT16,
+  i4 = C10C_DTYPE_INT32,
+  i8 = C10C_DTYPE_INT64,
+  f2 = C10C_DTYPE_FLOAT16,
+  f4 = C10C_DTYPE_FLOAT32,
+  f8 = C10C_DTYPE_FLOAT64,
+  c2 = C10C_DTYPE_COMPLEX32,
+  c4 = C10C_DTYPE_COMPLEX64,
+  c8 = C10C_DTYPE_COMPLEX128,
+  b1 = C10C_DTYPE_BOOL,
+  bf = C10C_DTYPE_BFLOAT16
+};
 
 static int promotion_index(c10c_dtype t) {
   switch (t) {

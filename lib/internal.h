@@ -20,9 +20,9 @@ c10c_status c10c__fail(c10c_status status, const char *fmt, ...) C10C__PRINTF(2,
 /* The error for a NULL pointer argument, naming the parameter. */
 c10c_status c10c__null_argument(const char *function, const char *parameter);
 
-#define C10C__CHECK_NOT_NULL(ptr)                                                              \
-  do {                                                                                         \
-    if ((ptr) == NULL) return c10c__null_argument(__func__, #ptr);                             \
+#define C10C__CHECK_NOT_NULL(ptr)                                  \
+  do {                                                             \
+    if ((ptr) == NULL) return c10c__null_argument(__func__, #ptr); \
   } while (0)
 
 /* c10's device type name (upper or lower case) without error reporting; NULL when invalid. */

@@ -26,9 +26,7 @@ static const char *layout_lookup(const char *const *names, c10c_layout l) {
 
 const char *c10c_layout_name(c10c_layout l) { return layout_lookup(layout_names, l); }
 
-const char *c10c_layout_python_name(c10c_layout l) {
-  return layout_lookup(layout_python_names, l);
-}
+const char *c10c_layout_python_name(c10c_layout l) { return layout_lookup(layout_python_names, l); }
 
 bool c10c_memory_format_is_valid(c10c_memory_format f) {
   return f >= 0 && f < C10C_MEMORY_FORMAT_COUNT;

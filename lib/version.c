@@ -6,7 +6,21 @@
 #include "internal.h"
 
 #define STRINGIFY_(x) #x
-#define STRINGIFY(x) STRINGIFY_(x)
+#define STRINGIFY(x)  STRINGIFY_(x)
+
+/* Layout facts of the public value types, frozen with ABI 1.0 (c10's sizes where c10 has the
+ * type). abidiff in CI catches a change too; these stop it at compile time. */
+_Static_assert(sizeof(c10c_device) == 2 && offsetof(c10c_device, index) == 1, "c10c_device");
+_Static_assert(sizeof(c10c_stream) == 16 && offsetof(c10c_stream, id) == 8, "c10c_stream");
+_Static_assert(sizeof(c10c_stream_data3) == 16 && offsetof(c10c_stream_data3, device_index) == 8 &&
+                   offsetof(c10c_stream_data3, device_type) == 9,
+               "c10c_stream_data3");
+_Static_assert(sizeof(c10c_dispatch_key_set) == 8, "c10c_dispatch_key_set");
+_Static_assert(sizeof(c10c_abi_info) == 24, "c10c_abi_info");
+_Static_assert(sizeof(c10c_status) == 4 && sizeof(c10c_dtype) == 1 && sizeof(c10c_layout) == 1 &&
+                   sizeof(c10c_memory_format) == 1 && sizeof(c10c_device_type) == 1 &&
+                   sizeof(c10c_dispatch_key) == 2 && sizeof(c10c_backend_component) == 1,
+               "enum widths");
 
 uint32_t c10c_version_number(void) { return C10C_VERSION_NUMBER; }
 
@@ -27,8 +41,7 @@ typedef struct size_field {
 static const size_field size_fields[] = {
     {offsetof(c10c_abi_info, sizeof_device), sizeof(c10c_device), "c10c_device"},
     {offsetof(c10c_abi_info, sizeof_stream), sizeof(c10c_stream), "c10c_stream"},
-    {offsetof(c10c_abi_info, sizeof_stream_data3), sizeof(c10c_stream_data3),
-     "c10c_stream_data3"},
+    {offsetof(c10c_abi_info, sizeof_stream_data3), sizeof(c10c_stream_data3), "c10c_stream_data3"},
     {offsetof(c10c_abi_info, sizeof_dispatch_key_set), sizeof(c10c_dispatch_key_set),
      "c10c_dispatch_key_set"},
 };

@@ -11,20 +11,36 @@ def _section(title: str) -> None:
 
 def main() -> None:
     """Print the tour."""
-    print(f"pyc10 {pyc10.__version__} over libc10c (ABI {pyc10.abi_version[0]}.{pyc10.abi_version[1]})")
+    print(
+        f"pyc10 {pyc10.__version__} over libc10c "
+        f"(ABI {pyc10.abi_version[0]}.{pyc10.abi_version[1]})"
+    )
     print(f"library: {pyc10.get_library_path()}")
 
     _section("dtypes: c10's ScalarType numbers, torch's names")
-    for d in (pyc10.bool, pyc10.uint8, pyc10.int64, pyc10.bfloat16, pyc10.float32,
-              pyc10.complex64, pyc10.float8_e4m3fn):
-        print(f"  {d!r:22} value={d.value:2} itemsize={d.itemsize} "
-              f"floating={d.is_floating_point} complex={d.is_complex}")
+    for d in (
+        pyc10.bool,
+        pyc10.uint8,
+        pyc10.int64,
+        pyc10.bfloat16,
+        pyc10.float32,
+        pyc10.complex64,
+        pyc10.float8_e4m3fn,
+    ):
+        print(
+            f"  {d!r:22} value={d.value:2} itemsize={d.itemsize} "
+            f"floating={d.is_floating_point} complex={d.is_complex}"
+        )
     print(f"  pyc10.float is pyc10.float32: {pyc10.float is pyc10.float32}")
     print(f"  as numpy: {pyc10.float16.to_numpy()!r}, from numpy: {pyc10.dtype.from_numpy('i2')!r}")
 
     _section("type promotion (torch.promote_types)")
-    for a, b in ((pyc10.uint8, pyc10.int8), (pyc10.int64, pyc10.float16),
-                 (pyc10.bfloat16, pyc10.float16), (pyc10.complex32, pyc10.float64)):
+    for a, b in (
+        (pyc10.uint8, pyc10.int8),
+        (pyc10.int64, pyc10.float16),
+        (pyc10.bfloat16, pyc10.float16),
+        (pyc10.complex32, pyc10.float64),
+    ):
         print(f"  promote_types({a!r}, {b!r}) = {pyc10.promote_types(a, b)!r}")
     try:
         pyc10.promote_types(pyc10.uint16, pyc10.int32)
@@ -33,8 +49,8 @@ def main() -> None:
 
     _section("devices (torch.device's grammar and messages)")
     for s in ("cpu", "cuda:1", "meta", "privateuseone:0"):
-        d = pyc10.device(s)
-        print(f"  device({s!r:18}) -> {d!r}  str={str(d)!r}")
+        dev = pyc10.device(s)
+        print(f"  device({s!r:18}) -> {dev!r}  str={str(dev)!r}")
     for bad in ("cuda:01", "gpu", "cuda:128"):
         try:
             pyc10.device(bad)
@@ -55,7 +71,10 @@ def main() -> None:
     ks = pyc10.DispatchKeySet("CPU", "AutogradCUDA")
     print(f"  {{CPU, AutogradCUDA}} is a cross product: {ks}")
     print(f"  ... remove(CPU) keeps backend bits: {ks.remove('CPU')}")
-    print(f"  alias Autograd expands to {len(pyc10.DispatchKeySet.from_alias('Autograd'))} runtime keys")
+    print(
+        "  alias Autograd expands to "
+        f"{len(pyc10.DispatchKeySet.from_alias('Autograd'))} runtime keys"
+    )
 
 
 if __name__ == "__main__":

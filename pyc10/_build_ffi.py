@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-import cffi
+import cffi  # type: ignore[import-untyped]
 
 # C helpers that live in the extension itself. pyc10_abi_check runs the ABI check with the sizes
 # this extension was compiled with, exactly as a C host application would.

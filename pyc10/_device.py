@@ -23,7 +23,7 @@ _CACHE_LIMIT = 1024
 
 @final
 class device:
-    """A device, as ``torch.device``: ``device("cuda:1")``, ``device("cuda", 1)``, ``device("cpu")``.
+    """A device, as ``torch.device``: ``device("cuda:1")``, ``device("cuda", 1)``, ``"cpu"``.
 
     There is one object per (type, index), so equality and hashing are identity's, at C speed.
 
@@ -33,7 +33,7 @@ class device:
     """
 
     __module__ = "pyc10"
-    __slots__ = ("_type", "_index", "_str")
+    __slots__ = ("_index", "_str", "_type")
 
     _type: int
     _index: int
@@ -88,9 +88,10 @@ builtin_type = type  # the property is named "type", as torch's
 
 
 def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> C10TypeError:
-    got = ", ".join([builtin_type(a).__name__ for a in args] + [
-        f"{k}={builtin_type(v).__name__}" for k, v in kwargs.items()
-    ])
+    got = ", ".join(
+        [builtin_type(a).__name__ for a in args]
+        + [f"{k}={builtin_type(v).__name__}" for k, v in kwargs.items()]
+    )
     return C10TypeError(
         f"device() received an invalid combination of arguments - got ({got}), but expected "
         f"one of: {_SIGNATURES}"
@@ -114,7 +115,7 @@ def _from_one(arg: Any) -> device:
 def _type_and_index_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
     if len(args) > 2 or set(kwargs) - {"type", "index"}:
         raise _invalid_combination(args, kwargs)
-    named = dict(zip(("type", "index"), args))
+    named = dict(zip(("type", "index"), args, strict=False))
     for key, value in kwargs.items():
         if key in named:
             raise _invalid_combination(args, kwargs)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator
-from typing import Any, Union, final
+from typing import Any, final
 
 from ._device import device as _device_cls
 from ._dtype import dtype as _dtype_cls
 from ._errors import C10TypeError, check
-from ._lib import ffi, lib
 from ._layout import layout as _layout_cls
+from ._lib import ffi, lib
 
 __all__ = ["DispatchKey", "DispatchKeySet"]
 
@@ -30,9 +30,12 @@ def _key_members() -> list[tuple[str, int]]:
     # placeholders (which print as "Undefined", "QuantizedUndefined", ...).
     members = []
     for k in range(lib.C10C_DISPATCH_KEY_COUNT):
-        placeholder = lib.C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS <= k <= (
-            lib.C10C_DISPATCH_KEY_AUTOGRAD_META
-        ) and lib.c10c_dispatch_key_to_backend(k) == 0
+        placeholder = (
+            lib.C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS
+            <= k
+            <= (lib.C10C_DISPATCH_KEY_AUTOGRAD_META)
+            and lib.c10c_dispatch_key_to_backend(k) == 0
+        )
         if k == lib.C10C_DISPATCH_KEY_END_OF_FUNCTIONALITY_KEYS or placeholder:
             continue
         members.append((ffi.string(lib.c10c_dispatch_key_name(k)).decode(), k))
@@ -45,12 +48,12 @@ DispatchKey.__doc__ = "A dispatch key: c10's DispatchKey, with c10's names and n
 
 _KEYS_BY_VALUE: dict[int, Any] = {int(k): k for k in DispatchKey}
 
-KeyLike = Union["DispatchKey", int, str]  # type: ignore[valid-type]
+KeyLike = int | str  # a DispatchKey (an int), a key value or a key name
 
 
-def _settable_key_bits() -> dict[int, int]:
+def _settable_key_bits() -> dict[object, int]:
     # The bits of DispatchKeySet(k) for every key a set can be built from, from the library.
-    bits = {}
+    bits: dict[object, int] = {}
     out = ffi.new(_SET_PTR)
     for k in range(lib.C10C_DISPATCH_KEY_COUNT):
         if lib.c10c_dispatch_key_set_from_key(out, k) == lib.C10C_STATUS_OK:
@@ -80,7 +83,9 @@ def _key_value(k: Any) -> int:
         out = ffi.new(_KEY_PTR)
         check(lib.c10c_dispatch_key_parse(out, k.encode()))
         return int(out[0])
-    raise C10TypeError(f"expected a pyc10.DispatchKey, an int or a key name, not {type(k).__name__}")
+    raise C10TypeError(
+        f"expected a pyc10.DispatchKey, an int or a key name, not {type(k).__name__}"
+    )
 
 
 def _bits(k: Any) -> int:
@@ -212,7 +217,7 @@ class DispatchKeySet:
     def _check_other(self, other: object) -> int:
         if type(other) is not DispatchKeySet:
             return -1
-        return other._raw  # type: ignore[attr-defined, no-any-return]
+        return other._raw
 
     def __or__(self, other: DispatchKeySet) -> DispatchKeySet:
         raw = self._check_other(other)
@@ -249,7 +254,7 @@ class DispatchKeySet:
     def __eq__(self, other: object) -> bool:
         if type(other) is not DispatchKeySet:
             return NotImplemented
-        return self._raw == other._raw  # type: ignore[attr-defined, no-any-return]
+        return self._raw == other._raw
 
     def __hash__(self) -> int:
         return hash(self._raw)
@@ -268,7 +273,7 @@ class DispatchKeySet:
         if lib.pyc10_ks_to_string(buf, len(buf), needed, self._raw) != lib.C10C_STATUS_OK:
             buf = ffi.new("char[]", needed[0] + 1)
             check(lib.pyc10_ks_to_string(buf, len(buf), ffi.NULL, self._raw))
-        return ffi.string(buf).decode()
+        return str(ffi.string(buf).decode())
 
     __str__ = __repr__
 

@@ -10,7 +10,7 @@ from ._lib import ffi, lib
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["dtype", "promote_types", "can_cast"]
+__all__ = ["can_cast", "dtype", "promote_types"]
 
 # cffi releases the GIL around every C call, so out-parameters are allocated per call (a shared
 # buffer could be overwritten by another thread between the call and the read).
@@ -28,7 +28,7 @@ class dtype:
 
     __module__ = "pyc10"
     # Read-only attributes kept in slots (read at C speed); __setattr__ refuses changes.
-    __slots__ = ("value", "_name", "itemsize", "is_floating_point", "is_complex")
+    __slots__ = ("_name", "is_complex", "is_floating_point", "itemsize", "value")
 
     #: c10's ScalarType number (``c10c_dtype`` in C).
     value: int
@@ -40,7 +40,7 @@ class dtype:
     #: Whether this is a complex type.
     is_complex: bool
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> dtype:  # noqa: D102 - not public
+    def __new__(cls, *args: Any, **kwargs: Any) -> dtype:
         raise TypeError("cannot create 'pyc10.dtype' instances; use pyc10.float32 and friends")
 
     @classmethod
@@ -159,7 +159,7 @@ def _value_of(d: object, argname: str) -> int:
         raise C10TypeError(
             f"promote_types(): argument '{argname}' must be pyc10.dtype, not {type(d).__name__}"
         )
-    return d.value  # type: ignore[attr-defined, no-any-return]
+    return d.value
 
 
 # Promotion is a pure function of two dtypes: results the library gave once are remembered.

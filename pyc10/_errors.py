@@ -12,13 +12,13 @@ from ._lib import ffi, lib
 
 __all__ = [
     "C10Error",
-    "C10RuntimeError",
-    "C10ValueError",
     "C10IndexError",
-    "C10TypeError",
-    "C10NotImplementedError",
     "C10MemoryError",
+    "C10NotImplementedError",
     "C10OverflowError",
+    "C10RuntimeError",
+    "C10TypeError",
+    "C10ValueError",
     "check",
     "raise_status",
 ]
@@ -55,8 +55,7 @@ class C10NotImplementedError(C10Error, NotImplementedError):
 
 
 class C10MemoryError(C10Error, MemoryError):
-    """An allocation failed (torch: ``torch.OutOfMemoryError``, a ``RuntimeError``; here a
-    ``MemoryError`` as Python allocations raise)."""
+    """An allocation failed (raised as ``MemoryError``, as Python's own allocations do)."""
 
 
 class C10OverflowError(C10Error, RuntimeError):

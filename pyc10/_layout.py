@@ -6,17 +6,17 @@ from typing import Any, final
 
 from ._lib import ffi, lib
 
-__all__ = ["layout", "memory_format", "LAYOUTS", "MEMORY_FORMATS"]
+__all__ = ["LAYOUTS", "MEMORY_FORMATS", "layout", "memory_format"]
 
 
 class _Named:
-    __slots__ = ("_value", "_name", "_c10_name")
+    __slots__ = ("_c10_name", "_name", "_value")
 
     _value: int
     _name: str
     _c10_name: str
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: D102 - not public
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"cannot create 'pyc10.{cls.__name__}' instances")
 
     @classmethod
@@ -64,7 +64,7 @@ class memory_format(_Named):
 
 
 def _names(fn: Any, value: int) -> str:
-    return ffi.string(fn(value)).decode()
+    return str(ffi.string(fn(value)).decode())
 
 
 #: Every layout by its Python name, and every memory format by its Python name.

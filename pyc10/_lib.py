@@ -17,7 +17,7 @@ __all__ = ["ffi", "lib"]
 
 
 def _check_abi() -> None:
-    """Refuse to run against a libc10c whose ABI differs from the one the extension was built with."""
+    """Refuse a libc10c whose ABI differs from the one the extension was built with."""
     if lib.pyc10_abi_check() != lib.C10C_STATUS_OK:
         message = ffi.string(lib.c10c_last_error_message()).decode("utf-8", "replace")
         raise ImportError(f"pyc10 cannot use the loaded libc10c: {message}")

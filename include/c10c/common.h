@@ -33,7 +33,7 @@
 
 #ifdef __cplusplus
 #define C10C_BEGIN_DECLS extern "C" {
-#define C10C_END_DECLS }
+#define C10C_END_DECLS   }
 #else
 #define C10C_BEGIN_DECLS
 #define C10C_END_DECLS

@@ -47,162 +47,165 @@ enum c10c_backend_component_value {
  *   AutogradFunctionality; 150..155 alias keys, which name sets of runtime keys. */
 typedef uint16_t c10c_dispatch_key;
 enum c10c_dispatch_key_value {
-  C10C_DISPATCH_KEY_UNDEFINED = 0,                              /* Undefined */
-  C10C_DISPATCH_KEY_DENSE = 1,                                  /* Dense */
-  C10C_DISPATCH_KEY_FPGA = 2,                                   /* FPGA */
-  C10C_DISPATCH_KEY_VULKAN = 3,                                 /* Vulkan */
-  C10C_DISPATCH_KEY_METAL = 4,                                  /* Metal */
-  C10C_DISPATCH_KEY_QUANTIZED = 5,                              /* Quantized */
-  C10C_DISPATCH_KEY_CUSTOM_RNG_KEY_ID = 6,                      /* CustomRNGKeyId */
-  C10C_DISPATCH_KEY_MKLDNN_CPU = 7,                             /* MkldnnCPU */
-  C10C_DISPATCH_KEY_SPARSE = 8,                                 /* Sparse */
-  C10C_DISPATCH_KEY_SPARSE_CSR = 9,                             /* SparseCsr */
-  C10C_DISPATCH_KEY_NESTED_TENSOR = 10,                         /* NestedTensor */
-  C10C_DISPATCH_KEY_BACKEND_SELECT = 11,                        /* BackendSelect */
-  C10C_DISPATCH_KEY_FAKE = 12,                                  /* Fake */
-  C10C_DISPATCH_KEY_PYTHON = 13,                                /* Python */
-  C10C_DISPATCH_KEY_FUNC_TORCH_DYNAMIC_LAYER_BACK_MODE = 14,    /* FuncTorchDynamicLayerBackMode */
-  C10C_DISPATCH_KEY_FUNCTIONALIZE = 15,                         /* Functionalize */
-  C10C_DISPATCH_KEY_CONJUGATE = 16,                             /* Conjugate */
-  C10C_DISPATCH_KEY_NEGATIVE = 17,                              /* Negative */
-  C10C_DISPATCH_KEY_ZERO_TENSOR = 18,                           /* ZeroTensor */
-  C10C_DISPATCH_KEY_AD_INPLACE_OR_VIEW = 19,                    /* ADInplaceOrView */
-  C10C_DISPATCH_KEY_AUTOGRAD_OTHER = 20,                        /* AutogradOther */
-  C10C_DISPATCH_KEY_AUTOGRAD_FUNCTIONALITY = 21,                /* AutogradFunctionality */
-  C10C_DISPATCH_KEY_AUTOGRAD_NESTED_TENSOR = 22,                /* AutogradNestedTensor */
-  C10C_DISPATCH_KEY_TRACER = 23,                                /* Tracer */
-  C10C_DISPATCH_KEY_AUTOCAST_CPU = 24,                          /* AutocastCPU */
-  C10C_DISPATCH_KEY_AUTOCAST_MTIA = 25,                         /* AutocastMTIA */
-  C10C_DISPATCH_KEY_AUTOCAST_MAIA = 26,                         /* AutocastMAIA */
-  C10C_DISPATCH_KEY_AUTOCAST_XPU = 27,                          /* AutocastXPU */
-  C10C_DISPATCH_KEY_AUTOCAST_IPU = 28,                          /* AutocastIPU */
-  C10C_DISPATCH_KEY_AUTOCAST_HPU = 29,                          /* AutocastHPU */
-  C10C_DISPATCH_KEY_AUTOCAST_XLA = 30,                          /* AutocastXLA */
-  C10C_DISPATCH_KEY_AUTOCAST_MPS = 31,                          /* AutocastMPS */
-  C10C_DISPATCH_KEY_AUTOCAST_CUDA = 32,                         /* AutocastCUDA */
-  C10C_DISPATCH_KEY_AUTOCAST_PRIVATE_USE1 = 33,                 /* AutocastPrivateUse1 */
-  C10C_DISPATCH_KEY_FUNC_TORCH_BATCHED = 34,                    /* FuncTorchBatched */
-  C10C_DISPATCH_KEY_BATCHED_NESTED_TENSOR = 35,                 /* BatchedNestedTensor */
-  C10C_DISPATCH_KEY_FUNC_TORCH_VMAP_MODE = 36,                  /* FuncTorchVmapMode */
-  C10C_DISPATCH_KEY_BATCHED = 37,                               /* Batched */
-  C10C_DISPATCH_KEY_VMAP_MODE = 38,                             /* VmapMode */
-  C10C_DISPATCH_KEY_FUNC_TORCH_GRAD_WRAPPER = 39,               /* FuncTorchGradWrapper */
-  C10C_DISPATCH_KEY_DEFERRED_INIT = 40,                         /* DeferredInit */
-  C10C_DISPATCH_KEY_PYTHON_TLS_SNAPSHOT = 41,                   /* PythonTLSSnapshot */
-  C10C_DISPATCH_KEY_FUNC_TORCH_DYNAMIC_LAYER_FRONT_MODE = 42,   /* FuncTorchDynamicLayerFrontMode */
-  C10C_DISPATCH_KEY_TESTING_ONLY_GENERIC_WRAPPER = 43,          /* TESTING_ONLY_GenericWrapper */
-  C10C_DISPATCH_KEY_TESTING_ONLY_GENERIC_MODE = 44,             /* TESTING_ONLY_GenericMode */
-  C10C_DISPATCH_KEY_PRE_DISPATCH = 45,                          /* PreDispatch */
-  C10C_DISPATCH_KEY_PYTHON_DISPATCHER = 46,                     /* PythonDispatcher */
-  C10C_DISPATCH_KEY_END_OF_FUNCTIONALITY_KEYS = 47,             /* EndOfFunctionalityKeys */
-  C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS = 48,               /* StartOfDenseBackends */
-  C10C_DISPATCH_KEY_CPU = 49,                                   /* CPU */
-  C10C_DISPATCH_KEY_CUDA = 50,                                  /* CUDA */
-  C10C_DISPATCH_KEY_HIP = 51,                                   /* HIP */
-  C10C_DISPATCH_KEY_XLA = 52,                                   /* XLA */
-  C10C_DISPATCH_KEY_MPS = 53,                                   /* MPS */
-  C10C_DISPATCH_KEY_IPU = 54,                                   /* IPU */
-  C10C_DISPATCH_KEY_XPU = 55,                                   /* XPU */
-  C10C_DISPATCH_KEY_HPU = 56,                                   /* HPU */
-  C10C_DISPATCH_KEY_VE = 57,                                    /* VE */
-  C10C_DISPATCH_KEY_LAZY = 58,                                  /* Lazy */
-  C10C_DISPATCH_KEY_MTIA = 59,                                  /* MTIA */
-  C10C_DISPATCH_KEY_MAIA = 60,                                  /* MAIA */
-  C10C_DISPATCH_KEY_PRIVATE_USE1 = 61,                          /* PrivateUse1 */
-  C10C_DISPATCH_KEY_PRIVATE_USE2 = 62,                          /* PrivateUse2 */
-  C10C_DISPATCH_KEY_PRIVATE_USE3 = 63,                          /* PrivateUse3 */
-  C10C_DISPATCH_KEY_META = 64,                                  /* Meta */
-  C10C_DISPATCH_KEY_START_OF_QUANTIZED_BACKENDS = 65,           /* StartOfQuantizedBackends */
-  C10C_DISPATCH_KEY_QUANTIZED_CPU = 66,                         /* QuantizedCPU */
-  C10C_DISPATCH_KEY_QUANTIZED_CUDA = 67,                        /* QuantizedCUDA */
-  C10C_DISPATCH_KEY_QUANTIZED_HIP = 68,                         /* QuantizedHIP */
-  C10C_DISPATCH_KEY_QUANTIZED_XLA = 69,                         /* QuantizedXLA */
-  C10C_DISPATCH_KEY_QUANTIZED_MPS = 70,                         /* QuantizedMPS */
-  C10C_DISPATCH_KEY_QUANTIZED_IPU = 71,                         /* QuantizedIPU */
-  C10C_DISPATCH_KEY_QUANTIZED_XPU = 72,                         /* QuantizedXPU */
-  C10C_DISPATCH_KEY_QUANTIZED_HPU = 73,                         /* QuantizedHPU */
-  C10C_DISPATCH_KEY_QUANTIZED_VE = 74,                          /* QuantizedVE */
-  C10C_DISPATCH_KEY_QUANTIZED_LAZY = 75,                        /* QuantizedLazy */
-  C10C_DISPATCH_KEY_QUANTIZED_MTIA = 76,                        /* QuantizedMTIA */
-  C10C_DISPATCH_KEY_QUANTIZED_MAIA = 77,                        /* QuantizedMAIA */
-  C10C_DISPATCH_KEY_QUANTIZED_PRIVATE_USE1 = 78,                /* QuantizedPrivateUse1 */
-  C10C_DISPATCH_KEY_QUANTIZED_PRIVATE_USE2 = 79,                /* QuantizedPrivateUse2 */
-  C10C_DISPATCH_KEY_QUANTIZED_PRIVATE_USE3 = 80,                /* QuantizedPrivateUse3 */
-  C10C_DISPATCH_KEY_QUANTIZED_META = 81,                        /* QuantizedMeta */
-  C10C_DISPATCH_KEY_START_OF_SPARSE_BACKENDS = 82,              /* StartOfSparseBackends */
-  C10C_DISPATCH_KEY_SPARSE_CPU = 83,                            /* SparseCPU */
-  C10C_DISPATCH_KEY_SPARSE_CUDA = 84,                           /* SparseCUDA */
-  C10C_DISPATCH_KEY_SPARSE_HIP = 85,                            /* SparseHIP */
-  C10C_DISPATCH_KEY_SPARSE_XLA = 86,                            /* SparseXLA */
-  C10C_DISPATCH_KEY_SPARSE_MPS = 87,                            /* SparseMPS */
-  C10C_DISPATCH_KEY_SPARSE_IPU = 88,                            /* SparseIPU */
-  C10C_DISPATCH_KEY_SPARSE_XPU = 89,                            /* SparseXPU */
-  C10C_DISPATCH_KEY_SPARSE_HPU = 90,                            /* SparseHPU */
-  C10C_DISPATCH_KEY_SPARSE_VE = 91,                             /* SparseVE */
-  C10C_DISPATCH_KEY_SPARSE_LAZY = 92,                           /* SparseLazy */
-  C10C_DISPATCH_KEY_SPARSE_MTIA = 93,                           /* SparseMTIA */
-  C10C_DISPATCH_KEY_SPARSE_MAIA = 94,                           /* SparseMAIA */
-  C10C_DISPATCH_KEY_SPARSE_PRIVATE_USE1 = 95,                   /* SparsePrivateUse1 */
-  C10C_DISPATCH_KEY_SPARSE_PRIVATE_USE2 = 96,                   /* SparsePrivateUse2 */
-  C10C_DISPATCH_KEY_SPARSE_PRIVATE_USE3 = 97,                   /* SparsePrivateUse3 */
-  C10C_DISPATCH_KEY_SPARSE_META = 98,                           /* SparseMeta */
-  C10C_DISPATCH_KEY_START_OF_SPARSE_CSR_BACKENDS = 99,          /* StartOfSparseCsrBackends */
-  C10C_DISPATCH_KEY_SPARSE_CSR_CPU = 100,                       /* SparseCsrCPU */
-  C10C_DISPATCH_KEY_SPARSE_CSR_CUDA = 101,                      /* SparseCsrCUDA */
-  C10C_DISPATCH_KEY_SPARSE_CSR_HIP = 102,                       /* SparseCsrHIP */
-  C10C_DISPATCH_KEY_SPARSE_CSR_XLA = 103,                       /* SparseCsrXLA */
-  C10C_DISPATCH_KEY_SPARSE_CSR_MPS = 104,                       /* SparseCsrMPS */
-  C10C_DISPATCH_KEY_SPARSE_CSR_IPU = 105,                       /* SparseCsrIPU */
-  C10C_DISPATCH_KEY_SPARSE_CSR_XPU = 106,                       /* SparseCsrXPU */
-  C10C_DISPATCH_KEY_SPARSE_CSR_HPU = 107,                       /* SparseCsrHPU */
-  C10C_DISPATCH_KEY_SPARSE_CSR_VE = 108,                        /* SparseCsrVE */
-  C10C_DISPATCH_KEY_SPARSE_CSR_LAZY = 109,                      /* SparseCsrLazy */
-  C10C_DISPATCH_KEY_SPARSE_CSR_MTIA = 110,                      /* SparseCsrMTIA */
-  C10C_DISPATCH_KEY_SPARSE_CSR_MAIA = 111,                      /* SparseCsrMAIA */
-  C10C_DISPATCH_KEY_SPARSE_CSR_PRIVATE_USE1 = 112,              /* SparseCsrPrivateUse1 */
-  C10C_DISPATCH_KEY_SPARSE_CSR_PRIVATE_USE2 = 113,              /* SparseCsrPrivateUse2 */
-  C10C_DISPATCH_KEY_SPARSE_CSR_PRIVATE_USE3 = 114,              /* SparseCsrPrivateUse3 */
-  C10C_DISPATCH_KEY_SPARSE_CSR_META = 115,                      /* SparseCsrMeta */
-  C10C_DISPATCH_KEY_START_OF_NESTED_TENSOR_BACKENDS = 116,      /* StartOfNestedTensorBackends */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_CPU = 117,                    /* NestedTensorCPU */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_CUDA = 118,                   /* NestedTensorCUDA */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_HIP = 119,                    /* NestedTensorHIP */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_XLA = 120,                    /* NestedTensorXLA */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_MPS = 121,                    /* NestedTensorMPS */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_IPU = 122,                    /* NestedTensorIPU */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_XPU = 123,                    /* NestedTensorXPU */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_HPU = 124,                    /* NestedTensorHPU */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_VE = 125,                     /* NestedTensorVE */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_LAZY = 126,                   /* NestedTensorLazy */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_MTIA = 127,                   /* NestedTensorMTIA */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_MAIA = 128,                   /* NestedTensorMAIA */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_PRIVATE_USE1 = 129,           /* NestedTensorPrivateUse1 */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_PRIVATE_USE2 = 130,           /* NestedTensorPrivateUse2 */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_PRIVATE_USE3 = 131,           /* NestedTensorPrivateUse3 */
-  C10C_DISPATCH_KEY_NESTED_TENSOR_META = 132,                   /* NestedTensorMeta */
-  C10C_DISPATCH_KEY_START_OF_AUTOGRAD_FUNCTIONALITY_BACKENDS = 133,/* StartOfAutogradFunctionalityBackends */
-  C10C_DISPATCH_KEY_AUTOGRAD_CPU = 134,                         /* AutogradCPU */
-  C10C_DISPATCH_KEY_AUTOGRAD_CUDA = 135,                        /* AutogradCUDA */
-  C10C_DISPATCH_KEY_AUTOGRAD_HIP = 136,                         /* AutogradHIP */
-  C10C_DISPATCH_KEY_AUTOGRAD_XLA = 137,                         /* AutogradXLA */
-  C10C_DISPATCH_KEY_AUTOGRAD_MPS = 138,                         /* AutogradMPS */
-  C10C_DISPATCH_KEY_AUTOGRAD_IPU = 139,                         /* AutogradIPU */
-  C10C_DISPATCH_KEY_AUTOGRAD_XPU = 140,                         /* AutogradXPU */
-  C10C_DISPATCH_KEY_AUTOGRAD_HPU = 141,                         /* AutogradHPU */
-  C10C_DISPATCH_KEY_AUTOGRAD_VE = 142,                          /* AutogradVE */
-  C10C_DISPATCH_KEY_AUTOGRAD_LAZY = 143,                        /* AutogradLazy */
-  C10C_DISPATCH_KEY_AUTOGRAD_MTIA = 144,                        /* AutogradMTIA */
-  C10C_DISPATCH_KEY_AUTOGRAD_MAIA = 145,                        /* AutogradMAIA */
-  C10C_DISPATCH_KEY_AUTOGRAD_PRIVATE_USE1 = 146,                /* AutogradPrivateUse1 */
-  C10C_DISPATCH_KEY_AUTOGRAD_PRIVATE_USE2 = 147,                /* AutogradPrivateUse2 */
-  C10C_DISPATCH_KEY_AUTOGRAD_PRIVATE_USE3 = 148,                /* AutogradPrivateUse3 */
-  C10C_DISPATCH_KEY_AUTOGRAD_META = 149,                        /* AutogradMeta */
-  C10C_DISPATCH_KEY_AUTOGRAD = 150,                             /* Autograd */
-  C10C_DISPATCH_KEY_COMPOSITE_IMPLICIT_AUTOGRAD = 151,          /* CompositeImplicitAutograd */
-  C10C_DISPATCH_KEY_FUNC_TORCH_BATCHED_DECOMPOSITION = 152,     /* FuncTorchBatchedDecomposition */
-  C10C_DISPATCH_KEY_COMPOSITE_IMPLICIT_AUTOGRAD_NESTED_TENSOR = 153,/* CompositeImplicitAutogradNestedTensor */
-  C10C_DISPATCH_KEY_COMPOSITE_EXPLICIT_AUTOGRAD = 154,          /* CompositeExplicitAutograd */
-  C10C_DISPATCH_KEY_COMPOSITE_EXPLICIT_AUTOGRAD_NON_FUNCTIONAL = 155,/* CompositeExplicitAutogradNonFunctional */
+  C10C_DISPATCH_KEY_UNDEFINED = 0,                            /* Undefined */
+  C10C_DISPATCH_KEY_DENSE = 1,                                /* Dense */
+  C10C_DISPATCH_KEY_FPGA = 2,                                 /* FPGA */
+  C10C_DISPATCH_KEY_VULKAN = 3,                               /* Vulkan */
+  C10C_DISPATCH_KEY_METAL = 4,                                /* Metal */
+  C10C_DISPATCH_KEY_QUANTIZED = 5,                            /* Quantized */
+  C10C_DISPATCH_KEY_CUSTOM_RNG_KEY_ID = 6,                    /* CustomRNGKeyId */
+  C10C_DISPATCH_KEY_MKLDNN_CPU = 7,                           /* MkldnnCPU */
+  C10C_DISPATCH_KEY_SPARSE = 8,                               /* Sparse */
+  C10C_DISPATCH_KEY_SPARSE_CSR = 9,                           /* SparseCsr */
+  C10C_DISPATCH_KEY_NESTED_TENSOR = 10,                       /* NestedTensor */
+  C10C_DISPATCH_KEY_BACKEND_SELECT = 11,                      /* BackendSelect */
+  C10C_DISPATCH_KEY_FAKE = 12,                                /* Fake */
+  C10C_DISPATCH_KEY_PYTHON = 13,                              /* Python */
+  C10C_DISPATCH_KEY_FUNC_TORCH_DYNAMIC_LAYER_BACK_MODE = 14,  /* FuncTorchDynamicLayerBackMode */
+  C10C_DISPATCH_KEY_FUNCTIONALIZE = 15,                       /* Functionalize */
+  C10C_DISPATCH_KEY_CONJUGATE = 16,                           /* Conjugate */
+  C10C_DISPATCH_KEY_NEGATIVE = 17,                            /* Negative */
+  C10C_DISPATCH_KEY_ZERO_TENSOR = 18,                         /* ZeroTensor */
+  C10C_DISPATCH_KEY_AD_INPLACE_OR_VIEW = 19,                  /* ADInplaceOrView */
+  C10C_DISPATCH_KEY_AUTOGRAD_OTHER = 20,                      /* AutogradOther */
+  C10C_DISPATCH_KEY_AUTOGRAD_FUNCTIONALITY = 21,              /* AutogradFunctionality */
+  C10C_DISPATCH_KEY_AUTOGRAD_NESTED_TENSOR = 22,              /* AutogradNestedTensor */
+  C10C_DISPATCH_KEY_TRACER = 23,                              /* Tracer */
+  C10C_DISPATCH_KEY_AUTOCAST_CPU = 24,                        /* AutocastCPU */
+  C10C_DISPATCH_KEY_AUTOCAST_MTIA = 25,                       /* AutocastMTIA */
+  C10C_DISPATCH_KEY_AUTOCAST_MAIA = 26,                       /* AutocastMAIA */
+  C10C_DISPATCH_KEY_AUTOCAST_XPU = 27,                        /* AutocastXPU */
+  C10C_DISPATCH_KEY_AUTOCAST_IPU = 28,                        /* AutocastIPU */
+  C10C_DISPATCH_KEY_AUTOCAST_HPU = 29,                        /* AutocastHPU */
+  C10C_DISPATCH_KEY_AUTOCAST_XLA = 30,                        /* AutocastXLA */
+  C10C_DISPATCH_KEY_AUTOCAST_MPS = 31,                        /* AutocastMPS */
+  C10C_DISPATCH_KEY_AUTOCAST_CUDA = 32,                       /* AutocastCUDA */
+  C10C_DISPATCH_KEY_AUTOCAST_PRIVATE_USE1 = 33,               /* AutocastPrivateUse1 */
+  C10C_DISPATCH_KEY_FUNC_TORCH_BATCHED = 34,                  /* FuncTorchBatched */
+  C10C_DISPATCH_KEY_BATCHED_NESTED_TENSOR = 35,               /* BatchedNestedTensor */
+  C10C_DISPATCH_KEY_FUNC_TORCH_VMAP_MODE = 36,                /* FuncTorchVmapMode */
+  C10C_DISPATCH_KEY_BATCHED = 37,                             /* Batched */
+  C10C_DISPATCH_KEY_VMAP_MODE = 38,                           /* VmapMode */
+  C10C_DISPATCH_KEY_FUNC_TORCH_GRAD_WRAPPER = 39,             /* FuncTorchGradWrapper */
+  C10C_DISPATCH_KEY_DEFERRED_INIT = 40,                       /* DeferredInit */
+  C10C_DISPATCH_KEY_PYTHON_TLS_SNAPSHOT = 41,                 /* PythonTLSSnapshot */
+  C10C_DISPATCH_KEY_FUNC_TORCH_DYNAMIC_LAYER_FRONT_MODE = 42, /* FuncTorchDynamicLayerFrontMode */
+  C10C_DISPATCH_KEY_TESTING_ONLY_GENERIC_WRAPPER = 43,        /* TESTING_ONLY_GenericWrapper */
+  C10C_DISPATCH_KEY_TESTING_ONLY_GENERIC_MODE = 44,           /* TESTING_ONLY_GenericMode */
+  C10C_DISPATCH_KEY_PRE_DISPATCH = 45,                        /* PreDispatch */
+  C10C_DISPATCH_KEY_PYTHON_DISPATCHER = 46,                   /* PythonDispatcher */
+  C10C_DISPATCH_KEY_END_OF_FUNCTIONALITY_KEYS = 47,           /* EndOfFunctionalityKeys */
+  C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS = 48,             /* StartOfDenseBackends */
+  C10C_DISPATCH_KEY_CPU = 49,                                 /* CPU */
+  C10C_DISPATCH_KEY_CUDA = 50,                                /* CUDA */
+  C10C_DISPATCH_KEY_HIP = 51,                                 /* HIP */
+  C10C_DISPATCH_KEY_XLA = 52,                                 /* XLA */
+  C10C_DISPATCH_KEY_MPS = 53,                                 /* MPS */
+  C10C_DISPATCH_KEY_IPU = 54,                                 /* IPU */
+  C10C_DISPATCH_KEY_XPU = 55,                                 /* XPU */
+  C10C_DISPATCH_KEY_HPU = 56,                                 /* HPU */
+  C10C_DISPATCH_KEY_VE = 57,                                  /* VE */
+  C10C_DISPATCH_KEY_LAZY = 58,                                /* Lazy */
+  C10C_DISPATCH_KEY_MTIA = 59,                                /* MTIA */
+  C10C_DISPATCH_KEY_MAIA = 60,                                /* MAIA */
+  C10C_DISPATCH_KEY_PRIVATE_USE1 = 61,                        /* PrivateUse1 */
+  C10C_DISPATCH_KEY_PRIVATE_USE2 = 62,                        /* PrivateUse2 */
+  C10C_DISPATCH_KEY_PRIVATE_USE3 = 63,                        /* PrivateUse3 */
+  C10C_DISPATCH_KEY_META = 64,                                /* Meta */
+  C10C_DISPATCH_KEY_START_OF_QUANTIZED_BACKENDS = 65,         /* StartOfQuantizedBackends */
+  C10C_DISPATCH_KEY_QUANTIZED_CPU = 66,                       /* QuantizedCPU */
+  C10C_DISPATCH_KEY_QUANTIZED_CUDA = 67,                      /* QuantizedCUDA */
+  C10C_DISPATCH_KEY_QUANTIZED_HIP = 68,                       /* QuantizedHIP */
+  C10C_DISPATCH_KEY_QUANTIZED_XLA = 69,                       /* QuantizedXLA */
+  C10C_DISPATCH_KEY_QUANTIZED_MPS = 70,                       /* QuantizedMPS */
+  C10C_DISPATCH_KEY_QUANTIZED_IPU = 71,                       /* QuantizedIPU */
+  C10C_DISPATCH_KEY_QUANTIZED_XPU = 72,                       /* QuantizedXPU */
+  C10C_DISPATCH_KEY_QUANTIZED_HPU = 73,                       /* QuantizedHPU */
+  C10C_DISPATCH_KEY_QUANTIZED_VE = 74,                        /* QuantizedVE */
+  C10C_DISPATCH_KEY_QUANTIZED_LAZY = 75,                      /* QuantizedLazy */
+  C10C_DISPATCH_KEY_QUANTIZED_MTIA = 76,                      /* QuantizedMTIA */
+  C10C_DISPATCH_KEY_QUANTIZED_MAIA = 77,                      /* QuantizedMAIA */
+  C10C_DISPATCH_KEY_QUANTIZED_PRIVATE_USE1 = 78,              /* QuantizedPrivateUse1 */
+  C10C_DISPATCH_KEY_QUANTIZED_PRIVATE_USE2 = 79,              /* QuantizedPrivateUse2 */
+  C10C_DISPATCH_KEY_QUANTIZED_PRIVATE_USE3 = 80,              /* QuantizedPrivateUse3 */
+  C10C_DISPATCH_KEY_QUANTIZED_META = 81,                      /* QuantizedMeta */
+  C10C_DISPATCH_KEY_START_OF_SPARSE_BACKENDS = 82,            /* StartOfSparseBackends */
+  C10C_DISPATCH_KEY_SPARSE_CPU = 83,                          /* SparseCPU */
+  C10C_DISPATCH_KEY_SPARSE_CUDA = 84,                         /* SparseCUDA */
+  C10C_DISPATCH_KEY_SPARSE_HIP = 85,                          /* SparseHIP */
+  C10C_DISPATCH_KEY_SPARSE_XLA = 86,                          /* SparseXLA */
+  C10C_DISPATCH_KEY_SPARSE_MPS = 87,                          /* SparseMPS */
+  C10C_DISPATCH_KEY_SPARSE_IPU = 88,                          /* SparseIPU */
+  C10C_DISPATCH_KEY_SPARSE_XPU = 89,                          /* SparseXPU */
+  C10C_DISPATCH_KEY_SPARSE_HPU = 90,                          /* SparseHPU */
+  C10C_DISPATCH_KEY_SPARSE_VE = 91,                           /* SparseVE */
+  C10C_DISPATCH_KEY_SPARSE_LAZY = 92,                         /* SparseLazy */
+  C10C_DISPATCH_KEY_SPARSE_MTIA = 93,                         /* SparseMTIA */
+  C10C_DISPATCH_KEY_SPARSE_MAIA = 94,                         /* SparseMAIA */
+  C10C_DISPATCH_KEY_SPARSE_PRIVATE_USE1 = 95,                 /* SparsePrivateUse1 */
+  C10C_DISPATCH_KEY_SPARSE_PRIVATE_USE2 = 96,                 /* SparsePrivateUse2 */
+  C10C_DISPATCH_KEY_SPARSE_PRIVATE_USE3 = 97,                 /* SparsePrivateUse3 */
+  C10C_DISPATCH_KEY_SPARSE_META = 98,                         /* SparseMeta */
+  C10C_DISPATCH_KEY_START_OF_SPARSE_CSR_BACKENDS = 99,        /* StartOfSparseCsrBackends */
+  C10C_DISPATCH_KEY_SPARSE_CSR_CPU = 100,                     /* SparseCsrCPU */
+  C10C_DISPATCH_KEY_SPARSE_CSR_CUDA = 101,                    /* SparseCsrCUDA */
+  C10C_DISPATCH_KEY_SPARSE_CSR_HIP = 102,                     /* SparseCsrHIP */
+  C10C_DISPATCH_KEY_SPARSE_CSR_XLA = 103,                     /* SparseCsrXLA */
+  C10C_DISPATCH_KEY_SPARSE_CSR_MPS = 104,                     /* SparseCsrMPS */
+  C10C_DISPATCH_KEY_SPARSE_CSR_IPU = 105,                     /* SparseCsrIPU */
+  C10C_DISPATCH_KEY_SPARSE_CSR_XPU = 106,                     /* SparseCsrXPU */
+  C10C_DISPATCH_KEY_SPARSE_CSR_HPU = 107,                     /* SparseCsrHPU */
+  C10C_DISPATCH_KEY_SPARSE_CSR_VE = 108,                      /* SparseCsrVE */
+  C10C_DISPATCH_KEY_SPARSE_CSR_LAZY = 109,                    /* SparseCsrLazy */
+  C10C_DISPATCH_KEY_SPARSE_CSR_MTIA = 110,                    /* SparseCsrMTIA */
+  C10C_DISPATCH_KEY_SPARSE_CSR_MAIA = 111,                    /* SparseCsrMAIA */
+  C10C_DISPATCH_KEY_SPARSE_CSR_PRIVATE_USE1 = 112,            /* SparseCsrPrivateUse1 */
+  C10C_DISPATCH_KEY_SPARSE_CSR_PRIVATE_USE2 = 113,            /* SparseCsrPrivateUse2 */
+  C10C_DISPATCH_KEY_SPARSE_CSR_PRIVATE_USE3 = 114,            /* SparseCsrPrivateUse3 */
+  C10C_DISPATCH_KEY_SPARSE_CSR_META = 115,                    /* SparseCsrMeta */
+  C10C_DISPATCH_KEY_START_OF_NESTED_TENSOR_BACKENDS = 116,    /* StartOfNestedTensorBackends */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_CPU = 117,                  /* NestedTensorCPU */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_CUDA = 118,                 /* NestedTensorCUDA */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_HIP = 119,                  /* NestedTensorHIP */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_XLA = 120,                  /* NestedTensorXLA */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_MPS = 121,                  /* NestedTensorMPS */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_IPU = 122,                  /* NestedTensorIPU */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_XPU = 123,                  /* NestedTensorXPU */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_HPU = 124,                  /* NestedTensorHPU */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_VE = 125,                   /* NestedTensorVE */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_LAZY = 126,                 /* NestedTensorLazy */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_MTIA = 127,                 /* NestedTensorMTIA */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_MAIA = 128,                 /* NestedTensorMAIA */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_PRIVATE_USE1 = 129,         /* NestedTensorPrivateUse1 */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_PRIVATE_USE2 = 130,         /* NestedTensorPrivateUse2 */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_PRIVATE_USE3 = 131,         /* NestedTensorPrivateUse3 */
+  C10C_DISPATCH_KEY_NESTED_TENSOR_META = 132,                 /* NestedTensorMeta */
+  C10C_DISPATCH_KEY_START_OF_AUTOGRAD_FUNCTIONALITY_BACKENDS =
+      133,                                             /* StartOfAutogradFunctionalityBackends */
+  C10C_DISPATCH_KEY_AUTOGRAD_CPU = 134,                /* AutogradCPU */
+  C10C_DISPATCH_KEY_AUTOGRAD_CUDA = 135,               /* AutogradCUDA */
+  C10C_DISPATCH_KEY_AUTOGRAD_HIP = 136,                /* AutogradHIP */
+  C10C_DISPATCH_KEY_AUTOGRAD_XLA = 137,                /* AutogradXLA */
+  C10C_DISPATCH_KEY_AUTOGRAD_MPS = 138,                /* AutogradMPS */
+  C10C_DISPATCH_KEY_AUTOGRAD_IPU = 139,                /* AutogradIPU */
+  C10C_DISPATCH_KEY_AUTOGRAD_XPU = 140,                /* AutogradXPU */
+  C10C_DISPATCH_KEY_AUTOGRAD_HPU = 141,                /* AutogradHPU */
+  C10C_DISPATCH_KEY_AUTOGRAD_VE = 142,                 /* AutogradVE */
+  C10C_DISPATCH_KEY_AUTOGRAD_LAZY = 143,               /* AutogradLazy */
+  C10C_DISPATCH_KEY_AUTOGRAD_MTIA = 144,               /* AutogradMTIA */
+  C10C_DISPATCH_KEY_AUTOGRAD_MAIA = 145,               /* AutogradMAIA */
+  C10C_DISPATCH_KEY_AUTOGRAD_PRIVATE_USE1 = 146,       /* AutogradPrivateUse1 */
+  C10C_DISPATCH_KEY_AUTOGRAD_PRIVATE_USE2 = 147,       /* AutogradPrivateUse2 */
+  C10C_DISPATCH_KEY_AUTOGRAD_PRIVATE_USE3 = 148,       /* AutogradPrivateUse3 */
+  C10C_DISPATCH_KEY_AUTOGRAD_META = 149,               /* AutogradMeta */
+  C10C_DISPATCH_KEY_AUTOGRAD = 150,                    /* Autograd */
+  C10C_DISPATCH_KEY_COMPOSITE_IMPLICIT_AUTOGRAD = 151, /* CompositeImplicitAutograd */
+  C10C_DISPATCH_KEY_FUNC_TORCH_BATCHED_DECOMPOSITION = 152, /* FuncTorchBatchedDecomposition */
+  C10C_DISPATCH_KEY_COMPOSITE_IMPLICIT_AUTOGRAD_NESTED_TENSOR =
+      153,                                             /* CompositeImplicitAutogradNestedTensor */
+  C10C_DISPATCH_KEY_COMPOSITE_EXPLICIT_AUTOGRAD = 154, /* CompositeExplicitAutograd */
+  C10C_DISPATCH_KEY_COMPOSITE_EXPLICIT_AUTOGRAD_NON_FUNCTIONAL =
+      155,                      /* CompositeExplicitAutogradNonFunctional */
   C10C_DISPATCH_KEY_COUNT = 156 /* keys 0..155 */
 };
 
@@ -256,7 +259,7 @@ C10C_API c10c_backend_component c10c_dispatch_key_to_backend(c10c_dispatch_key k
  * placeholder (StartOfSparseBackends), as c10; Undefined when functionality is not per-backend
  * or backend is above 16. Errors: none. */
 C10C_API c10c_dispatch_key c10c_dispatch_key_for_backend(c10c_dispatch_key functionality,
-                                                          c10c_backend_component backend);
+                                                         c10c_backend_component backend);
 
 /* c10's toString(BackendComponent): "CPUBit", ..., "MTIA", "MAIA", "MetaBit"; "InvalidBit" for 0
  * and "UNKNOWN_BACKEND_BIT" above 16. Ownership: static string. Errors: none. */
@@ -315,8 +318,8 @@ C10C_API c10c_status c10c_dispatch_key_set_full_after(c10c_dispatch_key_set *out
 /* ---- sets: algebra (all O(1)) ---- */
 
 /* ks | DispatchKeySet(k). Errors: as c10c_dispatch_key_set_from_key. */
-C10C_API c10c_status c10c_dispatch_key_set_add(c10c_dispatch_key_set *out,
-                                               c10c_dispatch_key_set ks, c10c_dispatch_key k);
+C10C_API c10c_status c10c_dispatch_key_set_add(c10c_dispatch_key_set *out, c10c_dispatch_key_set ks,
+                                               c10c_dispatch_key k);
 
 /* c10's remove(k): clears only the functionality bit of k; backend bits stay, so removing CPU
  * from {CPU, AutogradCPU} leaves {AutogradCPU}. Errors: as c10c_dispatch_key_set_from_key. */
@@ -336,8 +339,7 @@ C10C_API c10c_status c10c_dispatch_key_set_has(bool *out, c10c_dispatch_key_set 
 
 /* Whether backend bit b is set (c10's has_backend); false for INVALID or b > 16.
  * Errors: none. */
-C10C_API bool c10c_dispatch_key_set_has_backend(c10c_dispatch_key_set ks,
-                                                c10c_backend_component b);
+C10C_API bool c10c_dispatch_key_set_has_backend(c10c_dispatch_key_set ks, c10c_backend_component b);
 
 /* (ks & other) == other. Errors: none. */
 C10C_API bool c10c_dispatch_key_set_has_all(c10c_dispatch_key_set ks, c10c_dispatch_key_set other);
@@ -379,8 +381,8 @@ C10C_API c10c_backend_component c10c_dispatch_key_set_highest_backend(c10c_dispa
 
 /* c10's highestPriorityBackendTypeId: the highest key among Dense, Quantized, Sparse and
  * SparseCsr runtime keys ({CUDA, QuantizedCUDA} gives QuantizedCUDA). Errors: none. */
-C10C_API c10c_dispatch_key c10c_dispatch_key_set_highest_priority_backend_key(
-    c10c_dispatch_key_set ks);
+C10C_API c10c_dispatch_key
+c10c_dispatch_key_set_highest_priority_backend_key(c10c_dispatch_key_set ks);
 
 /* c10's getDispatchTableIndexForDispatchKeySet: the operator-table slot 0..136 of the highest
  * priority key (CPU 1, Meta 16, FPGA 17, QuantizedCPU 20, AutogradCPU 96 ...). Errors: none. */
@@ -445,8 +447,8 @@ C10C_API c10c_dispatch_key_set c10c_dispatch_key_set_autocast_related(c10c_backe
  * autograd key, then the backend's autocast key. A CPU float tensor gets {CPU, ADInplaceOrView,
  * AutogradCPU, AutocastCPU}; in inference mode {CPU, AutocastCPU}.
  * Errors: as c10c_dispatch_key_compute. */
-C10C_API c10c_status c10c_dispatch_key_set_for_tensor(c10c_dispatch_key_set *out,
-                                                      c10c_dtype dtype, c10c_layout layout,
+C10C_API c10c_status c10c_dispatch_key_set_for_tensor(c10c_dispatch_key_set *out, c10c_dtype dtype,
+                                                      c10c_layout layout,
                                                       c10c_device_type device_type,
                                                       bool inference_mode);
 

@@ -15,27 +15,27 @@ C10C_BEGIN_DECLS
 /* The one list of status codes: X(NAME, value, description). Values are pinned: a published
  * number never changes meaning, new codes take new numbers. The comment after each names the
  * Python exception pyc10 raises for it, the one torch raises for the same condition. */
-#define C10C_STATUS_LIST(X)                                                                       \
-  X(OK, 0, "success")                                                                             \
-  X(ERROR, -1, "runtime error")                           /* RuntimeError (TORCH_CHECK) */        \
-  X(INVALID_ARGUMENT, -2, "invalid argument")             /* ValueError (TORCH_CHECK_VALUE) */    \
-  X(INDEX_OUT_OF_RANGE, -3, "index out of range")         /* IndexError (TORCH_CHECK_INDEX) */    \
-  X(TYPE_ERROR, -4, "wrong type")                         /* TypeError */                         \
-  X(NOT_IMPLEMENTED, -5, "not implemented")               /* NotImplementedError */               \
-  X(OUT_OF_MEMORY, -6, "out of memory")                   /* MemoryError */                       \
-  X(OVERFLOW, -7, "integer overflow")                     /* RuntimeError */                      \
-  X(NULL_POINTER, -8, "NULL pointer argument")            /* ValueError */                        \
-  X(BUFFER_TOO_SMALL, -9, "output buffer too small")      /* ValueError */                        \
-  X(UNAVAILABLE, -10, "device or backend unavailable")    /* RuntimeError */                      \
-  X(ABI_MISMATCH, -11, "ABI mismatch")                    /* ImportError at pyc10 import */       \
-  X(INTERNAL, -12, "internal error")                      /* RuntimeError; a bug in libc10c */
+#define C10C_STATUS_LIST(X)                                                                 \
+  X(OK, 0, "success")                                                                       \
+  X(ERROR, -1, "runtime error")                        /* RuntimeError (TORCH_CHECK) */     \
+  X(INVALID_ARGUMENT, -2, "invalid argument")          /* ValueError (TORCH_CHECK_VALUE) */ \
+  X(INDEX_OUT_OF_RANGE, -3, "index out of range")      /* IndexError (TORCH_CHECK_INDEX) */ \
+  X(TYPE_ERROR, -4, "wrong type")                      /* TypeError */                      \
+  X(NOT_IMPLEMENTED, -5, "not implemented")            /* NotImplementedError */            \
+  X(OUT_OF_MEMORY, -6, "out of memory")                /* MemoryError */                    \
+  X(OVERFLOW, -7, "integer overflow")                  /* RuntimeError */                   \
+  X(NULL_POINTER, -8, "NULL pointer argument")         /* ValueError */                     \
+  X(BUFFER_TOO_SMALL, -9, "output buffer too small")   /* ValueError */                     \
+  X(UNAVAILABLE, -10, "device or backend unavailable") /* RuntimeError */                   \
+  X(ABI_MISMATCH, -11, "ABI mismatch")                 /* ImportError at pyc10 import */    \
+  X(INTERNAL, -12, "internal error")                   /* RuntimeError; a bug in libc10c */
 
 /* Named constants for the codes above: C10C_STATUS_OK, C10C_STATUS_ERROR, ... */
 enum c10c_status_code {
 #define C10C__STATUS_ENUM(name, value, text) C10C_STATUS_##name = value,
   C10C_STATUS_LIST(C10C__STATUS_ENUM)
 #undef C10C__STATUS_ENUM
-  C10C_STATUS_MIN = -12 /* the most negative code in this version */
+      C10C_STATUS_MIN = -12 /* the most negative code in this version */
 };
 
 /* The code's name without prefix ("OK", "INVALID_ARGUMENT"), or "UNKNOWN" for a number that is

@@ -24,7 +24,7 @@ C10C_BEGIN_DECLS
 #define C10C_ABI_VERSION_MAJOR 1
 #define C10C_ABI_VERSION_MINOR 0
 /* MAJOR << 16 | MINOR. */
-#define C10C_ABI_VERSION ((C10C_ABI_VERSION_MAJOR << 16) | C10C_ABI_VERSION_MINOR)
+#define C10C_ABI_VERSION       ((C10C_ABI_VERSION_MAJOR << 16) | C10C_ABI_VERSION_MINOR)
 
 /* The release version of the loaded library, as C10C_VERSION_NUMBER. Errors: none. */
 C10C_API uint32_t c10c_version_number(void);
@@ -47,11 +47,11 @@ typedef struct c10c_abi_info {
   uint32_t sizeof_dispatch_key_set; /* sizeof(c10c_dispatch_key_set) */
 } c10c_abi_info;
 
-#define C10C_ABI_INFO_INIT                                                                   \
-  {                                                                                          \
-    (uint32_t)sizeof(c10c_abi_info), (uint32_t)C10C_ABI_VERSION,                             \
-        (uint32_t)sizeof(c10c_device), (uint32_t)sizeof(c10c_stream),                        \
-        (uint32_t)sizeof(c10c_stream_data3), (uint32_t)sizeof(c10c_dispatch_key_set)         \
+#define C10C_ABI_INFO_INIT                                                                      \
+  {                                                                                             \
+    (uint32_t)sizeof(c10c_abi_info), (uint32_t)C10C_ABI_VERSION, (uint32_t)sizeof(c10c_device), \
+        (uint32_t)sizeof(c10c_stream), (uint32_t)sizeof(c10c_stream_data3),                     \
+        (uint32_t)sizeof(c10c_dispatch_key_set)                                                 \
   }
 
 /* Checks that the loaded library can serve a caller compiled with *caller (as Lua's

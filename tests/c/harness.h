@@ -21,41 +21,40 @@ static int test_current_failed;
 
 #define TEST(name) static void name(void)
 
-#define FAIL_AT(...)                                        \
-  do {                                                      \
-    fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__);       \
-    fprintf(stderr, __VA_ARGS__);                           \
-    fprintf(stderr, "\n");                                  \
-    test_current_failed = 1;                                \
+#define FAIL_AT(...)                                  \
+  do {                                                \
+    fprintf(stderr, "  %s:%d: ", __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__);                     \
+    fprintf(stderr, "\n");                            \
+    test_current_failed = 1;                          \
   } while (0)
 
-#define ASSERT_TRUE(cond)                                   \
-  do {                                                      \
-    if (!(cond)) FAIL_AT("expected true: %s", #cond);       \
+#define ASSERT_TRUE(cond)                             \
+  do {                                                \
+    if (!(cond)) FAIL_AT("expected true: %s", #cond); \
   } while (0)
 
-#define ASSERT_FALSE(cond)                                  \
-  do {                                                      \
-    if (cond) FAIL_AT("expected false: %s", #cond);         \
+#define ASSERT_FALSE(cond)                          \
+  do {                                              \
+    if (cond) FAIL_AT("expected false: %s", #cond); \
   } while (0)
 
-#define ASSERT_EQ(a, b)                                                                   \
-  do {                                                                                    \
-    long long a_ = (long long)(a), b_ = (long long)(b);                                   \
-    if (a_ != b_) FAIL_AT("%s == %s: %lld != %lld", #a, #b, a_, b_);                      \
+#define ASSERT_EQ(a, b)                                              \
+  do {                                                               \
+    long long a_ = (long long)(a), b_ = (long long)(b);              \
+    if (a_ != b_) FAIL_AT("%s == %s: %lld != %lld", #a, #b, a_, b_); \
   } while (0)
 
-#define ASSERT_EQ_U64(a, b)                                                               \
-  do {                                                                                    \
-    uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                      \
-    if (a_ != b_)                                                                         \
-      FAIL_AT("%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, #a, #b, a_, b_);                   \
+#define ASSERT_EQ_U64(a, b)                                                         \
+  do {                                                                              \
+    uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b);                                \
+    if (a_ != b_) FAIL_AT("%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, #a, #b, a_, b_); \
   } while (0)
 
-#define ASSERT_STR_EQ(a, b)                                                               \
-  do {                                                                                    \
-    const char *a_ = (a), *b_ = (b);                                                      \
-    if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)                                  \
+#define ASSERT_STR_EQ(a, b)                                                                  \
+  do {                                                                                       \
+    const char *a_ = (a), *b_ = (b);                                                         \
+    if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)                                     \
       FAIL_AT("%s == %s: \"%s\" != \"%s\"", #a, #b, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
   } while (0)
 
@@ -73,20 +72,21 @@ static int test_current_failed;
 /* Asserts the calling thread's last error message equals text. */
 #define ASSERT_ERROR_MESSAGE(text) ASSERT_STR_EQ(c10c_last_error_message(), text)
 
-#define RUN_TESTS(...)                                                                 \
-  int main(void) {                                                                     \
-    static const test_case tests_[] = {__VA_ARGS__};                                   \
-    int count_ = (int)(sizeof tests_ / sizeof tests_[0]);                              \
-    for (int i_ = 0; i_ < count_; i_++) {                                              \
-      test_current_failed = 0;                                                         \
-      tests_[i_].fn();                                                                 \
-      printf("%s %s\n", test_current_failed ? "FAIL" : "ok  ", tests_[i_].name);       \
-      test_failures += test_current_failed;                                            \
-    }                                                                                  \
-    printf("%d passed, %d failed\n", count_ - test_failures, test_failures);          \
-    return test_failures ? 1 : 0;                                                      \
+#define RUN_TESTS(...)                                                           \
+  int main(void) {                                                               \
+    static const test_case tests_[] = {__VA_ARGS__};                             \
+    int count_ = (int)(sizeof tests_ / sizeof tests_[0]);                        \
+    for (int i_ = 0; i_ < count_; i_++) {                                        \
+      test_current_failed = 0;                                                   \
+      tests_[i_].fn();                                                           \
+      printf("%s %s\n", test_current_failed ? "FAIL" : "ok  ", tests_[i_].name); \
+      test_failures += test_current_failed;                                      \
+    }                                                                            \
+    printf("%d passed, %d failed\n", count_ - test_failures, test_failures);     \
+    return test_failures ? 1 : 0;                                                \
   }
 
-#define T(name) {#name, name}
+#define T(name) \
+  { #name, name }
 
 #endif /* C10C_TEST_HARNESS_H */

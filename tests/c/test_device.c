@@ -58,10 +58,10 @@ TEST(valid_device_strings_parse) {
 }
 
 TEST(malformed_device_strings_are_invalid) {
-  static const char *const bad[] = {"cuda:01", "cuda:00", "cuda:-1", "cuda:", "cuda:a",
-                                    "cuda:0:1", ":0", "cuda 0", "cu da", "cuda_0", "cuda_0:",
-                                    "cuda:1x", "cuda:+1", "cuda: 1", " cuda", "cuda:0 ",
-                                    "cpu:-1", "cpu:x", "::", ":", "cpu:0:", "cuda:cuda"};
+  static const char *const bad[] = {
+      "cuda:01", "cuda:00", "cuda:-1", "cuda:",   "cuda:a",  "cuda:0:1", ":0",    "cuda 0",
+      "cu da",   "cuda_0",  "cuda_0:", "cuda:1x", "cuda:+1", "cuda: 1",  " cuda", "cuda:0 ",
+      "cpu:-1",  "cpu:x",   "::",      ":",       "cpu:0:",  "cuda:cuda"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char expected[64];
     snprintf(expected, sizeof expected, "Invalid device string: '%s'", bad[i]);

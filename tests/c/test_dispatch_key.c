@@ -10,8 +10,9 @@ static c10c_dispatch_key_set set_of(const c10c_dispatch_key *keys, size_t n) {
   return ks;
 }
 
-#define SET(...) \
-  set_of((const c10c_dispatch_key[]){__VA_ARGS__}, sizeof((c10c_dispatch_key[]){__VA_ARGS__}) / sizeof(c10c_dispatch_key))
+#define SET(...)                                   \
+  set_of((const c10c_dispatch_key[]){__VA_ARGS__}, \
+         sizeof((c10c_dispatch_key[]){__VA_ARGS__}) / sizeof(c10c_dispatch_key))
 
 static bool has(c10c_dispatch_key_set ks, c10c_dispatch_key k) {
   bool out = false;
@@ -26,7 +27,7 @@ static void expect_keys(c10c_dispatch_key_set ks, const c10c_dispatch_key *expec
   for (size_t i = 0; i < n && i < count; i++) ASSERT_EQ(got[i], expected[i]);
 }
 
-#define EXPECT_KEYS(ks, ...)                              \
+#define EXPECT_KEYS(ks, ...)                                \
   expect_keys(ks, (const c10c_dispatch_key[]){__VA_ARGS__}, \
               sizeof((c10c_dispatch_key[]){__VA_ARGS__}) / sizeof(c10c_dispatch_key))
 
@@ -123,8 +124,8 @@ TEST(full_set_iterates_every_runtime_key) {
   for (c10c_dispatch_key k = 1; k < DK(END_OF_FUNCTIONALITY_KEYS); k++) ASSERT_TRUE(has(full, k));
   c10c_dispatch_key prev = DK(UNDEFINED);
   size_t n = 0;
-  for (c10c_dispatch_key k = c10c_dispatch_key_set_next(full, DK(UNDEFINED));
-       k != DK(UNDEFINED); k = c10c_dispatch_key_set_next(full, k)) {
+  for (c10c_dispatch_key k = c10c_dispatch_key_set_next(full, DK(UNDEFINED)); k != DK(UNDEFINED);
+       k = c10c_dispatch_key_set_next(full, k)) {
     ASSERT_FALSE(c10c_dispatch_key_is_per_backend_functionality(k));
     ASSERT_TRUE(k != prev);
     prev = k;
@@ -138,8 +139,7 @@ TEST(iteration_order_is_c10s) {
   ASSERT_OK(c10c_dispatch_key_set_from_backend(&backends, C10C_BACKEND_COMPONENT_CPU));
   ASSERT_OK(c10c_dispatch_key_set_from_backend(&s, C10C_BACKEND_COMPONENT_CUDA));
   backends = c10c_dispatch_key_set_union(backends, s);
-  s = c10c_dispatch_key_set_union(
-      backends, SET(DK(DENSE), DK(FPGA), DK(AUTOGRAD_FUNCTIONALITY)));
+  s = c10c_dispatch_key_set_union(backends, SET(DK(DENSE), DK(FPGA), DK(AUTOGRAD_FUNCTIONALITY)));
   EXPECT_KEYS(s, DK(CPU), DK(CUDA), DK(FPGA), DK(AUTOGRAD_CPU), DK(AUTOGRAD_CUDA));
   /* backend bits alone and per-backend functionalities without backends yield nothing */
   ASSERT_EQ(c10c_dispatch_key_set_size(backends), 0);
@@ -152,7 +152,8 @@ TEST(iteration_order_is_c10s) {
 }
 
 TEST(priority_queries) {
-  c10c_dispatch_key_set cpu_tensor = SET(DK(CPU), DK(AD_INPLACE_OR_VIEW), DK(AUTOGRAD_CPU), DK(AUTOCAST_CPU));
+  c10c_dispatch_key_set cpu_tensor =
+      SET(DK(CPU), DK(AD_INPLACE_OR_VIEW), DK(AUTOGRAD_CPU), DK(AUTOCAST_CPU));
   ASSERT_EQ_U64(cpu_tensor.repr, UINT64_C(0x9400010001));
   ASSERT_EQ(c10c_dispatch_key_set_highest_priority_key(cpu_tensor), DK(AUTOCAST_CPU));
   c10c_dispatch_key_set d = SET(DK(CPU), DK(CUDA), DK(SPARSE_CPU), DK(AUTOGRAD_CPU));
@@ -167,9 +168,9 @@ TEST(priority_queries) {
   ASSERT_EQ(c10c_dispatch_key_set_highest_priority_key(empty), DK(UNDEFINED));
   ASSERT_EQ(c10c_dispatch_key_set_highest_priority_backend_key(SET(DK(CUDA), DK(QUANTIZED_CUDA))),
             DK(QUANTIZED_CUDA));
-  ASSERT_EQ(c10c_dispatch_key_set_highest_priority_backend_key(
-                SET(DK(FUNCTIONALIZE), DK(SPARSE_CUDA))),
-            DK(SPARSE_CUDA));
+  ASSERT_EQ(
+      c10c_dispatch_key_set_highest_priority_backend_key(SET(DK(FUNCTIONALIZE), DK(SPARSE_CUDA))),
+      DK(SPARSE_CUDA));
 }
 
 TEST(dispatch_table_indices) {
@@ -215,7 +216,8 @@ TEST(functionality_names_are_unique) {
 TEST(to_string_prints_in_iteration_order) {
   char buf[C10C_DISPATCH_KEY_SET_STRING_MAX];
   size_t len = 0;
-  c10c_dispatch_key_set s = SET(DK(AUTOCAST_CPU), DK(AUTOGRAD_CPU), DK(AD_INPLACE_OR_VIEW), DK(CPU));
+  c10c_dispatch_key_set s =
+      SET(DK(AUTOCAST_CPU), DK(AUTOGRAD_CPU), DK(AD_INPLACE_OR_VIEW), DK(CPU));
   ASSERT_OK(c10c_dispatch_key_set_to_string(buf, sizeof buf, &len, s));
   ASSERT_STR_EQ(buf, "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)");
   ASSERT_EQ(len, strlen(buf));
@@ -223,7 +225,8 @@ TEST(to_string_prints_in_iteration_order) {
   ASSERT_OK(c10c_dispatch_key_set_to_string(buf, sizeof buf, NULL, empty));
   ASSERT_STR_EQ(buf, "DispatchKeySet()");
   char small[10];
-  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_dispatch_key_set_to_string(small, sizeof small, &len, s));
+  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL,
+                c10c_dispatch_key_set_to_string(small, sizeof small, &len, s));
   ASSERT_STR_EQ(small, "DispatchK");
   ASSERT_EQ(len, 62);
   ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_dispatch_key_set_to_string(NULL, 0, &len, s));
@@ -237,7 +240,8 @@ TEST(invalid_keys_are_errors) {
   bool b;
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_from_key(&s, 156));
   ASSERT_ERROR_MESSAGE("invalid dispatch key 156");
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_from_key(&s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_from_key(&s, DK(END_OF_FUNCTIONALITY_KEYS)));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_add(&s, s, 200));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_remove(&s, s, 200));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_has(&b, s, 200));
@@ -245,7 +249,8 @@ TEST(invalid_keys_are_errors) {
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_from_alias(&s, 200));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_alias_has(&b, 200, DK(CPU)));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_alias_has(&b, DK(AUTOGRAD), 200));
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_alias_has(&b, DK(UNDEFINED), DK(CPU)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_alias_has(&b, DK(UNDEFINED), DK(CPU)));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_backend_from_autograd(&s, 200));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_remove_backend(&s, s, 17));
   c10c_dispatch_key bad[] = {DK(CPU), 300};
@@ -261,7 +266,8 @@ TEST(invalid_keys_are_errors) {
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_dispatch_key_set_full_after(NULL, DK(CPU)));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_dispatch_key_set_from_alias(NULL, DK(CPU)));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_dispatch_key_alias_has(NULL, DK(AUTOGRAD), DK(CPU)));
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_dispatch_key_set_backend_from_autograd(NULL, DK(CPU)));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_dispatch_key_set_backend_from_autograd(NULL, DK(CPU)));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_dispatch_key_set_for_tensor(NULL, 6, 0, 0, false));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_dispatch_key_compute(NULL, 6, 0, 0));
 }
@@ -294,11 +300,16 @@ TEST(alias_sets_match_c10) {
 }
 
 TEST(alias_membership_matrix) {
-  static const c10c_dispatch_key aliases[] = {
-      DK(AUTOGRAD), DK(COMPOSITE_IMPLICIT_AUTOGRAD), DK(FUNC_TORCH_BATCHED_DECOMPOSITION),
-      DK(COMPOSITE_IMPLICIT_AUTOGRAD_NESTED_TENSOR), DK(COMPOSITE_EXPLICIT_AUTOGRAD),
-      DK(COMPOSITE_EXPLICIT_AUTOGRAD_NON_FUNCTIONAL)};
-  static const struct { c10c_dispatch_key k; bool in[6]; } rows[] = {
+  static const c10c_dispatch_key aliases[] = {DK(AUTOGRAD),
+                                              DK(COMPOSITE_IMPLICIT_AUTOGRAD),
+                                              DK(FUNC_TORCH_BATCHED_DECOMPOSITION),
+                                              DK(COMPOSITE_IMPLICIT_AUTOGRAD_NESTED_TENSOR),
+                                              DK(COMPOSITE_EXPLICIT_AUTOGRAD),
+                                              DK(COMPOSITE_EXPLICIT_AUTOGRAD_NON_FUNCTIONAL)};
+  static const struct {
+    c10c_dispatch_key k;
+    bool in[6];
+  } rows[] = {
       {DK(CPU), {0, 1, 0, 0, 1, 1}},
       {DK(AUTOGRAD_CPU), {1, 1, 0, 0, 0, 0}},
       {DK(NESTED_TENSOR_CPU), {0, 1, 0, 1, 0, 0}},
@@ -336,10 +347,13 @@ TEST(backend_and_autograd_relations) {
   ASSERT_EQ_U64(s.repr, 0x1FEFFFF);
   ASSERT_OK(c10c_dispatch_key_set_backend_from_autograd(&s, DK(CPU)));
   ASSERT_TRUE(c10c_dispatch_key_set_is_empty(s));
-  ASSERT_EQ(c10c_dispatch_key_autograd_from_backend(C10C_BACKEND_COMPONENT_HIP), DK(AUTOGRAD_OTHER));
-  ASSERT_EQ(c10c_dispatch_key_autograd_from_backend(C10C_BACKEND_COMPONENT_MTIA), DK(AUTOGRAD_MTIA));
+  ASSERT_EQ(c10c_dispatch_key_autograd_from_backend(C10C_BACKEND_COMPONENT_HIP),
+            DK(AUTOGRAD_OTHER));
+  ASSERT_EQ(c10c_dispatch_key_autograd_from_backend(C10C_BACKEND_COMPONENT_MTIA),
+            DK(AUTOGRAD_MTIA));
   ASSERT_EQ(c10c_dispatch_key_autograd_from_backend(0), DK(AUTOGRAD_OTHER));
-  ASSERT_TRUE(c10c_dispatch_key_set_is_empty(c10c_dispatch_key_set_autocast_related(C10C_BACKEND_COMPONENT_META)));
+  ASSERT_TRUE(c10c_dispatch_key_set_is_empty(
+      c10c_dispatch_key_set_autocast_related(C10C_BACKEND_COMPONENT_META)));
   ASSERT_EQ_U64(c10c_dispatch_key_set_autograd_related(C10C_BACKEND_COMPONENT_VE).repr,
                 SET(DK(AD_INPLACE_OR_VIEW), DK(AUTOGRAD_OTHER)).repr);
   ASSERT_EQ(c10c_backend_component_from_device_type(C10C_DEVICE_TYPE_MAIA), 0);
@@ -374,29 +388,36 @@ TEST(new_tensor_key_sets) {
 
 TEST(compute_dispatch_key_errors) {
   c10c_dispatch_key k;
-  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
-                c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE, C10C_DEVICE_TYPE_FPGA));
+  ASSERT_STATUS(
+      C10C_STATUS_NOT_IMPLEMENTED,
+      c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE, C10C_DEVICE_TYPE_FPGA));
   ASSERT_ERROR_MESSAGE("Unsupported device type for sparse layout: FPGA");
-  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
-                c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_MKLDNN, C10C_DEVICE_TYPE_CUDA));
+  ASSERT_STATUS(
+      C10C_STATUS_NOT_IMPLEMENTED,
+      c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_MKLDNN, C10C_DEVICE_TYPE_CUDA));
   ASSERT_ERROR_MESSAGE("Unsupported device type for mkldnn layout: CUDA");
   ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
-                c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE_BSC, C10C_DEVICE_TYPE_VULKAN));
+                c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE_BSC,
+                                          C10C_DEVICE_TYPE_VULKAN));
   ASSERT_ERROR_MESSAGE("Unsupported device type for SparseBsc layout: VULKAN");
   ASSERT_STATUS(C10C_STATUS_ERROR,
-                c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_STRIDED, C10C_DEVICE_TYPE_OPENGL));
+                c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_STRIDED,
+                                          C10C_DEVICE_TYPE_OPENGL));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_compute(&k, 47, 0, 0));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_compute(&k, 6, 8, 0));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_compute(&k, 6, 0, 21));
-  ASSERT_OK(c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_STRIDED, C10C_DEVICE_TYPE_MAIA));
+  ASSERT_OK(c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_STRIDED,
+                                      C10C_DEVICE_TYPE_MAIA));
   ASSERT_EQ(k, DK(MAIA));
-  ASSERT_OK(c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE_CSC, C10C_DEVICE_TYPE_CUDA));
+  ASSERT_OK(c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE_CSC,
+                                      C10C_DEVICE_TYPE_CUDA));
   ASSERT_EQ(k, DK(SPARSE_CSR_CUDA));
 }
 
 RUN_TESTS(T(key_values_match_c10), T(singletons_have_c10_raw_words),
-          T(building_block_plus_backend_equals_runtime_key), T(per_backend_keys_form_a_cross_product),
-          T(remove_clears_functionality_bits_only), T(every_functionality_key_adds_has_and_removes),
+          T(building_block_plus_backend_equals_runtime_key),
+          T(per_backend_keys_form_a_cross_product), T(remove_clears_functionality_bits_only),
+          T(every_functionality_key_adds_has_and_removes),
           T(every_per_backend_runtime_key_is_functionality_plus_backend),
           T(full_set_iterates_every_runtime_key), T(iteration_order_is_c10s), T(priority_queries),
           T(dispatch_table_indices), T(names_and_parsing), T(functionality_names_are_unique),

@@ -16,9 +16,7 @@ TEST(abi_check_accepts_this_build) {
   ASSERT_OK(c10c_abi_check(&info));
 }
 
-TEST(abi_check_rejects_null) {
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_abi_check(NULL));
-}
+TEST(abi_check_rejects_null) { ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_abi_check(NULL)); }
 
 TEST(abi_check_rejects_other_major_and_newer_minor) {
   c10c_abi_info info = C10C_ABI_INFO_INIT;

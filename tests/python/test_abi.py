@@ -29,8 +29,9 @@ def declared_functions() -> set[str]:
 
 
 def exported_symbols(path: str) -> set[str]:
-    out = subprocess.run(["nm", "-D", "--defined-only", path], check=True, capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        ["nm", "-D", "--defined-only", path], check=True, capture_output=True, text=True
+    ).stdout
     return {line.split()[2].split("@")[0] for line in out.splitlines() if len(line.split()) >= 3}
 
 
@@ -44,8 +45,11 @@ def test_every_declared_function_is_bound_in_python():
 def test_exported_symbols_are_the_declared_functions_and_the_checked_in_list():
     exported = exported_symbols(pyc10.get_library_path()) - {"C10C_1.0"}
     assert exported == declared_functions()
-    listed = {line.strip() for line in (ROOT / "abi" / "exported_symbols.txt").read_text()
-              .splitlines() if line.strip() and not line.startswith("#")}
+    listed = {
+        line.strip()
+        for line in (ROOT / "abi" / "exported_symbols.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     assert exported == listed
     assert all(n.startswith("c10c_") and not n.startswith("c10c__") for n in exported)
 
@@ -74,7 +78,8 @@ def test_versions():
 def test_import_fails_cleanly_against_a_mismatched_library(tmp_path):
     # A stand-in libc10c whose ABI check refuses every caller, preloaded ahead of the real one.
     src = tmp_path / "fake.c"
-    src.write_text(textwrap.dedent("""
+    src.write_text(
+        textwrap.dedent("""
         #include <stdint.h>
         typedef struct { uint32_t struct_size, abi_version; } info;
         __attribute__((visibility("default"))) int32_t c10c_abi_check(const info *i) {
@@ -84,11 +89,18 @@ def test_import_fails_cleanly_against_a_mismatched_library(tmp_path):
           return "libc10c ABI mismatch: the caller was compiled against ABI 1.0, the loaded "
                  "library (release 9.0.0) provides ABI 2.0";
         }
-    """))
+    """)
+    )
     lib_path = tmp_path / "libfake.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib_path), str(src)], check=True)
     env = dict(os.environ, LD_PRELOAD=str(lib_path))
-    proc = subprocess.run([sys.executable, "-c", "import pyc10"], env=env, capture_output=True,
-                          text=True, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-c", "import pyc10"],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode != 0
     assert "ImportError: pyc10 cannot use the loaded libc10c: libc10c ABI mismatch" in proc.stderr

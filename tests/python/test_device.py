@@ -11,19 +11,77 @@ import torch
 
 import pyc10
 
-VALID = ["cpu", "cuda", "cpu:0", "cuda:0", "cuda:1", "cuda:12", "cuda:127", "meta", "meta:0",
-         "privateuseone:1", "xla:3", "mps", "hpu:0", "ve", "lazy", "ipu", "mtia:2", "maia",
-         "xpu:1", "hip", "fpga", "vulkan", "mkldnn", "opengl", "opencl", "ideep", "cpu:1"]
-INVALID = ["", "cuda:01", "cuda:00", "cuda:-1", "cuda:", "cuda:a", "cuda:0:1", ":0", "cuda 0",
-           "cu da", "cuda_0", "cuda:1x", "cuda:+1", "cuda: 1", " cuda", "cuda:0 ", "cpu:-1",
-           "cpu:x", "::", ":", "metal", "CPU", "Cuda", "foo", "foo:1", "gpu:0", "cuda:cuda",
-           "cpu:0:", "cuda:99999999999", "_", "cuda_", "cuda\u00e9", "c\u0301pu", "cuda:\u0661"]
+VALID = [
+    "cpu",
+    "cuda",
+    "cpu:0",
+    "cuda:0",
+    "cuda:1",
+    "cuda:12",
+    "cuda:127",
+    "meta",
+    "meta:0",
+    "privateuseone:1",
+    "xla:3",
+    "mps",
+    "hpu:0",
+    "ve",
+    "lazy",
+    "ipu",
+    "mtia:2",
+    "maia",
+    "xpu:1",
+    "hip",
+    "fpga",
+    "vulkan",
+    "mkldnn",
+    "opengl",
+    "opencl",
+    "ideep",
+    "cpu:1",
+]
+INVALID = [
+    "",
+    "cuda:01",
+    "cuda:00",
+    "cuda:-1",
+    "cuda:",
+    "cuda:a",
+    "cuda:0:1",
+    ":0",
+    "cuda 0",
+    "cu da",
+    "cuda_0",
+    "cuda:1x",
+    "cuda:+1",
+    "cuda: 1",
+    " cuda",
+    "cuda:0 ",
+    "cpu:-1",
+    "cpu:x",
+    "::",
+    ":",
+    "metal",
+    "CPU",
+    "Cuda",
+    "foo",
+    "foo:1",
+    "gpu:0",
+    "cuda:cuda",
+    "cpu:0:",
+    "cuda:99999999999",
+    "_",
+    "cuda_",
+    "cuda\u00e9",
+    "c\u0301pu",
+    "cuda:\u0661",
+]
 
 
 def torch_outcome(*args):
     try:
         return ("ok", torch.device(*args))
-    except Exception as e:  # noqa: BLE001 - compared below
+    except Exception as e:
         return (type(e), str(e))
 
 
@@ -68,21 +126,45 @@ def test_random_strings_agree_with_torch():
 def test_index_above_127_is_an_error_where_torch_wraps(s):
     t = torch.device(s)
     assert t.index is None or t.index != int(s.split(":")[1])  # torch truncated it
-    with pytest.raises(RuntimeError, match=r"Device index \d+ is out of range \(the largest is 127\)"):
+    with pytest.raises(
+        RuntimeError, match=r"Device index \d+ is out of range \(the largest is 127\)"
+    ):
         pyc10.device(s)
 
 
 @pytest.mark.parametrize(
     "args",
-    [("cuda", 1), ("cuda", 0), ("cpu", 0), ("cpu", 1), ("meta", 3), ("cuda", None), ("cuda", -1),
-     ("cuda", -2), ("cuda:0", 1), ("cuda:0", None), ("foo", 1), ("cuda", 127)],
+    [
+        ("cuda", 1),
+        ("cuda", 0),
+        ("cpu", 0),
+        ("cpu", 1),
+        ("meta", 3),
+        ("cuda", None),
+        ("cuda", -1),
+        ("cuda", -2),
+        ("cuda:0", 1),
+        ("cuda:0", None),
+        ("foo", 1),
+        ("cuda", 127),
+    ],
 )
 def test_type_and_index_forms(args):
     check_same(*args)
 
 
-@pytest.mark.parametrize("args", [("cuda", 1.5), ("cuda", "1"), ("cuda", True), (1.5,), (None,),
-                                  (torch.device("cpu"), 1), (b"cuda", 1.0)])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("cuda", 1.5),
+        ("cuda", "1"),
+        ("cuda", True),
+        (1.5,),
+        (None,),
+        (torch.device("cpu"), 1),
+        (b"cuda", 1.0),
+    ],
+)
 def test_wrong_argument_types_raise_type_error(args):
     with pytest.raises(TypeError):
         torch.device(*args)
@@ -103,14 +185,22 @@ def test_integer_means_the_accelerator_which_is_absent():
 
 @pytest.mark.parametrize(
     ("args", "kwargs"),
-    [((), {"type": "cuda:1"}), ((), {"type": "cuda"}), (("cuda:1",), {"index": None}),
-     ((), {"type": "cuda", "index": None}), (("cuda:1",), {"index": 2}), ((), {}),
-     (("cuda", 1, 2), {}), (("cuda",), {"type": "cpu"}), (("cuda",), {"bogus": 1})],
+    [
+        ((), {"type": "cuda:1"}),
+        ((), {"type": "cuda"}),
+        (("cuda:1",), {"index": None}),
+        ((), {"type": "cuda", "index": None}),
+        (("cuda:1",), {"index": 2}),
+        ((), {}),
+        (("cuda", 1, 2), {}),
+        (("cuda",), {"type": "cpu"}),
+        (("cuda",), {"bogus": 1}),
+    ],
 )
 def test_keyword_forms_match_torch(args, kwargs):
     try:
         t = ("ok", torch.device(*args, **kwargs))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         t = (type(e), str(e))
     if t[0] == "ok":
         assert pyc10.device(*args, **kwargs) == pyc10.device(str(t[1]))

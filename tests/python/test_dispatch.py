@@ -44,8 +44,15 @@ def test_our_keys_are_c10s_names_for_their_values():
 
 
 def test_parsing_accepts_exactly_what_c10_accepts():
-    candidates = [k.name for k in DispatchKey] + ["Foo", "", "cpu", "AutogradHIP", "CatchAll",
-                                                  "EndOfFunctionalityKeys", "QuantizedUndefined"]
+    candidates = [k.name for k in DispatchKey] + [
+        "Foo",
+        "",
+        "cpu",
+        "AutogradHIP",
+        "CatchAll",
+        "EndOfFunctionalityKeys",
+        "QuantizedUndefined",
+    ]
     for name in candidates:
         try:
             expected = ("ok", int(C._dispatch_key_parse(name)))
@@ -70,8 +77,13 @@ def test_new_tensor_key_sets_equal_torchs():
         (torch.zeros(2, 3).to_sparse_csr(), "cpu", pyc10.sparse_csr, False, pyc10.float32),
         (torch.zeros(2, 3).to_sparse_csc(), "cpu", pyc10.sparse_csc, False, pyc10.float32),
         (torch.zeros(2, 3).to_sparse_bsr((1, 1)), "cpu", pyc10.sparse_bsr, False, pyc10.float32),
-        (torch.quantize_per_tensor(torch.zeros(2), 0.1, 0, torch.qint8), "cpu", pyc10.strided,
-         False, pyc10.qint8),
+        (
+            torch.quantize_per_tensor(torch.zeros(2), 0.1, 0, torch.qint8),
+            "cpu",
+            pyc10.strided,
+            False,
+            pyc10.qint8,
+        ),
         (torch.zeros(2, 3).to_mkldnn(), "cpu", pyc10._mkldnn, False, pyc10.float32),
     ]
     with torch.inference_mode():
@@ -85,8 +97,24 @@ def test_new_tensor_key_sets_equal_torchs():
 
 
 def test_backend_keys_of_every_device_type_match_torch():
-    names = ["cpu", "cuda", "hip", "xla", "mps", "ipu", "xpu", "hpu", "ve", "lazy", "meta",
-             "mtia", "privateuseone", "fpga", "maia", "vulkan"]
+    names = [
+        "cpu",
+        "cuda",
+        "hip",
+        "xla",
+        "mps",
+        "ipu",
+        "xpu",
+        "hpu",
+        "ve",
+        "lazy",
+        "meta",
+        "mtia",
+        "privateuseone",
+        "fpga",
+        "maia",
+        "vulkan",
+    ]
     for name in names:
         expected = C._dispatch_key_for_device(name)
         key = ffi.new("c10c_dispatch_key *")
@@ -110,7 +138,7 @@ def test_random_sets_agree_with_torch():
         t, o = torch_set(*names), ours_set(*names)
         assert o.raw == t.raw_repr()
         assert repr(o) == str(t)
-        printed = str(t)[len("DispatchKeySet("):-1]
+        printed = str(t)[len("DispatchKeySet(") : -1]
         assert [k.name for k in o] == (printed.split(", ") if printed else [])
         assert len(o) == len(list(o))
         assert int(o.highest_priority_key()) == int(t.highestPriorityTypeId())
@@ -193,7 +221,9 @@ def test_bad_keys_raise():
         DispatchKeySet.from_raw(-1)
     with pytest.raises(TypeError):
         DispatchKeySet.for_tensor("cpu", layout="strided")  # type: ignore[arg-type]
-    with pytest.raises(NotImplementedError, match="Unsupported device type for sparse layout: FPGA"):
+    with pytest.raises(
+        NotImplementedError, match="Unsupported device type for sparse layout: FPGA"
+    ):
         DispatchKeySet.for_tensor("fpga", pyc10.sparse_coo)
     with pytest.raises(RuntimeError, match="Invalid device string"):
         DispatchKeySet.for_tensor("cuda:")

@@ -13,10 +13,15 @@ from pyc10._lib import lib
 
 @pytest.mark.parametrize(
     ("cls", "builtin"),
-    [(pyc10.C10RuntimeError, RuntimeError), (pyc10.C10ValueError, ValueError),
-     (pyc10.C10IndexError, IndexError), (pyc10.C10TypeError, TypeError),
-     (pyc10.C10NotImplementedError, NotImplementedError), (pyc10.C10MemoryError, MemoryError),
-     (pyc10.C10OverflowError, RuntimeError)],
+    [
+        (pyc10.C10RuntimeError, RuntimeError),
+        (pyc10.C10ValueError, ValueError),
+        (pyc10.C10IndexError, IndexError),
+        (pyc10.C10TypeError, TypeError),
+        (pyc10.C10NotImplementedError, NotImplementedError),
+        (pyc10.C10MemoryError, MemoryError),
+        (pyc10.C10OverflowError, RuntimeError),
+    ],
 )
 def test_every_error_is_a_c10error_and_its_builtin(cls, builtin):
     assert issubclass(cls, pyc10.C10Error) and issubclass(cls, builtin)
@@ -24,10 +29,15 @@ def test_every_error_is_a_c10error_and_its_builtin(cls, builtin):
 
 @pytest.mark.parametrize(
     ("status", "cls"),
-    [(lib.C10C_STATUS_ERROR, RuntimeError), (lib.C10C_STATUS_INVALID_ARGUMENT, ValueError),
-     (lib.C10C_STATUS_INDEX_OUT_OF_RANGE, IndexError), (lib.C10C_STATUS_TYPE_ERROR, TypeError),
-     (lib.C10C_STATUS_NOT_IMPLEMENTED, NotImplementedError),
-     (lib.C10C_STATUS_OUT_OF_MEMORY, MemoryError), (lib.C10C_STATUS_NULL_POINTER, ValueError)],
+    [
+        (lib.C10C_STATUS_ERROR, RuntimeError),
+        (lib.C10C_STATUS_INVALID_ARGUMENT, ValueError),
+        (lib.C10C_STATUS_INDEX_OUT_OF_RANGE, IndexError),
+        (lib.C10C_STATUS_TYPE_ERROR, TypeError),
+        (lib.C10C_STATUS_NOT_IMPLEMENTED, NotImplementedError),
+        (lib.C10C_STATUS_OUT_OF_MEMORY, MemoryError),
+        (lib.C10C_STATUS_NULL_POINTER, ValueError),
+    ],
 )
 def test_status_codes_map_to_torchs_exception_types(status, cls):
     with pytest.raises(cls) as info:
@@ -41,7 +51,7 @@ def test_ok_does_not_raise():
 
 
 def test_message_comes_from_the_failing_call():
-    with pytest.raises(pyc10.C10RuntimeError, match="^Invalid device string: 'cuda:x'$") as info:
+    with pytest.raises(pyc10.C10RuntimeError, match=r"^Invalid device string: 'cuda:x'$") as info:
         pyc10.device("cuda:x")
     assert info.value.status_name == "ERROR"
 

@@ -10,8 +10,16 @@ import torch
 
 import pyc10
 
-LAYOUT_NAMES = ["strided", "sparse_coo", "sparse_csr", "_mkldnn", "sparse_csc", "sparse_bsr",
-                "sparse_bsc", "jagged"]
+LAYOUT_NAMES = [
+    "strided",
+    "sparse_coo",
+    "sparse_csr",
+    "_mkldnn",
+    "sparse_csc",
+    "sparse_bsr",
+    "sparse_bsc",
+    "jagged",
+]
 FORMAT_NAMES = ["contiguous_format", "preserve_format", "channels_last", "channels_last_3d"]
 
 
@@ -26,10 +34,14 @@ def test_layouts_exist_with_torchs_names(name):
 def test_layout_values_follow_c10_via_tensors():
     # torch does not expose Layout numbers; the c10 name of each tensor's layout must be ours.
     t = torch.zeros(2, 2)
-    for tensor, name in [(t, "strided"), (t.to_sparse(), "sparse_coo"),
-                         (t.to_sparse_csr(), "sparse_csr"), (t.to_sparse_csc(), "sparse_csc"),
-                         (t.to_sparse_bsr((1, 1)), "sparse_bsr"),
-                         (t.to_sparse_bsc((1, 1)), "sparse_bsc")]:
+    for tensor, name in [
+        (t, "strided"),
+        (t.to_sparse(), "sparse_coo"),
+        (t.to_sparse_csr(), "sparse_csr"),
+        (t.to_sparse_csc(), "sparse_csc"),
+        (t.to_sparse_bsr((1, 1)), "sparse_bsr"),
+        (t.to_sparse_bsc((1, 1)), "sparse_bsc"),
+    ]:
         assert repr(tensor.layout) == repr(getattr(pyc10, name)).replace("pyc10.", "torch.")
 
 
