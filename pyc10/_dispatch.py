@@ -6,11 +6,11 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterator
 from typing import Any, final
 
 from ._device import device as _device_cls
+from ._dispatch_keys import DispatchKey
 from ._dtype import dtype as _dtype_cls
 from ._errors import C10TypeError, check
 from ._layout import layout as _layout_cls
@@ -25,28 +25,7 @@ _SMALL_TEXT = ffi.typeof("char[160]")
 _SIZE_PTR = ffi.typeof("size_t *")
 
 
-def _key_members() -> list[tuple[str, int]]:
-    # Every key c10 names, without the sentinel EndOfFunctionalityKeys and the per-backend block
-    # placeholders (which print as "Undefined", "QuantizedUndefined", ...).
-    members = []
-    for k in range(lib.C10C_DISPATCH_KEY_COUNT):
-        placeholder = (
-            lib.C10C_DISPATCH_KEY_START_OF_DENSE_BACKENDS
-            <= k
-            <= (lib.C10C_DISPATCH_KEY_AUTOGRAD_META)
-            and lib.c10c_dispatch_key_to_backend(k) == 0
-        )
-        if k == lib.C10C_DISPATCH_KEY_END_OF_FUNCTIONALITY_KEYS or placeholder:
-            continue
-        members.append((ffi.string(lib.c10c_dispatch_key_name(k)).decode(), k))
-    return members
-
-
-#: c10's DispatchKey, with c10's names and values (``DispatchKey.CPU == 49``).
-DispatchKey = enum.IntEnum("DispatchKey", _key_members(), module="pyc10")  # type: ignore[misc]
-DispatchKey.__doc__ = "A dispatch key: c10's DispatchKey, with c10's names and numeric values."
-
-_KEYS_BY_VALUE: dict[int, Any] = {int(k): k for k in DispatchKey}
+_KEYS_BY_VALUE: dict[int, DispatchKey] = {int(k): k for k in DispatchKey}
 
 KeyLike = int | str  # a DispatchKey (an int), a key value or a key name
 
@@ -103,8 +82,8 @@ def _bits(k: Any) -> int:
     return bits
 
 
-def _key(value: int) -> Any:
-    return _KEYS_BY_VALUE.get(value, value)
+def _key(value: int) -> DispatchKey:
+    return _KEYS_BY_VALUE[value]
 
 
 @final
@@ -198,11 +177,11 @@ class DispatchKeySet:
         """A new set without ``key``'s functionality bit (backend bits stay, as in c10)."""
         return _new_set(self._raw & (_BACKEND_MASK | ~_bits(key)))
 
-    def highest_priority_key(self) -> Any:
+    def highest_priority_key(self) -> DispatchKey:
         """c10's ``highestPriorityTypeId`` (``DispatchKey.Undefined`` for an empty set)."""
         return _key(lib.pyc10_ks_highest_priority_key(self._raw))
 
-    def highest_functionality_key(self) -> Any:
+    def highest_functionality_key(self) -> DispatchKey:
         """c10's ``highestFunctionalityKey``."""
         return _key(lib.pyc10_ks_highest_functionality(self._raw))
 
@@ -240,7 +219,7 @@ class DispatchKeySet:
     def __contains__(self, key: object) -> bool:
         return self.has(key)  # type: ignore[arg-type]
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[DispatchKey]:
         buf = ffi.new(_KEY_ARRAY, lib.C10C_DISPATCH_KEY_SET_MAX_KEYS)
         n = lib.pyc10_ks_to_array(buf, lib.C10C_DISPATCH_KEY_SET_MAX_KEYS, self._raw)
         return iter([_key(k) for k in ffi.unpack(buf, n)])
