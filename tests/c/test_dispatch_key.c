@@ -414,7 +414,31 @@ TEST(compute_dispatch_key_errors) {
   ASSERT_EQ(k, DK(SPARSE_CSR_CUDA));
 }
 
-RUN_TESTS(T(key_values_match_c10), T(singletons_have_c10_raw_words),
+TEST(predicates_and_raw_sets) {
+  ASSERT_TRUE(c10c_dispatch_key_is_valid(0));
+  ASSERT_TRUE(c10c_dispatch_key_is_valid(155));
+  ASSERT_FALSE(c10c_dispatch_key_is_valid(156));
+  ASSERT_TRUE(c10c_dispatch_key_is_alias(DK(AUTOGRAD)));
+  ASSERT_TRUE(c10c_dispatch_key_is_alias(DK(COMPOSITE_EXPLICIT_AUTOGRAD_NON_FUNCTIONAL)));
+  ASSERT_FALSE(c10c_dispatch_key_is_alias(DK(AUTOGRAD_META)));
+  ASSERT_FALSE(c10c_dispatch_key_is_alias(156));
+  c10c_dispatch_key_set raw = c10c_dispatch_key_set_from_raw(UINT64_C(0xC000000000000000));
+  ASSERT_EQ_U64(raw.repr, UINT64_C(0xC000000000000000)); /* any word is accepted, as c10 */
+  c10c_dispatch_key_set cpu = SET(DK(CPU), DK(AUTOGRAD_CPU));
+  ASSERT_TRUE(c10c_dispatch_key_set_has_all(cpu, SET(DK(CPU))));
+  ASSERT_FALSE(c10c_dispatch_key_set_has_all(cpu, SET(DK(CUDA))));
+  ASSERT_TRUE(c10c_dispatch_key_set_has_any(cpu, SET(DK(CUDA)))); /* shares the Dense bit */
+  ASSERT_FALSE(c10c_dispatch_key_set_has_any(cpu, SET(DK(FPGA))));
+  ASSERT_TRUE(c10c_dispatch_key_set_has_backend(cpu, C10C_BACKEND_COMPONENT_CPU));
+  ASSERT_FALSE(c10c_dispatch_key_set_has_backend(cpu, C10C_BACKEND_COMPONENT_CUDA));
+  ASSERT_FALSE(c10c_dispatch_key_set_has_backend(cpu, C10C_BACKEND_COMPONENT_INVALID));
+  ASSERT_FALSE(c10c_dispatch_key_set_has_backend(cpu, 40));
+  /* the functionality bits both have (Dense, AutogradFunctionality), no backend bit */
+  ASSERT_EQ_U64(c10c_dispatch_key_set_intersection(cpu, SET(DK(CUDA), DK(AUTOGRAD_CUDA))).repr,
+                UINT64_C(0x1000010000));
+}
+
+RUN_TESTS(T(predicates_and_raw_sets), T(key_values_match_c10), T(singletons_have_c10_raw_words),
           T(building_block_plus_backend_equals_runtime_key),
           T(per_backend_keys_form_a_cross_product), T(remove_clears_functionality_bits_only),
           T(every_functionality_key_adds_has_and_removes),

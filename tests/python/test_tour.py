@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_tour_runs_and_shows_every_section(tmp_path):
@@ -23,3 +24,13 @@ def test_tour_runs_and_shows_every_section(tmp_path):
     ]:
         assert text in out
     assert proc.stderr == ""
+
+
+def test_readme_python_example_runs(tmp_path):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    assert "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)" in proc.stdout
+    assert "Invalid device string: 'cuda:01'" in proc.stdout
