@@ -3,7 +3,9 @@
  * instead of being truncated to 8 bits.
  */
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -34,10 +36,75 @@ static const char expected_types_message[] =
     "xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device "
     "string: ";
 
+/* The registered PrivateUse1 name, lower and upper case in one allocation ("foo\0FOO\0"), or
+ * NULL. Written once by a compare-and-swap, then never changed or freed (as c10's static
+ * string): readers need no lock. */
+static _Atomic(char *) privateuse1_names;
+
+enum { PRIVATEUSE1_NAME_MAX = C10C_DEVICE_STRING_MAX - 6 }; /* room for ":127" and the NUL */
+
+static const char *registered_privateuse1(bool lower_case) {
+  const char *names = atomic_load_explicit(&privateuse1_names, memory_order_acquire);
+  if (names == NULL) return NULL;
+  return lower_case ? names : names + strlen(names) + 1;
+}
+
+const char *c10c_privateuse1_backend_name(bool lower_case) {
+  const char *name = registered_privateuse1(lower_case);
+  if (name != NULL) return name;
+  return lower_case ? "privateuseone" : "PRIVATEUSEONE";
+}
+
+c10c_status c10c_privateuse1_backend_register(const char *name) {
+  C10C__CHECK_NOT_NULL(name);
+  size_t len = strlen(name);
+  bool well_formed = len >= 1 && len <= PRIVATEUSE1_NAME_MAX;
+  for (size_t i = 0; well_formed && i < len; i++)
+    well_formed =
+        (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') || name[i] == '_';
+  if (!well_formed)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "privateuse1 backend name must be 1 to %d characters of [a-zA-Z_], got "
+                      "'%.64s'",
+                      PRIVATEUSE1_NAME_MAX, name);
+  const char *current = registered_privateuse1(true);
+  if (current != NULL && strcmp(current, name) != 0)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "torch.register_privateuse1_backend() has already been set! Current "
+                      "backend: %s",
+                      current);
+  static const char *const in_tree[] = {"cpu", "cuda", "hip", "mps", "xpu", "mtia"};
+  for (size_t i = 0; i < sizeof in_tree / sizeof in_tree[0]; i++)
+    if (strcmp(in_tree[i], name) == 0)
+      return c10c__fail(C10C_STATUS_ERROR,
+                        "Cannot register privateuse1 backend with in-tree device name: %s", name);
+  if (current != NULL) return C10C_STATUS_OK; /* the same name again */
+  char *names = malloc(2 * (len + 1));
+  if (names == NULL)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
+                      "out of memory registering the privateuse1 backend name");
+  for (size_t i = 0; i <= len; i++) {
+    names[i] = name[i];
+    names[len + 1 + i] = (name[i] >= 'a' && name[i] <= 'z') ? (char)(name[i] - 'a' + 'A') : name[i];
+  }
+  char *expected = NULL;
+  if (!atomic_compare_exchange_strong_explicit(&privateuse1_names, &expected, names,
+                                               memory_order_acq_rel, memory_order_acquire)) {
+    free(names); /* another thread registered first */
+    if (strcmp(expected, name) != 0)
+      return c10c__fail(C10C_STATUS_ERROR,
+                        "torch.register_privateuse1_backend() has already been set! Current "
+                        "backend: %s",
+                        expected);
+  }
+  return C10C_STATUS_OK;
+}
+
 bool c10c_device_type_is_valid(c10c_device_type t) { return t >= 0 && t < C10C_DEVICE_TYPE_COUNT; }
 
 const char *c10c__device_type_name(c10c_device_type t, bool lower_case) {
   if (!c10c_device_type_is_valid(t)) return NULL;
+  if (t == C10C_DEVICE_TYPE_PRIVATEUSE1) return c10c_privateuse1_backend_name(lower_case);
   return lower_case ? lower_names[t] : upper_names[t];
 }
 
@@ -77,6 +144,13 @@ c10c_status c10c_device_init(c10c_device *out, c10c_device_type type, int64_t in
   out->type = type;
   out->index = (c10c_device_index)index;
   return C10C_STATUS_OK;
+}
+
+static c10c_status index_out_of_range_in(const char *str, int shown, long long index) {
+  return c10c__fail(C10C_STATUS_ERROR,
+                    "Device index %lld is out of range (the largest is %d) in device string "
+                    "'%.*s'",
+                    index, C10C_DEVICE_INDEX_MAX, shown, str);
 }
 
 static bool is_name_char(char c) {
@@ -136,12 +210,16 @@ c10c_status c10c_device_from_chars(c10c_device *out, const char *str, size_t len
     if (strlen(candidate) != name_len || memcmp(candidate, str, name_len) != 0) continue;
     /* Where c10 truncates to int8 (cuda:128 -> -128), refuse instead. Checked after the type
      * lookup so that every string c10 rejects gets c10's message. */
-    if (index > C10C_DEVICE_INDEX_MAX)
-      return c10c__fail(C10C_STATUS_ERROR,
-                        "Device index %lld is out of range (the largest is %d) in device "
-                        "string '%.*s'",
-                        index, C10C_DEVICE_INDEX_MAX, shown, str);
+    if (index > C10C_DEVICE_INDEX_MAX) return index_out_of_range_in(str, shown, index);
     out->type = parse_order[i];
+    out->index = (c10c_device_index)index;
+    return C10C_STATUS_OK;
+  }
+  const char *registered = registered_privateuse1(true);
+  if (registered != NULL && strlen(registered) == name_len &&
+      memcmp(registered, str, name_len) == 0) {
+    if (index > C10C_DEVICE_INDEX_MAX) return index_out_of_range_in(str, shown, index);
+    out->type = C10C_DEVICE_TYPE_PRIVATEUSE1;
     out->index = (c10c_device_index)index;
     return C10C_STATUS_OK;
   }
@@ -157,7 +235,7 @@ c10c_status c10c_device_to_string(char *out, size_t out_size, c10c_device device
   C10C__CHECK_NOT_NULL(out);
   c10c_status st = c10c__check_device(device);
   if (st != C10C_STATUS_OK) return st;
-  const char *name = lower_names[device.type];
+  const char *name = c10c__device_type_name(device.type, true);
   int n = device.index == C10C_DEVICE_INDEX_NONE
               ? snprintf(out, out_size, "%s", name)
               : snprintf(out, out_size, "%s:%d", name, (int)device.index);

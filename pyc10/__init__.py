@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins as _builtins
 import os as _os
 
-from ._device import device
+from ._device import device, get_privateuse1_backend_name, rename_privateuse1_backend
 from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import can_cast, dtype, promote_types
@@ -140,9 +140,11 @@ __all__ = [
     "device",
     "dtype",
     "get_library_path",
+    "get_privateuse1_backend_name",
     "layout",
     "memory_format",
     "promote_types",
+    "rename_privateuse1_backend",
 ]
 __all__.extend(sorted(_DTYPE_NAMES))
 __all__.extend(sorted(_LAYOUTS))

@@ -7,12 +7,12 @@ from typing import Any, final
 from ._errors import C10RuntimeError, C10TypeError, check
 from ._lib import ffi, lib
 
-__all__ = ["device"]
+__all__ = ["device", "get_privateuse1_backend_name", "rename_privateuse1_backend"]
 
 _DEVICE_PTR = ffi.typeof("c10c_device *")
 
-# Lower-case names of the device types, from the library.
-_TYPE_NAMES: tuple[str, ...] = tuple(
+# Lower-case names of the device types, from the library (PrivateUse1's can be renamed).
+_TYPE_NAMES: list[str] = list(
     ffi.string(lib.c10c_device_type_name(t, True)).decode()
     for t in range(lib.C10C_DEVICE_TYPE_COUNT)
 )
@@ -187,6 +187,31 @@ def _parse(s: str) -> device:
     if len(_PARSED) < _CACHE_LIMIT:
         _PARSED[s] = d
     return d
+
+
+def rename_privateuse1_backend(backend_name: str) -> None:
+    """Name the PrivateUse1 device type, as ``torch.utils.rename_privateuse1_backend``.
+
+    Afterwards ``pyc10.device("<name>:1")`` works and PrivateUse1 devices print under the name.
+    Once per process: the same name again is accepted, another raises ``RuntimeError``.
+    """
+    if builtin_type(backend_name) is not str:
+        raise C10TypeError(f"backend_name must be str, not {builtin_type(backend_name).__name__}")
+    check(lib.c10c_privateuse1_backend_register(backend_name.encode("utf-8", "surrogateescape")))
+    name = get_privateuse1_backend_name()
+    pu1 = lib.C10C_DEVICE_TYPE_PRIVATEUSE1
+    if _TYPE_NAMES[pu1] != name:
+        _TYPE_NAMES[pu1] = name
+        _PARSED.clear()
+        _PAIRS.clear()
+        for (type_value, index), d in list(_INTERNED.items()):
+            if type_value == pu1:
+                d._str = name if index == -1 else f"{name}:{index}"
+
+
+def get_privateuse1_backend_name() -> str:
+    """The PrivateUse1 device type's name: the registered one, else ``"privateuseone"``."""
+    return str(ffi.string(lib.c10c_privateuse1_backend_name(True)).decode())
 
 
 def _from_c(c_device: Any) -> device:

@@ -58,7 +58,8 @@ typedef struct c10c_device {
 C10C_API bool c10c_device_type_is_valid(c10c_device_type t);
 
 /* c10's DeviceTypeName: lower-case ("cuda", "privateuseone") or upper-case ("CUDA",
- * "PRIVATEUSEONE", "VULKAN", "META") name of a device type.
+ * "PRIVATEUSEONE", "VULKAN", "META") name of a device type; PrivateUse1 has its registered name
+ * once one is registered (c10c_privateuse1_backend_register).
  * Ownership: static string. Errors: NULL and C10C_STATUS_INVALID_ARGUMENT for an unknown type,
  * with c10's message "Unknown device: 21. If you have recently updated ...". */
 C10C_API const char *c10c_device_type_name(c10c_device_type t, bool lower_case);
@@ -72,7 +73,8 @@ C10C_API const char *c10c_device_type_name(c10c_device_type t, bool lower_case);
 C10C_API c10c_status c10c_device_init(c10c_device *out, c10c_device_type type, int64_t index);
 
 /* Parses a device string exactly as torch.device(str): "cpu", "cuda", "cuda:1", "meta",
- * "privateuseone:0", ... (grammar `[a-zA-Z_]+(:(0|[1-9][0-9]*))?`, case-sensitive names).
+ * "privateuseone:0", ... (grammar `[a-zA-Z_]+(:(0|[1-9][0-9]*))?`, case-sensitive names), and
+ * the registered PrivateUse1 name.
  * Errors (C10C_STATUS_ERROR, messages as c10): "Device string must not be empty",
  * "Invalid device string: '<s>'", "Could not parse device index '<digits>' in device string
  * '<s>'" (beyond int), "Expected one of cpu, cuda, ... device type at start of device string:
@@ -85,11 +87,28 @@ C10C_API c10c_status c10c_device_from_string(c10c_device *out, const char *str);
  * contain NUL bytes, which are then invalid characters). */
 C10C_API c10c_status c10c_device_from_chars(c10c_device *out, const char *str, size_t len);
 
-/* Formats a device as c10's Device::str(): "cuda:1", or "cuda" when the index is -1.
+/* Formats a device as c10's Device::str(): "cuda:1", or "cuda" when the index is -1 (PrivateUse1
+ * devices under their registered name).
  * out receives at most out_size bytes including the NUL; C10C_DEVICE_STRING_MAX always fits.
  * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT (unknown type or index
  * outside -1..127), C10C_STATUS_BUFFER_TOO_SMALL (out then holds a truncated string). */
 C10C_API c10c_status c10c_device_to_string(char *out, size_t out_size, c10c_device device);
+
+/* Renames the PrivateUse1 device type, as c10's register_privateuse1_backend (torch's
+ * torch.utils.rename_privateuse1_backend): afterwards "<name>:1" parses as a PrivateUse1 device
+ * ("privateuseone:1" still does) and PrivateUse1 devices print as "<name>:1". Once per process:
+ * registering the same name again succeeds, another name fails. Unlike c10, the name must be 1
+ * to 26 characters of [a-zA-Z_] (anything else could never be parsed back).
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a malformed name;
+ * C10C_STATUS_ERROR "Cannot register privateuse1 backend with in-tree device name: <name>" (cpu,
+ * cuda, hip, mps, xpu, mtia) and "torch.register_privateuse1_backend() has already been set!
+ * Current backend: <name>". Thread-safety: any thread; exactly one of several racing names wins. */
+C10C_API c10c_status c10c_privateuse1_backend_register(const char *name);
+
+/* The PrivateUse1 device type's name: the registered name, else "privateuseone"; upper-cased
+ * when lower_case is false (c10's get_privateuse1_backend).
+ * Ownership: a string that stays valid for the life of the process. Errors: none. */
+C10C_API const char *c10c_privateuse1_backend_name(bool lower_case);
 
 /* Whether two devices have the same type and index (c10's operator==).
  * Errors: none. */

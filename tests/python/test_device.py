@@ -226,3 +226,74 @@ def test_equality_hash_pickle():
         assert pickle.loads(pickle.dumps(d)) == d
         assert copy.deepcopy(d) is d
     assert type(a).__module__ == "pyc10"
+
+
+PRIVATEUSE1_SCRIPT = r"""
+import torch, pyc10
+
+def outcome(make, *args):
+    try:
+        d = make(*args)
+        return ("ok", d.type, d.index, str(d), repr(d))
+    except RuntimeError as e:
+        return ("RuntimeError", str(e))
+
+assert pyc10.get_privateuse1_backend_name() == "privateuseone"
+before = pyc10.device("privateuseone:3")
+for name in ["cuda", "hip"]:
+    try:
+        torch.utils.rename_privateuse1_backend(name)
+    except RuntimeError as e:
+        expected = str(e)
+    try:
+        pyc10.rename_privateuse1_backend(name)
+    except RuntimeError as e:
+        assert str(e) == expected, (str(e), expected)
+    else:
+        raise AssertionError("renaming to an in-tree name succeeded")
+torch.utils.rename_privateuse1_backend("foo")
+pyc10.rename_privateuse1_backend("foo")
+pyc10.rename_privateuse1_backend("foo")
+assert pyc10.get_privateuse1_backend_name() == "foo"
+assert str(before) == "foo:3" and before.type == "foo"
+for s in ["foo", "foo:1", "privateuseone:2", "FOO", "fo", "foo:01", "foo:x"]:
+    a, b = outcome(torch.device, s), outcome(pyc10.device, s)
+    assert a == b, (s, a, b)
+for args in [("foo", 3), ("privateuseone", 4)]:
+    a, b = outcome(torch.device, *args), outcome(pyc10.device, *args)
+    assert a == b, (args, a, b)
+try:
+    torch._C._rename_privateuse1_backend("bar")
+except RuntimeError as e:
+    expected = str(e)
+try:
+    pyc10.rename_privateuse1_backend("bar")
+except RuntimeError as e:
+    assert str(e) == expected
+else:
+    raise AssertionError("a second name was accepted")
+print("ok")
+"""
+
+
+def test_privateuse1_rename_matches_torch(tmp_path):
+    # Renaming is process-wide and permanent, so it runs in a fresh interpreter.
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", PRIVATEUSE1_SCRIPT],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
+def test_rename_privateuse1_backend_rejects_non_strings():
+    with pytest.raises(TypeError):
+        pyc10.rename_privateuse1_backend(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="1 to 26 characters"):
+        pyc10.rename_privateuse1_backend("no spaces")
