@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, final
 
+from ._constant import Constant
 from ._errors import C10TypeError, check
 from ._lib import ffi, lib
 
@@ -19,7 +20,7 @@ _BOOL_PTR = ffi.typeof("bool *")
 
 
 @final
-class dtype:
+class dtype(Constant):
     """A tensor element type, as ``torch.dtype`` (``pyc10.float32``, ``pyc10.int64`` ...).
 
     There is exactly one object per type, so ``is`` and ``==`` agree. ``value`` is c10's
@@ -32,7 +33,6 @@ class dtype:
 
     #: c10's ScalarType number (``c10c_dtype`` in C).
     value: int
-    _name: str
     #: Bytes per element (1 for the sub-byte types, as torch).
     itemsize: int
     #: Whether this is a floating point type (float16/32/64, bfloat16, float8, float4).
@@ -102,21 +102,6 @@ class dtype:
         if name is None:
             raise C10TypeError(f"numpy dtype {d} has no pyc10 equivalent")
         return _BY_NAME[name]
-
-    def __repr__(self) -> str:
-        return f"pyc10.{self._name}"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> str:
-        # Pickled by name: unpickling finds the singleton pyc10.<name>.
-        return self._name
-
-    def __copy__(self) -> dtype:
-        return self
-
-    def __deepcopy__(self, memo: Any) -> dtype:
-        return self
 
 
 # numpy's array-protocol type strings without byte-order character.

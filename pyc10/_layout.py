@@ -4,20 +4,17 @@ from __future__ import annotations
 
 from typing import Any, final
 
+from ._constant import Constant
 from ._lib import ffi, lib
 
 __all__ = ["LAYOUTS", "MEMORY_FORMATS", "layout", "memory_format"]
 
 
-class _Named:
-    __slots__ = ("_c10_name", "_name", "_value")
+class _Named(Constant):
+    __slots__ = ("_c10_name", "_value")
 
     _value: int
-    _name: str
     _c10_name: str
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(f"cannot create 'pyc10.{cls.__name__}' instances")
 
     @classmethod
     def _make(cls, value: int, name: str, c10_name: str) -> Any:
@@ -31,20 +28,6 @@ class _Named:
     def value(self) -> int:
         """c10's enum value (the C library's number for it)."""
         return self._value
-
-    def __repr__(self) -> str:
-        return f"pyc10.{self._name}"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> str:
-        return self._name
-
-    def __copy__(self) -> Any:
-        return self
-
-    def __deepcopy__(self, memo: Any) -> Any:
-        return self
 
 
 @final
