@@ -46,3 +46,8 @@ def test_all_names_exist_and_public_ones_are_documented():
 
 def test_package_is_typed():
     assert importlib.resources.files("pyc10").joinpath("py.typed").is_file()
+
+
+def test_all_is_exactly_the_public_names():
+    public = {n for n in vars(pyc10) if not n.startswith("_")} | {"_mkldnn"}  # torch's name
+    assert set(pyc10.__all__) == public

@@ -8,7 +8,7 @@ import pytest
 
 import pyc10
 from pyc10._errors import check
-from pyc10._lib import lib
+from pyc10._lib import ffi, lib
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_status_codes_map_to_torchs_exception_types(status, cls):
     with pytest.raises(cls) as info:
         check(status)
     assert info.value.status == status
-    assert info.value.status_name == pyc10._ffi.string(lib.c10c_status_name(status)).decode()
+    assert info.value.status_name == ffi.string(lib.c10c_status_name(status)).decode()
 
 
 def test_ok_does_not_raise():

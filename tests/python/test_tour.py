@@ -34,3 +34,35 @@ def test_readme_python_example_runs(tmp_path):
     )
     assert "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)" in proc.stdout
     assert "Invalid device string: 'cuda:01'" in proc.stdout
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_tour_runs_from_the_source_checkout_with_the_installed_build():
+    # In the repository root the source package comes first on sys.path; it defers to the
+    # installed build, which has the compiled extension.
+    proc = subprocess.run(
+        [sys.executable, "-m", "pyc10"], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert "== dispatch keys" in proc.stdout
+    code = "import pyc10, os; print(os.path.dirname(pyc10.__file__)); print(pyc10.int8)"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    where, dtype = proc.stdout.split()
+    assert Path(where).resolve() != (ROOT / "pyc10").resolve()
+    assert dtype == "pyc10.int8"
+
+
+def test_source_checkout_without_an_installed_build_says_what_to_do():
+    # -S leaves site-packages (and so the installed pyc10) off sys.path.
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", "import pyc10"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert "no installed pyc10 was found: run `pip install .` first" in proc.stderr

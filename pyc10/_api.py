@@ -1,0 +1,211 @@
+"""The public names of pyc10, re-exported by ``pyc10/__init__.py``."""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import os as _os
+
+from ._device import device, get_privateuse1_backend_name, rename_privateuse1_backend
+from ._dispatch import DispatchKey, DispatchKeySet
+from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
+from ._dtype import can_cast, dtype, promote_types
+from ._errors import (
+    C10Error,
+    C10IndexError,
+    C10MemoryError,
+    C10NotImplementedError,
+    C10OverflowError,
+    C10RuntimeError,
+    C10TypeError,
+    C10ValueError,
+)
+from ._layout import LAYOUTS as _LAYOUTS
+from ._layout import MEMORY_FORMATS as _MEMORY_FORMATS
+from ._layout import layout, memory_format
+from ._lib import ffi as _ffi
+from ._lib import lib as _lib
+
+#: The release of the loaded libc10c ("0.1.0").
+__version__: str = _ffi.string(_lib.c10c_version_string()).decode()
+#: The ABI version of the loaded libc10c as (major, minor).
+abi_version: tuple[_builtins.int, _builtins.int] = (
+    _lib.c10c_abi_version() >> 16,
+    _lib.c10c_abi_version() & 0xFFFF,
+)
+
+# Module attributes with torch's names. The values come from the library; the names are
+# spelled out so type checkers see them (tests/python/test_api.py checks both agree).
+uint8: dtype = _DTYPE_NAMES["uint8"]
+int8: dtype = _DTYPE_NAMES["int8"]
+int16: dtype = _DTYPE_NAMES["int16"]
+short: dtype = _DTYPE_NAMES["short"]
+int32: dtype = _DTYPE_NAMES["int32"]
+int: dtype = _DTYPE_NAMES["int"]
+int64: dtype = _DTYPE_NAMES["int64"]
+long: dtype = _DTYPE_NAMES["long"]
+float16: dtype = _DTYPE_NAMES["float16"]
+half: dtype = _DTYPE_NAMES["half"]
+float32: dtype = _DTYPE_NAMES["float32"]
+float: dtype = _DTYPE_NAMES["float"]
+float64: dtype = _DTYPE_NAMES["float64"]
+double: dtype = _DTYPE_NAMES["double"]
+complex32: dtype = _DTYPE_NAMES["complex32"]
+chalf: dtype = _DTYPE_NAMES["chalf"]
+complex64: dtype = _DTYPE_NAMES["complex64"]
+cfloat: dtype = _DTYPE_NAMES["cfloat"]
+complex128: dtype = _DTYPE_NAMES["complex128"]
+cdouble: dtype = _DTYPE_NAMES["cdouble"]
+bool: dtype = _DTYPE_NAMES["bool"]
+qint8: dtype = _DTYPE_NAMES["qint8"]
+quint8: dtype = _DTYPE_NAMES["quint8"]
+qint32: dtype = _DTYPE_NAMES["qint32"]
+bfloat16: dtype = _DTYPE_NAMES["bfloat16"]
+quint4x2: dtype = _DTYPE_NAMES["quint4x2"]
+quint2x4: dtype = _DTYPE_NAMES["quint2x4"]
+bits1x8: dtype = _DTYPE_NAMES["bits1x8"]
+bits2x4: dtype = _DTYPE_NAMES["bits2x4"]
+bits4x2: dtype = _DTYPE_NAMES["bits4x2"]
+bits8: dtype = _DTYPE_NAMES["bits8"]
+bits16: dtype = _DTYPE_NAMES["bits16"]
+float8_e5m2: dtype = _DTYPE_NAMES["float8_e5m2"]
+float8_e4m3fn: dtype = _DTYPE_NAMES["float8_e4m3fn"]
+float8_e5m2fnuz: dtype = _DTYPE_NAMES["float8_e5m2fnuz"]
+float8_e4m3fnuz: dtype = _DTYPE_NAMES["float8_e4m3fnuz"]
+uint16: dtype = _DTYPE_NAMES["uint16"]
+uint32: dtype = _DTYPE_NAMES["uint32"]
+uint64: dtype = _DTYPE_NAMES["uint64"]
+uint1: dtype = _DTYPE_NAMES["uint1"]
+bit: dtype = _DTYPE_NAMES["bit"]
+uint2: dtype = _DTYPE_NAMES["uint2"]
+uint3: dtype = _DTYPE_NAMES["uint3"]
+uint4: dtype = _DTYPE_NAMES["uint4"]
+uint5: dtype = _DTYPE_NAMES["uint5"]
+uint6: dtype = _DTYPE_NAMES["uint6"]
+uint7: dtype = _DTYPE_NAMES["uint7"]
+int1: dtype = _DTYPE_NAMES["int1"]
+int2: dtype = _DTYPE_NAMES["int2"]
+int3: dtype = _DTYPE_NAMES["int3"]
+int4: dtype = _DTYPE_NAMES["int4"]
+int5: dtype = _DTYPE_NAMES["int5"]
+int6: dtype = _DTYPE_NAMES["int6"]
+int7: dtype = _DTYPE_NAMES["int7"]
+float8_e8m0fnu: dtype = _DTYPE_NAMES["float8_e8m0fnu"]
+float4_e2m1fn_x2: dtype = _DTYPE_NAMES["float4_e2m1fn_x2"]
+strided: layout = _LAYOUTS["strided"]
+sparse_coo: layout = _LAYOUTS["sparse_coo"]
+sparse_csr: layout = _LAYOUTS["sparse_csr"]
+_mkldnn: layout = _LAYOUTS["_mkldnn"]
+sparse_csc: layout = _LAYOUTS["sparse_csc"]
+sparse_bsr: layout = _LAYOUTS["sparse_bsr"]
+sparse_bsc: layout = _LAYOUTS["sparse_bsc"]
+jagged: layout = _LAYOUTS["jagged"]
+contiguous_format: memory_format = _MEMORY_FORMATS["contiguous_format"]
+preserve_format: memory_format = _MEMORY_FORMATS["preserve_format"]
+channels_last: memory_format = _MEMORY_FORMATS["channels_last"]
+channels_last_3d: memory_format = _MEMORY_FORMATS["channels_last_3d"]
+
+
+def get_library_path() -> str:
+    """Path of the libc10c shared library pyc10 uses, for ctypes, Julia, Rust ... users."""
+    here = _os.path.dirname(__file__)
+    for name in sorted(_os.listdir(here)):
+        if name.startswith("libc10c.so"):
+            return _os.path.join(here, name)
+    import ctypes.util
+
+    found = ctypes.util.find_library("c10c")
+    if found is None:
+        raise FileNotFoundError("libc10c shared library not found next to pyc10")
+    return found
+
+
+__all__ = [
+    "C10Error",
+    "C10IndexError",
+    "C10MemoryError",
+    "C10NotImplementedError",
+    "C10OverflowError",
+    "C10RuntimeError",
+    "C10TypeError",
+    "C10ValueError",
+    "DispatchKey",
+    "DispatchKeySet",
+    "_mkldnn",
+    "abi_version",
+    "bfloat16",
+    "bit",
+    "bits1x8",
+    "bits2x4",
+    "bits4x2",
+    "bits8",
+    "bits16",
+    "bool",
+    "can_cast",
+    "cdouble",
+    "cfloat",
+    "chalf",
+    "channels_last",
+    "channels_last_3d",
+    "complex32",
+    "complex64",
+    "complex128",
+    "contiguous_format",
+    "device",
+    "double",
+    "dtype",
+    "float",
+    "float4_e2m1fn_x2",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "float16",
+    "float32",
+    "float64",
+    "get_library_path",
+    "get_privateuse1_backend_name",
+    "half",
+    "int",
+    "int1",
+    "int2",
+    "int3",
+    "int4",
+    "int5",
+    "int6",
+    "int7",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "jagged",
+    "layout",
+    "long",
+    "memory_format",
+    "preserve_format",
+    "promote_types",
+    "qint8",
+    "qint32",
+    "quint2x4",
+    "quint4x2",
+    "quint8",
+    "rename_privateuse1_backend",
+    "short",
+    "sparse_bsc",
+    "sparse_bsr",
+    "sparse_coo",
+    "sparse_csc",
+    "sparse_csr",
+    "strided",
+    "uint1",
+    "uint2",
+    "uint3",
+    "uint4",
+    "uint5",
+    "uint6",
+    "uint7",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+]

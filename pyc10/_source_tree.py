@@ -1,0 +1,53 @@
+"""Import pyc10 from a source checkout by deferring to the installed build.
+
+The repository keeps the package at ``pyc10/``, so running Python in the repository root finds the
+sources before the installed package, and the sources lack the compiled extension. Rather than
+fail, the installed package (what ``pip install .`` built from these sources) replaces the module
+being imported; the import system returns whatever ``sys.modules`` holds once the module's code
+has run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+__all__ = ["use_installed_package"]
+
+
+def _installed_package_dir(source_dir: str) -> str | None:
+    for entry in sys.path:
+        candidate = os.path.join(os.path.abspath(entry or os.curdir), "pyc10")
+        if os.path.realpath(candidate) == os.path.realpath(source_dir):
+            continue
+        if os.path.isfile(os.path.join(candidate, "__init__.py")) and any(
+            name.startswith("_c10c.") for name in os.listdir(candidate)
+        ):
+            return candidate
+    return None
+
+
+def use_installed_package(name: str, source_init: str) -> None:
+    """Load the installed pyc10 in place of the source package ``name``, or raise ImportError."""
+    source_dir = os.path.dirname(os.path.abspath(source_init))
+    installed = _installed_package_dir(source_dir)
+    if installed is None:
+        raise ImportError(
+            "pyc10 is being imported from its source tree, which has no compiled extension, "
+            "and no installed pyc10 was found: run `pip install .` first"
+        )
+    spec = importlib.util.spec_from_file_location(
+        name,
+        os.path.join(installed, "__init__.py"),
+        submodule_search_locations=[installed],
+    )
+    if spec is None or spec.loader is None:  # pragma: no cover - the file exists
+        raise ImportError(f"cannot load the installed pyc10 from {installed}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
