@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sysmem.h"
 
 static const char *const lower_names[C10C_DEVICE_TYPE_COUNT] = {
     "cpu",  "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip",
@@ -79,7 +80,7 @@ c10c_status c10c_privateuse1_backend_register(const char *name) {
       return c10c__fail(C10C_STATUS_ERROR,
                         "Cannot register privateuse1 backend with in-tree device name: %s", name);
   if (current != NULL) return C10C_STATUS_OK; /* the same name again */
-  char *names = malloc(2 * (len + 1));
+  char *names = c10c__malloc(2 * (len + 1));
   if (names == NULL)
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
                       "out of memory registering the privateuse1 backend name");
@@ -90,7 +91,7 @@ c10c_status c10c_privateuse1_backend_register(const char *name) {
   char *expected = NULL;
   if (!atomic_compare_exchange_strong_explicit(&privateuse1_names, &expected, names,
                                                memory_order_acq_rel, memory_order_acquire)) {
-    free(names); /* another thread registered first */
+    c10c__free(names); /* another thread registered first */
     if (strcmp(expected, name) != 0)
       return c10c__fail(C10C_STATUS_ERROR,
                         "torch.register_privateuse1_backend() has already been set! Current "

@@ -1,0 +1,187 @@
+/* libc10c: data pointers, the allocator ABI, the per-device allocator registry, the CPU
+ * allocators and their statistics.
+ *
+ * As in c10, every allocation is a data pointer {data, ctx, deleter, device}: ctx owns the memory
+ * and deleter(ctx) frees it, so memory from any allocator (or from outside, like a numpy array)
+ * is freed the same way. A host application supplies its own allocator as a vtable.
+ */
+#ifndef C10C_ALLOCATOR_H
+#define C10C_ALLOCATOR_H
+
+#include "common.h"
+#include "device.h"
+
+C10C_BEGIN_DECLS
+
+/* Frees what ctx owns. Called exactly once per owning data pointer, never with a NULL ctx, from
+ * whichever thread drops the last reference. */
+typedef void (*c10c_deleter)(void *ctx);
+
+/* c10's DataPtr: data is what callers read and write; ctx owns the memory (often ctx == data);
+ * deleter(ctx) frees it when ctx is not NULL. 32 bytes. */
+typedef struct c10c_data_ptr {
+  void *data;           /* start of the bytes, NULL for 0-byte allocations */
+  void *ctx;            /* what deleter frees; NULL means nothing to free */
+  c10c_deleter deleter; /* NULL when there is nothing to free */
+  c10c_device device;   /* where data lives */
+} c10c_data_ptr;
+
+/* ---- statistics: the shape of torch.cuda.memory_stats() ---- */
+
+/* One statistic: its current value, the peak since the last reset, and the cumulative amounts
+ * added and removed (PyTorch's Stat). */
+typedef struct c10c_stat {
+  int64_t current;
+  int64_t peak;
+  int64_t allocated;
+  int64_t freed;
+} c10c_stat;
+
+/* Indices of the [3] arrays below: all blocks, the small pool and the large pool. */
+enum c10c_stat_type { C10C_STAT_ALL = 0, C10C_STAT_SMALL_POOL = 1, C10C_STAT_LARGE_POOL = 2 };
+
+/* PyTorch's DeviceStats, keys as in torch.cuda.memory_stats(): "allocation.all.current" is
+ * allocation[C10C_STAT_ALL].current. For the CPU allocator the small pool holds blocks below
+ * 256 KiB, "segment"/"reserved_bytes" count memory obtained from the system (allocated plus
+ * cached), "active" equals "allocation" (there are no streams), and num_device_alloc/free count
+ * calls to the system allocator. Fields are only ever appended; struct_size says how many the
+ * caller's struct holds. */
+typedef struct c10c_memory_stats {
+  uint32_t struct_size; /* set by the caller to sizeof(c10c_memory_stats) */
+  uint32_t reserved0;
+  c10c_stat allocation[3];
+  c10c_stat segment[3];
+  c10c_stat active[3];
+  c10c_stat inactive_split[3];
+  c10c_stat allocated_bytes[3];
+  c10c_stat reserved_bytes[3];
+  c10c_stat active_bytes[3];
+  c10c_stat inactive_split_bytes[3];
+  c10c_stat requested_bytes[3];
+  c10c_stat oversize_allocations;
+  c10c_stat oversize_segments;
+  int64_t num_alloc_retries;
+  int64_t num_ooms;
+  int64_t num_sync_all_streams;
+  int64_t num_device_alloc;
+  int64_t num_device_free;
+  int64_t max_split_size;
+} c10c_memory_stats;
+
+/* ---- the allocator ABI ---- */
+
+/* What a host implements to provide an allocator. Fill struct_size with
+ * sizeof(c10c_allocator_vtable); later versions only append fields. Functions receive the self
+ * pointer given to c10c_allocator_new and may be called from any thread at once. */
+typedef struct c10c_allocator_vtable {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  /* Required. Allocates nbytes aligned to alignment (a power of two, at least 64 for CPU) and fills
+   * *out; nbytes 0 must give data = ctx = NULL. The deleter in *out frees the block. On failure
+   * returns a status (C10C_STATUS_OUT_OF_MEMORY) and may set a message through nothing else:
+   * libc10c reports the failure with the allocator's name. */
+  c10c_status (*allocate)(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out);
+  /* Optional (NULL: memcpy). Copies nbytes between two blocks of this allocator. */
+  void (*copy)(void *self, void *dst, const void *src, size_t nbytes);
+  /* Optional. Fills *out (whose struct_size the caller set); NULL: no statistics. */
+  c10c_status (*get_stats)(void *self, c10c_memory_stats *out);
+  /* Optional. Returns cached memory to the system. */
+  void (*empty_cache)(void *self);
+  /* Optional. Sets every statistic's peak to its current value. */
+  void (*reset_peak_stats)(void *self);
+  /* Optional. Called once when the last reference to the allocator handle goes. */
+  void (*destroy)(void *self);
+  /* Optional. A short name for messages ("my_pool"); NULL: "custom". */
+  const char *name;
+} c10c_allocator_vtable;
+
+/* A refcounted allocator handle: a vtable, its self pointer and the device type it serves. */
+typedef struct c10c_allocator c10c_allocator;
+
+/* Makes an allocator handle from a host vtable (copied; self is passed to every call).
+ * Ownership: *out is a new reference. Errors: C10C_STATUS_NULL_POINTER (out, vtable or
+ * vtable->allocate); C10C_STATUS_INVALID_ARGUMENT for a struct_size smaller than the first
+ * version's or an invalid device type; C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_allocator_new(c10c_allocator **out, const c10c_allocator_vtable *vtable,
+                                        void *self, c10c_device_type device_type);
+
+/* Adds a reference (NULL-safe). Ownership: returns allocator, now owned once more. */
+C10C_API c10c_allocator *c10c_allocator_retain(c10c_allocator *allocator);
+
+/* Drops a reference (NULL-safe); the last one calls vtable->destroy. */
+C10C_API void c10c_allocator_release(c10c_allocator *allocator);
+
+/* Allocates nbytes (alignment 64 on CPU) into *out; free it with c10c_data_ptr_free.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for nbytes above PTRDIFF_MAX
+ * ("alloc_cpu() seems to have been called with negative number: <n>", as c10);
+ * C10C_STATUS_OUT_OF_MEMORY with the sizes involved. */
+C10C_API c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes,
+                                             c10c_data_ptr *out);
+
+/* Copies nbytes with the allocator's copy function (memcpy by default). Errors: NULL pointers. */
+C10C_API c10c_status c10c_allocator_copy(c10c_allocator *allocator, void *dst, const void *src,
+                                         size_t nbytes);
+
+/* The allocator's statistics (all zero when it keeps none). out->struct_size must be set.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a struct_size below
+ * the first version's. */
+C10C_API c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_memory_stats *out);
+
+/* Returns the allocator's cached memory to the system (no-op when it caches nothing).
+ * Errors: C10C_STATUS_NULL_POINTER. */
+C10C_API c10c_status c10c_allocator_empty_cache(c10c_allocator *allocator);
+
+/* The allocator's name ("cpu_caching", "cpu_default", or the host's). Ownership: borrowed. */
+C10C_API const char *c10c_allocator_name(const c10c_allocator *allocator);
+
+/* The device type the allocator serves. */
+C10C_API c10c_device_type c10c_allocator_device_type(const c10c_allocator *allocator);
+
+/* Frees what a data pointer owns (calls deleter(ctx) if both are set) and clears it.
+ * NULL-safe. */
+C10C_API void c10c_data_ptr_free(c10c_data_ptr *data_ptr);
+
+/* ---- the registry: one allocator per device type (c10's SetAllocator / GetAllocator) ---- */
+
+/* Installs allocator for its device type if priority >= the installed one's (c10's rule; the
+ * built-in CPU allocator is installed at priority 0). The registry keeps a reference.
+ * Errors: C10C_STATUS_NULL_POINTER. */
+C10C_API c10c_status c10c_allocator_set(c10c_allocator *allocator, int32_t priority);
+
+/* The installed allocator of a device type. Ownership: *out is borrowed; retain it to keep it
+ * past a later c10c_allocator_set. Errors: C10C_STATUS_NULL_POINTER;
+ * C10C_STATUS_INVALID_ARGUMENT (invalid type); C10C_STATUS_UNAVAILABLE "Allocator for <type> is
+ * not set." when none is installed. */
+C10C_API c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_type);
+
+/* ---- CPU allocators ---- */
+
+/* The plain CPU allocator: posix_memalign with 64-byte alignment, no caching (c10's default).
+ * Ownership: borrowed, lives for the whole process. */
+C10C_API c10c_allocator *c10c_cpu_default_allocator(void);
+
+/* The caching CPU allocator, installed for CPU by default. Ownership: borrowed, process-long. */
+C10C_API c10c_allocator *c10c_cpu_caching_allocator(void);
+
+/* Configures the caching CPU allocator with a "key:value,key:value" string (the environment
+ * variable C10C_CPU_ALLOC_CONF is read the same way on first use). Keys:
+ *   max_cached_mb:N   cap on cached (free, kept) bytes, in MiB (default 1024); 0 caches nothing
+ *   huge_pages:True|False   transparent huge pages for blocks of 2 MiB and more (default True)
+ *   thread_cache_kb:N  per-thread cache of small blocks, per size class, in KiB (default 256)
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT naming an unknown key or a bad
+ * value; nothing changes then. */
+C10C_API c10c_status c10c_cpu_caching_allocator_configure(const char *config);
+
+/* Resets the peak of every statistic to its current value (torch's reset_peak_memory_stats).
+ * Errors: C10C_STATUS_NULL_POINTER. */
+C10C_API c10c_status c10c_allocator_reset_peak_stats(c10c_allocator *allocator);
+
+/* A text table of the statistics, like torch.cuda.memory_summary(). Writes at most out_size bytes
+ * including the NUL; *out_len (if not NULL) receives the full length.
+ * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_BUFFER_TOO_SMALL. */
+C10C_API c10c_status c10c_allocator_summary(char *out, size_t out_size, size_t *out_len,
+                                            c10c_allocator *allocator);
+
+C10C_END_DECLS
+
+#endif /* C10C_ALLOCATOR_H */

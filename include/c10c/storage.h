@@ -1,0 +1,110 @@
+/* libc10c: storages, c10's StorageImpl: refcounted, untyped bytes on a device.
+ *
+ * A storage owns one data pointer and records its size in bytes, the allocator that made it (if
+ * any) and whether it may be resized. Storages made by an allocator are resizable; storages over
+ * external memory (a numpy array, a DLPack tensor, a host buffer) are not, and their deleter is
+ * called exactly once, when the last reference goes. Reference counting is c10's intrusive_ptr:
+ * strong references keep the bytes, weak references keep only the storage shell.
+ *
+ * Thread-safety: retain/release and weak references from any thread. Resizing or reading the
+ * data pointer of one storage while another thread resizes it is the caller's race, as in c10.
+ */
+#ifndef C10C_STORAGE_H
+#define C10C_STORAGE_H
+
+#include "allocator.h"
+#include "common.h"
+#include "device.h"
+
+C10C_BEGIN_DECLS
+
+typedef struct c10c_storage c10c_storage;
+/* A weak reference to a storage: does not keep its bytes, can be locked into a strong one while
+ * the storage lives. */
+typedef struct c10c_weak_storage c10c_weak_storage;
+
+/* A storage of nbytes from allocator (NULL: the installed allocator of device_type, the CPU
+ * caching allocator by default). Its bytes are uninitialized; 0 bytes give a NULL data pointer.
+ * Ownership: *out is a new reference.
+ * Errors: C10C_STATUS_NULL_POINTER (out); C10C_STATUS_INVALID_ARGUMENT for a negative nbytes
+ * (c10's "alloc_cpu() seems to have been called with negative number: <n>") or an invalid device
+ * type; C10C_STATUS_UNAVAILABLE when no allocator serves device_type; C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator *allocator,
+                                      c10c_device_type device_type, bool resizable);
+
+/* A storage over external memory: nbytes at data on device. deleter(ctx) is called exactly once
+ * when the last reference goes (if deleter and ctx are both non-NULL), on that thread; on failure
+ * it is not called and the caller keeps the memory. The storage is not resizable.
+ * Ownership: *out is a new reference.
+ * Errors: C10C_STATUS_NULL_POINTER (out, or data NULL with nbytes > 0);
+ * C10C_STATUS_INVALID_ARGUMENT (negative nbytes, invalid device); C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_new_external(c10c_storage **out, void *data, int64_t nbytes,
+                                               c10c_device device, c10c_deleter deleter, void *ctx);
+
+/* Adds a strong reference (NULL-safe). Ownership: returns storage, owned once more. */
+C10C_API c10c_storage *c10c_storage_retain(c10c_storage *storage);
+
+/* Drops a strong reference (NULL-safe); the last one frees the bytes. */
+C10C_API void c10c_storage_release(c10c_storage *storage);
+
+/* Size in bytes. 0 for NULL. */
+C10C_API int64_t c10c_storage_nbytes(const c10c_storage *storage);
+
+/* The data pointer's data (NULL for 0 bytes, for NULL, and after release_resources).
+ * Ownership: borrowed, valid until the storage is resized or freed. */
+C10C_API void *c10c_storage_data(const c10c_storage *storage);
+
+/* The whole data pointer. Ownership: borrowed (do not free it). Errors: NULL pointers. */
+C10C_API c10c_status c10c_storage_data_ptr(c10c_data_ptr *out, const c10c_storage *storage);
+
+/* The device of the bytes. {CPU, -1} for NULL. */
+C10C_API c10c_device c10c_storage_device(const c10c_storage *storage);
+
+/* Whether the storage can be resized. false for NULL. */
+C10C_API bool c10c_storage_resizable(const c10c_storage *storage);
+
+/* The allocator that made the bytes (NULL for external memory). Ownership: borrowed. */
+C10C_API c10c_allocator *c10c_storage_allocator(const c10c_storage *storage);
+
+/* Resizes to nbytes as ATen's resize_bytes_cpu: new bytes from the storage's allocator, the
+ * common prefix copied, the old bytes freed; 0 frees the bytes. New bytes are uninitialized.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "Trying to resize storage that is not
+ * resizable"; C10C_STATUS_INVALID_ARGUMENT (negative); C10C_STATUS_OUT_OF_MEMORY (the storage is
+ * then unchanged). */
+C10C_API c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes);
+
+/* Records a new size without touching the bytes (c10's set_nbytes).
+ * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT (negative). */
+C10C_API c10c_status c10c_storage_set_nbytes(c10c_storage *storage, int64_t nbytes);
+
+/* Number of strong references (0 for NULL). */
+C10C_API uint32_t c10c_storage_use_count(const c10c_storage *storage);
+
+/* Number of weak references plus one while strong references exist (c10's weak_use_count).
+ * 0 for NULL. */
+C10C_API uint32_t c10c_storage_weak_use_count(const c10c_storage *storage);
+
+/* A weak reference to storage. Ownership: *out is a new weak reference.
+ * Errors: C10C_STATUS_NULL_POINTER. */
+C10C_API c10c_status c10c_storage_weak_ref(c10c_weak_storage **out, c10c_storage *storage);
+
+/* A strong reference from a weak one, or *out = NULL (and C10C_STATUS_OK) once the storage's
+ * strong count reached 0 (c10's weak_intrusive_ptr::lock). Ownership: *out is a new reference.
+ * Errors: C10C_STATUS_NULL_POINTER. */
+C10C_API c10c_status c10c_weak_storage_lock(c10c_storage **out, c10c_weak_storage *weak);
+
+/* Adds a weak reference (NULL-safe). */
+C10C_API c10c_weak_storage *c10c_weak_storage_retain(c10c_weak_storage *weak);
+
+/* Drops a weak reference (NULL-safe); the last reference of any kind frees the shell. */
+C10C_API void c10c_weak_storage_release(c10c_weak_storage *weak);
+
+/* The storage's strong count as seen through a weak reference (0 once expired, or for NULL). */
+C10C_API uint32_t c10c_weak_storage_use_count(const c10c_weak_storage *weak);
+
+/* Whether the storage's strong count reached 0 (true for NULL). */
+C10C_API bool c10c_weak_storage_expired(const c10c_weak_storage *weak);
+
+C10C_END_DECLS
+
+#endif /* C10C_STORAGE_H */

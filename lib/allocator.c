@@ -1,0 +1,250 @@
+/* Allocator handles over host vtables, the per-device registry with c10's priority rule, the
+ * plain CPU allocator (c10's DefaultCPUAllocator: posix_memalign, 64-byte aligned, no caching),
+ * and the statistics helpers and text summary every allocator shares.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "allocator_internal.h"
+#include "sysmem.h"
+
+enum { CPU_ALIGNMENT = 64 };
+
+/* ---- handles ---- */
+
+static void immortal_destroy(c10c__object *obj) { (void)obj; }
+const c10c__object_type c10c__immortal_type = {NULL, immortal_destroy};
+
+static void handle_destroy(c10c__object *obj) {
+  c10c_allocator *a = (c10c_allocator *)obj;
+  if (a->vt.destroy != NULL) a->vt.destroy(a->self);
+  c10c__free(a);
+}
+
+static const c10c__object_type handle_type = {NULL, handle_destroy};
+
+/* The size of the first published version of the vtable (up to and including `allocate`). */
+#define VTABLE_MIN_SIZE (offsetof(c10c_allocator_vtable, allocate) + sizeof(void *))
+#define STATS_MIN_SIZE  (offsetof(c10c_memory_stats, max_split_size) + sizeof(int64_t))
+
+c10c_status c10c_allocator_new(c10c_allocator **out, const c10c_allocator_vtable *vtable,
+                               void *self, c10c_device_type device_type) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  C10C__CHECK_NOT_NULL(vtable);
+  if (vtable->struct_size < VTABLE_MIN_SIZE)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "c10c_allocator_vtable.struct_size is %u, smaller than any version of the "
+                      "vtable (%zu); set it to sizeof(c10c_allocator_vtable)",
+                      (unsigned)vtable->struct_size, (size_t)VTABLE_MIN_SIZE);
+  if (vtable->allocate == NULL) return c10c__null_argument(__func__, "vtable->allocate");
+  if (!c10c_device_type_is_valid(device_type))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
+  c10c_allocator *a = c10c__calloc(1, sizeof *a);
+  if (a == NULL)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating an allocator handle");
+  size_t known = vtable->struct_size < sizeof a->vt ? vtable->struct_size : sizeof a->vt;
+  memcpy(&a->vt, vtable, known); /* fields a newer host knows beyond ours are ignored */
+  a->vt.struct_size = sizeof a->vt;
+  a->self = self;
+  a->device_type = device_type;
+  c10c__object_init(&a->obj, &handle_type);
+  *out = a;
+  return C10C_STATUS_OK;
+}
+
+c10c_allocator *c10c_allocator_retain(c10c_allocator *allocator) {
+  if (allocator != NULL) c10c__incref(&allocator->obj);
+  return allocator;
+}
+
+void c10c_allocator_release(c10c_allocator *allocator) {
+  if (allocator != NULL) c10c__decref(&allocator->obj);
+}
+
+const char *c10c_allocator_name(const c10c_allocator *allocator) {
+  if (allocator == NULL) return "";
+  return allocator->vt.name != NULL ? allocator->vt.name : "custom";
+}
+
+c10c_device_type c10c_allocator_device_type(const c10c_allocator *allocator) {
+  return allocator != NULL ? allocator->device_type : C10C_DEVICE_TYPE_CPU;
+}
+
+c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes, c10c_data_ptr *out) {
+  C10C__CHECK_NOT_NULL(out);
+  memset(out, 0, sizeof *out);
+  C10C__CHECK_NOT_NULL(allocator);
+  if (nbytes > (size_t)PTRDIFF_MAX)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "alloc_cpu() seems to have been called with negative number: %zu", nbytes);
+  out->device.type = allocator->device_type;
+  out->device.index = -1;
+  c10c_status st = allocator->vt.allocate(allocator->self, nbytes, CPU_ALIGNMENT, out);
+  if (st != C10C_STATUS_OK) {
+    memset(out, 0, sizeof *out);
+    if (!allocator->builtin)
+      c10c__fail(st, "allocator '%s' failed to allocate %zu bytes (%s)",
+                 c10c_allocator_name(allocator), nbytes, c10c_status_string(st));
+    return st;
+  }
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_allocator_copy(c10c_allocator *allocator, void *dst, const void *src,
+                                size_t nbytes) {
+  C10C__CHECK_NOT_NULL(allocator);
+  if (nbytes == 0) return C10C_STATUS_OK;
+  C10C__CHECK_NOT_NULL(dst);
+  C10C__CHECK_NOT_NULL(src);
+  if (allocator->vt.copy != NULL)
+    allocator->vt.copy(allocator->self, dst, src, nbytes);
+  else
+    memcpy(dst, src, nbytes);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_memory_stats *out) {
+  C10C__CHECK_NOT_NULL(allocator);
+  C10C__CHECK_NOT_NULL(out);
+  if (out->struct_size < STATS_MIN_SIZE)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "c10c_memory_stats.struct_size is %u, smaller than any version (%zu); set "
+                      "it to sizeof(c10c_memory_stats)",
+                      (unsigned)out->struct_size, (size_t)STATS_MIN_SIZE);
+  uint32_t size = out->struct_size;
+  memset(out, 0, size < sizeof *out ? size : sizeof *out);
+  out->struct_size = size;
+  if (allocator->vt.get_stats == NULL) return C10C_STATUS_OK;
+  return allocator->vt.get_stats(allocator->self, out);
+}
+
+c10c_status c10c_allocator_empty_cache(c10c_allocator *allocator) {
+  C10C__CHECK_NOT_NULL(allocator);
+  if (allocator->vt.empty_cache != NULL) allocator->vt.empty_cache(allocator->self);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_allocator_reset_peak_stats(c10c_allocator *allocator) {
+  C10C__CHECK_NOT_NULL(allocator);
+  if (allocator->vt.reset_peak_stats != NULL) allocator->vt.reset_peak_stats(allocator->self);
+  return C10C_STATUS_OK;
+}
+
+void c10c_data_ptr_free(c10c_data_ptr *data_ptr) {
+  if (data_ptr == NULL) return;
+  if (data_ptr->deleter != NULL && data_ptr->ctx != NULL) data_ptr->deleter(data_ptr->ctx);
+  data_ptr->data = data_ptr->ctx = NULL;
+  data_ptr->deleter = NULL;
+}
+
+/* ---- statistics helpers ---- */
+
+void c10c__stats_copy_prefix(c10c_memory_stats *dst, const c10c_memory_stats *src) {
+  uint32_t size = dst->struct_size < sizeof *dst ? dst->struct_size : (uint32_t)sizeof *dst;
+  memcpy(dst, src, size);
+  dst->struct_size = size;
+}
+
+static void reset_array(c10c_stat *s, const c10c_stat *now, size_t n) {
+  for (size_t i = 0; i < n; i++) s[i].peak = now[i].current;
+}
+
+void c10c__stats_reset_peaks(c10c_memory_stats *s, const c10c_memory_stats *now) {
+  reset_array(s->allocation, now->allocation, 3);
+  reset_array(s->segment, now->segment, 3);
+  reset_array(s->active, now->active, 3);
+  reset_array(s->inactive_split, now->inactive_split, 3);
+  reset_array(s->allocated_bytes, now->allocated_bytes, 3);
+  reset_array(s->reserved_bytes, now->reserved_bytes, 3);
+  reset_array(s->active_bytes, now->active_bytes, 3);
+  reset_array(s->inactive_split_bytes, now->inactive_split_bytes, 3);
+  reset_array(s->requested_bytes, now->requested_bytes, 3);
+  reset_array(&s->oversize_allocations, &now->oversize_allocations, 1);
+  reset_array(&s->oversize_segments, &now->oversize_segments, 1);
+}
+
+/* ---- the plain CPU allocator ---- */
+
+static void plain_free(void *ctx) { c10c__os_free(ctx); }
+
+static c10c_status plain_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+  (void)self;
+  if (nbytes == 0) return C10C_STATUS_OK; /* c10: NULL data and ctx */
+  void *p = NULL;
+  int err = c10c__os_alloc(&p, nbytes, alignment < CPU_ALIGNMENT ? CPU_ALIGNMENT : alignment);
+  if (err != 0)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
+                      "DefaultCPUAllocator: can't allocate memory: you tried to allocate %zu "
+                      "bytes. Error code %d (%s)",
+                      nbytes, err, strerror(err));
+  out->data = out->ctx = p;
+  out->deleter = plain_free;
+  return C10C_STATUS_OK;
+}
+
+static c10c_allocator default_allocator = {
+    .obj = {.refcount = C10C__IMMORTAL_REF, .type = &c10c__immortal_type},
+    .vt = {.struct_size = sizeof(c10c_allocator_vtable),
+           .allocate = plain_allocate,
+           .name = "cpu_default"},
+    .device_type = C10C_DEVICE_TYPE_CPU,
+    .builtin = true,
+};
+
+c10c_allocator *c10c_cpu_default_allocator(void) { return &default_allocator; }
+
+/* ---- the registry (c10's SetAllocator / GetAllocator) ---- */
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(c10c_allocator *) registry[C10C_DEVICE_TYPE_COUNT];
+static int32_t priorities[C10C_DEVICE_TYPE_COUNT];
+/* Allocators replaced in the registry stay referenced here: another thread may still hold the
+ * borrowed pointer c10c_allocator_get gave it. */
+typedef struct retired {
+  c10c_allocator *allocator;
+  struct retired *next;
+} retired;
+static retired *retired_list;
+
+c10c_status c10c_allocator_set(c10c_allocator *allocator, int32_t priority) {
+  C10C__CHECK_NOT_NULL(allocator);
+  c10c_device_type t = allocator->device_type;
+  retired *r = c10c__malloc(sizeof *r);
+  if (r == NULL)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory installing an allocator");
+  pthread_mutex_lock(&registry_lock);
+  c10c_allocator *old = atomic_load_explicit(&registry[t], memory_order_relaxed);
+  if (old == NULL && t == C10C_DEVICE_TYPE_CPU) old = c10c_cpu_caching_allocator();
+  if (priority < priorities[t]) {
+    pthread_mutex_unlock(&registry_lock);
+    c10c__free(r); /* c10 keeps the allocator of higher priority, silently */
+    return C10C_STATUS_OK;
+  }
+  priorities[t] = priority;
+  atomic_store_explicit(&registry[t], c10c_allocator_retain(allocator), memory_order_release);
+  r->allocator = old;
+  r->next = retired_list;
+  retired_list = r;
+  pthread_mutex_unlock(&registry_lock);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_type) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  if (!c10c_device_type_is_valid(device_type))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
+  c10c_allocator *a = atomic_load_explicit(&registry[device_type], memory_order_acquire);
+  if (a == NULL && device_type == C10C_DEVICE_TYPE_CPU) a = c10c_cpu_caching_allocator();
+  if (a == NULL)
+    return c10c__fail(C10C_STATUS_UNAVAILABLE, "Allocator for %s is not set.",
+                      c10c__device_type_name(device_type, false));
+  *out = a;
+  return C10C_STATUS_OK;
+}

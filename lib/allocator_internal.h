@@ -1,0 +1,36 @@
+/* Allocator handles as the library sees them, and the helpers the allocator files share. */
+#ifndef C10C_ALLOCATOR_INTERNAL_H
+#define C10C_ALLOCATOR_INTERNAL_H
+
+#include "refcount.h"
+
+struct c10c_allocator {
+  c10c__object obj;
+  c10c_allocator_vtable vt; /* the host's vtable, fields it did not know zeroed */
+  void *self;
+  c10c_device_type device_type;
+  bool builtin; /* sets its own error messages */
+};
+
+/* Copies the fields of src that a caller with src->struct_size knows into dst (which has our
+ * size) and zeroes the rest. */
+void c10c__stats_copy_prefix(c10c_memory_stats *dst, const c10c_memory_stats *src);
+
+/* Adds delta to a stat's current value, tracking peak and the cumulative totals. */
+static inline void c10c__stat_update(c10c_stat *s, int64_t delta) {
+  s->current += delta;
+  if (delta > 0) s->allocated += delta;
+  if (delta < 0) s->freed -= delta;
+  if (s->current > s->peak) s->peak = s->current;
+}
+
+/* Sets the peak of every stat in s to the current value in now. */
+void c10c__stats_reset_peaks(c10c_memory_stats *s, const c10c_memory_stats *now);
+
+/* Objects that are never freed (the built-in allocators). */
+extern const c10c__object_type c10c__immortal_type;
+
+/* The statistics of the built-in CPU caching allocator. */
+c10c_status c10c__cpu_caching_stats(c10c_memory_stats *out);
+
+#endif /* C10C_ALLOCATOR_INTERNAL_H */

@@ -1,0 +1,765 @@
+/* The caching CPU allocator, libc10c's default for CPU tensors.
+ *
+ * Requests are rounded to size classes (multiples of 64 bytes up to 1 KiB, then four classes per
+ * power of two, so at most 25% is wasted). Small blocks (up to 256 KiB) live in per-thread caches
+ * with no locks or atomics on the fast path; a thread that frees a block keeps it, whichever thread
+ * allocated it, and overflow goes to a central cache. Large blocks are mapped from the kernel
+ * (2 MiB-aligned, with transparent huge pages, from 2 MiB on) and cached per class under one lock,
+ * least recently freed first out. The central and large caches together hold at most
+ * max_cached_mb; a miss in the large cache first gives back as many cached bytes as it is about
+ * to map, so reserved memory stays near live memory. When the system refuses memory, the caches
+ * are released and the request retried once.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator_internal.h"
+#include "sysmem.h"
+
+enum {
+  ALIGNMENT = 64,
+  SMALL_CLASSES = 48, /* classes of 64 B .. 256 KiB */
+  MAX_CLASSES = 168,  /* up to 2^47 bytes */
+  FLUSH_BYTES = 64 << 10,
+};
+#define SMALL_MAX       ((size_t)256 << 10)
+#define HUGE_THRESHOLD  ((size_t)2 << 20)
+#define LARGEST_REQUEST ((size_t)1 << 47)
+
+/* ---- size classes ---- */
+
+/* The class of an n-byte request (n >= 1) and its rounded size. */
+static unsigned class_of(size_t n, size_t *class_size) {
+  if (n <= 1024) {
+    size_t c = (n + ALIGNMENT - 1) / ALIGNMENT - 1;
+    *class_size = (c + 1) * ALIGNMENT;
+    return (unsigned)c;
+  }
+  int p = 63 - __builtin_clzll((unsigned long long)(n - 1)); /* floor(log2(n - 1)) >= 10 */
+  size_t step = (size_t)1 << (p - 2);
+  size_t size = (n + step - 1) & ~(step - 1);
+  *class_size = size;
+  return 16 + (unsigned)(p - 10) * 4 + (unsigned)(size / step) - 5;
+}
+
+/* ---- configuration ---- */
+
+typedef struct config {
+  size_t max_cached_bytes;
+  bool huge_pages;
+  size_t thread_cache_bytes; /* per size class */
+} config;
+
+/* The parsed settings; max_cached_bytes is read and written under `lock`, the other two are
+ * mirrored in atomics because the lock-free fast paths read them. */
+static config cfg = {(size_t)1024 << 20, true, (size_t)256 << 10};
+static _Atomic size_t thread_cache_bytes = (size_t)256 << 10;
+static _Atomic bool huge_pages = true;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static _Atomic bool env_read;
+static _Atomic c10c_status env_status = C10C_STATUS_OK;
+static char env_message[256];
+
+static void publish_config(void) {
+  atomic_store_explicit(&thread_cache_bytes, cfg.thread_cache_bytes, memory_order_relaxed);
+  atomic_store_explicit(&huge_pages, cfg.huge_pages, memory_order_relaxed);
+}
+
+static bool parse_size(const char *text, size_t len, size_t *out) {
+  if (len == 0 || len > 12) return false;
+  size_t v = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    v = v * 10 + (size_t)(text[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+/* Parses "key:value,..." into *into; on error writes a message and returns the status. */
+static c10c_status parse_config(const char *text, config *into, char *msg, size_t msg_size) {
+  config next = *into;
+  const char *p = text;
+  while (*p != '\0') {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *colon = memchr(p, ':', len);
+    if (len == 0) {
+      p += end ? 1 : 0;
+      if (!end) break;
+      continue;
+    }
+    if (colon == NULL) {
+      snprintf(msg, msg_size, "Expected key:value in CPU allocator config, got '%.*s'", (int)len,
+               p);
+      return C10C_STATUS_INVALID_ARGUMENT;
+    }
+    size_t key_len = (size_t)(colon - p), value_len = len - key_len - 1;
+    const char *value = colon + 1;
+    /* Spaces around keys and values are ignored ("a:1, b:2"). */
+    while (key_len > 0 && *p == ' ') p++, key_len--, len--;
+    while (key_len > 0 && p[key_len - 1] == ' ') key_len--;
+    while (value_len > 0 && *value == ' ') value++, value_len--;
+    while (value_len > 0 && value[value_len - 1] == ' ') value_len--;
+    size_t number = 0;
+#define KEY_IS(name) (key_len == strlen(name) && memcmp(p, name, key_len) == 0)
+    if (KEY_IS("max_cached_mb")) {
+      if (!parse_size(value, value_len, &number) || number > ((size_t)1 << 30)) goto bad_number;
+      next.max_cached_bytes = number << 20;
+    } else if (KEY_IS("thread_cache_kb")) {
+      if (!parse_size(value, value_len, &number) || number > ((size_t)1 << 20)) goto bad_number;
+      next.thread_cache_bytes = number << 10;
+    } else if (KEY_IS("huge_pages")) {
+      if (value_len == 4 && memcmp(value, "True", 4) == 0) {
+        next.huge_pages = true;
+      } else if (value_len == 5 && memcmp(value, "False", 5) == 0) {
+        next.huge_pages = false;
+      } else {
+        snprintf(msg, msg_size, "Expected True or False for huge_pages, got '%.*s'", (int)value_len,
+                 value);
+        return C10C_STATUS_INVALID_ARGUMENT;
+      }
+    } else {
+      snprintf(msg, msg_size, "Unrecognized key '%.*s' in CPU allocator config.", (int)key_len, p);
+      return C10C_STATUS_INVALID_ARGUMENT;
+    }
+#undef KEY_IS
+    p += len + (end ? 1 : 0);
+    continue;
+  bad_number:
+    snprintf(msg, msg_size,
+             "Expected a non-negative integer (and not too large) for %.*s, got '%.*s'",
+             (int)key_len, p, (int)value_len, value);
+    return C10C_STATUS_INVALID_ARGUMENT;
+  }
+  *into = next;
+  return C10C_STATUS_OK;
+}
+
+static void read_environment(void) {
+  const char *text = getenv("C10C_CPU_ALLOC_CONF");
+  if (text != NULL) {
+    char msg[200];
+    c10c_status st = parse_config(text, &cfg, msg, sizeof msg);
+    if (st != C10C_STATUS_OK)
+      snprintf(env_message, sizeof env_message, "C10C_CPU_ALLOC_CONF: %s", msg);
+    publish_config();
+    atomic_store_explicit(&env_status, st, memory_order_relaxed);
+  }
+  atomic_store_explicit(&env_read, true, memory_order_release);
+}
+
+/* The configuration from the environment, read once; its error (if any) fails allocations until
+ * c10c_cpu_caching_allocator_configure succeeds. */
+static inline c10c_status check_environment(void) {
+  if (!atomic_load_explicit(&env_read, memory_order_acquire))
+    pthread_once(&env_once, read_environment);
+  c10c_status st = atomic_load_explicit(&env_status, memory_order_relaxed);
+  if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", env_message);
+  return C10C_STATUS_OK;
+}
+
+/* ---- shared state (guarded by lock) ---- */
+
+typedef struct large_block {
+  char *ptr;
+  size_t size; /* mapped bytes (the class size) */
+  size_t requested;
+  unsigned cls;
+  struct large_block *bin_prev, *bin_next; /* cached blocks of this class */
+  struct large_block *lru_prev, *lru_next; /* all cached blocks, most recently freed first */
+} large_block;
+
+typedef struct thread_cache thread_cache;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static void *central_head[SMALL_CLASSES];
+static size_t central_count[SMALL_CLASSES];
+static large_block *bins[MAX_CLASSES];
+static large_block *lru_head, *lru_tail;
+static size_t cached_bytes;  /* central small blocks plus cached large blocks */
+static thread_cache *caches; /* live thread caches, for statistics */
+
+/* Exact statistics of everything but the thread-local small-block counts. */
+static c10c_memory_stats shared;
+/* Small-pool totals of exited threads, and the flushed running sums behind the small peaks. */
+static int64_t retired_alloc_n, retired_free_n, retired_alloc_bytes, retired_free_bytes;
+static int64_t small_bytes_flushed, small_count_flushed;
+
+/* ---- per-thread small-block caches ---- */
+
+/* Counters only the owning thread writes (relaxed load + store, no lock prefix); other threads
+ * read them for statistics. */
+typedef struct thread_counters {
+  _Atomic int64_t alloc_n, free_n, alloc_bytes, free_bytes;
+} thread_counters;
+
+struct thread_cache {
+  void *head[SMALL_CLASSES];
+  size_t count[SMALL_CLASSES];
+  thread_counters counters;
+  int64_t unflushed_bytes, unflushed_count; /* owner only */
+  thread_cache *prev, *next;
+};
+
+static _Thread_local thread_cache *my_cache;
+static _Thread_local bool my_cache_failed; /* could not create one: use the central cache */
+static pthread_key_t cache_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static bool key_ok;
+
+static inline void bump(_Atomic int64_t *counter, int64_t delta) {
+  atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + delta,
+                        memory_order_relaxed);
+}
+
+static inline int64_t load_counter(_Atomic int64_t *counter) {
+  return atomic_load_explicit(counter, memory_order_relaxed);
+}
+
+static void update_all_peaks(void) {
+  int64_t bytes = small_bytes_flushed + shared.allocated_bytes[C10C_STAT_LARGE_POOL].current;
+  int64_t count = small_count_flushed + shared.allocation[C10C_STAT_LARGE_POOL].current;
+  c10c_stat *b = &shared.allocated_bytes[C10C_STAT_ALL], *c = &shared.allocation[C10C_STAT_ALL];
+  if (bytes > b->peak) b->peak = bytes;
+  if (count > c->peak) c->peak = count;
+  if (small_bytes_flushed > shared.allocated_bytes[C10C_STAT_SMALL_POOL].peak)
+    shared.allocated_bytes[C10C_STAT_SMALL_POOL].peak = small_bytes_flushed;
+  if (small_count_flushed > shared.allocation[C10C_STAT_SMALL_POOL].peak)
+    shared.allocation[C10C_STAT_SMALL_POOL].peak = small_count_flushed;
+}
+
+/* Folds a thread's recent net change into the shared running sums that track peaks. */
+static void flush_counts(thread_cache *tc) {
+  pthread_mutex_lock(&lock);
+  small_bytes_flushed += tc->unflushed_bytes;
+  small_count_flushed += tc->unflushed_count;
+  update_all_peaks();
+  pthread_mutex_unlock(&lock);
+  tc->unflushed_bytes = tc->unflushed_count = 0;
+}
+
+static inline void count_small(thread_cache *tc, int64_t bytes, bool alloc) {
+  if (alloc) {
+    bump(&tc->counters.alloc_n, 1);
+    bump(&tc->counters.alloc_bytes, bytes);
+    tc->unflushed_bytes += bytes;
+    tc->unflushed_count++;
+  } else {
+    bump(&tc->counters.free_n, 1);
+    bump(&tc->counters.free_bytes, bytes);
+    tc->unflushed_bytes -= bytes;
+    tc->unflushed_count--;
+  }
+  if (tc->unflushed_bytes >= FLUSH_BYTES || tc->unflushed_bytes <= -FLUSH_BYTES) flush_counts(tc);
+}
+
+static size_t small_class_size(unsigned cls) {
+  if (cls < 16) return ((size_t)cls + 1) * ALIGNMENT;
+  unsigned p = 10 + (cls - 16) / 4;
+  return ((size_t)1 << (p - 2)) * ((cls - 16) % 4 + 5);
+}
+
+/* Releases n small blocks of a class to the system (lock held), updating reserved statistics. */
+static void release_small_locked(void **blocks, size_t n, unsigned cls) {
+  int64_t size = (int64_t)small_class_size(cls);
+  for (size_t i = 0; i < n; i++) {
+    c10c__os_free(blocks[i]);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_SMALL_POOL], -size);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], -size);
+    c10c__stat_update(&shared.segment[C10C_STAT_SMALL_POOL], -1);
+    c10c__stat_update(&shared.segment[C10C_STAT_ALL], -1);
+    shared.num_device_free++;
+  }
+}
+
+/* Moves a thread's cached blocks of one class to the central cache (or the system, beyond the
+ * cap); lock held. keep: how many stay with the thread. */
+static void drain_class_locked(thread_cache *tc, unsigned cls, size_t keep) {
+  size_t size = small_class_size(cls);
+  while (tc->count[cls] > keep) {
+    void *block = tc->head[cls];
+    tc->head[cls] = *(void **)block;
+    tc->count[cls]--;
+    if (cached_bytes + size <= cfg.max_cached_bytes) {
+      *(void **)block = central_head[cls];
+      central_head[cls] = block;
+      central_count[cls]++;
+      cached_bytes += size;
+    } else {
+      release_small_locked(&block, 1, cls);
+    }
+  }
+}
+
+static void thread_exit(void *arg) {
+  thread_cache *tc = arg;
+  pthread_mutex_lock(&lock);
+  for (unsigned c = 0; c < SMALL_CLASSES; c++) drain_class_locked(tc, c, 0);
+  retired_alloc_n += load_counter(&tc->counters.alloc_n);
+  retired_free_n += load_counter(&tc->counters.free_n);
+  retired_alloc_bytes += load_counter(&tc->counters.alloc_bytes);
+  retired_free_bytes += load_counter(&tc->counters.free_bytes);
+  small_bytes_flushed += tc->unflushed_bytes;
+  small_count_flushed += tc->unflushed_count;
+  if (tc->prev)
+    tc->prev->next = tc->next;
+  else
+    caches = tc->next;
+  if (tc->next) tc->next->prev = tc->prev;
+  pthread_mutex_unlock(&lock);
+  c10c__free(tc);
+  my_cache = NULL;
+}
+
+static void make_key(void) { key_ok = pthread_key_create(&cache_key, thread_exit) == 0; }
+
+static thread_cache *create_cache(void) {
+  pthread_once(&key_once, make_key);
+  thread_cache *tc = key_ok ? c10c__calloc(1, sizeof *tc) : NULL;
+  if (tc == NULL || pthread_setspecific(cache_key, tc) != 0) {
+    c10c__free(tc);
+    my_cache_failed = true; /* fall back to the central cache for this thread */
+    return NULL;
+  }
+  pthread_mutex_lock(&lock);
+  tc->next = caches;
+  if (caches) caches->prev = tc;
+  caches = tc;
+  pthread_mutex_unlock(&lock);
+  my_cache = tc;
+  return tc;
+}
+
+static inline thread_cache *get_cache(void) {
+  thread_cache *tc = my_cache;
+  if (tc != NULL || my_cache_failed) return tc;
+  return create_cache();
+}
+
+/* ---- out of memory ---- */
+
+static void release_all_cached(void);
+
+static c10c_status out_of_memory(size_t requested, int err) {
+  pthread_mutex_lock(&lock);
+  shared.num_ooms++;
+  pthread_mutex_unlock(&lock);
+  c10c_memory_stats s;
+  c10c__cpu_caching_stats(&s);
+  return c10c__fail(
+      C10C_STATUS_OUT_OF_MEMORY,
+      "DefaultCPUAllocator: can't allocate memory: you tried to allocate %zu bytes. "
+      "Error code %d (%s). libc10c's caching CPU allocator had %" PRId64
+      " bytes allocated and %" PRId64 " bytes cached, released its cache and retried once.",
+      requested, err, strerror(err), s.allocated_bytes[C10C_STAT_ALL].current,
+      s.reserved_bytes[C10C_STAT_ALL].current - s.allocated_bytes[C10C_STAT_ALL].current);
+}
+
+/* Runs an allocation from the system; on failure releases every cache and tries once more. */
+#define WITH_RETRY(err, call)      \
+  do {                             \
+    err = (call);                  \
+    if (err != 0) {                \
+      release_all_cached();        \
+      pthread_mutex_lock(&lock);   \
+      shared.num_alloc_retries++;  \
+      pthread_mutex_unlock(&lock); \
+      err = (call);                \
+    }                              \
+  } while (0)
+
+/* ---- small blocks ---- */
+
+static void small_deleter(void *ctx);
+
+static c10c_status small_alloc_slow(thread_cache *tc, unsigned cls, size_t size, size_t requested,
+                                    c10c_data_ptr *out) {
+  void *block = NULL;
+  size_t limit = tc ? atomic_load_explicit(&thread_cache_bytes, memory_order_relaxed) / size : 0;
+  pthread_mutex_lock(&lock);
+  if (central_count[cls] > 0) {
+    block = central_head[cls];
+    central_head[cls] = *(void **)block;
+    central_count[cls]--;
+    cached_bytes -= size;
+    /* Refill the thread cache with up to half its capacity in one visit to the lock. */
+    for (size_t moved = 0; tc && moved < limit / 2 && central_count[cls] > 0; moved++) {
+      void *b = central_head[cls];
+      central_head[cls] = *(void **)b;
+      central_count[cls]--;
+      cached_bytes -= size;
+      *(void **)b = tc->head[cls];
+      tc->head[cls] = b;
+      tc->count[cls]++;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  if (block == NULL) {
+    int err;
+    WITH_RETRY(err, c10c__os_alloc(&block, size, ALIGNMENT));
+    if (err != 0) return out_of_memory(requested, err);
+    pthread_mutex_lock(&lock);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_SMALL_POOL], (int64_t)size);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], (int64_t)size);
+    c10c__stat_update(&shared.segment[C10C_STAT_SMALL_POOL], 1);
+    c10c__stat_update(&shared.segment[C10C_STAT_ALL], 1);
+    shared.num_device_alloc++;
+    pthread_mutex_unlock(&lock);
+  }
+  if (tc) {
+    count_small(tc, (int64_t)size, true);
+  } else {
+    pthread_mutex_lock(&lock);
+    retired_alloc_n++;
+    retired_alloc_bytes += (int64_t)size;
+    small_bytes_flushed += (int64_t)size;
+    small_count_flushed++;
+    update_all_peaks();
+    pthread_mutex_unlock(&lock);
+  }
+  out->data = block;
+  out->ctx = (void *)((uintptr_t)block | cls); /* blocks are 64-aligned: the class fits */
+  out->deleter = small_deleter;
+  return C10C_STATUS_OK;
+}
+
+static void small_deleter(void *ctx) {
+  unsigned cls = (unsigned)((uintptr_t)ctx & (ALIGNMENT - 1));
+  void *block = (void *)((uintptr_t)ctx & ~(uintptr_t)(ALIGNMENT - 1));
+  size_t size = small_class_size(cls);
+  thread_cache *tc = get_cache();
+  if (tc != NULL) {
+    *(void **)block = tc->head[cls];
+    tc->head[cls] = block;
+    tc->count[cls]++;
+    count_small(tc, (int64_t)size, false);
+    size_t limit = atomic_load_explicit(&thread_cache_bytes, memory_order_relaxed) / size;
+    if (tc->count[cls] > limit) {
+      pthread_mutex_lock(&lock);
+      drain_class_locked(tc, cls, limit / 2);
+      pthread_mutex_unlock(&lock);
+    }
+    return;
+  }
+  pthread_mutex_lock(&lock);
+  retired_free_n++;
+  retired_free_bytes += (int64_t)size;
+  small_bytes_flushed -= (int64_t)size;
+  small_count_flushed--;
+  if (cached_bytes + size <= cfg.max_cached_bytes) {
+    *(void **)block = central_head[cls];
+    central_head[cls] = block;
+    central_count[cls]++;
+    cached_bytes += size;
+  } else {
+    release_small_locked(&block, 1, cls);
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+/* ---- large blocks ---- */
+
+static void bin_remove(large_block *b) {
+  if (b->bin_prev)
+    b->bin_prev->bin_next = b->bin_next;
+  else
+    bins[b->cls] = b->bin_next;
+  if (b->bin_next) b->bin_next->bin_prev = b->bin_prev;
+  if (b->lru_prev)
+    b->lru_prev->lru_next = b->lru_next;
+  else
+    lru_head = b->lru_next;
+  if (b->lru_next)
+    b->lru_next->lru_prev = b->lru_prev;
+  else
+    lru_tail = b->lru_prev;
+  cached_bytes -= b->size;
+}
+
+static void bin_push(large_block *b) {
+  b->bin_prev = NULL;
+  b->bin_next = bins[b->cls];
+  if (bins[b->cls]) bins[b->cls]->bin_prev = b;
+  bins[b->cls] = b;
+  b->lru_prev = NULL;
+  b->lru_next = lru_head;
+  if (lru_head) lru_head->lru_prev = b;
+  lru_head = b;
+  if (lru_tail == NULL) lru_tail = b;
+  cached_bytes += b->size;
+}
+
+/* Unlinks cached large blocks, least recently freed first, until at least `bytes` are gathered;
+ * returns them as a list (through lru_next) to release after the lock is dropped. */
+static large_block *evict_locked(size_t bytes) {
+  large_block *list = NULL;
+  size_t gathered = 0;
+  while (gathered < bytes && lru_tail != NULL) {
+    large_block *b = lru_tail;
+    bin_remove(b);
+    gathered += b->size;
+    b->lru_next = list;
+    list = b;
+  }
+  return list;
+}
+
+static void release_large_list(large_block *list) {
+  while (list != NULL) {
+    large_block *next = list->lru_next;
+    c10c__os_unmap(list->ptr, list->size);
+    pthread_mutex_lock(&lock);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_LARGE_POOL], -(int64_t)list->size);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], -(int64_t)list->size);
+    c10c__stat_update(&shared.segment[C10C_STAT_LARGE_POOL], -1);
+    c10c__stat_update(&shared.segment[C10C_STAT_ALL], -1);
+    shared.num_device_free++;
+    pthread_mutex_unlock(&lock);
+    c10c__free(list);
+    list = next;
+  }
+}
+
+static void large_deleter(void *ctx);
+
+static void count_large_locked(const large_block *b, int sign) {
+  c10c__stat_update(&shared.allocated_bytes[C10C_STAT_LARGE_POOL], sign * (int64_t)b->size);
+  c10c__stat_update(&shared.allocation[C10C_STAT_LARGE_POOL], sign);
+  c10c__stat_update(&shared.requested_bytes[C10C_STAT_LARGE_POOL], sign * (int64_t)b->requested);
+  c10c__stat_update(&shared.requested_bytes[C10C_STAT_ALL], sign * (int64_t)b->requested);
+  update_all_peaks();
+}
+
+static c10c_status large_alloc(size_t requested, c10c_data_ptr *out) {
+  size_t size;
+  unsigned cls = class_of(requested, &size);
+  pthread_mutex_lock(&lock);
+  large_block *b = bins[cls];
+  if (b == NULL && cls + 1 < MAX_CLASSES) b = bins[cls + 1]; /* at most 25% more */
+  large_block *evicted = NULL;
+  if (b != NULL) {
+    bin_remove(b);
+  } else {
+    /* A miss maps new memory: first give back as much of the cache, oldest first. */
+    evicted = evict_locked(size);
+  }
+  if (b != NULL) {
+    b->requested = requested;
+    count_large_locked(b, +1);
+  }
+  pthread_mutex_unlock(&lock);
+  release_large_list(evicted);
+  if (b == NULL) {
+    void *ptr;
+    int err;
+    bool huge = atomic_load_explicit(&huge_pages, memory_order_relaxed) && size >= HUGE_THRESHOLD;
+    WITH_RETRY(err, c10c__os_map(&ptr, size, huge));
+    if (err != 0) return out_of_memory(requested, err);
+    b = c10c__malloc(sizeof *b);
+    if (b == NULL) {
+      c10c__os_unmap(ptr, size);
+      return out_of_memory(requested, ENOMEM);
+    }
+    *b = (large_block){.ptr = ptr, .size = size, .requested = requested, .cls = cls};
+    pthread_mutex_lock(&lock);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_LARGE_POOL], (int64_t)size);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], (int64_t)size);
+    c10c__stat_update(&shared.segment[C10C_STAT_LARGE_POOL], 1);
+    c10c__stat_update(&shared.segment[C10C_STAT_ALL], 1);
+    shared.num_device_alloc++;
+    count_large_locked(b, +1);
+    pthread_mutex_unlock(&lock);
+  }
+  out->data = b->ptr;
+  out->ctx = b;
+  out->deleter = large_deleter;
+  return C10C_STATUS_OK;
+}
+
+static void large_deleter(void *ctx) {
+  large_block *b = ctx;
+  large_block *evicted = NULL;
+  pthread_mutex_lock(&lock);
+  count_large_locked(b, -1);
+  if (b->size > cfg.max_cached_bytes) {
+    b->lru_next = NULL;
+    evicted = b;
+  } else {
+    if (cached_bytes + b->size > cfg.max_cached_bytes)
+      evicted = evict_locked(cached_bytes + b->size - cfg.max_cached_bytes);
+    bin_push(b);
+  }
+  pthread_mutex_unlock(&lock);
+  release_large_list(evicted);
+}
+
+/* ---- the allocator ---- */
+
+static c10c_status caching_allocate(void *self, size_t nbytes, size_t alignment,
+                                    c10c_data_ptr *out) {
+  (void)self;
+  c10c_status st = check_environment();
+  if (st != C10C_STATUS_OK) return st;
+  out->device.type = C10C_DEVICE_TYPE_CPU;
+  out->device.index = -1;
+  if (nbytes == 0) {
+    out->data = out->ctx = NULL;
+    out->deleter = NULL;
+    return C10C_STATUS_OK;
+  }
+  if (alignment > ALIGNMENT)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "the caching CPU allocator aligns to %d bytes, %zu was asked", ALIGNMENT,
+                      alignment);
+  if (nbytes > LARGEST_REQUEST) return out_of_memory(nbytes, ENOMEM);
+  if (nbytes <= SMALL_MAX) {
+    size_t size;
+    unsigned cls = class_of(nbytes, &size);
+    thread_cache *tc = get_cache();
+    if (tc != NULL && tc->head[cls] != NULL) {
+      void *block = tc->head[cls];
+      tc->head[cls] = *(void **)block;
+      tc->count[cls]--;
+      count_small(tc, (int64_t)size, true);
+      out->data = block;
+      out->ctx = (void *)((uintptr_t)block | cls);
+      out->deleter = small_deleter;
+      return C10C_STATUS_OK;
+    }
+    return small_alloc_slow(tc, cls, size, nbytes, out);
+  }
+  return large_alloc(nbytes, out);
+}
+
+static void release_all_cached(void) {
+  thread_cache *tc = my_cache;
+  pthread_mutex_lock(&lock);
+  if (tc != NULL)
+    for (unsigned c = 0; c < SMALL_CLASSES; c++) drain_class_locked(tc, c, 0);
+  for (unsigned c = 0; c < SMALL_CLASSES; c++) {
+    while (central_count[c] > 0) {
+      void *block = central_head[c];
+      central_head[c] = *(void **)block;
+      central_count[c]--;
+      cached_bytes -= small_class_size(c);
+      release_small_locked(&block, 1, c);
+    }
+  }
+  large_block *evicted = evict_locked(SIZE_MAX);
+  pthread_mutex_unlock(&lock);
+  release_large_list(evicted);
+}
+
+static void caching_empty_cache(void *self) {
+  (void)self;
+  release_all_cached();
+}
+
+c10c_status c10c__cpu_caching_stats(c10c_memory_stats *out) {
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&lock);
+  *out = shared;
+  int64_t alloc_n = retired_alloc_n, free_n = retired_free_n;
+  int64_t alloc_bytes = retired_alloc_bytes, free_bytes = retired_free_bytes;
+  for (thread_cache *tc = caches; tc != NULL; tc = tc->next) {
+    alloc_n += load_counter(&tc->counters.alloc_n);
+    free_n += load_counter(&tc->counters.free_n);
+    alloc_bytes += load_counter(&tc->counters.alloc_bytes);
+    free_bytes += load_counter(&tc->counters.free_bytes);
+  }
+  pthread_mutex_unlock(&lock);
+  c10c_stat *sb = &out->allocated_bytes[C10C_STAT_SMALL_POOL];
+  c10c_stat *sn = &out->allocation[C10C_STAT_SMALL_POOL];
+  sb->current = alloc_bytes - free_bytes;
+  sb->allocated = alloc_bytes;
+  sb->freed = free_bytes;
+  if (sb->current > sb->peak) sb->peak = sb->current;
+  sn->current = alloc_n - free_n;
+  sn->allocated = alloc_n;
+  sn->freed = free_n;
+  if (sn->current > sn->peak) sn->peak = sn->current;
+  /* Small blocks carry no header, so their requested size is their class size. */
+  out->requested_bytes[C10C_STAT_SMALL_POOL] = *sb;
+  const c10c_stat *lb = &out->allocated_bytes[C10C_STAT_LARGE_POOL];
+  const c10c_stat *ln = &out->allocation[C10C_STAT_LARGE_POOL];
+  c10c_stat *ab = &out->allocated_bytes[C10C_STAT_ALL], *an = &out->allocation[C10C_STAT_ALL];
+  ab->current = sb->current + lb->current;
+  ab->allocated = sb->allocated + lb->allocated;
+  ab->freed = sb->freed + lb->freed;
+  if (ab->current > ab->peak) ab->peak = ab->current;
+  an->current = sn->current + ln->current;
+  an->allocated = sn->allocated + ln->allocated;
+  an->freed = sn->freed + ln->freed;
+  if (an->current > an->peak) an->peak = an->current;
+  c10c_stat *ra = &out->requested_bytes[C10C_STAT_ALL];
+  const c10c_stat *rl = &out->requested_bytes[C10C_STAT_LARGE_POOL];
+  ra->current = sb->current + rl->current;
+  ra->allocated = sb->allocated + rl->allocated;
+  ra->freed = sb->freed + rl->freed;
+  if (ra->current > ra->peak) ra->peak = ra->current;
+  for (int i = 0; i < 3; i++) { /* no streams: active is allocated */
+    out->active[i] = out->allocation[i];
+    out->active_bytes[i] = out->allocated_bytes[i];
+  }
+  out->max_split_size = -1;
+  out->struct_size = sizeof *out;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status caching_get_stats(void *self, c10c_memory_stats *out) {
+  (void)self;
+  c10c_memory_stats all;
+  c10c__cpu_caching_stats(&all);
+  c10c__stats_copy_prefix(out, &all);
+  return C10C_STATUS_OK;
+}
+
+static void caching_reset_peak(void *self) {
+  (void)self;
+  c10c_memory_stats now;
+  c10c__cpu_caching_stats(&now);
+  pthread_mutex_lock(&lock);
+  c10c__stats_reset_peaks(&shared, &now);
+  small_bytes_flushed = now.allocated_bytes[C10C_STAT_SMALL_POOL].current;
+  small_count_flushed = now.allocation[C10C_STAT_SMALL_POOL].current;
+  pthread_mutex_unlock(&lock);
+}
+
+c10c_status c10c_cpu_caching_allocator_configure(const char *config_text) {
+  C10C__CHECK_NOT_NULL(config_text);
+  pthread_once(&env_once, read_environment);
+  char msg[200];
+  pthread_mutex_lock(&lock);
+  c10c_status st = parse_config(config_text, &cfg, msg, sizeof msg);
+  if (st == C10C_STATUS_OK) {
+    publish_config();
+    atomic_store_explicit(&env_status, C10C_STATUS_OK, memory_order_relaxed); /* overrides */
+  }
+  pthread_mutex_unlock(&lock);
+  if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
+  return C10C_STATUS_OK;
+}
+
+static c10c_allocator caching_allocator = {
+    .obj = {.refcount = C10C__IMMORTAL_REF, .type = &c10c__immortal_type},
+    .vt =
+        {
+            .struct_size = sizeof(c10c_allocator_vtable),
+            .allocate = caching_allocate,
+            .get_stats = caching_get_stats,
+            .empty_cache = caching_empty_cache,
+            .reset_peak_stats = caching_reset_peak,
+            .name = "cpu_caching",
+        },
+    .device_type = C10C_DEVICE_TYPE_CPU,
+    .builtin = true,
+};
+
+c10c_allocator *c10c_cpu_caching_allocator(void) { return &caching_allocator; }

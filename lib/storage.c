@@ -1,0 +1,197 @@
+/* Storages (c10's StorageImpl): a data pointer, its size, the allocator that made it and whether
+ * it may be resized, behind c10's strong/weak reference counts (refcount.h). */
+#include <string.h>
+
+#include "allocator_internal.h"
+#include "sysmem.h"
+
+struct c10c_storage {
+  c10c__object obj;
+  c10c_data_ptr data_ptr;
+  int64_t nbytes;
+  c10c_allocator *allocator; /* a reference, or NULL for external memory */
+  bool resizable;
+};
+
+/* A weak storage is the same object seen through its weak count. */
+static c10c_storage *from_weak(c10c_weak_storage *w) { return (c10c_storage *)(void *)w; }
+
+static const c10c_storage *from_weak_const(const c10c_weak_storage *w) {
+  return (const c10c_storage *)(const void *)w;
+}
+
+static void storage_release_resources(c10c__object *obj) {
+  c10c_storage *s = (c10c_storage *)obj;
+  c10c_data_ptr_free(&s->data_ptr);
+  c10c_allocator_release(s->allocator);
+  s->allocator = NULL;
+  s->nbytes = 0;
+}
+
+static void storage_destroy(c10c__object *obj) {
+  storage_release_resources(obj);
+  c10c__free(obj);
+}
+
+static const c10c__object_type storage_type = {storage_release_resources, storage_destroy};
+
+static c10c_status negative_size(int64_t nbytes) {
+  /* c10 casts to size_t and reports the unsigned value. */
+  return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                    "alloc_cpu() seems to have been called with negative number: %llu",
+                    (unsigned long long)(uint64_t)nbytes);
+}
+
+static c10c_storage *new_shell(void) {
+  c10c_storage *s = c10c__calloc(1, sizeof *s);
+  if (s != NULL) c10c__object_init(&s->obj, &storage_type);
+  return s;
+}
+
+c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator *allocator,
+                             c10c_device_type device_type, bool resizable) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  if (nbytes < 0) return negative_size(nbytes);
+  if (allocator == NULL) {
+    c10c_status st = c10c_allocator_get(&allocator, device_type);
+    if (st != C10C_STATUS_OK) return st;
+  }
+  c10c_storage *s = new_shell();
+  if (s == NULL)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
+  c10c_status st = c10c_allocator_allocate(allocator, (size_t)nbytes, &s->data_ptr);
+  if (st != C10C_STATUS_OK) {
+    c10c__free(s);
+    return st;
+  }
+  s->nbytes = nbytes;
+  s->allocator = c10c_allocator_retain(allocator);
+  s->resizable = resizable;
+  *out = s;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_storage_new_external(c10c_storage **out, void *data, int64_t nbytes,
+                                      c10c_device device, c10c_deleter deleter, void *ctx) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  if (nbytes < 0) return negative_size(nbytes);
+  if (data == NULL && nbytes > 0) return c10c__null_argument(__func__, "data");
+  c10c_status st = c10c__check_device(device);
+  if (st != C10C_STATUS_OK) return st;
+  c10c_storage *s = new_shell();
+  if (s == NULL)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
+  s->data_ptr = (c10c_data_ptr){data, ctx, deleter, device};
+  s->nbytes = nbytes;
+  *out = s;
+  return C10C_STATUS_OK;
+}
+
+c10c_storage *c10c_storage_retain(c10c_storage *storage) {
+  if (storage != NULL) c10c__incref(&storage->obj);
+  return storage;
+}
+
+void c10c_storage_release(c10c_storage *storage) {
+  if (storage != NULL) c10c__decref(&storage->obj);
+}
+
+int64_t c10c_storage_nbytes(const c10c_storage *storage) {
+  return storage != NULL ? storage->nbytes : 0;
+}
+
+void *c10c_storage_data(const c10c_storage *storage) {
+  return storage != NULL ? storage->data_ptr.data : NULL;
+}
+
+c10c_status c10c_storage_data_ptr(c10c_data_ptr *out, const c10c_storage *storage) {
+  C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(storage);
+  *out = storage->data_ptr;
+  return C10C_STATUS_OK;
+}
+
+c10c_device c10c_storage_device(const c10c_storage *storage) {
+  if (storage == NULL) return (c10c_device){C10C_DEVICE_TYPE_CPU, -1};
+  return storage->data_ptr.device;
+}
+
+bool c10c_storage_resizable(const c10c_storage *storage) {
+  return storage != NULL && storage->resizable;
+}
+
+c10c_allocator *c10c_storage_allocator(const c10c_storage *storage) {
+  return storage != NULL ? storage->allocator : NULL;
+}
+
+c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes) {
+  C10C__CHECK_NOT_NULL(storage);
+  if (!storage->resizable || storage->allocator == NULL)
+    return c10c__fail(C10C_STATUS_ERROR, "Trying to resize storage that is not resizable");
+  if (nbytes < 0) return negative_size(nbytes);
+  c10c_data_ptr fresh = {0};
+  c10c_status st = c10c_allocator_allocate(storage->allocator, (size_t)nbytes, &fresh);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t common = nbytes < storage->nbytes ? nbytes : storage->nbytes;
+  if (common > 0 && storage->data_ptr.data != NULL)
+    c10c_allocator_copy(storage->allocator, fresh.data, storage->data_ptr.data, (size_t)common);
+  c10c_data_ptr old = storage->data_ptr;
+  storage->data_ptr = fresh;
+  storage->nbytes = nbytes;
+  c10c_data_ptr_free(&old);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_storage_set_nbytes(c10c_storage *storage, int64_t nbytes) {
+  C10C__CHECK_NOT_NULL(storage);
+  if (nbytes < 0)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "storage size must be non-negative, got %lld",
+                      (long long)nbytes);
+  storage->nbytes = nbytes;
+  return C10C_STATUS_OK;
+}
+
+uint32_t c10c_storage_use_count(const c10c_storage *storage) {
+  return storage != NULL ? c10c__strong_count(&storage->obj) : 0;
+}
+
+uint32_t c10c_storage_weak_use_count(const c10c_storage *storage) {
+  return storage != NULL ? c10c__weak_count(&storage->obj) : 0;
+}
+
+c10c_status c10c_storage_weak_ref(c10c_weak_storage **out, c10c_storage *storage) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  C10C__CHECK_NOT_NULL(storage);
+  c10c__weak_incref(&storage->obj);
+  *out = (c10c_weak_storage *)storage;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_weak_storage_lock(c10c_storage **out, c10c_weak_storage *weak) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  C10C__CHECK_NOT_NULL(weak);
+  c10c_storage *s = from_weak(weak);
+  if (c10c__weak_lock(&s->obj)) *out = s;
+  return C10C_STATUS_OK;
+}
+
+c10c_weak_storage *c10c_weak_storage_retain(c10c_weak_storage *weak) {
+  if (weak != NULL) c10c__weak_incref(&from_weak(weak)->obj);
+  return weak;
+}
+
+void c10c_weak_storage_release(c10c_weak_storage *weak) {
+  if (weak != NULL) c10c__weak_decref(&from_weak(weak)->obj);
+}
+
+uint32_t c10c_weak_storage_use_count(const c10c_weak_storage *weak) {
+  return weak != NULL ? c10c__strong_count(&from_weak_const(weak)->obj) : 0;
+}
+
+bool c10c_weak_storage_expired(const c10c_weak_storage *weak) {
+  return c10c_weak_storage_use_count(weak) == 0;
+}

@@ -1,0 +1,90 @@
+/* The library's only door to system memory: its own bookkeeping (c10c__malloc) and tensor bytes
+ * (c10c__os_alloc). Both honour the test hook that fails the k-th request (testing.h), so a test
+ * can make every allocation path fail in turn.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sysmem.h"
+
+static _Atomic int64_t requests;     /* memory requests made so far */
+static _Atomic int64_t fail_at = -1; /* the request number that fails, -1: none */
+
+void c10c_testing_fail_allocation(int64_t k) {
+  int64_t at = k > 0 ? atomic_load_explicit(&requests, memory_order_relaxed) + k : -1;
+  atomic_store_explicit(&fail_at, at, memory_order_relaxed);
+}
+
+int64_t c10c_testing_allocation_count(void) {
+  return atomic_load_explicit(&requests, memory_order_relaxed);
+}
+
+/* Counts a request; false when the test hook says this one fails. */
+static bool request_allowed(void) {
+  int64_t n = atomic_fetch_add_explicit(&requests, 1, memory_order_relaxed) + 1;
+  return n != atomic_load_explicit(&fail_at, memory_order_relaxed);
+}
+
+void *c10c__malloc(size_t size) {
+  if (!request_allowed()) return NULL;
+  return malloc(size);
+}
+
+void *c10c__calloc(size_t count, size_t size) {
+  if (!request_allowed()) return NULL;
+  return calloc(count, size);
+}
+
+void c10c__free(void *ptr) { free(ptr); }
+
+int c10c__os_alloc(void **out, size_t size, size_t alignment) {
+  *out = NULL;
+  if (!request_allowed()) return ENOMEM;
+  return posix_memalign(out, alignment, size);
+}
+
+void c10c__os_free(void *ptr) { free(ptr); }
+
+enum { HUGE_PAGE = 2 << 20 };
+
+int c10c__os_map(void **out, size_t size, bool huge_pages) {
+  *out = NULL;
+  if (!request_allowed()) return ENOMEM;
+  /* Map 2 MiB more than asked and trim, so the block starts on a huge-page boundary. */
+  size_t span = size + (huge_pages ? HUGE_PAGE : 0);
+  if (span < size) return ENOMEM;
+  char *base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return errno;
+  char *start = base;
+  if (huge_pages) {
+    start = (char *)(((uintptr_t)base + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (start > base) munmap(base, (size_t)(start - base));
+    size_t tail = (size_t)(base + span - (start + size));
+    if (tail > 0) munmap(start + size, tail);
+#ifdef MADV_HUGEPAGE
+    madvise(start, size, MADV_HUGEPAGE); /* advice only: failure leaves normal pages */
+#endif
+  }
+  *out = start;
+  return 0;
+}
+
+void c10c__os_unmap(void *ptr, size_t size) {
+  if (ptr != NULL) munmap(ptr, size);
+}
+
+size_t c10c__page_size(void) {
+  static _Atomic size_t page;
+  size_t p = atomic_load_explicit(&page, memory_order_relaxed);
+  if (p == 0) {
+    long v = sysconf(_SC_PAGESIZE);
+    p = v > 0 ? (size_t)v : 4096;
+    atomic_store_explicit(&page, p, memory_order_relaxed);
+  }
+  return p;
+}

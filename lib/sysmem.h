@@ -1,0 +1,23 @@
+/* System memory behind the library's allocations (see sysmem.c). */
+#ifndef C10C_SYSMEM_H
+#define C10C_SYSMEM_H
+
+#include "internal.h"
+
+/* Bookkeeping memory (object shells, tables). NULL on failure. */
+void *c10c__malloc(size_t size);
+void *c10c__calloc(size_t count, size_t size);
+void c10c__free(void *ptr);
+
+/* Aligned bytes from the C library (posix_memalign); returns 0 or an errno value. */
+int c10c__os_alloc(void **out, size_t size, size_t alignment);
+void c10c__os_free(void *ptr);
+
+/* Page-aligned bytes mapped from the kernel; with huge_pages, 2 MiB-aligned and advised as
+ * transparent huge pages. size must be a multiple of the page size. Returns 0 or an errno. */
+int c10c__os_map(void **out, size_t size, bool huge_pages);
+void c10c__os_unmap(void *ptr, size_t size);
+
+size_t c10c__page_size(void);
+
+#endif /* C10C_SYSMEM_H */

@@ -1,0 +1,320 @@
+/* The allocator ABI (host vtables, the registry's priority rule), the built-in CPU allocators,
+ * their statistics, configuration, empty_cache and out-of-memory behaviour. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+
+#include "harness.h"
+
+/* A host allocator that counts its calls. */
+typedef struct host_pool {
+  int allocs, frees, copies, destroyed, empties, resets;
+} host_pool;
+
+typedef struct host_block {
+  host_pool *pool;
+  void *raw;
+} host_block;
+
+static void host_free(void *ctx) {
+  host_block *b = ctx;
+  b->pool->frees++;
+  free(b->raw);
+  free(b);
+}
+
+static c10c_status host_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+  host_pool *pool = self;
+  if (nbytes == 0) return C10C_STATUS_OK;
+  if (nbytes > ((size_t)1 << 40)) return C10C_STATUS_OUT_OF_MEMORY;
+  host_block *b = malloc(sizeof *b);
+  void *raw = NULL;
+  if (b == NULL || posix_memalign(&raw, alignment, nbytes) != 0) {
+    free(b);
+    return C10C_STATUS_OUT_OF_MEMORY;
+  }
+  pool->allocs++;
+  b->pool = pool;
+  b->raw = raw;
+  out->data = raw;
+  out->ctx = b;
+  out->deleter = host_free;
+  return C10C_STATUS_OK;
+}
+
+static void host_copy(void *self, void *dst, const void *src, size_t n) {
+  ((host_pool *)self)->copies++;
+  memcpy(dst, src, n);
+}
+
+static void host_destroy(void *self) { ((host_pool *)self)->destroyed++; }
+static void host_empty(void *self) { ((host_pool *)self)->empties++; }
+static void host_reset(void *self) { ((host_pool *)self)->resets++; }
+
+static c10c_allocator_vtable host_vtable(void) {
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = host_allocate;
+  vt.copy = host_copy;
+  vt.destroy = host_destroy;
+  vt.empty_cache = host_empty;
+  vt.reset_peak_stats = host_reset;
+  vt.name = "host_pool";
+  return vt;
+}
+
+TEST(host_allocator_serves_storages_and_frees_through_its_deleter) {
+  host_pool pool = {0};
+  c10c_allocator_vtable vt = host_vtable();
+  c10c_allocator *a;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, &pool, C10C_DEVICE_TYPE_CPU));
+  ASSERT_STR_EQ(c10c_allocator_name(a), "host_pool");
+  ASSERT_EQ(c10c_allocator_device_type(a), C10C_DEVICE_TYPE_CPU);
+  c10c_storage *s;
+  ASSERT_OK(c10c_storage_new(&s, 100, a, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_EQ(pool.allocs, 1);
+  ASSERT_OK(c10c_storage_resize(s, 200)); /* new block, prefix copied with the host's copy */
+  ASSERT_EQ(pool.allocs, 2);
+  ASSERT_EQ(pool.frees, 1);
+  ASSERT_EQ(pool.copies, 1);
+  c10c_allocator_release(a); /* the storage still holds a reference */
+  ASSERT_EQ(pool.destroyed, 0);
+  c10c_storage_release(s);
+  ASSERT_EQ(pool.frees, 2);
+  ASSERT_EQ(pool.destroyed, 1);
+}
+
+TEST(host_allocator_failures_are_reported_with_its_name) {
+  host_pool pool = {0};
+  c10c_allocator_vtable vt = host_vtable();
+  c10c_allocator *a;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, &pool, C10C_DEVICE_TYPE_CPU));
+  c10c_data_ptr dp;
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(a, (size_t)1 << 41, &dp));
+  ASSERT_ERROR_MESSAGE(
+      "allocator 'host_pool' failed to allocate 2199023255552 bytes (out of memory)");
+  ASSERT_TRUE(dp.data == NULL && dp.ctx == NULL);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_allocate(a, SIZE_MAX, &dp));
+  ASSERT_OK(c10c_allocator_empty_cache(a));
+  ASSERT_OK(c10c_allocator_reset_peak_stats(a));
+  ASSERT_EQ(pool.empties, 1);
+  ASSERT_EQ(pool.resets, 1);
+  c10c_memory_stats stats;
+  stats.struct_size = sizeof stats;
+  ASSERT_OK(c10c_allocator_get_stats(a, &stats)); /* no get_stats: all zero */
+  ASSERT_EQ(stats.allocation[C10C_STAT_ALL].current, 0);
+  c10c_allocator_release(a);
+}
+
+TEST(vtable_is_validated) {
+  c10c_allocator_vtable vt = host_vtable();
+  c10c_allocator *a = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_new(&a, NULL, NULL, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_new(NULL, &vt, NULL, 0));
+  vt.struct_size = 4;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_new(&a, &vt, NULL, 0));
+  vt = host_vtable();
+  vt.allocate = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_new(&a, &vt, NULL, 0));
+  vt = host_vtable();
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_new(&a, &vt, NULL, 21));
+  /* A vtable from a newer host (larger struct_size) is accepted; unknown fields are ignored. */
+  struct {
+    c10c_allocator_vtable vt;
+    void *future_field;
+  } newer;
+  memset(&newer, 0, sizeof newer);
+  newer.vt = host_vtable();
+  newer.vt.struct_size = sizeof newer;
+  host_pool pool = {0};
+  ASSERT_OK(c10c_allocator_new(&a, &newer.vt, &pool, C10C_DEVICE_TYPE_CPU));
+  c10c_allocator_release(a);
+  ASSERT_EQ(pool.destroyed, 1);
+  /* An older host: only allocate known; the rest reads as absent. */
+  c10c_allocator_vtable old = host_vtable();
+  old.struct_size = (uint32_t)(offsetof(c10c_allocator_vtable, allocate) + sizeof(void *));
+  ASSERT_OK(c10c_allocator_new(&a, &old, &pool, C10C_DEVICE_TYPE_CPU));
+  ASSERT_STR_EQ(c10c_allocator_name(a), "custom");
+  c10c_allocator_release(a);
+  ASSERT_EQ(pool.destroyed, 1); /* destroy was beyond its struct_size */
+  c10c_allocator_release(NULL);
+  ASSERT_TRUE(c10c_allocator_retain(NULL) == NULL);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_allocate(NULL, 1, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_empty_cache(NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_reset_peak_stats(NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get_stats(NULL, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_copy(NULL, NULL, NULL, 1));
+  c10c_memory_stats tiny;
+  tiny.struct_size = 8;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_allocator_get_stats(c10c_cpu_caching_allocator(), &tiny));
+}
+
+TEST(registry_follows_c10s_priority_rule) {
+  c10c_allocator *got;
+  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_CPU));
+  ASSERT_TRUE(got == c10c_cpu_caching_allocator());
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_allocator_get(&got, C10C_DEVICE_TYPE_XLA));
+  ASSERT_ERROR_MESSAGE("Allocator for XLA is not set.");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_get(&got, 30));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get(NULL, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_set(NULL, 0));
+
+  host_pool pool = {0};
+  c10c_allocator_vtable vt = host_vtable();
+  c10c_allocator *high, *low;
+  ASSERT_OK(c10c_allocator_new(&high, &vt, &pool, C10C_DEVICE_TYPE_XLA));
+  ASSERT_OK(c10c_allocator_new(&low, &vt, &pool, C10C_DEVICE_TYPE_XLA));
+  ASSERT_OK(c10c_allocator_set(high, 5));
+  ASSERT_OK(c10c_allocator_set(low, 4)); /* lower priority: ignored */
+  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_XLA));
+  ASSERT_TRUE(got == high);
+  ASSERT_OK(c10c_allocator_set(low, 5)); /* equal priority replaces */
+  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_XLA));
+  ASSERT_TRUE(got == low);
+  c10c_storage *s;
+  ASSERT_OK(c10c_storage_new(&s, 64, NULL, C10C_DEVICE_TYPE_XLA, false));
+  ASSERT_TRUE(c10c_storage_allocator(s) == low);
+  ASSERT_EQ(c10c_storage_device(s).type, C10C_DEVICE_TYPE_XLA);
+  c10c_storage_release(s);
+  c10c_allocator_release(high); /* the registry keeps its own references */
+  c10c_allocator_release(low);
+  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_XLA));
+  ASSERT_TRUE(got == low);
+}
+
+static int64_t stat_current(c10c_allocator *a, size_t which) {
+  c10c_memory_stats s;
+  s.struct_size = sizeof s;
+  c10c_allocator_get_stats(a, &s);
+  switch (which) {
+    case 0: return s.allocated_bytes[C10C_STAT_ALL].current;
+    case 1: return s.allocation[C10C_STAT_ALL].current;
+    case 2: return s.reserved_bytes[C10C_STAT_ALL].current;
+    default: return s.requested_bytes[C10C_STAT_LARGE_POOL].current;
+  }
+}
+
+TEST(caching_allocator_statistics_follow_allocations) {
+  c10c_allocator *a = c10c_cpu_caching_allocator();
+  c10c_allocator_empty_cache(a);
+  int64_t bytes0 = stat_current(a, 0), count0 = stat_current(a, 1);
+  c10c_data_ptr small, large;
+  ASSERT_OK(c10c_allocator_allocate(a, 100, &small));    /* class 128 */
+  ASSERT_OK(c10c_allocator_allocate(a, 300000, &large)); /* class 327680 */
+  ASSERT_EQ(stat_current(a, 0) - bytes0, 128 + 327680);
+  ASSERT_EQ(stat_current(a, 1) - count0, 2);
+  ASSERT_EQ(stat_current(a, 3), 300000);
+  ASSERT_TRUE(stat_current(a, 2) >= stat_current(a, 0));
+  c10c_memory_stats s;
+  s.struct_size = sizeof s;
+  ASSERT_OK(c10c_allocator_get_stats(a, &s));
+  ASSERT_EQ(s.allocation[C10C_STAT_LARGE_POOL].current, 1);
+  ASSERT_TRUE(s.allocated_bytes[C10C_STAT_ALL].peak >= s.allocated_bytes[C10C_STAT_ALL].current);
+  ASSERT_EQ(s.active_bytes[C10C_STAT_ALL].current, s.allocated_bytes[C10C_STAT_ALL].current);
+  ASSERT_TRUE(s.num_device_alloc >= 1);
+  c10c_data_ptr_free(&small);
+  c10c_data_ptr_free(&large);
+  c10c_data_ptr_free(&large); /* cleared: a second free does nothing */
+  ASSERT_EQ(stat_current(a, 0), bytes0);
+  ASSERT_EQ(stat_current(a, 1), count0);
+  /* the large block stays cached: reserved above allocated until empty_cache */
+  ASSERT_TRUE(stat_current(a, 2) > stat_current(a, 0));
+  ASSERT_OK(c10c_allocator_reset_peak_stats(a));
+  ASSERT_OK(c10c_allocator_get_stats(a, &s));
+  ASSERT_EQ(s.allocated_bytes[C10C_STAT_LARGE_POOL].peak, 0);
+  ASSERT_OK(c10c_allocator_empty_cache(a));
+  ASSERT_OK(c10c_allocator_get_stats(a, &s));
+  ASSERT_EQ(s.reserved_bytes[C10C_STAT_LARGE_POOL].current, 0);
+}
+
+TEST(cached_large_blocks_are_reused) {
+  c10c_allocator *a = c10c_cpu_caching_allocator();
+  c10c_data_ptr p;
+  ASSERT_OK(c10c_allocator_allocate(a, 3 << 20, &p));
+  void *first = p.data;
+  c10c_data_ptr_free(&p);
+  c10c_memory_stats before, after;
+  before.struct_size = after.struct_size = sizeof before;
+  c10c_allocator_get_stats(a, &before);
+  ASSERT_OK(c10c_allocator_allocate(a, 3 << 20, &p));
+  c10c_allocator_get_stats(a, &after);
+  ASSERT_TRUE(p.data == first);
+  ASSERT_EQ(after.num_device_alloc, before.num_device_alloc);
+  c10c_data_ptr_free(&p);
+}
+
+TEST(summary_looks_like_torchs) {
+  char buf[8192];
+  size_t len = 0;
+  ASSERT_OK(c10c_allocator_summary(buf, sizeof buf, &len, c10c_cpu_caching_allocator()));
+  ASSERT_EQ(len, strlen(buf));
+  ASSERT_TRUE(strstr(buf, "libc10c memory summary, allocator cpu_caching (CPU)") != NULL);
+  ASSERT_TRUE(strstr(buf, "| Allocated memory      |") != NULL);
+  ASSERT_TRUE(strstr(buf, "|       from small pool |") != NULL);
+  ASSERT_TRUE(strstr(buf, "| Oversize segments     |") != NULL);
+  char small[16];
+  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL,
+                c10c_allocator_summary(small, sizeof small, &len, c10c_cpu_caching_allocator()));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_summary(buf, sizeof buf, NULL, NULL));
+}
+
+TEST(configuration_rejects_unknown_keys_and_bad_values) {
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cpu_caching_allocator_configure("foo:1"));
+  ASSERT_ERROR_MESSAGE("Unrecognized key 'foo' in CPU allocator config.");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_cpu_caching_allocator_configure("max_cached_mb:-1"));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_cpu_caching_allocator_configure("huge_pages:yes"));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cpu_caching_allocator_configure("nocolon"));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cpu_caching_allocator_configure(NULL));
+  ASSERT_OK(c10c_cpu_caching_allocator_configure(""));
+  /* max_cached_mb:0 caches nothing: a freed large block goes straight back to the system */
+  ASSERT_OK(c10c_cpu_caching_allocator_configure("max_cached_mb:0,huge_pages:False"));
+  c10c_allocator *a = c10c_cpu_caching_allocator();
+  c10c_data_ptr p;
+  ASSERT_OK(c10c_allocator_allocate(a, 1 << 20, &p));
+  c10c_data_ptr_free(&p);
+  c10c_memory_stats s;
+  s.struct_size = sizeof s;
+  c10c_allocator_get_stats(a, &s);
+  ASSERT_EQ(s.reserved_bytes[C10C_STAT_LARGE_POOL].current, 0);
+  ASSERT_OK(c10c_cpu_caching_allocator_configure(
+      "max_cached_mb:1024, huge_pages:True,thread_cache_kb:256"));
+}
+
+TEST(out_of_memory_releases_the_cache_retries_and_reports_sizes) {
+  c10c_allocator *a = c10c_cpu_caching_allocator();
+  c10c_memory_stats before, after;
+  before.struct_size = after.struct_size = sizeof before;
+  c10c_allocator_get_stats(a, &before);
+  c10c_data_ptr p;
+  /* the first system request fails: the cache is released and the retry succeeds */
+  c10c_testing_fail_allocation(1);
+  ASSERT_OK(c10c_allocator_allocate(a, 5 << 20, &p));
+  c10c_testing_fail_allocation(0);
+  c10c_allocator_get_stats(a, &after);
+  ASSERT_EQ(after.num_alloc_retries, before.num_alloc_retries + 1);
+  ASSERT_EQ(after.num_ooms, before.num_ooms);
+  c10c_data_ptr_free(&p);
+  /* an impossible request fails on both tries */
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(a, (size_t)1 << 46, &p));
+  ASSERT_TRUE(strstr(c10c_last_error_message(),
+                     "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                     "70368744177664 bytes. Error code ") != NULL);
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "bytes allocated and") != NULL);
+  c10c_allocator_get_stats(a, &after);
+  ASSERT_EQ(after.num_ooms, before.num_ooms + 1);
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY,
+                c10c_allocator_allocate(c10c_cpu_default_allocator(), (size_t)1 << 50, &p));
+  ASSERT_ERROR_MESSAGE(
+      "DefaultCPUAllocator: can't allocate memory: you tried to allocate 1125899906842624 bytes. "
+      "Error code 12 (Cannot allocate memory)");
+}
+
+RUN_TESTS(T(host_allocator_serves_storages_and_frees_through_its_deleter),
+          T(host_allocator_failures_are_reported_with_its_name), T(vtable_is_validated),
+          T(registry_follows_c10s_priority_rule),
+          T(caching_allocator_statistics_follow_allocations), T(cached_large_blocks_are_reused),
+          T(summary_looks_like_torchs), T(configuration_rejects_unknown_keys_and_bad_values),
+          T(out_of_memory_releases_the_cache_retries_and_reports_sizes))

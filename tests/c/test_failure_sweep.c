@@ -1,0 +1,129 @@
+/* Failure injection: every operation that allocates is run with its 1st, 2nd, ... memory request
+ * failing until it succeeds. Each failure must be a clean status with nothing half-made (the
+ * sanitizer and valgrind runs of this test check for leaks), and success must follow. */
+#include "harness.h"
+
+typedef c10c_status (*operation)(void);
+
+static c10c_storage *kept; /* what an operation made, released after success */
+
+static c10c_status op_storage_small(void) {
+  return c10c_storage_new(&kept, 200, NULL, C10C_DEVICE_TYPE_CPU, true);
+}
+
+static c10c_status op_storage_large(void) {
+  return c10c_storage_new(&kept, 3 << 20, NULL, C10C_DEVICE_TYPE_CPU, true);
+}
+
+static c10c_status op_storage_default_allocator(void) {
+  return c10c_storage_new(&kept, 1000, c10c_cpu_default_allocator(), C10C_DEVICE_TYPE_CPU, true);
+}
+
+static int external_deletes;
+static void count_delete(void *ctx) {
+  (void)ctx;
+  external_deletes++;
+}
+
+static c10c_status op_storage_external(void) {
+  static char buffer[16];
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  return c10c_storage_new_external(&kept, buffer, 16, cpu, count_delete, buffer);
+}
+
+static c10c_storage *to_resize;
+static c10c_status op_resize_grow(void) { return c10c_storage_resize(to_resize, 1 << 20); }
+static c10c_status op_resize_small(void) { return c10c_storage_resize(to_resize, 777); }
+
+static c10c_status noop_allocate(void *self, size_t n, size_t a, c10c_data_ptr *out) {
+  (void)self, (void)n, (void)a, (void)out;
+  return C10C_STATUS_OK;
+}
+
+static c10c_allocator *made_allocator;
+static c10c_status op_allocator_new(void) {
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = noop_allocate;
+  return c10c_allocator_new(&made_allocator, &vt, NULL, C10C_DEVICE_TYPE_HPU);
+}
+
+static c10c_status op_allocator_set(void) { return c10c_allocator_set(made_allocator, 0); }
+
+/* Runs op with the k-th request failing for k = 1, 2, ... until it succeeds; returns how many
+ * failures it survived. */
+static int sweep(const char *name, operation op) {
+  for (int k = 1; k < 1000; k++) {
+    kept = NULL;
+    c10c_testing_fail_allocation(k);
+    c10c_status st = op();
+    c10c_testing_fail_allocation(0);
+    if (st == C10C_STATUS_OK) return k - 1;
+    if (st != C10C_STATUS_OUT_OF_MEMORY)
+      FAIL_AT("%s with request %d failing returned %s: %s", name, k, c10c_status_name(st),
+              c10c_last_error_message());
+    if (kept != NULL) FAIL_AT("%s failed but produced an object", name);
+  }
+  FAIL_AT("%s never succeeded", name);
+  return -1;
+}
+
+TEST(every_storage_constructor_survives_each_failure) {
+  c10c_allocator_empty_cache(c10c_cpu_caching_allocator()); /* make the system requests real */
+  operation ops[] = {op_storage_small, op_storage_large, op_storage_default_allocator,
+                     op_storage_external};
+  const char *names[] = {"storage_new(200)", "storage_new(3 MiB)", "storage_new(default)",
+                         "storage_new_external"};
+  for (int i = 0; i < 4; i++) {
+    c10c_allocator_empty_cache(c10c_cpu_caching_allocator());
+    int failures = sweep(names[i], ops[i]);
+    ASSERT_TRUE(failures >= 1); /* at least the shell allocation could fail */
+    c10c_storage_release(kept);
+  }
+  ASSERT_EQ(external_deletes, 1); /* only the successful one took ownership */
+}
+
+TEST(resize_survives_each_failure_and_keeps_the_old_bytes) {
+  operation ops[] = {op_resize_grow, op_resize_small};
+  for (int i = 0; i < 2; i++) {
+    c10c_allocator_empty_cache(c10c_cpu_caching_allocator());
+    ASSERT_OK(c10c_storage_new(&to_resize, 100, NULL, C10C_DEVICE_TYPE_CPU, true));
+    memcpy(c10c_storage_data(to_resize), "keep", 4);
+    c10c_allocator_empty_cache(c10c_cpu_caching_allocator());
+    /* while it fails, the storage is unchanged */
+    c10c_testing_fail_allocation(1);
+    c10c_status st = ops[i]();
+    c10c_testing_fail_allocation(0);
+    if (st != C10C_STATUS_OK) {
+      ASSERT_EQ(c10c_storage_nbytes(to_resize), 100);
+      ASSERT_TRUE(memcmp(c10c_storage_data(to_resize), "keep", 4) == 0);
+    }
+    c10c_storage_release(to_resize);
+    ASSERT_OK(c10c_storage_new(&to_resize, 100, NULL, C10C_DEVICE_TYPE_CPU, true));
+    memcpy(c10c_storage_data(to_resize), "keep", 4);
+    c10c_allocator_empty_cache(c10c_cpu_caching_allocator());
+    sweep(i == 0 ? "resize(1 MiB)" : "resize(777)", ops[i]);
+    ASSERT_TRUE(memcmp(c10c_storage_data(to_resize), "keep", 4) == 0);
+    c10c_storage_release(to_resize);
+  }
+}
+
+TEST(allocator_handles_and_registry_survive_each_failure) {
+  ASSERT_TRUE(sweep("allocator_new", op_allocator_new) >= 1);
+  ASSERT_TRUE(sweep("allocator_set", op_allocator_set) >= 1);
+  c10c_allocator_release(made_allocator);
+}
+
+TEST(privateuse1_registration_survives_failure) {
+  c10c_testing_fail_allocation(1);
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_privateuse1_backend_register("sweep"));
+  c10c_testing_fail_allocation(0);
+  ASSERT_STR_EQ(c10c_privateuse1_backend_name(true), "privateuseone");
+  ASSERT_OK(c10c_privateuse1_backend_register("sweep"));
+}
+
+RUN_TESTS(T(every_storage_constructor_survives_each_failure),
+          T(resize_survives_each_failure_and_keeps_the_old_bytes),
+          T(allocator_handles_and_registry_survive_each_failure),
+          T(privateuse1_registration_survives_failure))

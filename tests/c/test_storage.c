@@ -1,0 +1,211 @@
+/* Storages: creation from allocators and external memory, sizes, resize, weak references and the
+ * deleter contract (exactly once, on the thread that drops the last reference). */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "harness.h"
+
+typedef struct deleter_log {
+  int calls;
+  pthread_t thread;
+} deleter_log;
+
+static void counting_deleter(void *ctx) {
+  deleter_log *log = ctx;
+  log->calls++;
+  log->thread = pthread_self();
+}
+
+TEST(new_storage_has_bytes_aligned_to_64) {
+  c10c_storage *s = NULL;
+  ASSERT_OK(c10c_storage_new(&s, 100, NULL, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_EQ(c10c_storage_nbytes(s), 100);
+  ASSERT_TRUE(c10c_storage_data(s) != NULL);
+  ASSERT_EQ((uintptr_t)c10c_storage_data(s) % 64, 0);
+  ASSERT_TRUE(c10c_storage_resizable(s));
+  ASSERT_TRUE(c10c_storage_allocator(s) == c10c_cpu_caching_allocator());
+  c10c_device d = c10c_storage_device(s);
+  ASSERT_EQ(d.type, C10C_DEVICE_TYPE_CPU);
+  ASSERT_EQ(d.index, -1);
+  memset(c10c_storage_data(s), 0xAB, 100);
+  ASSERT_EQ(c10c_storage_use_count(s), 1);
+  ASSERT_EQ(c10c_storage_weak_use_count(s), 1);
+  c10c_storage_release(s);
+}
+
+TEST(zero_byte_storage_has_no_data_pointer) {
+  c10c_storage *s = NULL;
+  ASSERT_OK(c10c_storage_new(&s, 0, NULL, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_TRUE(c10c_storage_data(s) == NULL);
+  c10c_data_ptr dp;
+  ASSERT_OK(c10c_storage_data_ptr(&dp, s));
+  ASSERT_TRUE(dp.ctx == NULL && dp.deleter == NULL);
+  ASSERT_EQ(dp.device.type, C10C_DEVICE_TYPE_CPU);
+  c10c_storage_release(s);
+}
+
+TEST(every_size_and_allocator_gives_distinct_usable_aligned_bytes) {
+  static const int64_t sizes[] = {1,    24,     64,     65,     1000,    1024,    1025,
+                                  4096, 100000, 262144, 262145, 1 << 20, 3 << 20, 64 << 20};
+  c10c_allocator *allocators[] = {c10c_cpu_caching_allocator(), c10c_cpu_default_allocator()};
+  for (int a = 0; a < 2; a++) {
+    c10c_storage *s[sizeof sizes / sizeof sizes[0]];
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+      ASSERT_OK(c10c_storage_new(&s[i], sizes[i], allocators[a], C10C_DEVICE_TYPE_CPU, true));
+      ASSERT_EQ((uintptr_t)c10c_storage_data(s[i]) % 64, 0);
+      memset(c10c_storage_data(s[i]), (int)i, (size_t)sizes[i]);
+    }
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+      const unsigned char *p = c10c_storage_data(s[i]);
+      ASSERT_EQ(p[0], i);
+      ASSERT_EQ(p[sizes[i] - 1], i);
+      c10c_storage_release(s[i]);
+    }
+  }
+  c10c_storage *big;
+  ASSERT_OK(c10c_storage_new(&big, 4 << 20, NULL, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_EQ((uintptr_t)c10c_storage_data(big) % (2 << 20), 0); /* huge-page aligned */
+  c10c_storage_release(big);
+}
+
+TEST(negative_sizes_and_bad_arguments_are_errors) {
+  c10c_storage *s = NULL;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_storage_new(&s, -1, NULL, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_ERROR_MESSAGE(
+      "alloc_cpu() seems to have been called with negative number: 18446744073709551615");
+  ASSERT_TRUE(s == NULL);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_storage_new(NULL, 1, NULL, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_new(&s, 1, NULL, 40, true));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE,
+                c10c_storage_new(&s, 1, NULL, C10C_DEVICE_TYPE_MAIA, true));
+  ASSERT_ERROR_MESSAGE("Allocator for MAIA is not set.");
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_new_external(&s, NULL, 8, cpu, NULL, NULL));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_storage_new_external(&s, &s, -3, cpu, NULL, NULL));
+  c10c_device bad = {C10C_DEVICE_TYPE_CPU, -7};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_storage_new_external(&s, &s, 8, bad, NULL, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_resize(NULL, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_set_nbytes(NULL, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_data_ptr(NULL, NULL));
+  /* NULL-safe getters and releases */
+  ASSERT_EQ(c10c_storage_nbytes(NULL), 0);
+  ASSERT_TRUE(c10c_storage_data(NULL) == NULL);
+  ASSERT_FALSE(c10c_storage_resizable(NULL));
+  ASSERT_EQ(c10c_storage_use_count(NULL), 0);
+  ASSERT_EQ(c10c_storage_weak_use_count(NULL), 0);
+  ASSERT_TRUE(c10c_storage_allocator(NULL) == NULL);
+  ASSERT_EQ(c10c_storage_device(NULL).type, C10C_DEVICE_TYPE_CPU);
+  c10c_storage_release(NULL);
+  ASSERT_TRUE(c10c_storage_retain(NULL) == NULL);
+}
+
+TEST(resize_copies_the_common_prefix_and_zero_frees) {
+  c10c_storage *s;
+  ASSERT_OK(c10c_storage_new(&s, 10, NULL, C10C_DEVICE_TYPE_CPU, true));
+  memcpy(c10c_storage_data(s), "0123456789", 10);
+  ASSERT_OK(c10c_storage_resize(s, 1 << 20));
+  ASSERT_EQ(c10c_storage_nbytes(s), 1 << 20);
+  ASSERT_TRUE(memcmp(c10c_storage_data(s), "0123456789", 10) == 0);
+  ASSERT_OK(c10c_storage_resize(s, 4));
+  ASSERT_TRUE(memcmp(c10c_storage_data(s), "0123", 4) == 0);
+  ASSERT_OK(c10c_storage_resize(s, 0));
+  ASSERT_TRUE(c10c_storage_data(s) == NULL);
+  ASSERT_EQ(c10c_storage_nbytes(s), 0);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_resize(s, -1));
+  ASSERT_OK(c10c_storage_set_nbytes(s, 123));
+  ASSERT_EQ(c10c_storage_nbytes(s), 123);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_set_nbytes(s, -2));
+  c10c_storage_release(s);
+}
+
+TEST(non_resizable_storages_refuse_resize) {
+  c10c_storage *s;
+  ASSERT_OK(c10c_storage_new(&s, 10, NULL, C10C_DEVICE_TYPE_CPU, false));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_resize(s, 20));
+  ASSERT_ERROR_MESSAGE("Trying to resize storage that is not resizable");
+  ASSERT_EQ(c10c_storage_nbytes(s), 10);
+  c10c_storage_release(s);
+}
+
+TEST(external_memory_deleter_runs_exactly_once_at_the_last_release) {
+  char buffer[32];
+  deleter_log log = {0};
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_storage *s;
+  ASSERT_OK(c10c_storage_new_external(&s, buffer, 32, cpu, counting_deleter, &log));
+  ASSERT_TRUE(c10c_storage_data(s) == buffer);
+  ASSERT_FALSE(c10c_storage_resizable(s));
+  ASSERT_TRUE(c10c_storage_allocator(s) == NULL);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_resize(s, 64));
+  c10c_storage_retain(s);
+  c10c_storage_release(s);
+  ASSERT_EQ(log.calls, 0);
+  c10c_storage_release(s);
+  ASSERT_EQ(log.calls, 1);
+}
+
+static void *release_in_thread(void *arg) {
+  c10c_storage_release(arg);
+  return NULL;
+}
+
+TEST(external_deleter_runs_on_the_thread_that_drops_the_last_reference) {
+  static char buffer[8];
+  deleter_log log = {0};
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_storage *s;
+  ASSERT_OK(c10c_storage_new_external(&s, buffer, 8, cpu, counting_deleter, &log));
+  pthread_t th;
+  ASSERT_EQ(pthread_create(&th, NULL, release_in_thread, s), 0);
+  ASSERT_EQ(pthread_join(th, NULL), 0);
+  ASSERT_EQ(log.calls, 1);
+  ASSERT_TRUE(pthread_equal(log.thread, th));
+}
+
+TEST(weak_references_lock_until_the_storage_dies) {
+  char buffer[8];
+  deleter_log log = {0};
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_storage *s, *locked;
+  c10c_weak_storage *w;
+  ASSERT_OK(c10c_storage_new_external(&s, buffer, 8, cpu, counting_deleter, &log));
+  ASSERT_OK(c10c_storage_weak_ref(&w, s));
+  ASSERT_EQ(c10c_storage_weak_use_count(s), 2);
+  ASSERT_EQ(c10c_weak_storage_use_count(w), 1);
+  ASSERT_FALSE(c10c_weak_storage_expired(w));
+  ASSERT_OK(c10c_weak_storage_lock(&locked, w));
+  ASSERT_TRUE(locked == s);
+  ASSERT_EQ(c10c_storage_use_count(s), 2);
+  c10c_storage_release(locked);
+  c10c_storage_release(s);
+  /* the bytes went with the last strong reference; the weak one keeps only the shell */
+  ASSERT_EQ(log.calls, 1);
+  ASSERT_TRUE(c10c_weak_storage_expired(w));
+  ASSERT_EQ(c10c_weak_storage_use_count(w), 0);
+  ASSERT_OK(c10c_weak_storage_lock(&locked, w));
+  ASSERT_TRUE(locked == NULL);
+  c10c_weak_storage_retain(w);
+  c10c_weak_storage_release(w);
+  c10c_weak_storage_release(w);
+  ASSERT_EQ(log.calls, 1);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_weak_ref(&w, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_weak_ref(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_weak_storage_lock(&locked, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_weak_storage_lock(NULL, w));
+  ASSERT_TRUE(c10c_weak_storage_expired(NULL));
+  c10c_weak_storage_release(NULL);
+  ASSERT_TRUE(c10c_weak_storage_retain(NULL) == NULL);
+}
+
+RUN_TESTS(T(new_storage_has_bytes_aligned_to_64), T(zero_byte_storage_has_no_data_pointer),
+          T(every_size_and_allocator_gives_distinct_usable_aligned_bytes),
+          T(negative_sizes_and_bad_arguments_are_errors),
+          T(resize_copies_the_common_prefix_and_zero_frees),
+          T(non_resizable_storages_refuse_resize),
+          T(external_memory_deleter_runs_exactly_once_at_the_last_release),
+          T(external_deleter_runs_on_the_thread_that_drops_the_last_reference),
+          T(weak_references_lock_until_the_storage_dies))
