@@ -81,7 +81,7 @@ c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes, c1
   memset(out, 0, sizeof *out);
   C10C__CHECK_NOT_NULL(allocator);
   if (nbytes > (size_t)PTRDIFF_MAX)
-    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+    return c10c__fail(C10C_STATUS_ERROR,
                       "alloc_cpu() seems to have been called with negative number: %zu", nbytes);
   out->device.type = allocator->device_type;
   out->device.index = -1;

@@ -37,7 +37,7 @@ static const c10c__object_type storage_type = {storage_release_resources, storag
 
 static c10c_status negative_size(int64_t nbytes) {
   /* c10 casts to size_t and reports the unsigned value. */
-  return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+  return c10c__fail(C10C_STATUS_ERROR,
                     "alloc_cpu() seems to have been called with negative number: %llu",
                     (unsigned long long)(uint64_t)nbytes);
 }

@@ -16,7 +16,10 @@ _Static_assert(sizeof(c10c_stream_data3) == 16 && offsetof(c10c_stream_data3, de
                    offsetof(c10c_stream_data3, device_type) == 9,
                "c10c_stream_data3");
 _Static_assert(sizeof(c10c_dispatch_key_set) == 8, "c10c_dispatch_key_set");
-_Static_assert(sizeof(c10c_abi_info) == 24, "c10c_abi_info");
+_Static_assert(sizeof(c10c_abi_info) == 28, "c10c_abi_info");
+_Static_assert(sizeof(c10c_data_ptr) == 32 && offsetof(c10c_data_ptr, device) == 24,
+               "c10c_data_ptr");
+_Static_assert(sizeof(c10c_stat) == 32, "c10c_stat");
 _Static_assert(sizeof(c10c_status) == 4 && sizeof(c10c_dtype) == 1 && sizeof(c10c_layout) == 1 &&
                    sizeof(c10c_memory_format) == 1 && sizeof(c10c_device_type) == 1 &&
                    sizeof(c10c_dispatch_key) == 2 && sizeof(c10c_backend_component) == 1,
@@ -44,6 +47,7 @@ static const size_field size_fields[] = {
     {offsetof(c10c_abi_info, sizeof_stream_data3), sizeof(c10c_stream_data3), "c10c_stream_data3"},
     {offsetof(c10c_abi_info, sizeof_dispatch_key_set), sizeof(c10c_dispatch_key_set),
      "c10c_dispatch_key_set"},
+    {offsetof(c10c_abi_info, sizeof_data_ptr), sizeof(c10c_data_ptr), "c10c_data_ptr"},
 };
 
 c10c_status c10c_abi_check(const c10c_abi_info *caller) {

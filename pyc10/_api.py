@@ -24,6 +24,7 @@ from ._layout import MEMORY_FORMATS as _MEMORY_FORMATS
 from ._layout import layout, memory_format
 from ._lib import ffi as _ffi
 from ._lib import lib as _lib
+from ._storage import UntypedStorage
 
 #: The release of the loaded libc10c ("0.1.0").
 __version__: str = _ffi.string(_lib.c10c_version_string()).decode()
@@ -130,6 +131,7 @@ __all__ = [
     "C10ValueError",
     "DispatchKey",
     "DispatchKeySet",
+    "UntypedStorage",
     "_mkldnn",
     "abi_version",
     "bfloat16",

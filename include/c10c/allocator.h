@@ -112,7 +112,7 @@ C10C_API c10c_allocator *c10c_allocator_retain(c10c_allocator *allocator);
 C10C_API void c10c_allocator_release(c10c_allocator *allocator);
 
 /* Allocates nbytes (alignment 64 on CPU) into *out; free it with c10c_data_ptr_free.
- * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for nbytes above PTRDIFF_MAX
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR for nbytes above PTRDIFF_MAX
  * ("alloc_cpu() seems to have been called with negative number: <n>", as c10);
  * C10C_STATUS_OUT_OF_MEMORY with the sizes involved. */
 C10C_API c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes,

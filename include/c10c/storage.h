@@ -26,9 +26,10 @@ typedef struct c10c_weak_storage c10c_weak_storage;
 /* A storage of nbytes from allocator (NULL: the installed allocator of device_type, the CPU
  * caching allocator by default). Its bytes are uninitialized; 0 bytes give a NULL data pointer.
  * Ownership: *out is a new reference.
- * Errors: C10C_STATUS_NULL_POINTER (out); C10C_STATUS_INVALID_ARGUMENT for a negative nbytes
- * (c10's "alloc_cpu() seems to have been called with negative number: <n>") or an invalid device
- * type; C10C_STATUS_UNAVAILABLE when no allocator serves device_type; C10C_STATUS_OUT_OF_MEMORY. */
+ * Errors: C10C_STATUS_NULL_POINTER (out); C10C_STATUS_ERROR for a negative nbytes (c10's
+ * "alloc_cpu() seems to have been called with negative number: <n>", a RuntimeError in torch);
+ * C10C_STATUS_INVALID_ARGUMENT for an invalid device type; C10C_STATUS_UNAVAILABLE when no
+ * allocator serves device_type; C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator *allocator,
                                       c10c_device_type device_type, bool resizable);
 
@@ -36,8 +37,8 @@ C10C_API c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_a
  * when the last reference goes (if deleter and ctx are both non-NULL), on that thread; on failure
  * it is not called and the caller keeps the memory. The storage is not resizable.
  * Ownership: *out is a new reference.
- * Errors: C10C_STATUS_NULL_POINTER (out, or data NULL with nbytes > 0);
- * C10C_STATUS_INVALID_ARGUMENT (negative nbytes, invalid device); C10C_STATUS_OUT_OF_MEMORY. */
+ * Errors: C10C_STATUS_NULL_POINTER (out, or data NULL with nbytes > 0); C10C_STATUS_ERROR
+ * (negative nbytes); C10C_STATUS_INVALID_ARGUMENT (invalid device); C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_storage_new_external(c10c_storage **out, void *data, int64_t nbytes,
                                                c10c_device device, c10c_deleter deleter, void *ctx);
 
@@ -69,7 +70,7 @@ C10C_API c10c_allocator *c10c_storage_allocator(const c10c_storage *storage);
 /* Resizes to nbytes as ATen's resize_bytes_cpu: new bytes from the storage's allocator, the
  * common prefix copied, the old bytes freed; 0 frees the bytes. New bytes are uninitialized.
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "Trying to resize storage that is not
- * resizable"; C10C_STATUS_INVALID_ARGUMENT (negative); C10C_STATUS_OUT_OF_MEMORY (the storage is
+ * resizable"; C10C_STATUS_ERROR (negative, as c10); C10C_STATUS_OUT_OF_MEMORY (the storage is
  * then unchanged). */
 C10C_API c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes);
 

@@ -7,6 +7,7 @@
 #ifndef C10C_VERSION_H
 #define C10C_VERSION_H
 
+#include "allocator.h"
 #include "common.h"
 #include "device.h"
 #include "dispatch_key.h"
@@ -45,13 +46,14 @@ typedef struct c10c_abi_info {
   uint32_t sizeof_stream;           /* sizeof(c10c_stream) */
   uint32_t sizeof_stream_data3;     /* sizeof(c10c_stream_data3) */
   uint32_t sizeof_dispatch_key_set; /* sizeof(c10c_dispatch_key_set) */
+  uint32_t sizeof_data_ptr;         /* sizeof(c10c_data_ptr) */
 } c10c_abi_info;
 
 #define C10C_ABI_INFO_INIT                                                                      \
   {                                                                                             \
     (uint32_t)sizeof(c10c_abi_info), (uint32_t)C10C_ABI_VERSION, (uint32_t)sizeof(c10c_device), \
         (uint32_t)sizeof(c10c_stream), (uint32_t)sizeof(c10c_stream_data3),                     \
-        (uint32_t)sizeof(c10c_dispatch_key_set)                                                 \
+        (uint32_t)sizeof(c10c_dispatch_key_set), (uint32_t)sizeof(c10c_data_ptr)                \
   }
 
 /* Checks that the loaded library can serve a caller compiled with *caller (as Lua's

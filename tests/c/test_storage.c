@@ -70,8 +70,7 @@ TEST(every_size_and_allocator_gives_distinct_usable_aligned_bytes) {
 
 TEST(negative_sizes_and_bad_arguments_are_errors) {
   c10c_storage *s = NULL;
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
-                c10c_storage_new(&s, -1, NULL, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new(&s, -1, NULL, C10C_DEVICE_TYPE_CPU, true));
   ASSERT_ERROR_MESSAGE(
       "alloc_cpu() seems to have been called with negative number: 18446744073709551615");
   ASSERT_TRUE(s == NULL);
@@ -83,8 +82,7 @@ TEST(negative_sizes_and_bad_arguments_are_errors) {
   ASSERT_ERROR_MESSAGE("Allocator for MAIA is not set.");
   c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_new_external(&s, NULL, 8, cpu, NULL, NULL));
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
-                c10c_storage_new_external(&s, &s, -3, cpu, NULL, NULL));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_external(&s, &s, -3, cpu, NULL, NULL));
   c10c_device bad = {C10C_DEVICE_TYPE_CPU, -7};
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_storage_new_external(&s, &s, 8, bad, NULL, NULL));
@@ -115,7 +113,7 @@ TEST(resize_copies_the_common_prefix_and_zero_frees) {
   ASSERT_OK(c10c_storage_resize(s, 0));
   ASSERT_TRUE(c10c_storage_data(s) == NULL);
   ASSERT_EQ(c10c_storage_nbytes(s), 0);
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_resize(s, -1));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_resize(s, -1));
   ASSERT_OK(c10c_storage_set_nbytes(s, 123));
   ASSERT_EQ(c10c_storage_nbytes(s), 123);
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_set_nbytes(s, -2));

@@ -54,7 +54,8 @@ TEST(public_struct_layouts_are_frozen) {
   ASSERT_EQ(offsetof(c10c_stream, id), 8);
   ASSERT_EQ(sizeof(c10c_stream_data3), 16);
   ASSERT_EQ(sizeof(c10c_dispatch_key_set), 8);
-  ASSERT_EQ(sizeof(c10c_abi_info), 24);
+  ASSERT_EQ(sizeof(c10c_abi_info), 28);
+  ASSERT_EQ(sizeof(c10c_data_ptr), 32);
   ASSERT_EQ(sizeof(c10c_dtype), 1);
   ASSERT_EQ(sizeof(c10c_dispatch_key), 2);
 }
