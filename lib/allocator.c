@@ -78,7 +78,8 @@ c10c_device_type c10c_allocator_device_type(const c10c_allocator *allocator) {
 
 c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes, c10c_data_ptr *out) {
   C10C__CHECK_NOT_NULL(out);
-  memset(out, 0, sizeof *out);
+  out->data = out->ctx = NULL;
+  out->deleter = NULL;
   C10C__CHECK_NOT_NULL(allocator);
   if (nbytes > (size_t)PTRDIFF_MAX)
     return c10c__fail(C10C_STATUS_ERROR,

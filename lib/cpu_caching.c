@@ -6,8 +6,9 @@
  * allocated it, and overflow goes to a central cache. Large blocks are mapped from the kernel
  * (2 MiB-aligned, with transparent huge pages, from 2 MiB on) and cached per class under one lock,
  * least recently freed first out. The central and large caches together hold at most
- * max_cached_mb; a miss in the large cache first gives back as many cached bytes as it is about
- * to map, so reserved memory stays near live memory. When the system refuses memory, the caches
+ * max_cached_mb; a miss in the large cache resizes the least recently freed cached block in place
+ * (mremap keeps its pages, so they need not fault in again) rather than mapping fresh memory, so
+ * reserved memory stays near live memory. When the system refuses memory, the caches
  * are released and the request retried once.
  */
 #define _GNU_SOURCE
@@ -35,7 +36,7 @@ enum {
 /* ---- size classes ---- */
 
 /* The class of an n-byte request (n >= 1) and its rounded size. */
-static unsigned class_of(size_t n, size_t *class_size) {
+static inline unsigned class_of(size_t n, size_t *class_size) {
   if (n <= 1024) {
     size_t c = (n + ALIGNMENT - 1) / ALIGNMENT - 1;
     *class_size = (c + 1) * ALIGNMENT;
@@ -208,8 +209,15 @@ struct thread_cache {
   thread_cache *prev, *next;
 };
 
-static _Thread_local thread_cache *my_cache;
-static _Thread_local bool my_cache_failed; /* could not create one: use the central cache */
+/* initial-exec: the fast path reads these with one instruction instead of calling
+ * __tls_get_addr (as glibc's, jemalloc's and mimalloc's thread caches do). */
+#if defined(__GNUC__) || defined(__clang__)
+#define TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#define TLS_FAST
+#endif
+static _Thread_local thread_cache *my_cache TLS_FAST;
+static _Thread_local bool my_cache_failed TLS_FAST; /* none could be made: use the central cache */
 static pthread_key_t cache_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool key_ok;
@@ -440,10 +448,10 @@ static void small_deleter(void *ctx) {
     tc->head[cls] = block;
     tc->count[cls]++;
     count_small(tc, (int64_t)size, false);
-    size_t limit = atomic_load_explicit(&thread_cache_bytes, memory_order_relaxed) / size;
-    if (tc->count[cls] > limit) {
+    size_t budget = atomic_load_explicit(&thread_cache_bytes, memory_order_relaxed);
+    if (tc->count[cls] * size > budget) {
       pthread_mutex_lock(&lock);
-      drain_class_locked(tc, cls, limit / 2);
+      drain_class_locked(tc, cls, budget / size / 2);
       pthread_mutex_unlock(&lock);
     }
     return;
@@ -543,19 +551,53 @@ static c10c_status large_alloc(size_t requested, c10c_data_ptr *out) {
   pthread_mutex_lock(&lock);
   large_block *b = bins[cls];
   if (b == NULL && cls + 1 < MAX_CLASSES) b = bins[cls + 1]; /* at most 25% more */
-  large_block *evicted = NULL;
+  large_block *victim = NULL;
   if (b != NULL) {
     bin_remove(b);
-  } else {
-    /* A miss maps new memory: first give back as much of the cache, oldest first. */
-    evicted = evict_locked(size);
-  }
-  if (b != NULL) {
     b->requested = requested;
     count_large_locked(b, +1);
+  } else if (lru_tail != NULL) {
+    /* A miss: resize the least recently freed block instead of mapping fresh memory, so its
+     * pages (already faulted in) serve this request and reserved memory stays near live. */
+    victim = lru_tail;
+    bin_remove(victim);
   }
   pthread_mutex_unlock(&lock);
-  release_large_list(evicted);
+  if (b != NULL) {
+    out->data = b->ptr;
+    out->ctx = b;
+    out->deleter = large_deleter;
+    return C10C_STATUS_OK;
+  }
+  if (victim != NULL) {
+    void *ptr = victim->ptr;
+    size_t old_size = victim->size;
+    /* A block that should sit on huge pages is resized only in place: moving could leave it
+     * unaligned. Shrinking always works in place; growing works when the next pages are free. */
+    bool huge = atomic_load_explicit(&huge_pages, memory_order_relaxed) && size >= HUGE_THRESHOLD;
+    bool aligned = ((uintptr_t)ptr & (HUGE_THRESHOLD - 1)) == 0;
+    bool resized = c10c__os_remap(&ptr, old_size, size, !huge || !aligned) == 0;
+    pthread_mutex_lock(&lock);
+    if (resized) {
+      int64_t delta = (int64_t)size - (int64_t)old_size;
+      c10c__stat_update(&shared.reserved_bytes[C10C_STAT_LARGE_POOL], delta);
+      c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], delta);
+      shared.num_device_alloc++;
+      victim->ptr = ptr;
+      victim->size = size;
+    }
+    bool usable = resized && (!huge || ((uintptr_t)ptr & (HUGE_THRESHOLD - 1)) == 0);
+    if (usable) {
+      b = victim;
+      *b = (large_block){.ptr = ptr, .size = size, .requested = requested, .cls = cls};
+      count_large_locked(b, +1);
+    }
+    pthread_mutex_unlock(&lock);
+    if (!usable) {
+      victim->lru_next = NULL;
+      release_large_list(victim);
+    }
+  }
   if (b == NULL) {
     void *ptr;
     int err;
@@ -602,13 +644,9 @@ static void large_deleter(void *ctx) {
 
 /* ---- the allocator ---- */
 
-static c10c_status caching_allocate(void *self, size_t nbytes, size_t alignment,
-                                    c10c_data_ptr *out) {
-  (void)self;
+static c10c_status caching_allocate_slow(size_t nbytes, size_t alignment, c10c_data_ptr *out) {
   c10c_status st = check_environment();
   if (st != C10C_STATUS_OK) return st;
-  out->device.type = C10C_DEVICE_TYPE_CPU;
-  out->device.index = -1;
   if (nbytes == 0) {
     out->data = out->ctx = NULL;
     out->deleter = NULL;
@@ -619,23 +657,33 @@ static c10c_status caching_allocate(void *self, size_t nbytes, size_t alignment,
                       "the caching CPU allocator aligns to %d bytes, %zu was asked", ALIGNMENT,
                       alignment);
   if (nbytes > LARGEST_REQUEST) return out_of_memory(nbytes, ENOMEM);
-  if (nbytes <= SMALL_MAX) {
+  if (nbytes > SMALL_MAX) return large_alloc(nbytes, out);
+  size_t size;
+  unsigned cls = class_of(nbytes, &size);
+  return small_alloc_slow(get_cache(), cls, size, nbytes, out);
+}
+
+/* The fast path: a small block from this thread's cache, no locks, no atomic read-modify-write.
+ * The caller (c10c_allocator_allocate) has set out->device. */
+static c10c_status caching_allocate(void *self, size_t nbytes, size_t alignment,
+                                    c10c_data_ptr *out) {
+  (void)self;
+  thread_cache *tc = my_cache; /* exists only after the environment was read */
+  if (tc != NULL && nbytes - 1 < SMALL_MAX && alignment <= ALIGNMENT) {
     size_t size;
     unsigned cls = class_of(nbytes, &size);
-    thread_cache *tc = get_cache();
-    if (tc != NULL && tc->head[cls] != NULL) {
-      void *block = tc->head[cls];
+    void *block = tc->head[cls];
+    if (block != NULL) {
       tc->head[cls] = *(void **)block;
       tc->count[cls]--;
       count_small(tc, (int64_t)size, true);
       out->data = block;
-      out->ctx = (void *)((uintptr_t)block | cls);
+      out->ctx = (void *)((uintptr_t)block | cls); /* 64-aligned blocks: the class fits */
       out->deleter = small_deleter;
       return C10C_STATUS_OK;
     }
-    return small_alloc_slow(tc, cls, size, nbytes, out);
   }
-  return large_alloc(nbytes, out);
+  return caching_allocate_slow(nbytes, alignment, out);
 }
 
 static void release_all_cached(void) {

@@ -74,6 +74,14 @@ int c10c__os_map(void **out, size_t size, bool huge_pages) {
   return 0;
 }
 
+int c10c__os_remap(void **inout, size_t old_size, size_t new_size, bool may_move) {
+  if (!request_allowed()) return ENOMEM;
+  void *p = mremap(*inout, old_size, new_size, may_move ? MREMAP_MAYMOVE : 0);
+  if (p == MAP_FAILED) return errno;
+  *inout = p;
+  return 0;
+}
+
 void c10c__os_unmap(void *ptr, size_t size) {
   if (ptr != NULL) munmap(ptr, size);
 }

@@ -18,6 +18,11 @@ void c10c__os_free(void *ptr);
 int c10c__os_map(void **out, size_t size, bool huge_pages);
 void c10c__os_unmap(void *ptr, size_t size);
 
+/* Resizes a mapping made by c10c__os_map, keeping its pages (they need not fault in again).
+ * Without may_move it stays at its address (so a huge-page-aligned block stays aligned) or fails.
+ * Returns 0 (the address in *inout) or an errno, leaving the mapping as it was. */
+int c10c__os_remap(void **inout, size_t old_size, size_t new_size, bool may_move);
+
 size_t c10c__page_size(void);
 
 #endif /* C10C_SYSMEM_H */

@@ -109,6 +109,33 @@ TEST(resize_survives_each_failure_and_keeps_the_old_bytes) {
   }
 }
 
+TEST(large_miss_that_reuses_a_cached_block_survives_each_failure) {
+  /* A cached 1 MiB block is resized (mremap) to serve a 5 MiB request: fail each step. */
+  for (int k = 1; k < 50; k++) {
+    c10c_allocator_empty_cache(c10c_cpu_caching_allocator());
+    c10c_storage *cached;
+    ASSERT_OK(c10c_storage_new(&cached, 1 << 20, NULL, C10C_DEVICE_TYPE_CPU, true));
+    c10c_storage_release(cached); /* now in the cache */
+    c10c_storage *s = NULL;
+    c10c_testing_fail_allocation(k);
+    c10c_status st = c10c_storage_new(&s, 5 << 20, NULL, C10C_DEVICE_TYPE_CPU, true);
+    c10c_testing_fail_allocation(0);
+    if (st == C10C_STATUS_OK) {
+      memset(c10c_storage_data(s), 1, 5 << 20);
+      c10c_storage_release(s);
+      break;
+    }
+    ASSERT_EQ(st, C10C_STATUS_OUT_OF_MEMORY);
+    ASSERT_TRUE(s == NULL);
+  }
+  c10c_memory_stats stats;
+  stats.struct_size = sizeof stats;
+  c10c_allocator_empty_cache(c10c_cpu_caching_allocator());
+  ASSERT_OK(c10c_allocator_get_stats(c10c_cpu_caching_allocator(), &stats));
+  ASSERT_EQ(stats.reserved_bytes[C10C_STAT_LARGE_POOL].current, 0);
+  ASSERT_EQ(stats.segment[C10C_STAT_LARGE_POOL].current, 0);
+}
+
 TEST(allocator_handles_and_registry_survive_each_failure) {
   ASSERT_TRUE(sweep("allocator_new", op_allocator_new) >= 1);
   ASSERT_TRUE(sweep("allocator_set", op_allocator_set) >= 1);
@@ -125,5 +152,6 @@ TEST(privateuse1_registration_survives_failure) {
 
 RUN_TESTS(T(every_storage_constructor_survives_each_failure),
           T(resize_survives_each_failure_and_keeps_the_old_bytes),
+          T(large_miss_that_reuses_a_cached_block_survives_each_failure),
           T(allocator_handles_and_registry_survive_each_failure),
           T(privateuse1_registration_survives_failure))
