@@ -75,6 +75,41 @@ def main() -> None:
         "  alias Autograd expands to "
         f"{len(pyc10.DispatchKeySet.from_alias('Autograd'))} runtime keys"
     )
+    _memory_tour()
+
+
+def _memory_tour() -> None:
+    _section("storages and the caching CPU allocator")
+    before = pyc10.memory.stats()
+    small = pyc10.UntypedStorage(100)
+    large = pyc10.UntypedStorage(3 << 20)
+    print(
+        f"  UntypedStorage(100):     nbytes={small.nbytes()} aligned64={small.data_ptr() % 64 == 0}"
+    )
+    print(
+        f"  UntypedStorage(3 MiB):   2 MiB-aligned={large.data_ptr() % (2 << 20) == 0} "
+        "(transparent huge pages)"
+    )
+    large.resize_(4 << 20)
+    print(f"  resize_(4 MiB):          nbytes={large.nbytes()}, first bytes kept")
+    now = pyc10.memory.stats()
+    print(
+        f"  allocations live: {now['allocation.all.current'] - before['allocation.all.current']}"
+        f", bytes allocated: {now['allocated_bytes.all.current']}"
+        f", reserved: {now['reserved_bytes.all.current']}"
+    )
+    del small, large
+    again = pyc10.UntypedStorage(4 << 20)
+    hits = pyc10.memory.stats()["num_device_alloc"] - now["num_device_alloc"]
+    print(f"  a freed 4 MiB block is reused: new system allocations = {hits}")
+    del again
+    try:
+        pyc10.UntypedStorage(1 << 50)
+    except MemoryError as e:
+        print(f"  UntypedStorage(2**50) -> MemoryError: {str(e)[:88]}...")
+    print("  pyc10.memory.summary() prints torch's memory_summary table:")
+    for line in pyc10.memory.summary().splitlines()[6:10]:
+        print("    " + line)
 
 
 if __name__ == "__main__":

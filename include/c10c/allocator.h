@@ -44,8 +44,11 @@ enum c10c_stat_type { C10C_STAT_ALL = 0, C10C_STAT_SMALL_POOL = 1, C10C_STAT_LAR
  * allocation[C10C_STAT_ALL].current. For the CPU allocator the small pool holds blocks below
  * 256 KiB, "segment"/"reserved_bytes" count memory obtained from the system (allocated plus
  * cached), "active" equals "allocation" (there are no streams), and num_device_alloc/free count
- * calls to the system allocator. Fields are only ever appended; struct_size says how many the
- * caller's struct holds. */
+ * calls to the system allocator. Small blocks are counted by the thread that allocates or frees
+ * them, without atomic operations; their current and cumulative values are exact whenever read,
+ * and their peaks advance in steps of 64 KiB per thread. Small blocks keep no header, so their
+ * requested bytes are their size-class bytes. Fields are only ever appended; struct_size says
+ * how many the caller's struct holds. */
 typedef struct c10c_memory_stats {
   uint32_t struct_size; /* set by the caller to sizeof(c10c_memory_stats) */
   uint32_t reserved0;
