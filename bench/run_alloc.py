@@ -75,8 +75,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build-dir", default=str(ROOT / "build" / "tests"))
     parser.add_argument("--csv")
-    parser.add_argument("--quick", action="store_true",
-                        help="skip the slow page-touching 64 MiB case")
+    parser.add_argument(
+        "--quick", action="store_true", help="skip the slow page-touching 64 MiB case"
+    )
     args = parser.parse_args(argv)
     binary = Path(args.build_dir) / "bench" / "bench_alloc"
     if not binary.exists():
