@@ -39,6 +39,9 @@ CASES = [
         "t_ks.highestPriorityTypeId()",
     ),
     ("repr(DispatchKeySet)", "repr(p_ks)", "str(t_ks)"),
+    ("UntypedStorage(64) create+drop", "p_st(64)", "t_st(64)"),
+    ("UntypedStorage(1 MiB) create+drop", "p_st(1048576)", "t_st(1048576)"),
+    ("storage.nbytes()", "p_s.nbytes()", "t_s.nbytes()"),
 ]
 
 
@@ -71,6 +74,10 @@ def namespace() -> dict[str, object]:
         "t_conj": tk.Conjugate,
         "p_acpu": pyc10.DispatchKey.AutogradCPU,
         "t_acpu": tk.AutogradCPU,
+        "p_st": pyc10.UntypedStorage,
+        "t_st": torch.UntypedStorage,
+        "p_s": pyc10.UntypedStorage(64),
+        "t_s": torch.UntypedStorage(64),
     }
 
 

@@ -48,6 +48,13 @@ static c10c_status pyc10_ks_to_string(char *out, size_t out_size, size_t *out_le
                                       uint64_t raw) {
   return c10c_dispatch_key_set_to_string(out, out_size, out_len, pyc10_ks(raw));
 }
+
+/* A new resizable storage from the installed allocator, or NULL with the error left in
+ * c10c_last_error_status(): one call and no out-parameter to allocate from Python. */
+static c10c_storage *pyc10_storage_new(int64_t nbytes, c10c_device_type device_type) {
+  c10c_storage *s = NULL;
+  return c10c_storage_new(&s, nbytes, NULL, device_type, true) == C10C_STATUS_OK ? s : NULL;
+}
 """
 
 # Declarations of the preamble and of the macros Python needs; "..." takes values from the header.
@@ -59,6 +66,7 @@ c10c_backend_component pyc10_ks_highest_backend(uint64_t raw);
 int32_t pyc10_ks_dispatch_table_index(uint64_t raw);
 size_t pyc10_ks_to_array(c10c_dispatch_key *out, size_t capacity, uint64_t raw);
 c10c_status pyc10_ks_to_string(char *out, size_t out_size, size_t *out_len, uint64_t raw);
+c10c_storage *pyc10_storage_new(int64_t nbytes, c10c_device_type device_type);
 #define C10C_VERSION_NUMBER ...
 #define C10C_ABI_VERSION ...
 """

@@ -6,13 +6,14 @@ from typing import Any, final
 
 from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
-from ._errors import C10TypeError, check
+from ._errors import C10TypeError, check, raise_status
 from ._lib import ffi, lib
 
 __all__ = ["UntypedStorage"]
 
-_STORAGE_PTR = ffi.typeof("c10c_storage **")
 _release = lib.c10c_storage_release
+_new = lib.pyc10_storage_new
+_gc = ffi.gc
 
 
 @final
@@ -34,10 +35,11 @@ class UntypedStorage:
             raise C10TypeError(
                 f"UntypedStorage(): argument 'size' must be int, not {type(nbytes).__name__}"
             )
-        dev = _device_cls("cpu" if device is None else device)
-        out = ffi.new(_STORAGE_PTR)
-        check(lib.c10c_storage_new(out, nbytes, ffi.NULL, dev._type, True))
-        self._handle = ffi.gc(out[0], _release)
+        device_type = 0 if device is None else _device_cls(device)._type  # 0: CPU
+        handle = _new(nbytes, device_type)
+        if handle == ffi.NULL:
+            raise_status(lib.c10c_last_error_status())
+        self._handle = _gc(handle, _release)
         self._keepalive = None
 
     @classmethod

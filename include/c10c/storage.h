@@ -45,7 +45,9 @@ C10C_API c10c_status c10c_storage_new_external(c10c_storage **out, void *data, i
 /* Adds a strong reference (NULL-safe). Ownership: returns storage, owned once more. */
 C10C_API c10c_storage *c10c_storage_retain(c10c_storage *storage);
 
-/* Drops a strong reference (NULL-safe); the last one frees the bytes. */
+/* Drops a strong reference (NULL-safe); the last one frees the bytes. In debug builds a release
+ * of a storage that has no strong reference left but is kept by a weak reference is detected:
+ * the counts are left alone and the thread's last error says "double release detected". */
 C10C_API void c10c_storage_release(c10c_storage *storage);
 
 /* Size in bytes. 0 for NULL. */

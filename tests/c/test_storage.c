@@ -199,7 +199,29 @@ TEST(weak_references_lock_until_the_storage_dies) {
   ASSERT_TRUE(c10c_weak_storage_retain(NULL) == NULL);
 }
 
-RUN_TESTS(T(new_storage_has_bytes_aligned_to_64), T(zero_byte_storage_has_no_data_pointer),
+TEST(double_release_is_detected_while_a_weak_reference_keeps_the_shell) {
+  char buffer[8];
+  deleter_log log = {0};
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_storage *s;
+  c10c_weak_storage *w;
+  ASSERT_OK(c10c_storage_new_external(&s, buffer, 8, cpu, counting_deleter, &log));
+  ASSERT_OK(c10c_storage_weak_ref(&w, s));
+  c10c_storage_release(s);
+  ASSERT_EQ(log.calls, 1);
+  c10c_clear_last_error();
+  c10c_storage_release(s); /* a bug in the caller: detected, counts untouched */
+#ifndef NDEBUG
+  ASSERT_EQ(c10c_last_error_status(), C10C_STATUS_ERROR);
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "double release detected") != NULL);
+#endif
+  ASSERT_EQ(c10c_storage_weak_use_count(s), 1);
+  ASSERT_EQ(log.calls, 1);
+  c10c_weak_storage_release(w);
+}
+
+RUN_TESTS(T(double_release_is_detected_while_a_weak_reference_keeps_the_shell),
+          T(new_storage_has_bytes_aligned_to_64), T(zero_byte_storage_has_no_data_pointer),
           T(every_size_and_allocator_gives_distinct_usable_aligned_bytes),
           T(negative_sizes_and_bad_arguments_are_errors),
           T(resize_copies_the_common_prefix_and_zero_frees),
