@@ -130,7 +130,9 @@ C10C_API c10c_status c10c_allocator_copy(c10c_allocator *allocator, void *dst, c
  * the first version's. */
 C10C_API c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_memory_stats *out);
 
-/* Returns the allocator's cached memory to the system (no-op when it caches nothing).
+/* Returns the allocator's cached memory to the system (no-op when it caches nothing). For the
+ * caching CPU allocator: the shared caches and the calling thread's cache; other threads' small
+ * block caches (at most thread_cache_kb per size class each) are kept until those threads exit.
  * Errors: C10C_STATUS_NULL_POINTER. */
 C10C_API c10c_status c10c_allocator_empty_cache(c10c_allocator *allocator);
 
