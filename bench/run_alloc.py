@@ -58,7 +58,7 @@ def build_shim(tmp: Path) -> str | None:
 
 
 def run_best(
-    binary: Path, allocator: str, case: str, size: int, shim: str | None, repeat: int
+    binary: Path, allocator: str, case: str, size: int, shim: str | None, *, repeat: int
 ) -> tuple | None:
     """The fastest of `repeat` processes (this machine's noise is mostly between processes)."""
     results = [run(binary, allocator, case, size, shim) for _ in range(repeat)]
@@ -114,7 +114,7 @@ def main(argv: list[str]) -> int:
         for case, size in cases:
             for a in allocators:
                 repeat = args.repeat if case == "pair" else 1
-                r = run_best(binary, a, case, size, shim if a == "c10" else None, repeat)
+                r = run_best(binary, a, case, size, shim if a == "c10" else None, repeat=repeat)
                 if r is not None:
                     results[(a, case, size)] = r
         print(
@@ -145,8 +145,8 @@ def main(argv: list[str]) -> int:
                         if (a, case, size) in results
                     ),
                 )
-        retain = run_best(binary, "c10c_caching", "retain", 0, None, args.repeat)
-        atomic = run_best(binary, "c10c_caching", "atomic", 0, None, args.repeat)
+        retain = run_best(binary, "c10c_caching", "retain", 0, None, repeat=args.repeat)
+        atomic = run_best(binary, "c10c_caching", "atomic", 0, None, repeat=args.repeat)
         if retain and atomic:
             print(
                 f"storage retain+release {retain[0]:.2f} ns, bare atomic add+sub pair "
