@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc_config.h"
 #include "allocator_internal.h"
 #include "sysmem.h"
 
@@ -51,15 +52,9 @@ static inline unsigned class_of(size_t n, size_t *class_size) {
 
 /* ---- configuration ---- */
 
-typedef struct config {
-  size_t max_cached_bytes;
-  bool huge_pages;
-  size_t thread_cache_bytes; /* per size class */
-} config;
-
 /* The parsed settings; max_cached_bytes is read and written under `lock`, the other two are
  * mirrored in atomics because the lock-free fast paths read them. */
-static config cfg = {(size_t)1024 << 20, true, (size_t)256 << 10};
+static c10c__cpu_alloc_config cfg = {(size_t)1024 << 20, true, (size_t)256 << 10};
 static _Atomic size_t thread_cache_bytes = (size_t)256 << 10;
 static _Atomic bool huge_pages = true;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
@@ -72,82 +67,11 @@ static void publish_config(void) {
   atomic_store_explicit(&huge_pages, cfg.huge_pages, memory_order_relaxed);
 }
 
-static bool parse_size(const char *text, size_t len, size_t *out) {
-  if (len == 0 || len > 12) return false;
-  size_t v = 0;
-  for (size_t i = 0; i < len; i++) {
-    if (text[i] < '0' || text[i] > '9') return false;
-    v = v * 10 + (size_t)(text[i] - '0');
-  }
-  *out = v;
-  return true;
-}
-
-/* Parses "key:value,..." into *into; on error writes a message and returns the status. */
-static c10c_status parse_config(const char *text, config *into, char *msg, size_t msg_size) {
-  config next = *into;
-  const char *p = text;
-  while (*p != '\0') {
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    const char *colon = memchr(p, ':', len);
-    if (len == 0) {
-      p += end ? 1 : 0;
-      if (!end) break;
-      continue;
-    }
-    if (colon == NULL) {
-      snprintf(msg, msg_size, "Expected key:value in CPU allocator config, got '%.*s'", (int)len,
-               p);
-      return C10C_STATUS_INVALID_ARGUMENT;
-    }
-    size_t key_len = (size_t)(colon - p), value_len = len - key_len - 1;
-    const char *value = colon + 1;
-    /* Spaces around keys and values are ignored ("a:1, b:2"). */
-    while (key_len > 0 && *p == ' ') p++, key_len--, len--;
-    while (key_len > 0 && p[key_len - 1] == ' ') key_len--;
-    while (value_len > 0 && *value == ' ') value++, value_len--;
-    while (value_len > 0 && value[value_len - 1] == ' ') value_len--;
-    size_t number = 0;
-#define KEY_IS(name) (key_len == strlen(name) && memcmp(p, name, key_len) == 0)
-    if (KEY_IS("max_cached_mb")) {
-      if (!parse_size(value, value_len, &number) || number > ((size_t)1 << 30)) goto bad_number;
-      next.max_cached_bytes = number << 20;
-    } else if (KEY_IS("thread_cache_kb")) {
-      if (!parse_size(value, value_len, &number) || number > ((size_t)1 << 20)) goto bad_number;
-      next.thread_cache_bytes = number << 10;
-    } else if (KEY_IS("huge_pages")) {
-      if (value_len == 4 && memcmp(value, "True", 4) == 0) {
-        next.huge_pages = true;
-      } else if (value_len == 5 && memcmp(value, "False", 5) == 0) {
-        next.huge_pages = false;
-      } else {
-        snprintf(msg, msg_size, "Expected True or False for huge_pages, got '%.*s'", (int)value_len,
-                 value);
-        return C10C_STATUS_INVALID_ARGUMENT;
-      }
-    } else {
-      snprintf(msg, msg_size, "Unrecognized key '%.*s' in CPU allocator config.", (int)key_len, p);
-      return C10C_STATUS_INVALID_ARGUMENT;
-    }
-#undef KEY_IS
-    p += len + (end ? 1 : 0);
-    continue;
-  bad_number:
-    snprintf(msg, msg_size,
-             "Expected a non-negative integer (and not too large) for %.*s, got '%.*s'",
-             (int)key_len, p, (int)value_len, value);
-    return C10C_STATUS_INVALID_ARGUMENT;
-  }
-  *into = next;
-  return C10C_STATUS_OK;
-}
-
 static void read_environment(void) {
   const char *text = getenv("C10C_CPU_ALLOC_CONF");
   if (text != NULL) {
     char msg[200];
-    c10c_status st = parse_config(text, &cfg, msg, sizeof msg);
+    c10c_status st = c10c__parse_cpu_alloc_config(text, &cfg, msg, sizeof msg);
     if (st != C10C_STATUS_OK)
       snprintf(env_message, sizeof env_message, "C10C_CPU_ALLOC_CONF: %s", msg);
     publish_config();
@@ -545,79 +469,88 @@ static void count_large_locked(const large_block *b, int sign) {
   update_all_peaks();
 }
 
-static c10c_status large_alloc(size_t requested, c10c_data_ptr *out) {
-  size_t size;
-  unsigned cls = class_of(requested, &size);
-  pthread_mutex_lock(&lock);
+/* Takes a cached block of the request's class (or the next, at most 25% larger); on a miss,
+ * unlinks the least recently freed block as *victim to be resized. Lock held. */
+static large_block *take_cached_locked(unsigned cls, size_t requested, large_block **victim) {
   large_block *b = bins[cls];
-  if (b == NULL && cls + 1 < MAX_CLASSES) b = bins[cls + 1]; /* at most 25% more */
-  large_block *victim = NULL;
+  if (b == NULL && cls + 1 < MAX_CLASSES) b = bins[cls + 1];
   if (b != NULL) {
     bin_remove(b);
     b->requested = requested;
     count_large_locked(b, +1);
-  } else if (lru_tail != NULL) {
-    /* A miss: resize the least recently freed block instead of mapping fresh memory, so its
-     * pages (already faulted in) serve this request and reserved memory stays near live. */
-    victim = lru_tail;
-    bin_remove(victim);
+    return b;
+  }
+  *victim = lru_tail;
+  if (lru_tail != NULL) bin_remove(lru_tail);
+  return NULL;
+}
+
+/* Resizes a victim block to serve the request, so its pages (already faulted in) need not be
+ * mapped afresh; a block that must sit on huge pages is resized only in place, since moving could
+ * misalign it. Returns the block, or NULL after releasing the victim. */
+static large_block *reuse_victim(large_block *victim, unsigned cls, size_t size, size_t requested) {
+  void *ptr = victim->ptr;
+  size_t old_size = victim->size;
+  bool huge = atomic_load_explicit(&huge_pages, memory_order_relaxed) && size >= HUGE_THRESHOLD;
+  bool aligned = ((uintptr_t)ptr & (HUGE_THRESHOLD - 1)) == 0;
+  bool resized = c10c__os_remap(&ptr, old_size, size, !huge || !aligned) == 0;
+  bool usable = resized && (!huge || ((uintptr_t)ptr & (HUGE_THRESHOLD - 1)) == 0);
+  pthread_mutex_lock(&lock);
+  if (resized) {
+    int64_t delta = (int64_t)size - (int64_t)old_size;
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_LARGE_POOL], delta);
+    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], delta);
+    shared.num_device_alloc++;
+    victim->ptr = ptr;
+    victim->size = size;
+  }
+  if (usable) {
+    *victim = (large_block){.ptr = ptr, .size = size, .requested = requested, .cls = cls};
+    count_large_locked(victim, +1);
   }
   pthread_mutex_unlock(&lock);
-  if (b != NULL) {
-    out->data = b->ptr;
-    out->ctx = b;
-    out->deleter = large_deleter;
-    return C10C_STATUS_OK;
-  }
-  if (victim != NULL) {
-    void *ptr = victim->ptr;
-    size_t old_size = victim->size;
-    /* A block that should sit on huge pages is resized only in place: moving could leave it
-     * unaligned. Shrinking always works in place; growing works when the next pages are free. */
-    bool huge = atomic_load_explicit(&huge_pages, memory_order_relaxed) && size >= HUGE_THRESHOLD;
-    bool aligned = ((uintptr_t)ptr & (HUGE_THRESHOLD - 1)) == 0;
-    bool resized = c10c__os_remap(&ptr, old_size, size, !huge || !aligned) == 0;
-    pthread_mutex_lock(&lock);
-    if (resized) {
-      int64_t delta = (int64_t)size - (int64_t)old_size;
-      c10c__stat_update(&shared.reserved_bytes[C10C_STAT_LARGE_POOL], delta);
-      c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], delta);
-      shared.num_device_alloc++;
-      victim->ptr = ptr;
-      victim->size = size;
-    }
-    bool usable = resized && (!huge || ((uintptr_t)ptr & (HUGE_THRESHOLD - 1)) == 0);
-    if (usable) {
-      b = victim;
-      *b = (large_block){.ptr = ptr, .size = size, .requested = requested, .cls = cls};
-      count_large_locked(b, +1);
-    }
-    pthread_mutex_unlock(&lock);
-    if (!usable) {
-      victim->lru_next = NULL;
-      release_large_list(victim);
-    }
-  }
+  if (usable) return victim;
+  victim->lru_next = NULL;
+  release_large_list(victim);
+  return NULL;
+}
+
+/* Maps a new block, releasing the caches and retrying once when the system refuses. */
+static c10c_status map_fresh(unsigned cls, size_t size, size_t requested, large_block **out) {
+  void *ptr;
+  int err;
+  bool huge = atomic_load_explicit(&huge_pages, memory_order_relaxed) && size >= HUGE_THRESHOLD;
+  WITH_RETRY(err, c10c__os_map(&ptr, size, huge));
+  if (err != 0) return out_of_memory(requested, err);
+  large_block *b = c10c__malloc(sizeof *b);
   if (b == NULL) {
-    void *ptr;
-    int err;
-    bool huge = atomic_load_explicit(&huge_pages, memory_order_relaxed) && size >= HUGE_THRESHOLD;
-    WITH_RETRY(err, c10c__os_map(&ptr, size, huge));
-    if (err != 0) return out_of_memory(requested, err);
-    b = c10c__malloc(sizeof *b);
-    if (b == NULL) {
-      c10c__os_unmap(ptr, size);
-      return out_of_memory(requested, ENOMEM);
-    }
-    *b = (large_block){.ptr = ptr, .size = size, .requested = requested, .cls = cls};
-    pthread_mutex_lock(&lock);
-    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_LARGE_POOL], (int64_t)size);
-    c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], (int64_t)size);
-    c10c__stat_update(&shared.segment[C10C_STAT_LARGE_POOL], 1);
-    c10c__stat_update(&shared.segment[C10C_STAT_ALL], 1);
-    shared.num_device_alloc++;
-    count_large_locked(b, +1);
-    pthread_mutex_unlock(&lock);
+    c10c__os_unmap(ptr, size);
+    return out_of_memory(requested, ENOMEM);
+  }
+  *b = (large_block){.ptr = ptr, .size = size, .requested = requested, .cls = cls};
+  pthread_mutex_lock(&lock);
+  c10c__stat_update(&shared.reserved_bytes[C10C_STAT_LARGE_POOL], (int64_t)size);
+  c10c__stat_update(&shared.reserved_bytes[C10C_STAT_ALL], (int64_t)size);
+  c10c__stat_update(&shared.segment[C10C_STAT_LARGE_POOL], 1);
+  c10c__stat_update(&shared.segment[C10C_STAT_ALL], 1);
+  shared.num_device_alloc++;
+  count_large_locked(b, +1);
+  pthread_mutex_unlock(&lock);
+  *out = b;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status large_alloc(size_t requested, c10c_data_ptr *out) {
+  size_t size;
+  unsigned cls = class_of(requested, &size);
+  large_block *victim = NULL;
+  pthread_mutex_lock(&lock);
+  large_block *b = take_cached_locked(cls, requested, &victim);
+  pthread_mutex_unlock(&lock);
+  if (b == NULL && victim != NULL) b = reuse_victim(victim, cls, size, requested);
+  if (b == NULL) {
+    c10c_status st = map_fresh(cls, size, requested, &b);
+    if (st != C10C_STATUS_OK) return st;
   }
   out->data = b->ptr;
   out->ctx = b;
@@ -785,7 +718,7 @@ c10c_status c10c_cpu_caching_allocator_configure(const char *config_text) {
   pthread_once(&env_once, read_environment);
   char msg[200];
   pthread_mutex_lock(&lock);
-  c10c_status st = parse_config(config_text, &cfg, msg, sizeof msg);
+  c10c_status st = c10c__parse_cpu_alloc_config(config_text, &cfg, msg, sizeof msg);
   if (st == C10C_STATUS_OK) {
     publish_config();
     atomic_store_explicit(&env_status, C10C_STATUS_OK, memory_order_relaxed); /* overrides */
