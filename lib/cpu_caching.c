@@ -211,6 +211,19 @@ static void release_small_locked(void **blocks, size_t n, unsigned cls) {
   }
 }
 
+/* Keeps a free small block in the central cache, or gives it back to the system beyond the cap.
+ * Lock held. */
+static void central_put_locked(void *block, unsigned cls, size_t size) {
+  if (cached_bytes + size <= cfg.max_cached_bytes) {
+    *(void **)block = central_head[cls];
+    central_head[cls] = block;
+    central_count[cls]++;
+    cached_bytes += size;
+  } else {
+    release_small_locked(&block, 1, cls);
+  }
+}
+
 /* Moves a thread's cached blocks of one class to the central cache (or the system, beyond the
  * cap); lock held. keep: how many stay with the thread. */
 static void drain_class_locked(thread_cache *tc, unsigned cls, size_t keep) {
@@ -219,14 +232,7 @@ static void drain_class_locked(thread_cache *tc, unsigned cls, size_t keep) {
     void *block = tc->head[cls];
     tc->head[cls] = *(void **)block;
     tc->count[cls]--;
-    if (cached_bytes + size <= cfg.max_cached_bytes) {
-      *(void **)block = central_head[cls];
-      central_head[cls] = block;
-      central_count[cls]++;
-      cached_bytes += size;
-    } else {
-      release_small_locked(&block, 1, cls);
-    }
+    central_put_locked(block, cls, size);
   }
 }
 
@@ -385,14 +391,7 @@ static void small_deleter(void *ctx) {
   retired_free_bytes += (int64_t)size;
   small_bytes_flushed -= (int64_t)size;
   small_count_flushed--;
-  if (cached_bytes + size <= cfg.max_cached_bytes) {
-    *(void **)block = central_head[cls];
-    central_head[cls] = block;
-    central_count[cls]++;
-    cached_bytes += size;
-  } else {
-    release_small_locked(&block, 1, cls);
-  }
+  central_put_locked(block, cls, size);
   pthread_mutex_unlock(&lock);
 }
 

@@ -35,30 +35,25 @@ static void rule(text *t, char c) {
   row(t, line);
 }
 
-/* torch's _format_size: the unit chosen by the row's first value. */
-static void format_size(char *buf, size_t size, int64_t value, int64_t pref) {
-  static const char *const units[] = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
+/* torch's _format_size and _format_count: the unit is chosen by the row's first value (pref),
+ * stepping by `base` while pref is at least `threshold`. */
+static void format_scaled(char *buf, size_t size, int64_t value, int64_t pref, bool bytes) {
+  static const char *const byte_units[] = {"B  ", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  static const char *const count_units[] = {" ", "K", "M"};
+  const char *const *units = bytes ? byte_units : count_units;
+  size_t n_units = bytes ? 6 : 3;
+  double base = bytes ? 1024.0 : 1000.0, threshold = bytes ? 768.0 * 1024 : 750.0 * 1000;
   double p = (double)pref;
   size_t u = 0;
-  while (u + 1 < sizeof units / sizeof units[0] && p >= 768.0 * 1024) {
-    value /= 1024;
-    p /= 1024;
+  while (u + 1 < n_units && p >= threshold) {
+    value /= (int64_t)base;
+    p /= base;
     u++;
   }
-  snprintf(buf, size, "%6" PRId64 " %s", value, units[u]);
-}
-
-/* torch's _format_count. */
-static void format_count(char *buf, size_t size, int64_t value, int64_t pref) {
-  static const char *const units[] = {" ", "K", "M"};
-  double p = (double)pref;
-  size_t u = 0;
-  while (u + 1 < sizeof units / sizeof units[0] && p >= 750.0 * 1000) {
-    value /= 1000;
-    p /= 1000;
-    u++;
-  }
-  snprintf(buf, size, "%7" PRId64 " %s ", value, units[u]);
+  if (bytes)
+    snprintf(buf, size, "%6" PRId64 " %s", value, units[u]);
+  else
+    snprintf(buf, size, "%7" PRId64 " %s ", value, units[u]);
 }
 
 static void metric(text *t, const char *name, const c10c_stat stats[3], bool bytes) {
@@ -71,12 +66,7 @@ static void metric(text *t, const char *name, const c10c_stat stats[3], bool byt
     char v[4][32], line[160];
     int64_t values[4] = {s->current, s->peak, s->allocated, s->freed};
     int64_t prefs[4] = {first->current, first->peak, first->allocated, first->freed};
-    for (int k = 0; k < 4; k++) {
-      if (bytes)
-        format_size(v[k], sizeof v[k], values[k], prefs[k]);
-      else
-        format_count(v[k], sizeof v[k], values[k], prefs[k]);
-    }
+    for (int k = 0; k < 4; k++) format_scaled(v[k], sizeof v[k], values[k], prefs[k], bytes);
     snprintf(line, sizeof line, " %-21s | %s | %s | %s | %s ", i == 0 ? name : sub_names[i], v[0],
              v[1], v[2], v[3]);
     row(t, line);
@@ -86,7 +76,7 @@ static void metric(text *t, const char *name, const c10c_stat stats[3], bool byt
 static void single_metric(text *t, const char *name, const c10c_stat *s) {
   char v[4][32], line[160];
   int64_t values[4] = {s->current, s->peak, s->allocated, s->freed};
-  for (int k = 0; k < 4; k++) format_count(v[k], sizeof v[k], values[k], values[0]);
+  for (int k = 0; k < 4; k++) format_scaled(v[k], sizeof v[k], values[k], values[0], false);
   rule(t, '-');
   snprintf(line, sizeof line, " %-21s | %s | %s | %s | %s ", name, v[0], v[1], v[2], v[3]);
   row(t, line);
