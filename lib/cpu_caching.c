@@ -258,6 +258,14 @@ static void thread_exit(void *arg) {
 
 static void make_key(void) { key_ok = pthread_key_create(&cache_key, thread_exit) == 0; }
 
+/* A host that unloads libc10c (dlclose) must not have threads call thread_exit afterwards: the
+ * key goes with the library. Its caches' memory is then simply not returned. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void forget_key(void) {
+  if (key_ok) pthread_key_delete(cache_key);
+}
+#endif
+
 static thread_cache *create_cache(void) {
   pthread_once(&key_once, make_key);
   thread_cache *tc = key_ok ? c10c__calloc(1, sizeof *tc) : NULL;
