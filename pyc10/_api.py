@@ -106,6 +106,11 @@ channels_last: memory_format = _MEMORY_FORMATS["channels_last"]
 channels_last_3d: memory_format = _MEMORY_FORMATS["channels_last_3d"]
 
 
+def get_include() -> str:
+    """Directory holding ``c10c/c10c.h``, to compile C code against the bundled libc10c."""
+    return _os.path.join(_os.path.dirname(__file__), "include")
+
+
 def get_library_path() -> str:
     """Path of the libc10c shared library pyc10 uses, for ctypes, Julia, Rust ... users."""
     here = _os.path.dirname(__file__)
@@ -165,6 +170,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "get_include",
     "get_library_path",
     "get_privateuse1_backend_name",
     "half",

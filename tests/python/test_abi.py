@@ -127,3 +127,61 @@ def test_import_fails_cleanly_against_a_mismatched_library(tmp_path):
     )
     assert proc.returncode != 0
     assert "ImportError: pyc10 cannot use the loaded libc10c: libc10c ABI mismatch" in proc.stderr
+
+
+def test_ctypes_can_use_the_bundled_library():
+    import ctypes
+
+    lib_c = ctypes.CDLL(pyc10.get_library_path())
+    promote = lib_c.c10c_promote_types
+    promote.argtypes = [ctypes.POINTER(ctypes.c_int8), ctypes.c_int8, ctypes.c_int8]
+    promote.restype = ctypes.c_int32
+    out = ctypes.c_int8()
+    assert promote(ctypes.byref(out), pyc10.int64.value, pyc10.float16.value) == 0
+    assert out.value == pyc10.float16.value
+    message = lib_c.c10c_last_error_message
+    message.restype = ctypes.c_char_p
+    assert promote(ctypes.byref(out), pyc10.qint8.value, pyc10.float32.value) != 0
+    assert message().decode().startswith("promoteTypes with quantized numbers")
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_c_program_builds_against_the_wheels_headers_and_library(tmp_path):
+    src = tmp_path / "main.c"
+    src.write_text(
+        textwrap.dedent("""
+        #include <stdio.h>
+        #include <c10c/c10c.h>
+        int main(void) {
+          c10c_abi_info info = C10C_ABI_INFO_INIT;
+          if (c10c_abi_check(&info) != C10C_STATUS_OK) return 1;
+          c10c_storage *s;
+          if (c10c_storage_new(&s, 10, NULL, C10C_DEVICE_TYPE_CPU, true)) return 2;
+          printf("%lld\\n", (long long)c10c_storage_nbytes(s));
+          c10c_storage_release(s);
+          return 0;
+        }
+    """)
+    )
+    exe = tmp_path / "main"
+    lib_path = pyc10.get_library_path()
+    subprocess.run(
+        [
+            "cc",
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            str(src),
+            "-I",
+            pyc10.get_include(),
+            lib_path,
+            f"-Wl,-rpath,{os.path.dirname(lib_path)}",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
+    assert (
+        subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.strip()
+        == "10"
+    )
