@@ -51,6 +51,18 @@ c10c_status c10c__parse_cpu_alloc_config(const char *text, c10c__cpu_alloc_confi
     } else if (KEY_IS("thread_cache_kb")) {
       if (!parse_size(value, value_len, &number) || number > ((size_t)1 << 20)) goto bad_number;
       next.thread_cache_bytes = number << 10;
+    } else if (KEY_IS("fill")) {
+      if (value_len == 4 && memcmp(value, "none", 4) == 0) {
+        next.fill = C10C__FILL_NONE;
+      } else if (value_len == 4 && memcmp(value, "zero", 4) == 0) {
+        next.fill = C10C__FILL_ZERO;
+      } else if (value_len == 4 && memcmp(value, "junk", 4) == 0) {
+        next.fill = C10C__FILL_JUNK;
+      } else {
+        snprintf(msg, msg_size, "Expected none, zero or junk for fill, got '%.*s'", (int)value_len,
+                 value);
+        return C10C_STATUS_INVALID_ARGUMENT;
+      }
     } else if (KEY_IS("huge_pages")) {
       if (value_len == 4 && memcmp(value, "True", 4) == 0) {
         next.huge_pages = true;

@@ -9,10 +9,16 @@ typedef struct c10c__cpu_alloc_config {
   size_t max_cached_bytes;
   bool huge_pages;
   size_t thread_cache_bytes; /* per size class */
+  int fill;                  /* C10C__FILL_*: what new blocks are filled with */
 } c10c__cpu_alloc_config;
 
-/* Parses "key:value,..." (keys max_cached_mb, huge_pages, thread_cache_kb) over *into. On error
- * writes a message to msg, leaves *into unchanged and returns C10C_STATUS_INVALID_ARGUMENT. */
+/* c10's caffe2_cpu_allocator_do_zero_fill / do_junk_fill: new blocks hold zeros, or the junk
+ * pattern 0x7fedbeef (a NaN as float32) that makes reads of uninitialized memory stand out. */
+enum { C10C__FILL_NONE = 0, C10C__FILL_ZERO = 1, C10C__FILL_JUNK = 2 };
+
+/* Parses "key:value,..." (keys max_cached_mb, huge_pages, thread_cache_kb, fill) over *into. On
+ * error writes a message to msg, leaves *into unchanged and returns C10C_STATUS_INVALID_ARGUMENT.
+ */
 c10c_status c10c__parse_cpu_alloc_config(const char *text, c10c__cpu_alloc_config *into, char *msg,
                                          size_t msg_size);
 

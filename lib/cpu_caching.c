@@ -54,9 +54,10 @@ static inline unsigned class_of(size_t n, size_t *class_size) {
 
 /* The parsed settings; max_cached_bytes is read and written under `lock`, the other two are
  * mirrored in atomics because the lock-free fast paths read them. */
-static c10c__cpu_alloc_config cfg = {(size_t)1024 << 20, true, (size_t)256 << 10};
+static c10c__cpu_alloc_config cfg = {(size_t)1024 << 20, true, (size_t)256 << 10, C10C__FILL_NONE};
 static _Atomic size_t thread_cache_bytes = (size_t)256 << 10;
 static _Atomic bool huge_pages = true;
+static _Atomic int fill_mode = C10C__FILL_NONE;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static _Atomic bool env_read;
 static _Atomic c10c_status env_status = C10C_STATUS_OK;
@@ -65,6 +66,20 @@ static char env_message[256];
 static void publish_config(void) {
   atomic_store_explicit(&thread_cache_bytes, cfg.thread_cache_bytes, memory_order_relaxed);
   atomic_store_explicit(&huge_pages, cfg.huge_pages, memory_order_relaxed);
+  atomic_store_explicit(&fill_mode, cfg.fill, memory_order_relaxed);
+}
+
+/* Fills a new block as configured (c10's fill patterns: the junk word repeats per 8 bytes). */
+static void fill_block(void *data, size_t n, int mode) {
+  if (mode == C10C__FILL_ZERO) {
+    memset(data, 0, n);
+  } else if (mode == C10C__FILL_JUNK) {
+    static const uint64_t junk = UINT64_C(0x7fedbeef7fedbeef);
+    unsigned char *p = data;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) memcpy(p + i, &junk, 8);
+    memcpy(p + i, &junk, n - i);
+  }
 }
 
 static void read_environment(void) {
@@ -620,10 +635,16 @@ static c10c_status caching_allocate(void *self, size_t nbytes, size_t alignment,
       out->data = block;
       out->ctx = (void *)((uintptr_t)block | cls); /* 64-aligned blocks: the class fits */
       out->deleter = small_deleter;
+      int mode = atomic_load_explicit(&fill_mode, memory_order_relaxed);
+      if (mode != C10C__FILL_NONE) fill_block(block, nbytes, mode);
       return C10C_STATUS_OK;
     }
   }
-  return caching_allocate_slow(nbytes, alignment, out);
+  c10c_status st = caching_allocate_slow(nbytes, alignment, out);
+  int mode = atomic_load_explicit(&fill_mode, memory_order_relaxed);
+  if (st == C10C_STATUS_OK && mode != C10C__FILL_NONE && out->data != NULL)
+    fill_block(out->data, nbytes, mode);
+  return st;
 }
 
 static void release_all_cached(void) {

@@ -173,6 +173,8 @@ C10C_API c10c_allocator *c10c_cpu_caching_allocator(void);
  *   max_cached_mb:N   cap on cached (free, kept) bytes, in MiB (default 1024); 0 caches nothing
  *   huge_pages:True|False   transparent huge pages for blocks of 2 MiB and more (default True)
  *   thread_cache_kb:N  per-thread cache of small blocks, per size class, in KiB (default 256)
+ *   fill:none|zero|junk  what new blocks hold: whatever was there (default), zeros, or c10's junk
+ *                      pattern 0x7fedbeef (NaN as float32) to expose reads of uninitialized memory
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT naming an unknown key or a bad
  * value; nothing changes then. */
 C10C_API c10c_status c10c_cpu_caching_allocator_configure(const char *config);

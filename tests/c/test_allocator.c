@@ -283,8 +283,33 @@ TEST(configuration_rejects_unknown_keys_and_bad_values) {
       "max_cached_mb:1024, huge_pages:True,thread_cache_kb:256"));
 }
 
+TEST(fill_modes_write_zeros_or_cs_junk_pattern) {
+  c10c_allocator *a = c10c_cpu_caching_allocator();
+  static const size_t sizes[] = {24, 4096, 300000};
+  for (size_t i = 0; i < 3; i++) {
+    c10c_data_ptr p;
+    ASSERT_OK(c10c_cpu_caching_allocator_configure("fill:junk"));
+    ASSERT_OK(c10c_allocator_allocate(a, sizes[i], &p));
+    const unsigned char *b = p.data;
+    ASSERT_EQ(b[0], 0xef); /* little-endian 0x7fedbeef */
+    ASSERT_EQ(b[3], 0x7f);
+    ASSERT_EQ(b[sizes[i] - 1], ((sizes[i] - 1) % 4 == 3) ? 0x7f : b[(sizes[i] - 1) % 8]);
+    memset(p.data, 0x55, sizes[i]);
+    c10c_data_ptr_free(&p);
+    ASSERT_OK(c10c_cpu_caching_allocator_configure("fill:zero"));
+    ASSERT_OK(c10c_allocator_allocate(a, sizes[i], &p)); /* the same block, reused */
+    b = p.data;
+    ASSERT_EQ(b[0], 0);
+    ASSERT_EQ(b[sizes[i] - 1], 0);
+    c10c_data_ptr_free(&p);
+  }
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cpu_caching_allocator_configure("fill:nan"));
+  ASSERT_OK(c10c_cpu_caching_allocator_configure("fill:none"));
+}
+
 TEST(out_of_memory_releases_the_cache_retries_and_reports_sizes) {
   c10c_allocator *a = c10c_cpu_caching_allocator();
+  c10c_allocator_empty_cache(a); /* no cached block to resize: the request goes to the system */
   c10c_memory_stats before, after;
   before.struct_size = after.struct_size = sizeof before;
   c10c_allocator_get_stats(a, &before);
@@ -317,4 +342,5 @@ RUN_TESTS(T(host_allocator_serves_storages_and_frees_through_its_deleter),
           T(registry_follows_c10s_priority_rule),
           T(caching_allocator_statistics_follow_allocations), T(cached_large_blocks_are_reused),
           T(summary_looks_like_torchs), T(configuration_rejects_unknown_keys_and_bad_values),
+          T(fill_modes_write_zeros_or_cs_junk_pattern),
           T(out_of_memory_releases_the_cache_retries_and_reports_sizes))
