@@ -178,3 +178,19 @@ def test_numpy_view_of_storage_bytes():
         s[i] = i
     view = np.frombuffer(bytes(s.tolist()), dtype=np.uint8)
     assert view.tolist() == list(range(8))
+
+
+def test_junk_fill_writes_cs_pattern_into_new_storages():
+    pyc10.memory.set_config("fill:junk")
+    try:
+        s = pyc10.UntypedStorage(10)
+        assert s.tolist() == [0xEF, 0xBE, 0xED, 0x7F] * 2 + [0xEF, 0xBE]
+        as_float = np.frombuffer(bytes(s.tolist()[:4]), dtype=np.float32)
+        assert np.isnan(as_float[0])
+    finally:
+        pyc10.memory.set_config("fill:none")
+    pyc10.memory.set_config("fill:zero")
+    try:
+        assert pyc10.UntypedStorage(300000).tolist()[-1] == 0
+    finally:
+        pyc10.memory.set_config("fill:none")
