@@ -56,6 +56,13 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
   if (allocator == NULL) {
     c10c_status st = c10c_allocator_get(&allocator, device_type);
     if (st != C10C_STATUS_OK) return st;
+  } else if (c10c_allocator_device_type(allocator) != device_type) {
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "allocator '%s' serves %s memory, not %s",
+                      c10c_allocator_name(allocator),
+                      c10c__device_type_name(c10c_allocator_device_type(allocator), false),
+                      c10c_device_type_is_valid(device_type)
+                          ? c10c__device_type_name(device_type, false)
+                          : "an unknown device type");
   }
   c10c_storage *s = new_shell();
   if (s == NULL)

@@ -28,8 +28,8 @@ typedef struct c10c_weak_storage c10c_weak_storage;
  * Ownership: *out is a new reference.
  * Errors: C10C_STATUS_NULL_POINTER (out); C10C_STATUS_ERROR for a negative nbytes (c10's
  * "alloc_cpu() seems to have been called with negative number: <n>", a RuntimeError in torch);
- * C10C_STATUS_INVALID_ARGUMENT for an invalid device type; C10C_STATUS_UNAVAILABLE when no
- * allocator serves device_type; C10C_STATUS_OUT_OF_MEMORY. */
+ * C10C_STATUS_INVALID_ARGUMENT for an invalid device type or an allocator of another device type;
+ * C10C_STATUS_UNAVAILABLE when no allocator serves device_type; C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator *allocator,
                                       c10c_device_type device_type, bool resizable);
 

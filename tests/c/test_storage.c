@@ -80,6 +80,9 @@ TEST(negative_sizes_and_bad_arguments_are_errors) {
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE,
                 c10c_storage_new(&s, 1, NULL, C10C_DEVICE_TYPE_MAIA, true));
   ASSERT_ERROR_MESSAGE("Allocator for MAIA is not set.");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_storage_new(&s, 1, c10c_cpu_default_allocator(), C10C_DEVICE_TYPE_CUDA, true));
+  ASSERT_ERROR_MESSAGE("allocator 'cpu_default' serves CPU memory, not CUDA");
   c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_new_external(&s, NULL, 8, cpu, NULL, NULL));
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_external(&s, &s, -3, cpu, NULL, NULL));
