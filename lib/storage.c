@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "allocator_internal.h"
+#include "storage_internal.h"
 #include "sysmem.h"
 
 struct c10c_storage {
@@ -11,7 +12,19 @@ struct c10c_storage {
   int64_t nbytes;
   c10c_allocator *allocator; /* a reference, or NULL for external memory */
   bool resizable;
+  /* The version counter of the tensors over this storage (c10 keeps one per view family; views
+   * share their base's storage, so keeping it here shares it the same way without an object). */
+  _Atomic int64_t version;
 };
+
+int64_t c10c__storage_version(const c10c_storage *storage) {
+  c10c_storage *mutable_storage = (c10c_storage *)(uintptr_t)storage;
+  return atomic_load_explicit(&mutable_storage->version, memory_order_relaxed);
+}
+
+void c10c__storage_bump_version(c10c_storage *storage) {
+  atomic_fetch_add_explicit(&storage->version, 1, memory_order_relaxed);
+}
 
 /* A weak storage is the same object seen through its weak count. */
 static c10c_storage *from_weak(c10c_weak_storage *w) { return (c10c_storage *)(void *)w; }

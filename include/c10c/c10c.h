@@ -3,8 +3,8 @@
  * libc10c is the core of a tensor runtime (PyTorch's c10) behind a stable C ABI: status codes
  * and errors (status.h), versions and the ABI check (version.h), devices (device.h), dtypes and
  * type promotion (dtype.h), layouts and memory formats (layout.h), dispatch keys (dispatch_key.h),
- * streams (stream.h), allocators and data pointers (allocator.h), storages (storage.h), and hooks
- * for tests (testing.h).
+ * streams (stream.h), allocators and data pointers (allocator.h), storages (storage.h), tensors
+ * (tensor.h), and hooks for tests (testing.h).
  *
  * Conventions: functions that can fail return c10c_status and write results through
  * out-parameters, which come first and are named out; a failure leaves a message for the calling
@@ -23,6 +23,7 @@
 #include "status.h"
 #include "storage.h"
 #include "stream.h"
+#include "tensor.h"
 #include "testing.h"
 #include "version.h"
 

@@ -51,6 +51,33 @@ static c10c_status op_allocator_new(void) {
 
 static c10c_status op_allocator_set(void) { return c10c_allocator_set(made_allocator, 0); }
 
+static c10c_tensor *made_tensor;
+static const c10c_device cpu_device = {C10C_DEVICE_TYPE_CPU, -1};
+
+static c10c_status op_tensor_empty(void) {
+  int64_t sizes[2] = {2, 3};
+  return c10c_tensor_empty(&made_tensor, sizes, 2, C10C_DTYPE_FLOAT32, cpu_device,
+                           C10C_MEMORY_FORMAT_CONTIGUOUS);
+}
+
+static c10c_status op_tensor_empty_7d(void) { /* sizes and strides on the heap */
+  int64_t sizes[7] = {2, 1, 2, 1, 2, 1, 2};
+  return c10c_tensor_empty(&made_tensor, sizes, 7, C10C_DTYPE_FLOAT64, cpu_device,
+                           C10C_MEMORY_FORMAT_CONTIGUOUS);
+}
+
+static c10c_status op_tensor_empty_strided(void) {
+  int64_t sizes[3] = {4, 3, 2}, strides[3] = {1, 8, 24};
+  return c10c_tensor_empty_strided(&made_tensor, sizes, strides, 3, C10C_DTYPE_INT16, cpu_device);
+}
+
+static c10c_storage *base_storage;
+static c10c_status op_tensor_from_storage(void) {
+  int64_t sizes[6] = {2, 1, 1, 1, 1, 2}, strides[6] = {2, 1, 1, 1, 1, 1};
+  return c10c_tensor_new_from_storage(&made_tensor, base_storage, sizes, strides, 6, 1,
+                                      C10C_DTYPE_FLOAT32);
+}
+
 /* Runs op with the k-th request failing for k = 1, 2, ... until it succeeds; returns how many
  * failures it survived. */
 static int sweep(const char *name, operation op) {
@@ -142,6 +169,37 @@ TEST(allocator_handles_and_registry_survive_each_failure) {
   c10c_allocator_release(made_allocator);
 }
 
+/* Runs a tensor constructor through each failure (kept is unused by these). */
+static int sweep_tensor(const char *name, operation op) {
+  for (int k = 1; k < 100; k++) {
+    made_tensor = NULL;
+    c10c_allocator_empty_cache(c10c_cpu_caching_allocator());
+    c10c_testing_fail_allocation(k);
+    c10c_status st = op();
+    c10c_testing_fail_allocation(0);
+    if (st == C10C_STATUS_OK) {
+      c10c_tensor_release(made_tensor);
+      return k - 1;
+    }
+    if (st != C10C_STATUS_OUT_OF_MEMORY)
+      FAIL_AT("%s with request %d failing returned %s: %s", name, k, c10c_status_name(st),
+              c10c_last_error_message());
+    if (made_tensor != NULL) FAIL_AT("%s failed but produced a tensor", name);
+  }
+  FAIL_AT("%s never succeeded", name);
+  return -1;
+}
+
+TEST(every_tensor_constructor_survives_each_failure) {
+  ASSERT_TRUE(sweep_tensor("tensor_empty", op_tensor_empty) >= 2);
+  ASSERT_TRUE(sweep_tensor("tensor_empty(7 dims)", op_tensor_empty_7d) >= 3);
+  ASSERT_TRUE(sweep_tensor("tensor_empty_strided", op_tensor_empty_strided) >= 2);
+  ASSERT_OK(c10c_storage_new(&base_storage, 64, NULL, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_TRUE(sweep_tensor("tensor_new_from_storage(6 dims)", op_tensor_from_storage) >= 2);
+  ASSERT_EQ(c10c_storage_use_count(base_storage), 1);
+  c10c_storage_release(base_storage);
+}
+
 TEST(privateuse1_registration_survives_failure) {
   c10c_testing_fail_allocation(1);
   ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_privateuse1_backend_register("sweep"));
@@ -154,4 +212,5 @@ RUN_TESTS(T(every_storage_constructor_survives_each_failure),
           T(resize_survives_each_failure_and_keeps_the_old_bytes),
           T(large_miss_that_reuses_a_cached_block_survives_each_failure),
           T(allocator_handles_and_registry_survive_each_failure),
+          T(every_tensor_constructor_survives_each_failure),
           T(privateuse1_registration_survives_failure))

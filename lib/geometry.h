@@ -1,0 +1,40 @@
+/* Pure computations over sizes and strides with c10's and ATen's exact rules: numel, contiguity
+ * flags, default strides for a memory format, and the storage bytes a geometry needs. */
+#ifndef C10C_GEOMETRY_H
+#define C10C_GEOMETRY_H
+
+#include "internal.h"
+
+/* Contiguity flag bits (refresh_contiguous in c10's TensorImpl). */
+enum {
+  C10C__CONTIGUOUS = 1 << 0,
+  C10C__CHANNELS_LAST_CONTIGUOUS = 1 << 1,
+  C10C__CHANNELS_LAST_3D_CONTIGUOUS = 1 << 2,
+  C10C__CHANNELS_LAST = 1 << 3,    /* strides like channels_last */
+  C10C__CHANNELS_LAST_3D = 1 << 4, /* strides like channels_last_3d */
+  C10C__NON_OVERLAPPING_AND_DENSE = 1 << 5,
+};
+
+/* c10's safe_compute_numel: false when the product overflows int64 (the overflow is sticky, so an
+ * overflow before a later 0 still counts). */
+bool c10c__compute_numel(int64_t *out, const int64_t *sizes, size_t ndim);
+
+/* The six contiguity flags of a dense (non-sparse) tensor, as c10's refresh_contiguous. */
+uint8_t c10c__contiguity_flags(const int64_t *sizes, const int64_t *strides, size_t ndim,
+                               int64_t numel);
+
+/* Writes the strides of a new tensor of these sizes in a memory format (CONTIGUOUS,
+ * CHANNELS_LAST for 4 dims, CHANNELS_LAST_3D for 5), as c10's empty_tensor_restride. */
+c10c_status c10c__default_strides(int64_t *strides, const int64_t *sizes, size_t ndim,
+                                  c10c_memory_format memory_format);
+
+/* ATen's computeStorageNbytes: itemsize * (offset + 1 + sum((size - 1) * stride)), or 0 when a
+ * size is 0. Errors with ATen's "Storage size calculation overflowed with sizes=[...] and
+ * strides=[...]" (strides omitted when NULL: the contiguous case). */
+c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64_t *strides,
+                                 size_t ndim, int64_t offset, size_t itemsize);
+
+/* Formats "[2, 3]" into buf (truncated with "..." when it does not fit). */
+void c10c__format_int_list(char *buf, size_t size, const int64_t *values, size_t n);
+
+#endif /* C10C_GEOMETRY_H */

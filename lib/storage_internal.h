@@ -1,0 +1,11 @@
+/* What tensors need from storages beyond the public API. */
+#ifndef C10C_STORAGE_INTERNAL_H
+#define C10C_STORAGE_INTERNAL_H
+
+#include "internal.h"
+
+/* The version counter shared by the tensors over a storage; in-place writes bump it. */
+int64_t c10c__storage_version(const c10c_storage *storage);
+void c10c__storage_bump_version(c10c_storage *storage);
+
+#endif /* C10C_STORAGE_INTERNAL_H */

@@ -1,0 +1,378 @@
+/* Tensors (c10's TensorImpl): a storage reference, sizes and strides kept inline up to 5
+ * dimensions, a storage offset in elements, and what c10 caches beside them (numel, contiguity
+ * flags, the dispatch key set). Creation follows ATen's empty / empty_strided / set_ checks. */
+#include <string.h>
+
+#include "geometry.h"
+#include "refcount.h"
+#include "storage_internal.h"
+#include "sysmem.h"
+
+enum { INLINE_DIMS = 5, INFERENCE_FLAG = 1 << 6 };
+
+struct c10c_tensor {
+  c10c__object obj;
+  c10c_storage *storage; /* a reference */
+  int64_t storage_offset;
+  int64_t numel;
+  c10c_dispatch_key_set keys;
+  int64_t *heap; /* sizes then strides when dim > INLINE_DIMS, else NULL */
+  uint32_t ndim;
+  c10c_dtype dtype;
+  uint8_t flags; /* geometry.h's contiguity bits, INFERENCE_FLAG */
+  c10c_device device;
+  int64_t inline_sizes[INLINE_DIMS];
+  int64_t inline_strides[INLINE_DIMS];
+};
+
+_Static_assert(sizeof(struct c10c_tensor) <= 144, "smaller than c10's 176-byte TensorImpl");
+
+static _Thread_local bool inference_mode;
+
+bool c10c_inference_mode_set(bool enabled) {
+  bool previous = inference_mode;
+  inference_mode = enabled;
+  return previous;
+}
+
+bool c10c_inference_mode_enabled(void) { return inference_mode; }
+
+static int64_t *sizes_of(const c10c_tensor *t) {
+  return t->heap ? t->heap : (int64_t *)(uintptr_t)t->inline_sizes;
+}
+
+static int64_t *strides_of(const c10c_tensor *t) {
+  return t->heap ? t->heap + t->ndim : (int64_t *)(uintptr_t)t->inline_strides;
+}
+
+static void tensor_destroy(c10c__object *obj) {
+  c10c_tensor *t = (c10c_tensor *)obj;
+  c10c_storage_release(t->storage);
+  c10c__free(t->heap);
+  c10c__free(t);
+}
+
+static const c10c__object_type tensor_type = {NULL, tensor_destroy};
+
+/* A shell with room for ndim sizes and strides; NULL when out of memory. */
+static c10c_tensor *new_shell(size_t ndim) {
+  c10c_tensor *t = c10c__malloc(sizeof *t);
+  if (t == NULL) return NULL;
+  memset(t, 0, sizeof *t);
+  if (ndim > INLINE_DIMS) {
+    t->heap = c10c__malloc(2 * ndim * sizeof(int64_t));
+    if (t->heap == NULL) {
+      c10c__free(t);
+      return NULL;
+    }
+  }
+  t->ndim = (uint32_t)ndim;
+  c10c__object_init(&t->obj, &tensor_type);
+  return t;
+}
+
+static c10c_status out_of_memory(void) {
+  return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
+                    "Could not allocate memory for Tensor SizesAndStrides!");
+}
+
+static c10c_status check_sizes(const int64_t *sizes, size_t ndim) {
+  for (size_t i = 0; i < ndim; i++) {
+    if (sizes[i] < 0) {
+      char list[256];
+      c10c__format_int_list(list, sizeof list, sizes, ndim);
+      return c10c__fail(C10C_STATUS_ERROR,
+                        "Trying to create tensor with negative dimension %lld: %s",
+                        (long long)sizes[i], list);
+    }
+  }
+  return C10C_STATUS_OK;
+}
+
+static c10c_status check_dtype(c10c_dtype dtype) {
+  if (!c10c_dtype_is_valid(dtype) || dtype == C10C_DTYPE_UNDEFINED)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "invalid dtype %d", (int)dtype);
+  return C10C_STATUS_OK;
+}
+
+/* Fills in everything c10 derives from the geometry, dtype and device. */
+static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset, c10c_dtype dtype) {
+  const int64_t *sizes = sizes_of(t), *strides = strides_of(t);
+  if (!c10c__compute_numel(&t->numel, sizes, t->ndim))
+    return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
+  t->storage = storage;
+  t->storage_offset = offset;
+  t->dtype = dtype;
+  t->device = c10c_storage_device(storage);
+  bool inference = inference_mode;
+  c10c_status st = c10c_dispatch_key_set_for_tensor(&t->keys, dtype, C10C_LAYOUT_STRIDED,
+                                                    t->device.type, inference);
+  if (st != C10C_STATUS_OK) return st;
+  t->flags = c10c__contiguity_flags(sizes, strides, t->ndim, t->numel);
+  if (inference) t->flags |= INFERENCE_FLAG;
+  return C10C_STATUS_OK;
+}
+
+/* Builds a tensor over a new storage of nbytes; on failure frees what it made. */
+static c10c_status make_with_new_storage(c10c_tensor **out, c10c_tensor *t, int64_t nbytes,
+                                         c10c_dtype dtype, c10c_device device) {
+  c10c_storage *storage = NULL;
+  c10c_status st = c10c_storage_new(&storage, nbytes, NULL, device.type, true);
+  if (st == C10C_STATUS_OK) st = finish(t, storage, 0, dtype);
+  if (st != C10C_STATUS_OK) {
+    bool owned = t->storage != NULL; /* finish took the storage: the tensor releases it */
+    c10c_tensor_release(t);
+    if (!owned) c10c_storage_release(storage);
+    return st;
+  }
+  /* CPU tensors carry no index (torch.empty(device="cpu:0").device is cpu); others keep it. */
+  if (device.type != C10C_DEVICE_TYPE_CPU) t->device = device;
+  *out = t;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_tensor_empty(c10c_tensor **out, const int64_t *sizes, size_t ndim,
+                              c10c_dtype dtype, c10c_device device,
+                              c10c_memory_format memory_format) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  if (ndim > 0) C10C__CHECK_NOT_NULL(sizes);
+  c10c_status st = check_dtype(dtype);
+  if (st == C10C_STATUS_OK) st = c10c__check_device(device);
+  if (st == C10C_STATUS_OK) st = check_sizes(sizes, ndim);
+  int64_t nbytes = 0;
+  if (st == C10C_STATUS_OK)
+    st = c10c__storage_nbytes(&nbytes, sizes, NULL, ndim, 0, c10c_dtype_itemsize(dtype));
+  if (st != C10C_STATUS_OK) return st;
+  c10c_tensor *t = new_shell(ndim);
+  if (t == NULL) return out_of_memory();
+  if (ndim > 0) memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
+  st = c10c__default_strides(strides_of(t), sizes, ndim, memory_format);
+  if (st != C10C_STATUS_OK) {
+    c10c_tensor_release(t);
+    return st;
+  }
+  return make_with_new_storage(out, t, nbytes, dtype, device);
+}
+
+static c10c_status check_strides(const int64_t *sizes, const int64_t *strides, size_t ndim) {
+  for (size_t i = 0; i < ndim; i++) {
+    if (strides[i] < 0) {
+      char s1[256], s2[256];
+      c10c__format_int_list(s1, sizeof s1, sizes, ndim);
+      c10c__format_int_list(s2, sizeof s2, strides, ndim);
+      return c10c__fail(C10C_STATUS_OVERFLOW,
+                        "Storage size calculation overflowed with sizes=%s and strides=%s", s1, s2);
+    }
+  }
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_tensor_empty_strided(c10c_tensor **out, const int64_t *sizes,
+                                      const int64_t *strides, size_t ndim, c10c_dtype dtype,
+                                      c10c_device device) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  if (ndim > 0) {
+    C10C__CHECK_NOT_NULL(sizes);
+    C10C__CHECK_NOT_NULL(strides);
+  }
+  c10c_status st = check_dtype(dtype);
+  if (st == C10C_STATUS_OK) st = c10c__check_device(device);
+  if (st == C10C_STATUS_OK) st = check_sizes(sizes, ndim);
+  if (st == C10C_STATUS_OK) st = check_strides(sizes, strides, ndim);
+  int64_t nbytes = 0;
+  if (st == C10C_STATUS_OK)
+    st = c10c__storage_nbytes(&nbytes, sizes, strides, ndim, 0, c10c_dtype_itemsize(dtype));
+  if (st != C10C_STATUS_OK) return st;
+  c10c_tensor *t = new_shell(ndim);
+  if (t == NULL) return out_of_memory();
+  if (ndim > 0) {
+    memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
+    memcpy(strides_of(t), strides, ndim * sizeof *strides);
+  }
+  return make_with_new_storage(out, t, nbytes, dtype, device);
+}
+
+c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storage,
+                                         const int64_t *sizes, const int64_t *strides, size_t ndim,
+                                         int64_t storage_offset, c10c_dtype dtype) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  C10C__CHECK_NOT_NULL(storage);
+  if (ndim > 0) {
+    C10C__CHECK_NOT_NULL(sizes);
+    C10C__CHECK_NOT_NULL(strides);
+  }
+  c10c_status st = check_dtype(dtype);
+  if (st != C10C_STATUS_OK) return st;
+  if (storage_offset < 0)
+    return c10c__fail(C10C_STATUS_ERROR, "Tensor: invalid storage offset %lld",
+                      (long long)storage_offset);
+  st = check_sizes(sizes, ndim);
+  if (st == C10C_STATUS_OK) st = check_strides(sizes, strides, ndim);
+  size_t itemsize = c10c_dtype_itemsize(dtype);
+  int64_t needed = 0;
+  if (st == C10C_STATUS_OK)
+    st = c10c__storage_nbytes(&needed, sizes, strides, ndim, storage_offset, itemsize);
+  if (st != C10C_STATUS_OK) return st;
+  if (needed > c10c_storage_nbytes(storage)) {
+    char s1[256], s2[256];
+    c10c__format_int_list(s1, sizeof s1, sizes, ndim);
+    c10c__format_int_list(s2, sizeof s2, strides, ndim);
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
+                      "requiring a storage size of %lld are out of bounds for storage of size %lld",
+                      s1, s2, (long long)storage_offset, itemsize, (long long)needed,
+                      (long long)c10c_storage_nbytes(storage));
+  }
+  c10c_tensor *t = new_shell(ndim);
+  if (t == NULL) return out_of_memory();
+  if (ndim > 0) {
+    memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
+    memcpy(strides_of(t), strides, ndim * sizeof *strides);
+  }
+  st = finish(t, c10c_storage_retain(storage), storage_offset, dtype);
+  if (st != C10C_STATUS_OK) {
+    c10c_tensor_release(t);
+    return st;
+  }
+  *out = t;
+  return C10C_STATUS_OK;
+}
+
+c10c_tensor *c10c_tensor_retain(c10c_tensor *tensor) {
+  if (tensor != NULL) c10c__incref(&tensor->obj);
+  return tensor;
+}
+
+void c10c_tensor_release(c10c_tensor *tensor) {
+  if (tensor != NULL) c10c__decref(&tensor->obj);
+}
+
+size_t c10c_tensor_dim(const c10c_tensor *tensor) { return tensor ? tensor->ndim : 0; }
+
+int64_t c10c_tensor_numel(const c10c_tensor *tensor) { return tensor ? tensor->numel : 0; }
+
+const int64_t *c10c_tensor_sizes(const c10c_tensor *tensor) {
+  return tensor ? sizes_of(tensor) : NULL;
+}
+
+const int64_t *c10c_tensor_strides(const c10c_tensor *tensor) {
+  return tensor ? strides_of(tensor) : NULL;
+}
+
+/* c10's maybe_wrap_dim for size()/stride(): a 0-dim tensor has no dimension to name. */
+static c10c_status wrap_dim(int64_t *out, const c10c_tensor *t, int64_t dim) {
+  int64_t n = (int64_t)t->ndim;
+  if (n == 0)
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "Dimension specified as %lld but tensor has no dimensions", (long long)dim);
+  if (dim < -n || dim > n - 1)
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "Dimension out of range (expected to be in range of [%lld, %lld], but got "
+                      "%lld)",
+                      (long long)-n, (long long)(n - 1), (long long)dim);
+  *out = dim < 0 ? dim + n : dim;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_tensor_size(int64_t *out, const c10c_tensor *tensor, int64_t dim) {
+  C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(tensor);
+  int64_t d = 0;
+  c10c_status st = wrap_dim(&d, tensor, dim);
+  if (st == C10C_STATUS_OK) *out = sizes_of(tensor)[d];
+  return st;
+}
+
+c10c_status c10c_tensor_stride(int64_t *out, const c10c_tensor *tensor, int64_t dim) {
+  C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(tensor);
+  int64_t d = 0;
+  c10c_status st = wrap_dim(&d, tensor, dim);
+  if (st == C10C_STATUS_OK) *out = strides_of(tensor)[d];
+  return st;
+}
+
+int64_t c10c_tensor_storage_offset(const c10c_tensor *tensor) {
+  return tensor ? tensor->storage_offset : 0;
+}
+
+c10c_dtype c10c_tensor_dtype(const c10c_tensor *tensor) {
+  return tensor ? tensor->dtype : C10C_DTYPE_UNDEFINED;
+}
+
+c10c_device c10c_tensor_device(const c10c_tensor *tensor) {
+  if (tensor == NULL) return (c10c_device){C10C_DEVICE_TYPE_CPU, -1};
+  return tensor->device;
+}
+
+size_t c10c_tensor_itemsize(const c10c_tensor *tensor) {
+  return tensor ? c10c_dtype_itemsize(tensor->dtype) : 0;
+}
+
+int64_t c10c_tensor_nbytes(const c10c_tensor *tensor) {
+  return tensor ? tensor->numel * (int64_t)c10c_dtype_itemsize(tensor->dtype) : 0;
+}
+
+c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor) {
+  return tensor ? tensor->storage : NULL;
+}
+
+void *c10c_tensor_data(const c10c_tensor *tensor) {
+  if (tensor == NULL) return NULL;
+  char *base = c10c_storage_data(tensor->storage);
+  if (base == NULL) return NULL;
+  return base + tensor->storage_offset * (int64_t)c10c_dtype_itemsize(tensor->dtype);
+}
+
+c10c_dispatch_key_set c10c_tensor_keys(const c10c_tensor *tensor) {
+  c10c_dispatch_key_set empty = {0};
+  return tensor ? tensor->keys : empty;
+}
+
+c10c_status c10c_tensor_is_contiguous(bool *out, const c10c_tensor *tensor,
+                                      c10c_memory_format memory_format) {
+  C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(tensor);
+  switch (memory_format) {
+    case C10C_MEMORY_FORMAT_CONTIGUOUS:
+    case C10C_MEMORY_FORMAT_PRESERVE: *out = tensor->flags & C10C__CONTIGUOUS; break;
+    case C10C_MEMORY_FORMAT_CHANNELS_LAST:
+      *out = tensor->flags & C10C__CHANNELS_LAST_CONTIGUOUS;
+      break;
+    case C10C_MEMORY_FORMAT_CHANNELS_LAST_3D:
+      *out = tensor->flags & C10C__CHANNELS_LAST_3D_CONTIGUOUS;
+      break;
+    default:
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown memory format %d",
+                        (int)memory_format);
+  }
+  return C10C_STATUS_OK;
+}
+
+bool c10c_tensor_is_strides_like(const c10c_tensor *tensor, c10c_memory_format memory_format) {
+  if (tensor == NULL) return false;
+  if (memory_format == C10C_MEMORY_FORMAT_CHANNELS_LAST) return tensor->flags & C10C__CHANNELS_LAST;
+  if (memory_format == C10C_MEMORY_FORMAT_CHANNELS_LAST_3D)
+    return tensor->flags & C10C__CHANNELS_LAST_3D;
+  return false;
+}
+
+bool c10c_tensor_is_non_overlapping_and_dense(const c10c_tensor *tensor) {
+  return tensor != NULL && (tensor->flags & C10C__NON_OVERLAPPING_AND_DENSE);
+}
+
+bool c10c_tensor_is_inference(const c10c_tensor *tensor) {
+  return tensor != NULL && (tensor->flags & INFERENCE_FLAG);
+}
+
+c10c_status c10c_tensor_version(int64_t *out, const c10c_tensor *tensor) {
+  C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(tensor);
+  if (tensor->flags & INFERENCE_FLAG)
+    return c10c__fail(C10C_STATUS_ERROR, "Inference tensors do not track version counter.");
+  *out = c10c__storage_version(tensor->storage);
+  return C10C_STATUS_OK;
+}
