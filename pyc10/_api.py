@@ -25,6 +25,7 @@ from ._layout import layout, memory_format
 from ._lib import ffi as _ffi
 from ._lib import lib as _lib
 from ._storage import UntypedStorage
+from ._tensor import Size, Tensor, empty, empty_strided
 
 #: The release of the loaded libc10c ("0.1.0").
 __version__: str = _ffi.string(_lib.c10c_version_string()).decode()
@@ -136,6 +137,8 @@ __all__ = [
     "C10ValueError",
     "DispatchKey",
     "DispatchKeySet",
+    "Size",
+    "Tensor",
     "UntypedStorage",
     "_mkldnn",
     "abi_version",
@@ -160,6 +163,8 @@ __all__ = [
     "device",
     "double",
     "dtype",
+    "empty",
+    "empty_strided",
     "float",
     "float4_e2m1fn_x2",
     "float8_e4m3fn",

@@ -55,6 +55,29 @@ static c10c_storage *pyc10_storage_new(int64_t nbytes, c10c_device_type device_t
   c10c_storage *s = NULL;
   return c10c_storage_new(&s, nbytes, NULL, device_type, true) == C10C_STATUS_OK ? s : NULL;
 }
+
+/* Tensor factories returning the handle, or NULL with the error in c10c_last_error_status(). */
+static c10c_tensor *pyc10_tensor_empty(const int64_t *sizes, size_t ndim, c10c_dtype dtype,
+                                       c10c_device_type type, c10c_device_index index,
+                                       c10c_memory_format memory_format) {
+  c10c_tensor *t = NULL;
+  c10c_device device;
+  device.type = type;
+  device.index = index;
+  return c10c_tensor_empty(&t, sizes, ndim, dtype, device, memory_format) == C10C_STATUS_OK
+             ? t : NULL;
+}
+
+static c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64_t *strides,
+                                               size_t ndim, c10c_dtype dtype,
+                                               c10c_device_type type, c10c_device_index index) {
+  c10c_tensor *t = NULL;
+  c10c_device device;
+  device.type = type;
+  device.index = index;
+  return c10c_tensor_empty_strided(&t, sizes, strides, ndim, dtype, device) == C10C_STATUS_OK
+             ? t : NULL;
+}
 """
 
 # Declarations of the preamble and of the macros Python needs; "..." takes values from the header.
@@ -67,6 +90,12 @@ int32_t pyc10_ks_dispatch_table_index(uint64_t raw);
 size_t pyc10_ks_to_array(c10c_dispatch_key *out, size_t capacity, uint64_t raw);
 c10c_status pyc10_ks_to_string(char *out, size_t out_size, size_t *out_len, uint64_t raw);
 c10c_storage *pyc10_storage_new(int64_t nbytes, c10c_device_type device_type);
+c10c_tensor *pyc10_tensor_empty(const int64_t *sizes, size_t ndim, c10c_dtype dtype,
+                                c10c_device_type type, c10c_device_index index,
+                                c10c_memory_format memory_format);
+c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64_t *strides, size_t ndim,
+                                        c10c_dtype dtype, c10c_device_type type,
+                                        c10c_device_index index);
 #define C10C_VERSION_NUMBER ...
 #define C10C_ABI_VERSION ...
 """

@@ -88,7 +88,8 @@ def set_config(config: str) -> None:
     """Configure the caching CPU allocator: ``"max_cached_mb:512,huge_pages:False"``.
 
     Keys: ``max_cached_mb``, ``huge_pages``, ``thread_cache_kb``, ``fill`` (``none``, ``zero``
-    or ``junk``); an unknown key raises ``ValueError``. The environment variable ``C10C_CPU_ALLOC_CONF`` is read the same way.
+    or ``junk``); an unknown key raises ``ValueError``. The environment variable
+    ``C10C_CPU_ALLOC_CONF`` is read the same way.
     """
     if not isinstance(config, str):
         raise TypeError(f"config must be str, not {type(config).__name__}")

@@ -83,6 +83,8 @@ def test_every_struct_has_the_headers_layout():
         "struct c10c_storage",
         "c10c_weak_storage",
         "struct c10c_weak_storage",
+        "c10c_tensor",
+        "struct c10c_tensor",
     }
     assert ffi.sizeof("c10c_data_ptr") == 32
     assert ffi.sizeof("c10c_stat") == 32
