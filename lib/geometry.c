@@ -85,6 +85,8 @@ uint8_t c10c__contiguity_flags(const int64_t *sizes, const int64_t *strides, siz
   uint8_t f = 0;
   bool contiguous = compute_contiguous(sizes, strides, ndim, numel);
   if (contiguous) f |= C10C__CONTIGUOUS;
+  /* outside 4 and 5 dims a contiguous tensor is non-overlapping and dense and nothing else */
+  if (contiguous && ndim != 4 && ndim != 5) return f | C10C__NON_OVERLAPPING_AND_DENSE;
   if (ndim == 4) {
     bool cl = contiguous_in_order(sizes, strides, order_2d, 4);
     if (cl) f |= C10C__CHANNELS_LAST_CONTIGUOUS;

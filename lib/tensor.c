@@ -1,6 +1,7 @@
 /* Tensors (c10's TensorImpl): a storage reference, sizes and strides kept inline up to 5
  * dimensions, a storage offset in elements, and what c10 caches beside them (numel, contiguity
  * flags, the dispatch key set). Creation follows ATen's empty / empty_strided / set_ checks. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "geometry.h"
@@ -95,6 +96,25 @@ static c10c_status check_dtype(c10c_dtype dtype) {
   return C10C_STATUS_OK;
 }
 
+/* The key set of a new tensor depends only on (dtype, device type, inference mode): computed once
+ * per combination (0 marks "not yet"; no real key set is empty). Racing threads store the same
+ * value, so relaxed atomics suffice. */
+static _Atomic uint64_t key_set_cache[C10C_DTYPE_COUNT][C10C_DEVICE_TYPE_COUNT][2];
+
+static c10c_status key_set_for(c10c_dispatch_key_set *out, c10c_dtype dtype,
+                               c10c_device_type device_type, bool inference) {
+  _Atomic uint64_t *slot = &key_set_cache[dtype][device_type][inference];
+  uint64_t repr = atomic_load_explicit(slot, memory_order_relaxed);
+  if (repr != 0) {
+    out->repr = repr;
+    return C10C_STATUS_OK;
+  }
+  c10c_status st =
+      c10c_dispatch_key_set_for_tensor(out, dtype, C10C_LAYOUT_STRIDED, device_type, inference);
+  if (st == C10C_STATUS_OK) atomic_store_explicit(slot, out->repr, memory_order_relaxed);
+  return st;
+}
+
 /* Fills in everything c10 derives from the geometry, dtype and device. */
 static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset, c10c_dtype dtype) {
   const int64_t *sizes = sizes_of(t), *strides = strides_of(t);
@@ -105,8 +125,7 @@ static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset,
   t->dtype = dtype;
   t->device = c10c_storage_device(storage);
   bool inference = inference_mode;
-  c10c_status st = c10c_dispatch_key_set_for_tensor(&t->keys, dtype, C10C_LAYOUT_STRIDED,
-                                                    t->device.type, inference);
+  c10c_status st = key_set_for(&t->keys, dtype, t->device.type, inference);
   if (st != C10C_STATUS_OK) return st;
   t->flags = c10c__contiguity_flags(sizes, strides, t->ndim, t->numel);
   if (inference) t->flags |= INFERENCE_FLAG;
