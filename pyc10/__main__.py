@@ -76,6 +76,7 @@ def main() -> None:
         f"{len(pyc10.DispatchKeySet.from_alias('Autograd'))} runtime keys"
     )
     _memory_tour()
+    _tensor_tour()
 
 
 def _memory_tour() -> None:
@@ -110,6 +111,24 @@ def _memory_tour() -> None:
     print("  pyc10.memory.summary() prints torch's memory_summary table:")
     for line in pyc10.memory.summary().splitlines()[6:10]:
         print("    " + line)
+
+
+def _tensor_tour() -> None:
+    _section("tensors (creation and metadata so far)")
+    t = pyc10.empty(2, 3, 4, 5)
+    c = pyc10.empty(2, 3, 4, 5, memory_format=pyc10.channels_last)
+    print(f"  empty(2, 3, 4, 5):              shape={t.shape} stride={t.stride()}")
+    print(f"  ... memory_format=channels_last: stride={c.stride()}")
+    print(
+        f"      contiguous={c.is_contiguous()} "
+        f"channels_last_contiguous={c.is_contiguous(pyc10.channels_last)}"
+    )
+    s = pyc10.empty_strided((4, 3), (1, 4))
+    print(
+        f"  empty_strided((4, 3), (1, 4)):  contiguous={s.is_contiguous()} "
+        f"non_overlapping_and_dense={s._is_non_overlapping_and_dense()}"
+    )
+    print(f"  keys of a new tensor: {t._dispatch_keys()}, version {t._version}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ def test_tour_runs_and_shows_every_section(tmp_path):
         "== dispatch keys",
         "== storages and the caching CPU allocator",
         "a freed 4 MiB block is reused: new system allocations = 0",
+        "== tensors (creation and metadata so far)",
+        "stride=(60, 1, 15, 3)",
         "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)",
         "promote_types(pyc10.int64, pyc10.float16) = pyc10.float16",
         "Device index 128 is out of range",
