@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "geometry.h"
+#include "tensor_internal.h"
 #include "refcount.h"
 #include "storage_internal.h"
 #include "sysmem.h"
@@ -230,21 +231,10 @@ c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storag
                       (long long)storage_offset);
   st = check_sizes(sizes, ndim);
   if (st == C10C_STATUS_OK) st = check_strides(sizes, strides, ndim);
-  size_t itemsize = c10c_dtype_itemsize(dtype);
-  int64_t needed = 0;
   if (st == C10C_STATUS_OK)
-    st = c10c__storage_nbytes(&needed, sizes, strides, ndim, storage_offset, itemsize);
+    st = c10c__check_in_bounds(storage, sizes, strides, ndim, storage_offset,
+                               c10c_dtype_itemsize(dtype));
   if (st != C10C_STATUS_OK) return st;
-  if (needed > c10c_storage_nbytes(storage)) {
-    char s1[256], s2[256];
-    c10c__format_int_list(s1, sizeof s1, sizes, ndim);
-    c10c__format_int_list(s2, sizeof s2, strides, ndim);
-    return c10c__fail(C10C_STATUS_ERROR,
-                      "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
-                      "requiring a storage size of %lld are out of bounds for storage of size %lld",
-                      s1, s2, (long long)storage_offset, itemsize, (long long)needed,
-                      (long long)c10c_storage_nbytes(storage));
-  }
   c10c_tensor *t = new_shell(ndim);
   if (t == NULL) return out_of_memory();
   if (ndim > 0) {
@@ -256,6 +246,50 @@ c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storag
     c10c_tensor_release(t);
     return st;
   }
+  *out = t;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__check_in_bounds(const c10c_storage *storage, const int64_t *sizes,
+                                  const int64_t *strides, size_t ndim, int64_t storage_offset,
+                                  size_t itemsize) {
+  int64_t needed = 0;
+  c10c_status st = c10c__storage_nbytes(&needed, sizes, strides, ndim, storage_offset, itemsize);
+  if (st != C10C_STATUS_OK) return st;
+  if (needed > c10c_storage_nbytes(storage)) {
+    char s1[256], s2[256];
+    c10c__format_int_list(s1, sizeof s1, sizes, ndim);
+    c10c__format_int_list(s2, sizeof s2, strides, ndim);
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
+                      "requiring a storage size of %lld are out of bounds for storage of size %lld",
+                      s1, s2, (long long)storage_offset, itemsize, (long long)needed,
+                      (long long)c10c_storage_nbytes(storage));
+  }
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__tensor_make_view(c10c_tensor **out, const c10c_tensor *base, const int64_t *sizes,
+                                   const int64_t *strides, size_t ndim, int64_t storage_offset) {
+  c10c_tensor *t = new_shell(ndim);
+  if (t == NULL) return out_of_memory();
+  if (ndim > 0) {
+    memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
+    memcpy(strides_of(t), strides, ndim * sizeof *strides);
+  }
+  if (!c10c__compute_numel(&t->numel, sizes, ndim)) {
+    c10c_tensor_release(t);
+    return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
+  }
+  /* A view shares the storage (and so the version counter), the dtype, device and key set; it
+   * is an inference tensor exactly when its base is. */
+  t->storage = c10c_storage_retain(base->storage);
+  t->storage_offset = storage_offset;
+  t->dtype = base->dtype;
+  t->device = base->device;
+  t->keys = base->keys;
+  t->flags = (uint8_t)(c10c__contiguity_flags(sizes, strides, ndim, t->numel) |
+                       (base->flags & INFERENCE_FLAG));
   *out = t;
   return C10C_STATUS_OK;
 }
@@ -393,5 +427,18 @@ c10c_status c10c_tensor_version(int64_t *out, const c10c_tensor *tensor) {
   if (tensor->flags & INFERENCE_FLAG)
     return c10c__fail(C10C_STATUS_ERROR, "Inference tensors do not track version counter.");
   *out = c10c__storage_version(tensor->storage);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_tensor_bump_version(c10c_tensor *tensor) {
+  C10C__CHECK_NOT_NULL(tensor);
+  if (tensor->flags & INFERENCE_FLAG) {
+    if (c10c_inference_mode_enabled()) return C10C_STATUS_OK; /* nothing to count */
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "Inplace update to inference tensor outside InferenceMode is not allowed.You "
+                      "can make a clone to get a normal tensor before doing inplace update.See "
+                      "https://github.com/pytorch/rfcs/pull/17 for more details.");
+  }
+  c10c__storage_bump_version(tensor->storage);
   return C10C_STATUS_OK;
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any, final
+from typing import Any, cast, final
 
 from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
@@ -28,6 +28,8 @@ _STRIDED = LAYOUTS["strided"]
 _release = lib.c10c_tensor_release
 _gc = ffi.gc
 _BOOL_PTR = ffi.typeof("bool *")
+_TENSOR_PTR = ffi.typeof("c10c_tensor **")
+_INT64_MAX = (1 << 63) - 1
 _I64_PTR = ffi.typeof("int64_t *")
 
 
@@ -62,12 +64,12 @@ def _int_list(values: Sequence[Any], what: str, allow_bool: bool = False) -> lis
     return out
 
 
-def _sizes_from_args(args: tuple[Any, ...], name: str) -> list[int]:
+def _sizes_from_args(args: tuple[Any, ...], name: str, argname: str = "size") -> list[int]:
     if not args:
-        raise C10TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        raise C10TypeError(f'{name}() missing 1 required positional arguments: "{argname}"')
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
-        return _int_list(args[0], f"{name}(): argument 'size'", allow_bool=True)
-    return _int_list(args, f"{name}(): argument 'size'", allow_bool=True)
+        return _int_list(args[0], f"{name}(): argument '{argname}'", allow_bool=True)
+    return _int_list(args, f"{name}(): argument '{argname}'", allow_bool=True)
 
 
 def _check_dtype(d: Any) -> dtype:
@@ -222,6 +224,100 @@ class Tensor:
     def _dispatch_keys(self) -> DispatchKeySet:
         """The dispatch key set (as ``torch._C._dispatch_keys(t)``)."""
         return DispatchKeySet.from_raw(int(lib.c10c_tensor_keys(self._handle).repr))
+
+    # ---- views (sharing the storage and its version counter) ----
+
+    def _view_call(self, fn: Any, *args: Any) -> Tensor:
+        out = ffi.new(_TENSOR_PTR)
+        check(fn(out, self._handle, *args))
+        result = object.__new__(Tensor)
+        result._handle = _gc(out[0], _release)
+        return result
+
+    def view(self, *shape: Any) -> Tensor:
+        """The same elements under another shape (one -1 is inferred), as ``Tensor.view``."""
+        sizes = _sizes_from_args(shape, "view")
+        return self._view_call(lib.c10c_tensor_view, sizes, len(sizes))
+
+    def as_strided(
+        self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+    ) -> Tensor:
+        """A view with these sizes, strides and storage offset, as ``Tensor.as_strided``."""
+        sizes = _int_list(size, "as_strided(): argument 'size'", allow_bool=True)
+        strides = _int_list(stride, "as_strided(): argument 'stride'")
+        offset = ffi.NULL if storage_offset is None else ffi.new(_I64_PTR, storage_offset)
+        return self._view_call(
+            lib.c10c_tensor_as_strided, sizes, len(sizes), strides, len(strides), offset
+        )
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        """Swap two dimensions."""
+        return self._view_call(
+            lib.c10c_tensor_transpose, operator.index(dim0), operator.index(dim1)
+        )
+
+    swapdims = transpose
+    swapaxes = transpose
+
+    def t(self) -> Tensor:
+        """Transpose a tensor of at most 2 dims (0- and 1-dim tensors come back as they are)."""
+        n = self.dim()
+        if n > 2:
+            raise C10RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
+        return self.transpose(0, 0 if n < 2 else 1)
+
+    def permute(self, *dims: Any) -> Tensor:
+        """Reorder the dimensions."""
+        order = _sizes_from_args(dims, "permute", "dims")
+        return self._view_call(lib.c10c_tensor_permute, order, len(order))
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        """Elements start .. start + length - 1 along dim."""
+        return self._view_call(
+            lib.c10c_tensor_narrow,
+            operator.index(dim),
+            operator.index(start),
+            operator.index(length),
+        )
+
+    def select(self, dim: int, index: int) -> Tensor:
+        """The slice at index along dim, without that dim."""
+        return self._view_call(lib.c10c_tensor_select, operator.index(dim), operator.index(index))
+
+    def _slice(
+        self, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
+    ) -> Tensor:
+        """aten::slice: elements start, start+step, ... before end along dim."""
+        return self._view_call(
+            lib.c10c_tensor_slice,
+            operator.index(dim),
+            0 if start is None else operator.index(start),
+            _INT64_MAX if end is None else operator.index(end),
+            operator.index(step),
+        )
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        """Insert a dimension of size 1."""
+        return self._view_call(lib.c10c_tensor_unsqueeze, operator.index(dim))
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
+        """Drop dimensions of size 1 (all of them, or those listed)."""
+        if dim is None:
+            return self._view_call(lib.c10c_tensor_squeeze)
+        if isinstance(dim, (tuple, list)):
+            dims = _int_list(dim, "squeeze(): argument 'dim'")
+        else:
+            dims = [operator.index(cast(int, dim))]
+        return self._view_call(lib.c10c_tensor_squeeze_dims, dims, len(dims))
+
+    def expand(self, *sizes: Any) -> Tensor:
+        """Broadcast size-1 dimensions (and new leading ones) to sizes; -1 keeps a size."""
+        target = _sizes_from_args(sizes, "expand")
+        return self._view_call(lib.c10c_tensor_expand, target, len(target))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        """expand(other.shape)."""
+        return self.expand(other.shape)
 
     def __repr__(self) -> str:
         return (

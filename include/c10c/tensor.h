@@ -130,6 +130,84 @@ C10C_API bool c10c_tensor_is_inference(const c10c_tensor *tensor);
  * C10C_STATUS_ERROR "Inference tensors do not track version counter." */
 C10C_API c10c_status c10c_tensor_version(int64_t *out, const c10c_tensor *tensor);
 
+/* Counts an in-place write, as ATen's in-place ops do: call it after writing through
+ * c10c_tensor_data(). Every tensor over the same storage sees the new version. An inference
+ * tensor has no counter: a no-op inside inference mode, outside it C10C_STATUS_ERROR
+ * "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone
+ * to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17
+ * for more details." (sic, c10's message). */
+C10C_API c10c_status c10c_tensor_bump_version(c10c_tensor *tensor);
+
+/* ---- views: new tensors sharing the storage and its version counter ----
+ * Each makes *out a new reference; dims are wrapped as ATen's maybe_wrap_dim (a 0-dim tensor
+ * accepts 0 and -1), with IndexError-class errors C10C_STATUS_INDEX_OUT_OF_RANGE "Dimension out of
+ * range (expected to be in range of [-2, 1], but got 2)". Errors otherwise as ATen words them;
+ * C10C_STATUS_NULL_POINTER for NULL arguments; C10C_STATUS_OUT_OF_MEMORY. */
+
+/* torch.Tensor.view(shape): one -1 is inferred. Errors: "only one dimension can be inferred",
+ * "invalid shape dimension -2 at index 0 of shape [-2, 12]", "shape '[5, 5]' is invalid for input
+ * of size 24", "cannot reshape tensor of 0 elements into shape [0, -1] because ...", and "view
+ * size is not compatible with input tensor's size and stride (...). Use .reshape(...) instead." */
+C10C_API c10c_status c10c_tensor_view(c10c_tensor **out, const c10c_tensor *tensor,
+                                      const int64_t *shape, size_t ndim);
+
+/* torch.Tensor.as_strided(size, stride, storage_offset): storage_offset NULL keeps the tensor's.
+ * Errors: "mismatch in length of strides and shape", "as_strided: Negative strides are not
+ * supported at the moment, got strides: [1, -1]", "Tensor: invalid storage offset -1", the
+ * storage-size overflow and "setStorage: ... out of bounds" messages. */
+C10C_API c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *tensor,
+                                            const int64_t *sizes, size_t nsizes,
+                                            const int64_t *strides, size_t nstrides,
+                                            const int64_t *storage_offset);
+
+/* torch.Tensor.transpose(dim0, dim1). */
+C10C_API c10c_status c10c_tensor_transpose(c10c_tensor **out, const c10c_tensor *tensor,
+                                           int64_t dim0, int64_t dim1);
+
+/* torch.Tensor.permute(dims). Errors: "permute(sparse_coo): number of dimensions in the tensor
+ * input does not match ..." (sic, as ATen), "permute(): duplicate dims are not allowed." */
+C10C_API c10c_status c10c_tensor_permute(c10c_tensor **out, const c10c_tensor *tensor,
+                                         const int64_t *dims, size_t ndims);
+
+/* aten::slice(dim, start, end, step): negative start/end count from the end, both are clamped
+ * to the size (use INT64_MAX for "to the end"). Errors: "slice() cannot be applied to a 0-dim
+ * tensor." (index error), "slice step must be positive". */
+C10C_API c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
+                                       int64_t start, int64_t end, int64_t step);
+
+/* torch.Tensor.narrow(dim, start, length). Errors: "narrow() cannot be applied to a 0-dim
+ * tensor.", "narrow(): length must be non-negative.", "start out of range (expected to be in
+ * range of [-3, 3], but got 4)" (index error), "start (2) + length (2) exceeds dimension size
+ * (3)." */
+C10C_API c10c_status c10c_tensor_narrow(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
+                                        int64_t start, int64_t length);
+
+/* torch.Tensor.select(dim, index). Errors (index errors): "select() cannot be applied to a 0-dim
+ * tensor.", "select(): index 3 out of range for tensor of size [2, 3, 4] at dimension 1". */
+C10C_API c10c_status c10c_tensor_select(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
+                                        int64_t index);
+
+/* torch.Tensor.unsqueeze(dim): dim in [-(dim+1), dim]. */
+C10C_API c10c_status c10c_tensor_unsqueeze(c10c_tensor **out, const c10c_tensor *tensor,
+                                           int64_t dim);
+
+/* torch.Tensor.squeeze(): drops every size-1 dim. */
+C10C_API c10c_status c10c_tensor_squeeze(c10c_tensor **out, const c10c_tensor *tensor);
+
+/* torch.Tensor.squeeze(dims): drops the listed dims that have size 1, keeps the others.
+ * Errors: "dim 0 appears multiple times in the list of dims". */
+C10C_API c10c_status c10c_tensor_squeeze_dims(c10c_tensor **out, const c10c_tensor *tensor,
+                                              const int64_t *dims, size_t ndims);
+
+/* torch.Tensor.expand(sizes): -1 keeps a size; size-1 dims broadcast with stride 0.
+ * Errors: "expand(torch.FloatTensor{[3, 1]}, size=[4]): the number of sizes provided (1) must be
+ * greater or equal to the number of dimensions in the tensor (2)", "The expanded size of the
+ * tensor (4) must match the existing size (3) at non-singleton dimension 0.  Target sizes: [4,
+ * 4].  Tensor sizes: [3, 1]", "The expanded size of the tensor (-1) isn't allowed in a leading,
+ * non-existing dimension 0". */
+C10C_API c10c_status c10c_tensor_expand(c10c_tensor **out, const c10c_tensor *tensor,
+                                        const int64_t *sizes, size_t nsizes);
+
 C10C_END_DECLS
 
 #endif /* C10C_TENSOR_H */

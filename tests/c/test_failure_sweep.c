@@ -78,6 +78,24 @@ static c10c_status op_tensor_from_storage(void) {
                                       C10C_DTYPE_FLOAT32);
 }
 
+static c10c_tensor *view_base; /* 7 dims: a view's sizes and strides live on the heap */
+static c10c_status op_view_permute(void) {
+  int64_t dims[7] = {6, 5, 4, 3, 2, 1, 0};
+  return c10c_tensor_permute(&made_tensor, view_base, dims, 7);
+}
+static c10c_status op_view_view(void) {
+  int64_t shape[8] = {2, 2, 2, 2, 1, 1, 1, -1};
+  return c10c_tensor_view(&made_tensor, view_base, shape, 8);
+}
+static c10c_status op_view_squeeze(void) { return c10c_tensor_squeeze(&made_tensor, view_base); }
+static c10c_status op_view_expand(void) {
+  int64_t sizes[7] = {2, 3, 2, 3, 2, 3, 2};
+  return c10c_tensor_expand(&made_tensor, view_base, sizes, 7);
+}
+static c10c_status op_view_select(void) {
+  return c10c_tensor_select(&made_tensor, view_base, 6, 1);
+}
+
 /* Runs op with the k-th request failing for k = 1, 2, ... until it succeeds; returns how many
  * failures it survived. */
 static int sweep(const char *name, operation op) {
@@ -200,6 +218,19 @@ TEST(every_tensor_constructor_survives_each_failure) {
   c10c_storage_release(base_storage);
 }
 
+TEST(every_view_survives_each_failure) {
+  int64_t sizes[7] = {2, 1, 2, 1, 2, 1, 2};
+  ASSERT_OK(c10c_tensor_empty(&view_base, sizes, 7, C10C_DTYPE_FLOAT32, cpu_device,
+                              C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_TRUE(sweep_tensor("permute(7 dims)", op_view_permute) >= 1);
+  ASSERT_TRUE(sweep_tensor("view(8 dims)", op_view_view) >= 1);
+  ASSERT_TRUE(sweep_tensor("squeeze", op_view_squeeze) >= 1);
+  ASSERT_TRUE(sweep_tensor("expand", op_view_expand) >= 1);
+  ASSERT_TRUE(sweep_tensor("select", op_view_select) >= 1);
+  ASSERT_EQ(c10c_storage_use_count(c10c_tensor_storage(view_base)), 1);
+  c10c_tensor_release(view_base);
+}
+
 TEST(privateuse1_registration_survives_failure) {
   c10c_testing_fail_allocation(1);
   ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_privateuse1_backend_register("sweep"));
@@ -212,5 +243,5 @@ RUN_TESTS(T(every_storage_constructor_survives_each_failure),
           T(resize_survives_each_failure_and_keeps_the_old_bytes),
           T(large_miss_that_reuses_a_cached_block_survives_each_failure),
           T(allocator_handles_and_registry_survive_each_failure),
-          T(every_tensor_constructor_survives_each_failure),
+          T(every_tensor_constructor_survives_each_failure), T(every_view_survives_each_failure),
           T(privateuse1_registration_survives_failure))

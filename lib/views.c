@@ -1,0 +1,484 @@
+/* Views: new tensors over the same storage with another geometry, following ATen's rules and
+ * messages (TensorShape.cpp, InferSize.h, ExpandUtils.cpp; reference section 8). Each works on
+ * a stack copy of sizes and strides and ends in c10c__tensor_make_view. */
+#include <stdio.h>
+#include <string.h>
+
+#include "checked.h"
+#include "geometry.h"
+#include "sysmem.h"
+#include "tensor_internal.h"
+
+/* Dims on the stack up to this rank; larger ranks borrow heap scratch. */
+enum { STACK_DIMS = 16 };
+
+typedef struct geometry {
+  int64_t *sizes, *strides;
+  size_t ndim;
+  int64_t offset;
+  int64_t stack[2 * STACK_DIMS];
+  int64_t *heap;
+} geometry;
+
+/* Scratch for `capacity` dims, starting as a copy of t's geometry (first `ndim` dims). */
+static c10c_status geometry_init(geometry *g, const c10c_tensor *t, size_t capacity) {
+  size_t ndim = c10c_tensor_dim(t);
+  if (capacity < ndim) capacity = ndim;
+  g->heap = NULL;
+  if (capacity > STACK_DIMS) {
+    g->heap = c10c__malloc(2 * capacity * sizeof(int64_t));
+    if (g->heap == NULL)
+      return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory computing a view");
+    g->sizes = g->heap;
+  } else {
+    g->sizes = g->stack;
+  }
+  g->strides = g->sizes + capacity;
+  g->ndim = ndim;
+  g->offset = c10c_tensor_storage_offset(t);
+  if (ndim > 0) {
+    memcpy(g->sizes, c10c_tensor_sizes(t), ndim * sizeof(int64_t));
+    memcpy(g->strides, c10c_tensor_strides(t), ndim * sizeof(int64_t));
+  }
+  return C10C_STATUS_OK;
+}
+
+static c10c_status geometry_finish(c10c_tensor **out, const c10c_tensor *t, geometry *g,
+                                   c10c_status st) {
+  if (st == C10C_STATUS_OK)
+    st = c10c__tensor_make_view(out, t, g->sizes, g->strides, g->ndim, g->offset);
+  c10c__free(g->heap);
+  return st;
+}
+
+/* ATen's maybe_wrap_dim with wrap_scalar: a 0-dim tensor accepts 0 and -1. */
+static c10c_status wrap(int64_t *dim, int64_t ndim) {
+  int64_t n = ndim > 0 ? ndim : 1;
+  if (*dim < -n || *dim > n - 1)
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "Dimension out of range (expected to be in range of [%lld, %lld], but got "
+                      "%lld)",
+                      (long long)-n, (long long)(n - 1), (long long)*dim);
+  if (*dim < 0) *dim += n;
+  return C10C_STATUS_OK;
+}
+
+#define CHECK_ARGS(out, t)     \
+  do {                         \
+    C10C__CHECK_NOT_NULL(out); \
+    *(out) = NULL;             \
+    C10C__CHECK_NOT_NULL(t);   \
+  } while (0)
+
+/* ---- transpose, permute ---- */
+
+c10c_status c10c_tensor_transpose(c10c_tensor **out, const c10c_tensor *t, int64_t dim0,
+                                  int64_t dim1) {
+  CHECK_ARGS(out, t);
+  int64_t n = (int64_t)c10c_tensor_dim(t);
+  c10c_status st = wrap(&dim0, n);
+  if (st == C10C_STATUS_OK) st = wrap(&dim1, n);
+  if (st != C10C_STATUS_OK) return st;
+  geometry g;
+  st = geometry_init(&g, t, 0);
+  if (st != C10C_STATUS_OK) return st;
+  if (n > 0 && dim0 != dim1) {
+    int64_t s = g.sizes[dim0], r = g.strides[dim0];
+    g.sizes[dim0] = g.sizes[dim1], g.strides[dim0] = g.strides[dim1];
+    g.sizes[dim1] = s, g.strides[dim1] = r;
+  }
+  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+}
+
+c10c_status c10c_tensor_permute(c10c_tensor **out, const c10c_tensor *t, const int64_t *dims,
+                                size_t ndims) {
+  CHECK_ARGS(out, t);
+  if (ndims > 0) C10C__CHECK_NOT_NULL(dims);
+  size_t n = c10c_tensor_dim(t);
+  if (ndims != n)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "permute(sparse_coo): number of dimensions in the tensor input does not "
+                      "match the length of the desired ordering of dimensions i.e. input.dim() = "
+                      "%zu is not equal to len(dims) = %zu",
+                      n, ndims);
+  /* scratch: the source in [0, n), the wrapped dims in [n, 2n), the result sizes in [2n, 3n) */
+  geometry g;
+  c10c_status st = geometry_init(&g, t, 3 * n);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t *perm = g.sizes + n, *new_sizes = g.sizes + 2 * n, *new_strides = g.strides + n;
+  for (size_t i = 0; i < n && st == C10C_STATUS_OK; i++) {
+    perm[i] = dims[i];
+    st = wrap(&perm[i], (int64_t)n);
+    for (size_t j = 0; j < i && st == C10C_STATUS_OK; j++)
+      if (perm[j] == perm[i])
+        st = c10c__fail(C10C_STATUS_ERROR, "permute(): duplicate dims are not allowed.");
+  }
+  if (st == C10C_STATUS_OK) {
+    for (size_t i = 0; i < n; i++) {
+      new_sizes[i] = g.sizes[perm[i]];
+      new_strides[i] = g.strides[perm[i]];
+    }
+    memmove(g.sizes, new_sizes, n * sizeof(int64_t));
+    memmove(g.strides, new_strides, n * sizeof(int64_t));
+  }
+  return geometry_finish(out, t, &g, st);
+}
+
+/* ---- narrow, select, slice ---- */
+
+c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *t, int64_t dim, int64_t start,
+                              int64_t end, int64_t step) {
+  CHECK_ARGS(out, t);
+  int64_t n = (int64_t)c10c_tensor_dim(t);
+  if (n == 0)
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "slice() cannot be applied to a 0-dim tensor.");
+  c10c_status st = wrap(&dim, n);
+  if (st != C10C_STATUS_OK) return st;
+  if (step <= 0) return c10c__fail(C10C_STATUS_ERROR, "slice step must be positive");
+  geometry g;
+  st = geometry_init(&g, t, 0);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t size = g.sizes[dim];
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  if (start < 0)
+    start = 0;
+  else if (start >= size)
+    start = size;
+  if (end < start)
+    end = start;
+  else if (end >= size)
+    end = size;
+  g.offset += start * g.strides[dim];
+  g.sizes[dim] = (end - start + step - 1) / step;
+  g.strides[dim] *= step;
+  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+}
+
+c10c_status c10c_tensor_narrow(c10c_tensor **out, const c10c_tensor *t, int64_t dim, int64_t start,
+                               int64_t length) {
+  CHECK_ARGS(out, t);
+  int64_t n = (int64_t)c10c_tensor_dim(t);
+  if (n == 0) return c10c__fail(C10C_STATUS_ERROR, "narrow() cannot be applied to a 0-dim tensor.");
+  if (length < 0) return c10c__fail(C10C_STATUS_ERROR, "narrow(): length must be non-negative.");
+  c10c_status st = wrap(&dim, n);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t size = c10c_tensor_sizes(t)[dim];
+  if (start < -size || start > size)
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "start out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                      (long long)-size, (long long)size, (long long)start);
+  if (start < 0) start += size;
+  if (start > size - length)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "start (%lld) + length (%lld) exceeds dimension size (%lld).",
+                      (long long)start, (long long)length, (long long)size);
+  return c10c_tensor_slice(out, t, dim, start, start + length, 1);
+}
+
+c10c_status c10c_tensor_select(c10c_tensor **out, const c10c_tensor *t, int64_t dim,
+                               int64_t index) {
+  CHECK_ARGS(out, t);
+  int64_t n = (int64_t)c10c_tensor_dim(t);
+  if (n == 0)
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "select() cannot be applied to a 0-dim tensor.");
+  c10c_status st = wrap(&dim, n);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t size = c10c_tensor_sizes(t)[dim];
+  if (index < -size || index >= size) {
+    char list[256];
+    c10c__format_int_list(list, sizeof list, c10c_tensor_sizes(t), (size_t)n);
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "select(): index %lld out of range for tensor of size %s at dimension %lld",
+                      (long long)index, list, (long long)dim);
+  }
+  if (index < 0) index += size;
+  geometry g;
+  st = geometry_init(&g, t, 0);
+  if (st != C10C_STATUS_OK) return st;
+  g.offset += index * g.strides[dim];
+  memmove(g.sizes + dim, g.sizes + dim + 1, (size_t)(n - dim - 1) * sizeof(int64_t));
+  memmove(g.strides + dim, g.strides + dim + 1, (size_t)(n - dim - 1) * sizeof(int64_t));
+  g.ndim--;
+  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+}
+
+/* ---- squeeze, unsqueeze ---- */
+
+c10c_status c10c_tensor_unsqueeze(c10c_tensor **out, const c10c_tensor *t, int64_t dim) {
+  CHECK_ARGS(out, t);
+  int64_t n = (int64_t)c10c_tensor_dim(t);
+  c10c_status st = wrap(&dim, n + 1);
+  if (st != C10C_STATUS_OK) return st;
+  geometry g;
+  st = geometry_init(&g, t, (size_t)n + 1);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t stride = dim >= n ? 1 : g.sizes[dim] * g.strides[dim];
+  memmove(g.sizes + dim + 1, g.sizes + dim, (size_t)(n - dim) * sizeof(int64_t));
+  memmove(g.strides + dim + 1, g.strides + dim, (size_t)(n - dim) * sizeof(int64_t));
+  g.sizes[dim] = 1;
+  g.strides[dim] = stride;
+  g.ndim++;
+  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+}
+
+/* Removes the size-1 dims marked in `drop` (one flag per dim). */
+static c10c_status squeeze_marked(c10c_tensor **out, const c10c_tensor *t, const bool *drop) {
+  geometry g;
+  c10c_status st = geometry_init(&g, t, 0);
+  if (st != C10C_STATUS_OK) return st;
+  size_t kept = 0;
+  for (size_t d = 0; d < g.ndim; d++) {
+    if (drop[d] && g.sizes[d] == 1) continue;
+    g.sizes[kept] = g.sizes[d];
+    g.strides[kept] = g.strides[d];
+    kept++;
+  }
+  g.ndim = kept;
+  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+}
+
+c10c_status c10c_tensor_squeeze(c10c_tensor **out, const c10c_tensor *t) {
+  CHECK_ARGS(out, t);
+  size_t n = c10c_tensor_dim(t);
+  /* One slot even for a 0-dim tensor: wrap() maps its dims to 0, and a repeat is still an error. */
+  bool stack[64], *drop = n <= 64 ? stack : c10c__malloc(n);
+  if (drop == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in squeeze");
+  for (size_t d = 0; d < n; d++) drop[d] = true;
+  c10c_status st = squeeze_marked(out, t, drop);
+  if (drop != stack) c10c__free(drop);
+  return st;
+}
+
+c10c_status c10c_tensor_squeeze_dims(c10c_tensor **out, const c10c_tensor *t, const int64_t *dims,
+                                     size_t ndims) {
+  CHECK_ARGS(out, t);
+  if (ndims > 0) C10C__CHECK_NOT_NULL(dims);
+  size_t n = c10c_tensor_dim(t);
+  /* One slot even for a 0-dim tensor: wrap() maps its dims to 0, and a repeat is still an error. */
+  bool stack[64], *drop = n <= 64 ? stack : c10c__malloc(n);
+  if (drop == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in squeeze");
+  for (size_t d = 0; d < (n > 0 ? n : 1); d++) drop[d] = false;
+  c10c_status st = C10C_STATUS_OK;
+  for (size_t i = 0; i < ndims && st == C10C_STATUS_OK; i++) {
+    int64_t d = dims[i];
+    st = wrap(&d, (int64_t)n);
+    if (st != C10C_STATUS_OK) break;
+    if (drop[d])
+      st = c10c__fail(C10C_STATUS_ERROR, "dim %lld appears multiple times in the list of dims",
+                      (long long)d);
+    else
+      drop[d] = true;
+  }
+  if (n == 0) drop[0] = false; /* nothing to squeeze in a 0-dim tensor */
+  if (st == C10C_STATUS_OK) st = squeeze_marked(out, t, drop);
+  if (drop != stack) c10c__free(drop);
+  return st;
+}
+
+/* ---- expand ---- */
+
+/* "torch.FloatTensor{[3, 1]}": how ATen names a tensor in expand's message. */
+static void describe(char *buf, size_t size, const c10c_tensor *t) {
+  char list[256];
+  c10c__format_int_list(list, sizeof list, c10c_tensor_sizes(t), c10c_tensor_dim(t));
+  c10c_device d = c10c_tensor_device(t);
+  snprintf(buf, size, "torch.%s%sTensor{%s}", d.type == C10C_DEVICE_TYPE_CPU ? "" : "cuda.",
+           c10c_dtype_c10_name(c10c_tensor_dtype(t)), list);
+}
+
+c10c_status c10c_tensor_expand(c10c_tensor **out, const c10c_tensor *t, const int64_t *sizes,
+                               size_t nsizes) {
+  CHECK_ARGS(out, t);
+  if (nsizes > 0) C10C__CHECK_NOT_NULL(sizes);
+  size_t n = c10c_tensor_dim(t);
+  if (nsizes < n) {
+    char what[320], list[256];
+    describe(what, sizeof what, t);
+    c10c__format_int_list(list, sizeof list, sizes, nsizes);
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "expand(%s, size=%s): the number of sizes provided (%zu) must be greater or "
+                      "equal to the number of dimensions in the tensor (%zu)",
+                      what, list, nsizes, n);
+  }
+  geometry g;
+  c10c_status st = geometry_init(&g, t, nsizes + n);
+  if (st != C10C_STATUS_OK) return st;
+  const int64_t *old_sizes = c10c_tensor_sizes(t), *old_strides = c10c_tensor_strides(t);
+  int64_t *new_sizes = g.sizes, *new_strides = g.strides;
+  for (size_t k = nsizes; k-- > 0 && st == C10C_STATUS_OK;) {
+    size_t offset = nsizes - n;
+    int64_t size = old_sizes != NULL && k >= offset ? old_sizes[k - offset] : 1;
+    int64_t stride =
+        old_strides != NULL && k >= offset ? old_strides[k - offset]
+        : k + 1 < nsizes
+            ? new_sizes[k + 1] * new_strides[k + 1]
+            : 0; /* ATen gives a new last dim stride 0 (verified: 0-dim expanded to (1,)) */
+    int64_t target = sizes[k];
+    /* -1 keeps an existing size and is refused for a new leading dim, except (as ATen) when the
+     * tensor is 0-dim; other negative sizes pass and fail later as numel overflow. */
+    if (target == -1 && k < offset && n > 0) {
+      st = c10c__fail(C10C_STATUS_ERROR,
+                      "The expanded size of the tensor (%lld) isn't allowed in a leading, "
+                      "non-existing dimension %zu",
+                      (long long)target, k);
+      break;
+    }
+    if (target == -1 && k >= offset) target = size;
+    if (size != target) {
+      if (size != 1) {
+        char target_list[256], tensor_list[256];
+        c10c__format_int_list(target_list, sizeof target_list, sizes, nsizes);
+        c10c__format_int_list(tensor_list, sizeof tensor_list, old_sizes, n);
+        st = c10c__fail(C10C_STATUS_ERROR,
+                        "The expanded size of the tensor (%lld) must match the existing size "
+                        "(%lld) at non-singleton dimension %zu.  Target sizes: %s.  Tensor "
+                        "sizes: %s",
+                        (long long)target, (long long)size, k, target_list, tensor_list);
+        break;
+      }
+      size = target;
+      stride = 0;
+    }
+    new_sizes[k] = size;
+    new_strides[k] = stride;
+  }
+  g.ndim = nsizes;
+  return geometry_finish(out, t, &g, st);
+}
+
+/* ---- view ---- */
+
+/* ATen's infer_size: at most one -1, replaced by what makes the numel match. */
+static c10c_status infer_size(int64_t *shape, size_t n, int64_t numel) {
+  int64_t product = 1;
+  long infer = -1;
+  bool overflow = false;
+  for (size_t i = 0; i < n; i++) {
+    if (shape[i] == -1) {
+      if (infer >= 0) return c10c__fail(C10C_STATUS_ERROR, "only one dimension can be inferred");
+      infer = (long)i;
+    } else if (shape[i] >= 0) {
+      overflow |= c10c__mul_overflows(product, shape[i], &product);
+    } else {
+      char list[256];
+      c10c__format_int_list(list, sizeof list, shape, n);
+      return c10c__fail(C10C_STATUS_ERROR, "invalid shape dimension %lld at index %zu of shape %s",
+                        (long long)shape[i], i, list);
+    }
+  }
+  char list[256];
+  c10c__format_int_list(list, sizeof list, shape, n);
+  if (!overflow && (numel == product || (infer >= 0 && product > 0 && numel % product == 0))) {
+    if (infer >= 0) {
+      /* numel == product == 0: the -1 could be anything */
+      if (product == 0)
+        return c10c__fail(C10C_STATUS_ERROR,
+                          "cannot reshape tensor of 0 elements into shape %s because the "
+                          "unspecified dimension size -1 can be any value and is ambiguous",
+                          list);
+      shape[infer] = numel / product;
+    }
+    return C10C_STATUS_OK;
+  }
+  return c10c__fail(C10C_STATUS_ERROR, "shape '%s' is invalid for input of size %lld", list,
+                    (long long)numel);
+}
+
+/* ATen's computeStride: strides for viewing (old sizes, old strides) as new sizes, or false. */
+static bool compute_stride(int64_t *new_strides, const int64_t *old_sizes,
+                           const int64_t *old_strides, size_t old_n, const int64_t *new_sizes,
+                           size_t new_n, int64_t numel) {
+  if (old_n == 0) {
+    for (size_t i = 0; i < new_n; i++) new_strides[i] = 1;
+    return true;
+  }
+  if (numel == 0) {
+    bool same = old_n == new_n && memcmp(old_sizes, new_sizes, new_n * sizeof(int64_t)) == 0;
+    if (same) {
+      memcpy(new_strides, old_strides, new_n * sizeof(int64_t));
+      return true;
+    }
+    int64_t s = 1;
+    for (size_t i = new_n; i-- > 0;) {
+      new_strides[i] = s;
+      s *= new_sizes[i] > 1 ? new_sizes[i] : 1;
+    }
+    return true;
+  }
+  long view_d = (long)new_n - 1;
+  int64_t chunk_base = old_strides[old_n - 1], tensor_numel = 1, view_numel = 1;
+  for (size_t d = old_n; d-- > 0;) {
+    tensor_numel *= old_sizes[d];
+    if (d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
+        new_strides[view_d] = view_numel * chunk_base;
+        view_numel *= new_sizes[view_d];
+        view_d--;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (d > 0) {
+        chunk_base = old_strides[d - 1];
+        tensor_numel = view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+c10c_status c10c_tensor_view(c10c_tensor **out, const c10c_tensor *t, const int64_t *shape,
+                             size_t n) {
+  CHECK_ARGS(out, t);
+  if (n > 0) C10C__CHECK_NOT_NULL(shape);
+  size_t old_n = c10c_tensor_dim(t);
+  geometry g;
+  c10c_status st = geometry_init(&g, t, n + old_n);
+  if (st != C10C_STATUS_OK) return st;
+  /* source geometry stays in the first old_n slots; the result goes after it */
+  int64_t *new_sizes = g.sizes + old_n, *new_strides = g.strides + old_n;
+  if (n > 0) memcpy(new_sizes, shape, n * sizeof(int64_t));
+  st = infer_size(new_sizes, n, c10c_tensor_numel(t));
+  if (st == C10C_STATUS_OK &&
+      !compute_stride(new_strides, g.sizes, g.strides, old_n, new_sizes, n, c10c_tensor_numel(t)))
+    st = c10c__fail(C10C_STATUS_ERROR,
+                    "view size is not compatible with input tensor's size and stride (at least "
+                    "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                    "instead.");
+  if (st == C10C_STATUS_OK) {
+    memmove(g.sizes, new_sizes, n * sizeof(int64_t));
+    memmove(g.strides, new_strides, n * sizeof(int64_t));
+    g.ndim = n;
+  }
+  return geometry_finish(out, t, &g, st);
+}
+
+/* ---- as_strided ---- */
+
+c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *t, const int64_t *sizes,
+                                   size_t nsizes, const int64_t *strides, size_t nstrides,
+                                   const int64_t *storage_offset) {
+  CHECK_ARGS(out, t);
+  if (nsizes > 0) C10C__CHECK_NOT_NULL(sizes);
+  if (nstrides > 0) C10C__CHECK_NOT_NULL(strides);
+  int64_t offset = storage_offset ? *storage_offset : c10c_tensor_storage_offset(t);
+  if (nsizes != nstrides)
+    return c10c__fail(C10C_STATUS_ERROR, "mismatch in length of strides and shape");
+  for (size_t i = 0; i < nstrides; i++) {
+    if (strides[i] < 0) {
+      char list[256];
+      c10c__format_int_list(list, sizeof list, strides, nstrides);
+      return c10c__fail(C10C_STATUS_ERROR,
+                        "as_strided: Negative strides are not supported at the moment, got "
+                        "strides: %s",
+                        list);
+    }
+  }
+  if (offset < 0)
+    return c10c__fail(C10C_STATUS_ERROR, "Tensor: invalid storage offset %lld", (long long)offset);
+  c10c_status st = c10c__check_in_bounds(c10c_tensor_storage(t), sizes, strides, nsizes, offset,
+                                         c10c_tensor_itemsize(t));
+  if (st != C10C_STATUS_OK) return st;
+  return c10c__tensor_make_view(out, t, sizes, strides, nsizes, offset);
+}

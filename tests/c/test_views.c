@@ -1,0 +1,241 @@
+/* Views: every view shares its base's storage, moves only sizes, strides and the storage offset,
+ * and rejects bad arguments with ATen's messages. The expected geometries below are what
+ * torch 2.13 returns for the same calls; tests/python/test_views.py checks thousands of random
+ * view chains against torch itself. */
+#include "harness.h"
+
+static const c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+
+static c10c_tensor *make(const int64_t *sizes, size_t n) {
+  c10c_tensor *t = NULL;
+  ASSERT_OK(
+      c10c_tensor_empty(&t, sizes, n, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  return t;
+}
+
+/* Checks geometry and that v views t's storage; releases v. */
+static void expect_view(c10c_tensor *v, const c10c_tensor *t, size_t n, const int64_t *sizes,
+                        const int64_t *strides, int64_t offset, int line) {
+  if (v == NULL) {
+    fprintf(stderr, "  line %d: no view\n", line);
+    test_current_failed = 1;
+    return;
+  }
+  bool ok = c10c_tensor_dim(v) == n && c10c_tensor_storage_offset(v) == offset &&
+            c10c_tensor_storage(v) == c10c_tensor_storage(t);
+  for (size_t d = 0; ok && d < n; d++)
+    ok = c10c_tensor_sizes(v)[d] == sizes[d] && c10c_tensor_strides(v)[d] == strides[d];
+  if (!ok) {
+    fprintf(stderr, "  line %d: unexpected view geometry\n", line);
+    test_current_failed = 1;
+  }
+  c10c_tensor_release(v);
+}
+
+#define EXPECT_VIEW(v, t, n, offset, ...)                     \
+  do {                                                        \
+    const int64_t geo_[2][(n) > 0 ? (n) : 1] = __VA_ARGS__;   \
+    expect_view(v, t, n, geo_[0], geo_[1], offset, __LINE__); \
+  } while (0)
+
+TEST(transpose_permute_and_t) {
+  int64_t s[3] = {2, 3, 4};
+  c10c_tensor *t = make(s, 3), *v = NULL;
+  ASSERT_OK(c10c_tensor_transpose(&v, t, 0, -1));
+  EXPECT_VIEW(v, t, 3, 0, {{4, 3, 2}, {1, 4, 12}});
+  int64_t perm[3] = {1, -1, 0};
+  ASSERT_OK(c10c_tensor_permute(&v, t, perm, 3));
+  EXPECT_VIEW(v, t, 3, 0, {{3, 4, 2}, {4, 1, 12}});
+  int64_t dup[3] = {0, 0, 1};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_permute(&v, t, dup, 3));
+  ASSERT_ERROR_MESSAGE("permute(): duplicate dims are not allowed.");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_permute(&v, t, perm, 2));
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_transpose(&v, t, 0, 3));
+  ASSERT_ERROR_MESSAGE("Dimension out of range (expected to be in range of [-3, 2], but got 3)");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(t);
+}
+
+TEST(slice_narrow_select_follow_aten) {
+  int64_t s[2] = {5, 4};
+  c10c_tensor *t = make(s, 2), *v = NULL;
+  ASSERT_OK(c10c_tensor_slice(&v, t, 0, 1, INT64_MAX, 2));
+  EXPECT_VIEW(v, t, 2, 4, {{2, 4}, {8, 1}});
+  ASSERT_OK(c10c_tensor_slice(&v, t, 1, -3, -1, 1));
+  EXPECT_VIEW(v, t, 2, 1, {{5, 2}, {4, 1}});
+  ASSERT_OK(c10c_tensor_slice(&v, t, 1, 3, 1, 1)); /* end before start: empty, at start */
+  EXPECT_VIEW(v, t, 2, 3, {{5, 0}, {4, 1}});
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_slice(&v, t, 0, 0, 5, 0));
+  ASSERT_ERROR_MESSAGE("slice step must be positive");
+  ASSERT_OK(c10c_tensor_narrow(&v, t, -1, 1, 2));
+  EXPECT_VIEW(v, t, 2, 1, {{5, 2}, {4, 1}});
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_narrow(&v, t, 1, 3, 2));
+  ASSERT_ERROR_MESSAGE("start (3) + length (2) exceeds dimension size (4).");
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_narrow(&v, t, 1, 5, 0));
+  ASSERT_ERROR_MESSAGE("start out of range (expected to be in range of [-4, 4], but got 5)");
+  ASSERT_OK(c10c_tensor_select(&v, t, 0, -1));
+  EXPECT_VIEW(v, t, 1, 16, {{4}, {1}});
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_select(&v, t, 1, 4));
+  ASSERT_ERROR_MESSAGE("select(): index 4 out of range for tensor of size [5, 4] at dimension 1");
+  c10c_tensor *scalar = make(s, 0);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_select(&v, scalar, 0, 0));
+  ASSERT_ERROR_MESSAGE("select() cannot be applied to a 0-dim tensor.");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_narrow(&v, scalar, 0, 0, 1));
+  ASSERT_ERROR_MESSAGE("narrow() cannot be applied to a 0-dim tensor.");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(scalar);
+  c10c_tensor_release(t);
+}
+
+TEST(unsqueeze_squeeze_and_expand) {
+  int64_t s[3] = {3, 1, 2};
+  c10c_tensor *t = make(s, 3), *v = NULL;
+  ASSERT_OK(c10c_tensor_unsqueeze(&v, t, 3));
+  EXPECT_VIEW(v, t, 4, 0, {{3, 1, 2, 1}, {2, 2, 1, 1}});
+  ASSERT_OK(c10c_tensor_unsqueeze(&v, t, 0));
+  EXPECT_VIEW(v, t, 4, 0, {{1, 3, 1, 2}, {6, 2, 2, 1}});
+  ASSERT_OK(c10c_tensor_squeeze(&v, t));
+  EXPECT_VIEW(v, t, 2, 0, {{3, 2}, {2, 1}});
+  int64_t dims[2] = {0, -2};
+  ASSERT_OK(c10c_tensor_squeeze_dims(&v, t, dims, 2)); /* dim 0 has size 3: kept */
+  EXPECT_VIEW(v, t, 2, 0, {{3, 2}, {2, 1}});
+  int64_t twice[2] = {1, -2};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_squeeze_dims(&v, t, twice, 2));
+  ASSERT_ERROR_MESSAGE("dim 1 appears multiple times in the list of dims");
+  int64_t to[4] = {4, -1, 5, 2};
+  ASSERT_OK(c10c_tensor_expand(&v, t, to, 4));
+  EXPECT_VIEW(v, t, 4, 0, {{4, 3, 5, 2}, {0, 2, 0, 1}});
+  int64_t bad[3] = {3, 1, 4};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_expand(&v, t, bad, 3));
+  ASSERT_ERROR_MESSAGE(
+      "The expanded size of the tensor (4) must match the existing size (2) at non-singleton "
+      "dimension 2.  Target sizes: [3, 1, 4].  Tensor sizes: [3, 1, 2]");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_expand(&v, t, bad, 2));
+  ASSERT_ERROR_MESSAGE(
+      "expand(torch.FloatTensor{[3, 1, 2]}, size=[3, 1]): the number of sizes provided (2) must "
+      "be greater or equal to the number of dimensions in the tensor (3)");
+  int64_t lead[4] = {-1, 3, 1, 2};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_expand(&v, t, lead, 4));
+  ASSERT_ERROR_MESSAGE(
+      "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension 0");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(t);
+}
+
+TEST(view_infers_sizes_and_needs_compatible_strides) {
+  int64_t s[3] = {2, 3, 4};
+  c10c_tensor *t = make(s, 3), *v = NULL;
+  int64_t shape[2] = {-1, 4};
+  ASSERT_OK(c10c_tensor_view(&v, t, shape, 2));
+  EXPECT_VIEW(v, t, 2, 0, {{6, 4}, {4, 1}});
+  int64_t two_inferred[2] = {-1, -1};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view(&v, t, two_inferred, 2));
+  ASSERT_ERROR_MESSAGE("only one dimension can be inferred");
+  int64_t wrong[2] = {5, 5};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view(&v, t, wrong, 2));
+  ASSERT_ERROR_MESSAGE("shape '[5, 5]' is invalid for input of size 24");
+  c10c_tensor *tt = NULL;
+  ASSERT_OK(c10c_tensor_transpose(&tt, t, 0, 2));
+  int64_t flat[1] = {24};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view(&v, tt, flat, 1));
+  ASSERT_ERROR_MESSAGE(
+      "view size is not compatible with input tensor's size and stride (at least one dimension "
+      "spans across two contiguous subspaces). Use .reshape(...) instead.");
+  /* Splitting a transposed dim is fine: the strides follow. */
+  int64_t split[4] = {2, 2, 3, 2};
+  ASSERT_OK(c10c_tensor_view(&v, tt, split, 4));
+  EXPECT_VIEW(v, t, 4, 0, {{2, 2, 3, 2}, {2, 1, 4, 12}});
+  /* A zero-sized tensor cannot infer -1. */
+  int64_t zs[2] = {0, 3};
+  c10c_tensor *z = make(zs, 2);
+  int64_t infer0[2] = {-1, 0};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view(&v, z, infer0, 2));
+  ASSERT_ERROR_MESSAGE(
+      "cannot reshape tensor of 0 elements into shape [-1, 0] because the unspecified dimension "
+      "size -1 can be any value and is ambiguous");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(z);
+  c10c_tensor_release(tt);
+  c10c_tensor_release(t);
+}
+
+TEST(as_strided_is_bounds_checked) {
+  int64_t s[1] = {12};
+  c10c_tensor *t = make(s, 1), *v = NULL;
+  int64_t sizes[2] = {3, 3}, strides[2] = {3, 1}, offset = 3;
+  ASSERT_OK(c10c_tensor_as_strided(&v, t, sizes, 2, strides, 2, &offset));
+  EXPECT_VIEW(v, t, 2, 3, {{3, 3}, {3, 1}});
+  offset = 4;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_as_strided(&v, t, sizes, 2, strides, 2, &offset));
+  ASSERT_ERROR_MESSAGE(
+      "setStorage: sizes [3, 3], strides [3, 1], storage offset 4, and itemsize 4 requiring a "
+      "storage size of 52 are out of bounds for storage of size 48");
+  int64_t neg[2] = {3, -1};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_as_strided(&v, t, sizes, 2, neg, 2, NULL));
+  ASSERT_ERROR_MESSAGE(
+      "as_strided: Negative strides are not supported at the moment, got strides: [3, -1]");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_as_strided(&v, t, sizes, 2, strides, 1, NULL));
+  ASSERT_ERROR_MESSAGE("mismatch in length of strides and shape");
+  offset = -1;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_as_strided(&v, t, sizes, 2, strides, 2, &offset));
+  ASSERT_ERROR_MESSAGE("Tensor: invalid storage offset -1");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(t);
+}
+
+TEST(views_share_storage_data_and_version) {
+  int64_t s[2] = {2, 3};
+  c10c_tensor *t = make(s, 2), *v = NULL;
+  ASSERT_OK(c10c_tensor_select(&v, t, 0, 1));
+  ASSERT_TRUE((char *)c10c_tensor_data(v) == (char *)c10c_tensor_data(t) + 12);
+  ASSERT_EQ(c10c_storage_use_count(c10c_tensor_storage(t)), 2);
+  int64_t before = -1, after = -1;
+  ASSERT_OK(c10c_tensor_version(&before, t));
+  ASSERT_OK(c10c_tensor_bump_version(v));
+  ASSERT_OK(c10c_tensor_version(&after, t));
+  ASSERT_EQ(after, before + 1);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_bump_version(NULL));
+  c10c_tensor_release(t); /* the view keeps the storage alive */
+  ((float *)c10c_tensor_data(v))[2] = 1.5f;
+  ASSERT_EQ(c10c_storage_use_count(c10c_tensor_storage(v)), 1);
+  c10c_tensor_release(v);
+}
+
+TEST(null_arguments_are_errors) {
+  int64_t s[2] = {2, 3}, dims[1] = {0};
+  c10c_tensor *t = make(s, 2), *v = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_transpose(NULL, t, 0, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_transpose(&v, NULL, 0, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_permute(&v, t, NULL, 2));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_view(&v, t, NULL, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_expand(&v, t, NULL, 2));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_squeeze_dims(&v, t, NULL, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_as_strided(&v, t, s, 2, NULL, 2, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_squeeze(&v, NULL));
+  ASSERT_OK(c10c_tensor_squeeze_dims(&v, t, dims, 0)); /* empty list: a plain alias */
+  EXPECT_VIEW(v, t, 2, 0, {{2, 3}, {3, 1}});
+  c10c_tensor_release(t);
+}
+
+TEST(inference_tensors_cannot_be_bumped_outside_inference_mode) {
+  int64_t s[1] = {3};
+  bool before = c10c_inference_mode_set(true);
+  c10c_tensor *t = make(s, 1), *v = NULL;
+  ASSERT_OK(c10c_tensor_bump_version(t));
+  c10c_inference_mode_set(before);
+  ASSERT_OK(c10c_tensor_unsqueeze(&v, t, 0));
+  ASSERT_TRUE(c10c_tensor_is_inference(v)); /* a view of an inference tensor is one too */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_bump_version(v));
+  ASSERT_ERROR_MESSAGE(
+      "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+      "clone to get a normal tensor before doing inplace update.See "
+      "https://github.com/pytorch/rfcs/pull/17 for more details.");
+  c10c_tensor_release(v);
+  c10c_tensor_release(t);
+}
+
+RUN_TESTS(T(transpose_permute_and_t), T(slice_narrow_select_follow_aten),
+          T(unsqueeze_squeeze_and_expand), T(view_infers_sizes_and_needs_compatible_strides),
+          T(as_strided_is_bounds_checked), T(views_share_storage_data_and_version),
+          T(null_arguments_are_errors),
+          T(inference_tensors_cannot_be_bumped_outside_inference_mode))

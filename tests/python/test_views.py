@@ -1,0 +1,236 @@
+"""Views against torch: random chains of view operations on random strided tensors agree on
+success or failure (exception type and message), shape, strides, storage offset, contiguity flags,
+and sharing of storage and version counter."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+from test_tensor import flags  # type: ignore[import-not-found]
+
+import pyc10
+
+aten = torch.ops.aten
+
+
+def rand_dim(rng, n):
+    return rng.randint(-n - 1, n) if n else rng.choice([0, -1, 1, -2])
+
+
+def random_op(rng, shape):  # noqa: PLR0912 - one branch per operation
+    """A (name, args) pair, sometimes invalid on purpose."""
+    n = len(shape)
+    numel = 1
+    for s in shape:
+        numel *= s
+    kind = rng.choice(
+        [
+            "view",
+            "transpose",
+            "permute",
+            "narrow",
+            "select",
+            "slice",
+            "unsqueeze",
+            "squeeze",
+            "squeeze_dim",
+            "squeeze_dims",
+            "expand",
+            "as_strided",
+            "t",
+        ]
+    )
+    if kind == "view":
+        if rng.random() < 0.7 and numel:
+            dims, rest = [], numel
+            for _ in range(rng.randint(0, 4)):
+                divisors = [d for d in range(1, rest + 1) if rest % d == 0]
+                d = rng.choice(divisors)
+                dims.append(d)
+                rest //= d
+            dims.append(rest)
+            if rng.random() < 0.3:
+                dims[rng.randrange(len(dims))] = -1
+            rng.shuffle(dims)
+            return kind, (tuple(dims),)
+        return kind, (tuple(rng.choice([-2, -1, 0, 1, 2, 3, 6]) for _ in range(rng.randint(0, 3))),)
+    if kind == "transpose":
+        return kind, (rand_dim(rng, n), rand_dim(rng, n))
+    if kind == "permute":
+        perm = list(range(n))
+        rng.shuffle(perm)
+        if rng.random() < 0.15 and n:
+            perm[0] = perm[-1]
+        if rng.random() < 0.1:
+            perm = perm[:-1]
+        return kind, tuple(perm)
+    if kind in ("narrow", "select", "slice"):
+        dim = rand_dim(rng, n)
+        size = shape[dim] if n and -n <= dim < n else 3
+        if kind == "narrow":
+            return kind, (dim, rng.randint(-size - 1, size + 1), rng.randint(-1, size + 1))
+        if kind == "select":
+            return kind, (dim, rng.randint(-size - 1, size))
+        return kind, (
+            dim,
+            rng.randint(-size - 2, size + 2),
+            rng.randint(-size - 2, size + 2),
+            rng.choice([1, 1, 2, 3, 0]),
+        )
+    if kind == "unsqueeze":
+        return kind, (rng.randint(-n - 2, n + 1),)
+    if kind == "squeeze":
+        return kind, ()
+    if kind == "squeeze_dim":
+        return "squeeze", (rand_dim(rng, n),)
+    if kind == "squeeze_dims":
+        return "squeeze", (tuple(rand_dim(rng, n) for _ in range(rng.randint(0, 3))),)
+    if kind == "expand":
+        target = [s if s != 1 or rng.random() < 0.5 else rng.choice([1, 2, 3]) for s in shape]
+        if rng.random() < 0.3:
+            target = [-1 if rng.random() < 0.5 else s for s in target]
+        lead = [rng.choice([1, 2, 3, -1]) for _ in range(rng.randint(0, 2))]
+        if rng.random() < 0.1 and target:
+            target = target[1:]
+        if rng.random() < 0.1 and target:
+            target[0] += 1
+        return kind, tuple(lead + target)
+    if kind == "as_strided":
+        m = rng.randint(0, 3)
+        sizes = tuple(rng.randint(0, 3) for _ in range(m))
+        strides = tuple(
+            rng.choice([0, 1, 2, 3, -1] if rng.random() < 0.1 else [0, 1, 2, 3])
+            for _ in range(m if rng.random() < 0.95 else m + 1)
+        )
+        offset = rng.choice([None, 0, 1, 2, 5, -1, 1000])
+        return kind, (sizes, strides, offset)
+    return "t", ()
+
+
+def apply(t, name, args, is_torch):
+    if name == "slice":
+        return aten.slice.Tensor(t, *args) if is_torch else t._slice(*args)
+    if name == "permute":
+        return t.permute(*args)
+    if name == "view":
+        return t.view(*args)
+    if name == "expand":
+        return t.expand(*args)
+    return getattr(t, name)(*args)
+
+
+def outcome(t, name, args, is_torch):
+    try:
+        return ("ok", apply(t, name, args, is_torch))
+    except (RuntimeError, IndexError, ValueError, TypeError) as e:
+        return (type(e), str(e).splitlines()[0])
+
+
+def same(ours, theirs):
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.stride() == theirs.stride()
+    assert ours.storage_offset() == theirs.storage_offset()
+    assert flags(ours, False) == flags(theirs, True)
+
+
+def test_random_view_chains_agree_with_torch():
+    rng = random.Random(4321)
+    checked = 0
+    for _ in range(1500):
+        n = rng.randint(0, 5)
+        sizes = [rng.choice([0, 1, 1, 2, 3, 4]) for _ in range(n)]
+        perm = list(range(n))
+        rng.shuffle(perm)
+        strides, s = [0] * n, 1
+        for d in reversed(perm):
+            strides[d] = s
+            s *= max(sizes[d], 1)
+        ours, theirs = pyc10.empty_strided(sizes, strides), torch.empty_strided(sizes, strides)
+        for _ in range(4):
+            name, args = random_op(rng, list(theirs.shape))
+            t_out = outcome(theirs, name, args, True)
+            o_out = outcome(ours, name, args, False)
+            where = f"{name}{args} on {tuple(theirs.shape)}/{theirs.stride()}"
+            if t_out[0] == "ok":
+                assert o_out[0] == "ok", (where, o_out)
+                same(o_out[1], t_out[1])
+                if ours.data_ptr():  # storages of 0 bytes have no address
+                    moved = (o_out[1].storage_offset() - ours.storage_offset()) * 4
+                    assert o_out[1].data_ptr() == ours.data_ptr() + moved
+                ours, theirs = o_out[1], t_out[1]
+                checked += 1
+            else:
+                assert o_out[0] != "ok", (where, t_out)
+                assert issubclass(o_out[0], t_out[0]), (where, t_out, o_out)
+                assert o_out[1] == t_out[1], (where, t_out, o_out)
+                break
+    assert checked > 1000  # ~1500 agreeing ops with this seed
+
+
+def test_views_share_storage_and_version_counter():
+    base = pyc10.empty(2, 3, 4)
+    view = base.transpose(0, 2).narrow(0, 1, 2).unsqueeze(1)
+    assert view.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
+    assert view._version == base._version == 0
+    assert base.untyped_storage().use_count() >= 2
+    with pyc10_inference():
+        inner = base.view(-1)
+    assert not inner.is_inference()  # a view of a normal tensor stays normal
+
+
+class pyc10_inference:  # a context manager, lower-case as torch.inference_mode
+    def __enter__(self):
+        from pyc10._lib import lib
+
+        self.previous = lib.c10c_inference_mode_set(True)
+
+    def __exit__(self, *exc):
+        from pyc10._lib import lib
+
+        lib.c10c_inference_mode_set(self.previous)
+
+
+@pytest.mark.parametrize(
+    ("make", "call"),
+    [
+        ((2, 3, 4), lambda t: t.t()),
+        ((3,), lambda t: t.t()),
+        ((), lambda t: t.t()),
+        ((2, 3), lambda t: t.t()),
+        ((3, 1), lambda t: t.expand(4)),
+        ((3, 1), lambda t: t.expand(2, 3, 4)),
+        ((3, 1), lambda t: t.expand(4, 4)),
+        ((3, 1), lambda t: t.expand(-1, 2, 1)),
+        ((2, 3, 4), lambda t: t.permute(0, 1)),
+        ((2, 3, 4), lambda t: t.permute(0, 1, 1)),
+        ((), lambda t: t.narrow(0, 0, 1)),
+        ((3,), lambda t: t.narrow(0, 4, 0)),
+        ((3,), lambda t: t.narrow(0, 2, 2)),
+        ((2, 3, 4), lambda t: t.select(1, 3)),
+        ((), lambda t: t.select(0, 0)),
+        ((4, 6), lambda t: t.view(5, 5)),
+        ((4, 6), lambda t: t.view(-1, -1)),
+        ((0, 3), lambda t: t.view(0, -1)),
+        ((2,), lambda t: t.view(())),
+        ((2, 1), lambda t: t.squeeze((1, 1))),
+        ((2, 3), lambda t: t.as_strided((2, 2), (1, -1))),
+        ((2, 3), lambda t: t.as_strided((2, 2), (1,))),
+        ((2, 3), lambda t: t.as_strided((2,), (1,), -1)),
+        ((2, 3), lambda t: t.as_strided((2, 2), (1, 2), 23)),
+        ((2,), lambda t: t.unsqueeze(3)),
+    ],
+)
+def test_view_errors_and_edges_match_torch(make, call):
+    theirs, ours = torch.empty(make), pyc10.empty(make)
+    try:
+        expected = ("ok", call(theirs))
+    except (RuntimeError, IndexError) as e:
+        expected = (type(e), str(e).splitlines()[0])
+    if expected[0] == "ok":
+        same(call(ours), expected[1])
+    else:
+        with pytest.raises(expected[0]) as info:
+            call(ours)
+        assert str(info.value) == expected[1]
