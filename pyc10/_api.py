@@ -25,7 +25,20 @@ from ._layout import layout, memory_format
 from ._lib import ffi as _ffi
 from ._lib import lib as _lib
 from ._storage import UntypedStorage
-from ._tensor import Size, Tensor, empty, empty_strided
+from ._tensor import (
+    Size,
+    Tensor,
+    empty,
+    empty_like,
+    empty_strided,
+    from_numpy,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
 
 #: The release of the loaded libc10c ("0.1.0").
 __version__: str = _ffi.string(_lib.c10c_version_string()).decode()
@@ -164,6 +177,7 @@ __all__ = [
     "double",
     "dtype",
     "empty",
+    "empty_like",
     "empty_strided",
     "float",
     "float4_e2m1fn_x2",
@@ -175,6 +189,9 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "from_numpy",
+    "full",
+    "full_like",
     "get_include",
     "get_library_path",
     "get_privateuse1_backend_name",
@@ -195,6 +212,8 @@ __all__ = [
     "layout",
     "long",
     "memory_format",
+    "ones",
+    "ones_like",
     "preserve_format",
     "promote_types",
     "qint8",
@@ -221,4 +240,6 @@ __all__ = [
     "uint16",
     "uint32",
     "uint64",
+    "zeros",
+    "zeros_like",
 ]

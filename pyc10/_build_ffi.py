@@ -96,6 +96,8 @@ c10c_tensor *pyc10_tensor_empty(const int64_t *sizes, size_t ndim, c10c_dtype dt
 c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64_t *strides, size_t ndim,
                                         c10c_dtype dtype, c10c_device_type type,
                                         c10c_device_index index);
+/* Storage deleter for memory owned by a Python object (pyc10.from_numpy): ctx is its handle. */
+extern "Python" void pyc10_release_owner(void *ctx);
 #define C10C_VERSION_NUMBER ...
 #define C10C_ABI_VERSION ...
 """

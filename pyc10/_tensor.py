@@ -14,16 +14,39 @@ from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
 from ._dtype import DTYPE_NAMES, dtype
-from ._errors import C10RuntimeError, C10TypeError, check, raise_status
+from ._errors import (
+    C10IndexError,
+    C10NotImplementedError,
+    C10RuntimeError,
+    C10TypeError,
+    C10ValueError,
+    check,
+    raise_status,
+)
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._lib import ffi, lib
+from ._scalar import scalar_bytes, scalar_dtype
 from ._storage import UntypedStorage
 
-__all__ = ["Size", "Tensor", "empty", "empty_strided"]
+__all__ = [
+    "Size",
+    "Tensor",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "from_numpy",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+]
 
 _DTYPES_BY_VALUE = {d.value: d for d in DTYPE_NAMES.values()}
 _FLOAT32 = DTYPE_NAMES["float32"]
 _CONTIGUOUS = MEMORY_FORMATS["contiguous_format"]
+_PRESERVE = MEMORY_FORMATS["preserve_format"]
 _STRIDED = LAYOUTS["strided"]
 _release = lib.c10c_tensor_release
 _gc = ffi.gc
@@ -319,11 +342,201 @@ class Tensor:
         """expand(other.shape)."""
         return self.expand(other.shape)
 
+    # ---- indexing (basic: ints, slices, None, Ellipsis) ----
+
+    def _index(self, index: Any) -> Tensor:
+        if not isinstance(index, tuple) and self.dim() == 0:
+            return self._index_scalar(index)
+        return self._index_items(index if isinstance(index, tuple) else (index,))
+
+    def _index_scalar(self, index: Any) -> Tensor:
+        """Index a 0-dim tensor with one non-tuple index (torch's fast paths)."""
+        if isinstance(index, slice):
+            return self._slice(0, index.start, index.stop, _slice_step(index))
+        if hasattr(index, "__index__") and not isinstance(index, bool):
+            i = operator.index(index)
+            raise C10IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
+                if i == 0
+                else f"index {i} is out of bounds for dimension 0 with size 0"
+            )
+        return self._index_items((index,))
+
+    def _index_items(self, items: tuple[Any, ...]) -> Tensor:
+        consumed = _count_indexed_dims(items)
+        ndim = self.dim()
+        if consumed > ndim:
+            raise C10IndexError(f"too many indices for tensor of dimension {ndim}")
+        result = self
+        dim = 0
+        for position, it in enumerate(items):
+            if it is None:
+                result = result.unsqueeze(dim)
+                dim += 1
+            elif it is Ellipsis:
+                dim += ndim - consumed
+            elif isinstance(it, slice):
+                result = result._slice(dim, it.start, it.stop, _slice_step(it))
+                dim += 1
+            elif isinstance(it, bool) or not hasattr(it, "__index__"):
+                raise C10NotImplementedError(
+                    f"indexing with {type(it).__name__} (advanced indexing) is not implemented yet"
+                )
+            else:
+                i = operator.index(it)
+                size = result.shape[dim]
+                if not -size <= i < size:
+                    raise C10IndexError(
+                        # torch names the index's position in the tuple, not the tensor dim
+                        f"index {i} is out of bounds for dimension {position} with size {size}"
+                    )
+                result = result.select(dim, i)
+        return (
+            result if result is not self else self._view_call(lib.c10c_tensor_squeeze_dims, [], 0)
+        )
+
+    def __getitem__(self, index: Any) -> Tensor:
+        """Basic indexing as torch: ints select, slices (step > 0) narrow, None adds a dim."""
+        return self._index(index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """Write a scalar or a (broadcast) tensor into ``self[index]``."""
+        target = self._index(index)
+        if isinstance(value, Tensor):
+            target.copy_(value)
+        else:
+            target.fill_(value)
+
+    # ---- data ----
+
+    def copy_(self, src: Tensor) -> Tensor:
+        """Copy src (broadcast to this shape, same dtype) into this tensor; returns self."""
+        if not isinstance(src, Tensor):
+            raise C10TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        check(lib.c10c_tensor_copy_(self._handle, src._handle))
+        return self
+
+    def fill_(self, value: Any) -> Tensor:
+        """Set every element to value (ATen's overflow checks); returns self."""
+        if isinstance(value, Tensor):
+            if value.dim() != 0:
+                raise C10RuntimeError(
+                    "fill_ only supports 0-dimension value tensor but got tensor with "
+                    f"{value.dim()} dimensions."
+                )
+            value = value.item()
+        data = scalar_bytes(value, self.dtype)
+        check(lib.c10c_tensor_fill_(self._handle, data))
+        return self
+
+    def zero_(self) -> Tensor:
+        """Set every element to zero; returns self."""
+        check(lib.c10c_tensor_zero_(self._handle))
+        return self
+
+    def clone(self, *, memory_format: memory_format = _PRESERVE) -> Tensor:
+        """A copy with its own storage; preserve_format keeps dense strides, as torch."""
+        return self._view_call(lib.c10c_tensor_clone, _check_format(memory_format, "clone").value)
+
+    def contiguous(self, memory_format: memory_format = _CONTIGUOUS) -> Tensor:
+        """Return self when contiguous in memory_format, else a contiguous copy."""
+        fmt = _check_format(memory_format, "contiguous")
+        return self._view_call(lib.c10c_tensor_contiguous, fmt.value)
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        """The numpy array interface: a zero-copy, writable view of a CPU tensor."""
+        if self.device.type != "cpu":
+            raise C10TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
+        try:
+            typestr = self.dtype.to_numpy().str
+        except TypeError:
+            raise C10TypeError(f"Got unsupported ScalarType {_c10_name(self.dtype)}") from None
+        item = self.dtype.itemsize
+        ptr = self.data_ptr()
+        return {
+            "version": 3,
+            "shape": tuple(self.shape),
+            "typestr": typestr,
+            "strides": tuple(s * item for s in self.stride()),
+            # numpy refuses a NULL pointer even for no elements; any aligned address will do
+            "data": (ptr if ptr else item, False),
+        }
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """``numpy.asarray(t)``: a view of the tensor's memory (a copy if dtype differs)."""
+        import numpy as np
+
+        a = np.asarray(_ArrayView(self))
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def numpy(self, *, force: bool = False) -> Any:
+        """A numpy array sharing this CPU tensor's memory (``force`` copies instead)."""
+        a = self.__array__()
+        return a.copy() if force else a
+
+    def tolist(self) -> Any:
+        """The elements as (nested) Python lists of Python numbers."""
+        return self.numpy().tolist()
+
+    def item(self) -> Any:
+        """The one element as a Python number."""
+        n = self.numel()
+        if n != 1:
+            raise C10RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self.numpy().reshape(()).item()
+
     def __repr__(self) -> str:
         return (
             f"pyc10.Tensor(shape={list(self.shape)}, stride={list(self.stride())}, "
             f"dtype={self.dtype!r}, device='{self.device}')"
         )
+
+
+def _count_indexed_dims(items: tuple[Any, ...]) -> int:
+    """How many dims an index tuple consumes (all but None and one Ellipsis)."""
+    if sum(1 for it in items if it is Ellipsis) > 1:
+        raise C10IndexError("an index can only have a single ellipsis ('...')")
+    return sum(1 for it in items if it is not None and it is not Ellipsis)
+
+
+def _slice_step(s: slice) -> int:
+    step = 1 if s.step is None else operator.index(s.step)
+    if step <= 0:
+        raise C10ValueError(
+            "step must be greater than zero" if step < 0 else "slice step cannot be zero"
+        )
+    return step
+
+
+class _ArrayView:
+    """Holds a tensor for numpy: the array's base, so the tensor lives as long as the array."""
+
+    __slots__ = ("__array_interface__", "tensor")
+
+    def __init__(self, tensor: Tensor) -> None:
+        self.tensor = tensor
+        self.__array_interface__ = tensor.__array_interface__
+
+
+def _c10_name(d: dtype) -> str:
+    """c10's name of a dtype ("BFloat16")."""
+    return str(ffi.string(lib.c10c_dtype_c10_name(d.value)).decode())
+
+
+def _check_format(fmt: Any, name: str) -> memory_format:
+    if type(fmt) is not type(_CONTIGUOUS):
+        raise C10TypeError(
+            f"{name}(): argument 'memory_format' must be pyc10.memory_format, not "
+            f"{type(fmt).__name__}"
+        )
+    return fmt
 
 
 def empty(
@@ -368,3 +581,196 @@ def empty_strided(
     return Tensor._wrap(
         lib.pyc10_tensor_empty_strided(sizes, strides, len(sizes), d.value, dev._type, dev._index)
     )
+
+
+def _new(fn: Any, *args: Any) -> Tensor:
+    out = ffi.new(_TENSOR_PTR)
+    check(fn(out, *args))
+    return Tensor._wrap(out[0])
+
+
+def _full(
+    size: tuple[Any, ...], value: Any, d: dtype, *, device: Any, fmt: Any, name: str
+) -> Tensor:
+    sizes = _sizes_from_args(size, name)
+    dev = _check_device(device)
+    data = ffi.NULL if value is None else scalar_bytes(value, d)
+    c_dev = {"type": dev._type, "index": dev._index}
+    fmt_value = _check_format(fmt, name).value
+    return _new(lib.c10c_tensor_full, sizes, len(sizes), d.value, c_dev, fmt_value, data)
+
+
+def full(
+    size: Sequence[int],
+    fill_value: Any,
+    *,
+    dtype: dtype | None = None,
+    device: _device_cls | str | None = None,
+) -> Tensor:
+    """A tensor filled with fill_value; the dtype follows the value when not given, as torch."""
+    d = scalar_dtype(fill_value) if dtype is None else _check_dtype(dtype)
+    return _full((size,), fill_value, d, device=device, fmt=_CONTIGUOUS, name="full")
+
+
+def zeros(
+    *size: Any,
+    dtype: dtype | None = None,
+    device: _device_cls | str | None = None,
+) -> Tensor:
+    """A tensor of zeros, as ``torch.zeros``."""
+    return _full(size, None, _check_dtype(dtype), device=device, fmt=_CONTIGUOUS, name="zeros")
+
+
+def ones(
+    *size: Any,
+    dtype: dtype | None = None,
+    device: _device_cls | str | None = None,
+) -> Tensor:
+    """A tensor of ones, as ``torch.ones``."""
+    return _full(size, 1, _check_dtype(dtype), device=device, fmt=_CONTIGUOUS, name="ones")
+
+
+def _like(t: Any, value: Any, *, dtype: Any, device: Any, memory_format: Any, name: str) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise C10TypeError(f"{name}(): argument 'input' must be Tensor, not {type(t).__name__}")
+    d = t.dtype if dtype is None else _check_dtype(dtype)
+    dev = t.device if device is None else _check_device(device)
+    c_dev = {"type": dev._type, "index": dev._index}
+    fmt = _check_format(memory_format, name).value
+    if value is _EMPTY:
+        return _new(lib.c10c_tensor_empty_like, t._handle, d.value, c_dev, fmt)
+    data = ffi.NULL if value is None else scalar_bytes(value, d)
+    return _new(lib.c10c_tensor_full_like, t._handle, d.value, c_dev, fmt, data)
+
+
+_EMPTY = object()
+
+
+def empty_like(
+    t: Tensor,
+    *,
+    dtype: dtype | None = None,
+    device: _device_cls | str | None = None,
+    memory_format: memory_format = _PRESERVE,
+) -> Tensor:
+    """An uninitialized tensor shaped like t; preserve_format keeps t's dense layout."""
+    return _like(
+        t, _EMPTY, dtype=dtype, device=device, memory_format=memory_format, name="empty_like"
+    )
+
+
+def zeros_like(
+    t: Tensor,
+    *,
+    dtype: dtype | None = None,
+    device: _device_cls | str | None = None,
+    memory_format: memory_format = _PRESERVE,
+) -> Tensor:
+    """Zeros shaped like t, as ``torch.zeros_like``."""
+    return _like(
+        t, None, dtype=dtype, device=device, memory_format=memory_format, name="zeros_like"
+    )
+
+
+def ones_like(
+    t: Tensor,
+    *,
+    dtype: dtype | None = None,
+    device: _device_cls | str | None = None,
+    memory_format: memory_format = _PRESERVE,
+) -> Tensor:
+    """Ones shaped like t, as ``torch.ones_like``."""
+    return _like(t, 1, dtype=dtype, device=device, memory_format=memory_format, name="ones_like")
+
+
+def full_like(
+    t: Tensor,
+    fill_value: Any,
+    *,
+    dtype: dtype | None = None,
+    device: _device_cls | str | None = None,
+    memory_format: memory_format = _PRESERVE,
+) -> Tensor:
+    """fill_value shaped like t, as ``torch.full_like`` (dtype of t unless given)."""
+    return _like(
+        t, fill_value, dtype=dtype, device=device, memory_format=memory_format, name="full_like"
+    )
+
+
+# Python objects kept alive by storages over their memory (from_numpy), keyed by handle address.
+_owners: dict[int, Any] = {}
+
+
+@ffi.def_extern()  # type: ignore[untyped-decorator]
+def pyc10_release_owner(ctx: Any) -> None:
+    """Storage deleter: drop the reference that kept the numpy array alive."""
+    _owners.pop(int(ffi.cast("uintptr_t", ctx)), None)
+
+
+_NUMPY_TYPES = (
+    "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+    "uint32, uint16, uint8, and bool"
+)
+
+
+def from_numpy(a: Any) -> Tensor:
+    """A CPU tensor sharing a numpy array's memory (zero-copy; keeps the array alive)."""
+    import numpy as np
+
+    if not isinstance(a, np.ndarray):
+        raise C10TypeError(f"expected np.ndarray (got {type(a).__name__})")
+    try:
+        d = dtype.from_numpy(a.dtype)
+    except TypeError:
+        raise C10TypeError(
+            f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The only "
+            f"supported types are: {_NUMPY_TYPES}."
+        ) from None
+    item = a.dtype.itemsize
+    if any(s < 0 for s in a.strides):
+        raise C10ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with "
+            "negative strides are not currently supported. (You can probably work around this "
+            "by making a copy of your array  with array.copy().) "
+        )
+    if any(s % item for s in a.strides):
+        raise C10ValueError(
+            "given numpy array strides not a multiple of the element byte size. Copy the numpy "
+            "array to reallocate the memory."
+        )
+    if not a.flags.writeable:
+        import warnings
+
+        warnings.warn(
+            "The given NumPy array is not writable, and PyTorch does not support non-writable "
+            "tensors. This means writing to this tensor will result in undefined behavior. You "
+            "may want to copy the array to protect its data or make it writable before "
+            "converting it to a tensor. This type of warning will be suppressed for the rest of "
+            "this program.",
+            UserWarning,
+            stacklevel=2,
+        )
+    sizes = list(a.shape)
+    strides = [s // item for s in a.strides]
+    nbytes = (
+        0
+        if 0 in sizes
+        else item * (1 + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True)))
+    )
+    handle = ffi.new_handle(a)
+    key = int(ffi.cast("uintptr_t", handle))
+    _owners[key] = handle
+    storage = ffi.new("c10c_storage **")
+    cpu = ffi.new("c10c_device *", {"type": lib.C10C_DEVICE_TYPE_CPU, "index": -1})
+    data = ffi.cast("void *", a.ctypes.data)
+    st = lib.c10c_storage_new_external(
+        storage, data, nbytes, cpu[0], lib.pyc10_release_owner, handle
+    )
+    if st != lib.C10C_STATUS_OK:
+        del _owners[key]
+        raise_status(st)
+    out = ffi.new(_TENSOR_PTR)
+    st = lib.c10c_tensor_new_from_storage(out, storage[0], sizes, strides, len(sizes), 0, d.value)
+    lib.c10c_storage_release(storage[0])  # the tensor holds it now (or it is gone, and a too)
+    check(st)
+    return Tensor._wrap(out[0])

@@ -208,6 +208,58 @@ C10C_API c10c_status c10c_tensor_squeeze_dims(c10c_tensor **out, const c10c_tens
 C10C_API c10c_status c10c_tensor_expand(c10c_tensor **out, const c10c_tensor *tensor,
                                         const int64_t *sizes, size_t nsizes);
 
+/* ---- copies and fills (CPU tensors; other devices give C10C_STATUS_NOT_IMPLEMENTED) ----
+ * In-place writes bump the version counter of every tensor over the storage, and inference
+ * tensors refuse them outside inference mode with c10's message (see c10c_tensor_bump_version). */
+
+/* torch.Tensor.copy_(src): src broadcast to dst's shape, same dtype (other dtypes:
+ * C10C_STATUS_NOT_IMPLEMENTED for now). A src that is the same view of the same storage is a
+ * no-op. Errors as TensorIterator: "unsupported operation: more than one element of the
+ * written-to tensor refers to a single memory location. Please clone() the tensor before
+ * performing the operation." (dst has a stride-0 dim), "unsupported operation: some elements of
+ * the input tensor and the written-to tensor refer to a single memory location. ..." (dense views
+ * of one storage that partly overlap), "The size of tensor a (4) must match the size of tensor b
+ * (3) at non-singleton dimension 1", "output with shape [3] doesn't match the broadcast shape
+ * [2, 3]". */
+C10C_API c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src);
+
+/* torch.Tensor.fill_(value): value points to one element of the tensor's dtype (itemsize bytes,
+ * the dtype's native representation). Tensors with stride-0 dims are allowed, as ATen. */
+C10C_API c10c_status c10c_tensor_fill_(c10c_tensor *tensor, const void *value);
+
+/* torch.Tensor.zero_(): all bytes zero (0, 0.0, false for every dtype). */
+C10C_API c10c_status c10c_tensor_zero_(c10c_tensor *tensor);
+
+/* torch.full / torch.zeros: c10c_tensor_empty then every element set to *value (one element of
+ * dtype, as c10c_tensor_fill_), or to zero bytes when value is NULL. The version counter of the
+ * new tensor is 0, as torch's factories. CPU only for now. */
+C10C_API c10c_status c10c_tensor_full(c10c_tensor **out, const int64_t *sizes, size_t ndim,
+                                      c10c_dtype dtype, c10c_device device,
+                                      c10c_memory_format memory_format, const void *value);
+
+/* torch.empty_like(tensor, dtype, device, memory_format): tensor's sizes; PRESERVE keeps the
+ * strides of a non-overlapping and dense tensor, else lays out dense strides in the order of the
+ * tensor's strides (ATen's infer_dense_strides); other formats as c10c_tensor_empty. */
+C10C_API c10c_status c10c_tensor_empty_like(c10c_tensor **out, const c10c_tensor *tensor,
+                                            c10c_dtype dtype, c10c_device device,
+                                            c10c_memory_format memory_format);
+
+/* torch.full_like / zeros_like: c10c_tensor_empty_like, filled as c10c_tensor_full. */
+C10C_API c10c_status c10c_tensor_full_like(c10c_tensor **out, const c10c_tensor *tensor,
+                                           c10c_dtype dtype, c10c_device device,
+                                           c10c_memory_format memory_format, const void *value);
+
+/* torch.Tensor.clone(memory_format): empty_like with the tensor's dtype and device, then a copy
+ * of the data (version counter 0, as torch). */
+C10C_API c10c_status c10c_tensor_clone(c10c_tensor **out, const c10c_tensor *tensor,
+                                       c10c_memory_format memory_format);
+
+/* torch.Tensor.contiguous(memory_format): a new reference to the tensor itself when it is
+ * already contiguous in that format, else clone(memory_format). PRESERVE is an error: "preserve
+ * memory format is unsupported by the contiguous operator". */
+C10C_API c10c_status c10c_tensor_contiguous(c10c_tensor **out, const c10c_tensor *tensor,
+                                            c10c_memory_format memory_format);
+
 C10C_END_DECLS
 
 #endif /* C10C_TENSOR_H */

@@ -96,6 +96,50 @@ static c10c_status op_view_select(void) {
   return c10c_tensor_select(&made_tensor, view_base, 6, 1);
 }
 
+static c10c_status op_clone_preserve(void) { /* 7-dim transposed view: inferred strides */
+  c10c_tensor *v = NULL;
+  c10c_status st = c10c_tensor_transpose(&v, view_base, 0, 6);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_clone(&made_tensor, v, C10C_MEMORY_FORMAT_PRESERVE);
+  c10c_tensor_release(v);
+  return st;
+}
+static c10c_status op_contiguous(void) {
+  c10c_tensor *v = NULL;
+  c10c_status st = c10c_tensor_transpose(&v, view_base, 0, 2);
+  if (st == C10C_STATUS_OK)
+    st = c10c_tensor_contiguous(&made_tensor, v, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  c10c_tensor_release(v);
+  return st;
+}
+static c10c_status op_full(void) {
+  int64_t sizes[17] = {2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2};
+  int32_t value = 3;
+  return c10c_tensor_full(&made_tensor, sizes, 17, C10C_DTYPE_INT32, cpu_device,
+                          C10C_MEMORY_FORMAT_CONTIGUOUS, &value);
+}
+static c10c_status op_copy_high_rank(void) { /* 17 dims: the copy loop's scratch is on the heap */
+  int64_t sizes[17] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, strides[17];
+  for (int d = 0; d < 17; d++) strides[d] = (int64_t)1 << d;
+  c10c_tensor *src = NULL;
+  int64_t offset = 0;
+  c10c_status st = c10c_tensor_full(&made_tensor, sizes, 17, C10C_DTYPE_INT8, cpu_device,
+                                    C10C_MEMORY_FORMAT_CONTIGUOUS, NULL);
+  if (st == C10C_STATUS_OK)
+    st = c10c_tensor_as_strided(&src, made_tensor, sizes, 17, strides, 17, &offset);
+  c10c_tensor *dst = NULL;
+  if (st == C10C_STATUS_OK)
+    st = c10c_tensor_empty_like(&dst, src, C10C_DTYPE_INT8, cpu_device,
+                                C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(dst, src);
+  c10c_tensor_release(dst);
+  c10c_tensor_release(src);
+  if (st != C10C_STATUS_OK) {
+    c10c_tensor_release(made_tensor);
+    made_tensor = NULL;
+  }
+  return st;
+}
+
 /* Runs op with the k-th request failing for k = 1, 2, ... until it succeeds; returns how many
  * failures it survived. */
 static int sweep(const char *name, operation op) {
@@ -227,6 +271,10 @@ TEST(every_view_survives_each_failure) {
   ASSERT_TRUE(sweep_tensor("squeeze", op_view_squeeze) >= 1);
   ASSERT_TRUE(sweep_tensor("expand", op_view_expand) >= 1);
   ASSERT_TRUE(sweep_tensor("select", op_view_select) >= 1);
+  ASSERT_TRUE(sweep_tensor("clone(preserve, 7 dims)", op_clone_preserve) >= 3);
+  ASSERT_TRUE(sweep_tensor("contiguous", op_contiguous) >= 3);
+  ASSERT_TRUE(sweep_tensor("full(17 dims)", op_full) >= 3);
+  ASSERT_TRUE(sweep_tensor("copy_(17 dims)", op_copy_high_rank) >= 3);
   ASSERT_EQ(c10c_storage_use_count(c10c_tensor_storage(view_base)), 1);
   c10c_tensor_release(view_base);
 }

@@ -1,0 +1,402 @@
+/* Copies and fills: copy_ with src broadcast to dst, fill_, zero_, clone, contiguous. The checks
+ * and messages are ATen's (TensorIterator's overlap and shape checks, empty_like's preserve
+ * rule); the loops are one strided kernel: drop size-1 dims, order dims by dst stride, coalesce
+ * dims that are contiguous in both tensors, then run an odometer over the outer dims with a
+ * memcpy or a fixed-width element loop inside. */
+#include <string.h>
+
+#include "geometry.h"
+#include "sysmem.h"
+#include "tensor_internal.h"
+
+static const char internal_overlap_message[] =
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation.";
+static const char partial_overlap_message[] =
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+    "a single memory location. Please clone() the tensor before performing the operation.";
+
+enum { STACK_DIMS = 16 };
+
+/* The loop nest of one copy: sizes and byte strides, innermost dim last. */
+typedef struct loop {
+  size_t ndim;
+  int64_t *sizes, *dst, *src, *index;
+  int64_t stack[4 * STACK_DIMS];
+  int64_t *heap;
+} loop;
+
+static c10c_status loop_init(loop *l, size_t capacity) {
+  l->heap = NULL;
+  int64_t *base = l->stack;
+  if (capacity > STACK_DIMS) {
+    l->heap = c10c__malloc(4 * capacity * sizeof(int64_t));
+    if (l->heap == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in copy_");
+    base = l->heap;
+  } else {
+    capacity = STACK_DIMS;
+  }
+  l->sizes = base;
+  l->dst = base + capacity;
+  l->src = base + 2 * capacity;
+  l->index = base + 3 * capacity;
+  l->ndim = 0;
+  return C10C_STATUS_OK;
+}
+
+/* Orders dims by descending dst stride (stable, so broadcast and ties keep their order) and
+ * merges neighbours that are contiguous in both tensors. */
+static void loop_simplify(loop *l) {
+  for (size_t i = 1; i < l->ndim; i++) {
+    for (size_t j = i; j > 0 && l->dst[j - 1] < l->dst[j]; j--) {
+      int64_t *arrays[3] = {l->sizes, l->dst, l->src};
+      for (int a = 0; a < 3; a++) {
+        int64_t tmp = arrays[a][j];
+        arrays[a][j] = arrays[a][j - 1];
+        arrays[a][j - 1] = tmp;
+      }
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < l->ndim; i++) {
+    if (kept > 0) {
+      size_t p = kept - 1; /* the outer neighbour already kept */
+      if (l->dst[p] == l->dst[i] * l->sizes[i] && l->src[p] == l->src[i] * l->sizes[i]) {
+        l->sizes[p] *= l->sizes[i];
+        l->dst[p] = l->dst[i];
+        l->src[p] = l->src[i];
+        continue;
+      }
+    }
+    l->sizes[kept] = l->sizes[i];
+    l->dst[kept] = l->dst[i];
+    l->src[kept] = l->src[i];
+    kept++;
+  }
+  l->ndim = kept;
+}
+
+#define ELEMENT_LOOP(width)                                                \
+  for (int64_t i = 0; i < n; i++) memcpy(d + i * ds, s + i * ss, (width)); \
+  break
+
+/* n elements of itemsize bytes from s (byte stride ss, 0 repeats one element) to d. */
+static void inner_copy(char *d, const char *s, int64_t n, int64_t ds, int64_t ss, size_t item) {
+  if (ds == (int64_t)item && ss == (int64_t)item) {
+    memcpy(d, s, (size_t)n * item);
+    return;
+  }
+  switch (item) {
+    case 1:
+      if (ss == 0 && ds == 1) {
+        memset(d, *(const unsigned char *)s, (size_t)n);
+        break;
+      }
+      ELEMENT_LOOP(1);
+    case 2: ELEMENT_LOOP(2);
+    case 4: ELEMENT_LOOP(4);
+    case 8: ELEMENT_LOOP(8);
+    case 16: ELEMENT_LOOP(16);
+    default: ELEMENT_LOOP(item);
+  }
+}
+
+static void loop_run(const loop *l, char *d, const char *s, size_t item) {
+  if (l->ndim == 0) { /* one element */
+    memcpy(d, s, item);
+    return;
+  }
+  size_t inner = l->ndim - 1;
+  int64_t *index = l->index;
+  for (size_t k = 0; k < inner; k++) index[k] = 0;
+  for (;;) {
+    inner_copy(d, s, l->sizes[inner], l->dst[inner], l->src[inner], item);
+    size_t k = inner;
+    for (;;) { /* advance the odometer over the outer dims */
+      if (k == 0) return;
+      k--;
+      d += l->dst[k];
+      s += l->src[k];
+      if (++index[k] < l->sizes[k]) break;
+      d -= l->dst[k] * l->sizes[k];
+      s -= l->src[k] * l->sizes[k];
+      index[k] = 0;
+    }
+  }
+}
+
+/* Data is only reachable from the host for CPU tensors so far. */
+static c10c_status check_device(const c10c_tensor *t) {
+  if (c10c_tensor_device(t).type != C10C_DEVICE_TYPE_CPU)
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "copies and fills of %s tensors are not implemented yet",
+                      c10c_device_type_name(c10c_tensor_device(t).type, false));
+  return C10C_STATUS_OK;
+}
+
+/* In-place writes: inference tensors refuse them outside inference mode (c10's bump()). */
+static c10c_status check_writable(const c10c_tensor *t) {
+  if (c10c_tensor_is_inference(t) && !c10c_inference_mode_enabled())
+    return c10c_tensor_bump_version((c10c_tensor *)(uintptr_t)t); /* sets c10's message */
+  return check_device(t);
+}
+
+/* ATen's has_internal_overlap: YES only when a dim of size > 1 has stride 0. */
+static bool has_internal_overlap(const c10c_tensor *t) {
+  if (c10c_tensor_is_non_overlapping_and_dense(t)) return false;
+  const int64_t *sizes = c10c_tensor_sizes(t), *strides = c10c_tensor_strides(t);
+  for (size_t d = 0; d < c10c_tensor_dim(t); d++)
+    if (strides[d] == 0 && sizes[d] > 1) return true;
+  return false;
+}
+
+/* ATen's get_overlap_status(a, b) == PARTIAL. */
+static bool partially_overlap(const c10c_tensor *a, const c10c_tensor *b) {
+  if (a == b || c10c_tensor_numel(a) == 0 || c10c_tensor_numel(b) == 0) return false;
+  if (!c10c_tensor_is_non_overlapping_and_dense(a) || !c10c_tensor_is_non_overlapping_and_dense(b))
+    return false; /* TOO_HARD: ATen lets it through */
+  if (c10c_tensor_storage(a) != c10c_tensor_storage(b)) return false; /* is_alias_of */
+  const char *a0 = c10c_tensor_data(a), *b0 = c10c_tensor_data(b);
+  const char *a1 = a0 + c10c_tensor_nbytes(a), *b1 = b0 + c10c_tensor_nbytes(b);
+  if (a0 == b0 && a1 == b1) {
+    size_t n = c10c_tensor_dim(a);
+    return n != c10c_tensor_dim(b) ||
+           (n > 0 && memcmp(c10c_tensor_strides(a), c10c_tensor_strides(b), n * sizeof(int64_t)));
+  }
+  return a0 < b1 && b0 < a1;
+}
+
+/* ATen's infer_size for (dst, src), then the output-shape check of a TensorIterator. */
+static c10c_status check_broadcast(const c10c_tensor *dst, const c10c_tensor *src) {
+  size_t nd = c10c_tensor_dim(dst), ns = c10c_tensor_dim(src), n = nd > ns ? nd : ns;
+  const int64_t *a = c10c_tensor_sizes(dst), *b = c10c_tensor_sizes(src);
+  bool matches = ns <= nd;
+  for (size_t i = n; i-- > 0;) {
+    size_t off = n - 1 - i; /* position from the right */
+    int64_t sa = off < nd ? a[nd - 1 - off] : 1, sb = off < ns ? b[ns - 1 - off] : 1;
+    if (sa != sb && sa != 1 && sb != 1)
+      return c10c__fail(C10C_STATUS_ERROR,
+                        "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
+                        "non-singleton dimension %zu",
+                        (long long)sa, (long long)sb, i);
+    if (sa == 1 && sb != 1) matches = false;
+  }
+  if (matches) return C10C_STATUS_OK;
+  int64_t stack[STACK_DIMS], *shape = n <= STACK_DIMS ? stack : c10c__malloc(n * sizeof(int64_t));
+  if (shape == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in copy_");
+  for (size_t i = 0; i < n; i++) {
+    size_t off = n - 1 - i;
+    int64_t sa = off < nd ? a[nd - 1 - off] : 1, sb = off < ns ? b[ns - 1 - off] : 1;
+    shape[i] = sa == 1 ? sb : sa;
+  }
+  char out_list[256], shape_list[256];
+  c10c__format_int_list(out_list, sizeof out_list, a, nd);
+  c10c__format_int_list(shape_list, sizeof shape_list, shape, n);
+  if (shape != stack) c10c__free(shape);
+  return c10c__fail(C10C_STATUS_ERROR, "output with shape %s doesn't match the broadcast shape %s",
+                    out_list, shape_list);
+}
+
+/* Runs the strided kernel writing dst from src (src may be NULL with value: a fill). */
+static c10c_status strided_write(c10c_tensor *dst, const c10c_tensor *src, const void *value) {
+  size_t item = c10c_tensor_itemsize(dst), nd = c10c_tensor_dim(dst);
+  size_t ns = src != NULL ? c10c_tensor_dim(src) : 0;
+  loop l;
+  c10c_status st = loop_init(&l, nd);
+  if (st != C10C_STATUS_OK) return st;
+  const int64_t *sizes = c10c_tensor_sizes(dst), *dstr = c10c_tensor_strides(dst);
+  const int64_t *ssz = src != NULL ? c10c_tensor_sizes(src) : NULL;
+  const int64_t *sstr = src != NULL ? c10c_tensor_strides(src) : NULL;
+  for (size_t d = 0; d < nd; d++) {
+    if (sizes[d] == 1) continue;
+    size_t off = nd - 1 - d;
+    int64_t src_stride = 0;
+    if (src != NULL && off < ns && ssz[ns - 1 - off] != 1) src_stride = sstr[ns - 1 - off];
+    l.sizes[l.ndim] = sizes[d];
+    l.dst[l.ndim] = dstr[d] * (int64_t)item;
+    l.src[l.ndim] = src_stride * (int64_t)item;
+    l.ndim++;
+  }
+  loop_simplify(&l);
+  loop_run(&l, c10c_tensor_data(dst), src != NULL ? c10c_tensor_data(src) : value, item);
+  c10c__free(l.heap);
+  return C10C_STATUS_OK;
+}
+
+/* copy_ without the version bump and inference check: also the second half of clone. */
+static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
+  c10c_status st = check_device(dst);
+  if (st != C10C_STATUS_OK) return st;
+  if (c10c_tensor_device(src).type != C10C_DEVICE_TYPE_CPU)
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED, "copies from %s tensors are not implemented yet",
+                      c10c_device_type_name(c10c_tensor_device(src).type, false));
+  if (c10c_tensor_dtype(dst) != c10c_tensor_dtype(src))
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "copy_ from %s to %s: copies between dtypes are not implemented yet",
+                      c10c_dtype_c10_name(c10c_tensor_dtype(src)),
+                      c10c_dtype_c10_name(c10c_tensor_dtype(dst)));
+  /* ATen's early exit: dst and src are the same view of the same storage. */
+  size_t n = c10c_tensor_dim(dst);
+  size_t bytes = n * sizeof(int64_t);
+  bool same = c10c_tensor_storage(dst) == c10c_tensor_storage(src) &&
+              c10c_tensor_storage_offset(dst) == c10c_tensor_storage_offset(src) &&
+              n == c10c_tensor_dim(src) &&
+              (n == 0 || (!memcmp(c10c_tensor_sizes(dst), c10c_tensor_sizes(src), bytes) &&
+                          !memcmp(c10c_tensor_strides(dst), c10c_tensor_strides(src), bytes)));
+  if (same) return C10C_STATUS_OK;
+  if (has_internal_overlap(dst)) return c10c__fail(C10C_STATUS_ERROR, internal_overlap_message);
+  if (partially_overlap(dst, src)) return c10c__fail(C10C_STATUS_ERROR, partial_overlap_message);
+  st = check_broadcast(dst, src);
+  if (st == C10C_STATUS_OK && c10c_tensor_numel(dst) > 0) st = strided_write(dst, src, NULL);
+  return st;
+}
+
+c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src) {
+  C10C__CHECK_NOT_NULL(dst);
+  C10C__CHECK_NOT_NULL(src);
+  c10c_status st = check_writable(dst);
+  if (st == C10C_STATUS_OK) st = copy_impl(dst, src);
+  return st == C10C_STATUS_OK ? c10c_tensor_bump_version(dst) : st;
+}
+
+static const unsigned char zero_bytes[64];
+
+/* fill_ without the version bump; value NULL writes zero bytes. */
+static c10c_status fill_impl(c10c_tensor *tensor, const void *value) {
+  c10c_status st = check_device(tensor);
+  if (st != C10C_STATUS_OK || c10c_tensor_numel(tensor) == 0) return st;
+  if (value == NULL) {
+    if (c10c_tensor_itemsize(tensor) > sizeof zero_bytes)
+      return c10c__fail(C10C_STATUS_INTERNAL, "zero_: itemsize above 64 bytes");
+    value = zero_bytes;
+  }
+  return strided_write(tensor, NULL, value);
+}
+
+c10c_status c10c_tensor_fill_(c10c_tensor *tensor, const void *value) {
+  C10C__CHECK_NOT_NULL(tensor);
+  C10C__CHECK_NOT_NULL(value);
+  c10c_status st = check_writable(tensor);
+  if (st == C10C_STATUS_OK) st = fill_impl(tensor, value);
+  return st == C10C_STATUS_OK ? c10c_tensor_bump_version(tensor) : st;
+}
+
+c10c_status c10c_tensor_zero_(c10c_tensor *tensor) {
+  C10C__CHECK_NOT_NULL(tensor);
+  c10c_status st = check_writable(tensor);
+  if (st == C10C_STATUS_OK) st = fill_impl(tensor, NULL);
+  return st == C10C_STATUS_OK ? c10c_tensor_bump_version(tensor) : st;
+}
+
+/* ATen's infer_dense_strides: dense strides that keep the order of t's strides (the stable
+ * insertion sort TensorIterator uses; stride-0 dims stay put). */
+static void infer_dense_strides(int64_t *out, const int64_t *sizes, const int64_t *strides,
+                                size_t n, size_t *perm) {
+  for (size_t i = 0; i < n; i++) perm[i] = n - 1 - i;
+  for (size_t i = 1; i < n; i++) {
+    size_t dim1 = i;
+    for (size_t j = 1; j <= i; j++) {
+      size_t dim0 = i - j;
+      int64_t s0 = strides[perm[dim0]], s1 = strides[perm[dim1]];
+      int cmp = 0;
+      if (s0 != 0 && s1 != 0) {
+        if (s0 < s1)
+          cmp = -1;
+        else if (s0 > s1)
+          cmp = 1;
+        else if (sizes[perm[dim0]] > sizes[perm[dim1]])
+          cmp = 1;
+      }
+      if (cmp > 0) {
+        size_t tmp = perm[dim0];
+        perm[dim0] = perm[dim1];
+        perm[dim1] = tmp;
+        dim1 = dim0;
+      } else if (cmp < 0) {
+        break;
+      }
+    }
+  }
+  int64_t stride = 1;
+  for (size_t i = 0; i < n; i++) {
+    out[perm[i]] = stride;
+    if (sizes[perm[i]] > 1) stride *= sizes[perm[i]];
+  }
+}
+
+c10c_status c10c_tensor_empty_like(c10c_tensor **out, const c10c_tensor *tensor, c10c_dtype dtype,
+                                   c10c_device device, c10c_memory_format memory_format) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  C10C__CHECK_NOT_NULL(tensor);
+  size_t n = c10c_tensor_dim(tensor);
+  const int64_t *sizes = c10c_tensor_sizes(tensor);
+  if (memory_format != C10C_MEMORY_FORMAT_PRESERVE)
+    return c10c_tensor_empty(out, sizes, n, dtype, device, memory_format);
+  if (c10c_tensor_is_non_overlapping_and_dense(tensor))
+    return c10c_tensor_empty_strided(out, sizes, c10c_tensor_strides(tensor), n, dtype, device);
+  int64_t stack[STACK_DIMS * 2];
+  int64_t *strides = n <= STACK_DIMS ? stack : c10c__malloc(n * 2 * sizeof(int64_t));
+  if (strides == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in empty_like");
+  infer_dense_strides(strides, sizes, c10c_tensor_strides(tensor), n,
+                      (size_t *)(void *)(strides + n));
+  c10c_status st = c10c_tensor_empty_strided(out, sizes, strides, n, dtype, device);
+  if (strides != stack) c10c__free(strides);
+  return st;
+}
+
+/* Releases made and clears *out when st is an error. */
+static c10c_status finish_new(c10c_tensor **out, c10c_status st) {
+  if (st != C10C_STATUS_OK) {
+    c10c_tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+c10c_status c10c_tensor_full_like(c10c_tensor **out, const c10c_tensor *tensor, c10c_dtype dtype,
+                                  c10c_device device, c10c_memory_format memory_format,
+                                  const void *value) {
+  C10C__CHECK_NOT_NULL(out);
+  c10c_status st = c10c_tensor_empty_like(out, tensor, dtype, device, memory_format);
+  if (st == C10C_STATUS_OK) st = fill_impl(*out, value);
+  return finish_new(out, st);
+}
+
+c10c_status c10c_tensor_full(c10c_tensor **out, const int64_t *sizes, size_t ndim, c10c_dtype dtype,
+                             c10c_device device, c10c_memory_format memory_format,
+                             const void *value) {
+  C10C__CHECK_NOT_NULL(out);
+  c10c_status st = c10c_tensor_empty(out, sizes, ndim, dtype, device, memory_format);
+  if (st == C10C_STATUS_OK) st = fill_impl(*out, value);
+  return finish_new(out, st);
+}
+
+c10c_status c10c_tensor_clone(c10c_tensor **out, const c10c_tensor *tensor,
+                              c10c_memory_format memory_format) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  C10C__CHECK_NOT_NULL(tensor);
+  c10c_status st = c10c_tensor_empty_like(out, tensor, c10c_tensor_dtype(tensor),
+                                          c10c_tensor_device(tensor), memory_format);
+  if (st == C10C_STATUS_OK) st = copy_impl(*out, tensor);
+  return finish_new(out, st);
+}
+
+c10c_status c10c_tensor_contiguous(c10c_tensor **out, const c10c_tensor *tensor,
+                                   c10c_memory_format memory_format) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  C10C__CHECK_NOT_NULL(tensor);
+  if (memory_format == C10C_MEMORY_FORMAT_PRESERVE)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "preserve memory format is unsupported by the contiguous operator");
+  bool contiguous = false;
+  c10c_status st = c10c_tensor_is_contiguous(&contiguous, tensor, memory_format);
+  if (st != C10C_STATUS_OK) return st;
+  if (contiguous) {
+    *out = c10c_tensor_retain((c10c_tensor *)(uintptr_t)tensor);
+    return C10C_STATUS_OK;
+  }
+  return c10c_tensor_clone(out, tensor, memory_format);
+}

@@ -1,0 +1,158 @@
+"""Python scalars as one element of a dtype, with ATen's overflow checks (``fill_``, ``full``)."""
+
+from __future__ import annotations
+
+import math
+import operator
+import struct
+from typing import Any
+
+from ._dtype import DTYPE_NAMES, dtype
+from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError
+
+__all__ = ["scalar_bytes", "scalar_dtype"]
+
+# The C++ type names ATen's "value cannot be converted to type ... without overflow" uses.
+_CPP_NAMES = {
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+    "uint16": "uint16_t",
+    "uint32": "uint32_t",
+    "uint64": "uint64_t",
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "bfloat16": "c10::BFloat16",
+    "complex32": "c10::complex<c10::Half>",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
+
+
+def scalar_dtype(value: Any) -> dtype:
+    """The dtype torch.full infers from a Python scalar (bool, int64, float32, complex64)."""
+    if isinstance(value, bool):
+        return DTYPE_NAMES["bool"]
+    if isinstance(value, complex):
+        return DTYPE_NAMES["complex64"]
+    if isinstance(value, float):
+        return DTYPE_NAMES["float32"]
+    try:
+        operator.index(value)
+    except TypeError:
+        pass
+    else:
+        return DTYPE_NAMES["int64"]
+    if hasattr(value, "__float__"):
+        return DTYPE_NAMES["float32"]
+    raise C10TypeError(f"expected a number, got {type(value).__name__}")
+
+
+# Largest finite values: a finite scalar beyond them is an overflow error (ATen's fill_ of more
+# than one element; torch skips the check for reduced floats when the tensor has one element).
+_FLOAT_MAX = {
+    "float16": 65504.0,
+    "bfloat16": 3.3895313892515355e38,
+    "float32": 3.4028234663852886e38,
+}
+
+
+def _as_number(value: Any) -> int | float | complex:
+    if isinstance(value, (bool, int, float, complex)):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        pass
+    for conv in (float, complex):
+        try:
+            return conv(value)
+        except (TypeError, ValueError):
+            pass
+    raise C10TypeError(f"expected a number, got {type(value).__name__}")
+
+
+def _overflow_name(name: str) -> C10RuntimeError:
+    return C10RuntimeError(
+        f"value cannot be converted to type {_CPP_NAMES.get(name, name)} without overflow"
+    )
+
+
+def scalar_bytes(value: Any, d: dtype) -> bytes:
+    """One element of ``d`` holding ``value`` in its native representation.
+
+    Follows c10's checked_convert: integers must fit (unsigned types also accept negatives that
+    wrap, as C++), floats truncate toward zero into integer types, floating and complex types
+    refuse finite values beyond their largest (inf and nan pass), a complex value with an
+    imaginary part only fits complex types, and bool takes any value's truth.
+    """
+    import numpy as np
+
+    v = _as_number(value)
+    name = d._name
+    if isinstance(v, int) and not -(2**63) <= v < 2**64:
+        raise OverflowError("int too big to convert")
+    if name == "bool":
+        return b"\x01" if v else b"\x00"
+    if d.is_complex:
+        if name == "complex32":
+            raise C10NotImplementedError("fill of complex32 tensors is not implemented yet")
+        c = complex(v)
+        limit = 3.4028234663852886e38 if name == "complex64" else math.inf
+        for part in (c.real, c.imag):
+            if math.isfinite(part) and abs(part) > limit:
+                raise _overflow_name(name)
+        return np.array(c, dtype=d.to_numpy()).tobytes()
+    if isinstance(v, complex):
+        if v.imag != 0:
+            raise _overflow_name(name)
+        v = v.real
+    if d.is_floating_point:
+        return _float_bytes(float(v), d)
+    return _int_bytes(v, d)
+
+
+def _numpy_dtype(d: dtype) -> Any:
+    try:
+        return d.to_numpy()
+    except TypeError:
+        raise C10NotImplementedError(f"fill of {d} tensors is not implemented yet") from None
+
+
+def _float_bytes(f: float, d: dtype) -> bytes:
+    import numpy as np
+
+    name = d._name
+    if math.isfinite(f) and abs(f) > _FLOAT_MAX.get(name, math.inf):
+        raise _overflow_name(name)
+    if name == "bfloat16":  # round to nearest even from float32 bits; NaN stays quiet
+        if math.isnan(f):
+            return struct.pack("<H", 0x7FC0)
+        (bits,) = struct.unpack("<I", struct.pack("<f", f))
+        bits += 0x7FFF + ((bits >> 16) & 1)
+        return struct.pack("<H", (bits >> 16) & 0xFFFF)
+    npd = _numpy_dtype(d)
+    with np.errstate(over="ignore"):
+        return np.array(f, dtype=npd).tobytes()
+
+
+def _int_bytes(v: float, d: dtype) -> bytes:
+    import numpy as np
+
+    name = d._name
+    npd = _numpy_dtype(d)
+    info = np.iinfo(npd)
+    if isinstance(v, float):
+        if not (math.isfinite(v) and info.min <= v <= info.max):
+            raise _overflow_name(name)
+        v = int(v)  # C++ truncation toward zero
+    elif info.min == 0:  # unsigned: negatives wrap as in C++ unless their magnitude is too big
+        if v > info.max or (v < 0 and -v > info.max):
+            raise _overflow_name(name)
+        v %= int(info.max) + 1
+    elif not info.min <= v <= info.max:
+        raise _overflow_name(name)
+    return np.array(v, dtype=npd).tobytes()
