@@ -271,6 +271,12 @@ c10c_status c10c__check_in_bounds(const c10c_storage *storage, const int64_t *si
 
 c10c_status c10c__tensor_make_view(c10c_tensor **out, const c10c_tensor *base, const int64_t *sizes,
                                    const int64_t *strides, size_t ndim, int64_t storage_offset) {
+  return c10c__tensor_make_view_as(out, base, sizes, strides, ndim, storage_offset, base->dtype);
+}
+
+c10c_status c10c__tensor_make_view_as(c10c_tensor **out, const c10c_tensor *base,
+                                      const int64_t *sizes, const int64_t *strides, size_t ndim,
+                                      int64_t storage_offset, c10c_dtype dtype) {
   c10c_tensor *t = new_shell(ndim);
   if (t == NULL) return out_of_memory();
   if (ndim > 0) {
@@ -285,9 +291,9 @@ c10c_status c10c__tensor_make_view(c10c_tensor **out, const c10c_tensor *base, c
    * is an inference tensor exactly when its base is. */
   t->storage = c10c_storage_retain(base->storage);
   t->storage_offset = storage_offset;
-  t->dtype = base->dtype;
+  t->dtype = dtype;
   t->device = base->device;
-  t->keys = base->keys;
+  t->keys = base->keys; /* kept even by view(dtype), as ATen */
   t->flags = (uint8_t)(c10c__contiguity_flags(sizes, strides, ndim, t->numel) |
                        (base->flags & INFERENCE_FLAG));
   *out = t;

@@ -9,6 +9,11 @@
 c10c_status c10c__tensor_make_view(c10c_tensor **out, const c10c_tensor *base, const int64_t *sizes,
                                    const int64_t *strides, size_t ndim, int64_t storage_offset);
 
+/* The same with another dtype (view(dtype)): the caller has rescaled the geometry. */
+c10c_status c10c__tensor_make_view_as(c10c_tensor **out, const c10c_tensor *base,
+                                      const int64_t *sizes, const int64_t *strides, size_t ndim,
+                                      int64_t storage_offset, c10c_dtype dtype);
+
 /* ATen's checkInBoundsForStorage with its "setStorage: ..." message. */
 c10c_status c10c__check_in_bounds(const c10c_storage *storage, const int64_t *sizes,
                                   const int64_t *strides, size_t ndim, int64_t storage_offset,

@@ -482,3 +482,309 @@ c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *t, cons
   if (st != C10C_STATUS_OK) return st;
   return c10c__tensor_make_view(out, t, sizes, strides, nsizes, offset);
 }
+
+/* ---- reshape, flatten, unflatten ---- */
+
+/* view() if the strides allow it, else a contiguous copy viewed (ATen's reshape). shape is
+ * already inferred (no -1). */
+static c10c_status reshape_inferred(c10c_tensor **out, const c10c_tensor *t, const int64_t *shape,
+                                    size_t n) {
+  size_t old_n = c10c_tensor_dim(t);
+  geometry g;
+  c10c_status st = geometry_init(&g, t, n + old_n);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t *new_sizes = g.sizes + old_n, *new_strides = g.strides + old_n;
+  if (n > 0) memcpy(new_sizes, shape, n * sizeof(int64_t));
+  if (compute_stride(new_strides, g.sizes, g.strides, old_n, new_sizes, n, c10c_tensor_numel(t))) {
+    memmove(g.sizes, new_sizes, n * sizeof(int64_t));
+    memmove(g.strides, new_strides, n * sizeof(int64_t));
+    g.ndim = n;
+    return geometry_finish(out, t, &g, C10C_STATUS_OK);
+  }
+  c10c__free(g.heap);
+  c10c_tensor *copy = NULL;
+  st = c10c_tensor_clone(&copy, t, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_view(out, copy, shape, n);
+  c10c_tensor_release(copy);
+  return st;
+}
+
+c10c_status c10c_tensor_reshape(c10c_tensor **out, const c10c_tensor *t, const int64_t *shape,
+                                size_t n) {
+  CHECK_ARGS(out, t);
+  if (n > 0) C10C__CHECK_NOT_NULL(shape);
+  int64_t stack[STACK_DIMS], *inferred = n <= STACK_DIMS ? stack : c10c__malloc(n * 8);
+  if (inferred == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in reshape");
+  if (n > 0) memcpy(inferred, shape, n * sizeof(int64_t));
+  c10c_status st = infer_size(inferred, n, c10c_tensor_numel(t));
+  if (st == C10C_STATUS_OK) st = reshape_inferred(out, t, inferred, n);
+  if (inferred != stack) c10c__free(inferred);
+  return st;
+}
+
+c10c_status c10c_tensor_flatten(c10c_tensor **out, const c10c_tensor *t, int64_t start_dim,
+                                int64_t end_dim) {
+  CHECK_ARGS(out, t);
+  int64_t n = (int64_t)c10c_tensor_dim(t);
+  c10c_status st = wrap(&start_dim, n);
+  if (st == C10C_STATUS_OK) st = wrap(&end_dim, n);
+  if (st != C10C_STATUS_OK) return st;
+  if (start_dim > end_dim)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "flatten() has invalid args: start_dim cannot come after end_dim");
+  if (n == 0) {
+    int64_t one = 1;
+    return reshape_inferred(out, t, &one, 1);
+  }
+  if (start_dim == end_dim) {
+    *out = c10c_tensor_retain((c10c_tensor *)(uintptr_t)t); /* ATen returns self */
+    return C10C_STATUS_OK;
+  }
+  const int64_t *sizes = c10c_tensor_sizes(t);
+  size_t m = (size_t)(n - (end_dim - start_dim));
+  int64_t stack[STACK_DIMS], *shape = m <= STACK_DIMS ? stack : c10c__malloc(m * 8);
+  if (shape == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in flatten");
+  size_t k = 0;
+  for (int64_t d = 0; d < start_dim; d++) shape[k++] = sizes[d];
+  int64_t product = 1;
+  for (int64_t d = start_dim; d <= end_dim; d++) product *= sizes[d]; /* <= numel: no overflow */
+  shape[k++] = product;
+  for (int64_t d = end_dim + 1; d < n; d++) shape[k++] = sizes[d];
+  st = reshape_inferred(out, t, shape, m);
+  if (shape != stack) c10c__free(shape);
+  return st;
+}
+
+c10c_status c10c_tensor_unflatten(c10c_tensor **out, const c10c_tensor *t, int64_t dim,
+                                  const int64_t *sizes, size_t nsizes) {
+  CHECK_ARGS(out, t);
+  if (nsizes > 0) C10C__CHECK_NOT_NULL(sizes);
+  size_t n = c10c_tensor_dim(t);
+  c10c_status st = wrap(&dim, (int64_t)n);
+  if (st != C10C_STATUS_OK) return st;
+  if (nsizes == 0) return c10c__fail(C10C_STATUS_ERROR, "unflatten: sizes must be non-empty");
+  if (n == 0) /* ATen reaches sym_size(0) inside its try block */
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "unflatten got an unexpected error:\nDimension "
+                      "specified as 0 but tensor has no dimensions");
+  size_t m = n - 1 + nsizes;
+  int64_t stack[STACK_DIMS], *shape = m <= STACK_DIMS ? stack : c10c__malloc(m * 8);
+  if (shape == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in unflatten");
+  const int64_t *old = c10c_tensor_sizes(t);
+  memcpy(shape + dim, sizes, nsizes * sizeof(int64_t));
+  st = infer_size(shape + dim, nsizes, old[dim]);
+  if (st != C10C_STATUS_OK) {
+    /* ATen rewrites infer_size's size mismatch and wraps anything else */
+    char message[512], list[256];
+    snprintf(message, sizeof message, "%s", c10c_last_error_message());
+    c10c__format_int_list(list, sizeof list, sizes, nsizes);
+    if (strstr(message, "is invalid for input of size") != NULL)
+      st = c10c__fail(C10C_STATUS_ERROR,
+                      "unflatten: Provided sizes %s don't multiply up to the size of dim %lld "
+                      "(%lld) in the input tensor",
+                      list, (long long)dim, (long long)old[dim]);
+    else
+      st = c10c__fail(C10C_STATUS_ERROR, "unflatten got an unexpected error:\n%s", message);
+  } else {
+    memcpy(shape, old, (size_t)dim * sizeof(int64_t));
+    memcpy(shape + dim + (int64_t)nsizes, old + dim + 1, (n - 1 - (size_t)dim) * sizeof(int64_t));
+    st = c10c_tensor_view(out, t, shape, m);
+  }
+  if (shape != stack) c10c__free(shape);
+  return st;
+}
+
+/* ---- movedim, diagonal, unfold ---- */
+
+c10c_status c10c_tensor_movedim(c10c_tensor **out, const c10c_tensor *t, const int64_t *source,
+                                size_t nsource, const int64_t *destination, size_t ndestination) {
+  CHECK_ARGS(out, t);
+  if (nsource > 0) C10C__CHECK_NOT_NULL(source);
+  if (ndestination > 0) C10C__CHECK_NOT_NULL(destination);
+  char src_list[256], dst_list[256];
+  c10c__format_int_list(src_list, sizeof src_list, source, nsource);
+  c10c__format_int_list(dst_list, sizeof dst_list, destination, ndestination);
+  if (nsource != ndestination)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "movedim: Invalid source or destination dims: source (%s dims) should "
+                      "contain the same number of dims as destination (%s dims)",
+                      src_list, dst_list);
+  size_t n = c10c_tensor_dim(t), k = nsource;
+  /* scratch: wrapped src, wrapped dst, order, source_dims, destination_dims, seen flags */
+  size_t cap = (k > n ? k : n) + 1;
+  int64_t stack[6 * STACK_DIMS],
+      *buf = 6 * cap <= 6 * STACK_DIMS ? stack : c10c__malloc(6 * cap * 8);
+  if (buf == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in movedim");
+  int64_t *src = buf, *dst = buf + cap, *order = buf + 2 * cap, *sdims = buf + 3 * cap;
+  int64_t *ddims = buf + 4 * cap, *seen = buf + 5 * cap;
+  c10c_status st = C10C_STATUS_OK;
+  for (size_t i = 0; i < k && st == C10C_STATUS_OK; i++) {
+    src[i] = source[i];
+    st = wrap(&src[i], (int64_t)n);
+  }
+  for (size_t i = 0; i < k && st == C10C_STATUS_OK; i++) {
+    dst[i] = destination[i];
+    st = wrap(&dst[i], (int64_t)n);
+  }
+  for (int pass = 0; pass < 2 && st == C10C_STATUS_OK; pass++) {
+    const int64_t *dims = pass == 0 ? src : dst;
+    for (size_t d = 0; d < cap; d++) seen[d] = 0;
+    for (size_t i = 0; i < k && st == C10C_STATUS_OK; i++)
+      if (seen[dims[i]]++)
+        st = c10c__fail(C10C_STATUS_ERROR, "movedim: repeated dim in `%s` (%s)",
+                        pass == 0 ? "source" : "destination", pass == 0 ? src_list : dst_list);
+  }
+  if (st == C10C_STATUS_OK && n == 0) {
+    st = c10c_tensor_squeeze_dims(out, t, NULL, 0); /* a 0-dim tensor: an alias */
+  } else if (st == C10C_STATUS_OK) {
+    for (size_t d = 0; d < n; d++) sdims[d] = ddims[d] = (int64_t)d;
+    for (size_t i = 0; i < k; i++) {
+      order[dst[i]] = src[i];
+      sdims[src[i]] = -1;
+      ddims[dst[i]] = -1;
+    }
+    size_t a = 0, b = 0;
+    for (size_t d = 0; d < n; d++) {
+      if (sdims[d] != -1) sdims[a++] = sdims[d];
+      if (ddims[d] != -1) ddims[b++] = ddims[d];
+    }
+    for (size_t i = 0; i < n - k; i++) order[ddims[i]] = sdims[i];
+    st = c10c_tensor_permute(out, t, order, n);
+  }
+  if (buf != stack) c10c__free(buf);
+  return st;
+}
+
+c10c_status c10c_tensor_diagonal(c10c_tensor **out, const c10c_tensor *t, int64_t offset,
+                                 int64_t dim1, int64_t dim2) {
+  CHECK_ARGS(out, t);
+  int64_t n = (int64_t)c10c_tensor_dim(t), d1 = dim1, d2 = dim2;
+  c10c_status st = wrap(&d1, n);
+  if (st == C10C_STATUS_OK) st = wrap(&d2, n);
+  if (st != C10C_STATUS_OK) return st;
+  if (d1 == d2)
+    return c10c__fail(C10C_STATUS_ERROR, "diagonal dimensions cannot be identical %lld, %lld",
+                      (long long)dim1, (long long)dim2);
+  geometry g;
+  st = geometry_init(&g, t, 0);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t s1 = g.sizes[d1], s2 = g.sizes[d2], st1 = g.strides[d1], st2 = g.strides[d2];
+  int64_t diag;
+  if (offset >= 0)
+    diag = s2 - offset < s1 ? s2 - offset : s1;
+  else
+    diag = s1 + offset < s2 ? s1 + offset : s2;
+  if (diag < 0) diag = 0;
+  if (diag > 0) g.offset += offset >= 0 ? offset * st2 : -offset * st1; /* in bounds: no overflow */
+  size_t k = 0;
+  for (int64_t d = 0; d < n; d++) {
+    if (d == d1 || d == d2) continue;
+    g.sizes[k] = g.sizes[d];
+    g.strides[k] = g.strides[d];
+    k++;
+  }
+  g.sizes[k] = diag;
+  g.strides[k] = st1 + st2;
+  g.ndim = k + 1;
+  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+}
+
+c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *t, int64_t dim, int64_t size,
+                               int64_t step) {
+  CHECK_ARGS(out, t);
+  int64_t n = (int64_t)c10c_tensor_dim(t);
+  c10c_status st = wrap(&dim, n);
+  if (st != C10C_STATUS_OK) return st;
+  geometry g;
+  st = geometry_init(&g, t, (size_t)n + 1);
+  if (st != C10C_STATUS_OK) return st;
+  int64_t max_size = n == 0 ? 1 : g.sizes[dim];
+  if (size > max_size)
+    st = c10c__fail(C10C_STATUS_ERROR,
+                    "maximum size for tensor at dimension %lld is %lld but size "
+                    "is %lld",
+                    (long long)dim, (long long)max_size, (long long)size);
+  else if (size < 0)
+    st = c10c__fail(C10C_STATUS_ERROR, "size is %lld but must be >= 0", (long long)size);
+  else if (step <= 0)
+    st = c10c__fail(C10C_STATUS_ERROR, "step is %lld but must be > 0", (long long)step);
+  if (st == C10C_STATUS_OK) {
+    g.sizes[n] = size;
+    g.strides[n] = n == 0 ? 1 : g.strides[dim];
+    if (n > 0) {
+      g.sizes[dim] = (g.sizes[dim] - size) / step + 1;
+      if (c10c__mul_overflows(g.strides[dim], step, &g.strides[dim]))
+        st = c10c__fail(C10C_STATUS_OVERFLOW, "unfold: stride %lld * step %lld overflows",
+                        (long long)g.strides[dim], (long long)step);
+    }
+    g.ndim = (size_t)n + 1;
+  }
+  return geometry_finish(out, t, &g, st);
+}
+
+/* ---- view(dtype) ---- */
+
+static c10c_status stride_last_error(const char *from, const char *to, int64_t stride) {
+  return c10c__fail(C10C_STATUS_ERROR,
+                    "self.stride(-1) must be 1 to view %s as %s (different element sizes), but "
+                    "got %lld",
+                    from, to, (long long)stride);
+}
+
+c10c_status c10c_tensor_view_dtype(c10c_tensor **out, const c10c_tensor *t, c10c_dtype dtype) {
+  CHECK_ARGS(out, t);
+  size_t new_item = c10c_dtype_itemsize(dtype), old_item = c10c_tensor_itemsize(t);
+  if (new_item == 0 || dtype < 0 || dtype >= C10C_DTYPE_COUNT)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "view: invalid dtype %d", (int)dtype);
+  c10c_dtype old = c10c_tensor_dtype(t);
+  const char *from = c10c_dtype_c10_name(old), *to = c10c_dtype_c10_name(dtype);
+  int64_t n = (int64_t)c10c_tensor_dim(t);
+  geometry g;
+  c10c_status st = geometry_init(&g, t, 0);
+  if (st != C10C_STATUS_OK) return st;
+  if (new_item != old_item) {
+    if (n == 0) {
+      st =
+          c10c__fail(C10C_STATUS_ERROR,
+                     "self.dim() cannot be 0 to view %s as %s (different element sizes)", from, to);
+    } else if (old_item > new_item && g.strides[n - 1] != 1) {
+      st = stride_last_error(from, to, g.strides[n - 1]);
+    } else if (old_item > new_item) {
+      int64_t ratio = (int64_t)(old_item / new_item);
+      bool overflow = c10c__mul_overflows(g.sizes[n - 1], ratio, &g.sizes[n - 1]) ||
+                      c10c__mul_overflows(g.offset, ratio, &g.offset);
+      for (int64_t i = 0; i < n - 1; i++)
+        overflow |= c10c__mul_overflows(g.strides[i], ratio, &g.strides[i]);
+      if (overflow) st = c10c__fail(C10C_STATUS_OVERFLOW, "view(dtype): geometry overflows");
+    } else {
+      int64_t ratio = (int64_t)(new_item / old_item);
+      if (g.sizes[n - 1] % ratio != 0) {
+        st = c10c__fail(C10C_STATUS_ERROR,
+                        "self.size(-1) must be divisible by %lld to view %s as %s (different "
+                        "element sizes), but got %lld",
+                        (long long)ratio, from, to, (long long)g.sizes[n - 1]);
+      } else if (g.offset % ratio != 0) {
+        st = c10c__fail(C10C_STATUS_ERROR,
+                        "self.storage_offset() must be divisible by %lld to view %s as %s "
+                        "(different element sizes), but got %lld",
+                        (long long)ratio, from, to, (long long)g.offset);
+      } else if (g.strides[n - 1] != 1) {
+        st = stride_last_error(from, to, g.strides[n - 1]);
+      }
+      for (int64_t i = 0; i < n - 1 && st == C10C_STATUS_OK; i++) {
+        if (g.strides[i] % ratio != 0)
+          st = c10c__fail(C10C_STATUS_ERROR,
+                          "self.stride(%lld) must be divisible by %lld to view %s as %s "
+                          "(different element sizes), but got %lld",
+                          (long long)i, (long long)ratio, from, to, (long long)g.strides[i]);
+        g.strides[i] /= ratio;
+      }
+      g.sizes[n - 1] /= ratio;
+      g.offset /= ratio;
+    }
+  }
+  if (st == C10C_STATUS_OK)
+    st = c10c__tensor_make_view_as(out, t, g.sizes, g.strides, g.ndim, g.offset, dtype);
+  c10c__free(g.heap);
+  return st;
+}

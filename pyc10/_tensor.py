@@ -258,9 +258,143 @@ class Tensor:
         return result
 
     def view(self, *shape: Any) -> Tensor:
-        """The same elements under another shape (one -1 is inferred), as ``Tensor.view``."""
+        """The same elements under another shape (one -1 is inferred), or as another dtype."""
+        if len(shape) == 1 and type(shape[0]) is dtype:
+            return self._view_call(lib.c10c_tensor_view_dtype, shape[0].value)
         sizes = _sizes_from_args(shape, "view")
         return self._view_call(lib.c10c_tensor_view, sizes, len(sizes))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        """view(other.shape)."""
+        return self.view(other.shape)
+
+    def reshape(self, *shape: Any) -> Tensor:
+        """A view when the strides allow one, else a contiguous copy, as ``Tensor.reshape``."""
+        sizes = _sizes_from_args(shape, "reshape", "shape")
+        return self._view_call(lib.c10c_tensor_reshape, sizes, len(sizes))
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        """reshape(other.shape)."""
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge dims start_dim..end_dim into one (reshape semantics)."""
+        return self._view_call(
+            lib.c10c_tensor_flatten, operator.index(start_dim), operator.index(end_dim)
+        )
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
+        """Split dim into sizes (one -1 inferred), a view."""
+        s = _int_list(sizes, "unflatten(): argument 'sizes'", allow_bool=True)
+        return self._view_call(lib.c10c_tensor_unflatten, operator.index(dim), s, len(s))
+
+    def movedim(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
+        """Move dims from source positions to destination positions (a permute)."""
+        src = _dims_arg(source, "movedim(): argument 'source'")
+        dst = _dims_arg(destination, "movedim(): argument 'destination'")
+        return self._view_call(lib.c10c_tensor_movedim, src, len(src), dst, len(dst))
+
+    moveaxis = movedim
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The diagonal of the (dim1, dim2) planes as a new last dim."""
+        return self._view_call(
+            lib.c10c_tensor_diagonal,
+            operator.index(offset),
+            operator.index(dim1),
+            operator.index(dim2),
+        )
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        """Windows of size along dimension, every step elements, as a new last dim."""
+        return self._view_call(
+            lib.c10c_tensor_unfold,
+            operator.index(dimension),
+            operator.index(size),
+            operator.index(step),
+        )
+
+    @property
+    def mT(self) -> Tensor:  # noqa: N802 - torch's name
+        """The last two dims transposed (matrices or batches of them)."""
+        n = self.dim()
+        if n == 0:  # torch: the identity, with a deprecation warning
+            import warnings
+
+            warnings.warn(
+                "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
+                "cases.",
+                UserWarning,
+                stacklevel=2,
+            )
+            return self.transpose(0, 0)
+        if n < 2:
+            raise C10RuntimeError(
+                f"tensor.mT is only supported on matrices or batches of matrices. Got {n}-D tensor."
+            )
+        return self.transpose(-2, -1)
+
+    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces of split_size along dim (the last may be smaller), or of the listed sizes."""
+        if self.dim() == 0:
+            raise C10RuntimeError("split expects at least a 1-dimensional tensor")
+        if isinstance(split_size, (list, tuple)):
+            sizes = _int_list(split_size, "split_with_sizes(): argument 'split_sizes'")
+            return self._split_with_sizes(sizes, dim, self.size(dim))
+        size = operator.index(cast(int, split_size))
+        if size < 0:
+            raise C10RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={size}"
+            )
+        dim_size = self.size(dim)
+        if size == 0 and dim_size != 0:
+            raise C10RuntimeError(
+                "split_size can only be 0 if dimension size is 0, but got dimension size of "
+                f"{dim_size}"
+            )
+        count = max((dim_size + size - 1) // size, 1) if size else 1
+        last = size - (size * count - dim_size)
+        return tuple(
+            self.narrow(dim, i * size, size if i < count - 1 else last) for i in range(count)
+        )
+
+    def _split_with_sizes(self, sizes: list[int], dim: int, dim_size: int) -> tuple[Tensor, ...]:
+        if any(length < 0 for length in sizes):
+            raise C10RuntimeError(
+                "split_with_sizes expects split_sizes have only non-negative entries, but "
+                f"got split_sizes={sizes}"
+            )
+        if sum(sizes) != dim_size:
+            raise C10RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {dim_size} (input "
+                f"tensor's size at dimension {dim}), but got split_sizes={sizes}"
+            )
+        starts = [sum(sizes[:i]) for i in range(len(sizes))]
+        return tuple(self.narrow(dim, s, n) for s, n in zip(starts, sizes, strict=True))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """At most chunks pieces of equal size along dim (the last may be smaller)."""
+        if self.dim() == 0:
+            raise C10RuntimeError("chunk expects at least a 1-dimensional tensor")
+        chunks = operator.index(chunks)
+        if chunks <= 0:
+            raise C10RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        dim_size = self.size(dim)
+        size = (dim_size + chunks - 1) // chunks
+        if size == 0 and dim_size == 0:
+            return self._split_with_sizes([0] * chunks, dim, 0)
+        return self.split(size, dim)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """Every index along dim as a tensor without that dim."""
+        dim = operator.index(dim)
+        if self.dim() == 0:  # the dim is wrapped as for a scalar first
+            if dim not in (-1, 0):
+                raise C10IndexError(
+                    f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+                )
+            raise C10IndexError("Dimension specified as 0 but tensor has no dimensions")
+        return tuple(self.select(dim, i) for i in range(self.size(dim)))
 
     def as_strided(
         self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
@@ -504,6 +638,12 @@ def _count_indexed_dims(items: tuple[Any, ...]) -> int:
     if sum(1 for it in items if it is Ellipsis) > 1:
         raise C10IndexError("an index can only have a single ellipsis ('...')")
     return sum(1 for it in items if it is not None and it is not Ellipsis)
+
+
+def _dims_arg(value: Any, what: str) -> list[int]:
+    if isinstance(value, (list, tuple)):
+        return _int_list(value, what)
+    return [operator.index(value)]
 
 
 def _slice_step(s: slice) -> int:

@@ -208,6 +208,48 @@ C10C_API c10c_status c10c_tensor_squeeze_dims(c10c_tensor **out, const c10c_tens
 C10C_API c10c_status c10c_tensor_expand(c10c_tensor **out, const c10c_tensor *tensor,
                                         const int64_t *sizes, size_t nsizes);
 
+/* torch.Tensor.view(dtype): same sizes and strides when the itemsizes match; else the last dim
+ * (stride 1) is rescaled, as ATen. Errors: "self.dim() cannot be 0 to view Float as Double
+ * (different element sizes)", "self.stride(-1) must be 1 to view Float as Short (different
+ * element sizes), but got 4", "self.size(-1) must be divisible by 2 ...", "self.storage_offset()
+ * must be divisible by 2 ...", "self.stride(0) must be divisible by 2 ...". */
+C10C_API c10c_status c10c_tensor_view_dtype(c10c_tensor **out, const c10c_tensor *tensor,
+                                            c10c_dtype dtype);
+
+/* torch.Tensor.reshape(shape): a view when view() could make one, else a contiguous copy (a new
+ * storage, version 0). One -1 is inferred; errors as c10c_tensor_view's size inference. */
+C10C_API c10c_status c10c_tensor_reshape(c10c_tensor **out, const c10c_tensor *tensor,
+                                         const int64_t *shape, size_t ndim);
+
+/* torch.Tensor.flatten(start_dim, end_dim) (reshape semantics; a 0-dim tensor becomes [1]).
+ * Errors: "flatten() has invalid args: start_dim cannot come after end_dim". */
+C10C_API c10c_status c10c_tensor_flatten(c10c_tensor **out, const c10c_tensor *tensor,
+                                         int64_t start_dim, int64_t end_dim);
+
+/* torch.Tensor.unflatten(dim, sizes) (a view; one -1 inferred). Errors: "unflatten: sizes must
+ * be non-empty", "unflatten: Provided sizes [3, 2] don't multiply up to the size of dim 2 (4) in
+ * the input tensor", "unflatten got an unexpected error:\n..." (ATen's wrapping). */
+C10C_API c10c_status c10c_tensor_unflatten(c10c_tensor **out, const c10c_tensor *tensor,
+                                           int64_t dim, const int64_t *sizes, size_t nsizes);
+
+/* torch.Tensor.movedim(source, destination). Errors: "movedim: Invalid source or destination
+ * dims: source ([0, 1] dims) should contain the same number of dims as destination ([0] dims)",
+ * "movedim: repeated dim in `source` ([0, 0])", "movedim: repeated dim in `destination` ...". */
+C10C_API c10c_status c10c_tensor_movedim(c10c_tensor **out, const c10c_tensor *tensor,
+                                         const int64_t *source, size_t nsource,
+                                         const int64_t *destination, size_t ndestination);
+
+/* torch.Tensor.diagonal(offset, dim1, dim2): the diagonal becomes the last dim. Errors:
+ * "diagonal dimensions cannot be identical 1, 1". */
+C10C_API c10c_status c10c_tensor_diagonal(c10c_tensor **out, const c10c_tensor *tensor,
+                                          int64_t offset, int64_t dim1, int64_t dim2);
+
+/* torch.Tensor.unfold(dim, size, step): windows of size along dim as a new last dim. Errors:
+ * "maximum size for tensor at dimension 2 is 4 but size is 5", "size is -1 but must be >= 0",
+ * "step is 0 but must be > 0". */
+C10C_API c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
+                                        int64_t size, int64_t step);
+
 /* ---- copies and fills (CPU tensors; other devices give C10C_STATUS_NOT_IMPLEMENTED) ----
  * In-place writes bump the version counter of every tensor over the storage, and inference
  * tensors refuse them outside inference mode with c10's message (see c10c_tensor_bump_version). */

@@ -140,6 +140,23 @@ static c10c_status op_copy_high_rank(void) { /* 17 dims: the copy loop's scratch
   return st;
 }
 
+static c10c_status op_reshape_copy(void) { /* transposed: reshape must copy */
+  c10c_tensor *v = NULL;
+  int64_t flat[1] = {-1};
+  c10c_status st = c10c_tensor_transpose(&v, view_base, 0, 6);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_reshape(&made_tensor, v, flat, 1);
+  c10c_tensor_release(v);
+  return st;
+}
+static c10c_status op_movedim(void) {
+  int64_t src[2] = {0, 1}, dst[2] = {6, 5};
+  return c10c_tensor_movedim(&made_tensor, view_base, src, 2, dst, 2);
+}
+static c10c_status op_unflatten(void) {
+  int64_t sizes[2] = {1, -1};
+  return c10c_tensor_unflatten(&made_tensor, view_base, 6, sizes, 2);
+}
+
 /* Runs op with the k-th request failing for k = 1, 2, ... until it succeeds; returns how many
  * failures it survived. */
 static int sweep(const char *name, operation op) {
@@ -275,6 +292,9 @@ TEST(every_view_survives_each_failure) {
   ASSERT_TRUE(sweep_tensor("contiguous", op_contiguous) >= 3);
   ASSERT_TRUE(sweep_tensor("full(17 dims)", op_full) >= 3);
   ASSERT_TRUE(sweep_tensor("copy_(17 dims)", op_copy_high_rank) >= 3);
+  ASSERT_TRUE(sweep_tensor("reshape(copy)", op_reshape_copy) >= 3);
+  ASSERT_TRUE(sweep_tensor("movedim", op_movedim) >= 1);
+  ASSERT_TRUE(sweep_tensor("unflatten", op_unflatten) >= 1);
   ASSERT_EQ(c10c_storage_use_count(c10c_tensor_storage(view_base)), 1);
   c10c_tensor_release(view_base);
 }

@@ -234,8 +234,100 @@ TEST(inference_tensors_cannot_be_bumped_outside_inference_mode) {
   c10c_tensor_release(t);
 }
 
+TEST(reference_geometries_of_the_other_views) {
+  /* c10.md 8.7, verified against torch: (2,3,4)/(12,4,1) */
+  int64_t s[3] = {2, 3, 4};
+  c10c_tensor *t = make(s, 3), *v = NULL;
+  int64_t src[1] = {0}, dst[1] = {2};
+  ASSERT_OK(c10c_tensor_movedim(&v, t, src, 1, dst, 1));
+  EXPECT_VIEW(v, t, 3, 0, {{3, 4, 2}, {4, 1, 12}});
+  ASSERT_OK(c10c_tensor_diagonal(&v, t, 0, 0, 1));
+  EXPECT_VIEW(v, t, 2, 0, {{4, 2}, {1, 16}});
+  ASSERT_OK(c10c_tensor_diagonal(&v, t, 1, -1, 1)); /* offset along dim2 = 1 (stride 4) */
+  EXPECT_VIEW(v, t, 2, 4, {{2, 2}, {12, 5}});
+  ASSERT_OK(c10c_tensor_unfold(&v, t, 2, 2, 1));
+  EXPECT_VIEW(v, t, 4, 0, {{2, 3, 3, 2}, {12, 4, 1, 1}});
+  ASSERT_OK(c10c_tensor_flatten(&v, t, 1, 2));
+  EXPECT_VIEW(v, t, 2, 0, {{2, 12}, {12, 1}});
+  int64_t parts[2] = {2, -1};
+  ASSERT_OK(c10c_tensor_unflatten(&v, t, -1, parts, 2));
+  EXPECT_VIEW(v, t, 4, 0, {{2, 3, 2, 2}, {12, 4, 2, 1}});
+  ASSERT_OK(c10c_tensor_view_dtype(&v, t, C10C_DTYPE_INT16));
+  ASSERT_EQ(c10c_tensor_dtype(v), C10C_DTYPE_INT16);
+  EXPECT_VIEW(v, t, 3, 0, {{2, 3, 8}, {24, 8, 1}});
+  ASSERT_OK(c10c_tensor_view_dtype(&v, t, C10C_DTYPE_COMPLEX64));
+  EXPECT_VIEW(v, t, 3, 0, {{2, 3, 2}, {6, 2, 1}});
+  /* errors */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_flatten(&v, t, 2, 0));
+  ASSERT_ERROR_MESSAGE("flatten() has invalid args: start_dim cannot come after end_dim");
+  int64_t bad[2] = {3, 2};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unflatten(&v, t, 2, bad, 2));
+  ASSERT_ERROR_MESSAGE(
+      "unflatten: Provided sizes [3, 2] don't multiply up to the size of dim 2 (4) in the input "
+      "tensor");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unflatten(&v, t, 2, bad, 0));
+  ASSERT_ERROR_MESSAGE("unflatten: sizes must be non-empty");
+  int64_t twice[2] = {0, 0}, to[2] = {1, 2};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_movedim(&v, t, twice, 2, to, 2));
+  ASSERT_ERROR_MESSAGE("movedim: repeated dim in `source` ([0, 0])");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_movedim(&v, t, to, 2, dst, 1));
+  ASSERT_ERROR_MESSAGE(
+      "movedim: Invalid source or destination dims: source ([1, 2] dims) should contain the same "
+      "number of dims as destination ([2] dims)");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_diagonal(&v, t, 0, 1, -2));
+  ASSERT_ERROR_MESSAGE("diagonal dimensions cannot be identical 1, -2");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unfold(&v, t, 2, 5, 1));
+  ASSERT_ERROR_MESSAGE("maximum size for tensor at dimension 2 is 4 but size is 5");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unfold(&v, t, 2, 2, 0));
+  ASSERT_ERROR_MESSAGE("step is 0 but must be > 0");
+  c10c_tensor *tt = NULL;
+  ASSERT_OK(c10c_tensor_transpose(&tt, t, 1, 2));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view_dtype(&v, tt, C10C_DTYPE_INT16));
+  ASSERT_ERROR_MESSAGE(
+      "self.stride(-1) must be 1 to view Float as Short (different element sizes), but got 4");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_view_dtype(&v, t, (c10c_dtype)99));
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(tt);
+  c10c_tensor_release(t);
+}
+
+TEST(reshape_views_when_it_can_and_copies_when_it_must) {
+  int64_t s[3] = {2, 3, 4};
+  c10c_tensor *t = make(s, 3), *v = NULL, *tt = NULL;
+  float *p = c10c_tensor_data(t);
+  for (int k = 0; k < 24; k++) p[k] = (float)k;
+  int64_t flat[1] = {-1};
+  ASSERT_OK(c10c_tensor_reshape(&v, t, flat, 1));
+  ASSERT_TRUE(c10c_tensor_storage(v) == c10c_tensor_storage(t)); /* a view */
+  c10c_tensor_release(v);
+  ASSERT_OK(c10c_tensor_transpose(&tt, t, 0, 2));
+  ASSERT_OK(c10c_tensor_reshape(&v, tt, flat, 1));
+  ASSERT_TRUE(c10c_tensor_storage(v) != c10c_tensor_storage(t)); /* a contiguous copy */
+  ASSERT_EQ(c10c_tensor_strides(v)[0], 1);
+  const float *q = c10c_tensor_data(v);
+  ASSERT_EQ(q[1], 12); /* tt[0][0][1] == t[1][0][0] */
+  ASSERT_EQ(q[2], 4);  /* tt[0][1][0] == t[0][1][0] */
+  c10c_tensor_release(v);
+  ASSERT_OK(c10c_tensor_flatten(&v, tt, 0, -1)); /* flatten follows reshape */
+  ASSERT_TRUE(c10c_tensor_storage(v) != c10c_tensor_storage(t));
+  c10c_tensor_release(v);
+  int64_t wrong[2] = {5, 5};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_reshape(&v, tt, wrong, 2));
+  ASSERT_ERROR_MESSAGE("shape '[5, 5]' is invalid for input of size 24");
+  c10c_tensor *scalar = make(s, 0);
+  ASSERT_OK(c10c_tensor_flatten(&v, scalar, 0, -1));
+  ASSERT_EQ(c10c_tensor_dim(v), 1);
+  ASSERT_EQ(c10c_tensor_sizes(v)[0], 1);
+  c10c_tensor_release(v);
+  c10c_tensor_release(scalar);
+  c10c_tensor_release(tt);
+  c10c_tensor_release(t);
+}
+
 RUN_TESTS(T(transpose_permute_and_t), T(slice_narrow_select_follow_aten),
           T(unsqueeze_squeeze_and_expand), T(view_infers_sizes_and_needs_compatible_strides),
           T(as_strided_is_bounds_checked), T(views_share_storage_data_and_version),
           T(null_arguments_are_errors),
-          T(inference_tensors_cannot_be_bumped_outside_inference_mode))
+          T(inference_tensors_cannot_be_bumped_outside_inference_mode),
+          T(reference_geometries_of_the_other_views),
+          T(reshape_views_when_it_can_and_copies_when_it_must))
