@@ -101,16 +101,47 @@ static void inner_copy(char *d, const char *s, int64_t n, int64_t ds, int64_t ss
   }
 }
 
+/* Tiles of a 2-d transpose-like copy. Small on purpose: with a power-of-two row pitch every row
+ * of a tile falls in the same cache set, so larger tiles thrash L1 (1024x1024 float32: rows
+ * 3.5 ms, 32x32 tiles 3.2 ms, 8x8 tiles 1.0 ms; torch single-threaded 0.68 ms). */
+enum { TILE = 8 };
+
+/* The last two dims, n0 x n1 with byte strides (d0, d1) and (s0, s1). When dst runs along the
+ * inner dim while src runs along the outer one (a transpose), copy in TILE x TILE blocks. */
+static void block_copy(char *d, const char *s, const int64_t *n, const int64_t *dst,
+                       const int64_t *src, size_t item) {
+  bool transposed =
+      src[0] == (int64_t)item && src[1] != (int64_t)item && n[0] >= TILE && n[1] >= TILE;
+  if (!transposed) {
+    for (int64_t i = 0; i < n[0]; i++)
+      inner_copy(d + i * dst[0], s + i * src[0], n[1], dst[1], src[1], item);
+    return;
+  }
+  for (int64_t i0 = 0; i0 < n[0]; i0 += TILE) {
+    int64_t e0 = i0 + TILE < n[0] ? i0 + TILE : n[0];
+    for (int64_t i1 = 0; i1 < n[1]; i1 += TILE) {
+      int64_t len = n[1] - i1 < TILE ? n[1] - i1 : TILE;
+      for (int64_t i = i0; i < e0; i++)
+        inner_copy(d + i * dst[0] + i1 * dst[1], s + i * src[0] + i1 * src[1], len, dst[1], src[1],
+                   item);
+    }
+  }
+}
+
 static void loop_run(const loop *l, char *d, const char *s, size_t item) {
   if (l->ndim == 0) { /* one element */
     memcpy(d, s, item);
     return;
   }
-  size_t inner = l->ndim - 1;
+  if (l->ndim == 1) {
+    inner_copy(d, s, l->sizes[0], l->dst[0], l->src[0], item);
+    return;
+  }
+  size_t inner = l->ndim - 2; /* the last two dims are one block */
   int64_t *index = l->index;
   for (size_t k = 0; k < inner; k++) index[k] = 0;
   for (;;) {
-    inner_copy(d, s, l->sizes[inner], l->dst[inner], l->src[inner], item);
+    block_copy(d, s, l->sizes + inner, l->dst + inner, l->src + inner, item);
     size_t k = inner;
     for (;;) { /* advance the odometer over the outer dims */
       if (k == 0) return;

@@ -369,20 +369,22 @@ static c10c_status infer_size(int64_t *shape, size_t n, int64_t numel) {
                         (long long)shape[i], i, list);
     }
   }
-  char list[256];
-  c10c__format_int_list(list, sizeof list, shape, n);
+  char list[256]; /* formatted only for an error: snprintf would triple view()'s cost */
   if (!overflow && (numel == product || (infer >= 0 && product > 0 && numel % product == 0))) {
     if (infer >= 0) {
       /* numel == product == 0: the -1 could be anything */
-      if (product == 0)
+      if (product == 0) {
+        c10c__format_int_list(list, sizeof list, shape, n);
         return c10c__fail(C10C_STATUS_ERROR,
                           "cannot reshape tensor of 0 elements into shape %s because the "
                           "unspecified dimension size -1 can be any value and is ambiguous",
                           list);
+      }
       shape[infer] = numel / product;
     }
     return C10C_STATUS_OK;
   }
+  c10c__format_int_list(list, sizeof list, shape, n);
   return c10c__fail(C10C_STATUS_ERROR, "shape '%s' is invalid for input of size %lld", list,
                     (long long)numel);
 }

@@ -114,7 +114,7 @@ def _memory_tour() -> None:
 
 
 def _tensor_tour() -> None:
-    _section("tensors (creation and metadata so far)")
+    _section("tensors: creation and metadata")
     t = pyc10.empty(2, 3, 4, 5)
     c = pyc10.empty(2, 3, 4, 5, memory_format=pyc10.channels_last)
     print(f"  empty(2, 3, 4, 5):              shape={t.shape} stride={t.stride()}")
@@ -129,6 +129,34 @@ def _tensor_tour() -> None:
         f"non_overlapping_and_dense={s._is_non_overlapping_and_dense()}"
     )
     print(f"  keys of a new tensor: {t._dispatch_keys()}, version {t._version}")
+
+    _section("views share memory; copies do not")
+    import numpy as np
+
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = pyc10.from_numpy(a)  # zero-copy: x and a are the same bytes
+    v = x.t()[1:, ::2]
+    print("  x = from_numpy(arange(12).reshape(3, 4)); v = x.t()[1:, ::2]")
+    print(f"  v: shape={v.shape} stride={v.stride()} offset={v.storage_offset()}")
+    print(f"     contiguous={v.is_contiguous()}, values={v.tolist()}")
+    v[0, 0] = 100.0
+    print(f"  v[0, 0] = 100  ->  a[0, 1] = {a[0, 1]} (same memory), x._version = {x._version}")
+    c2 = v.contiguous()
+    print(f"  v.contiguous(): stride={c2.stride()}, shares memory: {c2.data_ptr() == v.data_ptr()}")
+    r = x.t().reshape(12)
+    print(f"  x.t().reshape(12) must copy: shares memory = {r.data_ptr() == x.data_ptr()}")
+    print(
+        f"  x.view(2, 6) is a view:      shares memory = {x.view(2, 6).data_ptr() == x.data_ptr()}"
+    )
+    print(f"  x.unfold(1, 2, 2).shape = {x.unfold(1, 2, 2).shape}")
+    print(f"  x.diagonal() = {x.diagonal().tolist()}")
+    try:
+        x.t().view(12)
+    except RuntimeError as e:
+        print(f"  x.t().view(12) -> RuntimeError: {str(e)[:60]}...")
+    z = pyc10.zeros(2, 3)
+    z[:, 1:] = pyc10.full((2,), 7.0).unsqueeze(1)
+    print(f"  zeros(2, 3) with z[:, 1:] = full((2,), 7).unsqueeze(1): {z.numpy().tolist()}")
 
 
 if __name__ == "__main__":

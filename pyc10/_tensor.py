@@ -112,7 +112,9 @@ class Tensor:
     """A view of a storage with sizes, strides, an offset, a dtype and a device (torch.Tensor)."""
 
     __module__ = "pyc10"
-    __slots__ = ("__weakref__", "_handle")
+    # A tensor's geometry never changes after creation (no resize_/set_ yet), so shape and
+    # strides are read from C once and kept.
+    __slots__ = ("__weakref__", "_handle", "_shape", "_strides")
 
     _handle: Any
 
@@ -133,8 +135,12 @@ class Tensor:
     @property
     def shape(self) -> Size:
         """The sizes, as ``torch.Tensor.shape``."""
-        n = lib.c10c_tensor_dim(self._handle)
-        return Size(ffi.unpack(lib.c10c_tensor_sizes(self._handle), n))
+        try:
+            return self._shape
+        except AttributeError:
+            n = lib.c10c_tensor_dim(self._handle)
+            shape = self._shape = Size(ffi.unpack(lib.c10c_tensor_sizes(self._handle), n))
+            return shape
 
     def size(self, dim: int | None = None) -> Any:
         """The shape, or one dimension's size (negative dims count from the end)."""
@@ -147,8 +153,14 @@ class Tensor:
     def stride(self, dim: int | None = None) -> Any:
         """The strides in elements, or one dimension's stride."""
         if dim is None:
-            n = lib.c10c_tensor_dim(self._handle)
-            return tuple(ffi.unpack(lib.c10c_tensor_strides(self._handle), n))
+            try:
+                return self._strides
+            except AttributeError:
+                n = lib.c10c_tensor_dim(self._handle)
+                strides = self._strides = tuple(
+                    ffi.unpack(lib.c10c_tensor_strides(self._handle), n)
+                )
+                return strides
         out = ffi.new(_I64_PTR)
         check(lib.c10c_tensor_stride(out, self._handle, operator.index(dim)))
         return int(out[0])
