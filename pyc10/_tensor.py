@@ -76,6 +76,8 @@ class Size(tuple):  # type: ignore[type-arg]
 
 def _int_list(values: Sequence[Any], what: str, allow_bool: bool = False) -> list[int]:
     # torch's argument parser takes bools as sizes (True is 1) but not as strides.
+    if all(type(v) is int for v in values):  # the common case, without the per-item checks
+        return list(values)
     out = []
     for i, v in enumerate(values):
         if (isinstance(v, bool) and not allow_bool) or not hasattr(v, "__index__"):
@@ -90,9 +92,10 @@ def _int_list(values: Sequence[Any], what: str, allow_bool: bool = False) -> lis
 def _sizes_from_args(args: tuple[Any, ...], name: str, argname: str = "size") -> list[int]:
     if not args:
         raise C10TypeError(f'{name}() missing 1 required positional arguments: "{argname}"')
-    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
-        return _int_list(args[0], f"{name}(): argument '{argname}'", allow_bool=True)
-    return _int_list(args, f"{name}(): argument '{argname}'", allow_bool=True)
+    values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+    if all(type(v) is int for v in values):  # fast path: no message formatting
+        return list(values)
+    return _int_list(values, f"{name}(): argument '{argname}'", allow_bool=True)
 
 
 def _check_dtype(d: Any) -> dtype:
@@ -103,8 +106,11 @@ def _check_dtype(d: Any) -> dtype:
     return d
 
 
+_CPU = _device_cls("cpu")
+
+
 def _check_device(d: Any) -> _device_cls:
-    return _device_cls("cpu" if d is None else d)
+    return _CPU if d is None else _device_cls(d)
 
 
 @final
@@ -117,6 +123,8 @@ class Tensor:
     __slots__ = ("__weakref__", "_handle", "_shape", "_strides")
 
     _handle: Any
+    _shape: Size
+    _strides: tuple[int, ...]
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
         raise C10TypeError("create tensors with pyc10.empty, pyc10.empty_strided, ...")
