@@ -78,6 +78,30 @@ static c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64
   return c10c_tensor_empty_strided(&t, sizes, strides, ndim, dtype, device) == C10C_STATUS_OK
              ? t : NULL;
 }
+
+/* The hottest views, returning the new handle (NULL with the error in c10c_last_error_status()):
+ * an out-parameter costs a cffi allocation per call. */
+static c10c_tensor *pyc10_transpose(const c10c_tensor *t, int64_t dim0, int64_t dim1) {
+  c10c_tensor *out = NULL;
+  c10c_tensor_transpose(&out, t, dim0, dim1);
+  return out;
+}
+static c10c_tensor *pyc10_view(const c10c_tensor *t, const int64_t *shape, size_t n) {
+  c10c_tensor *out = NULL;
+  c10c_tensor_view(&out, t, shape, n);
+  return out;
+}
+static c10c_tensor *pyc10_slice(const c10c_tensor *t, int64_t dim, int64_t start, int64_t end,
+                                int64_t step) {
+  c10c_tensor *out = NULL;
+  c10c_tensor_slice(&out, t, dim, start, end, step);
+  return out;
+}
+static c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t index) {
+  c10c_tensor *out = NULL;
+  c10c_tensor_select(&out, t, dim, index);
+  return out;
+}
 """
 
 # Declarations of the preamble and of the macros Python needs; "..." takes values from the header.
@@ -98,6 +122,11 @@ c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64_t *str
                                         c10c_device_index index);
 /* Storage deleter for memory owned by a Python object (pyc10.from_numpy): ctx is its handle. */
 extern "Python" void pyc10_release_owner(void *ctx);
+c10c_tensor *pyc10_transpose(const c10c_tensor *t, int64_t dim0, int64_t dim1);
+c10c_tensor *pyc10_view(const c10c_tensor *t, const int64_t *shape, size_t n);
+c10c_tensor *pyc10_slice(const c10c_tensor *t, int64_t dim, int64_t start, int64_t end,
+                         int64_t step);
+c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t index);
 #define C10C_VERSION_NUMBER ...
 #define C10C_ABI_VERSION ...
 """
