@@ -138,6 +138,7 @@ def _tensor_tour() -> None:
     v = x.t()[1:, ::2]
     print("  x = from_numpy(arange(12).reshape(3, 4)); v = x.t()[1:, ::2]")
     print(f"  v: shape={v.shape} stride={v.stride()} offset={v.storage_offset()}")
+    print("     " + repr(v).replace("\n", "\n     "))
     print(f"     contiguous={v.is_contiguous()}, values={v.tolist()}")
     v[0, 0] = 100.0
     print(f"  v[0, 0] = 100  ->  a[0, 1] = {a[0, 1]} (same memory), x._version = {x._version}")

@@ -677,7 +677,13 @@ class Tensor:
         return self.numpy().reshape(()).item()
 
     def __repr__(self) -> str:
-        return (
+        """Torch's format (``tensor([[0., 1.], ...])``) for CPU tensors numpy can read."""
+        from ._repr import tensor_repr
+
+        text = tensor_repr(self)
+        if text is not None:
+            return text
+        return (  # no host-readable data (other devices, dtypes numpy lacks)
             f"pyc10.Tensor(shape={list(self.shape)}, stride={list(self.stride())}, "
             f"dtype={self.dtype!r}, device='{self.device}')"
         )

@@ -24,6 +24,7 @@ def test_tour_runs_and_shows_every_section(tmp_path):
         "== views share memory; copies do not",
         "a[0, 1] = 100.0 (same memory), x._version = 1",
         "x.t().reshape(12) must copy: shares memory = False",
+        "tensor([[ 1.,  9.],",
         "stride=(60, 1, 15, 3)",
         "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)",
         "promote_types(pyc10.int64, pyc10.float16) = pyc10.float16",
