@@ -97,6 +97,12 @@ static c10c_tensor *pyc10_slice(const c10c_tensor *t, int64_t dim, int64_t start
   c10c_tensor_slice(&out, t, dim, start, end, step);
   return out;
 }
+/* is_contiguous without an out-parameter: 1, 0, or -1 with the error set. */
+static int pyc10_is_contiguous(const c10c_tensor *t, c10c_memory_format memory_format) {
+  bool out = false;
+  if (c10c_tensor_is_contiguous(&out, t, memory_format) != C10C_STATUS_OK) return -1;
+  return out ? 1 : 0;
+}
 static c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t index) {
   c10c_tensor *out = NULL;
   c10c_tensor_select(&out, t, dim, index);
@@ -127,6 +133,7 @@ c10c_tensor *pyc10_view(const c10c_tensor *t, const int64_t *shape, size_t n);
 c10c_tensor *pyc10_slice(const c10c_tensor *t, int64_t dim, int64_t start, int64_t end,
                          int64_t step);
 c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t index);
+int pyc10_is_contiguous(const c10c_tensor *t, c10c_memory_format memory_format);
 #define C10C_VERSION_NUMBER ...
 #define C10C_ABI_VERSION ...
 """

@@ -50,7 +50,6 @@ _PRESERVE = MEMORY_FORMATS["preserve_format"]
 _STRIDED = LAYOUTS["strided"]
 _release = lib.c10c_tensor_release
 _new_tensor = object.__new__
-_BOOL_PTR = ffi.typeof("bool *")
 _TENSOR_PTR = ffi.typeof("c10c_tensor **")
 _INT64_MAX = (1 << 63) - 1
 _I64_PTR = ffi.typeof("int64_t *")
@@ -253,9 +252,10 @@ class Tensor:
                 "is_contiguous(): argument 'memory_format' must be pyc10.memory_format, not "
                 f"{type(memory_format).__name__}"
             )
-        out = ffi.new(_BOOL_PTR)
-        check(lib.c10c_tensor_is_contiguous(out, self._handle, memory_format.value))
-        return bool(out[0])
+        result = lib.pyc10_is_contiguous(self._handle, memory_format.value)
+        if result < 0:
+            raise_status(lib.c10c_last_error_status())
+        return bool(result == 1)
 
     def _is_strides_like(self, memory_format: memory_format) -> bool:
         return bool(lib.c10c_tensor_is_strides_like(self._handle, memory_format.value))
