@@ -50,6 +50,7 @@ _PRESERVE = MEMORY_FORMATS["preserve_format"]
 _STRIDED = LAYOUTS["strided"]
 _release = lib.c10c_tensor_release
 _new_tensor = object.__new__
+_index = operator.index
 _TENSOR_PTR = ffi.typeof("c10c_tensor **")
 _INT64_MAX = (1 << 63) - 1
 _I64_PTR = ffi.typeof("int64_t *")
@@ -92,9 +93,10 @@ def _sizes_from_args(args: tuple[Any, ...], name: str, argname: str = "size") ->
     if not args:
         raise C10TypeError(f'{name}() missing 1 required positional arguments: "{argname}"')
     values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-    if all(type(v) is int for v in values):  # fast path: no message formatting
-        return list(values)
-    return _int_list(values, f"{name}(): argument '{argname}'", allow_bool=True)
+    try:  # fast path: sizes accept anything with __index__ (bools too), as torch
+        return list(map(_index, values))
+    except TypeError:
+        return _int_list(values, f"{name}(): argument '{argname}'", allow_bool=True)
 
 
 def _check_dtype(d: Any) -> dtype:
