@@ -167,9 +167,8 @@ static c10c_status check_device(const c10c_tensor *t) {
 
 /* In-place writes: inference tensors refuse them outside inference mode (c10's bump()). */
 static c10c_status check_writable(const c10c_tensor *t) {
-  if (c10c_tensor_is_inference(t) && !c10c_inference_mode_enabled())
-    return c10c_tensor_bump_version((c10c_tensor *)(uintptr_t)t); /* sets c10's message */
-  return check_device(t);
+  c10c_status st = c10c__check_inplace(t);
+  return st == C10C_STATUS_OK ? check_device(t) : st;
 }
 
 /* ATen's has_internal_overlap: YES only when a dim of size > 1 has stride 0. */
@@ -197,14 +196,19 @@ static bool partially_overlap(const c10c_tensor *a, const c10c_tensor *b) {
   return a0 < b1 && b0 < a1;
 }
 
+/* Broadcasting aligns dims from the right: the size `off` places from the last, 1 past the front.
+ */
+static int64_t size_from_right(const int64_t *sizes, size_t n, size_t off) {
+  return off < n ? sizes[n - 1 - off] : 1;
+}
+
 /* ATen's infer_size for (dst, src), then the output-shape check of a TensorIterator. */
 static c10c_status check_broadcast(const c10c_tensor *dst, const c10c_tensor *src) {
   size_t nd = c10c_tensor_dim(dst), ns = c10c_tensor_dim(src), n = nd > ns ? nd : ns;
   const int64_t *a = c10c_tensor_sizes(dst), *b = c10c_tensor_sizes(src);
   bool matches = ns <= nd;
   for (size_t i = n; i-- > 0;) {
-    size_t off = n - 1 - i; /* position from the right */
-    int64_t sa = off < nd ? a[nd - 1 - off] : 1, sb = off < ns ? b[ns - 1 - off] : 1;
+    int64_t sa = size_from_right(a, nd, n - 1 - i), sb = size_from_right(b, ns, n - 1 - i);
     if (sa != sb && sa != 1 && sb != 1)
       return c10c__fail(C10C_STATUS_ERROR,
                         "The size of tensor a (%lld) must match the size of tensor b (%lld) at "
@@ -216,8 +220,7 @@ static c10c_status check_broadcast(const c10c_tensor *dst, const c10c_tensor *sr
   int64_t stack[STACK_DIMS], *shape = n <= STACK_DIMS ? stack : c10c__malloc(n * sizeof(int64_t));
   if (shape == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in copy_");
   for (size_t i = 0; i < n; i++) {
-    size_t off = n - 1 - i;
-    int64_t sa = off < nd ? a[nd - 1 - off] : 1, sb = off < ns ? b[ns - 1 - off] : 1;
+    int64_t sa = size_from_right(a, nd, n - 1 - i), sb = size_from_right(b, ns, n - 1 - i);
     shape[i] = sa == 1 ? sb : sa;
   }
   char out_list[256], shape_list[256];

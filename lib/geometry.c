@@ -195,3 +195,17 @@ c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64
   *out = (int64_t)bytes;
   return C10C_STATUS_OK;
 }
+
+c10c_status c10c__wrap_dim(int64_t *dim, int64_t ndim, bool wrap_scalar) {
+  if (ndim == 0 && !wrap_scalar)
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "Dimension specified as %lld but tensor has no dimensions", (long long)*dim);
+  int64_t n = ndim > 0 ? ndim : 1;
+  if (*dim < -n || *dim > n - 1)
+    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                      "Dimension out of range (expected to be in range of [%lld, %lld], but got "
+                      "%lld)",
+                      (long long)-n, (long long)(n - 1), (long long)*dim);
+  if (*dim < 0) *dim += n;
+  return C10C_STATUS_OK;
+}

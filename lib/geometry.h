@@ -34,6 +34,11 @@ c10c_status c10c__default_strides(int64_t *strides, const int64_t *sizes, size_t
 c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64_t *strides,
                                  size_t ndim, int64_t offset, size_t itemsize);
 
+/* c10's maybe_wrap_dim: a dim in [-ndim, ndim-1] made non-negative, else
+ * C10C_STATUS_INDEX_OUT_OF_RANGE with c10's message. wrap_scalar lets a 0-dim tensor take 0 and
+ * -1 (as views do); without it a 0-dim tensor has no dim to name (as size() and stride()). */
+c10c_status c10c__wrap_dim(int64_t *dim, int64_t ndim, bool wrap_scalar);
+
 /* Formats "[2, 3]" into buf (truncated with "..." when it does not fit). */
 void c10c__format_int_list(char *buf, size_t size, const int64_t *values, size_t n);
 

@@ -321,36 +321,19 @@ const int64_t *c10c_tensor_strides(const c10c_tensor *tensor) {
   return tensor ? strides_of(tensor) : NULL;
 }
 
-/* c10's maybe_wrap_dim for size()/stride(): a 0-dim tensor has no dimension to name. */
-static c10c_status wrap_dim(int64_t *out, const c10c_tensor *t, int64_t dim) {
-  int64_t n = (int64_t)t->ndim;
-  if (n == 0)
-    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
-                      "Dimension specified as %lld but tensor has no dimensions", (long long)dim);
-  if (dim < -n || dim > n - 1)
-    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
-                      "Dimension out of range (expected to be in range of [%lld, %lld], but got "
-                      "%lld)",
-                      (long long)-n, (long long)(n - 1), (long long)dim);
-  *out = dim < 0 ? dim + n : dim;
-  return C10C_STATUS_OK;
-}
-
 c10c_status c10c_tensor_size(int64_t *out, const c10c_tensor *tensor, int64_t dim) {
   C10C__CHECK_NOT_NULL(out);
   C10C__CHECK_NOT_NULL(tensor);
-  int64_t d = 0;
-  c10c_status st = wrap_dim(&d, tensor, dim);
-  if (st == C10C_STATUS_OK) *out = sizes_of(tensor)[d];
+  c10c_status st = c10c__wrap_dim(&dim, (int64_t)tensor->ndim, false);
+  if (st == C10C_STATUS_OK) *out = sizes_of(tensor)[dim];
   return st;
 }
 
 c10c_status c10c_tensor_stride(int64_t *out, const c10c_tensor *tensor, int64_t dim) {
   C10C__CHECK_NOT_NULL(out);
   C10C__CHECK_NOT_NULL(tensor);
-  int64_t d = 0;
-  c10c_status st = wrap_dim(&d, tensor, dim);
-  if (st == C10C_STATUS_OK) *out = strides_of(tensor)[d];
+  c10c_status st = c10c__wrap_dim(&dim, (int64_t)tensor->ndim, false);
+  if (st == C10C_STATUS_OK) *out = strides_of(tensor)[dim];
   return st;
 }
 
@@ -436,15 +419,20 @@ c10c_status c10c_tensor_version(int64_t *out, const c10c_tensor *tensor) {
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c_tensor_bump_version(c10c_tensor *tensor) {
-  C10C__CHECK_NOT_NULL(tensor);
-  if (tensor->flags & INFERENCE_FLAG) {
-    if (c10c_inference_mode_enabled()) return C10C_STATUS_OK; /* nothing to count */
+c10c_status c10c__check_inplace(const c10c_tensor *tensor) {
+  if ((tensor->flags & INFERENCE_FLAG) && !c10c_inference_mode_enabled())
     return c10c__fail(C10C_STATUS_ERROR,
                       "Inplace update to inference tensor outside InferenceMode is not allowed.You "
                       "can make a clone to get a normal tensor before doing inplace update.See "
                       "https://github.com/pytorch/rfcs/pull/17 for more details.");
-  }
-  c10c__storage_bump_version(tensor->storage);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_tensor_bump_version(c10c_tensor *tensor) {
+  C10C__CHECK_NOT_NULL(tensor);
+  c10c_status st = c10c__check_inplace(tensor);
+  if (st != C10C_STATUS_OK) return st;
+  /* an inference tensor has no counter: inside inference mode, nothing to count */
+  if (!(tensor->flags & INFERENCE_FLAG)) c10c__storage_bump_version(tensor->storage);
   return C10C_STATUS_OK;
 }

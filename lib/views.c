@@ -51,17 +51,8 @@ static c10c_status geometry_finish(c10c_tensor **out, const c10c_tensor *t, geom
   return st;
 }
 
-/* ATen's maybe_wrap_dim with wrap_scalar: a 0-dim tensor accepts 0 and -1. */
-static c10c_status wrap(int64_t *dim, int64_t ndim) {
-  int64_t n = ndim > 0 ? ndim : 1;
-  if (*dim < -n || *dim > n - 1)
-    return c10c__fail(C10C_STATUS_INDEX_OUT_OF_RANGE,
-                      "Dimension out of range (expected to be in range of [%lld, %lld], but got "
-                      "%lld)",
-                      (long long)-n, (long long)(n - 1), (long long)*dim);
-  if (*dim < 0) *dim += n;
-  return C10C_STATUS_OK;
-}
+/* Views wrap dims as ATen's maybe_wrap_dim with wrap_scalar: a 0-dim tensor accepts 0 and -1. */
+static c10c_status wrap(int64_t *dim, int64_t ndim) { return c10c__wrap_dim(dim, ndim, true); }
 
 #define CHECK_ARGS(out, t)     \
   do {                         \
@@ -224,14 +215,14 @@ c10c_status c10c_tensor_unsqueeze(c10c_tensor **out, const c10c_tensor *t, int64
   return geometry_finish(out, t, &g, C10C_STATUS_OK);
 }
 
-/* Removes the size-1 dims marked in `drop` (one flag per dim). */
+/* Removes the size-1 dims marked in `drop` (one flag per dim; NULL marks every dim). */
 static c10c_status squeeze_marked(c10c_tensor **out, const c10c_tensor *t, const bool *drop) {
   geometry g;
   c10c_status st = geometry_init(&g, t, 0);
   if (st != C10C_STATUS_OK) return st;
   size_t kept = 0;
   for (size_t d = 0; d < g.ndim; d++) {
-    if (drop[d] && g.sizes[d] == 1) continue;
+    if ((drop == NULL || drop[d]) && g.sizes[d] == 1) continue;
     g.sizes[kept] = g.sizes[d];
     g.strides[kept] = g.strides[d];
     kept++;
@@ -242,14 +233,7 @@ static c10c_status squeeze_marked(c10c_tensor **out, const c10c_tensor *t, const
 
 c10c_status c10c_tensor_squeeze(c10c_tensor **out, const c10c_tensor *t) {
   CHECK_ARGS(out, t);
-  size_t n = c10c_tensor_dim(t);
-  /* One slot even for a 0-dim tensor: wrap() maps its dims to 0, and a repeat is still an error. */
-  bool stack[64], *drop = n <= 64 ? stack : c10c__malloc(n);
-  if (drop == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in squeeze");
-  for (size_t d = 0; d < n; d++) drop[d] = true;
-  c10c_status st = squeeze_marked(out, t, drop);
-  if (drop != stack) c10c__free(drop);
-  return st;
+  return squeeze_marked(out, t, NULL);
 }
 
 c10c_status c10c_tensor_squeeze_dims(c10c_tensor **out, const c10c_tensor *t, const int64_t *dims,
@@ -430,8 +414,10 @@ static bool compute_stride(int64_t *new_strides, const int64_t *old_sizes,
   return view_d == -1;
 }
 
-c10c_status c10c_tensor_view(c10c_tensor **out, const c10c_tensor *t, const int64_t *shape,
-                             size_t n) {
+/* view(shape) (one -1 inferred). What ATen's computeStride cannot express is an error for
+ * view() and, for reshape() (may_copy), a contiguous copy viewed instead. */
+static c10c_status view_or_copy(c10c_tensor **out, const c10c_tensor *t, const int64_t *shape,
+                                size_t n, bool may_copy) {
   CHECK_ARGS(out, t);
   if (n > 0) C10C__CHECK_NOT_NULL(shape);
   size_t old_n = c10c_tensor_dim(t);
@@ -442,18 +428,31 @@ c10c_status c10c_tensor_view(c10c_tensor **out, const c10c_tensor *t, const int6
   int64_t *new_sizes = g.sizes + old_n, *new_strides = g.strides + old_n;
   if (n > 0) memcpy(new_sizes, shape, n * sizeof(int64_t));
   st = infer_size(new_sizes, n, c10c_tensor_numel(t));
-  if (st == C10C_STATUS_OK &&
-      !compute_stride(new_strides, g.sizes, g.strides, old_n, new_sizes, n, c10c_tensor_numel(t)))
-    st = c10c__fail(C10C_STATUS_ERROR,
-                    "view size is not compatible with input tensor's size and stride (at least "
-                    "one dimension spans across two contiguous subspaces). Use .reshape(...) "
-                    "instead.");
-  if (st == C10C_STATUS_OK) {
+  if (st != C10C_STATUS_OK) return geometry_finish(out, t, &g, st);
+  if (compute_stride(new_strides, g.sizes, g.strides, old_n, new_sizes, n, c10c_tensor_numel(t))) {
     memmove(g.sizes, new_sizes, n * sizeof(int64_t));
     memmove(g.strides, new_strides, n * sizeof(int64_t));
     g.ndim = n;
+    return geometry_finish(out, t, &g, C10C_STATUS_OK);
   }
-  return geometry_finish(out, t, &g, st);
+  if (!may_copy)
+    return geometry_finish(
+        out, t, &g,
+        c10c__fail(C10C_STATUS_ERROR,
+                   "view size is not compatible with input tensor's size and stride (at least "
+                   "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                   "instead."));
+  c10c_tensor *copy = NULL;
+  st = c10c_tensor_clone(&copy, t, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st == C10C_STATUS_OK) st = view_or_copy(out, copy, new_sizes, n, false);
+  c10c_tensor_release(copy);
+  c10c__free(g.heap);
+  return st;
+}
+
+c10c_status c10c_tensor_view(c10c_tensor **out, const c10c_tensor *t, const int64_t *shape,
+                             size_t n) {
+  return view_or_copy(out, t, shape, n, false);
 }
 
 /* ---- as_strided ---- */
@@ -487,41 +486,9 @@ c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *t, cons
 
 /* ---- reshape, flatten, unflatten ---- */
 
-/* view() if the strides allow it, else a contiguous copy viewed (ATen's reshape). shape is
- * already inferred (no -1). */
-static c10c_status reshape_inferred(c10c_tensor **out, const c10c_tensor *t, const int64_t *shape,
-                                    size_t n) {
-  size_t old_n = c10c_tensor_dim(t);
-  geometry g;
-  c10c_status st = geometry_init(&g, t, n + old_n);
-  if (st != C10C_STATUS_OK) return st;
-  int64_t *new_sizes = g.sizes + old_n, *new_strides = g.strides + old_n;
-  if (n > 0) memcpy(new_sizes, shape, n * sizeof(int64_t));
-  if (compute_stride(new_strides, g.sizes, g.strides, old_n, new_sizes, n, c10c_tensor_numel(t))) {
-    memmove(g.sizes, new_sizes, n * sizeof(int64_t));
-    memmove(g.strides, new_strides, n * sizeof(int64_t));
-    g.ndim = n;
-    return geometry_finish(out, t, &g, C10C_STATUS_OK);
-  }
-  c10c__free(g.heap);
-  c10c_tensor *copy = NULL;
-  st = c10c_tensor_clone(&copy, t, C10C_MEMORY_FORMAT_CONTIGUOUS);
-  if (st == C10C_STATUS_OK) st = c10c_tensor_view(out, copy, shape, n);
-  c10c_tensor_release(copy);
-  return st;
-}
-
 c10c_status c10c_tensor_reshape(c10c_tensor **out, const c10c_tensor *t, const int64_t *shape,
                                 size_t n) {
-  CHECK_ARGS(out, t);
-  if (n > 0) C10C__CHECK_NOT_NULL(shape);
-  int64_t stack[STACK_DIMS], *inferred = n <= STACK_DIMS ? stack : c10c__malloc(n * 8);
-  if (inferred == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in reshape");
-  if (n > 0) memcpy(inferred, shape, n * sizeof(int64_t));
-  c10c_status st = infer_size(inferred, n, c10c_tensor_numel(t));
-  if (st == C10C_STATUS_OK) st = reshape_inferred(out, t, inferred, n);
-  if (inferred != stack) c10c__free(inferred);
-  return st;
+  return view_or_copy(out, t, shape, n, true);
 }
 
 c10c_status c10c_tensor_flatten(c10c_tensor **out, const c10c_tensor *t, int64_t start_dim,
@@ -536,7 +503,7 @@ c10c_status c10c_tensor_flatten(c10c_tensor **out, const c10c_tensor *t, int64_t
                       "flatten() has invalid args: start_dim cannot come after end_dim");
   if (n == 0) {
     int64_t one = 1;
-    return reshape_inferred(out, t, &one, 1);
+    return view_or_copy(out, t, &one, 1, true);
   }
   if (start_dim == end_dim) {
     *out = c10c_tensor_retain((c10c_tensor *)(uintptr_t)t); /* ATen returns self */
@@ -544,7 +511,7 @@ c10c_status c10c_tensor_flatten(c10c_tensor **out, const c10c_tensor *t, int64_t
   }
   const int64_t *sizes = c10c_tensor_sizes(t);
   size_t m = (size_t)(n - (end_dim - start_dim));
-  int64_t stack[STACK_DIMS], *shape = m <= STACK_DIMS ? stack : c10c__malloc(m * 8);
+  int64_t stack[STACK_DIMS], *shape = m <= STACK_DIMS ? stack : c10c__malloc(m * sizeof(int64_t));
   if (shape == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in flatten");
   size_t k = 0;
   for (int64_t d = 0; d < start_dim; d++) shape[k++] = sizes[d];
@@ -552,7 +519,7 @@ c10c_status c10c_tensor_flatten(c10c_tensor **out, const c10c_tensor *t, int64_t
   for (int64_t d = start_dim; d <= end_dim; d++) product *= sizes[d]; /* <= numel: no overflow */
   shape[k++] = product;
   for (int64_t d = end_dim + 1; d < n; d++) shape[k++] = sizes[d];
-  st = reshape_inferred(out, t, shape, m);
+  st = view_or_copy(out, t, shape, m, true);
   if (shape != stack) c10c__free(shape);
   return st;
 }
@@ -570,7 +537,7 @@ c10c_status c10c_tensor_unflatten(c10c_tensor **out, const c10c_tensor *t, int64
                       "unflatten got an unexpected error:\nDimension "
                       "specified as 0 but tensor has no dimensions");
   size_t m = n - 1 + nsizes;
-  int64_t stack[STACK_DIMS], *shape = m <= STACK_DIMS ? stack : c10c__malloc(m * 8);
+  int64_t stack[STACK_DIMS], *shape = m <= STACK_DIMS ? stack : c10c__malloc(m * sizeof(int64_t));
   if (shape == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in unflatten");
   const int64_t *old = c10c_tensor_sizes(t);
   memcpy(shape + dim, sizes, nsizes * sizeof(int64_t));
@@ -615,7 +582,7 @@ c10c_status c10c_tensor_movedim(c10c_tensor **out, const c10c_tensor *t, const i
   /* scratch: wrapped src, wrapped dst, order, source_dims, destination_dims, seen flags */
   size_t cap = (k > n ? k : n) + 1;
   int64_t stack[6 * STACK_DIMS],
-      *buf = 6 * cap <= 6 * STACK_DIMS ? stack : c10c__malloc(6 * cap * 8);
+      *buf = cap <= STACK_DIMS ? stack : c10c__malloc(6 * cap * sizeof(int64_t));
   if (buf == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in movedim");
   int64_t *src = buf, *dst = buf + cap, *order = buf + 2 * cap, *sdims = buf + 3 * cap;
   int64_t *ddims = buf + 4 * cap, *seen = buf + 5 * cap;
@@ -736,7 +703,7 @@ static c10c_status stride_last_error(const char *from, const char *to, int64_t s
 c10c_status c10c_tensor_view_dtype(c10c_tensor **out, const c10c_tensor *t, c10c_dtype dtype) {
   CHECK_ARGS(out, t);
   size_t new_item = c10c_dtype_itemsize(dtype), old_item = c10c_tensor_itemsize(t);
-  if (new_item == 0 || dtype < 0 || dtype >= C10C_DTYPE_COUNT)
+  if (!c10c_dtype_is_valid(dtype) || new_item == 0)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "view: invalid dtype %d", (int)dtype);
   c10c_dtype old = c10c_tensor_dtype(t);
   const char *from = c10c_dtype_c10_name(old), *to = c10c_dtype_c10_name(dtype);
