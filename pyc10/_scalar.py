@@ -34,21 +34,11 @@ _CPP_NAMES = {
 
 def scalar_dtype(value: Any) -> dtype:
     """The dtype torch.full infers from a Python scalar (bool, int64, float32, complex64)."""
-    if isinstance(value, bool):
-        return DTYPE_NAMES["bool"]
-    if isinstance(value, complex):
-        return DTYPE_NAMES["complex64"]
-    if isinstance(value, float):
-        return DTYPE_NAMES["float32"]
-    try:
-        operator.index(value)
-    except TypeError:
-        pass
-    else:
-        return DTYPE_NAMES["int64"]
-    if hasattr(value, "__float__"):
-        return DTYPE_NAMES["float32"]
-    raise C10TypeError(f"expected a number, got {type(value).__name__}")
+    v = _as_number(value)
+    for kind, name in ((bool, "bool"), (int, "int64"), (float, "float32")):
+        if isinstance(v, kind):
+            return DTYPE_NAMES[name]
+    return DTYPE_NAMES["complex64"]
 
 
 # Largest finite values: a finite scalar beyond them is an overflow error (ATen's fill_ of more
@@ -101,7 +91,7 @@ def scalar_bytes(value: Any, d: dtype) -> bytes:
         if name == "complex32":
             raise C10NotImplementedError("fill of complex32 tensors is not implemented yet")
         c = complex(v)
-        limit = 3.4028234663852886e38 if name == "complex64" else math.inf
+        limit = _FLOAT_MAX["float32"] if name == "complex64" else math.inf
         for part in (c.real, c.imag):
             if math.isfinite(part) and abs(part) > limit:
                 raise _overflow_name(name)

@@ -284,24 +284,14 @@ class Tensor:
     def _view_call(self, fn: Any, *args: Any) -> Tensor:
         out = ffi.new(_TENSOR_PTR)
         check(fn(out, self._handle, *args))
-        result = _new_tensor(Tensor)
-        result._handle = out[0]
-        return result
-
-    def _own(self, handle: Any) -> Tensor:
-        """A Tensor owning handle from a pyc10_* helper (NULL: raise the library's error)."""
-        if not handle:
-            raise_status(lib.c10c_last_error_status())
-        result = _new_tensor(Tensor)
-        result._handle = handle
-        return result
+        return self._wrap(out[0])
 
     def view(self, *shape: Any) -> Tensor:
         """The same elements under another shape (one -1 is inferred), or as another dtype."""
         if len(shape) == 1 and type(shape[0]) is dtype:
             return self._view_call(lib.c10c_tensor_view_dtype, shape[0].value)
         sizes = _sizes_from_args(shape, "view")
-        return self._own(lib.pyc10_view(self._handle, sizes, len(sizes)))
+        return self._wrap(lib.pyc10_view(self._handle, sizes, len(sizes)))
 
     def view_as(self, other: Tensor) -> Tensor:
         """view(other.shape)."""
@@ -448,7 +438,7 @@ class Tensor:
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """Swap two dimensions."""
-        return self._own(
+        return self._wrap(
             lib.pyc10_transpose(self._handle, operator.index(dim0), operator.index(dim1))
         )
 
@@ -478,13 +468,15 @@ class Tensor:
 
     def select(self, dim: int, index: int) -> Tensor:
         """The slice at index along dim, without that dim."""
-        return self._own(lib.pyc10_select(self._handle, operator.index(dim), operator.index(index)))
+        return self._wrap(
+            lib.pyc10_select(self._handle, operator.index(dim), operator.index(index))
+        )
 
     def _slice(
         self, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
     ) -> Tensor:
         """aten::slice: elements start, start+step, ... before end along dim."""
-        return self._own(
+        return self._wrap(
             lib.pyc10_slice(
                 self._handle,
                 operator.index(dim),
@@ -574,16 +566,7 @@ class Tensor:
     def __getitem__(self, index: Any) -> Tensor:
         """Basic indexing as torch: ints select, slices (step > 0) narrow, None adds a dim."""
         if type(index) is slice and index.step is None and self.dim() > 0:  # t[a:b]
-            start, stop = index.start, index.stop
-            return self._own(
-                lib.pyc10_slice(
-                    self._handle,
-                    0,
-                    0 if start is None else operator.index(start),
-                    _INT64_MAX if stop is None else operator.index(stop),
-                    1,
-                )
-            )
+            return self._slice(0, index.start, index.stop)
         return self._index(index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
