@@ -58,13 +58,15 @@ c10c_status c10c_allocator_new(c10c_allocator **out, const c10c_allocator_vtable
   return C10C_STATUS_OK;
 }
 
+/* The built-in allocators are immortal: counting their references would only make every storage
+ * of every thread write to the same cache line twice (c10 holds raw allocator pointers). */
 c10c_allocator *c10c_allocator_retain(c10c_allocator *allocator) {
-  if (allocator != NULL) c10c__incref(&allocator->obj);
+  if (allocator != NULL && !allocator->builtin) c10c__incref(&allocator->obj);
   return allocator;
 }
 
 void c10c_allocator_release(c10c_allocator *allocator) {
-  if (allocator != NULL) c10c__decref(&allocator->obj);
+  if (allocator != NULL && !allocator->builtin) c10c__decref(&allocator->obj);
 }
 
 const char *c10c_allocator_name(const c10c_allocator *allocator) {

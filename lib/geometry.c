@@ -66,6 +66,13 @@ static bool compute_non_overlapping_and_dense(const int64_t *sizes, const int64_
                                               size_t ndim) {
   if (ndim == 0) return true;
   if (ndim == 1) return sizes[0] < 2 || strides[0] == 1;
+  if (ndim == 2) { /* the loop below, unrolled for the most common rank */
+    bool big0 = sizes[0] >= 2, big1 = sizes[1] >= 2;
+    if (!big0) return !big1 || strides[1] == 1;
+    if (!big1) return strides[0] == 1;
+    if (strides[1] == 1) return strides[0] == sizes[1];
+    return strides[0] == 1 && strides[1] == sizes[0];
+  }
   size_t big = 0;
   for (size_t d = 0; d < ndim; d++) big += sizes[d] >= 2;
   int64_t require = 1;

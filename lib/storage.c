@@ -4,6 +4,7 @@
 
 #include "allocator_internal.h"
 #include "storage_internal.h"
+#include "shell_cache.h"
 #include "sysmem.h"
 
 struct c10c_storage {
@@ -43,7 +44,7 @@ static void storage_release_resources(c10c__object *obj) {
 
 static void storage_destroy(c10c__object *obj) {
   storage_release_resources(obj);
-  c10c__free(obj);
+  c10c__shell_free(C10C__SHELL_STORAGE, obj, sizeof(c10c_storage));
 }
 
 static const c10c__object_type storage_type = {storage_release_resources, storage_destroy};
@@ -56,8 +57,14 @@ static c10c_status negative_size(int64_t nbytes) {
 }
 
 static c10c_storage *new_shell(void) {
-  c10c_storage *s = c10c__calloc(1, sizeof *s);
-  if (s != NULL) c10c__object_init(&s->obj, &storage_type);
+  c10c_storage *s = c10c__shell_alloc(C10C__SHELL_STORAGE, sizeof *s);
+  if (s == NULL) return NULL;
+  s->data_ptr = (c10c_data_ptr){0};
+  s->nbytes = 0;
+  s->allocator = NULL;
+  s->resizable = false;
+  atomic_init(&s->version, 0);
+  c10c__object_init(&s->obj, &storage_type);
   return s;
 }
 
@@ -82,7 +89,7 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
   c10c_status st = c10c_allocator_allocate(allocator, (size_t)nbytes, &s->data_ptr);
   if (st != C10C_STATUS_OK) {
-    c10c__free(s);
+    c10c__shell_free(C10C__SHELL_STORAGE, s, sizeof *s);
     return st;
   }
   s->nbytes = nbytes;

@@ -30,6 +30,10 @@ static bool request_allowed(void) {
   return n != atomic_load_explicit(&fail_at, memory_order_relaxed);
 }
 
+bool c10c__failure_injection_armed(void) {
+  return atomic_load_explicit(&fail_at, memory_order_relaxed) != -1;
+}
+
 void *c10c__malloc(size_t size) {
   if (!request_allowed()) return NULL;
   return malloc(size);

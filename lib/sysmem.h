@@ -9,6 +9,10 @@ void *c10c__malloc(size_t size);
 void *c10c__calloc(size_t count, size_t size);
 void c10c__free(void *ptr);
 
+/* Whether a test has armed the hook that fails the k-th request (caches then step aside, so the
+ * requests they would save are made and can fail). */
+bool c10c__failure_injection_armed(void);
+
 /* Aligned bytes from the C library (posix_memalign); returns 0 or an errno value. */
 int c10c__os_alloc(void **out, size_t size, size_t alignment);
 void c10c__os_free(void *ptr);

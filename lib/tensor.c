@@ -4,13 +4,15 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "checked.h"
 #include "geometry.h"
 #include "tensor_internal.h"
 #include "refcount.h"
+#include "shell_cache.h"
 #include "storage_internal.h"
 #include "sysmem.h"
 
-enum { INLINE_DIMS = 5, INFERENCE_FLAG = 1 << 6 };
+enum { INLINE_DIMS = 5, INFERENCE_FLAG = 1 << 6, KNOWN_CONTIGUOUS = 1 << 7 };
 
 struct c10c_tensor {
   c10c__object obj;
@@ -29,7 +31,13 @@ struct c10c_tensor {
 
 _Static_assert(sizeof(struct c10c_tensor) <= 144, "smaller than c10's 176-byte TensorImpl");
 
-static _Thread_local bool inference_mode;
+#if defined(__GNUC__) || defined(__clang__)
+#define TLS_FAST __attribute__((tls_model("initial-exec"))) /* one load, no __tls_get_addr */
+#else
+#define TLS_FAST
+#endif
+
+static _Thread_local bool inference_mode TLS_FAST;
 
 bool c10c_inference_mode_set(bool enabled) {
   bool previous = inference_mode;
@@ -51,24 +59,32 @@ static void tensor_destroy(c10c__object *obj) {
   c10c_tensor *t = (c10c_tensor *)obj;
   c10c_storage_release(t->storage);
   c10c__free(t->heap);
-  c10c__free(t);
+  c10c__shell_free(C10C__SHELL_TENSOR, t, sizeof *t);
 }
 
 static const c10c__object_type tensor_type = {NULL, tensor_destroy};
 
-/* A shell with room for ndim sizes and strides; NULL when out of memory. */
+/* A shell with room for ndim sizes and strides; NULL when out of memory. The callers fill in the
+ * geometry, storage, dtype, device, keys and flags. */
 static c10c_tensor *new_shell(size_t ndim) {
-  c10c_tensor *t = c10c__malloc(sizeof *t);
+  c10c_tensor *t = c10c__shell_alloc(C10C__SHELL_TENSOR, sizeof *t);
   if (t == NULL) return NULL;
-  memset(t, 0, sizeof *t);
+  t->heap = NULL;
   if (ndim > INLINE_DIMS) {
     t->heap = c10c__malloc(2 * ndim * sizeof(int64_t));
     if (t->heap == NULL) {
-      c10c__free(t);
+      c10c__shell_free(C10C__SHELL_TENSOR, t, sizeof *t);
       return NULL;
     }
   }
+  t->storage = NULL;
+  t->storage_offset = 0;
+  t->numel = 0;
+  t->keys.repr = 0;
   t->ndim = (uint32_t)ndim;
+  t->dtype = C10C_DTYPE_UNDEFINED;
+  t->flags = 0;
+  t->device = (c10c_device){C10C_DEVICE_TYPE_CPU, -1};
   c10c__object_init(&t->obj, &tensor_type);
   return t;
 }
@@ -116,21 +132,28 @@ static c10c_status key_set_for(c10c_dispatch_key_set *out, c10c_dtype dtype,
   return st;
 }
 
-/* Fills in everything c10 derives from the geometry, dtype and device. */
-static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset, c10c_dtype dtype) {
-  const int64_t *sizes = sizes_of(t), *strides = strides_of(t);
-  if (!c10c__compute_numel(&t->numel, sizes, t->ndim))
-    return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
+/* Fills in the rest once numel and the contiguity flags are known. */
+static c10c_status finish_with_flags(c10c_tensor *t, c10c_storage *storage, int64_t offset,
+                                     c10c_dtype dtype, c10c_device device, uint8_t flags) {
   t->storage = storage;
   t->storage_offset = offset;
   t->dtype = dtype;
-  t->device = c10c_storage_device(storage);
+  t->device = device;
   bool inference = inference_mode;
   c10c_status st = key_set_for(&t->keys, dtype, t->device.type, inference);
   if (st != C10C_STATUS_OK) return st;
-  t->flags = c10c__contiguity_flags(sizes, strides, t->ndim, t->numel);
-  if (inference) t->flags |= INFERENCE_FLAG;
+  t->flags = inference ? (uint8_t)(flags | INFERENCE_FLAG) : flags;
   return C10C_STATUS_OK;
+}
+
+/* Fills in everything c10 derives from the geometry, dtype and device. */
+static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset, c10c_dtype dtype,
+                          c10c_device device) {
+  const int64_t *sizes = sizes_of(t), *strides = strides_of(t);
+  if (!c10c__compute_numel(&t->numel, sizes, t->ndim))
+    return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
+  return finish_with_flags(t, storage, offset, dtype, device,
+                           c10c__contiguity_flags(sizes, strides, t->ndim, t->numel));
 }
 
 /* Builds a tensor over a new storage of nbytes; on failure frees what it made. */
@@ -138,17 +161,60 @@ static c10c_status make_with_new_storage(c10c_tensor **out, c10c_tensor *t, int6
                                          c10c_dtype dtype, c10c_device device) {
   c10c_storage *storage = NULL;
   c10c_status st = c10c_storage_new(&storage, nbytes, NULL, device.type, true);
-  if (st == C10C_STATUS_OK) st = finish(t, storage, 0, dtype);
+  /* CPU tensors carry no index (torch.empty(device="cpu:0").device is cpu); others keep it. */
+  if (device.type == C10C_DEVICE_TYPE_CPU) device.index = -1;
+  if (st == C10C_STATUS_OK) {
+    /* a contiguous tensor (t->numel set by the caller) of other than 4 or 5 dims is
+     * non-overlapping and dense and nothing else (c10's rules, geometry.c) */
+    if (t->flags == KNOWN_CONTIGUOUS)
+      st = finish_with_flags(t, storage, 0, dtype, device,
+                             C10C__CONTIGUOUS | C10C__NON_OVERLAPPING_AND_DENSE);
+    else
+      st = finish(t, storage, 0, dtype, device);
+  }
   if (st != C10C_STATUS_OK) {
     bool owned = t->storage != NULL; /* finish took the storage: the tensor releases it */
     c10c_tensor_release(t);
     if (!owned) c10c_storage_release(storage);
     return st;
   }
-  /* CPU tensors carry no index (torch.empty(device="cpu:0").device is cpu); others keep it. */
-  if (device.type != C10C_DEVICE_TYPE_CPU) t->device = device;
   *out = t;
   return C10C_STATUS_OK;
+}
+
+/* c10c_tensor_empty's common case in one pass over the sizes: checks, numel, strides and bytes
+ * together, with the slow path's messages (in its order) when something is wrong. */
+static c10c_status empty_contiguous(c10c_tensor **out, const int64_t *sizes, size_t ndim,
+                                    c10c_dtype dtype, c10c_device device) {
+  c10c_tensor *t = new_shell(ndim); /* from the thread's cache: cheaper to give back than to wait */
+  if (t == NULL) return out_of_memory();
+  int64_t *t_sizes = t->inline_sizes, *t_strides = t->inline_strides;
+  uint64_t numel = 1;
+  int64_t stride = 1;
+  bool negative = false, numel_overflow = false, stride_overflow = false;
+  for (size_t i = ndim; i-- > 0;) {
+    int64_t size = t_sizes[i] = sizes[i];
+    negative |= size < 0;
+    numel_overflow |= c10c__umul_overflows(numel, (uint64_t)size, &numel);
+    t_strides[i] = stride;
+    if (i > 0) stride_overflow |= c10c__mul_overflows(stride, size > 1 ? size : 1, &stride);
+  }
+  uint64_t nbytes = 0;
+  numel_overflow |= c10c__umul_overflows(numel, c10c_dtype_itemsize(dtype), &nbytes);
+  if (negative | numel_overflow | stride_overflow || nbytes > (uint64_t)INT64_MAX) {
+    c10c_tensor_release(t);
+    c10c_status st = check_sizes(sizes, ndim);
+    int64_t unused;
+    if (st == C10C_STATUS_OK)
+      st = c10c__storage_nbytes(&unused, sizes, NULL, ndim, 0, c10c_dtype_itemsize(dtype));
+    int64_t strides[INLINE_DIMS];
+    if (st == C10C_STATUS_OK) st = c10c__default_strides(strides, sizes, ndim, 0);
+    return st != C10C_STATUS_OK ? st
+                                : c10c__fail(C10C_STATUS_OVERFLOW, "Stride calculation overflowed");
+  }
+  t->numel = (int64_t)numel;
+  t->flags = ndim < 4 ? KNOWN_CONTIGUOUS : 0; /* 4 and 5 dims: channels-last flags to compute */
+  return make_with_new_storage(out, t, (int64_t)nbytes, dtype, device);
 }
 
 c10c_status c10c_tensor_empty(c10c_tensor **out, const int64_t *sizes, size_t ndim,
@@ -159,7 +225,10 @@ c10c_status c10c_tensor_empty(c10c_tensor **out, const int64_t *sizes, size_t nd
   if (ndim > 0) C10C__CHECK_NOT_NULL(sizes);
   c10c_status st = check_dtype(dtype);
   if (st == C10C_STATUS_OK) st = c10c__check_device(device);
-  if (st == C10C_STATUS_OK) st = check_sizes(sizes, ndim);
+  if (st != C10C_STATUS_OK) return st;
+  if (memory_format == C10C_MEMORY_FORMAT_CONTIGUOUS && ndim <= INLINE_DIMS)
+    return empty_contiguous(out, sizes, ndim, dtype, device);
+  st = check_sizes(sizes, ndim);
   int64_t nbytes = 0;
   if (st == C10C_STATUS_OK)
     st = c10c__storage_nbytes(&nbytes, sizes, NULL, ndim, 0, c10c_dtype_itemsize(dtype));
@@ -241,7 +310,7 @@ c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storag
     memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
     memcpy(strides_of(t), strides, ndim * sizeof *strides);
   }
-  st = finish(t, c10c_storage_retain(storage), storage_offset, dtype);
+  st = finish(t, c10c_storage_retain(storage), storage_offset, dtype, c10c_storage_device(storage));
   if (st != C10C_STATUS_OK) {
     c10c_tensor_release(t);
     return st;
@@ -297,6 +366,40 @@ c10c_status c10c__tensor_make_view_as(c10c_tensor **out, const c10c_tensor *base
   t->flags = (uint8_t)(c10c__contiguity_flags(sizes, strides, ndim, t->numel) |
                        (base->flags & INFERENCE_FLAG));
   *out = t;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__tensor_view_start(c10c_tensor **out, const c10c_tensor *base, size_t ndim,
+                                    int64_t **sizes, int64_t **strides) {
+  c10c_tensor *t = new_shell(ndim);
+  if (t == NULL) return out_of_memory();
+  if (ndim == base->ndim) {
+    if (ndim <= INLINE_DIMS) { /* fixed-size copies: a few vector moves, no call */
+      memcpy(t->inline_sizes, base->inline_sizes, sizeof t->inline_sizes);
+      memcpy(t->inline_strides, base->inline_strides, sizeof t->inline_strides);
+    } else {
+      memcpy(t->heap, base->heap, 2 * ndim * sizeof(int64_t));
+    }
+  }
+  t->storage = c10c_storage_retain(base->storage);
+  t->storage_offset = base->storage_offset;
+  t->dtype = base->dtype;
+  t->device = base->device;
+  t->keys = base->keys;
+  t->flags = base->flags & INFERENCE_FLAG;
+  *sizes = sizes_of(t);
+  *strides = strides_of(t);
+  *out = t;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__tensor_view_finish(c10c_tensor *t, int64_t storage_offset) {
+  const int64_t *sizes = sizes_of(t), *strides = strides_of(t);
+  if (!c10c__compute_numel(&t->numel, sizes, t->ndim))
+    return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
+  t->storage_offset = storage_offset;
+  t->flags = (uint8_t)(c10c__contiguity_flags(sizes, strides, t->ndim, t->numel) |
+                       (t->flags & INFERENCE_FLAG));
   return C10C_STATUS_OK;
 }
 

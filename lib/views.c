@@ -52,7 +52,33 @@ static c10c_status geometry_finish(c10c_tensor **out, const c10c_tensor *t, geom
 }
 
 /* Views wrap dims as ATen's maybe_wrap_dim with wrap_scalar: a 0-dim tensor accepts 0 and -1. */
-static c10c_status wrap(int64_t *dim, int64_t ndim) { return c10c__wrap_dim(dim, ndim, true); }
+static c10c_status wrap(int64_t *dim, int64_t ndim) {
+  if (*dim >= 0 && *dim < ndim) return C10C_STATUS_OK; /* the common case, without a call */
+  return c10c__wrap_dim(dim, ndim, true);
+}
+
+/* Completes a view begun with c10c__tensor_view_start in *out (released on an error). */
+static c10c_status finish_view(c10c_tensor **out, int64_t storage_offset) {
+  c10c_status st = c10c__tensor_view_finish(*out, storage_offset);
+  if (st != C10C_STATUS_OK) {
+    c10c_tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* as_strided's refusal, which slice() meets too when a step overflows a stride */
+static c10c_status negative_strides(const int64_t *strides, size_t n) {
+  char list[256];
+  c10c__format_int_list(list, sizeof list, strides, n);
+  return c10c__fail(C10C_STATUS_ERROR,
+                    "as_strided: Negative strides are not supported at the moment, got strides: %s",
+                    list);
+}
+
+/* a * b wrapping around as two's complement (what ATen's int64_t product does in practice), so
+ * an extreme slice step is not undefined behaviour; the result is used only when it fits. */
+static int64_t wrapping_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
 
 #define CHECK_ARGS(out, t)     \
   do {                         \
@@ -70,15 +96,15 @@ c10c_status c10c_tensor_transpose(c10c_tensor **out, const c10c_tensor *t, int64
   c10c_status st = wrap(&dim0, n);
   if (st == C10C_STATUS_OK) st = wrap(&dim1, n);
   if (st != C10C_STATUS_OK) return st;
-  geometry g;
-  st = geometry_init(&g, t, 0);
+  int64_t *sizes, *strides;
+  st = c10c__tensor_view_start(out, t, (size_t)n, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
   if (n > 0 && dim0 != dim1) {
-    int64_t s = g.sizes[dim0], r = g.strides[dim0];
-    g.sizes[dim0] = g.sizes[dim1], g.strides[dim0] = g.strides[dim1];
-    g.sizes[dim1] = s, g.strides[dim1] = r;
+    int64_t s = sizes[dim0], r = strides[dim0];
+    sizes[dim0] = sizes[dim1], strides[dim0] = strides[dim1];
+    sizes[dim1] = s, strides[dim1] = r;
   }
-  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+  return finish_view(out, c10c_tensor_storage_offset(t));
 }
 
 c10c_status c10c_tensor_permute(c10c_tensor **out, const c10c_tensor *t, const int64_t *dims,
@@ -127,10 +153,10 @@ c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *t, int64_t d
   c10c_status st = wrap(&dim, n);
   if (st != C10C_STATUS_OK) return st;
   if (step <= 0) return c10c__fail(C10C_STATUS_ERROR, "slice step must be positive");
-  geometry g;
-  st = geometry_init(&g, t, 0);
+  int64_t *sizes, *strides;
+  st = c10c__tensor_view_start(out, t, (size_t)n, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
-  int64_t size = g.sizes[dim];
+  int64_t size = sizes[dim];
   if (start < 0) start += size;
   if (end < 0) end += size;
   if (start < 0)
@@ -141,10 +167,16 @@ c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *t, int64_t d
     end = start;
   else if (end >= size)
     end = size;
-  g.offset += start * g.strides[dim];
-  g.sizes[dim] = (end - start + step - 1) / step;
-  g.strides[dim] *= step;
-  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+  int64_t offset = c10c_tensor_storage_offset(t) + start * strides[dim];
+  sizes[dim] = end == start ? 0 : 1 + (end - start - 1) / step; /* ATen's ceil, without overflow */
+  strides[dim] = wrapping_mul(strides[dim], step);
+  if (strides[dim] < 0) { /* ATen's slice goes through as_strided, which refuses it */
+    st = negative_strides(strides, (size_t)n);
+    c10c_tensor_release(*out);
+    *out = NULL;
+    return st;
+  }
+  return finish_view(out, offset);
 }
 
 c10c_status c10c_tensor_narrow(c10c_tensor **out, const c10c_tensor *t, int64_t dim, int64_t start,
@@ -186,14 +218,17 @@ c10c_status c10c_tensor_select(c10c_tensor **out, const c10c_tensor *t, int64_t 
                       (long long)index, list, (long long)dim);
   }
   if (index < 0) index += size;
-  geometry g;
-  st = geometry_init(&g, t, 0);
+  const int64_t *old_sizes = c10c_tensor_sizes(t), *old_strides = c10c_tensor_strides(t);
+  int64_t offset = c10c_tensor_storage_offset(t) + index * old_strides[dim];
+  int64_t *sizes, *strides;
+  st = c10c__tensor_view_start(out, t, (size_t)n - 1, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
-  g.offset += index * g.strides[dim];
-  memmove(g.sizes + dim, g.sizes + dim + 1, (size_t)(n - dim - 1) * sizeof(int64_t));
-  memmove(g.strides + dim, g.strides + dim + 1, (size_t)(n - dim - 1) * sizeof(int64_t));
-  g.ndim--;
-  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+  for (int64_t i = 0, j = 0; i < n; i++) {
+    if (i == dim) continue;
+    sizes[j] = old_sizes[i];
+    strides[j++] = old_strides[i];
+  }
+  return finish_view(out, offset);
 }
 
 /* ---- squeeze, unsqueeze ---- */
@@ -420,33 +455,28 @@ static c10c_status view_or_copy(c10c_tensor **out, const c10c_tensor *t, const i
                                 size_t n, bool may_copy) {
   CHECK_ARGS(out, t);
   if (n > 0) C10C__CHECK_NOT_NULL(shape);
-  size_t old_n = c10c_tensor_dim(t);
-  geometry g;
-  c10c_status st = geometry_init(&g, t, n + old_n);
+  int64_t *sizes, *strides;
+  c10c_status st = c10c__tensor_view_start(out, t, n, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
-  /* source geometry stays in the first old_n slots; the result goes after it */
-  int64_t *new_sizes = g.sizes + old_n, *new_strides = g.strides + old_n;
-  if (n > 0) memcpy(new_sizes, shape, n * sizeof(int64_t));
-  st = infer_size(new_sizes, n, c10c_tensor_numel(t));
-  if (st != C10C_STATUS_OK) return geometry_finish(out, t, &g, st);
-  if (compute_stride(new_strides, g.sizes, g.strides, old_n, new_sizes, n, c10c_tensor_numel(t))) {
-    memmove(g.sizes, new_sizes, n * sizeof(int64_t));
-    memmove(g.strides, new_strides, n * sizeof(int64_t));
-    g.ndim = n;
-    return geometry_finish(out, t, &g, C10C_STATUS_OK);
+  if (n > 0) memcpy(sizes, shape, n * sizeof(int64_t));
+  st = infer_size(sizes, n, c10c_tensor_numel(t));
+  if (st == C10C_STATUS_OK && compute_stride(strides, c10c_tensor_sizes(t), c10c_tensor_strides(t),
+                                             c10c_tensor_dim(t), sizes, n, c10c_tensor_numel(t)))
+    return finish_view(out, c10c_tensor_storage_offset(t));
+  c10c_tensor *result = *out;
+  *out = NULL;
+  if (st == C10C_STATUS_OK && !may_copy)
+    st = c10c__fail(C10C_STATUS_ERROR,
+                    "view size is not compatible with input tensor's size and stride (at least "
+                    "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                    "instead.");
+  if (st == C10C_STATUS_OK) { /* reshape: a contiguous copy, viewed */
+    c10c_tensor *copy = NULL;
+    st = c10c_tensor_clone(&copy, t, C10C_MEMORY_FORMAT_CONTIGUOUS);
+    if (st == C10C_STATUS_OK) st = view_or_copy(out, copy, sizes, n, false);
+    c10c_tensor_release(copy);
   }
-  if (!may_copy)
-    return geometry_finish(
-        out, t, &g,
-        c10c__fail(C10C_STATUS_ERROR,
-                   "view size is not compatible with input tensor's size and stride (at least "
-                   "one dimension spans across two contiguous subspaces). Use .reshape(...) "
-                   "instead."));
-  c10c_tensor *copy = NULL;
-  st = c10c_tensor_clone(&copy, t, C10C_MEMORY_FORMAT_CONTIGUOUS);
-  if (st == C10C_STATUS_OK) st = view_or_copy(out, copy, new_sizes, n, false);
-  c10c_tensor_release(copy);
-  c10c__free(g.heap);
+  c10c_tensor_release(result);
   return st;
 }
 
@@ -466,16 +496,8 @@ c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *t, cons
   int64_t offset = storage_offset ? *storage_offset : c10c_tensor_storage_offset(t);
   if (nsizes != nstrides)
     return c10c__fail(C10C_STATUS_ERROR, "mismatch in length of strides and shape");
-  for (size_t i = 0; i < nstrides; i++) {
-    if (strides[i] < 0) {
-      char list[256];
-      c10c__format_int_list(list, sizeof list, strides, nstrides);
-      return c10c__fail(C10C_STATUS_ERROR,
-                        "as_strided: Negative strides are not supported at the moment, got "
-                        "strides: %s",
-                        list);
-    }
-  }
+  for (size_t i = 0; i < nstrides; i++)
+    if (strides[i] < 0) return negative_strides(strides, nstrides);
   if (offset < 0)
     return c10c__fail(C10C_STATUS_ERROR, "Tensor: invalid storage offset %lld", (long long)offset);
   c10c_status st = c10c__check_in_bounds(c10c_tensor_storage(t), sizes, strides, nsizes, offset,

@@ -67,6 +67,15 @@ TEST(slice_narrow_select_follow_aten) {
   EXPECT_VIEW(v, t, 2, 3, {{5, 0}, {4, 1}});
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_slice(&v, t, 0, 0, 5, 0));
   ASSERT_ERROR_MESSAGE("slice step must be positive");
+  /* a huge step: one element, no overflow in the size (UBSan checks), and a stride that wraps
+   * negative is refused as ATen's as_strided does (torch: t[::2**61] on a 5x4 tensor) */
+  ASSERT_OK(c10c_tensor_slice(&v, t, 1, 0, INT64_MAX, INT64_MAX));
+  EXPECT_VIEW(v, t, 2, 0, {{5, 1}, {4, INT64_MAX}});
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_slice(&v, t, 0, 0, INT64_MAX, INT64_C(1) << 61));
+  ASSERT_ERROR_MESSAGE(
+      "as_strided: Negative strides are not supported at the moment, got "
+      "strides: [-9223372036854775808, 1]");
+  ASSERT_TRUE(v == NULL);
   ASSERT_OK(c10c_tensor_narrow(&v, t, -1, 1, 2));
   EXPECT_VIEW(v, t, 2, 1, {{5, 2}, {4, 1}});
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_narrow(&v, t, 1, 3, 2));
