@@ -7,9 +7,10 @@ data access follow.
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast, final
 
+from . import _ctensor
 from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
@@ -49,7 +50,8 @@ _CONTIGUOUS = MEMORY_FORMATS["contiguous_format"]
 _PRESERVE = MEMORY_FORMATS["preserve_format"]
 _STRIDED = LAYOUTS["strided"]
 _release = lib.c10c_tensor_release
-_new_tensor = object.__new__
+_wrap_address = _ctensor.wrap
+_UINTPTR = ffi.typeof("uintptr_t")
 _index = operator.index
 _TENSOR_PTR = ffi.typeof("c10c_tensor **")
 _INT64_MAX = (1 << 63) - 1
@@ -94,9 +96,16 @@ def _sizes_from_args(args: tuple[Any, ...], name: str, argname: str = "size") ->
         raise C10TypeError(f'{name}() missing 1 required positional arguments: "{argname}"')
     values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
     try:  # fast path: sizes accept anything with __index__ (bools too), as torch
-        return list(map(_index, values))
+        sizes = list(map(_index, values))
     except TypeError:
-        return _int_list(values, f"{name}(): argument '{argname}'", allow_bool=True)
+        sizes = _int_list(values, f"{name}(): argument '{argname}'", allow_bool=True)
+    for i, v in enumerate(sizes):
+        if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+            raise C10TypeError(
+                f"{name}(): argument '{argname}' failed to unpack the object at pos {i + 1} "
+                'with error "Overflow when unpacking long long"'
+            )
+    return sizes
 
 
 def _check_dtype(d: Any) -> dtype:
@@ -115,17 +124,18 @@ def _check_device(d: Any) -> _device_cls:
 
 
 @final
-class Tensor:
-    """A view of a storage with sizes, strides, an offset, a dtype and a device (torch.Tensor)."""
+class Tensor(_ctensor.TensorBase):
+    """A view of a storage with sizes, strides, an offset, a dtype and a device (torch.Tensor).
+
+    The object itself (its reference to the libc10c tensor, ``shape``, ``dim()``, ``numel()``,
+    ``is_contiguous()``) and the hottest views (``view``, ``transpose``/``t``, ``t[i]``,
+    ``t[a:b]``) are in C (pyc10._ctensor); they hand whatever they do not handle to the
+    ``_*_py`` methods here. A tensor's geometry never changes after creation (no resize_/set_
+    yet), so shape and strides are kept once read.
+    """
 
     __module__ = "pyc10"
-    # A tensor's geometry never changes after creation (no resize_/set_ yet), so shape and
-    # strides are read from C once and kept.
-    __slots__ = ("__weakref__", "_handle", "_shape", "_strides")
-
-    _handle: Any
-    _shape: Size
-    _strides: tuple[int, ...]
+    __slots__ = ()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
         raise C10TypeError("create tensors with pyc10.empty, pyc10.empty_strided, ...")
@@ -135,30 +145,10 @@ class Tensor:
         """Own a new reference (``c10c_tensor *``), raising the library's error if it is NULL."""
         if not handle:
             raise_status(lib.c10c_last_error_status())
-        self = _new_tensor(cls)
-        self._handle = handle
-        return self
+        # the C object releases the reference when it goes
+        return cast(Tensor, _wrap_address(int(ffi.cast(_UINTPTR, handle)), handle))
 
-    # The reference is dropped here rather than through ffi.gc: a finalizer on the cdata costs
-    # ~170 ns per tensor, __del__ on this slots class a fraction of it.
-    def __del__(self, _release: Any = _release) -> None:
-        try:
-            handle = self._handle
-        except AttributeError:  # never initialised
-            return
-        _release(handle)
-
-    # ---- shape ----
-
-    @property
-    def shape(self) -> Size:
-        """The sizes, as ``torch.Tensor.shape``."""
-        try:
-            return self._shape
-        except AttributeError:
-            n = lib.c10c_tensor_dim(self._handle)
-            shape = self._shape = Size(ffi.unpack(lib.c10c_tensor_sizes(self._handle), n))
-            return shape
+    # ---- shape (shape, dim(), ndim and numel() are in C) ----
 
     def size(self, dim: int | None = None) -> Any:
         """The shape, or one dimension's size (negative dims count from the end)."""
@@ -186,19 +176,6 @@ class Tensor:
     def storage_offset(self) -> int:
         """Offset of the first element in the storage, in elements."""
         return int(lib.c10c_tensor_storage_offset(self._handle))
-
-    def dim(self) -> int:
-        """Number of dimensions."""
-        return int(lib.c10c_tensor_dim(self._handle))
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions."""
-        return self.dim()
-
-    def numel(self) -> int:
-        """Number of elements."""
-        return int(lib.c10c_tensor_numel(self._handle))
 
     def __len__(self) -> int:
         if self.dim() == 0:
@@ -247,7 +224,7 @@ class Tensor:
 
     # ---- layout facts ----
 
-    def is_contiguous(self, memory_format: memory_format = _CONTIGUOUS) -> bool:
+    def _is_contiguous_py(self, memory_format: memory_format = _CONTIGUOUS) -> bool:
         """c10's is_contiguous for a memory format (row-major by default)."""
         if type(memory_format) is not type(_CONTIGUOUS):
             raise C10TypeError(
@@ -286,7 +263,7 @@ class Tensor:
         check(fn(out, self._handle, *args))
         return self._wrap(out[0])
 
-    def view(self, *shape: Any) -> Tensor:
+    def _view_py(self, *shape: Any) -> Tensor:
         """The same elements under another shape (one -1 is inferred), or as another dtype."""
         if len(shape) == 1 and type(shape[0]) is dtype:
             return self._view_call(lib.c10c_tensor_view_dtype, shape[0].value)
@@ -436,16 +413,16 @@ class Tensor:
             lib.c10c_tensor_as_strided, sizes, len(sizes), strides, len(strides), offset
         )
 
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
+    def _transpose_py(self, dim0: int, dim1: int) -> Tensor:
         """Swap two dimensions."""
         return self._wrap(
             lib.pyc10_transpose(self._handle, operator.index(dim0), operator.index(dim1))
         )
 
-    swapdims = transpose
-    swapaxes = transpose
+    swapdims = _ctensor.TensorBase.transpose
+    swapaxes = _ctensor.TensorBase.transpose
 
-    def t(self) -> Tensor:
+    def _t_py(self) -> Tensor:
         """Transpose a tensor of at most 2 dims (0- and 1-dim tensors come back as they are)."""
         n = self.dim()
         if n > 2:
@@ -563,7 +540,7 @@ class Tensor:
             result if result is not self else self._view_call(lib.c10c_tensor_squeeze_dims, [], 0)
         )
 
-    def __getitem__(self, index: Any) -> Tensor:
+    def _getitem_py(self, index: Any) -> Tensor:
         """Basic indexing as torch: ints select, slices (step > 0) narrow, None adds a dim."""
         if type(index) is slice and index.step is None and self.dim() > 0:  # t[a:b]
             return self._slice(0, index.start, index.stop)
@@ -720,7 +697,7 @@ def _check_format(fmt: Any, name: str) -> memory_format:
     return fmt
 
 
-def empty(
+def _empty_py(
     *size: Any,
     dtype: dtype | None = None,
     device: _device_cls | str | None = None,
@@ -793,7 +770,7 @@ def full(
     return _full((size,), fill_value, d, device=device, fmt=_CONTIGUOUS, name="full")
 
 
-def zeros(
+def _zeros_py(
     *size: Any,
     dtype: dtype | None = None,
     device: _device_cls | str | None = None,
@@ -955,3 +932,20 @@ def from_numpy(a: Any) -> Tensor:
     lib.c10c_storage_release(storage[0])  # the tensor holds it now (or it is gone, and a too)
     check(st)
     return Tensor._wrap(out[0])
+
+
+empty: Callable[..., Tensor] = _ctensor.empty
+"""A tensor with uninitialized elements, as ``torch.empty`` (common cases in pyc10._ctensor)."""
+zeros: Callable[..., Tensor] = _ctensor.zeros
+"""A tensor of zeros, as ``torch.zeros`` (the common case in C, pyc10._ctensor)."""
+
+_ctensor.setup(
+    Tensor,
+    Size,
+    lambda address: ffi.cast("c10c_tensor *", address),
+    raise_status,
+    _empty_py,
+    _zeros_py,
+    {d: d.value for d in DTYPE_NAMES.values()},
+    _FLOAT32,
+)

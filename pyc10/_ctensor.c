@@ -1,0 +1,511 @@
+/* pyc10._ctensor: the Python object behind pyc10.Tensor, and the hot paths that go through it.
+ *
+ * Everything pyc10 does goes through the cffi extension (pyc10._c10c) except the few calls a
+ * program makes millions of times: creating a tensor and dropping it, its shape and rank, and the
+ * cheapest views (view, transpose/t, t[i], t[a:b]). Through cffi each of these costs a Python
+ * object with slots, a finalizer and a foreign call, 1-2 us in all, where numpy takes 0.1-0.2 us;
+ * here they take a fraction of that. TensorBase owns one reference to a c10c_tensor and releases
+ * it in tp_dealloc. pyc10.Tensor (Python, _tensor.py) subclasses it with everything else.
+ *
+ * Each fast path takes only what it is sure of (exact ints, plain slices, the default device) and
+ * hands anything else to the Python method of the same meaning (_view_py, _transpose_py, ...),
+ * which gives torch's full argument handling and messages. Errors from the library are raised by
+ * pyc10's own raise_status, so they carry the same exception classes as every other call.
+ *
+ * Built against the limited API (abi3), like the cffi extension.
+ */
+#include <Python.h>
+#include <stdbool.h>
+#include <structmember.h>
+
+#include "c10c/c10c.h"
+
+typedef struct {
+  PyObject_HEAD
+  c10c_tensor *h;       /* one reference, released in tp_dealloc */
+  PyObject *handle;     /* the same pointer as a cffi cdata, made on first use by Python code */
+  PyObject *shape;      /* pyc10.Size, made on first use */
+  PyObject *strides;    /* tuple, cached by Python code (stride()) */
+  PyObject *weakreflist;
+} TensorObject;
+
+enum { MAX_FAST_DIMS = 64 };
+
+/* Set once by pyc10._tensor (_C.setup): the Python-level pieces the fast paths hand over to. */
+static PyTypeObject *tensor_type;  /* pyc10.Tensor (a subclass of TensorBase) */
+static allocfunc tensor_alloc;
+static PyTypeObject *size_type;    /* pyc10.Size */
+static allocfunc size_alloc;
+static PyObject *make_handle;      /* address -> cffi "c10c_tensor *" */
+static PyObject *raise_status;     /* status -> raises the matching pyc10 error */
+static PyObject *empty_py;         /* the full pyc10.empty */
+static PyObject *zeros_py;         /* the full pyc10.zeros */
+static PyObject *dtype_codes;      /* {pyc10.dtype: c10c_dtype value} */
+static PyObject *float32_dtype;
+
+static PyObject *raise_for(c10c_status st) {
+  if (raise_status == NULL) {
+    PyErr_Format(PyExc_RuntimeError, "libc10c error %d: %s", (int)st, c10c_last_error_message());
+    return NULL;
+  }
+  PyObject *code = PyLong_FromLong((long)st);
+  if (code == NULL) return NULL;
+  PyObject *r = PyObject_CallFunctionObjArgs(raise_status, code, NULL);
+  Py_DECREF(code);
+  Py_XDECREF(r); /* raise_status always raises */
+  if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "libc10c call failed");
+  return NULL;
+}
+
+/* A new pyc10.Tensor owning h (a new reference, released if the object cannot be made). */
+static PyObject *wrap_handle(c10c_tensor *h) {
+  if (tensor_type == NULL) {
+    c10c_tensor_release(h);
+    PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.setup was not called");
+    return NULL;
+  }
+  TensorObject *t = (TensorObject *)tensor_alloc(tensor_type, 0);
+  if (t == NULL) {
+    c10c_tensor_release(h);
+    return NULL;
+  }
+  t->h = h;
+  return (PyObject *)t;
+}
+
+/* The tensor a library call made in *out, or its error. (Takes the pointer's address: an
+ * argument `out` beside the call itself could be read before the call writes it.) */
+static PyObject *result(c10c_status st, c10c_tensor *const *out) {
+  return st == C10C_STATUS_OK ? wrap_handle(*out) : raise_for(st);
+}
+
+/* Calls self.<name>(*args): the Python implementation for what a fast path does not take. */
+static PyObject *fall_back(PyObject *self, const char *name, PyObject *const *args,
+                           Py_ssize_t nargs) {
+  PyObject *method = PyObject_GetAttrString(self, name);
+  if (method == NULL) return NULL;
+  PyObject *tuple = PyTuple_New(nargs);
+  if (tuple == NULL) {
+    Py_DECREF(method);
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < nargs; i++) {
+    Py_INCREF(args[i]);
+    PyTuple_SetItem(tuple, i, args[i]);
+  }
+  PyObject *r = PyObject_Call(method, tuple, NULL);
+  Py_DECREF(tuple);
+  Py_DECREF(method);
+  return r;
+}
+
+/* Reads exact ints (not bools, not other index types) into out; false (no error set) when an
+ * item is anything else or does not fit an int64_t. */
+static int exact_ints(PyObject *const *items, Py_ssize_t n, int64_t *out) {
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (!PyLong_CheckExact(items[i])) return 0;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return 0;
+    }
+    out[i] = (int64_t)v;
+  }
+  return 1;
+}
+
+/* Sizes given as ints or as one tuple/list of ints (torch's IntArrayRef arguments). */
+static int size_args(PyObject *const *args, Py_ssize_t nargs, int64_t *out, Py_ssize_t *n) {
+  if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
+    PyObject *seq = args[0];
+    Py_ssize_t len = PySequence_Size(seq);
+    if (len < 0 || len > MAX_FAST_DIMS) {
+      PyErr_Clear();
+      return 0;
+    }
+    PyObject *items[MAX_FAST_DIMS];
+    for (Py_ssize_t i = 0; i < len; i++) {
+      /* borrowed: the sequence holds them while we read */
+      items[i] = PyTuple_Check(seq) ? PyTuple_GetItem(seq, i) : PyList_GetItem(seq, i);
+      if (items[i] == NULL) {
+        PyErr_Clear();
+        return 0;
+      }
+    }
+    *n = len;
+    return exact_ints(items, len, out);
+  }
+  if (nargs == 0 || nargs > MAX_FAST_DIMS) return 0;
+  *n = nargs;
+  return exact_ints(args, nargs, out);
+}
+
+/* ---- TensorBase ---- */
+
+static void tensor_dealloc(PyObject *self) {
+  TensorObject *t = (TensorObject *)self;
+  PyTypeObject *tp = Py_TYPE(self);
+  if (t->weakreflist != NULL) PyObject_ClearWeakRefs(self);
+  c10c_tensor *h = t->h;
+  t->h = NULL;
+  Py_CLEAR(t->handle);
+  Py_CLEAR(t->shape);
+  Py_CLEAR(t->strides);
+  c10c_tensor_release(h); /* may run a storage deleter that calls back into Python */
+  freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  tp_free(self);
+  Py_DECREF(tp);
+}
+
+static c10c_tensor *handle_of(PyObject *self) {
+  c10c_tensor *h = ((TensorObject *)self)->h;
+  if (h == NULL) PyErr_SetString(PyExc_RuntimeError, "this pyc10.Tensor holds no tensor");
+  return h;
+}
+
+static PyObject *tensor_get_handle(PyObject *self, void *closure) {
+  (void)closure;
+  TensorObject *t = (TensorObject *)self;
+  if (t->handle == NULL) {
+    if (handle_of(self) == NULL) return NULL;
+    if (make_handle == NULL) {
+      PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.setup was not called");
+      return NULL;
+    }
+    PyObject *address = PyLong_FromVoidPtr(t->h);
+    if (address == NULL) return NULL;
+    t->handle = PyObject_CallFunctionObjArgs(make_handle, address, NULL);
+    Py_DECREF(address);
+    if (t->handle == NULL) return NULL;
+  }
+  Py_INCREF(t->handle);
+  return t->handle;
+}
+
+static PyObject *tensor_get_shape(PyObject *self, void *closure) {
+  (void)closure;
+  TensorObject *t = (TensorObject *)self;
+  if (t->shape == NULL) {
+    c10c_tensor *h = handle_of(self);
+    if (h == NULL) return NULL;
+    size_t n = c10c_tensor_dim(h);
+    const int64_t *sizes = c10c_tensor_sizes(h);
+    PyObject *shape = size_alloc(size_type, (Py_ssize_t)n);
+    if (shape == NULL) return NULL;
+    for (size_t i = 0; i < n; i++) {
+      PyObject *v = PyLong_FromLongLong((long long)sizes[i]);
+      if (v == NULL || PyTuple_SetItem(shape, (Py_ssize_t)i, v) < 0) {
+        Py_DECREF(shape);
+        return NULL;
+      }
+    }
+    t->shape = shape;
+  }
+  Py_INCREF(t->shape);
+  return t->shape;
+}
+
+static PyObject *tensor_get_ndim(PyObject *self, void *closure) {
+  (void)closure;
+  c10c_tensor *h = handle_of(self);
+  return h ? PyLong_FromSize_t(c10c_tensor_dim(h)) : NULL;
+}
+
+static PyObject *tensor_dim(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return tensor_get_ndim(self, NULL);
+}
+
+static PyObject *tensor_numel(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_tensor *h = handle_of(self);
+  return h ? PyLong_FromLongLong((long long)c10c_tensor_numel(h)) : NULL;
+}
+
+static PyObject *tensor_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  c10c_tensor *h = handle_of(self);
+  if (h == NULL) return NULL;
+  if (nargs != 0) return fall_back(self, "_is_contiguous_py", args, nargs); /* a memory format */
+  bool contiguous = false;
+  c10c_status st = c10c_tensor_is_contiguous(&contiguous, h, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st != C10C_STATUS_OK) return raise_for(st);
+  return PyBool_FromLong(contiguous);
+}
+
+static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  c10c_tensor *h = handle_of(self);
+  if (h == NULL) return NULL;
+  int64_t shape[MAX_FAST_DIMS];
+  Py_ssize_t n = 0;
+  if (!size_args(args, nargs, shape, &n)) return fall_back(self, "_view_py", args, nargs);
+  c10c_tensor *out = NULL;
+  return result(c10c_tensor_view(&out, h, shape, (size_t)n), &out);
+}
+
+static PyObject *tensor_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  c10c_tensor *h = handle_of(self);
+  if (h == NULL) return NULL;
+  int64_t dims[2];
+  if (nargs != 2 || !exact_ints(args, 2, dims))
+    return fall_back(self, "_transpose_py", args, nargs);
+  c10c_tensor *out = NULL;
+  return result(c10c_tensor_transpose(&out, h, dims[0], dims[1]), &out);
+}
+
+static PyObject *tensor_t(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_tensor *h = handle_of(self);
+  if (h == NULL) return NULL;
+  size_t n = c10c_tensor_dim(h);
+  if (n > 2) return fall_back(self, "_t_py", NULL, 0); /* torch's message */
+  c10c_tensor *out = NULL;
+  return result(c10c_tensor_transpose(&out, h, 0, n < 2 ? 0 : 1), &out);
+}
+
+/* t[i] and t[a:b:c] on a tensor with dims; everything else (tuples, None, Ellipsis, negative
+ * steps, out-of-range ints with their message, 0-dim tensors) in Python. */
+static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
+  c10c_tensor *h = handle_of(self);
+  if (h == NULL) return NULL;
+  if (c10c_tensor_dim(h) > 0) {
+    c10c_tensor *out = NULL;
+    if (PyLong_CheckExact(index)) {
+      int64_t i;
+      int64_t size = c10c_tensor_sizes(h)[0];
+      if (exact_ints(&index, 1, &i) && i >= -size && i < size)
+        return result(c10c_tensor_select(&out, h, 0, i), &out);
+    } else if (PySlice_Check(index)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(index, &start, &stop, &step) < 0) {
+        PyErr_Clear(); /* a zero or non-int step: Python raises torch's error */
+      } else if (step > 0) {
+        return result(c10c_tensor_slice(&out, h, 0, start, stop, step), &out);
+      }
+    }
+  }
+  return fall_back(self, "_getitem_py", &index, 1);
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"_handle", tensor_get_handle, NULL, "The tensor as a cffi ``c10c_tensor *`` (borrowed).",
+     NULL},
+    {"shape", tensor_get_shape, NULL, "The sizes, as ``torch.Tensor.shape``.", NULL},
+    {"ndim", tensor_get_ndim, NULL, "The number of dimensions.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef tensor_members[] = {
+    {"_strides", T_OBJECT_EX, offsetof(TensorObject, strides), 0, "cached strides"},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(TensorObject, weakreflist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef tensor_methods[] = {
+    {"dim", tensor_dim, METH_NOARGS, "The number of dimensions."},
+    {"numel", tensor_numel, METH_NOARGS, "The number of elements."},
+    {"is_contiguous", (PyCFunction)(void (*)(void))tensor_is_contiguous, METH_FASTCALL,
+     "c10's is_contiguous for a memory format (row-major by default)."},
+    {"view", (PyCFunction)(void (*)(void))tensor_view, METH_FASTCALL,
+     "The same elements under another shape (one -1 is inferred), or as another dtype."},
+    {"transpose", (PyCFunction)(void (*)(void))tensor_transpose, METH_FASTCALL,
+     "Swap two dimensions."},
+    {"t", tensor_t, METH_NOARGS,
+     "Transpose a tensor of at most 2 dims (0- and 1-dim tensors come back as they are)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *tensor_base_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  (void)type, (void)args, (void)kwargs;
+  PyErr_SetString(PyExc_TypeError, "create tensors with pyc10.empty, pyc10.empty_strided, ...");
+  return NULL;
+}
+
+static PyType_Slot tensor_slots[] = {
+    {Py_tp_dealloc, (void *)tensor_dealloc},
+    {Py_tp_new, (void *)tensor_base_new},
+    {Py_tp_getset, tensor_getset},
+    {Py_tp_members, tensor_members},
+    {Py_tp_methods, tensor_methods},
+    {Py_mp_subscript, (void *)tensor_getitem},
+    {Py_tp_doc, (void *)"The C part of pyc10.Tensor: one reference to a libc10c tensor."},
+    {0, NULL},
+};
+
+static PyType_Spec tensor_spec = {
+    .name = "pyc10._ctensor.TensorBase",
+    .basicsize = sizeof(TensorObject),
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .slots = tensor_slots,
+};
+
+/* ---- module functions ---- */
+
+/* Stores a new reference in *slot, dropping the old one. */
+static void replace(PyObject **slot, PyObject *value) {
+  PyObject *old = *slot;
+  Py_INCREF(value);
+  *slot = value;
+  Py_XDECREF(old);
+}
+
+/* setup(Tensor, Size, make_handle, raise_status, empty_py, zeros_py, dtype_codes, float32) */
+static PyObject *module_setup(PyObject *module, PyObject *args) {
+  (void)module;
+  PyObject *tensor, *size, *handle_fn, *raise_fn, *empty_fn, *zeros_fn, *codes, *f32;
+  if (!PyArg_ParseTuple(args, "O!O!OOOOO!O:setup", &PyType_Type, &tensor, &PyType_Type, &size,
+                        &handle_fn, &raise_fn, &empty_fn, &zeros_fn, &PyDict_Type, &codes, &f32))
+    return NULL;
+  PyObject *base = PyObject_GetAttrString(module, "TensorBase");
+  if (base == NULL) return NULL;
+  int ok = PyObject_IsSubclass(tensor, base);
+  Py_DECREF(base);
+  if (ok <= 0) {
+    if (ok == 0) PyErr_SetString(PyExc_TypeError, "setup: Tensor must subclass TensorBase");
+    return NULL;
+  }
+  replace((PyObject **)&tensor_type, tensor);
+  replace((PyObject **)&size_type, size);
+  replace(&make_handle, handle_fn);
+  replace(&raise_status, raise_fn);
+  replace(&empty_py, empty_fn);
+  replace(&zeros_py, zeros_fn);
+  replace(&dtype_codes, codes);
+  replace(&float32_dtype, f32);
+  tensor_alloc = (allocfunc)PyType_GetSlot(tensor_type, Py_tp_alloc);
+  size_alloc = (allocfunc)PyType_GetSlot(size_type, Py_tp_alloc);
+  Py_RETURN_NONE;
+}
+
+/* wrap(address, handle): a pyc10.Tensor taking over the reference at address (a
+ * c10c_tensor *), with handle (its cffi cdata) kept for Python code. */
+static PyObject *module_wrap(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+  (void)module;
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "wrap(address, handle)");
+    return NULL;
+  }
+  void *address = PyLong_AsVoidPtr(args[0]);
+  if (address == NULL) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "wrap: NULL tensor");
+    return NULL;
+  }
+  TensorObject *t = (TensorObject *)wrap_handle(address);
+  if (t == NULL) return NULL;
+  Py_INCREF(args[1]);
+  t->handle = args[1];
+  return (PyObject *)t;
+}
+
+/* fn(*args, **kwargs) from a METH_FASTCALL | METH_KEYWORDS call. */
+static PyObject *call_with_keywords(PyObject *fn, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames) {
+  PyObject *tuple = PyTuple_New(nargs), *kwargs = NULL, *r = NULL;
+  if (tuple == NULL) return NULL;
+  for (Py_ssize_t i = 0; i < nargs; i++) {
+    Py_INCREF(args[i]);
+    PyTuple_SetItem(tuple, i, args[i]);
+  }
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  if (nkw > 0) {
+    kwargs = PyDict_New();
+    for (Py_ssize_t i = 0; kwargs != NULL && i < nkw; i++) {
+      if (PyDict_SetItem(kwargs, PyTuple_GetItem(kwnames, i), args[nargs + i]) < 0)
+        Py_CLEAR(kwargs);
+    }
+    if (kwargs == NULL) goto done;
+  }
+  r = PyObject_Call(fn, tuple, kwargs);
+done:
+  Py_DECREF(tuple);
+  Py_XDECREF(kwargs);
+  return r;
+}
+
+/* empty(*size, dtype=None) and zeros(...): sizes as exact ints on the CPU; anything else
+ * (devices, memory formats, other argument types, errors worth torch's wording) goes to the
+ * Python function. */
+static PyObject *factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool zero,
+                         PyObject *slow) {
+  int64_t sizes[MAX_FAST_DIMS];
+  Py_ssize_t n = 0;
+  PyObject *dtype = NULL;
+  int fast = slow != NULL && size_args(args, nargs, sizes, &n);
+  if (fast && kwnames != NULL) {
+    Py_ssize_t nkw = PyTuple_Size(kwnames);
+    for (Py_ssize_t i = 0; i < nkw && fast; i++) {
+      PyObject *name = PyTuple_GetItem(kwnames, i);
+      if (PyUnicode_CompareWithASCIIString(name, "dtype") == 0)
+        dtype = args[nargs + i];
+      else
+        fast = 0;
+    }
+  }
+  long code = C10C_DTYPE_FLOAT32;
+  if (fast && dtype != NULL && dtype != Py_None && dtype != float32_dtype) {
+    PyObject *value = PyDict_GetItemWithError(dtype_codes, dtype); /* borrowed */
+    if (value == NULL) {
+      PyErr_Clear(); /* not a pyc10.dtype: Python raises the TypeError */
+      fast = 0;
+    } else {
+      code = PyLong_AsLong(value);
+    }
+  }
+  if (!fast) {
+    if (slow == NULL) {
+      PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.setup was not called");
+      return NULL;
+    }
+    return call_with_keywords(slow, args, nargs, kwnames);
+  }
+  c10c_tensor *out = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_status st = zero ? c10c_tensor_full(&out, sizes, (size_t)n, (c10c_dtype)code, cpu,
+                                           C10C_MEMORY_FORMAT_CONTIGUOUS, NULL)
+                        : c10c_tensor_empty(&out, sizes, (size_t)n, (c10c_dtype)code, cpu,
+                                            C10C_MEMORY_FORMAT_CONTIGUOUS);
+  return result(st, &out);
+}
+
+static PyObject *module_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  (void)module;
+  return factory(args, nargs, kwnames, false, empty_py);
+}
+
+static PyObject *module_zeros(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  (void)module;
+  return factory(args, nargs, kwnames, true, zeros_py);
+}
+
+static PyMethodDef module_methods[] = {
+    {"setup", module_setup, METH_VARARGS, "Connect the fast paths to pyc10's Python side."},
+    {"wrap", (PyCFunction)(void (*)(void))module_wrap, METH_FASTCALL,
+     "A pyc10.Tensor owning the reference at an address."},
+    {"empty", (PyCFunction)(void (*)(void))module_empty, METH_FASTCALL | METH_KEYWORDS,
+     "empty(*size, dtype=None, device=None, memory_format=pyc10.contiguous_format) -> Tensor\n\n"
+     "A tensor with uninitialized elements, as ``torch.empty``."},
+    {"zeros", (PyCFunction)(void (*)(void))module_zeros, METH_FASTCALL | METH_KEYWORDS,
+     "zeros(*size, dtype=None, device=None) -> Tensor\n\nA tensor of zeros, as ``torch.zeros``."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "pyc10._ctensor", "pyc10's tensor object and its hot paths.", -1,
+    module_methods,        NULL,       NULL,                                       NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__ctensor(void) {
+  PyObject *m = PyModule_Create(&module_def);
+  if (m == NULL) return NULL;
+  PyObject *type = PyType_FromSpec(&tensor_spec);
+  if (type == NULL || PyModule_AddObject(m, "TensorBase", type) < 0) {
+    Py_XDECREF(type);
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}
