@@ -21,26 +21,25 @@
 #include "c10c/c10c.h"
 
 typedef struct {
-  PyObject_HEAD
-  c10c_tensor *h;       /* one reference, released in tp_dealloc */
-  PyObject *handle;     /* the same pointer as a cffi cdata, made on first use by Python code */
-  PyObject *shape;      /* pyc10.Size, made on first use */
-  PyObject *strides;    /* tuple, cached by Python code (stride()) */
+  PyObject_HEAD c10c_tensor *h; /* one reference, released in tp_dealloc */
+  PyObject *handle;  /* the same pointer as a cffi cdata, made on first use by Python code */
+  PyObject *shape;   /* pyc10.Size, made on first use */
+  PyObject *strides; /* tuple, cached by Python code (stride()) */
   PyObject *weakreflist;
 } TensorObject;
 
 enum { MAX_FAST_DIMS = 64 };
 
 /* Set once by pyc10._tensor (_C.setup): the Python-level pieces the fast paths hand over to. */
-static PyTypeObject *tensor_type;  /* pyc10.Tensor (a subclass of TensorBase) */
+static PyTypeObject *tensor_type; /* pyc10.Tensor (a subclass of TensorBase) */
 static allocfunc tensor_alloc;
-static PyTypeObject *size_type;    /* pyc10.Size */
+static PyTypeObject *size_type; /* pyc10.Size */
 static allocfunc size_alloc;
-static PyObject *make_handle;      /* address -> cffi "c10c_tensor *" */
-static PyObject *raise_status;     /* status -> raises the matching pyc10 error */
-static PyObject *empty_py;         /* the full pyc10.empty */
-static PyObject *zeros_py;         /* the full pyc10.zeros */
-static PyObject *dtype_codes;      /* {pyc10.dtype: c10c_dtype value} */
+static PyObject *make_handle;  /* address -> cffi "c10c_tensor *" */
+static PyObject *raise_status; /* status -> raises the matching pyc10 error */
+static PyObject *empty_py;     /* the full pyc10.empty */
+static PyObject *zeros_py;     /* the full pyc10.zeros */
+static PyObject *dtype_codes;  /* {pyc10.dtype: c10c_dtype value} */
 static PyObject *float32_dtype;
 
 static PyObject *raise_for(c10c_status st) {
@@ -493,9 +492,11 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "pyc10._ctensor", "pyc10's tensor object and its hot paths.", -1,
-    module_methods,        NULL,       NULL,                                       NULL,
-    NULL,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "pyc10._ctensor",
+    .m_doc = "pyc10's tensor object and its hot paths.",
+    .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__ctensor(void) {
