@@ -13,6 +13,7 @@ struct c10c_storage {
   int64_t nbytes;
   c10c_allocator *allocator; /* a reference, or NULL for external memory */
   bool resizable;
+  bool read_only;
   /* The version counter of the tensors over this storage (c10 keeps one per view family; views
    * share their base's storage, so keeping it here shares it the same way without an object). */
   _Atomic int64_t version;
@@ -63,6 +64,7 @@ static c10c_storage *new_shell(void) {
   s->nbytes = 0;
   s->allocator = NULL;
   s->resizable = false;
+  s->read_only = false;
   atomic_init(&s->version, 0);
   c10c__object_init(&s->obj, &storage_type);
   return s;
@@ -221,4 +223,19 @@ uint32_t c10c_weak_storage_use_count(const c10c_weak_storage *weak) {
 
 bool c10c_weak_storage_expired(const c10c_weak_storage *weak) {
   return c10c_weak_storage_use_count(weak) == 0;
+}
+
+c10c_status c10c_storage_set_read_only(c10c_storage *storage) {
+  C10C__CHECK_NOT_NULL(storage);
+  storage->read_only = true;
+  return C10C_STATUS_OK;
+}
+
+bool c10c_storage_is_read_only(const c10c_storage *storage) {
+  return storage != NULL && storage->read_only;
+}
+
+void c10c__storage_forget_deleter(c10c_storage *storage) {
+  storage->data_ptr.deleter = NULL;
+  storage->data_ptr.ctx = NULL;
 }

@@ -8,4 +8,8 @@
 int64_t c10c__storage_version(const c10c_storage *storage);
 void c10c__storage_bump_version(c10c_storage *storage);
 
+/* Drops the external deleter without calling it: for a constructor that fails after making the
+ * storage and must leave the memory with its caller. */
+void c10c__storage_forget_deleter(c10c_storage *storage);
+
 #endif /* C10C_STORAGE_INTERNAL_H */

@@ -522,7 +522,15 @@ c10c_status c10c_tensor_version(int64_t *out, const c10c_tensor *tensor) {
   return C10C_STATUS_OK;
 }
 
+bool c10c_tensor_is_read_only(const c10c_tensor *tensor) {
+  return tensor != NULL && c10c_storage_is_read_only(tensor->storage);
+}
+
 c10c_status c10c__check_inplace(const c10c_tensor *tensor) {
+  if (c10c_storage_is_read_only(tensor->storage))
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "cannot write to a read-only tensor: its memory was shared read-only (a "
+                      "read-only numpy array or DLPack export); clone() it to get a writable copy");
   if ((tensor->flags & INFERENCE_FLAG) && !c10c_inference_mode_enabled())
     return c10c__fail(C10C_STATUS_ERROR,
                       "Inplace update to inference tensor outside InferenceMode is not allowed.You "

@@ -18,6 +18,7 @@
 #include "common.h"
 #include "device.h"
 #include "dispatch_key.h"
+#include "dlpack.h"
 #include "dtype.h"
 #include "layout.h"
 #include "status.h"

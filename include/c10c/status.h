@@ -28,14 +28,15 @@ C10C_BEGIN_DECLS
   X(BUFFER_TOO_SMALL, -9, "output buffer too small")   /* ValueError */                     \
   X(UNAVAILABLE, -10, "device or backend unavailable") /* RuntimeError */                   \
   X(ABI_MISMATCH, -11, "ABI mismatch")                 /* ImportError at pyc10 import */    \
-  X(INTERNAL, -12, "internal error")                   /* RuntimeError; a bug in libc10c */
+  X(INTERNAL, -12, "internal error")                   /* RuntimeError; a bug in libc10c */ \
+  X(UNSUPPORTED, -13, "not representable in the exchange format") /* BufferError (DLPack) */
 
 /* Named constants for the codes above: C10C_STATUS_OK, C10C_STATUS_ERROR, ... */
 enum c10c_status_code {
 #define C10C__STATUS_ENUM(name, value, text) C10C_STATUS_##name = value,
   C10C_STATUS_LIST(C10C__STATUS_ENUM)
 #undef C10C__STATUS_ENUM
-      C10C_STATUS_MIN = -12 /* the most negative code in this version */
+      C10C_STATUS_MIN = -13 /* the most negative code in this version */
 };
 
 /* The code's name without prefix ("OK", "INVALID_ARGUMENT"), or "UNKNOWN" for a number that is

@@ -108,6 +108,15 @@ C10C_API uint32_t c10c_weak_storage_use_count(const c10c_weak_storage *weak);
 /* Whether the storage's strong count reached 0 (true for NULL). */
 C10C_API bool c10c_weak_storage_expired(const c10c_weak_storage *weak);
 
+/* Marks the storage read-only, for memory its owner exported as such (a read-only numpy array, a
+ * DLPack export with the READ_ONLY flag): from then on in-place writes to any tensor over it
+ * (copy_, fill_, zero_, bump_version) fail with C10C_STATUS_ERROR. There is no way back.
+ * Errors: C10C_STATUS_NULL_POINTER. */
+C10C_API c10c_status c10c_storage_set_read_only(c10c_storage *storage);
+
+/* Whether the storage is read-only (false for NULL). */
+C10C_API bool c10c_storage_is_read_only(const c10c_storage *storage);
+
 C10C_END_DECLS
 
 #endif /* C10C_STORAGE_H */

@@ -130,6 +130,9 @@ C10C_API bool c10c_tensor_is_inference(const c10c_tensor *tensor);
  * C10C_STATUS_ERROR "Inference tensors do not track version counter." */
 C10C_API c10c_status c10c_tensor_version(int64_t *out, const c10c_tensor *tensor);
 
+/* Whether the tensor's storage is read-only (c10c_storage_set_read_only; false for NULL). */
+C10C_API bool c10c_tensor_is_read_only(const c10c_tensor *tensor);
+
 /* Counts an in-place write, as ATen's in-place ops do: call it after writing through
  * c10c_tensor_data(). Every tensor over the same storage sees the new version. An inference
  * tensor has no counter: a no-op inside inference mode, outside it C10C_STATUS_ERROR

@@ -307,9 +307,49 @@ TEST(privateuse1_registration_survives_failure) {
   ASSERT_OK(c10c_privateuse1_backend_register("sweep"));
 }
 
+/* DLPack: an export is one block; an import makes a storage (its deleter) and a tensor, and on
+ * every failure leaves the producer's struct to the caller, deleter not called. */
+static DLManagedTensorVersioned *made_export;
+static int dl_deletes;
+static int64_t dl_shape[7] = {1, 2, 1, 2, 1, 2, 1};
+static float dl_data[8];
+static void dl_count_delete(DLManagedTensorVersioned *self) {
+  (void)self;
+  dl_deletes++;
+}
+static DLManagedTensorVersioned dl_producer = {
+    {1, 3},
+    NULL,
+    dl_count_delete,
+    0,
+    {dl_data, {kDLCPU, 0}, 7, {kDLFloat, 32, 1}, dl_shape, NULL, 0}};
+
+static c10c_status op_to_dlpack(void) {
+  c10c_status st = c10c_tensor_to_dlpack_versioned(&made_export, view_base);
+  if (st == C10C_STATUS_OK) made_export->deleter(made_export);
+  return st;
+}
+
+static c10c_status op_from_dlpack(void) {
+  return c10c_tensor_from_dlpack_versioned(&made_tensor, &dl_producer);
+}
+
+TEST(dlpack_export_and_import_survive_each_failure) {
+  int64_t sizes[7] = {2, 1, 2, 1, 2, 1, 2};
+  ASSERT_OK(c10c_tensor_empty(&view_base, sizes, 7, C10C_DTYPE_FLOAT32, cpu_device,
+                              C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_TRUE(sweep_tensor("to_dlpack_versioned(7 dims)", op_to_dlpack) >= 1);
+  ASSERT_EQ(c10c_storage_use_count(c10c_tensor_storage(view_base)), 1);
+  c10c_tensor_release(view_base);
+  /* sweep_tensor releases the tensor made on success: that runs the producer's deleter once */
+  ASSERT_TRUE(sweep_tensor("from_dlpack_versioned(7 dims)", op_from_dlpack) >= 2);
+  ASSERT_EQ(dl_deletes, 1);
+}
+
 RUN_TESTS(T(every_storage_constructor_survives_each_failure),
           T(resize_survives_each_failure_and_keeps_the_old_bytes),
           T(large_miss_that_reuses_a_cached_block_survives_each_failure),
           T(allocator_handles_and_registry_survive_each_failure),
           T(every_tensor_constructor_survives_each_failure), T(every_view_survives_each_failure),
-          T(privateuse1_registration_survives_failure))
+          T(privateuse1_registration_survives_failure),
+          T(dlpack_export_and_import_survive_each_failure))

@@ -1,0 +1,167 @@
+/* libc10c: DLPack 1.x, the C exchange format of numpy, torch, JAX, CuPy and others.
+ *
+ * The DLPack types below are the specification's (dmlc/dlpack include/dlpack/dlpack.h, v1.3),
+ * declared here so that libc10c needs no other header. A program that includes the real dlpack.h
+ * first (version 1.0 or later) gets that header's declarations, which have the same layout; one
+ * that includes it after this header gets nothing more from it (its include guard is defined
+ * here). libc10c checks the layouts at build time (sizes and offsets of the x86-64/LP64 ABI).
+ *
+ * Ownership follows DLPack: an export holds a reference to the tensor until the consumer calls
+ * the struct's deleter (from any thread, with or without a Python GIL); an import takes the
+ * producer's struct and calls its deleter exactly once, when the last reference to the memory
+ * (tensor, view or storage) goes, on the thread that drops it.
+ */
+#ifndef C10C_DLPACK_H
+#define C10C_DLPACK_H
+
+#include "common.h"
+#include "tensor.h"
+
+#if defined(DLPACK_VERSION) && !defined(DLPACK_MAJOR_VERSION)
+#error "libc10c needs DLPack 1.0 or later (DLManagedTensorVersioned); this dlpack.h is older"
+#endif
+
+#ifndef DLPACK_MAJOR_VERSION
+#define DLPACK_DLPACK_H_ /* the real header's guard: including it later adds nothing */
+#ifndef C10C_CDEF
+#define DLPACK_MAJOR_VERSION                       1
+#define DLPACK_MINOR_VERSION                       3
+#define DLPACK_FLAG_BITMASK_READ_ONLY              (UINT64_C(1) << 0)
+#define DLPACK_FLAG_BITMASK_IS_COPIED              (UINT64_C(1) << 1)
+#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (UINT64_C(1) << 2)
+#endif
+
+C10C_BEGIN_DECLS
+
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+
+typedef enum {
+  kDLCPU = 1,
+  kDLCUDA = 2,
+  kDLCUDAHost = 3,
+  kDLOpenCL = 4,
+  kDLVulkan = 7,
+  kDLMetal = 8,
+  kDLVPI = 9,
+  kDLROCM = 10,
+  kDLROCMHost = 11,
+  kDLExtDev = 12,
+  kDLCUDAManaged = 13,
+  kDLOneAPI = 14,
+  kDLWebGPU = 15,
+  kDLHexagon = 16,
+  kDLMAIA = 17,
+  kDLTrn = 18
+} DLDeviceType;
+
+typedef struct {
+  DLDeviceType device_type;
+  int32_t device_id;
+} DLDevice;
+
+typedef enum {
+  kDLInt = 0,
+  kDLUInt = 1,
+  kDLFloat = 2,
+  kDLOpaqueHandle = 3,
+  kDLBfloat = 4,
+  kDLComplex = 5,
+  kDLBool = 6,
+  kDLFloat8_e3m4 = 7,
+  kDLFloat8_e4m3 = 8,
+  kDLFloat8_e4m3b11fnuz = 9,
+  kDLFloat8_e4m3fn = 10,
+  kDLFloat8_e4m3fnuz = 11,
+  kDLFloat8_e5m2 = 12,
+  kDLFloat8_e5m2fnuz = 13,
+  kDLFloat8_e8m0fnu = 14,
+  kDLFloat6_e2m3fn = 15,
+  kDLFloat6_e3m2fn = 16,
+  kDLFloat4_e2m1fn = 17
+} DLDataTypeCode;
+
+typedef struct {
+  uint8_t code; /* a DLDataTypeCode */
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides; /* in elements; NULL (before 1.2 only) means compact row-major */
+  uint64_t byte_offset;
+} DLTensor;
+
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+
+typedef struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+C10C_END_DECLS
+
+#endif /* DLPACK_MAJOR_VERSION */
+
+C10C_BEGIN_DECLS
+
+/* The DLPack version libc10c exports, and the newest 1.x minor it reads without question. */
+enum { C10C_DLPACK_MAJOR = 1, C10C_DLPACK_MINOR = 3 };
+
+/* Exports a tensor as a DLPack 1.3 DLManagedTensorVersioned sharing its memory: data is the
+ * tensor's first element (byte_offset 0, as torch and numpy export), shape and strides are in
+ * elements (strides of size-0/1 dims normalised to 1, as torch does; both NULL for a 0-dim
+ * tensor), data is NULL for a tensor without elements, flags has READ_ONLY for a read-only
+ * tensor. The struct holds a reference to the tensor until (*out)->deleter(*out) is called. The
+ * caller may lower version.minor to what its consumer asked for (every 1.x has this layout) and
+ * may set IS_COPIED when it exported a copy it made, before handing the struct out.
+ * dtypes as torch exports them: integer, unsigned, float, bfloat16, complex (bits = total size),
+ * bool (kDLBool, 8 bits), float8 (kDLFloat8_e5m2, _e4m3fn, _e5m2fnuz, _e4m3fnuz, _e8m0fnu),
+ * float4_e2m1fn_x2 (kDLFloat4_e2m1fn, 4 bits, 2 lanes), uint1..7 and int1..7 (8-bit containers);
+ * devices: CPU, CUDA, HIP (kDLROCM), OpenCL, XPU (kDLOneAPI), MAIA, PrivateUse1 (kDLExtDev).
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_UNSUPPORTED "QUInt/QInt types are not supported
+ * by dlpack", "Bit types are not supported by dlpack", "Cannot pack tensors on meta";
+ * C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_tensor_to_dlpack_versioned(struct DLManagedTensorVersioned **out,
+                                                     const c10c_tensor *tensor);
+
+/* The same as a legacy (pre-1.0) DLManagedTensor, which has no flags: a read-only tensor is
+ * refused (C10C_STATUS_UNSUPPORTED), as numpy refuses it. */
+C10C_API c10c_status c10c_tensor_to_dlpack(DLManagedTensor **out, const c10c_tensor *tensor);
+
+/* A tensor over a DLPack producer's memory, taking ownership of src on success: src->deleter(src)
+ * is called exactly once when the last reference to the memory goes. On failure src is untouched
+ * and still the caller's (call its deleter). NULL strides mean compact row-major; byte_offset is
+ * applied; a READ_ONLY flag makes the tensor (and its views) refuse in-place writes.
+ * dtypes: every (code, bits, lanes 1) with a c10 equivalent (torch's toScalarType, plus the five
+ * float8 codes c10 has); devices: CPU (also kDLCUDAHost and kDLROCMHost, host memory), CUDA,
+ * kDLROCM (HIP), OpenCL, kDLOneAPI (XPU), MAIA, kDLExtDev (PrivateUse1).
+ * Errors: C10C_STATUS_NULL_POINTER (out, src, shape with ndim > 0, data with elements);
+ * C10C_STATUS_UNSUPPORTED for a major version other than 1, lanes != 1, sub-byte and other
+ * dtypes without a c10 equivalent ("Unsupported kFloat bits 8", "Unsupported code 7"), unknown
+ * devices ("Unsupported device_type: 5"), negative strides (c10 has none); C10C_STATUS_ERROR for
+ * a negative ndim or size, or a device index above 127; C10C_STATUS_OVERFLOW when the extent
+ * overflows; C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_tensor_from_dlpack_versioned(c10c_tensor **out,
+                                                       struct DLManagedTensorVersioned *src);
+
+/* The same for a legacy DLManagedTensor (never read-only). */
+C10C_API c10c_status c10c_tensor_from_dlpack(c10c_tensor **out, DLManagedTensor *src);
+
+C10C_END_DECLS
+
+#endif /* C10C_DLPACK_H */
