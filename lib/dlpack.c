@@ -208,6 +208,11 @@ static c10c_status device_of_dl(c10c_device *out, DLDevice dl) {
   return C10C_STATUS_OK;
 }
 
+c10c_status c10c_device_to_dlpack(DLDevice *out, c10c_device device) {
+  C10C__CHECK_NOT_NULL(out);
+  return dl_device_of(out, device);
+}
+
 /* ---- export ---- */
 
 /* One block: the managed struct, then shape[ndim] and strides[ndim]. manager_ctx holds a

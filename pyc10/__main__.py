@@ -77,6 +77,7 @@ def main() -> None:
     )
     _memory_tour()
     _tensor_tour()
+    _exchange_tour()
 
 
 def _memory_tour() -> None:
@@ -158,6 +159,43 @@ def _tensor_tour() -> None:
     z = pyc10.zeros(2, 3)
     z[:, 1:] = pyc10.full((2,), 7.0).unsqueeze(1)
     print(f"  zeros(2, 3) with z[:, 1:] = full((2,), 7).unsqueeze(1): {z.numpy().tolist()}")
+
+
+def _exchange_tour() -> None:
+    _section("exchange: DLPack with numpy (and torch), zero-copy; pickling")
+    import pickle
+
+    import numpy as np
+
+    t = pyc10.zeros(2, 3)
+    a = np.from_dlpack(t)  # numpy reads pyc10's memory through t.__dlpack__()
+    a[1, 2] = 42.0
+    print(f"  a = np.from_dlpack(zeros(2, 3)); a[1, 2] = 42  ->  t[1, 2] = {t[1, 2].item()}")
+    print(f"  same memory: {a.ctypes.data == t.data_ptr()}, device {t.__dlpack_device__()}")
+    b = np.arange(6.0).reshape(2, 3)[:, ::2]
+    u = pyc10.from_dlpack(b)  # and pyc10 reads numpy's, strides and all
+    print(
+        f"  pyc10.from_dlpack(numpy view): shape={u.shape} stride={u.stride()} "
+        f"same memory: {u.data_ptr() == b.ctypes.data}"
+    )
+    capsule = t.__dlpack__(max_version=(1, 0))
+    name = repr(capsule).split(" at ")[0] + ">"
+    print(f"  t.__dlpack__(max_version=(1, 0)) -> {name}")
+    pyc10.from_dlpack(capsule)
+    print(f"  once consumed the capsule is renamed: {repr(capsule).split(' at ')[0]}>")
+    frozen = np.arange(3.0)
+    frozen.flags.writeable = False
+    r = pyc10.from_dlpack(frozen)
+    try:
+        r.fill_(1.0)
+    except RuntimeError as e:
+        print(f"  a read-only numpy array stays read-only: fill_ -> {str(e)[:40]}...")
+    views = pickle.loads(pickle.dumps([t, t[1]]))
+    views[1].fill_(7.0)
+    print(
+        f"  pickle keeps shared storage shared: after loaded[1].fill_(7), loaded[0] = "
+        f"{views[0].tolist()}"
+    )
 
 
 if __name__ == "__main__":

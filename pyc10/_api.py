@@ -10,6 +10,7 @@ from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import can_cast, dtype, promote_types
 from ._errors import (
+    C10BufferError,
     C10Error,
     C10IndexError,
     C10MemoryError,
@@ -31,6 +32,7 @@ from ._tensor import (
     empty,
     empty_like,
     empty_strided,
+    from_dlpack,
     from_numpy,
     full,
     full_like,
@@ -140,6 +142,7 @@ def get_library_path() -> str:
 
 
 __all__ = [
+    "C10BufferError",
     "C10Error",
     "C10IndexError",
     "C10MemoryError",
@@ -189,6 +192,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "from_dlpack",
     "from_numpy",
     "full",
     "full_like",

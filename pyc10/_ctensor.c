@@ -19,6 +19,15 @@
 #include <structmember.h>
 
 #include "c10c/c10c.h"
+#include "c10c/dlpack.h"
+
+/* Vectorcall entered the limited API's headers in 3.12, but every CPython since 3.9 exports these
+ * functions: declared here, calls with keywords skip building a dict per call (the kwargs dict
+ * cost from_dlpack about 100 ns). */
+#if defined(Py_LIMITED_API) && Py_LIMITED_API + 0 < 0x030C0000
+PyAPI_FUNC(PyObject *) PyObject_VectorcallMethod(PyObject *name, PyObject *const *args,
+                                                 size_t nargsf, PyObject *kwnames);
+#endif
 
 typedef struct {
   PyObject_HEAD c10c_tensor *h; /* one reference, released in tp_dealloc */
@@ -40,7 +49,28 @@ static PyObject *raise_status; /* status -> raises the matching pyc10 error */
 static PyObject *empty_py;     /* the full pyc10.empty */
 static PyObject *zeros_py;     /* the full pyc10.zeros */
 static PyObject *dtype_codes;  /* {pyc10.dtype: c10c_dtype value} */
+static PyObject *buffer_error; /* pyc10's BufferError, TypeError and ValueError classes */
+static PyObject *type_error;
+static PyObject *value_error;
+/* what from_dlpack passes to __dlpack__: the name, (1, 3), (1, 0), and the keyword names */
+static PyObject *dlpack_name, *versioned_max, *cpu_dl_device;
+static PyObject *kw_max, *kw_max_device, *kw_max_copy, *kw_max_device_copy;
+/* __dlpack__'s keyword names, interned: call sites pass interned names, so identity matches */
+static PyObject *kw_stream, *kw_max_version, *kw_dl_device, *kw_copy;
+
+/* Whether a keyword name is `interned` (identity first, then by value). */
+static bool is_keyword(PyObject *name, PyObject *interned) {
+  return name == interned || PyUnicode_Compare(name, interned) == 0;
+}
 static PyObject *float32_dtype;
+
+/* Stores a new reference in *slot, dropping the old one. */
+static void replace(PyObject **slot, PyObject *value) {
+  PyObject *old = *slot;
+  Py_INCREF(value);
+  *slot = value;
+  Py_XDECREF(old);
+}
 
 static PyObject *raise_for(c10c_status st) {
   if (raise_status == NULL) {
@@ -286,6 +316,11 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
   return fall_back(self, "_getitem_py", &index, 1);
 }
 
+/* in the DLPack section below */
+static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames);
+static PyObject *tensor_dlpack_device(PyObject *self, PyObject *unused);
+
 static PyGetSetDef tensor_getset[] = {
     {"_handle", tensor_get_handle, NULL, "The tensor as a cffi ``c10c_tensor *`` (borrowed).",
      NULL},
@@ -303,6 +338,12 @@ static PyMemberDef tensor_members[] = {
 static PyMethodDef tensor_methods[] = {
     {"dim", tensor_dim, METH_NOARGS, "The number of dimensions."},
     {"numel", tensor_numel, METH_NOARGS, "The number of elements."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
+     "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n\nA DLPack "
+     "capsule sharing this tensor's memory: \"dltensor_versioned\" (DLPack 1.x) when max_version "
+     "allows it, else a legacy \"dltensor\"."},
+    {"__dlpack_device__", tensor_dlpack_device, METH_NOARGS,
+     "(device_type, device_id) as DLPack numbers them."},
     {"is_contiguous", (PyCFunction)(void (*)(void))tensor_is_contiguous, METH_FASTCALL,
      "c10's is_contiguous for a memory format (row-major by default)."},
     {"view", (PyCFunction)(void (*)(void))tensor_view, METH_FASTCALL,
@@ -339,15 +380,264 @@ static PyType_Spec tensor_spec = {
     .slots = tensor_slots,
 };
 
-/* ---- module functions ---- */
+/* ---- DLPack (the Python specification: dlpack docs/source/python_spec.rst) ---- */
 
-/* Stores a new reference in *slot, dropping the old one. */
-static void replace(PyObject **slot, PyObject *value) {
-  PyObject *old = *slot;
-  Py_INCREF(value);
-  *slot = value;
-  Py_XDECREF(old);
+static const char VERSIONED[] = "dltensor_versioned", USED_VERSIONED[] = "used_dltensor_versioned";
+static const char LEGACY[] = "dltensor", USED_LEGACY[] = "used_dltensor";
+
+static PyObject *raise_class(PyObject *cls, PyObject *fallback, const char *message) {
+  PyErr_SetString(cls != NULL ? cls : fallback, message);
+  return NULL;
 }
+
+/* The deleter of whichever struct a capsule holds under its unused name. */
+static void delete_export(PyObject *capsule, const char *name) {
+  void *m = PyCapsule_GetPointer(capsule, name);
+  if (m == NULL) {
+    PyErr_Clear();
+  } else if (name == VERSIONED) {
+    DLManagedTensorVersioned *v = m;
+    if (v->deleter != NULL) v->deleter(v);
+  } else {
+    DLManagedTensor *l = m;
+    if (l->deleter != NULL) l->deleter(l);
+  }
+}
+
+/* A capsule nobody consumed frees its export; a consumed one (renamed) is the consumer's. Runs
+ * from the garbage collector too, so it keeps any exception in flight. */
+static void capsule_destructor(PyObject *capsule) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (PyCapsule_IsValid(capsule, VERSIONED))
+    delete_export(capsule, VERSIONED);
+  else if (PyCapsule_IsValid(capsule, LEGACY))
+    delete_export(capsule, LEGACY);
+  PyErr_Restore(type, value, traceback);
+}
+
+/* Reads a (major, minor) or (device_type, device_id) pair of ints; -1 with an error if it is not
+ * one. */
+static int int_pair(PyObject *pair, const char *what, long *first, long *second) {
+  if (!PyTuple_Check(pair) || PyTuple_Size(pair) != 2) {
+    PyErr_Format(type_error != NULL ? type_error : PyExc_TypeError,
+                 "%s must be a tuple of two ints", what);
+    return -1;
+  }
+  *first = PyLong_AsLong(PyTuple_GetItem(pair, 0));
+  if (*first == -1 && PyErr_Occurred()) return -1;
+  *second = PyLong_AsLong(PyTuple_GetItem(pair, 1));
+  if (*second == -1 && PyErr_Occurred()) return -1;
+  return 0;
+}
+
+/* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) */
+static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+  c10c_tensor *h = handle_of(self);
+  if (h == NULL) return NULL;
+  if (nargs != 0)
+    return raise_class(type_error, PyExc_TypeError,
+                       "__dlpack__() takes keyword arguments only (stream, max_version, "
+                       "dl_device, copy)");
+  PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nkw; i++) {
+    PyObject *name = PyTuple_GetItem(kwnames, i), *value = args[i];
+    if (kw_copy == NULL)
+      return raise_class(NULL, PyExc_RuntimeError, "pyc10._ctensor.setup_dlpack was not called");
+    if (is_keyword(name, kw_max_version))
+      max_version = value;
+    else if (is_keyword(name, kw_dl_device))
+      dl_device = value;
+    else if (is_keyword(name, kw_copy))
+      copy = value;
+    else if (is_keyword(name, kw_stream))
+      stream = value;
+    else
+      return PyErr_Format(type_error != NULL ? type_error : PyExc_TypeError,
+                          "__dlpack__() got an unexpected keyword argument '%U'", name);
+  }
+  DLDevice here;
+  c10c_status st = c10c_device_to_dlpack(&here, c10c_tensor_device(h));
+  if (st != C10C_STATUS_OK) return raise_for(st);
+  if (stream != Py_None) {
+    long value = PyLong_AsLong(stream);
+    if (value == -1 && PyErr_Occurred()) return NULL;
+    if (here.device_type == kDLCPU && value != -1) /* -1: "do not synchronize", as torch takes */
+      return raise_class(buffer_error, PyExc_BufferError,
+                         "stream must be None (or -1) for a CPU tensor");
+  }
+  long major = 0, minor = 0;
+  if (max_version != Py_None && int_pair(max_version, "max_version", &major, &minor) < 0)
+    return NULL;
+  if (dl_device != Py_None) {
+    long type, id;
+    if (int_pair(dl_device, "dl_device", &type, &id) < 0) return NULL;
+    if (type != (long)here.device_type || id != (long)here.device_id)
+      return raise_class(buffer_error, PyExc_BufferError, "unsupported device requested");
+  }
+  int copy_wanted = 0;
+  if (copy != Py_None && (copy_wanted = PyObject_IsTrue(copy)) < 0) return NULL;
+  c10c_tensor *source = h, *copied = NULL;
+  if (copy_wanted) {
+    st = c10c_tensor_clone(&copied, h, C10C_MEMORY_FORMAT_PRESERVE);
+    if (st != C10C_STATUS_OK) return raise_for(st);
+    source = copied;
+  }
+  PyObject *capsule = NULL;
+  if (major >= 1) {
+    DLManagedTensorVersioned *m = NULL;
+    st = c10c_tensor_to_dlpack_versioned(&m, source);
+    if (st == C10C_STATUS_OK) {
+      if (major == 1 && minor < C10C_DLPACK_MINOR)
+        m->version.minor = minor < 0 ? 0 : (uint32_t)minor; /* at most what was asked for */
+      if (copy_wanted) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+      capsule = PyCapsule_New(m, VERSIONED, capsule_destructor);
+      if (capsule == NULL) m->deleter(m);
+    }
+  } else {
+    DLManagedTensor *m = NULL;
+    st = c10c_tensor_to_dlpack(&m, source);
+    if (st == C10C_STATUS_OK) {
+      capsule = PyCapsule_New(m, LEGACY, capsule_destructor);
+      if (capsule == NULL) m->deleter(m);
+    }
+  }
+  c10c_tensor_release(copied); /* the export holds its own reference */
+  return st == C10C_STATUS_OK ? capsule : raise_for(st);
+}
+
+static PyObject *tensor_dlpack_device(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_tensor *h = handle_of(self);
+  if (h == NULL) return NULL;
+  DLDevice d;
+  c10c_status st = c10c_device_to_dlpack(&d, c10c_tensor_device(h));
+  if (st != C10C_STATUS_OK) return raise_for(st);
+  if (d.device_type == kDLCPU && cpu_dl_device != NULL) {
+    Py_INCREF(cpu_dl_device);
+    return cpu_dl_device;
+  }
+  return Py_BuildValue("(ii)", (int)d.device_type, (int)d.device_id);
+}
+
+/* A tensor from a "dltensor_versioned" or "dltensor" capsule. The capsule is renamed "used_..."
+ * before the import (so its destructor leaves the struct alone once a tensor owns it) and named
+ * back if the import fails (the struct is still the capsule's then). */
+static PyObject *consume_capsule(PyObject *capsule, int copy_wanted) {
+  bool versioned = PyCapsule_IsValid(capsule, VERSIONED);
+  if (!versioned && !PyCapsule_IsValid(capsule, LEGACY))
+    return raise_class(value_error, PyExc_ValueError,
+                       "from_dlpack received an invalid capsule: its name is neither "
+                       "\"dltensor_versioned\" nor \"dltensor\" (a DLPack capsule can be consumed "
+                       "only once)");
+  const char *name = versioned ? VERSIONED : LEGACY;
+  void *m = PyCapsule_GetPointer(capsule, name);
+  if (m == NULL || PyCapsule_SetName(capsule, versioned ? USED_VERSIONED : USED_LEGACY) < 0)
+    return NULL;
+  c10c_tensor *out = NULL;
+  c10c_status st =
+      versioned ? c10c_tensor_from_dlpack_versioned(&out, m) : c10c_tensor_from_dlpack(&out, m);
+  if (st != C10C_STATUS_OK) {
+    PyCapsule_SetName(capsule, name);
+    return raise_for(st);
+  }
+  bool copied_by_producer =
+      versioned && (((DLManagedTensorVersioned *)m)->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+  if (copy_wanted && !copied_by_producer) {
+    c10c_tensor *copy = NULL;
+    st = c10c_tensor_clone(&copy, out, C10C_MEMORY_FORMAT_PRESERVE);
+    c10c_tensor_release(out);
+    if (st != C10C_STATUS_OK) return raise_for(st);
+    out = copy;
+  }
+  return wrap_handle(out);
+}
+
+/* from_dlpack(x, /, *, device=None, copy=None): x is a capsule or has __dlpack__. */
+static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames) {
+  (void)module;
+  if (nargs != 1)
+    return raise_class(type_error, PyExc_TypeError,
+                       "from_dlpack() takes exactly one positional argument");
+  PyObject *x = args[0], *device = Py_None, *copy = Py_None;
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nkw; i++) {
+    PyObject *name = PyTuple_GetItem(kwnames, i), *value = args[1 + i];
+    if (PyUnicode_CompareWithASCIIString(name, "device") == 0)
+      device = value;
+    else if (PyUnicode_CompareWithASCIIString(name, "copy") == 0)
+      copy = value;
+    else
+      return PyErr_Format(type_error != NULL ? type_error : PyExc_TypeError,
+                          "from_dlpack() got an unexpected keyword argument '%U'", name);
+  }
+  int copy_wanted = 0;
+  if (copy != Py_None && (copy_wanted = PyObject_IsTrue(copy)) < 0) return NULL;
+  if (PyCapsule_CheckExact(x)) return consume_capsule(x, copy_wanted);
+  /* x.__dlpack__(max_version=(1, 3)[, dl_device=(1, 0)][, copy=copy]) */
+  PyObject *call[4] = {x, versioned_max, NULL, NULL};
+  Py_ssize_t ncall = 2;
+  PyObject *names = kw_max;
+  if (device != Py_None && copy != Py_None) {
+    call[ncall++] = cpu_dl_device, call[ncall++] = copy, names = kw_max_device_copy;
+  } else if (device != Py_None) {
+    call[ncall++] = cpu_dl_device, names = kw_max_device; /* only the CPU is a destination yet */
+  } else if (copy != Py_None) {
+    call[ncall++] = copy, names = kw_max_copy;
+  }
+  if (names == NULL) return raise_class(NULL, PyExc_RuntimeError, "pyc10._ctensor not set up");
+  PyObject *capsule = PyObject_VectorcallMethod(dlpack_name, call, 1, names);
+  if (capsule == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    PyErr_Clear();
+    return PyErr_Format(type_error != NULL ? type_error : PyExc_TypeError,
+                        "from_dlpack() needs an object with __dlpack__ or a DLPack capsule, not "
+                        "%S",
+                        (PyObject *)Py_TYPE(x));
+  }
+  if (capsule == NULL && PyErr_ExceptionMatches(PyExc_TypeError) && ncall == 2) {
+    PyErr_Clear(); /* a producer older than the keywords: the specification's fallback */
+    capsule = PyObject_VectorcallMethod(dlpack_name, call, 1, NULL);
+  }
+  if (capsule == NULL) return NULL;
+  if (!PyCapsule_CheckExact(capsule)) {
+    Py_DECREF(capsule);
+    return raise_class(type_error, PyExc_TypeError, "__dlpack__() did not return a capsule");
+  }
+  PyObject *tensor = consume_capsule(capsule, copy_wanted);
+  Py_DECREF(capsule);
+  return tensor;
+}
+
+/* setup_dlpack(BufferError, TypeError, ValueError): pyc10's classes for what C raises here. */
+static PyObject *module_setup_dlpack(PyObject *module, PyObject *args) {
+  (void)module;
+  PyObject *b, *t, *v;
+  if (!PyArg_ParseTuple(args, "OOO:setup_dlpack", &b, &t, &v)) return NULL;
+  replace(&buffer_error, b);
+  replace(&type_error, t);
+  replace(&value_error, v);
+  if (kw_max_device_copy == NULL) {
+    dlpack_name = PyUnicode_InternFromString("__dlpack__");
+    versioned_max = Py_BuildValue("(ii)", C10C_DLPACK_MAJOR, C10C_DLPACK_MINOR);
+    cpu_dl_device = Py_BuildValue("(ii)", (int)kDLCPU, 0);
+    kw_max = Py_BuildValue("(s)", "max_version");
+    kw_max_device = Py_BuildValue("(ss)", "max_version", "dl_device");
+    kw_max_copy = Py_BuildValue("(ss)", "max_version", "copy");
+    kw_max_device_copy = Py_BuildValue("(sss)", "max_version", "dl_device", "copy");
+    kw_stream = PyUnicode_InternFromString("stream");
+    kw_max_version = PyUnicode_InternFromString("max_version");
+    kw_dl_device = PyUnicode_InternFromString("dl_device");
+    kw_copy = PyUnicode_InternFromString("copy");
+    if (kw_copy == NULL) return NULL;
+    if (kw_max_device_copy == NULL) return NULL; /* the rest, if NULL, fail the same way first */
+  }
+  Py_RETURN_NONE;
+}
+
+/* ---- module functions ---- */
 
 /* setup(Tensor, Size, make_handle, raise_status, empty_py, zeros_py, dtype_codes, float32) */
 static PyObject *module_setup(PyObject *module, PyObject *args) {
@@ -481,6 +771,10 @@ static PyObject *module_zeros(PyObject *module, PyObject *const *args, Py_ssize_
 
 static PyMethodDef module_methods[] = {
     {"setup", module_setup, METH_VARARGS, "Connect the fast paths to pyc10's Python side."},
+    {"setup_dlpack", module_setup_dlpack, METH_VARARGS, "pyc10's error classes for DLPack."},
+    {"from_dlpack", (PyCFunction)(void (*)(void))module_from_dlpack, METH_FASTCALL | METH_KEYWORDS,
+     "from_dlpack(x, /, *, device=None, copy=None) -> Tensor\n\nA tensor sharing the memory of "
+     "x (anything with __dlpack__: numpy arrays, torch tensors, ...) or of a DLPack capsule."},
     {"wrap", (PyCFunction)(void (*)(void))module_wrap, METH_FASTCALL,
      "A pyc10.Tensor owning the reference at an address."},
     {"empty", (PyCFunction)(void (*)(void))module_empty, METH_FASTCALL | METH_KEYWORDS,

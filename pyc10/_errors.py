@@ -11,6 +11,7 @@ from typing import NoReturn
 from ._lib import ffi, lib
 
 __all__ = [
+    "C10BufferError",
     "C10Error",
     "C10IndexError",
     "C10MemoryError",
@@ -62,6 +63,10 @@ class C10OverflowError(C10Error, RuntimeError):
     """A size computation overflowed 64 bits (torch raises ``RuntimeError``)."""
 
 
+class C10BufferError(C10Error, BufferError):
+    """Data DLPack cannot carry (dtype, device, read-only for a legacy consumer)."""
+
+
 _BY_STATUS: dict[int, type[C10Error]] = {
     lib.C10C_STATUS_ERROR: C10RuntimeError,
     lib.C10C_STATUS_INVALID_ARGUMENT: C10ValueError,
@@ -75,6 +80,7 @@ _BY_STATUS: dict[int, type[C10Error]] = {
     lib.C10C_STATUS_UNAVAILABLE: C10RuntimeError,
     lib.C10C_STATUS_ABI_MISMATCH: C10RuntimeError,
     lib.C10C_STATUS_INTERNAL: C10RuntimeError,
+    lib.C10C_STATUS_UNSUPPORTED: C10BufferError,
 }
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, final
 
 from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
-from ._errors import C10TypeError, check, raise_status
+from ._errors import C10RuntimeError, C10TypeError, check, raise_status
 from ._lib import ffi, lib
 
 __all__ = ["UntypedStorage"]
@@ -14,6 +15,28 @@ __all__ = ["UntypedStorage"]
 _release = lib.c10c_storage_release
 _new = lib.pyc10_storage_new
 _gc = ffi.gc
+_UINTPTR = ffi.typeof("uintptr_t")
+
+# The Python object of each C storage that has one, so that every tensor over a storage gives the
+# same UntypedStorage: pickle and deepcopy then keep tensors that shared a storage sharing one.
+_objects: weakref.WeakValueDictionary[int, UntypedStorage] = weakref.WeakValueDictionary()
+
+
+def _storage_object(handle: Any) -> UntypedStorage:
+    """The UntypedStorage of a borrowed ``c10c_storage *`` (made, with a new reference, once)."""
+    key = int(ffi.cast(_UINTPTR, handle))
+    found = _objects.get(key)
+    if found is None:
+        found = _objects[key] = UntypedStorage._from_handle(lib.c10c_storage_retain(handle))
+    return found
+
+
+def _rebuild_storage(data: bytes, device: str) -> UntypedStorage:
+    """Unpickle an UntypedStorage: new memory holding ``data``."""
+    storage = UntypedStorage(len(data), device=device)
+    if data:
+        ffi.memmove(lib.c10c_storage_data(storage._handle), data, len(data))
+    return storage
 
 
 @final
@@ -110,12 +133,18 @@ class UntypedStorage:
         return int(ffi.cast("unsigned char *", lib.c10c_storage_data(self._handle))[index % n])
 
     def __setitem__(self, index: int, value: int) -> None:
+        if lib.c10c_storage_is_read_only(self._handle):
+            raise C10RuntimeError("cannot write to a read-only storage")
         n = self.nbytes()
         if type(index) is not int:
             raise C10TypeError(f"storage indices must be integers, not {type(index).__name__}")
         if not -n <= index < n:
             raise IndexError(f"index {index} out of range for storage of size {n}")
         ffi.cast("unsigned char *", lib.c10c_storage_data(self._handle))[index % n] = value & 0xFF
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:
+        """Pickle (and deepcopy) by value: the bytes and the device (CPU storages)."""
+        return _rebuild_storage, (self._bytes(), str(self.device))
 
     def __repr__(self) -> str:
         header = f"[pyc10.UntypedStorage(device={self.device}) of size {self.nbytes()}]"

@@ -16,6 +16,7 @@ from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
 from ._dtype import DTYPE_NAMES, dtype
 from ._errors import (
+    C10BufferError,
     C10IndexError,
     C10NotImplementedError,
     C10RuntimeError,
@@ -27,7 +28,7 @@ from ._errors import (
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._lib import ffi, lib
 from ._scalar import scalar_bytes, scalar_dtype
-from ._storage import UntypedStorage
+from ._storage import UntypedStorage, _storage_object
 
 __all__ = [
     "Size",
@@ -35,6 +36,7 @@ __all__ = [
     "empty",
     "empty_like",
     "empty_strided",
+    "from_dlpack",
     "from_numpy",
     "full",
     "full_like",
@@ -219,8 +221,21 @@ class Tensor(_ctensor.TensorBase):
 
     def untyped_storage(self) -> UntypedStorage:
         """The storage (shared, not copied)."""
-        storage = lib.c10c_tensor_storage(self._handle)
-        return UntypedStorage._from_handle(lib.c10c_storage_retain(storage))
+        return _storage_object(lib.c10c_tensor_storage(self._handle))
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle (and deepcopy) as torch does: the storage, offset, sizes, strides and dtype.
+
+        Tensors pickled together that share a storage share one after loading (the storage is
+        one object to pickle), which torch's ``pickle`` does not do and ``torch.save`` does.
+        """
+        return _rebuild_tensor, (
+            self.untyped_storage(),
+            self.storage_offset(),
+            tuple(self.shape),
+            self.stride(),
+            self.dtype._name,
+        )
 
     # ---- layout facts ----
 
@@ -610,7 +625,7 @@ class Tensor(_ctensor.TensorBase):
             "typestr": typestr,
             "strides": tuple(s * item for s in self.stride()),
             # numpy refuses a NULL pointer even for no elements; any aligned address will do
-            "data": (ptr if ptr else item, False),
+            "data": (ptr if ptr else item, bool(lib.c10c_tensor_is_read_only(self._handle))),
         }
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
@@ -872,7 +887,11 @@ _NUMPY_TYPES = (
 
 
 def from_numpy(a: Any) -> Tensor:
-    """A CPU tensor sharing a numpy array's memory (zero-copy; keeps the array alive)."""
+    """A CPU tensor sharing a numpy array's memory (zero-copy; keeps the array alive).
+
+    A read-only array gives a read-only tensor: in-place writes raise instead of corrupting
+    memory numpy promised not to change (torch warns and lets them through).
+    """
     import numpy as np
 
     if not isinstance(a, np.ndarray):
@@ -896,18 +915,6 @@ def from_numpy(a: Any) -> Tensor:
             "given numpy array strides not a multiple of the element byte size. Copy the numpy "
             "array to reallocate the memory."
         )
-    if not a.flags.writeable:
-        import warnings
-
-        warnings.warn(
-            "The given NumPy array is not writable, and PyTorch does not support non-writable "
-            "tensors. This means writing to this tensor will result in undefined behavior. You "
-            "may want to copy the array to protect its data or make it writable before "
-            "converting it to a tensor. This type of warning will be suppressed for the rest of "
-            "this program.",
-            UserWarning,
-            stacklevel=2,
-        )
     sizes = list(a.shape)
     strides = [s // item for s in a.strides]
     nbytes = (
@@ -927,10 +934,30 @@ def from_numpy(a: Any) -> Tensor:
     if st != lib.C10C_STATUS_OK:
         del _owners[key]
         raise_status(st)
+    if not a.flags.writeable:  # torch only warns; libc10c can refuse the writes instead
+        lib.c10c_storage_set_read_only(storage[0])
     out = ffi.new(_TENSOR_PTR)
     st = lib.c10c_tensor_new_from_storage(out, storage[0], sizes, strides, len(sizes), 0, d.value)
     lib.c10c_storage_release(storage[0])  # the tensor holds it now (or it is gone, and a too)
     check(st)
+    return Tensor._wrap(out[0])
+
+
+def _rebuild_tensor(
+    storage: UntypedStorage,
+    offset: int,
+    size: tuple[int, ...],
+    stride: tuple[int, ...],
+    dtype_name: str,
+) -> Tensor:
+    """Unpickle a tensor: a view of ``storage`` (checked against its size, as ATen does)."""
+    out = ffi.new(_TENSOR_PTR)
+    d = DTYPE_NAMES[dtype_name]
+    check(
+        lib.c10c_tensor_new_from_storage(
+            out, storage._handle, list(size), list(stride), len(size), offset, d.value
+        )
+    )
     return Tensor._wrap(out[0])
 
 
@@ -949,3 +976,14 @@ _ctensor.setup(
     {d: d.value for d in DTYPE_NAMES.values()},
     _FLOAT32,
 )
+
+from_dlpack: Callable[..., Tensor] = _ctensor.from_dlpack
+"""A tensor sharing the memory of a DLPack producer (numpy, torch, ...) or capsule (pyc10._ctensor).
+
+``from_dlpack(x, /, *, device=None, copy=None)``: asks ``x.__dlpack__`` for a DLPack 1.x export
+(legacy producers are retried without keywords), renames the capsule once the tensor owns it,
+and calls the producer's deleter when the last tensor over the memory goes. ``copy=True`` gives
+memory of its own; ``device`` may only name the CPU for now.
+"""
+
+_ctensor.setup_dlpack(C10BufferError, C10TypeError, C10ValueError)

@@ -122,6 +122,12 @@ C10C_BEGIN_DECLS
 /* The DLPack version libc10c exports, and the newest 1.x minor it reads without question. */
 enum { C10C_DLPACK_MAJOR = 1, C10C_DLPACK_MINOR = 3 };
 
+/* The DLPack device of a c10 device, as ATen maps it (torch's __dlpack_device__): CPU (1, 0), CUDA
+ * (2, index), HIP (kDLROCM, 0), OpenCL (4, 0), XPU (kDLOneAPI, index), MAIA (17, 0), PrivateUse1
+ * (kDLExtDev, index). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_UNSUPPORTED "Cannot pack
+ * tensors on meta" for the others. */
+C10C_API c10c_status c10c_device_to_dlpack(DLDevice *out, c10c_device device);
+
 /* Exports a tensor as a DLPack 1.3 DLManagedTensorVersioned sharing its memory: data is the
  * tensor's first element (byte_offset 0, as torch and numpy export), shape and strides are in
  * elements (strides of size-0/1 dims normalised to 1, as torch does; both NULL for a 0-dim
