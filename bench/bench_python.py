@@ -9,13 +9,15 @@ and the ratio pyc10/torch (below 1 means pyc10 is faster).
 from __future__ import annotations
 
 import argparse
-import csv
+import os
 import sys
-import timeit
 
 import torch
 
 import pyc10
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import best_ns, write_csv
 
 C = torch._C
 
@@ -81,12 +83,6 @@ def namespace() -> dict[str, object]:
     }
 
 
-def best_ns(stmt: str, ns: dict[str, object], repeat: int) -> float:
-    timer = timeit.Timer(stmt, globals=ns)
-    number, _ = timer.autorange()
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e9
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -100,11 +96,7 @@ def main(argv: list[str]) -> int:
         a, b = best_ns(ours, ns, args.repeat), best_ns(theirs, ns, args.repeat)
         rows.append((name, a, b, a / b))
         print(f"{name:40} {a:10.1f} {b:10.1f} {a / b:7.2f}")
-    if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["operation", "pyc10_ns", "torch_ns", "ratio"])
-            w.writerows(rows)
+    write_csv(args.csv, ["operation", "pyc10_ns", "torch_ns", "ratio"], rows)
     return 0
 
 

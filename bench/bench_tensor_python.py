@@ -9,14 +9,16 @@ Prints ns per call (best of several timeit repeats) and the ratios pyc10/torch a
 from __future__ import annotations
 
 import argparse
-import csv
+import os
 import sys
-import timeit
 
 import numpy as np
 import torch
 
 import pyc10
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import best_ns, write_csv
 
 # (name, pyc10, torch, numpy, target pyc10/torch, target pyc10/numpy)
 CASES = [
@@ -50,13 +52,6 @@ def namespace() -> dict[str, object]:
     }
 
 
-def best_ns(stmt: str, ns: dict[str, object], repeat: int) -> float:
-    """Best ns per call of stmt over repeat timeit rounds (the loop count is calibrated)."""
-    timer = timeit.Timer(stmt, globals=ns)
-    number, _ = timer.autorange()
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e9
-
-
 def fmt_ratio(value: float | None, target: float | None) -> str:
     if value is None:
         return f"{'-':>7} {'':>7}"
@@ -87,11 +82,8 @@ def main(argv: list[str]) -> int:
             f"{fmt_ratio(a / c if c else None, target_n)}"
         )
         rows.append([name, a, b, c, a / b, a / c if c else None])
-    if args.csv:
-        with open(args.csv, "w", newline="", encoding="utf-8") as f:
-            w = csv.writer(f)
-            w.writerow(["operation", "pyc10_ns", "torch_ns", "numpy_ns", "vs_torch", "vs_numpy"])
-            w.writerows(rows)
+    header = ["operation", "pyc10_ns", "torch_ns", "numpy_ns", "vs_torch", "vs_numpy"]
+    write_csv(args.csv, header, rows)
     return 0
 
 
