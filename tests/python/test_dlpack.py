@@ -352,3 +352,68 @@ def test_pickle_and_deepcopy_keep_data_geometry_and_sharing():
         assert u.dtype == t.dtype and same_bytes(u, t.data_ptr())
     s = pickle.loads(pickle.dumps(pyc10.UntypedStorage(5)))
     assert s.nbytes() == 5
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device_type", ctypes.c_int32),
+        ("device_id", ctypes.c_int32),
+        ("ndim", ctypes.c_int32),
+        ("code", ctypes.c_uint8),
+        ("bits", ctypes.c_uint8),
+        ("lanes", ctypes.c_uint16),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class _Versioned(ctypes.Structure):
+    _fields_ = [
+        ("major", ctypes.c_uint32),
+        ("minor", ctypes.c_uint32),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", _DELETER),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", _DLTensor),
+    ]
+
+
+def test_malformed_structs_in_capsules_are_refused_and_stay_with_the_capsule():
+    deleted = []
+    deleter = _DELETER(lambda p: deleted.append(p))
+    buffer = (ctypes.c_float * 6)(*range(6))
+    shape = (ctypes.c_int64 * 2)(2, 3)
+
+    def capsule(**changes):
+        m = _Versioned(1, 3, None, deleter, 0)
+        m.dl_tensor = _DLTensor(ctypes.addressof(buffer), 1, 0, 2, 2, 32, 1, shape, None, 0)
+        for key, value in changes.items():
+            target = m if hasattr(m, key) and key in dict(_Versioned._fields_) else m.dl_tensor
+            setattr(target, key, value)
+        return m, _new_capsule(ctypes.addressof(m), b"dltensor_versioned", None)
+
+    m, good = capsule()
+    t = pyc10.from_dlpack(good)
+    assert t.tolist() == [[0, 1, 2], [3, 4, 5]] and t.data_ptr() == ctypes.addressof(buffer)
+    del t
+    gc.collect()
+    assert len(deleted) == 1  # once, when the tensor went
+    cases = [
+        ({"major": 2}, BufferError, "DLPack version 2.3 is not supported"),
+        ({"shape": None}, ValueError, "shape"),
+        ({"data": None}, ValueError, "data"),
+        ({"lanes": 4}, BufferError, "lanes"),
+        ({"device_type": 5}, BufferError, "Unsupported device_type: 5"),
+        ({"ndim": -3}, RuntimeError, "negative ndim"),
+    ]
+    for changes, error, text in cases:
+        m, bad = capsule(**changes)
+        with pytest.raises(error, match=text):
+            pyc10.from_dlpack(bad)
+        assert "used" not in repr(bad)  # still the producer's to free
+    assert len(deleted) == 1
