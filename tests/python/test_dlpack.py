@@ -412,7 +412,7 @@ def test_malformed_structs_in_capsules_are_refused_and_stay_with_the_capsule():
         ({"ndim": -3}, RuntimeError, "negative ndim"),
     ]
     for changes, error, text in cases:
-        m, bad = capsule(**changes)
+        _struct, bad = capsule(**changes)  # _struct: the memory the capsule points at
         with pytest.raises(error, match=text):
             pyc10.from_dlpack(bad)
         assert "used" not in repr(bad)  # still the producer's to free
