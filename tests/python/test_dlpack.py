@@ -397,7 +397,7 @@ def test_malformed_structs_in_capsules_are_refused_and_stay_with_the_capsule():
             setattr(target, key, value)
         return m, _new_capsule(ctypes.addressof(m), b"dltensor_versioned", None)
 
-    m, good = capsule()
+    _struct, good = capsule()
     t = pyc10.from_dlpack(good)
     assert t.tolist() == [[0, 1, 2], [3, 4, 5]] and t.data_ptr() == ctypes.addressof(buffer)
     del t
