@@ -44,12 +44,13 @@ static PyTypeObject *tensor_type; /* pyc10.Tensor (a subclass of TensorBase) */
 static allocfunc tensor_alloc;
 static PyTypeObject *size_type; /* pyc10.Size */
 static allocfunc size_alloc;
-static PyObject *make_handle;  /* address -> cffi "c10c_tensor *" */
-static PyObject *raise_status; /* status -> raises the matching pyc10 error */
-static PyObject *empty_py;     /* the full pyc10.empty */
-static PyObject *zeros_py;     /* the full pyc10.zeros */
-static PyObject *dtype_codes;  /* {pyc10.dtype: c10c_dtype value} */
-static PyObject *buffer_error; /* pyc10's BufferError, TypeError and ValueError classes */
+static PyObject *make_handle;      /* address -> cffi "c10c_tensor *" */
+static PyObject *raise_status;     /* status -> raises the matching pyc10 error */
+static PyObject *empty_py;         /* the full pyc10.empty */
+static PyObject *zeros_py;         /* the full pyc10.zeros */
+static PyObject *dtype_codes;      /* {pyc10.dtype: c10c_dtype value} */
+static PyObject *buffer_error;     /* pyc10's BufferError, TypeError and ValueError classes */
+static PyObject *dlpack_device_of; /* device -> DLPack (type, id) it may import to, or raises */
 static PyObject *type_error;
 static PyObject *value_error;
 /* what from_dlpack passes to __dlpack__: the name, (1, 3), (1, 0), and the keyword names */
@@ -576,20 +577,31 @@ static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_
   }
   int copy_wanted = 0;
   if (copy != Py_None && (copy_wanted = PyObject_IsTrue(copy)) < 0) return NULL;
-  if (PyCapsule_CheckExact(x)) return consume_capsule(x, copy_wanted);
+  PyObject *dl_device = NULL; /* a new reference when device was given */
+  if (device != Py_None) {
+    if (dlpack_device_of == NULL)
+      return raise_class(NULL, PyExc_RuntimeError, "pyc10._ctensor.setup_dlpack was not called");
+    dl_device = PyObject_CallFunctionObjArgs(dlpack_device_of, device, NULL);
+    if (dl_device == NULL) return NULL;
+  }
+  if (PyCapsule_CheckExact(x)) {
+    Py_XDECREF(dl_device); /* a capsule's memory is where it is: checked by the import */
+    return consume_capsule(x, copy_wanted);
+  }
   /* x.__dlpack__(max_version=(1, 3)[, dl_device=(1, 0)][, copy=copy]) */
   PyObject *call[4] = {x, versioned_max, NULL, NULL};
   Py_ssize_t ncall = 2;
   PyObject *names = kw_max;
   if (device != Py_None && copy != Py_None) {
-    call[ncall++] = cpu_dl_device, call[ncall++] = copy, names = kw_max_device_copy;
+    call[ncall++] = dl_device, call[ncall++] = copy, names = kw_max_device_copy;
   } else if (device != Py_None) {
-    call[ncall++] = cpu_dl_device, names = kw_max_device; /* only the CPU is a destination yet */
+    call[ncall++] = dl_device, names = kw_max_device;
   } else if (copy != Py_None) {
     call[ncall++] = copy, names = kw_max_copy;
   }
-  if (names == NULL) return raise_class(NULL, PyExc_RuntimeError, "pyc10._ctensor not set up");
-  PyObject *capsule = PyObject_VectorcallMethod(dlpack_name, call, 1, names);
+  PyObject *capsule = names == NULL ? raise_class(NULL, PyExc_RuntimeError, "not set up")
+                                    : PyObject_VectorcallMethod(dlpack_name, call, 1, names);
+  Py_XDECREF(dl_device); /* the fallback below passes no keywords */
   if (capsule == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
     PyErr_Clear();
     return PyErr_Format(type_error != NULL ? type_error : PyExc_TypeError,
@@ -611,11 +623,13 @@ static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_
   return tensor;
 }
 
-/* setup_dlpack(BufferError, TypeError, ValueError): pyc10's classes for what C raises here. */
+/* setup_dlpack(BufferError, TypeError, ValueError, device_of): pyc10's classes for what C raises
+ * here, and the function that checks from_dlpack's device argument. */
 static PyObject *module_setup_dlpack(PyObject *module, PyObject *args) {
   (void)module;
-  PyObject *b, *t, *v;
-  if (!PyArg_ParseTuple(args, "OOO:setup_dlpack", &b, &t, &v)) return NULL;
+  PyObject *b, *t, *v, *d;
+  if (!PyArg_ParseTuple(args, "OOOO:setup_dlpack", &b, &t, &v, &d)) return NULL;
+  replace(&dlpack_device_of, d);
   replace(&buffer_error, b);
   replace(&type_error, t);
   replace(&value_error, v);

@@ -986,4 +986,13 @@ and calls the producer's deleter when the last tensor over the memory goes. ``co
 memory of its own; ``device`` may only name the CPU for now.
 """
 
-_ctensor.setup_dlpack(C10BufferError, C10TypeError, C10ValueError)
+
+def _dlpack_device_of(device: Any) -> tuple[int, int]:
+    """from_dlpack's ``device``: the DLPack (type, id) to ask the producer for."""
+    d = _device_cls(device)
+    if d.type != "cpu":
+        raise C10BufferError(f"from_dlpack(): cannot import to {d}: only the CPU is supported yet")
+    return (1, 0)
+
+
+_ctensor.setup_dlpack(C10BufferError, C10TypeError, C10ValueError, _dlpack_device_of)

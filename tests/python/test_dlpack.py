@@ -246,6 +246,11 @@ def test_protocol_keywords():
     assert pyc10.from_dlpack(a, copy=True).data_ptr() != a.ctypes.data
     assert pyc10.from_dlpack(a, copy=False).data_ptr() == a.ctypes.data
     assert pyc10.from_dlpack(a, device="cpu").data_ptr() == a.ctypes.data
+    assert pyc10.from_dlpack(a, device=pyc10.device("cpu"), copy=True).tolist() == a.tolist()
+    with pytest.raises(BufferError, match="only the CPU"):
+        pyc10.from_dlpack(a, device="cuda:0")
+    with pytest.raises(RuntimeError):
+        pyc10.from_dlpack(a, device="nonsense")
     assert np.from_dlpack(t, copy=True).ctypes.data != t.data_ptr()
 
 
