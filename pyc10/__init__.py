@@ -14,6 +14,7 @@ if _os.path.isfile(_os.path.join(_os.path.dirname(__file__), "meson.build")):
 
     use_installed_package(__name__, __file__)
 else:
+    from . import cuda as cuda
     from . import memory as memory
     from ._api import *  # noqa: F403
     from ._api import __all__ as __all__

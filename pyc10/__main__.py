@@ -78,6 +78,12 @@ def main() -> None:
     _memory_tour()
     _tensor_tour()
     _exchange_tour()
+    _section("CUDA (loaded at run time; C10C_CUDA_DRIVER names another driver library)")
+    if pyc10.cuda.is_available():
+        names = [pyc10.cuda.get_device_name(i) for i in range(pyc10.cuda.device_count())]
+        print(f"  {pyc10.cuda.device_count()} device(s): {names}")
+    else:
+        print(f"  not available here: {pyc10.cuda._unavailable_reason()}")
 
 
 def _memory_tour() -> None:

@@ -16,6 +16,7 @@
 
 #include "allocator.h"
 #include "common.h"
+#include "cuda.h"
 #include "device.h"
 #include "dispatch_key.h"
 #include "dlpack.h"

@@ -1,0 +1,212 @@
+/* The CUDA driver loader and devices, through the stand-in driver (tests/cuda_stub/): meson runs
+ * this program once per scenario (argv[1]), each with its own environment, because the driver
+ * is loaded once per process.
+ *   available    C10C_CUDA_DRIVER = the stand-in (2 devices of 1 GiB)
+ *   absent       C10C_CUDA_DRIVER = a path that does not exist
+ *   partial      the stand-in built without cuMemFree_v2
+ *   no_device    the stand-in with C10C_STUB_DEVICES=0
+ *   init_error   the stand-in with cuInit failing (C10C_STUB_INIT_ERROR=999)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *scenario;
+
+/* The stand-in's control functions, from the same (already loaded) library. */
+static void *stub(const char *symbol) {
+  void *handle = dlopen(getenv("C10C_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
+  void *address = handle ? dlsym(handle, symbol) : NULL;
+  if (handle) dlclose(handle);
+  return address;
+}
+
+static long stub_calls(const char *entry) {
+  long (*calls)(const char *) = NULL;
+  void *address = stub("c10c_stub_calls");
+  memcpy(&calls, &address, sizeof address);
+  return calls ? calls(entry) : -1;
+}
+
+static void stub_fail(const char *entry, long k, int error) {
+  void (*fail)(const char *, long, int) = NULL;
+  void *address = stub("c10c_stub_fail");
+  memcpy(&fail, &address, sizeof address);
+  if (fail) fail(entry, k, error);
+}
+
+static void expect_unavailable(const char *reason_start) {
+  ASSERT_FALSE(c10c_cuda_is_available());
+  ASSERT_EQ(c10c_cuda_device_count(), 0);
+  const char *reason = c10c_cuda_unavailable_reason();
+  if (strncmp(reason, reason_start, strlen(reason_start)) != 0)
+    FAIL_AT("reason \"%s\" does not start with \"%s\"", reason, reason_start);
+  /* every call says so, with the same reason */
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_init());
+  ASSERT_STR_EQ(c10c_last_error_message(), reason);
+  c10c_device_index d;
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_current_device(&d));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_set_device(0));
+  int64_t free_bytes, total;
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_mem_get_info(&free_bytes, &total, 0));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_synchronize(0));
+  c10c_cuda_device_guard g;
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_device_guard_enter(&g, 1));
+  ASSERT_OK(c10c_cuda_device_guard_exit(&g)); /* inactive: nothing to undo */
+}
+
+TEST(unavailable_paths_say_why) {
+  if (strcmp(scenario, "absent") == 0) expect_unavailable("CUDA driver not found: ");
+  if (strcmp(scenario, "partial") == 0) {
+    expect_unavailable("CUDA driver ");
+    ASSERT_TRUE(strstr(c10c_cuda_unavailable_reason(), " has no cuMemFree_v2") != NULL);
+  }
+  if (strcmp(scenario, "no_device") == 0)
+    expect_unavailable("cuInit failed: CUDA_ERROR_NO_DEVICE (no CUDA-capable device is detected)");
+  if (strcmp(scenario, "init_error") == 0)
+    expect_unavailable("cuInit failed: CUDA_ERROR_UNKNOWN (unknown error)");
+}
+
+/* ---- with the stand-in ---- */
+
+static void *count_devices(void *arg) {
+  (void)arg;
+  return (void *)(intptr_t)c10c_cuda_device_count();
+}
+
+TEST(first_use_from_many_threads_loads_once) {
+  pthread_t threads[8];
+  for (int i = 0; i < 8; i++) pthread_create(&threads[i], NULL, count_devices, NULL);
+  for (int i = 0; i < 8; i++) {
+    void *n;
+    pthread_join(threads[i], &n);
+    ASSERT_EQ((int)(intptr_t)n, 2);
+  }
+  ASSERT_EQ(stub_calls("cuInit"), 1);
+  ASSERT_TRUE(c10c_cuda_is_available());
+  ASSERT_STR_EQ(c10c_cuda_unavailable_reason(), "");
+  int version = 0;
+  ASSERT_OK(c10c_cuda_driver_version(&version));
+  ASSERT_EQ(version, 12080);
+}
+
+static void *device_of_new_thread(void *arg) {
+  (void)arg;
+  c10c_device_index d = -1;
+  c10c_cuda_current_device(&d);
+  return (void *)(intptr_t)d;
+}
+
+TEST(current_device_is_per_thread_and_checked) {
+  c10c_device_index d = -1;
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0);
+  ASSERT_OK(c10c_cuda_set_device(1));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 1);
+  pthread_t t;
+  void *other;
+  pthread_create(&t, NULL, device_of_new_thread, NULL);
+  pthread_join(t, &other);
+  ASSERT_EQ((int)(intptr_t)other, 0); /* another thread starts at device 0 */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_set_device(2));
+  ASSERT_ERROR_MESSAGE("CUDA error: invalid device ordinal");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_set_device(-1));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 1); /* unchanged by the failures */
+  ASSERT_OK(c10c_cuda_set_device(0));
+  ASSERT_EQ(stub_calls("cuDevicePrimaryCtxRetain"), 2); /* once per device */
+}
+
+TEST(device_guard_restores_the_device) {
+  ASSERT_OK(c10c_cuda_set_device(0));
+  c10c_cuda_device_guard outer, inner, none;
+  ASSERT_OK(c10c_cuda_device_guard_enter(&outer, 1));
+  ASSERT_OK(c10c_cuda_device_guard_enter(&none, -1)); /* no device: changes nothing */
+  ASSERT_OK(c10c_cuda_device_guard_enter(&inner, 0));
+  c10c_device_index d;
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0);
+  ASSERT_OK(c10c_cuda_device_guard_exit(&inner));
+  ASSERT_OK(c10c_cuda_device_guard_exit(&none));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 1);
+  ASSERT_OK(c10c_cuda_device_guard_exit(&outer));
+  ASSERT_OK(c10c_cuda_device_guard_exit(&outer)); /* a second exit does nothing */
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0);
+  c10c_cuda_device_guard bad;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_device_guard_enter(&bad, 9));
+  ASSERT_OK(c10c_cuda_device_guard_exit(&bad));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0);
+}
+
+TEST(device_queries_and_driver_errors) {
+  char name[64];
+  ASSERT_OK(c10c_cuda_device_name(name, sizeof name, 1));
+  ASSERT_STR_EQ(name, "libc10c stand-in GPU 1");
+  char small[8];
+  ASSERT_OK(c10c_cuda_device_name(small, sizeof small, 0)); /* truncated, terminated */
+  ASSERT_STR_EQ(small, "libc10c");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_device_name(name, sizeof name, 5));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_name(NULL, 4, 0));
+  int64_t free_bytes = 0, total = 0;
+  ASSERT_OK(c10c_cuda_mem_get_info(&free_bytes, &total, 1));
+  ASSERT_EQ(total, INT64_C(1) << 30);
+  ASSERT_EQ(free_bytes, total);
+  ASSERT_OK(c10c_cuda_synchronize(1));
+  c10c_device_index d;
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0); /* the queries on device 1 left the thread on device 0 */
+  /* a failing driver call: its name and text in the message */
+  stub_fail("cuCtxSynchronize", 1, 999);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_synchronize(0));
+  ASSERT_ERROR_MESSAGE("CUDA driver error: CUDA_ERROR_UNKNOWN (unknown error) in cuCtxSynchronize");
+  stub_fail("cuMemGetInfo_v2", 1, 2);
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_cuda_mem_get_info(&free_bytes, &total, 0));
+  ASSERT_OK(c10c_cuda_synchronize(0)); /* one failure each */
+}
+
+TEST(a_child_forked_after_init_is_refused) {
+  ASSERT_TRUE(c10c_cuda_is_available());
+  pid_t pid = fork();
+  if (pid == 0) {
+    c10c_status st = c10c_cuda_set_device(0);
+    bool ok = st == C10C_STATUS_UNAVAILABLE &&
+              strcmp(c10c_last_error_message(),
+                     "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+                     "multiprocessing, you must use the 'spawn' start method") == 0;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_OK(c10c_cuda_set_device(0)); /* the parent goes on */
+}
+
+int main(int argc, char **argv) {
+  scenario = argc > 1 ? argv[1] : "available";
+  static const test_case available[] = {
+      T(first_use_from_many_threads_loads_once), T(current_device_is_per_thread_and_checked),
+      T(device_guard_restores_the_device), T(device_queries_and_driver_errors),
+      T(a_child_forked_after_init_is_refused)};
+  static const test_case unavailable[] = {T(unavailable_paths_say_why)};
+  bool on = strcmp(scenario, "available") == 0;
+  const test_case *tests = on ? available : unavailable;
+  int count = on ? (int)(sizeof available / sizeof available[0]) : 1;
+  for (int i = 0; i < count; i++) {
+    test_current_failed = 0;
+    tests[i].fn();
+    printf("%s %s (%s)\n", test_current_failed ? "FAIL" : "ok  ", tests[i].name, scenario);
+    test_failures += test_current_failed;
+  }
+  printf("%d passed, %d failed\n", count - test_failures, test_failures);
+  return test_failures ? 1 : 0;
+}

@@ -1,0 +1,143 @@
+"""pyc10.cuda over the stand-in driver (tests/cuda_stub/cuda_stub.c, compiled here): the loader's
+unavailable paths as torch's CPU wheel reports them, devices, the per-thread current device and
+the device context manager. Each case runs in a fresh interpreter: the driver loads once per
+process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc) is None:
+        pytest.skip("no C compiler to build the stand-in driver")
+    out = tmp_path_factory.mktemp("stub") / "libcuda_stub.so"
+    subprocess.run(
+        [
+            cc,
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-pthread",
+            "-o",
+            str(out),
+            str(ROOT / "tests/cuda_stub/cuda_stub.c"),
+        ],
+        check=True,
+    )
+    return out
+
+
+def run(script: str, **env: str) -> str:
+    """Run script in a fresh interpreter with env added; return its stdout (it must succeed)."""
+    full = {**os.environ, **env}
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        env=full,
+        cwd="/",
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_without_a_driver_cuda_is_unavailable_as_in_torchs_cpu_wheel():
+    assert not torch.cuda.is_available() and torch.cuda.device_count() == 0
+    out = run(
+        """
+        import pyc10
+        c = pyc10.cuda
+        print(c.is_available(), c.device_count())
+        print(c._unavailable_reason())
+        for call in (c.init, c.current_device, lambda: c.set_device(0), c.mem_get_info,
+                     c.synchronize, c.get_device_name, c.driver_version):
+            try:
+                call()
+                print("no error")
+            except RuntimeError as e:
+                print(type(e).__name__, str(e) == c._unavailable_reason())
+        with c.device(None):  # changes nothing, even without CUDA, as torch
+            print("device(None) ok")
+        """,
+        C10C_CUDA_DRIVER="/nonexistent/libcuda.so.1",
+    )
+    lines = out.splitlines()
+    assert lines[0] == "False 0"
+    assert lines[1].startswith("CUDA driver not found: /nonexistent/libcuda.so.1")
+    assert lines[2:9] == ["C10RuntimeError True"] * 7
+    assert lines[9] == "device(None) ok"
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({"C10C_STUB_DEVICES": "0"}, "cuInit failed: CUDA_ERROR_NO_DEVICE"),
+        ({"C10C_STUB_INIT_ERROR": "3"}, "cuInit failed: CUDA_ERROR_NOT_INITIALIZED"),
+    ],
+)
+def test_a_driver_without_devices_or_failing_init(stub, env, reason):
+    out = run(
+        "import pyc10; print(pyc10.cuda.device_count()); print(pyc10.cuda._unavailable_reason())",
+        C10C_CUDA_DRIVER=str(stub),
+        **env,
+    )
+    count, why = out.splitlines()
+    assert count == "0" and why.startswith(reason)
+
+
+def test_devices_through_the_stand_in(stub):
+    out = run(
+        """
+        import threading
+        import pyc10
+        c = pyc10.cuda
+        print(c.is_available(), c.device_count(), c.driver_version())
+        print(c.current_device(), c.get_device_name(1), c.mem_get_info("cuda:1"))
+        with c.device(1):
+            print("inside", c.current_device(), c.get_device_name())
+            seen = []
+            t = threading.Thread(target=lambda: seen.append(c.current_device()))
+            t.start(); t.join()
+            print("other thread", seen[0])
+        print("after", c.current_device())
+        c.set_device(pyc10.device("cuda", 1)); print("set", c.current_device())
+        c.set_device("cuda:0"); print("set", c.current_device())
+        c.synchronize(); c.synchronize(1)
+        for bad in (5, "cuda:7"):
+            try:
+                c.set_device(bad)
+            except RuntimeError as e:
+                print(type(e).__name__, e)
+        try:
+            c.get_device_name("cpu")
+        except ValueError as e:
+            print(type(e).__name__, e)
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    assert out.splitlines() == [
+        "True 2 12080",
+        "0 libc10c stand-in GPU 1 (1073741824, 1073741824)",
+        "inside 1 libc10c stand-in GPU 1",
+        "other thread 0",
+        "after 0",
+        "set 1",
+        "set 0",
+        "C10RuntimeError CUDA error: invalid device ordinal",
+        "C10RuntimeError CUDA error: invalid device ordinal",
+        "C10ValueError Expected a cuda device, but got: cpu",
+    ]
