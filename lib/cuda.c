@@ -18,22 +18,34 @@
 c10c__cuda_driver c10c__cuda;
 
 /* The entry points, with the versioned names the driver exports them under. */
-#define DRIVER_ENTRIES(X)                                      \
-  X(cuInit, "cuInit")                                          \
-  X(cuDriverGetVersion, "cuDriverGetVersion")                  \
-  X(cuDeviceGetCount, "cuDeviceGetCount")                      \
-  X(cuDeviceGet, "cuDeviceGet")                                \
-  X(cuDeviceGetName, "cuDeviceGetName")                        \
-  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2")                   \
-  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")      \
-  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") \
-  X(cuCtxSetCurrent, "cuCtxSetCurrent")                        \
-  X(cuCtxGetCurrent, "cuCtxGetCurrent")                        \
-  X(cuCtxSynchronize, "cuCtxSynchronize")                      \
-  X(cuMemAlloc, "cuMemAlloc_v2")                               \
-  X(cuMemFree, "cuMemFree_v2")                                 \
-  X(cuMemGetInfo, "cuMemGetInfo_v2")                           \
-  X(cuGetErrorName, "cuGetErrorName")                          \
+#define DRIVER_ENTRIES(X)                                       \
+  X(cuInit, "cuInit")                                           \
+  X(cuDriverGetVersion, "cuDriverGetVersion")                   \
+  X(cuDeviceGetCount, "cuDeviceGetCount")                       \
+  X(cuDeviceGet, "cuDeviceGet")                                 \
+  X(cuDeviceGetName, "cuDeviceGetName")                         \
+  X(cuDeviceTotalMem, "cuDeviceTotalMem_v2")                    \
+  X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")       \
+  X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")  \
+  X(cuCtxSetCurrent, "cuCtxSetCurrent")                         \
+  X(cuCtxGetCurrent, "cuCtxGetCurrent")                         \
+  X(cuCtxSynchronize, "cuCtxSynchronize")                       \
+  X(cuMemAlloc, "cuMemAlloc_v2")                                \
+  X(cuMemFree, "cuMemFree_v2")                                  \
+  X(cuMemGetInfo, "cuMemGetInfo_v2")                            \
+  X(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange") \
+  X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority")   \
+  X(cuStreamDestroy, "cuStreamDestroy_v2")                      \
+  X(cuStreamQuery, "cuStreamQuery")                             \
+  X(cuStreamSynchronize, "cuStreamSynchronize")                 \
+  X(cuStreamWaitEvent, "cuStreamWaitEvent")                     \
+  X(cuEventCreate, "cuEventCreate")                             \
+  X(cuEventDestroy, "cuEventDestroy_v2")                        \
+  X(cuEventRecord, "cuEventRecord")                             \
+  X(cuEventQuery, "cuEventQuery")                               \
+  X(cuEventSynchronize, "cuEventSynchronize")                   \
+  X(cuEventElapsedTime, "cuEventElapsedTime")                   \
+  X(cuGetErrorName, "cuGetErrorName")                           \
   X(cuGetErrorString, "cuGetErrorString")
 
 typedef enum { NOT_LOADED, AVAILABLE, UNAVAILABLE } load_state;
@@ -137,6 +149,12 @@ static c10c_status ensure_loaded(void) {
   if (state != AVAILABLE) return c10c__fail(C10C_STATUS_UNAVAILABLE, "%s", reason);
   return C10C_STATUS_OK;
 }
+
+c10c_status c10c__cuda_ensure(void) { return ensure_loaded(); }
+
+c10c_device_index c10c__cuda_current(void) { return current_device; }
+
+int c10c__cuda_count(void) { return count; }
 
 c10c_status c10c__cuda_check(CUresult r, const char *call) {
   if (r == 0) return C10C_STATUS_OK;

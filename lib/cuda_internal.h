@@ -10,8 +10,17 @@ typedef int CUresult; /* cudaError_enum */
 typedef int CUdevice;
 typedef uint64_t CUdeviceptr;
 typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 
-enum { CUDA_ERROR_OUT_OF_MEMORY = 2, C10C_CUDA_MAX_DEVICES = 64 };
+enum {
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_READY = 600,
+  CU_STREAM_NON_BLOCKING = 1,
+  CU_EVENT_DEFAULT = 0,
+  CU_EVENT_DISABLE_TIMING = 2,
+  C10C_CUDA_MAX_DEVICES = 64
+};
 
 typedef struct c10c__cuda_driver {
   CUresult (*cuInit)(unsigned int flags);
@@ -28,6 +37,18 @@ typedef struct c10c__cuda_driver {
   CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);
   CUresult (*cuMemFree)(CUdeviceptr ptr);
   CUresult (*cuMemGetInfo)(size_t *free_bytes, size_t *total_bytes);
+  CUresult (*cuCtxGetStreamPriorityRange)(int *least, int *greatest);
+  CUresult (*cuStreamCreateWithPriority)(CUstream *stream, unsigned int flags, int priority);
+  CUresult (*cuStreamDestroy)(CUstream stream);
+  CUresult (*cuStreamQuery)(CUstream stream);
+  CUresult (*cuStreamSynchronize)(CUstream stream);
+  CUresult (*cuStreamWaitEvent)(CUstream stream, CUevent event, unsigned int flags);
+  CUresult (*cuEventCreate)(CUevent *event, unsigned int flags);
+  CUresult (*cuEventDestroy)(CUevent event);
+  CUresult (*cuEventRecord)(CUevent event, CUstream stream);
+  CUresult (*cuEventQuery)(CUevent event);
+  CUresult (*cuEventSynchronize)(CUevent event);
+  CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*cuGetErrorName)(CUresult error, const char **name);
   CUresult (*cuGetErrorString)(CUresult error, const char **text);
 } c10c__cuda_driver;
@@ -41,5 +62,14 @@ c10c_status c10c__cuda_check(CUresult r, const char *call);
 
 /* Loads the driver if needed and makes the device's primary context current on this thread. */
 c10c_status c10c__cuda_activate(c10c_device_index index);
+
+/* Loads the driver if needed; C10C_STATUS_UNAVAILABLE with the reason otherwise. */
+c10c_status c10c__cuda_ensure(void);
+
+/* The thread's current device after the driver is loaded (0 until set). */
+c10c_device_index c10c__cuda_current(void);
+
+/* Number of devices once loaded. */
+int c10c__cuda_count(void);
 
 #endif /* C10C_CUDA_INTERNAL_H */

@@ -17,7 +17,11 @@ from ._errors import C10ValueError, check
 from ._lib import ffi, lib
 
 __all__ = [
+    "Event",
+    "Stream",
     "current_device",
+    "current_stream",
+    "default_stream",
     "device",
     "device_count",
     "driver_version",
@@ -26,6 +30,8 @@ __all__ = [
     "is_available",
     "mem_get_info",
     "set_device",
+    "set_stream",
+    "stream",
     "synchronize",
 ]
 
@@ -122,3 +128,175 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 def synchronize(device: Any = None) -> None:
     """Wait for all work on the device (the current device by default)."""
     check(lib.c10c_cuda_synchronize(_index(device)))
+
+
+# ---- streams and events ----
+
+
+class Stream:
+    """A CUDA stream, as ``torch.cuda.Stream``: a new one comes from the device's pool.
+
+    ``Stream(device=None, priority=0)``: ``priority`` 0 is normal, a negative number high (CUDA
+    counts higher priorities downwards). Equal streams compare equal and hash alike.
+    """
+
+    __slots__ = ("_value",)
+    _value: Any
+
+    def __init__(self, device: Any = None, priority: int = 0) -> None:
+        self._value = ffi.new("c10c_stream *")
+        check(lib.c10c_cuda_stream_from_pool(self._value, int(priority), _index(device)))
+
+    @classmethod
+    def _of(cls, value: Any) -> Stream:
+        self = object.__new__(cls)
+        self._value = ffi.new("c10c_stream *", value)
+        return self
+
+    @property
+    def device(self) -> _device_cls:
+        """The stream's device."""
+        return _device_cls("cuda", int(self._value.device.index))
+
+    @property
+    def stream_id(self) -> int:
+        """c10's stream id (0 for the default stream)."""
+        return int(self._value.id)
+
+    @property
+    def cuda_stream(self) -> int:
+        """The driver's handle as an int (0 for the default stream), for interop."""
+        out = ffi.new("void **")
+        check(lib.c10c_cuda_stream_handle(out, self._value[0]))
+        return int(ffi.cast("uintptr_t", out[0]))
+
+    @property
+    def priority(self) -> int:
+        """The stream's priority (0 normal, negative higher)."""
+        out = ffi.new("int *")
+        check(lib.c10c_cuda_stream_priority(out, self._value[0]))
+        return int(out[0])
+
+    def query(self) -> bool:
+        """Whether all work queued on the stream has completed."""
+        out = ffi.new("bool *")
+        check(lib.c10c_cuda_stream_query(out, self._value[0]))
+        return bool(out[0])
+
+    def synchronize(self) -> None:
+        """Wait for the stream's work."""
+        check(lib.c10c_cuda_stream_synchronize(self._value[0]))
+
+    def record_event(self, event: Event | None = None) -> Event:
+        """Record an event (a new one by default) on this stream and return it."""
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event: Event) -> None:
+        """Make this stream's later work wait for the event."""
+        event.wait(self)
+
+    def wait_stream(self, stream: Stream) -> None:
+        """Make this stream's later work wait for the work queued on ``stream`` so far."""
+        self.wait_event(stream.record_event())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stream) and bool(
+            lib.c10c_stream_equal(self._value[0], other._value[0])
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.device, self.stream_id))
+
+    def __repr__(self) -> str:
+        return f"<pyc10.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
+
+
+def _stream_value(d: Any) -> Any:
+    out = ffi.new("c10c_stream *")
+    return out, _index(d)
+
+
+def current_stream(device: Any = None) -> Stream:
+    """The calling thread's current stream on the device (its default stream until set)."""
+    out, index = _stream_value(device)
+    check(lib.c10c_cuda_current_stream(out, index))
+    return Stream._of(out[0])
+
+
+def default_stream(device: Any = None) -> Stream:
+    """The device's default stream (id 0)."""
+    out, index = _stream_value(device)
+    check(lib.c10c_cuda_default_stream(out, index))
+    return Stream._of(out[0])
+
+
+def set_stream(stream: Stream) -> None:
+    """Make ``stream`` the calling thread's current stream on its device."""
+    check(lib.c10c_cuda_set_current_stream(stream._value[0]))
+
+
+@contextmanager
+def stream(stream: Stream | None) -> Iterator[None]:
+    """Context manager making ``stream`` current (and its device, as torch), then restoring both.
+
+    ``None`` changes nothing.
+    """
+    if stream is None:
+        yield
+        return
+    with device(stream.device.index):
+        previous = current_stream()
+        set_stream(stream)
+        try:
+            yield
+        finally:
+            set_stream(previous)
+
+
+class Event:
+    """A CUDA event, as ``torch.cuda.Event(enable_timing=False)``.
+
+    The driver event is made on the first ``record``, on the recording stream's device, and
+    the event belongs to that device from then on.
+    """
+
+    __slots__ = ("_handle",)
+    _handle: Any
+
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ) -> None:
+        if interprocess:
+            raise C10ValueError("interprocess CUDA events are not supported yet")
+        out = ffi.new("c10c_cuda_event **")
+        check(lib.c10c_cuda_event_new(out, bool(enable_timing)))
+        self._handle = ffi.gc(out[0], lib.c10c_cuda_event_free)
+        del blocking  # the driver's blocking-sync flag: synchronize() waits either way
+
+    def record(self, stream: Stream | None = None) -> None:
+        """Record the work queued so far on ``stream`` (the current stream by default)."""
+        s = current_stream() if stream is None else stream
+        check(lib.c10c_cuda_event_record(self._handle, s._value[0]))
+
+    def wait(self, stream: Stream | None = None) -> None:
+        """Make ``stream``'s later work wait for the recorded work."""
+        s = current_stream() if stream is None else stream
+        check(lib.c10c_cuda_event_wait(self._handle, s._value[0]))
+
+    def query(self) -> bool:
+        """Whether the recorded work has completed (True if never recorded)."""
+        out = ffi.new("bool *")
+        check(lib.c10c_cuda_event_query(out, self._handle))
+        return bool(out[0])
+
+    def synchronize(self) -> None:
+        """Wait for the recorded work."""
+        check(lib.c10c_cuda_event_synchronize(self._handle))
+
+    def elapsed_time(self, end_event: Event) -> float:
+        """Milliseconds from this event to ``end_event`` (both timed, recorded and complete)."""
+        out = ffi.new("float *")
+        check(lib.c10c_cuda_event_elapsed_time(out, self._handle, end_event._handle))
+        return float(out[0])

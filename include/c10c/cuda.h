@@ -19,6 +19,7 @@
 
 #include "common.h"
 #include "device.h"
+#include "stream.h"
 
 C10C_BEGIN_DECLS
 
@@ -77,6 +78,76 @@ C10C_API c10c_status c10c_cuda_mem_get_info(int64_t *free_bytes, int64_t *total_
 /* Waits for all work on a device (torch.cuda.synchronize; cuCtxSynchronize). Errors: as
  * c10c_cuda_device_name. */
 C10C_API c10c_status c10c_cuda_synchronize(c10c_device_index index);
+
+/* ---- streams (c10's CUDAStream) ----
+ * A CUDA stream is a c10c_stream {device cuda:i, id}. Id 0 is the device's default stream (the
+ * driver's legacy default stream). The others come from per-device pools created on first use,
+ * 32 streams per priority, handed out round robin, never destroyed (as c10's); their ids follow
+ * c10's Note [StreamId assignment]: (index << 5) | (type << 1) | 1, type 1 for priority 0 and 2
+ * for higher priorities (negative numbers, as CUDA counts them). Each thread has a current stream
+ * per device, the default stream until set. index -1 means the current device.
+ * Errors, for every stream argument: C10C_STATUS_INVALID_ARGUMENT "Expected a CUDA stream, got
+ * stream 0 on device cpu" for another device type, "Unrecognized stream ..." for an id that
+ * names no stream of this library (external streams are not supported yet), the device checks of
+ * c10c_cuda_set_device, and C10C_STATUS_UNAVAILABLE. */
+
+C10C_API c10c_status c10c_cuda_default_stream(c10c_stream *out, c10c_device_index index);
+
+/* A pool stream of priority 0 (normal) or below 0 (high). */
+C10C_API c10c_status c10c_cuda_stream_from_pool(c10c_stream *out, int priority,
+                                                c10c_device_index index);
+
+C10C_API c10c_status c10c_cuda_current_stream(c10c_stream *out, c10c_device_index index);
+
+/* Makes stream the calling thread's current stream on its device (the current device is not
+ * changed, as c10's setCurrentCUDAStream). */
+C10C_API c10c_status c10c_cuda_set_current_stream(c10c_stream stream);
+
+/* Whether all work queued on the stream has completed (cuStreamQuery). */
+C10C_API c10c_status c10c_cuda_stream_query(bool *done, c10c_stream stream);
+
+/* Waits for the stream's work (cuStreamSynchronize). */
+C10C_API c10c_status c10c_cuda_stream_synchronize(c10c_stream stream);
+
+/* The driver's handle (CUstream / cudaStream_t; NULL for the default stream), for interop
+ * (DLPack's and __cuda_array_interface__'s stream numbers). */
+C10C_API c10c_status c10c_cuda_stream_handle(void **out, c10c_stream stream);
+
+/* The stream's priority (0 for the default stream). */
+C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
+
+/* ---- events (c10's CUDAEvent: created on first record, on the recording stream's device) ---- */
+
+typedef struct c10c_cuda_event c10c_cuda_event;
+
+/* A new event (no driver object until recorded). enable_timing as torch.cuda.Event.
+ * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_cuda_event_new(c10c_cuda_event **out, bool enable_timing);
+
+/* Destroys the event (and its driver object). NULL is ignored. */
+C10C_API void c10c_cuda_event_free(c10c_cuda_event *event);
+
+/* Records the work queued on stream so far. An event belongs to the device it was first
+ * recorded on: C10C_STATUS_INVALID_ARGUMENT "Event device 0 does not match recording stream's
+ * device 1." for another. */
+C10C_API c10c_status c10c_cuda_event_record(c10c_cuda_event *event, c10c_stream stream);
+
+/* Whether the recorded work has completed (true for a never recorded event, as c10). */
+C10C_API c10c_status c10c_cuda_event_query(bool *done, c10c_cuda_event *event);
+
+/* Waits for the recorded work (no-op for a never recorded event). */
+C10C_API c10c_status c10c_cuda_event_synchronize(c10c_cuda_event *event);
+
+/* Makes stream wait for the recorded work before its later work (cuStreamWaitEvent; c10's
+ * block; no-op for a never recorded event). */
+C10C_API c10c_status c10c_cuda_event_wait(c10c_cuda_event *event, c10c_stream stream);
+
+/* Milliseconds between two completed events. Errors: C10C_STATUS_INVALID_ARGUMENT "Both events
+ * must be created with argument 'enable_timing=True'.", "Both events must be recorded before
+ * calculating elapsed time."; C10C_STATUS_ERROR "Both events must be completed before
+ * calculating elapsed time." (c10's messages). */
+C10C_API c10c_status c10c_cuda_event_elapsed_time(float *ms, c10c_cuda_event *start,
+                                                  c10c_cuda_event *end);
 
 C10C_END_DECLS
 

@@ -174,6 +174,131 @@ TEST(device_queries_and_driver_errors) {
   ASSERT_OK(c10c_cuda_synchronize(0)); /* one failure each */
 }
 
+static void stub_enqueue(c10c_stream s, uint64_t ticks) {
+  void (*enqueue)(void *, uint64_t) = NULL;
+  void *address = stub("c10c_stub_enqueue"), *handle = NULL;
+  memcpy(&enqueue, &address, sizeof address);
+  ASSERT_OK(c10c_cuda_set_device(s.device.index)); /* the default stream is the current device's */
+  ASSERT_OK(c10c_cuda_stream_handle(&handle, s));
+  if (enqueue) enqueue(handle, ticks);
+}
+
+static void stub_advance(uint64_t ticks) {
+  void (*advance)(uint64_t) = NULL;
+  void *address = stub("c10c_stub_advance");
+  memcpy(&advance, &address, sizeof address);
+  if (advance) advance(ticks);
+}
+
+TEST(streams_follow_c10s_pools_and_ids) {
+  ASSERT_OK(c10c_cuda_set_device(0));
+  c10c_stream s, d, cur;
+  ASSERT_OK(c10c_cuda_default_stream(&d, -1));
+  ASSERT_EQ(d.id, 0);
+  ASSERT_EQ(d.device.type, C10C_DEVICE_TYPE_CUDA);
+  ASSERT_EQ(d.device.index, 0);
+  ASSERT_OK(c10c_cuda_current_stream(&cur, 1));
+  ASSERT_TRUE(cur.id == 0 && cur.device.index == 1);
+  /* pools: ids (index << 5) | (type << 1) | 1, round robin over 32 */
+  ASSERT_OK(c10c_cuda_stream_from_pool(&s, 0, 1));
+  ASSERT_EQ(s.id, 3);
+  ASSERT_EQ(s.device.index, 1);
+  ASSERT_OK(c10c_cuda_stream_from_pool(&s, 0, 1));
+  ASSERT_EQ(s.id, (1 << 5) | 3);
+  ASSERT_OK(c10c_cuda_stream_from_pool(&s, -1, 1));
+  ASSERT_EQ(s.id, 5);
+  int priority = 7;
+  ASSERT_OK(c10c_cuda_stream_priority(&priority, s));
+  ASSERT_EQ(priority, -1);
+  for (int i = 0; i < 32; i++) ASSERT_OK(c10c_cuda_stream_from_pool(&s, -1, 1));
+  ASSERT_EQ(s.id, 5);                                      /* wrapped around */
+  ASSERT_EQ(stub_calls("cuStreamCreateWithPriority"), 64); /* both pools of device 1, once */
+  /* current stream per thread and device; the device does not change */
+  ASSERT_OK(c10c_cuda_set_current_stream(s));
+  ASSERT_OK(c10c_cuda_current_stream(&cur, 1));
+  ASSERT_TRUE(c10c_stream_equal(cur, s));
+  ASSERT_OK(c10c_cuda_current_stream(&cur, -1));
+  ASSERT_EQ(cur.device.index, 0);
+  ASSERT_EQ(cur.id, 0);
+  c10c_stream back;
+  ASSERT_OK(c10c_cuda_default_stream(&back, 1));
+  ASSERT_OK(c10c_cuda_set_current_stream(back));
+  /* values that name no stream */
+  c10c_stream bad = s;
+  bad.id = 7 << 5 | (3 << 1) | 1;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_set_current_stream(bad));
+  bad.id = 0x7f0000; /* even: an external cudaStream_t */
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_stream_synchronize(bad));
+  bad = (c10c_stream){{C10C_DEVICE_TYPE_CPU, -1}, 0};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_stream_synchronize(bad));
+  ASSERT_ERROR_MESSAGE("Expected a CUDA stream, got stream 0 on device cpu");
+  bad = (c10c_stream){{C10C_DEVICE_TYPE_CUDA, 4}, 0};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_stream_synchronize(bad));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_stream_from_pool(&s, 0, 2));
+}
+
+TEST(stream_work_and_events_on_the_stand_ins_clock) {
+  c10c_stream a, b;
+  ASSERT_OK(c10c_cuda_stream_from_pool(&a, 0, 0));
+  ASSERT_OK(c10c_cuda_stream_from_pool(&b, 0, 0));
+  bool done = false;
+  stub_enqueue(a, 5); /* 5 ms of work on a */
+  ASSERT_OK(c10c_cuda_stream_query(&done, a));
+  ASSERT_FALSE(done);
+  c10c_cuda_event *start = NULL, *end = NULL, *untimed = NULL;
+  ASSERT_OK(c10c_cuda_event_new(&start, true));
+  ASSERT_OK(c10c_cuda_event_new(&end, true));
+  ASSERT_OK(c10c_cuda_event_new(&untimed, false));
+  ASSERT_OK(c10c_cuda_event_query(&done, end));
+  ASSERT_TRUE(done); /* never recorded */
+  ASSERT_OK(c10c_cuda_event_synchronize(end));
+  ASSERT_OK(c10c_cuda_event_wait(end, b)); /* never recorded: nothing to wait for */
+  float ms = 0;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_event_elapsed_time(&ms, start, end));
+  ASSERT_ERROR_MESSAGE("Both events must be recorded before calculating elapsed time.");
+  ASSERT_OK(c10c_cuda_event_record(start, b)); /* b idle: done at once */
+  ASSERT_OK(c10c_cuda_event_record(end, a));   /* after a's 5 ms */
+  ASSERT_OK(c10c_cuda_event_query(&done, end));
+  ASSERT_FALSE(done);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_event_elapsed_time(&ms, start, end));
+  ASSERT_ERROR_MESSAGE("Both events must be completed before calculating elapsed time.");
+  /* b waits for a's work: b's later work cannot finish before it */
+  ASSERT_OK(c10c_cuda_event_wait(end, b));
+  ASSERT_OK(c10c_cuda_stream_query(&done, b));
+  ASSERT_FALSE(done);
+  stub_advance(5);
+  ASSERT_OK(c10c_cuda_stream_query(&done, b));
+  ASSERT_TRUE(done);
+  ASSERT_OK(c10c_cuda_event_elapsed_time(&ms, start, end));
+  ASSERT_TRUE(ms == 5.0f);
+  ASSERT_OK(c10c_cuda_event_record(untimed, a));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_event_elapsed_time(&ms, start, untimed));
+  ASSERT_ERROR_MESSAGE("Both events must be created with argument 'enable_timing=True'.");
+  /* synchronize: the host waits for the work */
+  stub_enqueue(a, 3);
+  ASSERT_OK(c10c_cuda_stream_synchronize(a));
+  ASSERT_OK(c10c_cuda_stream_query(&done, a));
+  ASSERT_TRUE(done);
+  /* an event stays on its first device */
+  c10c_stream other;
+  ASSERT_OK(c10c_cuda_default_stream(&other, 1));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_event_record(start, other));
+  ASSERT_ERROR_MESSAGE("Event device 0 does not match recording stream's device 1.");
+  /* the default stream of a device works too */
+  c10c_stream d0;
+  ASSERT_OK(c10c_cuda_default_stream(&d0, 0));
+  stub_enqueue(d0, 2);
+  ASSERT_OK(c10c_cuda_event_record(untimed, d0));
+  ASSERT_OK(c10c_cuda_event_synchronize(untimed));
+  ASSERT_OK(c10c_cuda_event_query(&done, untimed));
+  ASSERT_TRUE(done);
+  c10c_cuda_event_free(start);
+  c10c_cuda_event_free(end);
+  c10c_cuda_event_free(untimed);
+  c10c_cuda_event_free(NULL);
+  ASSERT_EQ(stub_calls("cuEventDestroy_v2"), 3);
+}
+
 TEST(a_child_forked_after_init_is_refused) {
   ASSERT_TRUE(c10c_cuda_is_available());
   pid_t pid = fork();
@@ -195,7 +320,8 @@ int main(int argc, char **argv) {
   scenario = argc > 1 ? argv[1] : "available";
   static const test_case available[] = {
       T(first_use_from_many_threads_loads_once), T(current_device_is_per_thread_and_checked),
-      T(device_guard_restores_the_device), T(device_queries_and_driver_errors),
+      T(device_guard_restores_the_device),       T(device_queries_and_driver_errors),
+      T(streams_follow_c10s_pools_and_ids),      T(stream_work_and_events_on_the_stand_ins_clock),
       T(a_child_forked_after_init_is_refused)};
   static const test_case unavailable[] = {T(unavailable_paths_say_why)};
   bool on = strcmp(scenario, "available") == 0;

@@ -8,7 +8,9 @@
  *   write outside a block, a double free or a free of an unknown pointer is counted (and the call
  *   fails as the driver would), so tests can assert none happened.
  * - cuInit returns C10C_STUB_INIT_ERROR when that is set (e.g. 100, CUDA_ERROR_NO_DEVICE).
- * - A logical clock the tests move (c10c_stub_advance), for the streams and events to come.
+ * - Streams and events run on a logical clock the tests move (c10c_stub_advance): work queued
+ *   with c10c_stub_enqueue(stream, ticks) completes only when the clock passes it, so "not ready
+ *   yet" and cross-stream ordering are deterministic; one tick is one millisecond of elapsed time.
  * - Failure injection: c10c_stub_fail("cuMemAlloc_v2", k, error) makes the k-th next call of
  *   that entry point return error; c10c_stub_calls(name) counts calls.
  * - Built twice: the second copy (-DSTUB_WITHOUT_cuMemFree_v2) lacks one symbol, for the
@@ -26,6 +28,8 @@ typedef int CUresult;
 typedef int CUdevice;
 typedef uint64_t CUdeviceptr;
 typedef struct stub_context *CUcontext;
+typedef struct stub_stream *CUstream;
+typedef struct stub_event *CUevent;
 
 enum {
   CUDA_SUCCESS = 0,
@@ -47,6 +51,20 @@ struct stub_context {
   int device;
 };
 
+/* Work on a stream completes at logical times: a stream is busy until busy_until. */
+struct stub_stream {
+  int device;
+  int priority;
+  uint64_t busy_until;
+};
+
+struct stub_event {
+  int device;
+  unsigned flags;
+  int recorded;
+  uint64_t done_at; /* when the work recorded before it completes */
+};
+
 typedef struct block {
   struct block *next;
   unsigned char *base; /* canary, payload, canary */
@@ -60,6 +78,8 @@ static size_t capacity;
 static size_t used[MAX_DEVICES];
 static struct stub_context contexts[MAX_DEVICES];
 static _Thread_local CUcontext current;
+static struct stub_stream default_streams[MAX_DEVICES];
+static long live_streams, live_events;
 static block *live;
 static uint64_t clock_now;
 static long violations; /* canary damage, double or unknown frees */
@@ -154,7 +174,7 @@ EXPORT CUresult cuInit(unsigned flags) {
     device_count = (int)env_long("C10C_STUB_DEVICES", 2);
     if (device_count > MAX_DEVICES) device_count = MAX_DEVICES;
     capacity = (size_t)env_long("C10C_STUB_CAPACITY", 1L << 30);
-    for (int i = 0; i < MAX_DEVICES; i++) contexts[i].device = i;
+    for (int i = 0; i < MAX_DEVICES; i++) contexts[i].device = default_streams[i].device = i;
     initialized = 1;
   }
   pthread_mutex_unlock(&lock);
@@ -324,4 +344,159 @@ EXPORT CUresult cuGetErrorName(CUresult error, const char **out) { return descri
 
 EXPORT CUresult cuGetErrorString(CUresult error, const char **out) {
   return describe(error, 1, out);
+}
+
+/* ---- streams and events on the logical clock ---- */
+
+enum { CU_STREAM_NON_BLOCKING = 1, CU_EVENT_DISABLE_TIMING = 2 };
+
+/* NULL and the legacy/per-thread handles (0x1, 0x2) are the current device's default stream. */
+static struct stub_stream *resolve(CUstream s) {
+  if ((uintptr_t)s > 2) return s;
+  return current ? &default_streams[current->device] : NULL;
+}
+
+/* Queues ticks of work on a stream (a kernel, a copy) from the test. */
+EXPORT void c10c_stub_enqueue(CUstream s, uint64_t ticks) {
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  if (st) st->busy_until = (st->busy_until > clock_now ? st->busy_until : clock_now) + ticks;
+  pthread_mutex_unlock(&lock);
+}
+
+EXPORT long c10c_stub_live_streams(void) { return live_streams; }
+EXPORT long c10c_stub_live_events(void) { return live_events; }
+
+EXPORT CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
+  ENTER("cuCtxGetStreamPriorityRange");
+  if (least) *least = 0;
+  if (greatest) *greatest = -5;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamCreateWithPriority(CUstream *out, unsigned flags, int priority) {
+  ENTER("cuStreamCreateWithPriority");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!out || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+  struct stub_stream *st = calloc(1, sizeof *st);
+  if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
+  st->device = current->device;
+  st->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+  pthread_mutex_lock(&lock);
+  live_streams++;
+  pthread_mutex_unlock(&lock);
+  *out = st;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
+  ENTER("cuStreamDestroy_v2");
+  if ((uintptr_t)s <= 2) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&lock);
+  live_streams--;
+  pthread_mutex_unlock(&lock);
+  free(s);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamQuery(CUstream s) {
+  ENTER("cuStreamQuery");
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  CUresult r = !st                          ? CUDA_ERROR_INVALID_CONTEXT
+               : st->busy_until > clock_now ? CUDA_ERROR_NOT_READY
+                                            : CUDA_SUCCESS;
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream s) {
+  ENTER("cuStreamSynchronize");
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  if (st && st->busy_until > clock_now) clock_now = st->busy_until; /* the host waited */
+  pthread_mutex_unlock(&lock);
+  return st ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+EXPORT CUresult cuEventCreate(CUevent *out, unsigned flags) {
+  ENTER("cuEventCreate");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  struct stub_event *e = calloc(1, sizeof *e);
+  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  e->device = current->device;
+  e->flags = flags;
+  pthread_mutex_lock(&lock);
+  live_events++;
+  pthread_mutex_unlock(&lock);
+  *out = e;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventDestroy_v2(CUevent e) {
+  ENTER("cuEventDestroy_v2");
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&lock);
+  live_events--;
+  pthread_mutex_unlock(&lock);
+  free(e);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
+  ENTER("cuEventRecord");
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  CUresult r = CUDA_SUCCESS;
+  if (!st || st->device != e->device) {
+    r = CUDA_ERROR_INVALID_HANDLE; /* an event records only on its own device's streams */
+  } else {
+    e->recorded = 1;
+    e->done_at = st->busy_until > clock_now ? st->busy_until : clock_now;
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuEventQuery(CUevent e) {
+  ENTER("cuEventQuery");
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&lock);
+  CUresult r = e->recorded && e->done_at > clock_now ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuEventSynchronize(CUevent e) {
+  ENTER("cuEventSynchronize");
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&lock);
+  if (e->recorded && e->done_at > clock_now) clock_now = e->done_at;
+  pthread_mutex_unlock(&lock);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
+  ENTER("cuStreamWaitEvent");
+  if (!e || flags != 0) return !e ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  if (st && e->recorded && e->done_at > st->busy_until) st->busy_until = e->done_at;
+  pthread_mutex_unlock(&lock);
+  return st ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  ENTER("cuEventElapsedTime");
+  if (!ms || !start || !end) return CUDA_ERROR_INVALID_VALUE;
+  if ((start->flags | end->flags) & CU_EVENT_DISABLE_TIMING) return CUDA_ERROR_INVALID_HANDLE;
+  if (!start->recorded || !end->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  pthread_mutex_lock(&lock);
+  CUresult r =
+      start->done_at > clock_now || end->done_at > clock_now ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS) *ms = (float)((double)end->done_at - (double)start->done_at);
+  pthread_mutex_unlock(&lock);
+  return r;
 }

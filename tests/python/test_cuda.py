@@ -141,3 +141,62 @@ def test_devices_through_the_stand_in(stub):
         "C10RuntimeError CUDA error: invalid device ordinal",
         "C10ValueError Expected a cuda device, but got: cpu",
     ]
+
+
+def test_streams_and_events_through_the_stand_in(stub):
+    out = run(
+        """
+        import ctypes, os
+        import pyc10
+        c = pyc10.cuda
+        driver = ctypes.CDLL(os.environ["C10C_CUDA_DRIVER"])
+        driver.c10c_stub_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+        driver.c10c_stub_advance.argtypes = [ctypes.c_uint64]
+        s, h = c.Stream(), c.Stream(priority=-1, device=1)
+        print(s.stream_id, h.stream_id, s.priority, h.priority, h.device, s == s, s != h)
+        cur = c.current_stream()
+        print(cur.stream_id, c.default_stream(1).stream_id, cur == c.default_stream())
+        with c.stream(h):
+            print("inside", c.current_device(), c.current_stream() == h)
+        after = (c.current_device(), c.current_stream().stream_id, c.current_stream(1).stream_id)
+        print("after", *after)
+        start, end = c.Event(enable_timing=True), c.Event(enable_timing=True)
+        start.record(s)
+        driver.c10c_stub_enqueue(s.cuda_stream, 7)  # 7 ms of work on s
+        end.record(s)
+        print(s.query(), end.query())
+        try:
+            start.elapsed_time(end)
+        except RuntimeError as e:
+            print(type(e).__name__, e)
+        other = c.Stream()
+        other.wait_event(end)
+        print(other.query())
+        end.synchronize()
+        print(end.query(), other.query(), start.elapsed_time(end))
+        for bad in (lambda: c.Event().elapsed_time(c.Event()),
+                    lambda: c.Event(enable_timing=True).elapsed_time(end)):
+            try:
+                bad()
+            except ValueError as e:
+                print(type(e).__name__, e)
+        try:
+            start.record(h)
+        except ValueError as e:
+            print(type(e).__name__, e)
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    assert out.splitlines() == [
+        "3 5 0 -1 cuda:1 True True",
+        "0 0 True",
+        "inside 1 True",
+        "after 0 0 0",
+        "False False",
+        "C10RuntimeError Both events must be completed before calculating elapsed time.",
+        "False",
+        "True True 7.0",
+        "C10ValueError Both events must be created with argument 'enable_timing=True'.",
+        "C10ValueError Both events must be recorded before calculating elapsed time.",
+        "C10ValueError Event device 0 does not match recording stream's device 1.",
+    ]

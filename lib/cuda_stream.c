@@ -1,0 +1,279 @@
+/* CUDA streams and events (see include/c10c/cuda.h): c10's CUDAStream pools and ids, and
+ * CUDAEvent's lazily created driver events, over the driver table of lib/cuda.c. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+#include "internal.h"
+#include "sysmem.h"
+
+enum { STREAMS_PER_POOL_BITS = 5, STREAMS_PER_POOL = 1 << STREAMS_PER_POOL_BITS, POOLS = 2 };
+enum { TYPE_BITS = 4, TYPE_NORMAL = 1, TYPE_HIGH = 2 };
+
+/* Per device: the pools (created together on first use), round-robin counters. */
+typedef struct device_streams {
+  bool created;
+  CUstream pool[POOLS][STREAMS_PER_POOL];
+  unsigned next[POOLS];
+} device_streams;
+
+static device_streams devices[C10C_CUDA_MAX_DEVICES];
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#define TLS_FAST
+#endif
+static _Thread_local c10c_stream_id current_ids[C10C_CUDA_MAX_DEVICES] TLS_FAST;
+
+static c10c_stream_id make_id(int type, unsigned index) {
+  return ((c10c_stream_id)index << (TYPE_BITS + 1)) | ((c10c_stream_id)type << 1) | 1;
+}
+
+static c10c_status resolve_index(c10c_device_index *index) {
+  c10c_status st = c10c__cuda_ensure();
+  if (st != C10C_STATUS_OK) return st;
+  if (*index == -1) *index = c10c__cuda_current();
+  if (*index < 0 || *index >= c10c__cuda_count())
+    return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
+  return C10C_STATUS_OK;
+}
+
+static c10c_status create_pools(c10c_device_index index) {
+  device_streams *d = &devices[index];
+  if (d->created) return C10C_STATUS_OK;
+  c10c_status st = c10c__cuda_activate(index);
+  for (int p = 0; p < POOLS && st == C10C_STATUS_OK; p++)
+    for (int i = 0; i < STREAMS_PER_POOL && st == C10C_STATUS_OK; i++)
+      st = c10c__cuda_check(c10c__cuda.cuStreamCreateWithPriority(
+                                &d->pool[p][i], CU_STREAM_NON_BLOCKING, p == 0 ? 0 : -1),
+                            "cuStreamCreateWithPriority");
+  if (st != C10C_STATUS_OK) { /* all or nothing: destroy what was made */
+    for (int p = 0; p < POOLS; p++)
+      for (int i = 0; i < STREAMS_PER_POOL; i++)
+        if (d->pool[p][i] != NULL) c10c__cuda.cuStreamDestroy(d->pool[p][i]);
+    memset(d->pool, 0, sizeof d->pool);
+  } else {
+    d->created = true;
+  }
+  c10c_status restore = c10c__cuda_activate(c10c__cuda_current());
+  return st != C10C_STATUS_OK ? st : restore;
+}
+
+/* The driver handle of a stream this library made; checks everything about the value. */
+static c10c_status stream_handle(CUstream *out, int *priority, c10c_stream s) {
+  c10c_status st = c10c__cuda_ensure();
+  if (st != C10C_STATUS_OK) return st;
+  if (s.device.type != C10C_DEVICE_TYPE_CUDA) {
+    char text[C10C_STREAM_STRING_MAX];
+    c10c_stream_to_string(text, sizeof text, s);
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Expected a CUDA stream, got %s", text);
+  }
+  c10c_device_index index = s.device.index;
+  st = resolve_index(&index);
+  if (st != C10C_STATUS_OK) return st;
+  if (s.id == 0) {
+    *out = NULL;
+    if (priority) *priority = 0;
+    return C10C_STATUS_OK;
+  }
+  int type = (int)((s.id >> 1) & ((1 << TYPE_BITS) - 1));
+  uint64_t slot = (uint64_t)s.id >> (TYPE_BITS + 1);
+  pthread_mutex_lock(&streams_lock);
+  bool known = (s.id & 1) && (type == TYPE_NORMAL || type == TYPE_HIGH) &&
+               slot < STREAMS_PER_POOL && devices[index].created;
+  if (known) {
+    *out = devices[index].pool[type - 1][slot];
+    if (priority) *priority = type == TYPE_NORMAL ? 0 : -1;
+  }
+  pthread_mutex_unlock(&streams_lock);
+  if (!known) {
+    char text[C10C_STREAM_STRING_MAX];
+    c10c_stream_to_string(text, sizeof text, s);
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "Unrecognized stream %s: not a stream this library made (external streams "
+                      "are not supported yet)",
+                      text);
+  }
+  return C10C_STATUS_OK;
+}
+
+static c10c_stream cuda_stream(c10c_device_index index, c10c_stream_id id) {
+  return (c10c_stream){{C10C_DEVICE_TYPE_CUDA, index}, id};
+}
+
+c10c_status c10c_cuda_default_stream(c10c_stream *out, c10c_device_index index) {
+  C10C__CHECK_NOT_NULL(out);
+  c10c_status st = resolve_index(&index);
+  if (st == C10C_STATUS_OK) *out = cuda_stream(index, 0);
+  return st;
+}
+
+c10c_status c10c_cuda_stream_from_pool(c10c_stream *out, int priority, c10c_device_index index) {
+  C10C__CHECK_NOT_NULL(out);
+  c10c_status st = resolve_index(&index);
+  if (st != C10C_STATUS_OK) return st;
+  pthread_mutex_lock(&streams_lock);
+  st = create_pools(index);
+  if (st == C10C_STATUS_OK) {
+    int pool = priority < 0 ? 1 : 0;
+    unsigned slot = devices[index].next[pool]++ % STREAMS_PER_POOL;
+    *out = cuda_stream(index, make_id(pool == 0 ? TYPE_NORMAL : TYPE_HIGH, slot));
+  }
+  pthread_mutex_unlock(&streams_lock);
+  return st;
+}
+
+c10c_status c10c_cuda_current_stream(c10c_stream *out, c10c_device_index index) {
+  C10C__CHECK_NOT_NULL(out);
+  c10c_status st = resolve_index(&index);
+  if (st == C10C_STATUS_OK) *out = cuda_stream(index, current_ids[index]);
+  return st;
+}
+
+c10c_status c10c_cuda_set_current_stream(c10c_stream stream) {
+  CUstream handle = NULL;
+  c10c_status st = stream_handle(&handle, NULL, stream);
+  if (st == C10C_STATUS_OK) current_ids[stream.device.index] = stream.id;
+  return st;
+}
+
+/* After a driver call made in the stream's device's context: back to the thread's device. */
+static c10c_status restore_device(c10c_status st) {
+  c10c_status restore = c10c__cuda_activate(c10c__cuda_current());
+  return st != C10C_STATUS_OK ? st : restore;
+}
+
+c10c_status c10c_cuda_stream_query(bool *done, c10c_stream stream) {
+  C10C__CHECK_NOT_NULL(done);
+  CUstream handle = NULL;
+  c10c_status st = stream_handle(&handle, NULL, stream);
+  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(stream.device.index);
+  if (st != C10C_STATUS_OK) return st;
+  CUresult r = c10c__cuda.cuStreamQuery(handle);
+  *done = r == 0;
+  return restore_device(r == CUDA_ERROR_NOT_READY ? C10C_STATUS_OK
+                                                  : c10c__cuda_check(r, "cuStreamQuery"));
+}
+
+c10c_status c10c_cuda_stream_synchronize(c10c_stream stream) {
+  CUstream handle = NULL;
+  c10c_status st = stream_handle(&handle, NULL, stream);
+  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(stream.device.index);
+  if (st != C10C_STATUS_OK) return st;
+  return restore_device(
+      c10c__cuda_check(c10c__cuda.cuStreamSynchronize(handle), "cuStreamSynchronize"));
+}
+
+c10c_status c10c_cuda_stream_handle(void **out, c10c_stream stream) {
+  C10C__CHECK_NOT_NULL(out);
+  CUstream handle = NULL;
+  c10c_status st = stream_handle(&handle, NULL, stream);
+  if (st == C10C_STATUS_OK) *out = handle;
+  return st;
+}
+
+c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream) {
+  C10C__CHECK_NOT_NULL(out);
+  CUstream handle = NULL;
+  return stream_handle(&handle, out, stream);
+}
+
+/* ---- events ---- */
+
+struct c10c_cuda_event {
+  CUevent handle; /* NULL until the first record */
+  c10c_device_index device;
+  bool timing;
+  bool recorded;
+};
+
+c10c_status c10c_cuda_event_new(c10c_cuda_event **out, bool enable_timing) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = c10c__calloc(1, sizeof **out);
+  if (*out == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory making an event");
+  (*out)->device = -1;
+  (*out)->timing = enable_timing;
+  return C10C_STATUS_OK;
+}
+
+void c10c_cuda_event_free(c10c_cuda_event *event) {
+  if (event == NULL) return;
+  if (event->handle != NULL && c10c__cuda.cuEventDestroy != NULL)
+    c10c__cuda.cuEventDestroy(event->handle); /* a failure here has no one to report to */
+  c10c__free(event);
+}
+
+c10c_status c10c_cuda_event_record(c10c_cuda_event *event, c10c_stream stream) {
+  C10C__CHECK_NOT_NULL(event);
+  CUstream handle = NULL;
+  c10c_status st = stream_handle(&handle, NULL, stream);
+  if (st != C10C_STATUS_OK) return st;
+  if (event->device >= 0 && event->device != stream.device.index)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "Event device %d does not match recording stream's device %d.",
+                      (int)event->device, (int)stream.device.index);
+  st = c10c__cuda_activate(stream.device.index);
+  if (st != C10C_STATUS_OK) return st;
+  if (event->handle == NULL) {
+    st = c10c__cuda_check(
+        c10c__cuda.cuEventCreate(&event->handle,
+                                 event->timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
+        "cuEventCreate");
+    if (st == C10C_STATUS_OK) event->device = stream.device.index;
+  }
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuEventRecord(event->handle, handle), "cuEventRecord");
+  if (st == C10C_STATUS_OK) event->recorded = true;
+  return restore_device(st);
+}
+
+c10c_status c10c_cuda_event_query(bool *done, c10c_cuda_event *event) {
+  C10C__CHECK_NOT_NULL(done);
+  C10C__CHECK_NOT_NULL(event);
+  *done = true;
+  if (!event->recorded) return C10C_STATUS_OK;
+  CUresult r = c10c__cuda.cuEventQuery(event->handle);
+  *done = r == 0;
+  return r == CUDA_ERROR_NOT_READY ? C10C_STATUS_OK : c10c__cuda_check(r, "cuEventQuery");
+}
+
+c10c_status c10c_cuda_event_synchronize(c10c_cuda_event *event) {
+  C10C__CHECK_NOT_NULL(event);
+  if (!event->recorded) return C10C_STATUS_OK;
+  return c10c__cuda_check(c10c__cuda.cuEventSynchronize(event->handle), "cuEventSynchronize");
+}
+
+c10c_status c10c_cuda_event_wait(c10c_cuda_event *event, c10c_stream stream) {
+  C10C__CHECK_NOT_NULL(event);
+  CUstream handle = NULL;
+  c10c_status st = stream_handle(&handle, NULL, stream);
+  if (st != C10C_STATUS_OK || !event->recorded) return st;
+  st = c10c__cuda_activate(stream.device.index);
+  if (st != C10C_STATUS_OK) return st;
+  return restore_device(c10c__cuda_check(c10c__cuda.cuStreamWaitEvent(handle, event->handle, 0),
+                                         "cuStreamWaitEvent"));
+}
+
+c10c_status c10c_cuda_event_elapsed_time(float *ms, c10c_cuda_event *start, c10c_cuda_event *end) {
+  C10C__CHECK_NOT_NULL(ms);
+  C10C__CHECK_NOT_NULL(start);
+  C10C__CHECK_NOT_NULL(end);
+  if (!start->timing || !end->timing)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "Both events must be created with argument 'enable_timing=True'.");
+  if (!start->recorded || !end->recorded)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "Both events must be recorded before calculating elapsed time.");
+  bool a = false, b = false;
+  c10c_status st = c10c_cuda_event_query(&a, start);
+  if (st == C10C_STATUS_OK) st = c10c_cuda_event_query(&b, end);
+  if (st != C10C_STATUS_OK) return st;
+  if (!a || !b)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "Both events must be completed before calculating elapsed time.");
+  return c10c__cuda_check(c10c__cuda.cuEventElapsedTime(ms, start->handle, end->handle),
+                          "cuEventElapsedTime");
+}
