@@ -59,12 +59,7 @@ static bool forked; /* this process is a child forked after the driver was initi
 static CUcontext primary[C10C_CUDA_MAX_DEVICES];
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#if defined(__GNUC__) || defined(__clang__)
-#define TLS_FAST __attribute__((tls_model("initial-exec")))
-#else
-#define TLS_FAST
-#endif
-static _Thread_local c10c_device_index current_device TLS_FAST;
+static _Thread_local c10c_device_index current_device; /* not hot: the default TLS model */
 
 static void after_fork_in_child(void) {
   if (state == AVAILABLE) forked = true;

@@ -21,12 +21,9 @@ typedef struct device_streams {
 static device_streams devices[C10C_CUDA_MAX_DEVICES];
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#if defined(__GNUC__) || defined(__clang__)
-#define TLS_FAST __attribute__((tls_model("initial-exec")))
-#else
-#define TLS_FAST
-#endif
-static _Thread_local c10c_stream_id current_ids[C10C_CUDA_MAX_DEVICES] TLS_FAST;
+/* Not initial-exec (unlike the hot thread-locals elsewhere): 512 bytes would not fit the small
+ * static TLS reserve glibc keeps for libraries loaded with dlopen, as pyc10 loads libc10c. */
+static _Thread_local c10c_stream_id current_ids[C10C_CUDA_MAX_DEVICES];
 
 static c10c_stream_id make_id(int type, unsigned index) {
   return ((c10c_stream_id)index << (TYPE_BITS + 1)) | ((c10c_stream_id)type << 1) | 1;
