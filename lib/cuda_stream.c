@@ -21,9 +21,45 @@ typedef struct device_streams {
 static device_streams devices[C10C_CUDA_MAX_DEVICES];
 static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Not initial-exec (unlike the hot thread-locals elsewhere): 512 bytes would not fit the small
- * static TLS reserve glibc keeps for libraries loaded with dlopen, as pyc10 loads libc10c. */
-static _Thread_local c10c_stream_id current_ids[C10C_CUDA_MAX_DEVICES];
+/* Each thread's current stream ids, one per device, allocated on the first set (NULL: every
+ * device on its default stream). Not a _Thread_local array: libc10c's thread-locals live in the
+ * small static TLS reserve glibc keeps for libraries loaded with dlopen (as pyc10 loads it),
+ * and 512 more bytes did not fit. */
+static pthread_key_t ids_key;
+static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
+static bool ids_key_ok;
+
+static void free_ids(void *ids) { c10c__free(ids); }
+
+static void make_ids_key(void) { ids_key_ok = pthread_key_create(&ids_key, free_ids) == 0; }
+
+/* A host that unloads libc10c must not have threads call free_ids afterwards. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void forget_ids_key(void) {
+  if (ids_key_ok) pthread_key_delete(ids_key);
+}
+#endif
+
+static c10c_stream_id current_id(c10c_device_index index) {
+  pthread_once(&ids_once, make_ids_key);
+  c10c_stream_id *ids = ids_key_ok ? pthread_getspecific(ids_key) : NULL;
+  return ids != NULL ? ids[index] : 0;
+}
+
+static c10c_status set_current_id(c10c_device_index index, c10c_stream_id id) {
+  pthread_once(&ids_once, make_ids_key);
+  c10c_stream_id *ids = ids_key_ok ? pthread_getspecific(ids_key) : NULL;
+  if (ids == NULL) {
+    if (id == 0) return C10C_STATUS_OK; /* already the default */
+    ids = ids_key_ok ? c10c__calloc(C10C_CUDA_MAX_DEVICES, sizeof *ids) : NULL;
+    if (ids == NULL || pthread_setspecific(ids_key, ids) != 0) {
+      c10c__free(ids);
+      return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory keeping the current stream");
+    }
+  }
+  ids[index] = id;
+  return C10C_STATUS_OK;
+}
 
 static c10c_stream_id make_id(int type, unsigned index) {
   return ((c10c_stream_id)index << (TYPE_BITS + 1)) | ((c10c_stream_id)type << 1) | 1;
@@ -126,14 +162,14 @@ c10c_status c10c_cuda_stream_from_pool(c10c_stream *out, int priority, c10c_devi
 c10c_status c10c_cuda_current_stream(c10c_stream *out, c10c_device_index index) {
   C10C__CHECK_NOT_NULL(out);
   c10c_status st = resolve_index(&index);
-  if (st == C10C_STATUS_OK) *out = cuda_stream(index, current_ids[index]);
+  if (st == C10C_STATUS_OK) *out = cuda_stream(index, current_id(index));
   return st;
 }
 
 c10c_status c10c_cuda_set_current_stream(c10c_stream stream) {
   CUstream handle = NULL;
   c10c_status st = stream_handle(&handle, NULL, stream);
-  if (st == C10C_STATUS_OK) current_ids[stream.device.index] = stream.id;
+  if (st == C10C_STATUS_OK) st = set_current_id(stream.device.index, stream.id);
   return st;
 }
 

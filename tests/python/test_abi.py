@@ -85,6 +85,8 @@ def test_every_struct_has_the_headers_layout():
         "struct c10c_weak_storage",
         "c10c_tensor",
         "struct c10c_tensor",
+        "c10c_cuda_event",
+        "struct c10c_cuda_event",
     }
     assert ffi.sizeof("c10c_data_ptr") == 32
     assert ffi.sizeof("c10c_stat") == 32
@@ -187,3 +189,24 @@ def test_c_program_builds_against_the_wheels_headers_and_library(tmp_path):
         subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.strip()
         == "10"
     )
+
+
+def test_thread_locals_fit_the_static_tls_reserve_for_dlopen():
+    """libc10c reads its hottest thread-locals with the initial-exec TLS model, so its whole TLS
+    block must fit the static reserve glibc keeps for libraries loaded with dlopen (pyc10 loads
+    it that way; the reserve is shared with every other such library and is ~1.6 KiB by
+    default). A 512-byte array once made a fresh interpreter fail to import pyc10 ("cannot
+    allocate memory in static TLS block"): keep the block small."""
+    import struct
+
+    with open(pyc10.get_library_path(), "rb") as f:
+        data = f.read()
+    assert data[:4] == b"\x7fELF" and data[4] == 2  # 64-bit
+    (phoff,) = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    tls = [
+        struct.unpack_from("<Q", data, phoff + i * phentsize + 0x28)[0]  # p_memsz
+        for i in range(phnum)
+        if struct.unpack_from("<I", data, phoff + i * phentsize)[0] == 7  # PT_TLS
+    ]
+    assert tls and tls[0] <= 1152, f"libc10c's TLS block is {tls[0]} bytes"
