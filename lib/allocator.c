@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "allocator_internal.h"
+#include "cuda_internal.h"
 #include "sysmem.h"
 
 enum { CPU_ALIGNMENT = 64 };
@@ -245,6 +246,7 @@ c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_typ
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
   c10c_allocator *a = atomic_load_explicit(&registry[device_type], memory_order_acquire);
   if (a == NULL && device_type == C10C_DEVICE_TYPE_CPU) a = c10c_cpu_caching_allocator();
+  if (a == NULL && device_type == C10C_DEVICE_TYPE_CUDA) a = c10c__cuda_allocator();
   if (a == NULL)
     return c10c__fail(C10C_STATUS_UNAVAILABLE, "Allocator for %s is not set.",
                       c10c__device_type_name(device_type, false));

@@ -5,6 +5,7 @@
  * memcpy or a fixed-width element loop inside. */
 #include <string.h>
 
+#include "cuda_internal.h"
 #include "geometry.h"
 #include "sysmem.h"
 #include "tensor_internal.h"
@@ -156,9 +157,13 @@ static void loop_run(const loop *l, char *d, const char *s, size_t item) {
   }
 }
 
-/* Data is only reachable from the host for CPU tensors so far. */
+static bool is_cuda(const c10c_tensor *t) {
+  return c10c_tensor_device(t).type == C10C_DEVICE_TYPE_CUDA;
+}
+
+/* Data is reachable from the host for CPU tensors, and through the driver for CUDA ones. */
 static c10c_status check_device(const c10c_tensor *t) {
-  if (c10c_tensor_device(t).type != C10C_DEVICE_TYPE_CPU)
+  if (c10c_tensor_device(t).type != C10C_DEVICE_TYPE_CPU && !is_cuda(t))
     return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
                       "copies and fills of %s tensors are not implemented yet",
                       c10c_device_type_name(c10c_tensor_device(t).type, false));
@@ -257,13 +262,75 @@ static c10c_status strided_write(c10c_tensor *dst, const c10c_tensor *src, const
   return C10C_STATUS_OK;
 }
 
+static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src);
+
+static c10c_status needs_kernel(const char *what) {
+  return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                    "%s of CUDA tensors that are not non-overlapping and dense needs a CUDA kernel "
+                    "(not implemented yet)",
+                    what);
+}
+
+/* A CPU tensor with t's sizes and strides, for staging t's bytes on the host. */
+static c10c_status host_twin(c10c_tensor **out, const c10c_tensor *t) {
+  return c10c_tensor_empty_strided(out, c10c_tensor_sizes(t), c10c_tensor_strides(t),
+                                   c10c_tensor_dim(t), c10c_tensor_dtype(t),
+                                   (c10c_device){C10C_DEVICE_TYPE_CPU, -1});
+}
+
+static size_t span_bytes(const c10c_tensor *t) {
+  return (size_t)c10c_tensor_numel(t) * c10c_tensor_itemsize(t);
+}
+
+static c10c_device_index where(const c10c_tensor *t) {
+  return is_cuda(t) ? c10c_tensor_device(t).index : -1;
+}
+
+static bool same_geometry(const c10c_tensor *a, const c10c_tensor *b) {
+  size_t n = c10c_tensor_dim(a);
+  return n == c10c_tensor_dim(b) &&
+         (n == 0 || (!memcmp(c10c_tensor_sizes(a), c10c_tensor_sizes(b), n * sizeof(int64_t)) &&
+                     !memcmp(c10c_tensor_strides(a), c10c_tensor_strides(b), n * sizeof(int64_t))));
+}
+
+/* copy_ with a CUDA tensor on either side, without kernels: dense tensors of one layout are one
+ * driver copy of their bytes; anything else is arranged on the host (a dense CUDA side staged
+ * there) with the CPU copy doing the strides and broadcasting. */
+static c10c_status cuda_copy(c10c_tensor *dst, const c10c_tensor *src) {
+  c10c_status st = check_broadcast(dst, src);
+  if (st != C10C_STATUS_OK || c10c_tensor_numel(dst) == 0) return st;
+  bool dst_dense = c10c_tensor_is_non_overlapping_and_dense(dst);
+  bool src_dense = c10c_tensor_is_non_overlapping_and_dense(src);
+  if (dst_dense && src_dense && same_geometry(dst, src))
+    return c10c__cuda_memcpy(c10c_tensor_data(dst), where(dst), c10c_tensor_data(src), where(src),
+                             span_bytes(dst));
+  c10c_tensor *staged = NULL;
+  if (!is_cuda(dst)) { /* from a CUDA tensor: its bytes to the host, then a CPU copy */
+    if (!src_dense) return needs_kernel("copy_ from a layout");
+    st = host_twin(&staged, src);
+    if (st == C10C_STATUS_OK)
+      st = c10c__cuda_memcpy(c10c_tensor_data(staged), -1, c10c_tensor_data(src), where(src),
+                             span_bytes(src));
+    if (st == C10C_STATUS_OK) st = copy_impl(dst, staged);
+  } else if (!is_cuda(src)) { /* to a CUDA tensor: arranged on the host, then its bytes */
+    if (!dst_dense) return needs_kernel("copy_ into a layout");
+    st = host_twin(&staged, dst);
+    if (st == C10C_STATUS_OK) st = copy_impl(staged, src);
+    if (st == C10C_STATUS_OK)
+      st = c10c__cuda_memcpy(c10c_tensor_data(dst), where(dst), c10c_tensor_data(staged), -1,
+                             span_bytes(dst));
+  } else {
+    st = needs_kernel("copy_ between CUDA tensors of different layouts, or");
+  }
+  c10c_tensor_release(staged);
+  return st;
+}
+
 /* copy_ without the version bump and inference check: also the second half of clone. */
 static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
   c10c_status st = check_device(dst);
+  if (st == C10C_STATUS_OK) st = check_device(src);
   if (st != C10C_STATUS_OK) return st;
-  if (c10c_tensor_device(src).type != C10C_DEVICE_TYPE_CPU)
-    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED, "copies from %s tensors are not implemented yet",
-                      c10c_device_type_name(c10c_tensor_device(src).type, false));
   if (c10c_tensor_dtype(dst) != c10c_tensor_dtype(src))
     return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
                       "copy_ from %s to %s: copies between dtypes are not implemented yet",
@@ -280,6 +347,7 @@ static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
   if (same) return C10C_STATUS_OK;
   if (has_internal_overlap(dst)) return c10c__fail(C10C_STATUS_ERROR, internal_overlap_message);
   if (partially_overlap(dst, src)) return c10c__fail(C10C_STATUS_ERROR, partial_overlap_message);
+  if (is_cuda(dst) || is_cuda(src)) return cuda_copy(dst, src);
   st = check_broadcast(dst, src);
   if (st == C10C_STATUS_OK && c10c_tensor_numel(dst) > 0) st = strided_write(dst, src, NULL);
   return st;
@@ -299,6 +367,19 @@ static const unsigned char zero_bytes[64];
 static c10c_status fill_impl(c10c_tensor *tensor, const void *value) {
   c10c_status st = check_device(tensor);
   if (st != C10C_STATUS_OK || c10c_tensor_numel(tensor) == 0) return st;
+  if (is_cuda(tensor)) { /* zeros by the driver's memset; a value through a filled host twin */
+    if (!c10c_tensor_is_non_overlapping_and_dense(tensor)) return needs_kernel("fill_");
+    if (value == NULL)
+      return c10c__cuda_memzero(c10c_tensor_data(tensor), where(tensor), span_bytes(tensor));
+    c10c_tensor *staged = NULL;
+    st = host_twin(&staged, tensor);
+    if (st == C10C_STATUS_OK) st = strided_write(staged, NULL, value);
+    if (st == C10C_STATUS_OK)
+      st = c10c__cuda_memcpy(c10c_tensor_data(tensor), where(tensor), c10c_tensor_data(staged), -1,
+                             span_bytes(tensor));
+    c10c_tensor_release(staged);
+    return st;
+  }
   if (value == NULL) {
     if (c10c_tensor_itemsize(tensor) > sizeof zero_bytes)
       return c10c__fail(C10C_STATUS_INTERNAL, "zero_: itemsize above 64 bytes");

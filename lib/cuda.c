@@ -33,6 +33,10 @@ c10c__cuda_driver c10c__cuda;
   X(cuMemAlloc, "cuMemAlloc_v2")                                \
   X(cuMemFree, "cuMemFree_v2")                                  \
   X(cuMemGetInfo, "cuMemGetInfo_v2")                            \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                            \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                            \
+  X(cuMemcpyDtoD, "cuMemcpyDtoD_v2")                            \
+  X(cuMemsetD8, "cuMemsetD8_v2")                                \
   X(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange") \
   X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority")   \
   X(cuStreamDestroy, "cuStreamDestroy_v2")                      \

@@ -4,6 +4,7 @@
 #ifndef C10C_CUDA_INTERNAL_H
 #define C10C_CUDA_INTERNAL_H
 
+#include "c10c/allocator.h"
 #include "c10c/cuda.h"
 
 typedef int CUresult; /* cudaError_enum */
@@ -37,6 +38,10 @@ typedef struct c10c__cuda_driver {
   CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);
   CUresult (*cuMemFree)(CUdeviceptr ptr);
   CUresult (*cuMemGetInfo)(size_t *free_bytes, size_t *total_bytes);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
+  CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+  CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t count);
   CUresult (*cuCtxGetStreamPriorityRange)(int *least, int *greatest);
   CUresult (*cuStreamCreateWithPriority)(CUstream *stream, unsigned int flags, int priority);
   CUresult (*cuStreamDestroy)(CUstream stream);
@@ -71,5 +76,18 @@ c10c_device_index c10c__cuda_current(void);
 
 /* Number of devices once loaded. */
 int c10c__cuda_count(void);
+
+/* The built-in allocator of CUDA memory (cuMemAlloc_v2 on the current device, no caching:
+ * PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING=1 behaviour), what the registry gives for CUDA until
+ * a host installs another. */
+c10c_allocator *c10c__cuda_allocator(void);
+
+/* Copies bytes between host and device memory or within devices (pointers into CUDA storages
+ * carry their device: src_device/dst_device, -1 for host memory). */
+c10c_status c10c__cuda_memcpy(void *dst, c10c_device_index dst_device, const void *src,
+                              c10c_device_index src_device, size_t bytes);
+
+/* Sets bytes of device memory to zero. */
+c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes);
 
 #endif /* C10C_CUDA_INTERNAL_H */

@@ -160,7 +160,23 @@ static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset,
 static c10c_status make_with_new_storage(c10c_tensor **out, c10c_tensor *t, int64_t nbytes,
                                          c10c_dtype dtype, c10c_device device) {
   c10c_storage *storage = NULL;
-  c10c_status st = c10c_storage_new(&storage, nbytes, NULL, device.type, true);
+  c10c_status st;
+  if (device.type == C10C_DEVICE_TYPE_CUDA) {
+    /* as ATen's empty_cuda: allocate under a guard of the device ("cuda" is the current one) */
+    c10c_cuda_device_guard guard = {-1, -1};
+    st = device.index < 0 ? c10c_cuda_current_device(&device.index) : C10C_STATUS_OK;
+    if (st == C10C_STATUS_OK) st = c10c_cuda_device_guard_enter(&guard, device.index);
+    if (st == C10C_STATUS_OK) st = c10c_storage_new(&storage, nbytes, NULL, device.type, true);
+    c10c_status restored = c10c_cuda_device_guard_exit(&guard);
+    if (st == C10C_STATUS_OK) st = restored;
+    if (st != C10C_STATUS_OK) {
+      c10c_storage_release(storage);
+      c10c_tensor_release(t);
+      return st;
+    }
+  } else {
+    st = c10c_storage_new(&storage, nbytes, NULL, device.type, true);
+  }
   /* CPU tensors carry no index (torch.empty(device="cpu:0").device is cpu); others keep it. */
   if (device.type == C10C_DEVICE_TYPE_CPU) device.index = -1;
   if (st == C10C_STATUS_OK) {

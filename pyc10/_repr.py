@@ -108,17 +108,23 @@ _DEFAULT_DTYPES = ("float32", "int64", "bool", "complex64")
 
 
 def tensor_repr(t: Any) -> str | None:
-    """Torch's repr of a CPU tensor of a real numpy-representable dtype, else None."""
+    """Torch's repr of a CPU or CUDA tensor of a real numpy-representable dtype, else None."""
     d = t.dtype
-    if d.is_complex or t.device.type != "cpu":
+    if d.is_complex or t.device.type not in ("cpu", "cuda"):
         return None
+    suffixes = []
+    if t.device.type == "cuda":  # torch's Note [Print tensor device]: the device comes first
+        suffixes.append(f"device='{t.device}'")
+        try:
+            t = t.cpu()
+        except RuntimeError:  # a layout a copy cannot handle yet: the metadata repr
+            return None
     try:
         a = t.numpy()
     except TypeError:
         return None
     prefix = "tensor("
     indent = len(prefix)
-    suffixes = []
     if t.numel() == 0 and t.dim() != 1:
         suffixes.append(f"size={tuple(t.shape)}")
     # an empty tensor has no values to tell an int64 from a float: only float32 goes unnamed

@@ -600,6 +600,50 @@ class Tensor(_ctensor.TensorBase):
         """A copy with its own storage; preserve_format keeps dense strides, as torch."""
         return self._view_call(lib.c10c_tensor_clone, _check_format(memory_format, "clone").value)
 
+    # ---- devices ----
+
+    @property
+    def is_cuda(self) -> bool:
+        """Whether the tensor is on a CUDA device."""
+        return bool(self.device.type == "cuda")
+
+    def to(self, device: Any = None, *, copy: bool = False) -> Tensor:
+        """The tensor on ``device`` (self when already there, unless ``copy``), as torch.
+
+        Only moves between devices so far: dtype conversions are not implemented yet.
+        """
+        target = self.device if device is None else _device_cls(device)
+        if target.type == "cuda" and target.index is None:
+            from . import cuda
+
+            target = _device_cls("cuda", cuda.current_device())
+        if target == self.device and not copy:
+            return self
+        out = empty_strided(
+            tuple(self.shape), self._dense_strides(), dtype=self.dtype, device=target
+        )
+        return out.copy_(self)
+
+    def _dense_strides(self) -> tuple[int, ...]:
+        """The strides a copy keeps (preserve_format's rule): ours when dense, else row-major."""
+        if self._is_non_overlapping_and_dense():
+            return tuple(self.stride())
+        out, step = [], 1
+        for size in reversed(self.shape):
+            out.append(step)
+            step *= max(size, 1)
+        return tuple(reversed(out))
+
+    def cpu(self) -> Tensor:
+        """The tensor in host memory (self when it is there already)."""
+        return self.to(_CPU)
+
+    def cuda(self, device: Any = None) -> Tensor:
+        """The tensor on a CUDA device (the current one by default)."""
+        if device is None:
+            return self.to("cuda")
+        return self.to(device if not isinstance(device, int) else _device_cls("cuda", device))
+
     def contiguous(self, memory_format: memory_format = _CONTIGUOUS) -> Tensor:
         """Return self when contiguous in memory_format, else a contiguous copy."""
         fmt = _check_format(memory_format, "contiguous")
@@ -643,15 +687,15 @@ class Tensor(_ctensor.TensorBase):
         return a.copy() if force else a
 
     def tolist(self) -> Any:
-        """The elements as (nested) Python lists of Python numbers."""
-        return self.numpy().tolist()
+        """The elements as (nested) Python lists of Python numbers (copied from a device)."""
+        return self.cpu().numpy().tolist()
 
     def item(self) -> Any:
         """The one element as a Python number."""
         n = self.numel()
         if n != 1:
             raise C10RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-        return self.numpy().reshape(()).item()
+        return self.cpu().numpy().reshape(()).item()
 
     def __repr__(self) -> str:
         """Torch's format (``tensor([[0., 1.], ...])``) for CPU tensors numpy can read."""

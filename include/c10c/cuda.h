@@ -13,6 +13,13 @@
  * subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method".
  *
  * The current device is per thread (0 until set), as c10's CUDA device guard keeps it.
+ *
+ * Tensors on cuda:N (c10c_tensor_empty and friends) allocate through the allocator registry,
+ * which for CUDA defaults to the built-in driver allocator (cuMemAlloc_v2, no caching yet:
+ * PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING=1 behaviour), on device N under a device guard.
+ * copy_, clone, zero_ and fill_ work without kernels: one driver copy (or memset) for dense
+ * tensors of one layout, otherwise arranged on the host; what would need a kernel (a copy into
+ * or out of a non-dense CUDA layout) returns C10C_STATUS_NOT_IMPLEMENTED.
  */
 #ifndef C10C_CUDA_H
 #define C10C_CUDA_H

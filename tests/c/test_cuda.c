@@ -299,6 +299,89 @@ TEST(stream_work_and_events_on_the_stand_ins_clock) {
   ASSERT_EQ(stub_calls("cuEventDestroy_v2"), 3);
 }
 
+static long stub_long(const char *symbol, int arg) {
+  long (*fn)(int) = NULL;
+  void *address = stub(symbol);
+  memcpy(&fn, &address, sizeof address);
+  return fn ? fn(arg) : -1;
+}
+
+TEST(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver) {
+  const c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1}, cuda1 = {C10C_DEVICE_TYPE_CUDA, 1};
+  ASSERT_OK(c10c_cuda_set_device(0));
+  int64_t sizes[2] = {3, 4};
+  c10c_tensor *host = NULL, *dev = NULL, *back = NULL, *t = NULL, *clone = NULL, *cur = NULL;
+  ASSERT_OK(c10c_tensor_empty(&host, sizes, 2, C10C_DTYPE_FLOAT32, cpu, 0));
+  float *h = c10c_tensor_data(host);
+  for (int i = 0; i < 12; i++) h[i] = (float)i;
+  ASSERT_OK(c10c_tensor_empty(&dev, sizes, 2, C10C_DTYPE_FLOAT32, cuda1, 0));
+  c10c_device d = c10c_tensor_device(dev);
+  ASSERT_TRUE(d.type == C10C_DEVICE_TYPE_CUDA && d.index == 1);
+  ASSERT_EQ(stub_long("c10c_stub_used", 1), 48); /* on device 1, though device 0 is current */
+  c10c_device_index now;
+  ASSERT_OK(c10c_cuda_current_device(&now));
+  ASSERT_EQ(now, 0);
+  ASSERT_OK(c10c_tensor_copy_(dev, host)); /* host to device: one driver copy */
+  ASSERT_OK(c10c_tensor_empty(&back, sizes, 2, C10C_DTYPE_FLOAT32, cpu, 0));
+  ASSERT_OK(c10c_tensor_transpose(&t, back, 0, 0));
+  ASSERT_OK(c10c_tensor_copy_(back, dev)); /* and back */
+  ASSERT_TRUE(memcmp(c10c_tensor_data(back), h, 48) == 0);
+  /* a transposed host source is arranged on the host first */
+  c10c_tensor *ht = NULL, *dt = NULL;
+  ASSERT_OK(c10c_tensor_transpose(&ht, host, 0, 1));
+  int64_t tsizes[2] = {4, 3};
+  ASSERT_OK(c10c_tensor_empty(&dt, tsizes, 2, C10C_DTYPE_FLOAT32, cuda1, 0));
+  ASSERT_OK(c10c_tensor_copy_(dt, ht));
+  c10c_tensor *hb = NULL;
+  ASSERT_OK(c10c_tensor_empty(&hb, tsizes, 2, C10C_DTYPE_FLOAT32, cpu, 0));
+  ASSERT_OK(c10c_tensor_copy_(hb, dt));
+  ASSERT_TRUE(((float *)c10c_tensor_data(hb))[1] == 4.0f); /* hb[0][1] = host[1][0] */
+  /* a CUDA clone is a device-to-device copy; zero_ and fill_ work on dense CUDA tensors */
+  ASSERT_OK(c10c_tensor_clone(&clone, dev, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_OK(c10c_tensor_zero_(dev));
+  ASSERT_OK(c10c_tensor_copy_(back, dev));
+  ASSERT_TRUE(((float *)c10c_tensor_data(back))[11] == 0.0f);
+  ASSERT_OK(c10c_tensor_copy_(back, clone));
+  ASSERT_TRUE(((float *)c10c_tensor_data(back))[11] == 11.0f);
+  float two = 2.0f;
+  ASSERT_OK(c10c_tensor_fill_(clone, &two));
+  ASSERT_OK(c10c_tensor_copy_(back, clone));
+  ASSERT_TRUE(((float *)c10c_tensor_data(back))[5] == 2.0f);
+  /* what needs a kernel says so */
+  c10c_tensor *strided = NULL;
+  c10c_tensor *host_strided = NULL;
+  ASSERT_OK(c10c_tensor_slice(&strided, dev, 1, 0, 4, 2));
+  ASSERT_OK(c10c_tensor_slice(&host_strided, host, 1, 0, 4, 2));
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(strided, host_strided));
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(host_strided, strided));
+  c10c_tensor_release(host_strided);
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_fill_(strided, &two));
+  /* "cuda" alone is the current device */
+  ASSERT_OK(c10c_tensor_empty(&cur, sizes, 2, C10C_DTYPE_FLOAT32,
+                              (c10c_device){C10C_DEVICE_TYPE_CUDA, -1}, 0));
+  ASSERT_EQ(c10c_tensor_device(cur).index, 0);
+  /* out of memory: the driver's refusal as PyTorch words it */
+  void (*set_capacity)(size_t) = NULL;
+  void *address = stub("c10c_stub_set_capacity");
+  memcpy(&set_capacity, &address, sizeof address);
+  set_capacity(1000);
+  int64_t big[1] = {1000};
+  c10c_tensor *huge = NULL;
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY,
+                c10c_tensor_empty(&huge, big, 1, C10C_DTYPE_FLOAT32, cuda1, 0));
+  const char *prefix =
+      "CUDA out of memory. Tried to allocate 3.91 KiB. GPU 1 has a total "
+      "capacity of 1000 bytes of which ";
+  ASSERT_TRUE(strncmp(c10c_last_error_message(), prefix, strlen(prefix)) == 0);
+  ASSERT_TRUE(huge == NULL);
+  set_capacity((size_t)1 << 30);
+  c10c_tensor *all[] = {host, dev, back, t, ht, dt, hb, clone, strided, cur};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) c10c_tensor_release(all[i]);
+  ASSERT_EQ(stub_long("c10c_stub_used", 0), 0);
+  ASSERT_EQ(stub_long("c10c_stub_used", 1), 0);
+  ASSERT_EQ(stub_long("c10c_stub_violations", 0), 0);
+}
+
 TEST(a_child_forked_after_init_is_refused) {
   ASSERT_TRUE(c10c_cuda_is_available());
   pid_t pid = fork();
@@ -319,9 +402,13 @@ TEST(a_child_forked_after_init_is_refused) {
 int main(int argc, char **argv) {
   scenario = argc > 1 ? argv[1] : "available";
   static const test_case available[] = {
-      T(first_use_from_many_threads_loads_once), T(current_device_is_per_thread_and_checked),
-      T(device_guard_restores_the_device),       T(device_queries_and_driver_errors),
-      T(streams_follow_c10s_pools_and_ids),      T(stream_work_and_events_on_the_stand_ins_clock),
+      T(first_use_from_many_threads_loads_once),
+      T(current_device_is_per_thread_and_checked),
+      T(device_guard_restores_the_device),
+      T(device_queries_and_driver_errors),
+      T(streams_follow_c10s_pools_and_ids),
+      T(stream_work_and_events_on_the_stand_ins_clock),
+      T(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver),
       T(a_child_forked_after_init_is_refused)};
   static const test_case unavailable[] = {T(unavailable_paths_say_why)};
   bool on = strcmp(scenario, "available") == 0;

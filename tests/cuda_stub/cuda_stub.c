@@ -305,6 +305,49 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr) {
 }
 #endif
 
+/* Whether [ptr, ptr + bytes) lies inside one live block (lock held); counts a violation if not. */
+static int inside_block(CUdeviceptr ptr, size_t bytes) {
+  for (block *b = live; b; b = b->next) {
+    CUdeviceptr start = (CUdeviceptr)(uintptr_t)(b->base + CANARY);
+    if (ptr >= start && bytes <= b->size && ptr - start <= b->size - bytes) return 1;
+  }
+  violations++;
+  return 0;
+}
+
+static CUresult copy_checked(void *dst, const void *src, size_t bytes, CUdeviceptr dcheck,
+                             CUdeviceptr scheck) {
+  pthread_mutex_lock(&lock);
+  int ok = (!dcheck || inside_block(dcheck, bytes)) && (!scheck || inside_block(scheck, bytes));
+  if (ok) memmove(dst, src, bytes);
+  pthread_mutex_unlock(&lock);
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+  ENTER("cuMemcpyHtoD_v2");
+  return copy_checked((void *)(uintptr_t)dst, src, bytes, dst, 0);
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+  ENTER("cuMemcpyDtoH_v2");
+  return copy_checked(dst, (const void *)(uintptr_t)src, bytes, 0, src);
+}
+
+EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  ENTER("cuMemcpyDtoD_v2");
+  return copy_checked((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes, dst, src);
+}
+
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t count) {
+  ENTER("cuMemsetD8_v2");
+  pthread_mutex_lock(&lock);
+  int ok = inside_block(dst, count);
+  if (ok) memset((void *)(uintptr_t)dst, value, count);
+  pthread_mutex_unlock(&lock);
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
   ENTER("cuMemGetInfo_v2");
   if (!current) return CUDA_ERROR_INVALID_CONTEXT;

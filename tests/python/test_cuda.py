@@ -200,3 +200,42 @@ def test_streams_and_events_through_the_stand_in(stub):
         "C10ValueError Both events must be recorded before calculating elapsed time.",
         "C10ValueError Event device 0 does not match recording stream's device 1.",
     ]
+
+
+def test_cuda_tensors_through_the_stand_in(stub):
+    out = run(
+        """
+        import numpy as np
+        import pyc10
+        a = pyc10.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+        g = a.cuda()
+        print(g.device, g.is_cuda, g.cpu().tolist(), g.cuda() is g, a.cpu() is a)
+        print(repr(g).replace(chr(10), " "))
+        h = a.t().to("cuda:1")  # a non-contiguous source arranged on the host
+        print(h.device, h.stride(), h.tolist(), h[2, 1].item())
+        z = pyc10.zeros(2, 2, device="cuda")
+        z.copy_(pyc10.ones(2, 2))
+        z[0].fill_(5.0)
+        print(z.tolist(), pyc10.empty(3, device="cuda:1").device)
+        try:
+            g.numpy()
+        except TypeError as e:
+            print(type(e).__name__)
+        try:
+            g[:, ::2].copy_(pyc10.zeros(2, 2))
+        except NotImplementedError as e:
+            print(type(e).__name__, str(e)[:40])
+        back = pyc10.from_dlpack(g.__dlpack__(max_version=(1, 0)))
+        print(g.__dlpack_device__(), back.device, back.data_ptr() == g.data_ptr())
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    assert out.splitlines() == [
+        "cuda:0 True [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] True True",
+        "tensor([[0., 1., 2.],         [3., 4., 5.]], device='cuda:0')",
+        "cuda:1 (1, 3) [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]] 5.0",
+        "[[5.0, 5.0], [1.0, 1.0]] cuda:1",
+        "C10TypeError",
+        "C10NotImplementedError copy_ into a layout of CUDA tensors that",
+        "(2, 0) cuda:0 True",
+    ]
