@@ -1,17 +1,14 @@
-/* CUDA memory without caching (cuMemAlloc_v2 / cuMemFree_v2 on the owning device), and byte
- * copies between host and device memory. The caching engine of issue 6 will sit on the same
- * driver calls; until then this is PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING=1 behaviour. */
+/* The CUDA caching allocator: PyTorch's caching engine (caching_engine.c) over segments from the
+ * driver (cuMemAlloc_v2 / cuMemFree_v2 on the owning device), keyed by the current device and its
+ * current stream; and byte copies between host and device memory. */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "allocator_internal.h"
+#include "caching_engine.h"
 #include "cuda_internal.h"
 #include "internal.h"
 #include "sysmem.h"
-
-typedef struct cuda_block {
-  CUdeviceptr ptr;
-  c10c_device_index device;
-} cuda_block;
 
 /* Runs the rest of a call with device's context current, then restores the thread's device. */
 static c10c_status restore(c10c_status st) {
@@ -19,67 +16,105 @@ static c10c_status restore(c10c_status st) {
   return st != C10C_STATUS_OK ? st : back;
 }
 
-static void cuda_free(void *ctx) {
-  cuda_block *b = ctx;
-  /* a failure here has no caller to report to; the driver keeps its own accounting */
-  if (c10c__cuda_activate(b->device) == C10C_STATUS_OK) {
-    c10c__cuda.cuMemFree(b->ptr);
-    restore(C10C_STATUS_OK);
-  }
-  c10c__free(b);
+/* ---- the engine's backend: segments from the driver ---- */
+
+static c10c_status segment_malloc(void *self, int device, size_t size, void **out) {
+  (void)self;
+  c10c_status st = c10c__cuda_activate((c10c_device_index)device);
+  if (st != C10C_STATUS_OK) return st;
+  CUdeviceptr ptr = 0;
+  CUresult r = c10c__cuda.cuMemAlloc(&ptr, size);
+  st = r == CUDA_ERROR_OUT_OF_MEMORY ? C10C_STATUS_OUT_OF_MEMORY
+                                     : c10c__cuda_check(r, "cuMemAlloc_v2");
+  if (st == C10C_STATUS_OK) *out = (void *)(uintptr_t)ptr;
+  return restore(st);
 }
 
-/* torch's format_size: "20.00 MiB" */
-static void format_size(char *out, size_t size, double bytes) {
-  static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 4) bytes /= 1024, u++;
-  if (u == 0)
-    snprintf(out, size, "%.0f %s", bytes, units[u]);
-  else
-    snprintf(out, size, "%.2f %s", bytes, units[u]);
+static void segment_free(void *self, int device, void *ptr, size_t size) {
+  (void)self, (void)size;
+  /* a failure here has no caller to report to; the driver keeps its own accounting */
+  if (c10c__cuda_activate((c10c_device_index)device) == C10C_STATUS_OK) {
+    c10c__cuda.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
+    restore(C10C_STATUS_OK);
+  }
+}
+
+static c10c_status segment_mem_info(void *self, int device, size_t *free_bytes, size_t *total) {
+  (void)self;
+  c10c_status st = c10c__cuda_activate((c10c_device_index)device);
+  if (st != C10C_STATUS_OK) return st;
+  return restore(c10c__cuda_check(c10c__cuda.cuMemGetInfo(free_bytes, total), "cuMemGetInfo_v2"));
+}
+
+static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static c10c__engine *engine;
+static c10c_status engine_status;
+
+static void make_engine(void) {
+  c10c__segment_backend backend = {segment_malloc, segment_free, segment_mem_info, NULL};
+  engine_status = c10c__engine_new(&engine, backend, c10c_cuda_device_count());
+}
+
+/* The process's CUDA caching engine (made on first use, once CUDA is known to be there). */
+static c10c_status get_engine(c10c__engine **out) {
+  c10c_status st = c10c__cuda_ensure();
+  if (st != C10C_STATUS_OK) return st;
+  pthread_once(&engine_once, make_engine);
+  if (engine == NULL)
+    return c10c__fail(engine_status != C10C_STATUS_OK ? engine_status : C10C_STATUS_INTERNAL,
+                      "the CUDA caching allocator could not be made");
+  *out = engine;
+  return C10C_STATUS_OK;
+}
+
+/* ---- the allocator: blocks of the current device for its current stream ---- */
+
+static void block_free(void *ctx) {
+  if (engine != NULL) c10c__engine_free(engine, ctx); /* an unknown pointer cannot reach here */
 }
 
 static c10c_status cuda_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
-  (void)self, (void)alignment; /* the driver aligns to 256 bytes */
-  c10c_device_index device = c10c__cuda_current();
-  c10c_status st = c10c__cuda_activate(device);
+  (void)self, (void)alignment; /* blocks are 512-byte aligned in 256-aligned segments */
+  c10c__engine *e = NULL;
+  c10c_status st = get_engine(&e);
   if (st != C10C_STATUS_OK) return st;
+  c10c_device_index device = c10c__cuda_current();
   out->device = (c10c_device){C10C_DEVICE_TYPE_CUDA, device};
-  if (nbytes == 0) return C10C_STATUS_OK;
-  cuda_block *b = c10c__malloc(sizeof *b);
-  if (b == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a block");
-  CUresult r = c10c__cuda.cuMemAlloc(&b->ptr, nbytes);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
-    size_t free_bytes = 0, total = 0;
-    c10c__cuda.cuMemGetInfo(&free_bytes, &total);
-    char want[32], cap[32], avail[32];
-    format_size(want, sizeof want, (double)nbytes);
-    format_size(cap, sizeof cap, (double)total);
-    format_size(avail, sizeof avail, (double)free_bytes);
-    c10c__free(b);
-    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
-                      "CUDA out of memory. Tried to allocate %s. GPU %d has a total capacity of %s "
-                      "of which %s is free.",
-                      want, (int)device, cap, avail);
-  }
-  st = c10c__cuda_check(r, "cuMemAlloc_v2");
-  if (st != C10C_STATUS_OK) {
-    c10c__free(b);
-    return st;
-  }
-  b->device = device;
-  out->data = (void *)(uintptr_t)b->ptr;
-  out->ctx = b;
-  out->deleter = cuda_free;
+  c10c_stream stream;
+  st = c10c_cuda_current_stream(&stream, device);
+  void *ptr = NULL;
+  if (st == C10C_STATUS_OK) st = c10c__engine_malloc(e, device, nbytes, stream.id, &ptr);
+  if (st != C10C_STATUS_OK || ptr == NULL) return st;
+  out->data = out->ctx = ptr;
+  out->deleter = block_free;
   return C10C_STATUS_OK;
+}
+
+static c10c_status cuda_stats(void *self, c10c_memory_stats *out) {
+  (void)self;
+  c10c__engine *e = NULL;
+  c10c_status st = get_engine(&e);
+  return st == C10C_STATUS_OK ? c10c__engine_stats(e, c10c__cuda_current(), out) : st;
+}
+
+static void cuda_empty_cache(void *self) {
+  (void)self;
+  if (engine != NULL) c10c__engine_empty_cache(engine);
+}
+
+static void cuda_reset_peaks(void *self) {
+  (void)self;
+  if (engine != NULL) c10c__engine_reset_peaks(engine, c10c__cuda_current());
 }
 
 static c10c_allocator cuda_allocator = {
     .obj = {.refcount = C10C__IMMORTAL_REF, .type = &c10c__immortal_type},
     .vt = {.struct_size = sizeof(c10c_allocator_vtable),
            .allocate = cuda_allocate,
-           .name = "cuda_native"},
+           .get_stats = cuda_stats,
+           .empty_cache = cuda_empty_cache,
+           .reset_peak_stats = cuda_reset_peaks,
+           .name = "cuda_caching"},
     .device_type = C10C_DEVICE_TYPE_CUDA,
     .builtin = true,
 };

@@ -77,9 +77,8 @@ c10c_device_index c10c__cuda_current(void);
 /* Number of devices once loaded. */
 int c10c__cuda_count(void);
 
-/* The built-in allocator of CUDA memory (cuMemAlloc_v2 on the current device, no caching:
- * PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING=1 behaviour), what the registry gives for CUDA until
- * a host installs another. */
+/* The built-in CUDA caching allocator (PyTorch's algorithm over driver segments), what the
+ * registry gives for CUDA until a host installs another. */
 c10c_allocator *c10c__cuda_allocator(void);
 
 /* Copies bytes between host and device memory or within devices (pointers into CUDA storages

@@ -154,8 +154,8 @@ C10C_API void c10c_data_ptr_free(c10c_data_ptr *data_ptr);
 C10C_API c10c_status c10c_allocator_set(c10c_allocator *allocator, int32_t priority);
 
 /* The installed allocator of a device type: by default the CPU caching allocator for CPU and,
- * for CUDA, the built-in driver allocator (cuMemAlloc on the current device, no caching yet;
- * its allocations fail with C10C_STATUS_UNAVAILABLE when CUDA is unavailable). Ownership: *out is
+ * for CUDA, the built-in caching allocator (PyTorch's algorithm over driver segments; its
+ * allocations fail with C10C_STATUS_UNAVAILABLE when CUDA is unavailable). Ownership: *out is
  * borrowed; retain it to keep it past a later c10c_allocator_set. Errors: C10C_STATUS_NULL_POINTER;
  * C10C_STATUS_INVALID_ARGUMENT (invalid type); C10C_STATUS_UNAVAILABLE "Allocator for <type> is
  * not set." when none is installed. */

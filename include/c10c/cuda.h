@@ -15,8 +15,10 @@
  * The current device is per thread (0 until set), as c10's CUDA device guard keeps it.
  *
  * Tensors on cuda:N (c10c_tensor_empty and friends) allocate through the allocator registry,
- * which for CUDA defaults to the built-in driver allocator (cuMemAlloc_v2, no caching yet:
- * PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING=1 behaviour), on device N under a device guard.
+ * which for CUDA defaults to the built-in caching allocator ("cuda_caching": PyTorch's pools,
+ * rounding, segment sizes, best fit per stream, splitting, coalescing, and release-and-retry
+ * before an out-of-memory error, over cuMemAlloc_v2 segments; statistics through
+ * c10c_allocator_get_stats for the current device), on device N under a device guard.
  * copy_, clone, zero_ and fill_ work without kernels: one driver copy (or memset) for dense
  * tensors of one layout, otherwise arranged on the host; what would need a kernel (a copy into
  * or out of a non-dense CUDA layout) returns C10C_STATUS_NOT_IMPLEMENTED.

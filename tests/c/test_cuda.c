@@ -317,7 +317,9 @@ TEST(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver) {
   ASSERT_OK(c10c_tensor_empty(&dev, sizes, 2, C10C_DTYPE_FLOAT32, cuda1, 0));
   c10c_device d = c10c_tensor_device(dev);
   ASSERT_TRUE(d.type == C10C_DEVICE_TYPE_CUDA && d.index == 1);
-  ASSERT_EQ(stub_long("c10c_stub_used", 1), 48); /* on device 1, though device 0 is current */
+  /* the caching allocator took one 2 MiB small-pool segment, on device 1 though 0 is current */
+  ASSERT_EQ(stub_long("c10c_stub_used", 1), 2 << 20);
+  ASSERT_EQ(stub_long("c10c_stub_used", 0), 0);
   c10c_device_index now;
   ASSERT_OK(c10c_cuda_current_device(&now));
   ASSERT_EQ(now, 0);
@@ -360,23 +362,42 @@ TEST(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver) {
   ASSERT_OK(c10c_tensor_empty(&cur, sizes, 2, C10C_DTYPE_FLOAT32,
                               (c10c_device){C10C_DEVICE_TYPE_CUDA, -1}, 0));
   ASSERT_EQ(c10c_tensor_device(cur).index, 0);
-  /* out of memory: the driver's refusal as PyTorch words it */
+  /* out of memory: the cache is released, the request retried, then PyTorch's message */
   void (*set_capacity)(size_t) = NULL;
   void *address = stub("c10c_stub_set_capacity");
   memcpy(&set_capacity, &address, sizeof address);
-  set_capacity(1000);
-  int64_t big[1] = {1000};
+  set_capacity(8 << 20);
+  int64_t big[1] = {(30 << 20) / 4};
   c10c_tensor *huge = NULL;
   ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY,
                 c10c_tensor_empty(&huge, big, 1, C10C_DTYPE_FLOAT32, cuda1, 0));
   const char *prefix =
-      "CUDA out of memory. Tried to allocate 3.91 KiB. GPU 1 has a total "
-      "capacity of 1000 bytes of which ";
-  ASSERT_TRUE(strncmp(c10c_last_error_message(), prefix, strlen(prefix)) == 0);
+      "CUDA out of memory. Tried to allocate 30.00 MiB. GPU 1 has a total "
+      "capacity of 8.00 MiB of which 6.00 MiB is free. Of the allocated memory on "
+      "device 1 ";
+  if (strncmp(c10c_last_error_message(), prefix, strlen(prefix)) != 0)
+    FAIL_AT("unexpected message: %s", c10c_last_error_message());
   ASSERT_TRUE(huge == NULL);
+  c10c_allocator *cuda_alloc = NULL;
+  ASSERT_OK(c10c_allocator_get(&cuda_alloc, C10C_DEVICE_TYPE_CUDA));
+  ASSERT_OK(c10c_cuda_set_device(1));
+  c10c_memory_stats stats;
+  stats.struct_size = sizeof stats;
+  ASSERT_OK(c10c_allocator_get_stats(cuda_alloc, &stats));
+  ASSERT_EQ(stats.num_ooms, 1);
+  ASSERT_EQ(stats.num_alloc_retries, 1);
+  ASSERT_EQ(stats.segment[C10C_STAT_ALL].current, 1);
+  ASSERT_OK(c10c_cuda_set_device(0));
   set_capacity((size_t)1 << 30);
   c10c_tensor *all[] = {host, dev, back, t, ht, dt, hb, clone, strided, cur};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) c10c_tensor_release(all[i]);
+  ASSERT_EQ(stub_long("c10c_stub_used", 1), 2 << 20); /* cached */
+  long mallocs = stub_calls("cuMemAlloc_v2");
+  c10c_tensor *reuse = NULL;
+  ASSERT_OK(c10c_tensor_empty(&reuse, sizes, 2, C10C_DTYPE_FLOAT32, cuda1, 0));
+  ASSERT_EQ(stub_calls("cuMemAlloc_v2"), mallocs); /* from the cache: no driver call */
+  c10c_tensor_release(reuse);
+  c10c_allocator_empty_cache(cuda_alloc);
   ASSERT_EQ(stub_long("c10c_stub_used", 0), 0);
   ASSERT_EQ(stub_long("c10c_stub_used", 1), 0);
   ASSERT_EQ(stub_long("c10c_stub_violations", 0), 0);

@@ -227,6 +227,14 @@ def test_cuda_tensors_through_the_stand_in(stub):
             print(type(e).__name__, str(e)[:40])
         back = pyc10.from_dlpack(g.__dlpack__(max_version=(1, 0)))
         print(g.__dlpack_device__(), back.device, back.data_ptr() == g.data_ptr())
+        del back
+        stats = pyc10.memory.stats("cuda")
+        print(stats["allocated_bytes.all.current"], stats["reserved_bytes.all.current"])
+        del a, g, z
+        import gc
+        gc.collect()  # the NotImplementedError above left a traceback cycle holding a view of g
+        pyc10.memory.empty_cache("cuda")
+        print(pyc10.memory.stats("cuda")["reserved_bytes.all.current"])
         """,
         C10C_CUDA_DRIVER=str(stub),
     )
@@ -238,4 +246,6 @@ def test_cuda_tensors_through_the_stand_in(stub):
         "C10TypeError",
         "C10NotImplementedError copy_ into a layout of CUDA tensors that",
         "(2, 0) cuda:0 True",
+        "1024 2097152",  # g and z: two 512-byte blocks of one small segment on device 0
+        "0",
     ]

@@ -1,0 +1,349 @@
+/* PyTorch's caching algorithm for device memory (see caching_engine.h), in C over a segment
+ * backend. Free blocks of a pool are kept in one list ordered by (stream, size, address), so the
+ * first fit of a stream is its best fit; blocks of a segment are linked in address order, so a
+ * freed block merges with free neighbours in O(1); allocated blocks are found by address in a
+ * hash table. */
+#include "caching_engine.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "allocator_internal.h"
+#include "sysmem.h"
+
+typedef struct block {
+  char *ptr;
+  size_t size, requested;
+  c10c_stream_id stream;
+  int device;
+  bool small, allocated;
+  struct block *prev, *next;           /* neighbours in the segment, by address */
+  struct block *pool_prev, *pool_next; /* the pool's free list, when free */
+  struct block *hash_next;             /* the address table, when allocated */
+} block;
+
+typedef struct device_state {
+  block *pools[2]; /* free lists: [0] small, [1] large */
+  c10c_memory_stats stats;
+} device_state;
+
+enum { BUCKETS = 1 << 12 };
+
+struct c10c__engine {
+  pthread_mutex_t lock;
+  c10c__segment_backend backend;
+  int devices;
+  device_state *state;
+  block *table[BUCKETS];
+};
+
+size_t c10c__engine_round_size(size_t size) {
+  if (size < C10C__MIN_BLOCK) return C10C__MIN_BLOCK;
+  return C10C__MIN_BLOCK * ((size + C10C__MIN_BLOCK - 1) / C10C__MIN_BLOCK);
+}
+
+size_t c10c__engine_segment_size(size_t rounded) {
+  if (rounded <= C10C__SMALL_SIZE) return C10C__SMALL_BUFFER;
+  if (rounded < C10C__MIN_LARGE_ALLOC) return C10C__LARGE_BUFFER;
+  return C10C__ROUND_LARGE * ((rounded + C10C__ROUND_LARGE - 1) / C10C__ROUND_LARGE);
+}
+
+/* torch's format_size: "20.00 MiB" */
+void c10c__format_size(char *out, size_t size, double bytes) {
+  static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) bytes /= 1024, u++;
+  if (u == 0)
+    snprintf(out, size, "%.0f %s", bytes, units[u]);
+  else
+    snprintf(out, size, "%.2f %s", bytes, units[u]);
+}
+
+/* ---- statistics: all and the block's pool ---- */
+
+static void stat(c10c_stat *s, bool small, int64_t delta) {
+  c10c__stat_update(&s[C10C_STAT_ALL], delta);
+  c10c__stat_update(&s[small ? C10C_STAT_SMALL_POOL : C10C_STAT_LARGE_POOL], delta);
+}
+
+/* ---- the pools ---- */
+
+static bool before(const block *a, const block *b) {
+  if (a->stream != b->stream) return a->stream < b->stream;
+  if (a->size != b->size) return a->size < b->size;
+  return a->ptr < b->ptr;
+}
+
+static void pool_insert(block **pool, block *b) {
+  block *prev = NULL, *at = *pool;
+  while (at != NULL && before(at, b)) prev = at, at = at->pool_next;
+  b->pool_prev = prev;
+  b->pool_next = at;
+  if (at) at->pool_prev = b;
+  if (prev)
+    prev->pool_next = b;
+  else
+    *pool = b;
+}
+
+static void pool_remove(block **pool, block *b) {
+  if (b->pool_prev)
+    b->pool_prev->pool_next = b->pool_next;
+  else
+    *pool = b->pool_next;
+  if (b->pool_next) b->pool_next->pool_prev = b->pool_prev;
+  b->pool_prev = b->pool_next = NULL;
+}
+
+/* The smallest free block of stream that holds size (PyTorch's get_free_block). */
+static block *best_fit(block *pool, c10c_stream_id stream, size_t size) {
+  for (block *b = pool; b != NULL; b = b->pool_next)
+    if (b->stream == stream && b->size >= size) return b;
+  return NULL;
+}
+
+static block **pool_of(c10c__engine *e, const block *b) {
+  return &e->state[b->device].pools[b->small ? 0 : 1];
+}
+
+/* ---- the address table ---- */
+
+static size_t bucket(const void *ptr) {
+  uintptr_t p = (uintptr_t)ptr;
+  return (size_t)((p >> 9) ^ (p >> 21)) & (BUCKETS - 1);
+}
+
+static void table_insert(c10c__engine *e, block *b) {
+  size_t i = bucket(b->ptr);
+  b->hash_next = e->table[i];
+  e->table[i] = b;
+}
+
+static block *table_take(c10c__engine *e, const void *ptr) {
+  for (block **link = &e->table[bucket(ptr)]; *link != NULL; link = &(*link)->hash_next)
+    if ((*link)->ptr == ptr) {
+      block *b = *link;
+      *link = b->hash_next;
+      b->hash_next = NULL;
+      return b;
+    }
+  return NULL;
+}
+
+/* ---- segments ---- */
+
+/* Releases the free blocks that are whole segments (PyTorch's release_cached_blocks without the
+ * event synchronization, which comes with record_stream). Lock held. */
+static void release_cached(c10c__engine *e, int device) {
+  device_state *d = &e->state[device];
+  for (int p = 0; p < 2; p++) {
+    block *b = d->pools[p];
+    while (b != NULL) {
+      block *next = b->pool_next;
+      if (b->prev == NULL && b->next == NULL) {
+        pool_remove(&d->pools[p], b);
+        e->backend.free(e->backend.self, device, b->ptr, b->size);
+        stat(d->stats.segment, b->small, -1);
+        stat(d->stats.reserved_bytes, b->small, -(int64_t)b->size);
+        d->stats.num_device_free++;
+        c10c__free(b);
+      }
+      b = next;
+    }
+  }
+}
+
+static c10c_status out_of_memory(c10c__engine *e, int device, size_t size) {
+  const c10c_memory_stats *s = &e->state[device].stats;
+  char want[32], allocated[32], unallocated[32], capacity[128] = "";
+  size_t free_bytes = 0, total = 0;
+  if (e->backend.mem_info != NULL &&
+      e->backend.mem_info(e->backend.self, device, &free_bytes, &total) == C10C_STATUS_OK) {
+    char t[32], f[32];
+    c10c__format_size(t, sizeof t, (double)total);
+    c10c__format_size(f, sizeof f, (double)free_bytes);
+    snprintf(capacity, sizeof capacity, " GPU %d has a total capacity of %s of which %s is free.",
+             device, t, f);
+  }
+  c10c__format_size(want, sizeof want, (double)size);
+  int64_t in_use = s->allocated_bytes[C10C_STAT_ALL].current;
+  c10c__format_size(allocated, sizeof allocated, (double)in_use);
+  c10c__format_size(unallocated, sizeof unallocated,
+                    (double)(s->reserved_bytes[C10C_STAT_ALL].current - in_use));
+  return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
+                    "CUDA out of memory. Tried to allocate %s.%s Of the allocated memory on device "
+                    "%d %s is allocated by libc10c, and %s is reserved by libc10c but unallocated.",
+                    want, capacity, device, allocated, unallocated);
+}
+
+/* A new segment holding at least rounded bytes, retried once after releasing the cache. */
+static c10c_status new_segment(c10c__engine *e, int device, size_t rounded, bool small,
+                               c10c_stream_id stream, block **out) {
+  device_state *d = &e->state[device];
+  size_t size = c10c__engine_segment_size(rounded);
+  block *b = c10c__calloc(1, sizeof *b);
+  if (b == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a block");
+  void *ptr = NULL;
+  c10c_status st = e->backend.malloc(e->backend.self, device, size, &ptr);
+  if (st == C10C_STATUS_OUT_OF_MEMORY) {
+    release_cached(e, device);
+    d->stats.num_alloc_retries++;
+    st = e->backend.malloc(e->backend.self, device, size, &ptr);
+  }
+  if (st != C10C_STATUS_OK) {
+    c10c__free(b);
+    if (st != C10C_STATUS_OUT_OF_MEMORY) return st;
+    d->stats.num_ooms++;
+    return out_of_memory(e, device, rounded);
+  }
+  *b = (block){.ptr = ptr, .size = size, .stream = stream, .device = device, .small = small};
+  stat(d->stats.segment, small, 1);
+  stat(d->stats.reserved_bytes, small, (int64_t)size);
+  d->stats.num_device_alloc++;
+  *out = b;
+  return C10C_STATUS_OK;
+}
+
+/* ---- the engine ---- */
+
+c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, int devices) {
+  *out = NULL;
+  if (devices < 1) devices = 1;
+  c10c__engine *e = c10c__calloc(1, sizeof *e);
+  device_state *state = e ? c10c__calloc((size_t)devices, sizeof *state) : NULL;
+  if (state == NULL) {
+    c10c__free(e);
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory making a caching allocator");
+  }
+  pthread_mutex_init(&e->lock, NULL);
+  e->backend = backend;
+  e->devices = devices;
+  e->state = state;
+  for (int i = 0; i < devices; i++) state[i].stats.struct_size = sizeof state[i].stats;
+  *out = e;
+  return C10C_STATUS_OK;
+}
+
+void c10c__engine_destroy(c10c__engine *e) {
+  if (e == NULL) return;
+  /* allocated blocks are the caller's leak; their segments go with the cached ones */
+  for (size_t i = 0; i < BUCKETS; i++)
+    while (e->table[i] != NULL) c10c__engine_free(e, e->table[i]->ptr);
+  c10c__engine_empty_cache(e);
+  pthread_mutex_destroy(&e->lock);
+  c10c__free(e->state);
+  c10c__free(e);
+}
+
+static bool should_split(const block *b, size_t size) {
+  size_t remaining = b->size - size;
+  return b->small ? remaining >= C10C__MIN_BLOCK : remaining > C10C__SMALL_SIZE;
+}
+
+c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_stream_id stream,
+                                void **out) {
+  *out = NULL;
+  if (device < 0 || device >= e->devices)
+    return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
+  if (size == 0) return C10C_STATUS_OK;
+  size_t rounded = c10c__engine_round_size(size);
+  bool small = rounded <= C10C__SMALL_SIZE;
+  pthread_mutex_lock(&e->lock);
+  device_state *d = &e->state[device];
+  block **pool = &d->pools[small ? 0 : 1];
+  c10c_status st = C10C_STATUS_OK;
+  block *b = best_fit(*pool, stream, rounded);
+  if (b != NULL)
+    pool_remove(pool, b);
+  else
+    st = new_segment(e, device, rounded, small, stream, &b);
+  if (st == C10C_STATUS_OK && should_split(b, rounded)) {
+    block *rest = c10c__calloc(1, sizeof *rest);
+    if (rest != NULL) { /* without it the block is just used whole */
+      *rest = (block){.ptr = b->ptr + rounded,
+                      .size = b->size - rounded,
+                      .stream = stream,
+                      .device = device,
+                      .small = small,
+                      .prev = b,
+                      .next = b->next};
+      if (b->next) b->next->prev = rest;
+      b->next = rest;
+      b->size = rounded;
+      pool_insert(pool, rest);
+    }
+  }
+  if (st == C10C_STATUS_OK) {
+    b->allocated = true;
+    b->requested = size;
+    table_insert(e, b);
+    stat(d->stats.allocation, small, 1);
+    stat(d->stats.active, small, 1);
+    stat(d->stats.allocated_bytes, small, (int64_t)b->size);
+    stat(d->stats.active_bytes, small, (int64_t)b->size);
+    stat(d->stats.requested_bytes, small, (int64_t)size);
+    *out = b->ptr;
+  }
+  pthread_mutex_unlock(&e->lock);
+  return st;
+}
+
+/* Folds right into left, its neighbour in the segment; pooled (one of them) leaves its pool
+ * first. Returns left. Lock held. */
+static block *absorb(c10c__engine *e, block *left, block *right, block *pooled) {
+  pool_remove(pool_of(e, pooled), pooled);
+  left->size += right->size;
+  left->next = right->next;
+  if (right->next) right->next->prev = left;
+  c10c__free(right);
+  return left;
+}
+
+c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
+  if (ptr == NULL) return C10C_STATUS_OK;
+  pthread_mutex_lock(&e->lock);
+  block *b = table_take(e, ptr);
+  if (b == NULL) {
+    pthread_mutex_unlock(&e->lock);
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "free of %p, which the caching allocator did not allocate (or already "
+                      "freed)",
+                      ptr);
+  }
+  device_state *d = &e->state[b->device];
+  stat(d->stats.allocation, b->small, -1);
+  stat(d->stats.active, b->small, -1);
+  stat(d->stats.allocated_bytes, b->small, -(int64_t)b->size);
+  stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
+  stat(d->stats.requested_bytes, b->small, -(int64_t)b->requested);
+  b->allocated = false;
+  if (b->prev != NULL && !b->prev->allocated) b = absorb(e, b->prev, b, b->prev);
+  if (b->next != NULL && !b->next->allocated) b = absorb(e, b, b->next, b->next);
+  pool_insert(pool_of(e, b), b);
+  pthread_mutex_unlock(&e->lock);
+  return C10C_STATUS_OK;
+}
+
+void c10c__engine_empty_cache(c10c__engine *e) {
+  pthread_mutex_lock(&e->lock);
+  for (int i = 0; i < e->devices; i++) release_cached(e, i);
+  pthread_mutex_unlock(&e->lock);
+}
+
+void c10c__engine_reset_peaks(c10c__engine *e, int device) {
+  if (device < 0 || device >= e->devices) return;
+  pthread_mutex_lock(&e->lock);
+  c10c_memory_stats *s = &e->state[device].stats;
+  c10c__stats_reset_peaks(s, s);
+  pthread_mutex_unlock(&e->lock);
+}
+
+c10c_status c10c__engine_stats(c10c__engine *e, int device, c10c_memory_stats *out) {
+  if (device < 0 || device >= e->devices)
+    return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
+  pthread_mutex_lock(&e->lock);
+  c10c__stats_copy_prefix(out, &e->state[device].stats);
+  pthread_mutex_unlock(&e->lock);
+  return C10C_STATUS_OK;
+}

@@ -1,0 +1,67 @@
+/* The device-agnostic caching engine of PyTorch's CUDACachingAllocator (allocators.md section 1):
+ * host bookkeeping over (address, size) ranges that a backend allocates in segments. Per device:
+ * two pools (blocks <= 1 MiB packed in 2 MiB segments; larger ones in 20 MiB segments or their own
+ * 2 MiB-rounded segment), best fit per stream, splitting and coalescing inside a segment, and on a
+ * failed segment allocation the cached free segments are released and the allocation retried.
+ * Statistics are PyTorch's DeviceStats (c10c_memory_stats). Thread-safe (one lock per engine).
+ *
+ * Not yet: record_stream/events, max_split_size, roundup_power2_divisions, garbage collection,
+ * expandable segments, snapshots and traces (issue 6). */
+#ifndef C10C_CACHING_ENGINE_H
+#define C10C_CACHING_ENGINE_H
+
+#include "c10c/allocator.h"
+#include "c10c/stream.h"
+#include "internal.h"
+
+/* Where segments come from. malloc returns C10C_STATUS_OUT_OF_MEMORY when the device is full
+ * (the engine then frees its cache and retries once); free cannot fail. */
+typedef struct c10c__segment_backend {
+  c10c_status (*malloc)(void *self, int device, size_t size, void **out);
+  void (*free)(void *self, int device, void *ptr, size_t size);
+  /* Optional: the device's free and total bytes, for the out-of-memory message. */
+  c10c_status (*mem_info)(void *self, int device, size_t *free_bytes, size_t *total_bytes);
+  void *self;
+} c10c__segment_backend;
+
+typedef struct c10c__engine c10c__engine;
+
+/* PyTorch's constants (c10/cuda/CUDACachingAllocator.cpp). */
+enum {
+  C10C__MIN_BLOCK = 512,
+  C10C__SMALL_SIZE = 1 << 20,
+  C10C__SMALL_BUFFER = 2 << 20,
+  C10C__MIN_LARGE_ALLOC = 10 << 20,
+  C10C__LARGE_BUFFER = 20 << 20,
+  C10C__ROUND_LARGE = 2 << 20
+};
+
+c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, int devices);
+void c10c__engine_destroy(c10c__engine *engine); /* releases every segment */
+
+/* A block of at least size bytes on device for work on stream. size 0 gives NULL. On failure
+ * C10C_STATUS_OUT_OF_MEMORY with PyTorch's first sentence ("Tried to allocate ...") and the
+ * engine's figures. */
+c10c_status c10c__engine_malloc(c10c__engine *engine, int device, size_t size,
+                                c10c_stream_id stream, void **out);
+
+/* Returns a block to its pool (coalescing with free neighbours). Unknown pointers are an error. */
+c10c_status c10c__engine_free(c10c__engine *engine, void *ptr);
+
+/* Releases every cached segment that holds no allocated block. */
+void c10c__engine_empty_cache(c10c__engine *engine);
+
+/* Sets every statistic's peak to its current value (torch.cuda.reset_peak_memory_stats). */
+void c10c__engine_reset_peaks(c10c__engine *engine, int device);
+
+/* The device's statistics (struct_size set by the caller). */
+c10c_status c10c__engine_stats(c10c__engine *engine, int device, c10c_memory_stats *out);
+
+/* torch's format_size ("20.00 MiB"), for messages. */
+void c10c__format_size(char *out, size_t size, double bytes);
+
+/* PyTorch's round_size and get_allocation_size, for tests. */
+size_t c10c__engine_round_size(size_t size);
+size_t c10c__engine_segment_size(size_t rounded);
+
+#endif /* C10C_CACHING_ENGINE_H */

@@ -1,0 +1,165 @@
+/* The caching engine (lib/caching_engine.c) over a fake backend of fabricated addresses: PyTorch's
+ * rounding and segment sizes, the small pool packing 2 MiB segments, reuse without backend calls,
+ * best fit per stream, splitting and coalescing, the free-cache-and-retry step before an
+ * out-of-memory error, empty_cache, and DeviceStats bookkeeping. White-box: links the static
+ * library and sees lib/. */
+#include <string.h>
+
+#include "caching_engine.h"
+#include "harness.h"
+
+/* A device of `capacity` bytes whose addresses are fabricated (nothing is touched). */
+static size_t capacity, in_use;
+static uintptr_t next_address = 0x10000000;
+static int mallocs, frees;
+
+static c10c_status fake_malloc(void *self, int device, size_t size, void **out) {
+  (void)self, (void)device;
+  if (size > capacity - in_use) return C10C_STATUS_OUT_OF_MEMORY;
+  in_use += size;
+  *out = (void *)next_address;
+  next_address += size + 4096;
+  mallocs++;
+  return C10C_STATUS_OK;
+}
+
+static void fake_free(void *self, int device, void *ptr, size_t size) {
+  (void)self, (void)device, (void)ptr;
+  in_use -= size;
+  frees++;
+}
+
+static c10c__engine *fresh(size_t bytes) {
+  capacity = bytes;
+  in_use = 0;
+  mallocs = frees = 0;
+  c10c__engine *e = NULL;
+  ASSERT_OK(c10c__engine_new(&e, (c10c__segment_backend){fake_malloc, fake_free, NULL, NULL}, 2));
+  return e;
+}
+
+static c10c_memory_stats stats_of(c10c__engine *e, int device) {
+  c10c_memory_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  ASSERT_OK(c10c__engine_stats(e, device, &s));
+  return s;
+}
+
+enum { MiB = 1 << 20 };
+
+TEST(rounding_and_segment_sizes_are_pytorchs) {
+  ASSERT_EQ(c10c__engine_round_size(1), 512);
+  ASSERT_EQ(c10c__engine_round_size(512), 512);
+  ASSERT_EQ(c10c__engine_round_size(513), 1024);
+  ASSERT_EQ(c10c__engine_segment_size(512), 2 * MiB);
+  ASSERT_EQ(c10c__engine_segment_size(MiB), 2 * MiB);
+  ASSERT_EQ(c10c__engine_segment_size(MiB + 512), 20 * MiB);
+  ASSERT_EQ(c10c__engine_segment_size(10 * MiB), 10 * MiB);
+  ASSERT_EQ(c10c__engine_segment_size(11 * MiB - 512), 12 * MiB);
+}
+
+TEST(small_blocks_pack_a_segment_and_come_back_without_the_backend) {
+  c10c__engine *e = fresh(100 * MiB);
+  void *p[4];
+  for (int i = 0; i < 4; i++) ASSERT_OK(c10c__engine_malloc(e, 0, 500 * 1024, 0, &p[i]));
+  ASSERT_EQ(mallocs, 1); /* four 500 KiB blocks in one 2 MiB segment */
+  ASSERT_TRUE((char *)p[1] == (char *)p[0] + 500 * 1024);
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.allocation[C10C_STAT_SMALL_POOL].current, 4);
+  ASSERT_EQ(s.segment[C10C_STAT_ALL].current, 1);
+  ASSERT_EQ(s.reserved_bytes[C10C_STAT_ALL].current, 2 * MiB);
+  ASSERT_EQ(s.allocated_bytes[C10C_STAT_ALL].current, 4 * 500 * 1024);
+  ASSERT_EQ(s.requested_bytes[C10C_STAT_ALL].current, 4 * 500 * 1024);
+  /* free and ask again: the same address, no backend call */
+  ASSERT_OK(c10c__engine_free(e, p[2]));
+  void *again = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 400 * 1024, 0, &again));
+  ASSERT_TRUE(again == p[2]);
+  ASSERT_EQ(mallocs, 1);
+  /* everything freed coalesces back to one block the size of the segment */
+  ASSERT_OK(c10c__engine_free(e, again));
+  for (int i = 0; i < 4; i++)
+    if (i != 2) ASSERT_OK(c10c__engine_free(e, p[i]));
+  s = stats_of(e, 0);
+  ASSERT_EQ(s.allocation[C10C_STAT_ALL].current, 0);
+  ASSERT_EQ(s.allocated_bytes[C10C_STAT_ALL].current, 0);
+  ASSERT_EQ(s.allocated_bytes[C10C_STAT_ALL].peak, 4 * 500 * 1024);
+  ASSERT_EQ(s.reserved_bytes[C10C_STAT_ALL].current, 2 * MiB);
+  void *whole = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, MiB, 0, &whole)); /* fits only if it coalesced */
+  ASSERT_TRUE(whole == p[0]);
+  ASSERT_EQ(mallocs, 1);
+  ASSERT_OK(c10c__engine_free(e, whole));
+  c10c__engine_empty_cache(e);
+  ASSERT_EQ(frees, 1);
+  ASSERT_EQ(stats_of(e, 0).reserved_bytes[C10C_STAT_ALL].current, 0);
+  c10c__engine_destroy(e);
+}
+
+TEST(large_blocks_split_only_beyond_a_mebibyte_and_stay_per_stream) {
+  c10c__engine *e = fresh(200 * MiB);
+  void *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 5 * MiB, 0, &a)); /* a 20 MiB segment, split */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 5 * MiB, 0, &b)); /* from the remaining 15 MiB */
+  ASSERT_EQ(mallocs, 1);
+  ASSERT_TRUE((char *)b == (char *)a + 5 * MiB);
+  ASSERT_OK(c10c__engine_malloc(e, 0, 9 * MiB + 512 * 1024, 0, &c)); /* 10 MiB left: no split */
+  ASSERT_EQ(mallocs, 1);
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.allocated_bytes[C10C_STAT_LARGE_POOL].current, 20 * MiB); /* c took the rest */
+  /* another stream does not take a's block once freed */
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 5 * MiB, 7, &d));
+  ASSERT_TRUE(d != a);
+  ASSERT_EQ(mallocs, 2);
+  /* a segment of its own for a request of 10 MiB or more, rounded to 2 MiB */
+  void *big = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 1, 11 * MiB, 0, &big));
+  ASSERT_EQ(stats_of(e, 1).reserved_bytes[C10C_STAT_LARGE_POOL].current, 12 * MiB);
+  ASSERT_OK(c10c__engine_free(e, big));
+  ASSERT_OK(c10c__engine_free(e, b));
+  ASSERT_OK(c10c__engine_free(e, c));
+  ASSERT_OK(c10c__engine_free(e, d));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+}
+
+TEST(a_full_device_frees_the_cache_and_retries_before_failing) {
+  c10c__engine *e = fresh(40 * MiB);
+  void *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 15 * MiB, 0, &a)); /* 16 MiB segment */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 15 * MiB, 0, &b)); /* 16 MiB segment: 32 of 40 used */
+  ASSERT_OK(c10c__engine_free(e, a));                    /* cached, not returned */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 20 * MiB, 0, &c)); /* needs the cached 16 MiB back */
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.num_alloc_retries, 1);
+  ASSERT_EQ(s.num_device_free, 1);
+  ASSERT_EQ(s.num_ooms, 0);
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c__engine_malloc(e, 0, 30 * MiB, 0, &d));
+  ASSERT_TRUE(d == NULL);
+  ASSERT_ERROR_MESSAGE(
+      "CUDA out of memory. Tried to allocate 30.00 MiB. Of the allocated memory "
+      "on device 0 36.00 MiB is allocated by libc10c, and 0 bytes is reserved "
+      "by libc10c but unallocated.");
+  s = stats_of(e, 0);
+  ASSERT_EQ(s.num_ooms, 1);
+  ASSERT_EQ(s.num_alloc_retries, 2);
+  /* bad frees are refused and change nothing */
+  int local;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c__engine_free(e, &local));
+  ASSERT_OK(c10c__engine_free(e, b));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c__engine_free(e, b)); /* double free */
+  ASSERT_OK(c10c__engine_free(e, c));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c__engine_malloc(e, 5, 1, 0, &d));
+  void *none = &local;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 0, 0, &none));
+  ASSERT_TRUE(none == NULL);
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+}
+
+RUN_TESTS(T(rounding_and_segment_sizes_are_pytorchs),
+          T(small_blocks_pack_a_segment_and_come_back_without_the_backend),
+          T(large_blocks_split_only_beyond_a_mebibyte_and_stay_per_stream),
+          T(a_full_device_frees_the_cache_and_retries_before_failing))
