@@ -40,8 +40,8 @@ int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 21;
   if (rounds < 1 || rounds > 1000) rounds = 21;
   c10c__engine *e = NULL;
-  if (c10c__engine_new(&e, (c10c__segment_backend){fake_malloc, fake_free, NULL, NULL}, 1))
-    return 1;
+  c10c__segment_backend backend = {.malloc = fake_malloc, .free = fake_free};
+  if (c10c__engine_new(&e, backend, 1)) return 1;
   const size_t sizes[2] = {4096, 8 << 20}; /* a small and a large block */
   enum { LIVE = 16, CALLS = 200000 };
   double results[2][1000];

@@ -18,13 +18,25 @@ typedef struct block {
   c10c_stream_id stream;
   int device;
   bool small, allocated;
+  bool pending;         /* freed, waiting for events of the streams it was used on */
+  int events;           /* how many of those events are outstanding */
+  c10c_stream_id *uses; /* other streams it was used on (record_stream) */
+  size_t nuses;
   struct block *prev, *next;           /* neighbours in the segment, by address */
   struct block *pool_prev, *pool_next; /* the pool's free list, when free */
   struct block *hash_next;             /* the address table, when allocated */
 } block;
 
+/* An event recorded at free time on a stream a block was used on. */
+typedef struct pending_event {
+  void *event;
+  block *b;
+  struct pending_event *next;
+} pending_event;
+
 typedef struct device_state {
   block *pools[2]; /* free lists: [0] small, [1] large */
+  pending_event *events;
   c10c_memory_stats stats;
 } device_state;
 
@@ -133,10 +145,16 @@ static block *table_take(c10c__engine *e, const void *ptr) {
 
 /* ---- segments ---- */
 
+static void process_events(c10c__engine *e, int device, bool wait);
+
 /* Releases the free blocks that are whole segments (PyTorch's release_cached_blocks without the
  * event synchronization, which comes with record_stream). Lock held. */
 static void release_cached(c10c__engine *e, int device) {
   device_state *d = &e->state[device];
+  if (e->backend.event_synchronize != NULL && d->events != NULL) {
+    process_events(e, device, true);
+    d->stats.num_sync_all_streams++;
+  }
   for (int p = 0; p < 2; p++) {
     block *b = d->pools[p];
     while (b != NULL) {
@@ -250,6 +268,8 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   size_t rounded = c10c__engine_round_size(size);
   bool small = rounded <= C10C__SMALL_SIZE;
   pthread_mutex_lock(&e->lock);
+  if (e->backend.event_query != NULL)
+    for (int i = 0; i < e->devices; i++) process_events(e, i, false);
   device_state *d = &e->state[device];
   block **pool = &d->pools[small ? 0 : 1];
   c10c_status st = C10C_STATUS_OK;
@@ -300,6 +320,71 @@ static block *absorb(c10c__engine *e, block *left, block *right, block *pooled) 
   return left;
 }
 
+/* A block back in its pool, merged with free neighbours (PyTorch's free_block). Lock held. */
+static void free_block(c10c__engine *e, block *b) {
+  device_state *d = &e->state[b->device];
+  stat(d->stats.active, b->small, -1);
+  stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
+  c10c__free(b->uses);
+  b->uses = NULL;
+  b->nuses = 0;
+  b->pending = false;
+  if (b->prev != NULL && !b->prev->allocated && !b->prev->pending)
+    b = absorb(e, b->prev, b, b->prev);
+  if (b->next != NULL && !b->next->allocated && !b->next->pending)
+    b = absorb(e, b, b->next, b->next);
+  pool_insert(pool_of(e, b), b);
+}
+
+/* One of b's events completed (or was waited for). Lock held. */
+static void event_done(c10c__engine *e, pending_event *p) {
+  e->backend.event_destroy(e->backend.self, p->event);
+  if (--p->b->events == 0) free_block(e, p->b);
+  c10c__free(p);
+}
+
+/* Returns the blocks whose streams are done to their pools (PyTorch's process_events); with
+ * wait, waits for every event first (synchronize_and_free_events). Lock held. */
+static void process_events(c10c__engine *e, int device, bool wait) {
+  pending_event **link = &e->state[device].events;
+  while (*link != NULL) {
+    pending_event *p = *link;
+    bool done = false;
+    if (wait) {
+      e->backend.event_synchronize(e->backend.self, p->event);
+      done = true;
+    } else if (e->backend.event_query(e->backend.self, p->event, &done) != C10C_STATUS_OK) {
+      done = false; /* asked again at the next malloc */
+    }
+    if (done) {
+      *link = p->next;
+      event_done(e, p);
+    } else {
+      link = &p->next;
+    }
+  }
+}
+
+/* Records an event on every stream b was used on; b is pending until they complete. If an
+ * event cannot be recorded, b never returns (the safe side: memory held, not reused early).
+ * Lock held. */
+static void insert_events(c10c__engine *e, block *b) {
+  device_state *d = &e->state[b->device];
+  b->pending = true;
+  for (size_t i = 0; i < b->nuses; i++) {
+    pending_event *p = c10c__malloc(sizeof *p);
+    void *event = NULL;
+    if (p == NULL || e->backend.event_record(e->backend.self, b->device, b->uses[i], &event) != 0) {
+      c10c__free(p);
+      b->events = -1; /* never reaches 0 */
+      continue;
+    }
+    *p = (pending_event){event, b, d->events};
+    d->events = p;
+    if (b->events >= 0) b->events++;
+  }
+}
+
 c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   if (ptr == NULL) return C10C_STATUS_OK;
   pthread_mutex_lock(&e->lock);
@@ -313,16 +398,43 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   }
   device_state *d = &e->state[b->device];
   stat(d->stats.allocation, b->small, -1);
-  stat(d->stats.active, b->small, -1);
   stat(d->stats.allocated_bytes, b->small, -(int64_t)b->size);
-  stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
   stat(d->stats.requested_bytes, b->small, -(int64_t)b->requested);
   b->allocated = false;
-  if (b->prev != NULL && !b->prev->allocated) b = absorb(e, b->prev, b, b->prev);
-  if (b->next != NULL && !b->next->allocated) b = absorb(e, b, b->next, b->next);
-  pool_insert(pool_of(e, b), b);
+  if (b->nuses > 0 && e->backend.event_record != NULL)
+    insert_events(e, b);
+  else
+    free_block(e, b);
   pthread_mutex_unlock(&e->lock);
   return C10C_STATUS_OK;
+}
+
+c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_id stream) {
+  pthread_mutex_lock(&e->lock);
+  block *b = NULL;
+  for (b = e->table[bucket(ptr)]; b != NULL && b->ptr != ptr; b = b->hash_next) {
+  }
+  c10c_status st = C10C_STATUS_OK;
+  if (b == NULL) {
+    st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                    "record_stream of %p, which the caching allocator did not allocate", ptr);
+  } else if (stream != b->stream) {
+    bool known = false;
+    for (size_t i = 0; i < b->nuses && !known; i++) known = b->uses[i] == stream;
+    if (!known) {
+      c10c_stream_id *grown = c10c__malloc((b->nuses + 1) * sizeof *grown);
+      if (grown == NULL) {
+        st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory recording a stream use");
+      } else {
+        if (b->nuses) memcpy(grown, b->uses, b->nuses * sizeof *grown);
+        grown[b->nuses++] = stream;
+        c10c__free(b->uses);
+        b->uses = grown;
+      }
+    }
+  }
+  pthread_mutex_unlock(&e->lock);
+  return st;
 }
 
 void c10c__engine_empty_cache(c10c__engine *e) {

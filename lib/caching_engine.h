@@ -5,7 +5,11 @@
  * failed segment allocation the cached free segments are released and the allocation retried.
  * Statistics are PyTorch's DeviceStats (c10c_memory_stats). Thread-safe (one lock per engine).
  *
- * Not yet: record_stream/events, max_split_size, roundup_power2_divisions, garbage collection,
+ * record_stream as PyTorch's: a block used on other streams returns to its pool only once
+ * events recorded on those streams at free time have completed (queried at every malloc,
+ * waited for before the cache is released).
+ *
+ * Not yet: max_split_size, roundup_power2_divisions, garbage collection,
  * expandable segments, snapshots and traces (issue 6). */
 #ifndef C10C_CACHING_ENGINE_H
 #define C10C_CACHING_ENGINE_H
@@ -21,6 +25,12 @@ typedef struct c10c__segment_backend {
   void (*free)(void *self, int device, void *ptr, size_t size);
   /* Optional: the device's free and total bytes, for the out-of-memory message. */
   c10c_status (*mem_info)(void *self, int device, size_t *free_bytes, size_t *total_bytes);
+  /* For record_stream (all four, or none): an event recorded on a stream of the device now,
+   * whether it completed, waiting for it, and destroying it. */
+  c10c_status (*event_record)(void *self, int device, c10c_stream_id stream, void **event);
+  c10c_status (*event_query)(void *self, void *event, bool *done);
+  void (*event_synchronize)(void *self, void *event);
+  void (*event_destroy)(void *self, void *event);
   void *self;
 } c10c__segment_backend;
 
@@ -47,6 +57,10 @@ c10c_status c10c__engine_malloc(c10c__engine *engine, int device, size_t size,
 
 /* Returns a block to its pool (coalescing with free neighbours). Unknown pointers are an error. */
 c10c_status c10c__engine_free(c10c__engine *engine, void *ptr);
+
+/* Marks the allocated block at ptr as used on stream too (torch's Tensor.record_stream). Errors:
+ * C10C_STATUS_INVALID_ARGUMENT for a pointer the engine did not allocate. */
+c10c_status c10c__engine_record_stream(c10c__engine *engine, void *ptr, c10c_stream_id stream);
 
 /* Releases every cached segment that holds no allocated block. */
 void c10c__engine_empty_cache(c10c__engine *engine);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 
 #include "allocator_internal.h"
+#include "c10c/storage.h"
+#include "c10c/tensor.h"
 #include "caching_engine.h"
 #include "cuda_internal.h"
 #include "internal.h"
@@ -46,12 +48,49 @@ static c10c_status segment_mem_info(void *self, int device, size_t *free_bytes, 
   return restore(c10c__cuda_check(c10c__cuda.cuMemGetInfo(free_bytes, total), "cuMemGetInfo_v2"));
 }
 
+/* record_stream's events: driver events (timing off) on the stream the engine names by id. */
+static c10c_status segment_event_record(void *self, int device, c10c_stream_id stream, void **out) {
+  (void)self;
+  void *handle = NULL;
+  c10c_stream s = {{C10C_DEVICE_TYPE_CUDA, (c10c_device_index)device}, stream};
+  c10c_status st = c10c_cuda_stream_handle(&handle, s);
+  if (st == C10C_STATUS_OK) st = c10c__cuda_activate((c10c_device_index)device);
+  if (st != C10C_STATUS_OK) return st;
+  CUevent event = NULL;
+  st = c10c__cuda_check(c10c__cuda.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuEventRecord(event, (CUstream)handle), "cuEventRecord");
+  if (st != C10C_STATUS_OK && event != NULL) c10c__cuda.cuEventDestroy(event);
+  if (st == C10C_STATUS_OK) *out = event;
+  return restore(st);
+}
+
+static c10c_status segment_event_query(void *self, void *event, bool *done) {
+  (void)self;
+  CUresult r = c10c__cuda.cuEventQuery((CUevent)event);
+  *done = r == 0;
+  return r == CUDA_ERROR_NOT_READY ? C10C_STATUS_OK : c10c__cuda_check(r, "cuEventQuery");
+}
+
+static void segment_event_synchronize(void *self, void *event) {
+  (void)self;
+  c10c__cuda.cuEventSynchronize((CUevent)event);
+}
+
+static void segment_event_destroy(void *self, void *event) {
+  (void)self;
+  c10c__cuda.cuEventDestroy((CUevent)event);
+}
+
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static c10c__engine *engine;
 static c10c_status engine_status;
 
 static void make_engine(void) {
-  c10c__segment_backend backend = {segment_malloc, segment_free, segment_mem_info, NULL};
+  c10c__segment_backend backend = {segment_malloc,        segment_free,
+                                   segment_mem_info,      segment_event_record,
+                                   segment_event_query,   segment_event_synchronize,
+                                   segment_event_destroy, NULL};
   engine_status = c10c__engine_new(&engine, backend, c10c_cuda_device_count());
 }
 
@@ -145,4 +184,23 @@ c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes
   if (st != C10C_STATUS_OK) return st;
   return restore(c10c__cuda_check(c10c__cuda.cuMemsetD8((CUdeviceptr)(uintptr_t)dst, 0, bytes),
                                   "cuMemsetD8_v2"));
+}
+
+c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream stream) {
+  C10C__CHECK_NOT_NULL(tensor);
+  void *handle = NULL;
+  c10c_status st = c10c_cuda_stream_handle(&handle, stream); /* checks the stream value */
+  if (st != C10C_STATUS_OK) return st;
+  c10c_device device = c10c_tensor_device(tensor);
+  if (device.type != C10C_DEVICE_TYPE_CUDA || device.index != stream.device.index)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "record_stream: the tensor is on %s device %d, the stream on cuda:%d",
+                      c10c_device_type_name(device.type, false), (int)device.index,
+                      (int)stream.device.index);
+  c10c_storage *storage = c10c_tensor_storage(tensor);
+  c10c_allocator *allocator = c10c_storage_allocator(storage);
+  void *base = c10c_storage_data(storage);
+  /* memory of another allocator (a DLPack import, a host's allocator): nothing to hold back */
+  if (allocator != &cuda_allocator || base == NULL || engine == NULL) return C10C_STATUS_OK;
+  return c10c__engine_record_stream(engine, base, stream.id);
 }

@@ -634,6 +634,14 @@ class Tensor(_ctensor.TensorBase):
             step *= max(size, 1)
         return tuple(reversed(out))
 
+    def record_stream(self, stream: Any) -> None:
+        """Hold this CUDA tensor's memory back from reuse, once freed, for ``stream``'s work.
+
+        The work queued on ``stream`` (a ``pyc10.cuda.Stream``) by the time the memory is freed
+        must complete first, as torch's ``record_stream``.
+        """
+        check(lib.c10c_cuda_record_stream(self._handle, stream._value[0]))
+
     def cpu(self) -> Tensor:
         """The tensor in host memory (self when it is there already)."""
         return self.to(_CPU)

@@ -29,6 +29,7 @@
 #include "common.h"
 #include "device.h"
 #include "stream.h"
+#include "tensor.h"
 
 C10C_BEGIN_DECLS
 
@@ -124,6 +125,13 @@ C10C_API c10c_status c10c_cuda_stream_handle(void **out, c10c_stream stream);
 
 /* The stream's priority (0 for the default stream). */
 C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
+
+/* torch's Tensor.record_stream: the tensor's memory is also used by work on stream, so the
+ * caching allocator does not reuse it after it is freed until the work queued on stream by then
+ * has completed (an event recorded at free time, queried at later allocations). A no-op for
+ * memory the caching allocator did not make. Errors: the stream checks above;
+ * C10C_STATUS_INVALID_ARGUMENT when the tensor is not on the stream's device. */
+C10C_API c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream stream);
 
 /* ---- events (c10's CUDAEvent: created on first record, on the recording stream's device) ---- */
 

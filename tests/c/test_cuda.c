@@ -403,6 +403,38 @@ TEST(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver) {
   ASSERT_EQ(stub_long("c10c_stub_violations", 0), 0);
 }
 
+/* record_stream through the CUDA caching allocator and the stand-in's clock. */
+TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
+  ASSERT_OK(c10c_cuda_set_device(0));
+  c10c_stream a, b;
+  ASSERT_OK(c10c_cuda_stream_from_pool(&a, 0, 0));
+  ASSERT_OK(c10c_cuda_stream_from_pool(&b, 0, 0));
+  ASSERT_OK(c10c_cuda_set_current_stream(a)); /* allocations are for stream a */
+  const c10c_device cuda0 = {C10C_DEVICE_TYPE_CUDA, 0};
+  int64_t n[1] = {1000};
+  c10c_tensor *t = NULL, *u = NULL;
+  ASSERT_OK(c10c_tensor_empty(&t, n, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
+  void *first = c10c_tensor_data(t);
+  ASSERT_OK(c10c_cuda_record_stream(t, b));
+  stub_enqueue(b, 4); /* b works on t's memory for 4 ms */
+  c10c_tensor_release(t);
+  ASSERT_OK(c10c_tensor_empty(&u, n, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
+  ASSERT_TRUE(c10c_tensor_data(u) != first); /* b may still be using it */
+  c10c_tensor_release(u);
+  stub_advance(4);
+  ASSERT_OK(c10c_tensor_empty(&u, n, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
+  ASSERT_TRUE(c10c_tensor_data(u) == first); /* b is done with it */
+  /* a stream of another device is refused */
+  c10c_stream other;
+  ASSERT_OK(c10c_cuda_default_stream(&other, 1));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream(u, other));
+  c10c_tensor_release(u);
+  c10c_stream d0;
+  ASSERT_OK(c10c_cuda_default_stream(&d0, 0));
+  ASSERT_OK(c10c_cuda_set_current_stream(d0));
+  ASSERT_EQ(stub_long("c10c_stub_violations", 0), 0);
+}
+
 TEST(a_child_forked_after_init_is_refused) {
   ASSERT_TRUE(c10c_cuda_is_available());
   pid_t pid = fork();
@@ -430,6 +462,7 @@ int main(int argc, char **argv) {
       T(streams_follow_c10s_pools_and_ids),
       T(stream_work_and_events_on_the_stand_ins_clock),
       T(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver),
+      T(record_stream_keeps_memory_until_the_other_stream_is_done),
       T(a_child_forked_after_init_is_refused)};
   static const test_case unavailable[] = {T(unavailable_paths_say_why)};
   bool on = strcmp(scenario, "available") == 0;

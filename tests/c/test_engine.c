@@ -3,6 +3,7 @@
  * best fit per stream, splitting and coalescing, the free-cache-and-retry step before an
  * out-of-memory error, empty_cache, and DeviceStats bookkeeping. White-box: links the static
  * library and sees lib/. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "caching_engine.h"
@@ -29,12 +30,54 @@ static void fake_free(void *self, int device, void *ptr, size_t size) {
   frees++;
 }
 
+/* Events on a fake clock: an event recorded on stream s completes at busy[s]. */
+static uint64_t clock_now, busy[8];
+static int live_events, syncs;
+typedef struct fake_event {
+  uint64_t done_at;
+} fake_event;
+
+static c10c_status fake_record(void *self, int device, c10c_stream_id stream, void **out) {
+  (void)self, (void)device;
+  fake_event *ev = malloc(sizeof *ev);
+  if (ev == NULL) return C10C_STATUS_OUT_OF_MEMORY;
+  ev->done_at = busy[stream & 7];
+  live_events++;
+  *out = ev;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status fake_query(void *self, void *event, bool *done) {
+  (void)self;
+  *done = ((fake_event *)event)->done_at <= clock_now;
+  return C10C_STATUS_OK;
+}
+
+static void fake_sync(void *self, void *event) {
+  (void)self;
+  fake_event *ev = event;
+  if (ev->done_at > clock_now) clock_now = ev->done_at;
+  syncs++;
+}
+
+static void fake_destroy(void *self, void *event) {
+  (void)self;
+  free(event);
+  live_events--;
+}
+
 static c10c__engine *fresh(size_t bytes) {
   capacity = bytes;
   in_use = 0;
   mallocs = frees = 0;
   c10c__engine *e = NULL;
-  ASSERT_OK(c10c__engine_new(&e, (c10c__segment_backend){fake_malloc, fake_free, NULL, NULL}, 2));
+  c10c__segment_backend backend = {.malloc = fake_malloc,
+                                   .free = fake_free,
+                                   .event_record = fake_record,
+                                   .event_query = fake_query,
+                                   .event_synchronize = fake_sync,
+                                   .event_destroy = fake_destroy};
+  ASSERT_OK(c10c__engine_new(&e, backend, 2));
   return e;
 }
 
@@ -159,7 +202,47 @@ TEST(a_full_device_frees_the_cache_and_retries_before_failing) {
   ASSERT_EQ(in_use, 0);
 }
 
-RUN_TESTS(T(rounding_and_segment_sizes_are_pytorchs),
+/* record_stream: a block used on stream 2 is not reused for stream 1's next allocation until
+ * the work stream 2 had queued when the block was freed has completed. */
+TEST(record_stream_holds_a_block_until_the_other_streams_work_is_done) {
+  c10c__engine *e = fresh(100 * MiB);
+  clock_now = 0;
+  busy[2] = 10; /* stream 2 has 10 ticks of work queued */
+  void *a = NULL, *b = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 4096, 1, &a));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 2));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 2)); /* once per stream */
+  ASSERT_OK(c10c__engine_record_stream(e, a, 1)); /* its own stream: nothing to wait for */
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_EQ(live_events, 1);
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.allocated_bytes[C10C_STAT_ALL].current, 0); /* freed for the program */
+  ASSERT_EQ(s.active_bytes[C10C_STAT_ALL].current, 4096); /* still busy for the device */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 4096, 1, &b));
+  ASSERT_TRUE(b != a); /* not reused while stream 2 may still touch it */
+  ASSERT_OK(c10c__engine_free(e, b));
+  clock_now = 10; /* stream 2 is done */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 4096, 1, &b));
+  ASSERT_TRUE(b == a); /* now it is */
+  ASSERT_EQ(live_events, 0);
+  /* releasing the cache waits for pending events first (synchronize_and_free_events) */
+  busy[3] = 50;
+  ASSERT_OK(c10c__engine_record_stream(e, b, 3));
+  ASSERT_OK(c10c__engine_free(e, b));
+  c10c__engine_empty_cache(e);
+  ASSERT_EQ(syncs, 1);
+  ASSERT_EQ(live_events, 0);
+  s = stats_of(e, 0);
+  ASSERT_EQ(s.num_sync_all_streams, 1);
+  ASSERT_EQ(s.reserved_bytes[C10C_STAT_ALL].current, 0);
+  int local;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c__engine_record_stream(e, &local, 2));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+}
+
+RUN_TESTS(T(record_stream_holds_a_block_until_the_other_streams_work_is_done),
+          T(rounding_and_segment_sizes_are_pytorchs),
           T(small_blocks_pack_a_segment_and_come_back_without_the_backend),
           T(large_blocks_split_only_beyond_a_mebibyte_and_stay_per_stream),
           T(a_full_device_frees_the_cache_and_retries_before_failing))

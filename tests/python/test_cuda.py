@@ -225,6 +225,11 @@ def test_cuda_tensors_through_the_stand_in(stub):
             g[:, ::2].copy_(pyc10.zeros(2, 2))
         except NotImplementedError as e:
             print(type(e).__name__, str(e)[:40])
+        g.record_stream(pyc10.cuda.Stream())  # held back once freed, until that stream is done
+        try:
+            a.record_stream(pyc10.cuda.Stream())
+        except ValueError as e:
+            print(type(e).__name__)
         back = pyc10.from_dlpack(g.__dlpack__(max_version=(1, 0)))
         print(g.__dlpack_device__(), back.device, back.data_ptr() == g.data_ptr())
         del back
@@ -245,6 +250,7 @@ def test_cuda_tensors_through_the_stand_in(stub):
         "[[5.0, 5.0], [1.0, 1.0]] cuda:1",
         "C10TypeError",
         "C10NotImplementedError copy_ into a layout of CUDA tensors that",
+        "C10ValueError",
         "(2, 0) cuda:0 True",
         "1024 2097152",  # g and z: two 512-byte blocks of one small segment on device 0
         "0",
