@@ -25,10 +25,18 @@ __all__ = [
     "device",
     "device_count",
     "driver_version",
+    "empty_cache",
     "get_device_name",
     "init",
     "is_available",
+    "max_memory_allocated",
+    "max_memory_reserved",
     "mem_get_info",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "memory_summary",
+    "reset_peak_memory_stats",
     "set_device",
     "set_stream",
     "stream",
@@ -300,3 +308,64 @@ class Event:
         out = ffi.new("float *")
         check(lib.c10c_cuda_event_elapsed_time(out, self._handle, end_event._handle))
         return float(out[0])
+
+
+# ---- memory (the caching allocator's statistics, as torch.cuda names them) ----
+
+
+@contextmanager
+def _on(device: Any) -> Iterator[None]:
+    """The device's statistics are read with it current (the allocator reports its current one)."""
+    with globals()["device"](_index(device)):
+        yield
+
+
+def memory_stats(device: Any = None) -> dict[str, int]:
+    """The caching allocator's statistics for the device, under torch's key names."""
+    from . import memory
+
+    with _on(device):
+        return memory.stats("cuda")
+
+
+def memory_allocated(device: Any = None) -> int:
+    """Bytes of tensors currently allocated on the device."""
+    return memory_stats(device)["allocated_bytes.all.current"]
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    """Peak of ``memory_allocated`` since the start or the last reset."""
+    return memory_stats(device)["allocated_bytes.all.peak"]
+
+
+def memory_reserved(device: Any = None) -> int:
+    """Bytes the caching allocator holds from the driver on the device."""
+    return memory_stats(device)["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    """Peak of ``memory_reserved`` since the start or the last reset."""
+    return memory_stats(device)["reserved_bytes.all.peak"]
+
+
+def memory_summary(device: Any = None) -> str:
+    """The statistics as the table ``torch.cuda.memory_summary()`` prints."""
+    from . import memory
+
+    with _on(device):
+        return memory.summary("cuda")
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    """Set every peak statistic of the device to its current value."""
+    from . import memory
+
+    with _on(device):
+        memory.reset_peak_stats("cuda")
+
+
+def empty_cache() -> None:
+    """Return every cached, unused segment to the driver (all devices)."""
+    from . import memory
+
+    memory.empty_cache("cuda")

@@ -235,11 +235,14 @@ def test_cuda_tensors_through_the_stand_in(stub):
         del back
         stats = pyc10.memory.stats("cuda")
         print(stats["allocated_bytes.all.current"], stats["reserved_bytes.all.current"])
+        print(pyc10.cuda.memory_allocated(), pyc10.cuda.memory_reserved("cuda:1"))
         del a, g, z
         import gc
         gc.collect()  # the NotImplementedError above left a traceback cycle holding a view of g
-        pyc10.memory.empty_cache("cuda")
-        print(pyc10.memory.stats("cuda")["reserved_bytes.all.current"])
+        pyc10.cuda.empty_cache()
+        print(pyc10.cuda.memory_reserved(), pyc10.cuda.max_memory_allocated(0))
+        pyc10.cuda.reset_peak_memory_stats()
+        print(pyc10.cuda.max_memory_allocated(), "Active memory" in pyc10.cuda.memory_summary(1))
         """,
         C10C_CUDA_DRIVER=str(stub),
     )
@@ -253,5 +256,7 @@ def test_cuda_tensors_through_the_stand_in(stub):
         "C10ValueError",
         "(2, 0) cuda:0 True",
         "1024 2097152",  # g and z: two 512-byte blocks of one small segment on device 0
-        "0",
+        "1024 2097152",  # ... and h's block on device 1
+        "0 1024",  # the peak: g and z
+        "0 True",
     ]
