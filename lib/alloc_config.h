@@ -22,4 +22,17 @@ enum { C10C__FILL_NONE = 0, C10C__FILL_ZERO = 1, C10C__FILL_JUNK = 2 };
 c10c_status c10c__parse_cpu_alloc_config(const char *text, c10c__cpu_alloc_config *into, char *msg,
                                          size_t msg_size);
 
+/* The CUDA caching allocator's settings, PyTorch's key names (C10C_ALLOC_CONF). */
+typedef struct c10c__device_alloc_config {
+  size_t max_split_size;           /* blocks at least this large are never split; SIZE_MAX: off */
+  size_t roundup_power2_divisions; /* 0 or 1: plain 512-byte rounding */
+} c10c__device_alloc_config;
+
+/* Parses "max_split_size_mb:N,roundup_power2_divisions:N,..." with PyTorch's checks; options
+ * PyTorch has that the engine does not implement yet (garbage_collection_threshold,
+ * expandable_segments:True, ...) give C10C_STATUS_NOT_IMPLEMENTED, unknown keys
+ * C10C_STATUS_INVALID_ARGUMENT; on an error *into is unchanged. */
+c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc_config *into,
+                                            char *msg, size_t msg_size);
+
 #endif /* C10C_ALLOC_CONFIG_H */

@@ -45,13 +45,28 @@ enum { BUCKETS = 1 << 12 };
 struct c10c__engine {
   pthread_mutex_t lock;
   c10c__segment_backend backend;
+  c10c__device_alloc_config config;
   int devices;
   device_state *state;
   block *table[BUCKETS];
 };
 
-size_t c10c__engine_round_size(size_t size) {
+size_t c10c__engine_round_size(size_t size) { return c10c__engine_round_size_with(size, 0); }
+
+/* PyTorch's roundup_power2_next_division: the interval between two powers of two is cut into
+ * `divisions` equal steps and size goes up to the next step. */
+static size_t next_division(size_t size, size_t divisions) {
+  if ((size & (size - 1)) == 0) return size;
+  size_t floor = (size_t)1 << (63 - __builtin_clzll((unsigned long long)size));
+  size_t step = floor >> (63 - __builtin_clzll((unsigned long long)divisions));
+  if (step == 0) return floor << 1;
+  size_t rounded = size & ~(step - 1);
+  return rounded == size ? size : rounded + step;
+}
+
+size_t c10c__engine_round_size_with(size_t size, size_t divisions) {
   if (size < C10C__MIN_BLOCK) return C10C__MIN_BLOCK;
+  if (divisions > 1 && size > C10C__MIN_BLOCK * divisions) return next_division(size, divisions);
   return C10C__MIN_BLOCK * ((size + C10C__MIN_BLOCK - 1) / C10C__MIN_BLOCK);
 }
 
@@ -108,10 +123,16 @@ static void pool_remove(block **pool, block *b) {
   b->pool_prev = b->pool_next = NULL;
 }
 
-/* The smallest free block of stream that holds size (PyTorch's get_free_block). */
-static block *best_fit(block *pool, c10c_stream_id stream, size_t size) {
-  for (block *b = pool; b != NULL; b = b->pool_next)
-    if (b->stream == stream && b->size >= size) return b;
+/* The smallest free block of stream that holds size (PyTorch's get_free_block), with its
+ * max_split_size rules: no oversize block for a request below the limit, and an oversize request
+ * takes an oversize block at most 20 MiB larger. */
+static block *best_fit(block *pool, c10c_stream_id stream, size_t size, size_t max_split) {
+  for (block *b = pool; b != NULL; b = b->pool_next) {
+    if (b->stream != stream || b->size < size) continue;
+    if (size < max_split && b->size >= max_split) return NULL; /* the rest are larger still */
+    if (size >= max_split && b->size >= size + C10C__LARGE_BUFFER) return NULL;
+    return b;
+  }
   return NULL;
 }
 
@@ -164,6 +185,7 @@ static void release_cached(c10c__engine *e, int device) {
         e->backend.free(e->backend.self, device, b->ptr, b->size);
         stat(d->stats.segment, b->small, -1);
         stat(d->stats.reserved_bytes, b->small, -(int64_t)b->size);
+        if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, -1);
         d->stats.num_device_free++;
         c10c__free(b);
       }
@@ -218,6 +240,7 @@ static c10c_status new_segment(c10c__engine *e, int device, size_t rounded, bool
   *b = (block){.ptr = ptr, .size = size, .stream = stream, .device = device, .small = small};
   stat(d->stats.segment, small, 1);
   stat(d->stats.reserved_bytes, small, (int64_t)size);
+  if (size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, 1);
   d->stats.num_device_alloc++;
   *out = b;
   return C10C_STATUS_OK;
@@ -236,9 +259,13 @@ c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, 
   }
   pthread_mutex_init(&e->lock, NULL);
   e->backend = backend;
+  e->config = (c10c__device_alloc_config){SIZE_MAX, 0};
   e->devices = devices;
   e->state = state;
-  for (int i = 0; i < devices; i++) state[i].stats.struct_size = sizeof state[i].stats;
+  for (int i = 0; i < devices; i++) {
+    state[i].stats.struct_size = sizeof state[i].stats;
+    state[i].stats.max_split_size = -1; /* as torch reports "no limit" */
+  }
   *out = e;
   return C10C_STATUS_OK;
 }
@@ -254,9 +281,9 @@ void c10c__engine_destroy(c10c__engine *e) {
   c10c__free(e);
 }
 
-static bool should_split(const block *b, size_t size) {
+static bool should_split(const block *b, size_t size, size_t max_split) {
   size_t remaining = b->size - size;
-  return b->small ? remaining >= C10C__MIN_BLOCK : remaining > C10C__SMALL_SIZE;
+  return b->small ? remaining >= C10C__MIN_BLOCK : size < max_split && remaining > C10C__SMALL_SIZE;
 }
 
 c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_stream_id stream,
@@ -265,7 +292,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   if (device < 0 || device >= e->devices)
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
   if (size == 0) return C10C_STATUS_OK;
-  size_t rounded = c10c__engine_round_size(size);
+  size_t rounded = c10c__engine_round_size_with(size, e->config.roundup_power2_divisions);
   bool small = rounded <= C10C__SMALL_SIZE;
   pthread_mutex_lock(&e->lock);
   if (e->backend.event_query != NULL)
@@ -273,12 +300,13 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   device_state *d = &e->state[device];
   block **pool = &d->pools[small ? 0 : 1];
   c10c_status st = C10C_STATUS_OK;
-  block *b = best_fit(*pool, stream, rounded);
+  size_t max_split = e->config.max_split_size;
+  block *b = best_fit(*pool, stream, rounded, max_split);
   if (b != NULL)
     pool_remove(pool, b);
   else
     st = new_segment(e, device, rounded, small, stream, &b);
-  if (st == C10C_STATUS_OK && should_split(b, rounded)) {
+  if (st == C10C_STATUS_OK && should_split(b, rounded, max_split)) {
     block *rest = c10c__calloc(1, sizeof *rest);
     if (rest != NULL) { /* without it the block is just used whole */
       *rest = (block){.ptr = b->ptr + rounded,
@@ -303,6 +331,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     stat(d->stats.allocated_bytes, small, (int64_t)b->size);
     stat(d->stats.active_bytes, small, (int64_t)b->size);
     stat(d->stats.requested_bytes, small, (int64_t)size);
+    if (b->size >= max_split) c10c__stat_update(&d->stats.oversize_allocations, 1);
     *out = b->ptr;
   }
   pthread_mutex_unlock(&e->lock);
@@ -400,6 +429,7 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   stat(d->stats.allocation, b->small, -1);
   stat(d->stats.allocated_bytes, b->small, -(int64_t)b->size);
   stat(d->stats.requested_bytes, b->small, -(int64_t)b->requested);
+  if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_allocations, -1);
   b->allocated = false;
   if (b->nuses > 0 && e->backend.event_record != NULL)
     insert_events(e, b);
@@ -440,6 +470,15 @@ c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_i
 void c10c__engine_empty_cache(c10c__engine *e) {
   pthread_mutex_lock(&e->lock);
   for (int i = 0; i < e->devices; i++) release_cached(e, i);
+  pthread_mutex_unlock(&e->lock);
+}
+
+void c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_config *config) {
+  pthread_mutex_lock(&e->lock);
+  e->config = *config;
+  for (int i = 0; i < e->devices; i++)
+    e->state[i].stats.max_split_size =
+        config->max_split_size == SIZE_MAX ? -1 : (int64_t)config->max_split_size;
   pthread_mutex_unlock(&e->lock);
 }
 

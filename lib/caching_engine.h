@@ -9,12 +9,15 @@
  * events recorded on those streams at free time have completed (queried at every malloc,
  * waited for before the cache is released).
  *
- * Not yet: max_split_size, roundup_power2_divisions, garbage collection,
+ * max_split_size and roundup_power2_divisions as PyTorch's (c10c__engine_configure).
+ *
+ * Not yet: garbage collection,
  * expandable segments, snapshots and traces (issue 6). */
 #ifndef C10C_CACHING_ENGINE_H
 #define C10C_CACHING_ENGINE_H
 
 #include "c10c/allocator.h"
+#include "alloc_config.h"
 #include "c10c/stream.h"
 #include "internal.h"
 
@@ -65,6 +68,9 @@ c10c_status c10c__engine_record_stream(c10c__engine *engine, void *ptr, c10c_str
 /* Releases every cached segment that holds no allocated block. */
 void c10c__engine_empty_cache(c10c__engine *engine);
 
+/* Applies max_split_size and roundup_power2_divisions (PyTorch's semantics) from now on. */
+void c10c__engine_configure(c10c__engine *engine, const c10c__device_alloc_config *config);
+
 /* Sets every statistic's peak to its current value (torch.cuda.reset_peak_memory_stats). */
 void c10c__engine_reset_peaks(c10c__engine *engine, int device);
 
@@ -76,6 +82,7 @@ void c10c__format_size(char *out, size_t size, double bytes);
 
 /* PyTorch's round_size and get_allocation_size, for tests. */
 size_t c10c__engine_round_size(size_t size);
+size_t c10c__engine_round_size_with(size_t size, size_t roundup_power2_divisions);
 size_t c10c__engine_segment_size(size_t rounded);
 
 #endif /* C10C_CACHING_ENGINE_H */

@@ -2,6 +2,8 @@
  * driver (cuMemAlloc_v2 / cuMemFree_v2 on the owning device), keyed by the current device and its
  * current stream; and byte copies between host and device memory. */
 #include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 #include "allocator_internal.h"
@@ -83,8 +85,16 @@ static void segment_event_destroy(void *self, void *event) {
 }
 
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static char config_error[256];
 static c10c__engine *engine;
 static c10c_status engine_status;
+
+/* C10C_ALLOC_CONF, or PYTORCH_CUDA_ALLOC_CONF when that is unset (PyTorch's key names). */
+static const char *config_text(void) {
+  const char *text = getenv("C10C_ALLOC_CONF");
+  if (text == NULL) text = getenv("PYTORCH_CUDA_ALLOC_CONF");
+  return text;
+}
 
 static void make_engine(void) {
   c10c__segment_backend backend = {segment_malloc,        segment_free,
@@ -92,6 +102,19 @@ static void make_engine(void) {
                                    segment_event_query,   segment_event_synchronize,
                                    segment_event_destroy, NULL};
   engine_status = c10c__engine_new(&engine, backend, c10c_cuda_device_count());
+  const char *text = config_text();
+  if (engine_status != C10C_STATUS_OK || text == NULL) return;
+  c10c__device_alloc_config config = {SIZE_MAX, 0};
+  char msg[256];
+  engine_status = c10c__parse_device_alloc_config(text, &config, msg, sizeof msg);
+  if (engine_status == C10C_STATUS_OK) {
+    c10c__engine_configure(engine, &config);
+  } else {
+    c10c__fail(engine_status, "%s", msg); /* every allocation reports it */
+    c10c__engine_destroy(engine);
+    engine = NULL;
+    snprintf(config_error, sizeof config_error, "%s", msg);
+  }
 }
 
 /* The process's CUDA caching engine (made on first use, once CUDA is known to be there). */
@@ -101,7 +124,8 @@ static c10c_status get_engine(c10c__engine **out) {
   pthread_once(&engine_once, make_engine);
   if (engine == NULL)
     return c10c__fail(engine_status != C10C_STATUS_OK ? engine_status : C10C_STATUS_INTERNAL,
-                      "the CUDA caching allocator could not be made");
+                      "the CUDA caching allocator could not be made%s%s",
+                      config_error[0] ? ": " : "", config_error);
   *out = engine;
   return C10C_STATUS_OK;
 }
@@ -203,4 +227,17 @@ c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream strea
   /* memory of another allocator (a DLPack import, a host's allocator): nothing to hold back */
   if (allocator != &cuda_allocator || base == NULL || engine == NULL) return C10C_STATUS_OK;
   return c10c__engine_record_stream(engine, base, stream.id);
+}
+
+c10c_status c10c_cuda_set_allocator_settings(const char *config) {
+  C10C__CHECK_NOT_NULL(config);
+  c10c__engine *e = NULL;
+  c10c_status st = get_engine(&e);
+  if (st != C10C_STATUS_OK) return st;
+  c10c__device_alloc_config parsed = {SIZE_MAX, 0};
+  char msg[256];
+  st = c10c__parse_device_alloc_config(config, &parsed, msg, sizeof msg);
+  if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
+  c10c__engine_configure(e, &parsed);
+  return C10C_STATUS_OK;
 }

@@ -37,6 +37,7 @@ __all__ = [
     "memory_stats",
     "memory_summary",
     "reset_peak_memory_stats",
+    "set_allocator_settings",
     "set_device",
     "set_stream",
     "stream",
@@ -369,3 +370,16 @@ def empty_cache() -> None:
     from . import memory
 
     memory.empty_cache("cuda")
+
+
+def set_allocator_settings(config: str) -> None:
+    """Configure the CUDA caching allocator with PyTorch's key names.
+
+    ``"max_split_size_mb:128,roundup_power2_divisions:4"``, as ``C10C_ALLOC_CONF`` (or
+    ``PYTORCH_CUDA_ALLOC_CONF``) and ``torch.cuda.memory._set_allocator_settings``; a setting
+    replaces all earlier ones. Unknown keys raise ValueError, PyTorch options not implemented
+    yet NotImplementedError.
+    """
+    if not isinstance(config, str):
+        raise C10ValueError(f"config must be str, not {type(config).__name__}")
+    check(lib.c10c_cuda_set_allocator_settings(config.encode()))

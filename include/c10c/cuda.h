@@ -126,6 +126,19 @@ C10C_API c10c_status c10c_cuda_stream_handle(void **out, c10c_stream stream);
 /* The stream's priority (0 for the default stream). */
 C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
 
+/* Configures the CUDA caching allocator with PyTorch's key names, as C10C_ALLOC_CONF (read when
+ * the allocator is first used; PYTORCH_CUDA_ALLOC_CONF when C10C_ALLOC_CONF is unset) and
+ * torch.cuda.memory._set_allocator_settings: "max_split_size_mb:N" (N > 20: blocks of N MiB or
+ * more are never split, and reused only by requests within 20 MiB of their size),
+ * "roundup_power2_divisions:N" (N a power of two: sizes round up to N steps between powers of
+ * two), "backend:native", "expandable_segments:False". A setting replaces all earlier ones.
+ * Errors: C10C_STATUS_INVALID_ARGUMENT for unknown keys and bad values (PyTorch's messages:
+ * "CachingAllocator option max_split_size_mb too small, must be > 20", "For roundups, the
+ * divisons has to be power of 2 "); C10C_STATUS_NOT_IMPLEMENTED for PyTorch options not
+ * implemented yet (garbage_collection_threshold, expandable_segments:True, ...);
+ * C10C_STATUS_UNAVAILABLE. */
+C10C_API c10c_status c10c_cuda_set_allocator_settings(const char *config);
+
 /* torch's Tensor.record_stream: the tensor's memory is also used by work on stream, so the
  * caching allocator does not reuse it after it is freed until the work queued on stream by then
  * has completed (an event recorded at free time, queried at later allocations). A no-op for

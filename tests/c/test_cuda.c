@@ -6,6 +6,7 @@
  *   partial      the stand-in built without cuMemFree_v2
  *   no_device    the stand-in with C10C_STUB_DEVICES=0
  *   init_error   the stand-in with cuInit failing (C10C_STUB_INIT_ERROR=999)
+ *   config       C10C_ALLOC_CONF=max_split_size_mb:30; bad_config: an unknown key
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -433,6 +434,22 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   ASSERT_OK(c10c_cuda_default_stream(&d0, 0));
   ASSERT_OK(c10c_cuda_set_current_stream(d0));
   ASSERT_EQ(stub_long("c10c_stub_violations", 0), 0);
+  /* allocator settings with PyTorch's keys and checks */
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_cuda_set_allocator_settings("max_split_size_mb:8"));
+  ASSERT_ERROR_MESSAGE("CachingAllocator option max_split_size_mb too small, must be > 20");
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
+                c10c_cuda_set_allocator_settings("garbage_collection_threshold:0.5"));
+  ASSERT_OK(c10c_cuda_set_allocator_settings("max_split_size_mb:64"));
+  c10c_allocator *alloc = NULL;
+  ASSERT_OK(c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA));
+  c10c_memory_stats stats;
+  stats.struct_size = sizeof stats;
+  ASSERT_OK(c10c_allocator_get_stats(alloc, &stats));
+  ASSERT_EQ(stats.max_split_size, INT64_C(64) << 20);
+  ASSERT_OK(c10c_cuda_set_allocator_settings("")); /* back to the defaults */
+  ASSERT_OK(c10c_allocator_get_stats(alloc, &stats));
+  ASSERT_EQ(stats.max_split_size, -1);
 }
 
 TEST(a_child_forked_after_init_is_refused) {
@@ -452,6 +469,30 @@ TEST(a_child_forked_after_init_is_refused) {
   ASSERT_OK(c10c_cuda_set_device(0)); /* the parent goes on */
 }
 
+/* C10C_ALLOC_CONF, read when the CUDA allocator is first used. */
+TEST(the_allocator_reads_its_environment) {
+  c10c_allocator *alloc = NULL;
+  ASSERT_OK(c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA));
+  c10c_memory_stats stats;
+  stats.struct_size = sizeof stats;
+  int64_t n[1] = {4};
+  c10c_tensor *t = NULL;
+  c10c_status st =
+      c10c_tensor_empty(&t, n, 1, C10C_DTYPE_FLOAT32, (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, 0);
+  if (strcmp(scenario, "config") == 0) {
+    ASSERT_OK(st);
+    ASSERT_OK(c10c_allocator_get_stats(alloc, &stats));
+    ASSERT_EQ(stats.max_split_size, INT64_C(30) << 20);
+    c10c_tensor_release(t);
+  } else {
+    ASSERT_EQ(st, C10C_STATUS_INVALID_ARGUMENT);
+    ASSERT_ERROR_MESSAGE(
+        "the CUDA caching allocator could not be made: Unrecognized key 'foo' "
+        "in CUDA allocator config.");
+    ASSERT_TRUE(t == NULL);
+  }
+}
+
 int main(int argc, char **argv) {
   scenario = argc > 1 ? argv[1] : "available";
   static const test_case available[] = {
@@ -465,8 +506,10 @@ int main(int argc, char **argv) {
       T(record_stream_keeps_memory_until_the_other_stream_is_done),
       T(a_child_forked_after_init_is_refused)};
   static const test_case unavailable[] = {T(unavailable_paths_say_why)};
+  static const test_case configured[] = {T(the_allocator_reads_its_environment)};
   bool on = strcmp(scenario, "available") == 0;
-  const test_case *tests = on ? available : unavailable;
+  bool config = strcmp(scenario, "config") == 0 || strcmp(scenario, "bad_config") == 0;
+  const test_case *tests = on ? available : config ? configured : unavailable;
   int count = on ? (int)(sizeof available / sizeof available[0]) : 1;
   for (int i = 0; i < count; i++) {
     test_current_failed = 0;

@@ -241,7 +241,83 @@ TEST(record_stream_holds_a_block_until_the_other_streams_work_is_done) {
   ASSERT_EQ(in_use, 0);
 }
 
-RUN_TESTS(T(record_stream_holds_a_block_until_the_other_streams_work_is_done),
+TEST(roundup_power2_divisions_round_as_pytorch) {
+  ASSERT_EQ(c10c__engine_round_size_with(1000, 4), 1024); /* not above 512 * 4: plain rounding */
+  ASSERT_EQ(c10c__engine_round_size_with(2049, 4), 2560); /* steps of 512 in [2048, 4096) */
+  ASSERT_EQ(c10c__engine_round_size_with(3000, 4), 3072);
+  ASSERT_EQ(c10c__engine_round_size_with(4096, 4), 4096); /* powers of two stay */
+  ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 4), 1280 * MiB);
+  ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 1), 1200 * MiB);
+  ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 0), 1200 * MiB);
+}
+
+TEST(max_split_size_keeps_oversize_blocks_whole_and_for_their_size) {
+  c10c__engine *e = fresh(400 * MiB);
+  c10c__device_alloc_config config = {40 * MiB, 0};
+  c10c__engine_configure(e, &config);
+  void *big = NULL, *again = NULL, *mid = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 50 * MiB, 0, &big)); /* oversize: its own segment, whole */
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.oversize_allocations.current, 1);
+  ASSERT_EQ(s.oversize_segments.current, 1);
+  ASSERT_EQ(s.max_split_size, 40 * MiB);
+  ASSERT_OK(c10c__engine_free(e, big));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 45 * MiB, 0, &again)); /* within 20 MiB: reused, unsplit */
+  ASSERT_TRUE(again == big);
+  ASSERT_EQ(stats_of(e, 0).allocated_bytes[C10C_STAT_ALL].current, 50 * MiB);
+  ASSERT_OK(c10c__engine_free(e, again));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 25 * MiB, 0, &mid)); /* below the limit: not the big one */
+  ASSERT_TRUE(mid != big);
+  ASSERT_EQ(mallocs, 2);
+  ASSERT_OK(c10c__engine_free(e, mid));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+}
+
+TEST(device_config_strings_follow_pytorch) {
+  c10c__device_alloc_config c = {SIZE_MAX, 0};
+  char msg[256];
+  ASSERT_OK(c10c__parse_device_alloc_config(
+      "max_split_size_mb:64, roundup_power2_divisions:4,backend:native,expandable_segments:False",
+      &c, msg, sizeof msg));
+  ASSERT_EQ(c.max_split_size, 64 * MiB);
+  ASSERT_EQ(c.roundup_power2_divisions, 4);
+  const struct {
+    const char *text, *message;
+    c10c_status status;
+  } bad[] = {
+      {"max_split_size_mb:20", "CachingAllocator option max_split_size_mb too small, must be > 20",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"roundup_power2_divisions:3", "For roundups, the divisons has to be power of 2 ",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"max_split_size_mb:x",
+       "Expected a non-negative integer (and not too large) for "
+       "max_split_size_mb, got 'x'",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"foo:1", "Unrecognized key 'foo' in CUDA allocator config.", C10C_STATUS_INVALID_ARGUMENT},
+      {"max_split_size_mb", "Expected key:value in CUDA allocator config, got 'max_split_size_mb'",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"expandable_segments:True", "expandable_segments:True is not supported yet",
+       C10C_STATUS_NOT_IMPLEMENTED},
+      {"garbage_collection_threshold:0.6",
+       "CUDA allocator option 'garbage_collection_threshold' is not supported yet",
+       C10C_STATUS_NOT_IMPLEMENTED},
+      {"backend:cudaMallocAsync",
+       "Unknown allocator backend 'cudaMallocAsync' (only native is supported yet)",
+       C10C_STATUS_INVALID_ARGUMENT},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    c10c__device_alloc_config before = c;
+    ASSERT_EQ(c10c__parse_device_alloc_config(bad[i].text, &c, msg, sizeof msg), bad[i].status);
+    ASSERT_STR_EQ(msg, bad[i].message);
+    ASSERT_EQ(c.max_split_size, before.max_split_size); /* unchanged */
+  }
+}
+
+RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
+          T(max_split_size_keeps_oversize_blocks_whole_and_for_their_size),
+          T(device_config_strings_follow_pytorch),
+          T(record_stream_holds_a_block_until_the_other_streams_work_is_done),
           T(rounding_and_segment_sizes_are_pytorchs),
           T(small_blocks_pack_a_segment_and_come_back_without_the_backend),
           T(large_blocks_split_only_beyond_a_mebibyte_and_stay_per_stream),

@@ -243,6 +243,13 @@ def test_cuda_tensors_through_the_stand_in(stub):
         print(pyc10.cuda.memory_reserved(), pyc10.cuda.max_memory_allocated(0))
         pyc10.cuda.reset_peak_memory_stats()
         print(pyc10.cuda.max_memory_allocated(), "Active memory" in pyc10.cuda.memory_summary(1))
+        pyc10.cuda.set_allocator_settings("max_split_size_mb:64")
+        print(pyc10.cuda.memory_stats()["max_split_size"])
+        for bad in ("max_split_size_mb:8", "expandable_segments:True"):
+            try:
+                pyc10.cuda.set_allocator_settings(bad)
+            except (ValueError, NotImplementedError) as e:
+                print(type(e).__name__)
         """,
         C10C_CUDA_DRIVER=str(stub),
     )
@@ -259,4 +266,7 @@ def test_cuda_tensors_through_the_stand_in(stub):
         "1024 2097152",  # ... and h's block on device 1
         "0 1024",  # the peak: g and z
         "0 True",
+        "67108864",
+        "C10ValueError",
+        "C10NotImplementedError",
     ]
