@@ -37,6 +37,7 @@ typedef struct pending_event {
 typedef struct device_state {
   block *pools[2]; /* free lists: [0] small, [1] large */
   pending_event *events;
+  size_t allowed; /* set_per_process_memory_fraction's limit on reserved bytes; SIZE_MAX: none */
   c10c_memory_stats stats;
 } device_state;
 
@@ -217,6 +218,14 @@ static c10c_status out_of_memory(c10c__engine *e, int device, size_t size) {
                     want, capacity, device, allocated, unallocated);
 }
 
+/* A segment from the backend, unless it would take the device past its memory fraction. */
+static c10c_status segment_malloc(c10c__engine *e, int device, size_t size, void **ptr) {
+  device_state *d = &e->state[device];
+  if ((size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current + size > d->allowed)
+    return C10C_STATUS_OUT_OF_MEMORY;
+  return e->backend.malloc(e->backend.self, device, size, ptr);
+}
+
 /* A new segment holding at least rounded bytes, retried once after releasing the cache. */
 static c10c_status new_segment(c10c__engine *e, int device, size_t rounded, bool small,
                                c10c_stream_id stream, block **out) {
@@ -225,11 +234,11 @@ static c10c_status new_segment(c10c__engine *e, int device, size_t rounded, bool
   block *b = c10c__calloc(1, sizeof *b);
   if (b == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a block");
   void *ptr = NULL;
-  c10c_status st = e->backend.malloc(e->backend.self, device, size, &ptr);
+  c10c_status st = segment_malloc(e, device, size, &ptr);
   if (st == C10C_STATUS_OUT_OF_MEMORY) {
     release_cached(e, device);
     d->stats.num_alloc_retries++;
-    st = e->backend.malloc(e->backend.self, device, size, &ptr);
+    st = segment_malloc(e, device, size, &ptr);
   }
   if (st != C10C_STATUS_OK) {
     c10c__free(b);
@@ -265,6 +274,7 @@ c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, 
   for (int i = 0; i < devices; i++) {
     state[i].stats.struct_size = sizeof state[i].stats;
     state[i].stats.max_split_size = -1; /* as torch reports "no limit" */
+    state[i].allowed = SIZE_MAX;
   }
   *out = e;
   return C10C_STATUS_OK;
@@ -479,6 +489,13 @@ void c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_config *co
   for (int i = 0; i < e->devices; i++)
     e->state[i].stats.max_split_size =
         config->max_split_size == SIZE_MAX ? -1 : (int64_t)config->max_split_size;
+  pthread_mutex_unlock(&e->lock);
+}
+
+void c10c__engine_set_limit(c10c__engine *e, int device, size_t bytes) {
+  if (device < 0 || device >= e->devices) return;
+  pthread_mutex_lock(&e->lock);
+  e->state[device].allowed = bytes;
   pthread_mutex_unlock(&e->lock);
 }
 

@@ -11,6 +11,8 @@
  *
  * max_split_size and roundup_power2_divisions as PyTorch's (c10c__engine_configure).
  *
+ * A per-device limit on reserved bytes (set_per_process_memory_fraction).
+ *
  * Not yet: garbage collection,
  * expandable segments, snapshots and traces (issue 6). */
 #ifndef C10C_CACHING_ENGINE_H
@@ -70,6 +72,10 @@ void c10c__engine_empty_cache(c10c__engine *engine);
 
 /* Applies max_split_size and roundup_power2_divisions (PyTorch's semantics) from now on. */
 void c10c__engine_configure(c10c__engine *engine, const c10c__device_alloc_config *config);
+
+/* Caps the bytes the device's segments may reserve (set_per_process_memory_fraction): a
+ * segment past it is treated as the device being full (cache released, retried, then OOM). */
+void c10c__engine_set_limit(c10c__engine *engine, int device, size_t bytes);
 
 /* Sets every statistic's peak to its current value (torch.cuda.reset_peak_memory_stats). */
 void c10c__engine_reset_peaks(c10c__engine *engine, int device);

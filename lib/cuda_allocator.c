@@ -241,3 +241,18 @@ c10c_status c10c_cuda_set_allocator_settings(const char *config) {
   c10c__engine_configure(e, &parsed);
   return C10C_STATUS_OK;
 }
+
+c10c_status c10c_cuda_set_memory_fraction(double fraction, c10c_device_index device) {
+  if (!(fraction >= 0.0 && fraction <= 1.0)) /* NaN too */
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "Invalid fraction value: %g. Allowed range: 0~1", fraction);
+  c10c__engine *e = NULL;
+  c10c_status st = get_engine(&e);
+  if (st == C10C_STATUS_OK && device == -1) device = c10c__cuda_current();
+  if (st == C10C_STATUS_OK && (device < 0 || device >= c10c_cuda_device_count()))
+    st = c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
+  size_t free_bytes = 0, total = 0;
+  if (st == C10C_STATUS_OK) st = segment_mem_info(NULL, device, &free_bytes, &total);
+  if (st == C10C_STATUS_OK) c10c__engine_set_limit(e, device, (size_t)(fraction * (double)total));
+  return st;
+}

@@ -39,6 +39,7 @@ __all__ = [
     "reset_peak_memory_stats",
     "set_allocator_settings",
     "set_device",
+    "set_per_process_memory_fraction",
     "set_stream",
     "stream",
     "synchronize",
@@ -383,3 +384,10 @@ def set_allocator_settings(config: str) -> None:
     if not isinstance(config, str):
         raise C10ValueError(f"config must be str, not {type(config).__name__}")
     check(lib.c10c_cuda_set_allocator_settings(config.encode()))
+
+
+def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+    """Let the caching allocator reserve at most ``fraction`` of the device's memory (torch's)."""
+    if not isinstance(fraction, (int, float)) or isinstance(fraction, bool):
+        raise C10ValueError(f"Invalid type for fraction argument, must be `float`: {fraction!r}")
+    check(lib.c10c_cuda_set_memory_fraction(float(fraction), _index(device)))

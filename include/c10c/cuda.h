@@ -139,6 +139,13 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  * C10C_STATUS_UNAVAILABLE. */
 C10C_API c10c_status c10c_cuda_set_allocator_settings(const char *config);
 
+/* torch.cuda.set_per_process_memory_fraction: the caching allocator reserves at most fraction
+ * of the device's total memory (device -1: the current one); beyond it allocations fail as if
+ * the device were full (after releasing the cache and retrying). Errors:
+ * C10C_STATUS_INVALID_ARGUMENT "Invalid fraction value: 1.5. Allowed range: 0~1", the device
+ * checks, C10C_STATUS_UNAVAILABLE. */
+C10C_API c10c_status c10c_cuda_set_memory_fraction(double fraction, c10c_device_index device);
+
 /* torch's Tensor.record_stream: the tensor's memory is also used by work on stream, so the
  * caching allocator does not reuse it after it is freed until the work queued on stream by then
  * has completed (an event recorded at free time, queried at later allocations). A no-op for

@@ -448,6 +448,21 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   ASSERT_OK(c10c_allocator_get_stats(alloc, &stats));
   ASSERT_EQ(stats.max_split_size, INT64_C(64) << 20);
   ASSERT_OK(c10c_cuda_set_allocator_settings("")); /* back to the defaults */
+  /* a memory fraction: at most a quarter of device 1's 1 GiB */
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_set_memory_fraction(1.5, 1));
+  ASSERT_ERROR_MESSAGE("Invalid fraction value: 1.5. Allowed range: 0~1");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_set_memory_fraction(0.5, 7));
+  ASSERT_OK(c10c_cuda_set_memory_fraction(0.25, 1));
+  int64_t quarter[1] = {(300 << 20) / 4}, fifth[1] = {(200 << 20) / 4};
+  c10c_tensor *too_big = NULL, *fits = NULL;
+  const c10c_device cuda1 = {C10C_DEVICE_TYPE_CUDA, 1};
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY,
+                c10c_tensor_empty(&too_big, quarter, 1, C10C_DTYPE_FLOAT32, cuda1, 0));
+  ASSERT_OK(c10c_tensor_empty(&fits, fifth, 1, C10C_DTYPE_FLOAT32, cuda1, 0));
+  c10c_tensor_release(fits);
+  ASSERT_OK(c10c_cuda_set_memory_fraction(1.0, 1));
+  ASSERT_OK(c10c_tensor_empty(&too_big, quarter, 1, C10C_DTYPE_FLOAT32, cuda1, 0));
+  c10c_tensor_release(too_big);
   ASSERT_OK(c10c_allocator_get_stats(alloc, &stats));
   ASSERT_EQ(stats.max_split_size, -1);
 }

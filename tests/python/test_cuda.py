@@ -245,6 +245,16 @@ def test_cuda_tensors_through_the_stand_in(stub):
         print(pyc10.cuda.max_memory_allocated(), "Active memory" in pyc10.cuda.memory_summary(1))
         pyc10.cuda.set_allocator_settings("max_split_size_mb:64")
         print(pyc10.cuda.memory_stats()["max_split_size"])
+        pyc10.cuda.set_per_process_memory_fraction(0.001)
+        try:
+            pyc10.empty(1 << 20, device="cuda")
+        except MemoryError as e:
+            print(type(e).__name__)
+        pyc10.cuda.set_per_process_memory_fraction(1.0)
+        try:
+            pyc10.cuda.set_per_process_memory_fraction(2.0)
+        except ValueError as e:
+            print(type(e).__name__)
         for bad in ("max_split_size_mb:8", "expandable_segments:True"):
             try:
                 pyc10.cuda.set_allocator_settings(bad)
@@ -267,6 +277,8 @@ def test_cuda_tensors_through_the_stand_in(stub):
         "0 1024",  # the peak: g and z
         "0 True",
         "67108864",
+        "C10MemoryError",
+        "C10ValueError",
         "C10ValueError",
         "C10NotImplementedError",
     ]
