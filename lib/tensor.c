@@ -12,7 +12,7 @@
 #include "storage_internal.h"
 #include "sysmem.h"
 
-enum { INLINE_DIMS = 5, INFERENCE_FLAG = 1 << 6, KNOWN_CONTIGUOUS = 1 << 7 };
+enum { INLINE_DIMS = 5, INFERENCE_FLAG = 1 << 6 };
 
 struct c10c_tensor {
   c10c__object obj;
@@ -64,8 +64,8 @@ static void tensor_destroy(c10c__object *obj) {
 
 static const c10c__object_type tensor_type = {NULL, tensor_destroy};
 
-/* A shell with room for ndim sizes and strides; NULL when out of memory. The callers fill in the
- * geometry, storage, dtype, device, keys and flags. */
+/* A shell with room for ndim sizes and strides; NULL when out of memory. Only what destroying it
+ * reads is set (no storage, the heap geometry): every constructor fills in the rest. */
 static c10c_tensor *new_shell(size_t ndim) {
   c10c_tensor *t = c10c__shell_alloc(C10C__SHELL_TENSOR, sizeof *t);
   if (t == NULL) return NULL;
@@ -78,14 +78,18 @@ static c10c_tensor *new_shell(size_t ndim) {
     }
   }
   t->storage = NULL;
-  t->storage_offset = 0;
-  t->numel = 0;
-  t->keys.repr = 0;
   t->ndim = (uint32_t)ndim;
-  t->dtype = C10C_DTYPE_UNDEFINED;
-  t->flags = 0;
-  t->device = (c10c_device){C10C_DEVICE_TYPE_CPU, -1};
   c10c__object_init(&t->obj, &tensor_type);
+  return t;
+}
+
+/* A shell holding a copy of sizes and strides. */
+static c10c_tensor *new_shell_with(const int64_t *sizes, const int64_t *strides, size_t ndim) {
+  c10c_tensor *t = new_shell(ndim);
+  if (t != NULL && ndim > 0) {
+    memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
+    memcpy(strides_of(t), strides, ndim * sizeof *strides);
+  }
   return t;
 }
 
@@ -156,33 +160,31 @@ static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset,
                            c10c__contiguity_flags(sizes, strides, t->ndim, t->numel));
 }
 
-/* Builds a tensor over a new storage of nbytes; on failure frees what it made. */
+/* A new storage of nbytes on device; for CUDA under a guard of the device, as ATen's empty_cuda
+ * (an index of -1, "cuda", becomes the current device). */
+static c10c_status new_storage_on(c10c_storage **out, int64_t nbytes, c10c_device *device) {
+  if (device->type != C10C_DEVICE_TYPE_CUDA)
+    return c10c_storage_new(out, nbytes, NULL, device->type, true);
+  c10c_cuda_device_guard guard = {-1, -1};
+  c10c_status st = device->index < 0 ? c10c_cuda_current_device(&device->index) : C10C_STATUS_OK;
+  if (st == C10C_STATUS_OK) st = c10c_cuda_device_guard_enter(&guard, device->index);
+  if (st == C10C_STATUS_OK) st = c10c_storage_new(out, nbytes, NULL, device->type, true);
+  c10c_status restored = c10c_cuda_device_guard_exit(&guard);
+  return st != C10C_STATUS_OK ? st : restored;
+}
+
+/* Builds a tensor over a new storage of nbytes; on failure frees what it made. known_contiguous:
+ * t is a contiguous tensor of other than 4 or 5 dims with its numel set, which c10's rules make
+ * non-overlapping and dense and nothing else (geometry.c), so no flags need computing. */
 static c10c_status make_with_new_storage(c10c_tensor **out, c10c_tensor *t, int64_t nbytes,
-                                         c10c_dtype dtype, c10c_device device) {
+                                         c10c_dtype dtype, c10c_device device,
+                                         bool known_contiguous) {
   c10c_storage *storage = NULL;
-  c10c_status st;
-  if (device.type == C10C_DEVICE_TYPE_CUDA) {
-    /* as ATen's empty_cuda: allocate under a guard of the device ("cuda" is the current one) */
-    c10c_cuda_device_guard guard = {-1, -1};
-    st = device.index < 0 ? c10c_cuda_current_device(&device.index) : C10C_STATUS_OK;
-    if (st == C10C_STATUS_OK) st = c10c_cuda_device_guard_enter(&guard, device.index);
-    if (st == C10C_STATUS_OK) st = c10c_storage_new(&storage, nbytes, NULL, device.type, true);
-    c10c_status restored = c10c_cuda_device_guard_exit(&guard);
-    if (st == C10C_STATUS_OK) st = restored;
-    if (st != C10C_STATUS_OK) {
-      c10c_storage_release(storage);
-      c10c_tensor_release(t);
-      return st;
-    }
-  } else {
-    st = c10c_storage_new(&storage, nbytes, NULL, device.type, true);
-  }
+  c10c_status st = new_storage_on(&storage, nbytes, &device);
   /* CPU tensors carry no index (torch.empty(device="cpu:0").device is cpu); others keep it. */
   if (device.type == C10C_DEVICE_TYPE_CPU) device.index = -1;
   if (st == C10C_STATUS_OK) {
-    /* a contiguous tensor (t->numel set by the caller) of other than 4 or 5 dims is
-     * non-overlapping and dense and nothing else (c10's rules, geometry.c) */
-    if (t->flags == KNOWN_CONTIGUOUS)
+    if (known_contiguous)
       st = finish_with_flags(t, storage, 0, dtype, device,
                              C10C__CONTIGUOUS | C10C__NON_OVERLAPPING_AND_DENSE);
     else
@@ -198,39 +200,37 @@ static c10c_status make_with_new_storage(c10c_tensor **out, c10c_tensor *t, int6
   return C10C_STATUS_OK;
 }
 
-/* c10c_tensor_empty's common case in one pass over the sizes: checks, numel, strides and bytes
- * together, with the slow path's messages (in its order) when something is wrong. */
-static c10c_status empty_contiguous(c10c_tensor **out, const int64_t *sizes, size_t ndim,
-                                    c10c_dtype dtype, c10c_device device) {
+/* c10c_tensor_empty's common case (contiguous, at most INLINE_DIMS dims) in one pass over the
+ * sizes: checks, numel, strides and bytes together. Returns false, having made nothing, when a
+ * size is negative or something overflows: the general path then reports it with ATen's words.
+ * Otherwise *st is the outcome (out of memory included). */
+static bool empty_contiguous(c10c_status *st, c10c_tensor **out, const int64_t *sizes, size_t ndim,
+                             c10c_dtype dtype, c10c_device device) {
   c10c_tensor *t = new_shell(ndim); /* from the thread's cache: cheaper to give back than to wait */
-  if (t == NULL) return out_of_memory();
+  if (t == NULL) {
+    *st = out_of_memory();
+    return true;
+  }
   int64_t *t_sizes = t->inline_sizes, *t_strides = t->inline_strides;
-  uint64_t numel = 1;
+  uint64_t numel = 1, nbytes = 0;
   int64_t stride = 1;
-  bool negative = false, numel_overflow = false, stride_overflow = false;
+  bool bad = false;
   for (size_t i = ndim; i-- > 0;) {
     int64_t size = t_sizes[i] = sizes[i];
-    negative |= size < 0;
-    numel_overflow |= c10c__umul_overflows(numel, (uint64_t)size, &numel);
+    bad |= size < 0;
+    bad |= c10c__umul_overflows(numel, (uint64_t)size, &numel);
     t_strides[i] = stride;
-    if (i > 0) stride_overflow |= c10c__mul_overflows(stride, size > 1 ? size : 1, &stride);
+    if (i > 0) bad |= c10c__mul_overflows(stride, size > 1 ? size : 1, &stride);
   }
-  uint64_t nbytes = 0;
-  numel_overflow |= c10c__umul_overflows(numel, c10c_dtype_itemsize(dtype), &nbytes);
-  if (negative | numel_overflow | stride_overflow || nbytes > (uint64_t)INT64_MAX) {
+  bad |= c10c__umul_overflows(numel, c10c_dtype_itemsize(dtype), &nbytes);
+  if (bad || nbytes > (uint64_t)INT64_MAX) {
     c10c_tensor_release(t);
-    c10c_status st = check_sizes(sizes, ndim);
-    int64_t unused;
-    if (st == C10C_STATUS_OK)
-      st = c10c__storage_nbytes(&unused, sizes, NULL, ndim, 0, c10c_dtype_itemsize(dtype));
-    int64_t strides[INLINE_DIMS];
-    if (st == C10C_STATUS_OK) st = c10c__default_strides(strides, sizes, ndim, 0);
-    return st != C10C_STATUS_OK ? st
-                                : c10c__fail(C10C_STATUS_OVERFLOW, "Stride calculation overflowed");
+    return false;
   }
   t->numel = (int64_t)numel;
-  t->flags = ndim < 4 ? KNOWN_CONTIGUOUS : 0; /* 4 and 5 dims: channels-last flags to compute */
-  return make_with_new_storage(out, t, (int64_t)nbytes, dtype, device);
+  /* 4 and 5 dims have channels-last flags to compute */
+  *st = make_with_new_storage(out, t, (int64_t)nbytes, dtype, device, ndim < 4);
+  return true;
 }
 
 c10c_status c10c_tensor_empty(c10c_tensor **out, const int64_t *sizes, size_t ndim,
@@ -242,8 +242,9 @@ c10c_status c10c_tensor_empty(c10c_tensor **out, const int64_t *sizes, size_t nd
   c10c_status st = check_dtype(dtype);
   if (st == C10C_STATUS_OK) st = c10c__check_device(device);
   if (st != C10C_STATUS_OK) return st;
-  if (memory_format == C10C_MEMORY_FORMAT_CONTIGUOUS && ndim <= INLINE_DIMS)
-    return empty_contiguous(out, sizes, ndim, dtype, device);
+  if (memory_format == C10C_MEMORY_FORMAT_CONTIGUOUS && ndim <= INLINE_DIMS &&
+      empty_contiguous(&st, out, sizes, ndim, dtype, device))
+    return st;
   st = check_sizes(sizes, ndim);
   int64_t nbytes = 0;
   if (st == C10C_STATUS_OK)
@@ -257,7 +258,7 @@ c10c_status c10c_tensor_empty(c10c_tensor **out, const int64_t *sizes, size_t nd
     c10c_tensor_release(t);
     return st;
   }
-  return make_with_new_storage(out, t, nbytes, dtype, device);
+  return make_with_new_storage(out, t, nbytes, dtype, device, false);
 }
 
 static c10c_status check_strides(const int64_t *sizes, const int64_t *strides, size_t ndim) {
@@ -290,13 +291,9 @@ c10c_status c10c_tensor_empty_strided(c10c_tensor **out, const int64_t *sizes,
   if (st == C10C_STATUS_OK)
     st = c10c__storage_nbytes(&nbytes, sizes, strides, ndim, 0, c10c_dtype_itemsize(dtype));
   if (st != C10C_STATUS_OK) return st;
-  c10c_tensor *t = new_shell(ndim);
+  c10c_tensor *t = new_shell_with(sizes, strides, ndim);
   if (t == NULL) return out_of_memory();
-  if (ndim > 0) {
-    memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
-    memcpy(strides_of(t), strides, ndim * sizeof *strides);
-  }
-  return make_with_new_storage(out, t, nbytes, dtype, device);
+  return make_with_new_storage(out, t, nbytes, dtype, device, false);
 }
 
 c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storage,
@@ -320,12 +317,8 @@ c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storag
     st = c10c__check_in_bounds(storage, sizes, strides, ndim, storage_offset,
                                c10c_dtype_itemsize(dtype));
   if (st != C10C_STATUS_OK) return st;
-  c10c_tensor *t = new_shell(ndim);
+  c10c_tensor *t = new_shell_with(sizes, strides, ndim);
   if (t == NULL) return out_of_memory();
-  if (ndim > 0) {
-    memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
-    memcpy(strides_of(t), strides, ndim * sizeof *strides);
-  }
   st = finish(t, c10c_storage_retain(storage), storage_offset, dtype, c10c_storage_device(storage));
   if (st != C10C_STATUS_OK) {
     c10c_tensor_release(t);
@@ -354,42 +347,11 @@ c10c_status c10c__check_in_bounds(const c10c_storage *storage, const int64_t *si
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c__tensor_make_view(c10c_tensor **out, const c10c_tensor *base, const int64_t *sizes,
-                                   const int64_t *strides, size_t ndim, int64_t storage_offset) {
-  return c10c__tensor_make_view_as(out, base, sizes, strides, ndim, storage_offset, base->dtype);
-}
-
-c10c_status c10c__tensor_make_view_as(c10c_tensor **out, const c10c_tensor *base,
-                                      const int64_t *sizes, const int64_t *strides, size_t ndim,
-                                      int64_t storage_offset, c10c_dtype dtype) {
-  c10c_tensor *t = new_shell(ndim);
-  if (t == NULL) return out_of_memory();
-  if (ndim > 0) {
-    memcpy(sizes_of(t), sizes, ndim * sizeof *sizes);
-    memcpy(strides_of(t), strides, ndim * sizeof *strides);
-  }
-  if (!c10c__compute_numel(&t->numel, sizes, ndim)) {
-    c10c_tensor_release(t);
-    return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
-  }
-  /* A view shares the storage (and so the version counter), the dtype, device and key set; it
-   * is an inference tensor exactly when its base is. */
-  t->storage = c10c_storage_retain(base->storage);
-  t->storage_offset = storage_offset;
-  t->dtype = dtype;
-  t->device = base->device;
-  t->keys = base->keys; /* kept even by view(dtype), as ATen */
-  t->flags = (uint8_t)(c10c__contiguity_flags(sizes, strides, ndim, t->numel) |
-                       (base->flags & INFERENCE_FLAG));
-  *out = t;
-  return C10C_STATUS_OK;
-}
-
 c10c_status c10c__tensor_view_start(c10c_tensor **out, const c10c_tensor *base, size_t ndim,
-                                    int64_t **sizes, int64_t **strides) {
+                                    bool keep_geometry, int64_t **sizes, int64_t **strides) {
   c10c_tensor *t = new_shell(ndim);
   if (t == NULL) return out_of_memory();
-  if (ndim == base->ndim) {
+  if (keep_geometry) {
     if (ndim <= INLINE_DIMS) { /* fixed-size copies: a few vector moves, no call */
       memcpy(t->inline_sizes, base->inline_sizes, sizeof t->inline_sizes);
       memcpy(t->inline_strides, base->inline_strides, sizeof t->inline_strides);
@@ -397,11 +359,13 @@ c10c_status c10c__tensor_view_start(c10c_tensor **out, const c10c_tensor *base, 
       memcpy(t->heap, base->heap, 2 * ndim * sizeof(int64_t));
     }
   }
+  /* A view shares the storage (and so the version counter), the dtype, device and key set; it
+   * is an inference tensor exactly when its base is. */
   t->storage = c10c_storage_retain(base->storage);
   t->storage_offset = base->storage_offset;
   t->dtype = base->dtype;
   t->device = base->device;
-  t->keys = base->keys;
+  t->keys = base->keys; /* kept even by view(dtype), as ATen */
   t->flags = base->flags & INFERENCE_FLAG;
   *sizes = sizes_of(t);
   *strides = strides_of(t);
@@ -409,14 +373,37 @@ c10c_status c10c__tensor_view_start(c10c_tensor **out, const c10c_tensor *base, 
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c__tensor_view_finish(c10c_tensor *t, int64_t storage_offset) {
+c10c_status c10c__tensor_view_finish(c10c_tensor **out, int64_t storage_offset) {
+  c10c_tensor *t = *out;
   const int64_t *sizes = sizes_of(t), *strides = strides_of(t);
-  if (!c10c__compute_numel(&t->numel, sizes, t->ndim))
+  if (!c10c__compute_numel(&t->numel, sizes, t->ndim)) {
+    c10c_tensor_release(t);
+    *out = NULL;
     return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
+  }
   t->storage_offset = storage_offset;
   t->flags = (uint8_t)(c10c__contiguity_flags(sizes, strides, t->ndim, t->numel) |
                        (t->flags & INFERENCE_FLAG));
   return C10C_STATUS_OK;
+}
+
+c10c_status c10c__tensor_make_view_as(c10c_tensor **out, const c10c_tensor *base,
+                                      const int64_t *sizes, const int64_t *strides, size_t ndim,
+                                      int64_t storage_offset, c10c_dtype dtype) {
+  int64_t *t_sizes = NULL, *t_strides = NULL;
+  c10c_status st = c10c__tensor_view_start(out, base, ndim, false, &t_sizes, &t_strides);
+  if (st != C10C_STATUS_OK) return st;
+  if (ndim > 0) {
+    memcpy(t_sizes, sizes, ndim * sizeof *sizes);
+    memcpy(t_strides, strides, ndim * sizeof *strides);
+  }
+  (*out)->dtype = dtype;
+  return c10c__tensor_view_finish(out, storage_offset);
+}
+
+c10c_status c10c__tensor_make_view(c10c_tensor **out, const c10c_tensor *base, const int64_t *sizes,
+                                   const int64_t *strides, size_t ndim, int64_t storage_offset) {
+  return c10c__tensor_make_view_as(out, base, sizes, strides, ndim, storage_offset, base->dtype);
 }
 
 c10c_tensor *c10c_tensor_retain(c10c_tensor *tensor) {

@@ -14,17 +14,17 @@ c10c_status c10c__tensor_make_view_as(c10c_tensor **out, const c10c_tensor *base
                                       const int64_t *sizes, const int64_t *strides, size_t ndim,
                                       int64_t storage_offset, c10c_dtype dtype);
 
-/* The fast way to make a view: a shell for ndim dims over base's storage (retained) with base's
+/* How every view is made: a shell for ndim dims over base's storage (retained) with base's
  * dtype, device, key set, inference flag and storage offset, whose sizes and strides (*sizes,
- * *strides) start as a copy of base's when ndim equals base's dim and are uninitialized
- * otherwise. The caller edits them in place, then calls c10c__tensor_view_finish, or releases the
- * tensor on an error. */
+ * *strides) start as a copy of base's with keep_geometry (ndim must then be base's) and are
+ * uninitialized otherwise. The caller fills them in place, then calls c10c__tensor_view_finish,
+ * or releases *out on an error of its own. */
 c10c_status c10c__tensor_view_start(c10c_tensor **out, const c10c_tensor *base, size_t ndim,
-                                    int64_t **sizes, int64_t **strides);
+                                    bool keep_geometry, int64_t **sizes, int64_t **strides);
 
-/* Sets the offset and computes numel and the contiguity flags (an overflowing numel is an
- * error, after which the caller releases the tensor). */
-c10c_status c10c__tensor_view_finish(c10c_tensor *t, int64_t storage_offset);
+/* Sets the offset and computes numel and the contiguity flags. An overflowing numel is an error
+ * that releases *out and sets it to NULL. */
+c10c_status c10c__tensor_view_finish(c10c_tensor **out, int64_t storage_offset);
 
 /* c10's check before an in-place write: inference tensors refuse it outside inference mode. */
 c10c_status c10c__check_inplace(const c10c_tensor *tensor);

@@ -57,16 +57,6 @@ static c10c_status wrap(int64_t *dim, int64_t ndim) {
   return c10c__wrap_dim(dim, ndim, true);
 }
 
-/* Completes a view begun with c10c__tensor_view_start in *out (released on an error). */
-static c10c_status finish_view(c10c_tensor **out, int64_t storage_offset) {
-  c10c_status st = c10c__tensor_view_finish(*out, storage_offset);
-  if (st != C10C_STATUS_OK) {
-    c10c_tensor_release(*out);
-    *out = NULL;
-  }
-  return st;
-}
-
 /* as_strided's refusal, which slice() meets too when a step overflows a stride */
 static c10c_status negative_strides(const int64_t *strides, size_t n) {
   char list[256];
@@ -97,14 +87,14 @@ c10c_status c10c_tensor_transpose(c10c_tensor **out, const c10c_tensor *t, int64
   if (st == C10C_STATUS_OK) st = wrap(&dim1, n);
   if (st != C10C_STATUS_OK) return st;
   int64_t *sizes, *strides;
-  st = c10c__tensor_view_start(out, t, (size_t)n, &sizes, &strides);
+  st = c10c__tensor_view_start(out, t, (size_t)n, true, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
   if (n > 0 && dim0 != dim1) {
     int64_t s = sizes[dim0], r = strides[dim0];
     sizes[dim0] = sizes[dim1], strides[dim0] = strides[dim1];
     sizes[dim1] = s, strides[dim1] = r;
   }
-  return finish_view(out, c10c_tensor_storage_offset(t));
+  return c10c__tensor_view_finish(out, c10c_tensor_storage_offset(t));
 }
 
 c10c_status c10c_tensor_permute(c10c_tensor **out, const c10c_tensor *t, const int64_t *dims,
@@ -154,7 +144,7 @@ c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *t, int64_t d
   if (st != C10C_STATUS_OK) return st;
   if (step <= 0) return c10c__fail(C10C_STATUS_ERROR, "slice step must be positive");
   int64_t *sizes, *strides;
-  st = c10c__tensor_view_start(out, t, (size_t)n, &sizes, &strides);
+  st = c10c__tensor_view_start(out, t, (size_t)n, true, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
   int64_t size = sizes[dim];
   if (start < 0) start += size;
@@ -176,7 +166,7 @@ c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *t, int64_t d
     *out = NULL;
     return st;
   }
-  return finish_view(out, offset);
+  return c10c__tensor_view_finish(out, offset);
 }
 
 c10c_status c10c_tensor_narrow(c10c_tensor **out, const c10c_tensor *t, int64_t dim, int64_t start,
@@ -221,14 +211,14 @@ c10c_status c10c_tensor_select(c10c_tensor **out, const c10c_tensor *t, int64_t 
   const int64_t *old_sizes = c10c_tensor_sizes(t), *old_strides = c10c_tensor_strides(t);
   int64_t offset = c10c_tensor_storage_offset(t) + index * old_strides[dim];
   int64_t *sizes, *strides;
-  st = c10c__tensor_view_start(out, t, (size_t)n - 1, &sizes, &strides);
+  st = c10c__tensor_view_start(out, t, (size_t)n - 1, false, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
   for (int64_t i = 0, j = 0; i < n; i++) {
     if (i == dim) continue;
     sizes[j] = old_sizes[i];
     strides[j++] = old_strides[i];
   }
-  return finish_view(out, offset);
+  return c10c__tensor_view_finish(out, offset);
 }
 
 /* ---- squeeze, unsqueeze ---- */
@@ -456,13 +446,13 @@ static c10c_status view_or_copy(c10c_tensor **out, const c10c_tensor *t, const i
   CHECK_ARGS(out, t);
   if (n > 0) C10C__CHECK_NOT_NULL(shape);
   int64_t *sizes, *strides;
-  c10c_status st = c10c__tensor_view_start(out, t, n, &sizes, &strides);
+  c10c_status st = c10c__tensor_view_start(out, t, n, false, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
   if (n > 0) memcpy(sizes, shape, n * sizeof(int64_t));
   st = infer_size(sizes, n, c10c_tensor_numel(t));
   if (st == C10C_STATUS_OK && compute_stride(strides, c10c_tensor_sizes(t), c10c_tensor_strides(t),
                                              c10c_tensor_dim(t), sizes, n, c10c_tensor_numel(t)))
-    return finish_view(out, c10c_tensor_storage_offset(t));
+    return c10c__tensor_view_finish(out, c10c_tensor_storage_offset(t));
   c10c_tensor *result = *out;
   *out = NULL;
   if (st == C10C_STATUS_OK && !may_copy)
