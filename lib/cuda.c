@@ -153,8 +153,6 @@ c10c_status c10c__cuda_ensure(void) { return ensure_loaded(); }
 
 c10c_device_index c10c__cuda_current(void) { return current_device; }
 
-int c10c__cuda_count(void) { return count; }
-
 c10c_status c10c__cuda_check(CUresult r, const char *call) {
   if (r == 0) return C10C_STATUS_OK;
   char what[256];
@@ -167,6 +165,13 @@ static c10c_status check_index(c10c_device_index index) {
   if (index < 0 || index >= count)
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
   return C10C_STATUS_OK;
+}
+
+c10c_status c10c__cuda_resolve(c10c_device_index *index) {
+  c10c_status st = ensure_loaded();
+  if (st != C10C_STATUS_OK) return st;
+  if (*index == -1) *index = current_device;
+  return check_index(*index);
 }
 
 /* Makes the device's primary context current on this thread (retained once per process). */
@@ -246,16 +251,14 @@ c10c_status c10c_cuda_device_guard_exit(c10c_cuda_device_guard *guard) {
   return c10c_cuda_set_device(original);
 }
 
-/* After a call made in another device's context: the thread's current device again. */
-static c10c_status with_device(c10c_status st) {
+c10c_status c10c__cuda_restore(c10c_status st) {
   c10c_status restore = c10c__cuda_activate(current_device);
   return st != C10C_STATUS_OK ? st : restore;
 }
 
 c10c_status c10c_cuda_device_name(char *out, size_t size, c10c_device_index index) {
   C10C__CHECK_NOT_NULL(out);
-  c10c_status st = ensure_loaded();
-  if (st == C10C_STATUS_OK) st = check_index(index);
+  c10c_status st = c10c__cuda_resolve(&index);
   if (st != C10C_STATUS_OK) return st;
   if (size == 0) return c10c__fail(C10C_STATUS_BUFFER_TOO_SMALL, "a device name needs a buffer");
   char name[256];
@@ -275,7 +278,7 @@ c10c_status c10c_cuda_mem_get_info(int64_t *free_bytes, int64_t *total_bytes,
   c10c_status st = c10c__cuda_activate(index);
   size_t f = 0, t = 0;
   if (st == C10C_STATUS_OK)
-    st = with_device(c10c__cuda_check(c10c__cuda.cuMemGetInfo(&f, &t), "cuMemGetInfo_v2"));
+    st = c10c__cuda_restore(c10c__cuda_check(c10c__cuda.cuMemGetInfo(&f, &t), "cuMemGetInfo_v2"));
   if (st == C10C_STATUS_OK) {
     *free_bytes = (int64_t)f;
     *total_bytes = (int64_t)t;
@@ -286,5 +289,5 @@ c10c_status c10c_cuda_mem_get_info(int64_t *free_bytes, int64_t *total_bytes,
 c10c_status c10c_cuda_synchronize(c10c_device_index index) {
   c10c_status st = c10c__cuda_activate(index);
   if (st != C10C_STATUS_OK) return st;
-  return with_device(c10c__cuda_check(c10c__cuda.cuCtxSynchronize(), "cuCtxSynchronize"));
+  return c10c__cuda_restore(c10c__cuda_check(c10c__cuda.cuCtxSynchronize(), "cuCtxSynchronize"));
 }

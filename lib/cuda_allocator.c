@@ -14,12 +14,6 @@
 #include "internal.h"
 #include "sysmem.h"
 
-/* Runs the rest of a call with device's context current, then restores the thread's device. */
-static c10c_status restore(c10c_status st) {
-  c10c_status back = c10c__cuda_activate(c10c__cuda_current());
-  return st != C10C_STATUS_OK ? st : back;
-}
-
 /* ---- the engine's backend: segments from the driver ---- */
 
 static c10c_status segment_malloc(void *self, int device, size_t size, void **out) {
@@ -31,7 +25,7 @@ static c10c_status segment_malloc(void *self, int device, size_t size, void **ou
   st = r == CUDA_ERROR_OUT_OF_MEMORY ? C10C_STATUS_OUT_OF_MEMORY
                                      : c10c__cuda_check(r, "cuMemAlloc_v2");
   if (st == C10C_STATUS_OK) *out = (void *)(uintptr_t)ptr;
-  return restore(st);
+  return c10c__cuda_restore(st);
 }
 
 static void segment_free(void *self, int device, void *ptr, size_t size) {
@@ -39,7 +33,7 @@ static void segment_free(void *self, int device, void *ptr, size_t size) {
   /* a failure here has no caller to report to; the driver keeps its own accounting */
   if (c10c__cuda_activate((c10c_device_index)device) == C10C_STATUS_OK) {
     c10c__cuda.cuMemFree((CUdeviceptr)(uintptr_t)ptr);
-    restore(C10C_STATUS_OK);
+    c10c__cuda_restore(C10C_STATUS_OK);
   }
 }
 
@@ -47,7 +41,8 @@ static c10c_status segment_mem_info(void *self, int device, size_t *free_bytes, 
   (void)self;
   c10c_status st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
-  return restore(c10c__cuda_check(c10c__cuda.cuMemGetInfo(free_bytes, total), "cuMemGetInfo_v2"));
+  return c10c__cuda_restore(
+      c10c__cuda_check(c10c__cuda.cuMemGetInfo(free_bytes, total), "cuMemGetInfo_v2"));
 }
 
 /* record_stream's events: driver events (timing off) on the stream the engine names by id. */
@@ -64,7 +59,7 @@ static c10c_status segment_event_record(void *self, int device, c10c_stream_id s
     st = c10c__cuda_check(c10c__cuda.cuEventRecord(event, (CUstream)handle), "cuEventRecord");
   if (st != C10C_STATUS_OK && event != NULL) c10c__cuda.cuEventDestroy(event);
   if (st == C10C_STATUS_OK) *out = event;
-  return restore(st);
+  return c10c__cuda_restore(st);
 }
 
 static c10c_status segment_event_query(void *self, void *event, bool *done) {
@@ -199,15 +194,15 @@ c10c_status c10c__cuda_memcpy(void *dst, c10c_device_index dst_device, const voi
     r = c10c__cuda.cuMemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, bytes), call = "cuMemcpyHtoD_v2";
   else
     r = c10c__cuda.cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, bytes), call = "cuMemcpyDtoH_v2";
-  return restore(c10c__cuda_check(r, call));
+  return c10c__cuda_restore(c10c__cuda_check(r, call));
 }
 
 c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes) {
   if (bytes == 0) return C10C_STATUS_OK;
   c10c_status st = c10c__cuda_activate(device);
   if (st != C10C_STATUS_OK) return st;
-  return restore(c10c__cuda_check(c10c__cuda.cuMemsetD8((CUdeviceptr)(uintptr_t)dst, 0, bytes),
-                                  "cuMemsetD8_v2"));
+  return c10c__cuda_restore(c10c__cuda_check(
+      c10c__cuda.cuMemsetD8((CUdeviceptr)(uintptr_t)dst, 0, bytes), "cuMemsetD8_v2"));
 }
 
 c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream stream) {
@@ -248,9 +243,7 @@ c10c_status c10c_cuda_set_memory_fraction(double fraction, c10c_device_index dev
                       "Invalid fraction value: %g. Allowed range: 0~1", fraction);
   c10c__engine *e = NULL;
   c10c_status st = get_engine(&e);
-  if (st == C10C_STATUS_OK && device == -1) device = c10c__cuda_current();
-  if (st == C10C_STATUS_OK && (device < 0 || device >= c10c_cuda_device_count()))
-    st = c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
+  if (st == C10C_STATUS_OK) st = c10c__cuda_resolve(&device);
   size_t free_bytes = 0, total = 0;
   if (st == C10C_STATUS_OK) st = segment_mem_info(NULL, device, &free_bytes, &total);
   if (st == C10C_STATUS_OK) c10c__engine_set_limit(e, device, (size_t)(fraction * (double)total));

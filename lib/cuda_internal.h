@@ -71,11 +71,16 @@ c10c_status c10c__cuda_activate(c10c_device_index index);
 /* Loads the driver if needed; C10C_STATUS_UNAVAILABLE with the reason otherwise. */
 c10c_status c10c__cuda_ensure(void);
 
+/* Loads the driver if needed, turns -1 into the thread's current device and checks the index
+ * ("CUDA error: invalid device ordinal"). */
+c10c_status c10c__cuda_resolve(c10c_device_index *index);
+
+/* After driver calls made in another device's context: makes the thread's current device's
+ * context current again. Returns st, or the restoring error when st is OK. */
+c10c_status c10c__cuda_restore(c10c_status st);
+
 /* The thread's current device after the driver is loaded (0 until set). */
 c10c_device_index c10c__cuda_current(void);
-
-/* Number of devices once loaded. */
-int c10c__cuda_count(void);
 
 /* The built-in CUDA caching allocator (PyTorch's algorithm over driver segments), what the
  * registry gives for CUDA until a host installs another. */

@@ -65,15 +65,6 @@ static c10c_stream_id make_id(int type, unsigned index) {
   return ((c10c_stream_id)index << (TYPE_BITS + 1)) | ((c10c_stream_id)type << 1) | 1;
 }
 
-static c10c_status resolve_index(c10c_device_index *index) {
-  c10c_status st = c10c__cuda_ensure();
-  if (st != C10C_STATUS_OK) return st;
-  if (*index == -1) *index = c10c__cuda_current();
-  if (*index < 0 || *index >= c10c__cuda_count())
-    return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
-  return C10C_STATUS_OK;
-}
-
 static c10c_status create_pools(c10c_device_index index) {
   device_streams *d = &devices[index];
   if (d->created) return C10C_STATUS_OK;
@@ -91,8 +82,7 @@ static c10c_status create_pools(c10c_device_index index) {
   } else {
     d->created = true;
   }
-  c10c_status restore = c10c__cuda_activate(c10c__cuda_current());
-  return st != C10C_STATUS_OK ? st : restore;
+  return c10c__cuda_restore(st);
 }
 
 /* The driver handle of a stream this library made; checks everything about the value. */
@@ -105,7 +95,7 @@ static c10c_status stream_handle(CUstream *out, int *priority, c10c_stream s) {
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Expected a CUDA stream, got %s", text);
   }
   c10c_device_index index = s.device.index;
-  st = resolve_index(&index);
+  st = c10c__cuda_resolve(&index);
   if (st != C10C_STATUS_OK) return st;
   if (s.id == 0) {
     *out = NULL;
@@ -139,14 +129,14 @@ static c10c_stream cuda_stream(c10c_device_index index, c10c_stream_id id) {
 
 c10c_status c10c_cuda_default_stream(c10c_stream *out, c10c_device_index index) {
   C10C__CHECK_NOT_NULL(out);
-  c10c_status st = resolve_index(&index);
+  c10c_status st = c10c__cuda_resolve(&index);
   if (st == C10C_STATUS_OK) *out = cuda_stream(index, 0);
   return st;
 }
 
 c10c_status c10c_cuda_stream_from_pool(c10c_stream *out, int priority, c10c_device_index index) {
   C10C__CHECK_NOT_NULL(out);
-  c10c_status st = resolve_index(&index);
+  c10c_status st = c10c__cuda_resolve(&index);
   if (st != C10C_STATUS_OK) return st;
   pthread_mutex_lock(&streams_lock);
   st = create_pools(index);
@@ -161,7 +151,7 @@ c10c_status c10c_cuda_stream_from_pool(c10c_stream *out, int priority, c10c_devi
 
 c10c_status c10c_cuda_current_stream(c10c_stream *out, c10c_device_index index) {
   C10C__CHECK_NOT_NULL(out);
-  c10c_status st = resolve_index(&index);
+  c10c_status st = c10c__cuda_resolve(&index);
   if (st == C10C_STATUS_OK) *out = cuda_stream(index, current_id(index));
   return st;
 }
@@ -173,12 +163,6 @@ c10c_status c10c_cuda_set_current_stream(c10c_stream stream) {
   return st;
 }
 
-/* After a driver call made in the stream's device's context: back to the thread's device. */
-static c10c_status restore_device(c10c_status st) {
-  c10c_status restore = c10c__cuda_activate(c10c__cuda_current());
-  return st != C10C_STATUS_OK ? st : restore;
-}
-
 c10c_status c10c_cuda_stream_query(bool *done, c10c_stream stream) {
   C10C__CHECK_NOT_NULL(done);
   CUstream handle = NULL;
@@ -187,8 +171,8 @@ c10c_status c10c_cuda_stream_query(bool *done, c10c_stream stream) {
   if (st != C10C_STATUS_OK) return st;
   CUresult r = c10c__cuda.cuStreamQuery(handle);
   *done = r == 0;
-  return restore_device(r == CUDA_ERROR_NOT_READY ? C10C_STATUS_OK
-                                                  : c10c__cuda_check(r, "cuStreamQuery"));
+  return c10c__cuda_restore(r == CUDA_ERROR_NOT_READY ? C10C_STATUS_OK
+                                                      : c10c__cuda_check(r, "cuStreamQuery"));
 }
 
 c10c_status c10c_cuda_stream_synchronize(c10c_stream stream) {
@@ -196,7 +180,7 @@ c10c_status c10c_cuda_stream_synchronize(c10c_stream stream) {
   c10c_status st = stream_handle(&handle, NULL, stream);
   if (st == C10C_STATUS_OK) st = c10c__cuda_activate(stream.device.index);
   if (st != C10C_STATUS_OK) return st;
-  return restore_device(
+  return c10c__cuda_restore(
       c10c__cuda_check(c10c__cuda.cuStreamSynchronize(handle), "cuStreamSynchronize"));
 }
 
@@ -260,7 +244,7 @@ c10c_status c10c_cuda_event_record(c10c_cuda_event *event, c10c_stream stream) {
   if (st == C10C_STATUS_OK)
     st = c10c__cuda_check(c10c__cuda.cuEventRecord(event->handle, handle), "cuEventRecord");
   if (st == C10C_STATUS_OK) event->recorded = true;
-  return restore_device(st);
+  return c10c__cuda_restore(st);
 }
 
 c10c_status c10c_cuda_event_query(bool *done, c10c_cuda_event *event) {
@@ -286,8 +270,8 @@ c10c_status c10c_cuda_event_wait(c10c_cuda_event *event, c10c_stream stream) {
   if (st != C10C_STATUS_OK || !event->recorded) return st;
   st = c10c__cuda_activate(stream.device.index);
   if (st != C10C_STATUS_OK) return st;
-  return restore_device(c10c__cuda_check(c10c__cuda.cuStreamWaitEvent(handle, event->handle, 0),
-                                         "cuStreamWaitEvent"));
+  return c10c__cuda_restore(c10c__cuda_check(c10c__cuda.cuStreamWaitEvent(handle, event->handle, 0),
+                                             "cuStreamWaitEvent"));
 }
 
 c10c_status c10c_cuda_event_elapsed_time(float *ms, c10c_cuda_event *start, c10c_cuda_event *end) {
