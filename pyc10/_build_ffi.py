@@ -56,18 +56,7 @@ static c10c_storage *pyc10_storage_new(int64_t nbytes, c10c_device_type device_t
   return c10c_storage_new(&s, nbytes, NULL, device_type, true) == C10C_STATUS_OK ? s : NULL;
 }
 
-/* Tensor factories returning the handle, or NULL with the error in c10c_last_error_status(). */
-static c10c_tensor *pyc10_tensor_empty(const int64_t *sizes, size_t ndim, c10c_dtype dtype,
-                                       c10c_device_type type, c10c_device_index index,
-                                       c10c_memory_format memory_format) {
-  c10c_tensor *t = NULL;
-  c10c_device device;
-  device.type = type;
-  device.index = index;
-  return c10c_tensor_empty(&t, sizes, ndim, dtype, device, memory_format) == C10C_STATUS_OK
-             ? t : NULL;
-}
-
+/* empty_strided returning the handle, or NULL with the error in c10c_last_error_status(). */
 static c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64_t *strides,
                                                size_t ndim, c10c_dtype dtype,
                                                c10c_device_type type, c10c_device_index index) {
@@ -79,29 +68,13 @@ static c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64
              ? t : NULL;
 }
 
-/* The hottest views, returning the new handle (NULL with the error in c10c_last_error_status()):
- * an out-parameter costs a cffi allocation per call. */
-static c10c_tensor *pyc10_transpose(const c10c_tensor *t, int64_t dim0, int64_t dim1) {
-  c10c_tensor *out = NULL;
-  c10c_tensor_transpose(&out, t, dim0, dim1);
-  return out;
-}
-static c10c_tensor *pyc10_view(const c10c_tensor *t, const int64_t *shape, size_t n) {
-  c10c_tensor *out = NULL;
-  c10c_tensor_view(&out, t, shape, n);
-  return out;
-}
+/* The views Python indexing makes (t[0, 1:] goes item by item), returning the new handle, or
+ * NULL with the error in c10c_last_error_status(): an out-parameter costs a cffi allocation. */
 static c10c_tensor *pyc10_slice(const c10c_tensor *t, int64_t dim, int64_t start, int64_t end,
                                 int64_t step) {
   c10c_tensor *out = NULL;
   c10c_tensor_slice(&out, t, dim, start, end, step);
   return out;
-}
-/* is_contiguous without an out-parameter: 1, 0, or -1 with the error set. */
-static int pyc10_is_contiguous(const c10c_tensor *t, c10c_memory_format memory_format) {
-  bool out = false;
-  if (c10c_tensor_is_contiguous(&out, t, memory_format) != C10C_STATUS_OK) return -1;
-  return out ? 1 : 0;
 }
 static c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t index) {
   c10c_tensor *out = NULL;
@@ -120,20 +93,14 @@ int32_t pyc10_ks_dispatch_table_index(uint64_t raw);
 size_t pyc10_ks_to_array(c10c_dispatch_key *out, size_t capacity, uint64_t raw);
 c10c_status pyc10_ks_to_string(char *out, size_t out_size, size_t *out_len, uint64_t raw);
 c10c_storage *pyc10_storage_new(int64_t nbytes, c10c_device_type device_type);
-c10c_tensor *pyc10_tensor_empty(const int64_t *sizes, size_t ndim, c10c_dtype dtype,
-                                c10c_device_type type, c10c_device_index index,
-                                c10c_memory_format memory_format);
 c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64_t *strides, size_t ndim,
                                         c10c_dtype dtype, c10c_device_type type,
                                         c10c_device_index index);
 /* Storage deleter for memory owned by a Python object (pyc10.from_numpy): ctx is its handle. */
 extern "Python" void pyc10_release_owner(void *ctx);
-c10c_tensor *pyc10_transpose(const c10c_tensor *t, int64_t dim0, int64_t dim1);
-c10c_tensor *pyc10_view(const c10c_tensor *t, const int64_t *shape, size_t n);
 c10c_tensor *pyc10_slice(const c10c_tensor *t, int64_t dim, int64_t start, int64_t end,
                          int64_t step);
 c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t index);
-int pyc10_is_contiguous(const c10c_tensor *t, c10c_memory_format memory_format);
 #define C10C_VERSION_NUMBER ...
 #define C10C_ABI_VERSION ...
 """

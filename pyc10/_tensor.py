@@ -246,10 +246,9 @@ class Tensor(_ctensor.TensorBase):
                 "is_contiguous(): argument 'memory_format' must be pyc10.memory_format, not "
                 f"{type(memory_format).__name__}"
             )
-        result = lib.pyc10_is_contiguous(self._handle, memory_format.value)
-        if result < 0:
-            raise_status(lib.c10c_last_error_status())
-        return bool(result == 1)
+        out = ffi.new("bool *")
+        check(lib.c10c_tensor_is_contiguous(out, self._handle, memory_format.value))
+        return bool(out[0])
 
     def _is_strides_like(self, memory_format: memory_format) -> bool:
         return bool(lib.c10c_tensor_is_strides_like(self._handle, memory_format.value))
@@ -283,7 +282,7 @@ class Tensor(_ctensor.TensorBase):
         if len(shape) == 1 and type(shape[0]) is dtype:
             return self._view_call(lib.c10c_tensor_view_dtype, shape[0].value)
         sizes = _sizes_from_args(shape, "view")
-        return self._wrap(lib.pyc10_view(self._handle, sizes, len(sizes)))
+        return self._view_call(lib.c10c_tensor_view, sizes, len(sizes))
 
     def view_as(self, other: Tensor) -> Tensor:
         """view(other.shape)."""
@@ -430,8 +429,8 @@ class Tensor(_ctensor.TensorBase):
 
     def _transpose_py(self, dim0: int, dim1: int) -> Tensor:
         """Swap two dimensions."""
-        return self._wrap(
-            lib.pyc10_transpose(self._handle, operator.index(dim0), operator.index(dim1))
+        return self._view_call(
+            lib.c10c_tensor_transpose, operator.index(dim0), operator.index(dim1)
         )
 
     swapdims = _ctensor.TensorBase.transpose
@@ -779,11 +778,8 @@ def _empty_py(
             f"empty(): argument 'memory_format' must be pyc10.memory_format, not "
             f"{type(memory_format).__name__}"
         )
-    return Tensor._wrap(
-        lib.pyc10_tensor_empty(
-            sizes, len(sizes), d.value, dev._type, dev._index, memory_format.value
-        )
-    )
+    c_dev = {"type": dev._type, "index": dev._index}
+    return _new(lib.c10c_tensor_empty, sizes, len(sizes), d.value, c_dev, memory_format.value)
 
 
 def empty_strided(
