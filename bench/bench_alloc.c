@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "bench_clock.h"
 
 #include "c10c/c10c.h"
 
@@ -63,12 +64,6 @@ static void f_shim(block b) { shim_free(b.ctx, b.deleter); }
     void *sym_ = dlsym(handle, symbol); \
     memcpy(&(fn), &sym_, sizeof(fn));   \
   } while (0)
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* VmHWM, the peak RSS of this process image. (getrusage's ru_maxrss also counts the parent's
  * RSS at fork time, which a Python runner that imported torch inflates by 200 MB.) */

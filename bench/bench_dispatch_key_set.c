@@ -7,17 +7,12 @@
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "bench_clock.h"
 
 #include "c10c/c10c.h"
 
 enum { CALLS = 1000000 };
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* Keeps results alive so the loops are not optimised away. */
 static volatile uint64_t sink;

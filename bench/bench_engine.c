@@ -8,7 +8,8 @@
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "bench_clock.h"
 
 #include "caching_engine.h"
 
@@ -23,12 +24,6 @@ static c10c_status fake_malloc(void *self, int device, size_t size, void **out) 
 
 static void fake_free(void *self, int device, void *ptr, size_t size) {
   (void)self, (void)device, (void)ptr, (void)size;
-}
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static int by_value(const void *a, const void *b) {

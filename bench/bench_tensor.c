@@ -10,17 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "bench_clock.h"
 
 #include "c10c/c10c.h"
 
 enum { CALLS = 1000000 };
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* Best time per call of op over `rounds` rounds of CALLS calls. */
 typedef int (*bench_op)(void);
