@@ -57,13 +57,13 @@ static c10c_status negative_size(int64_t nbytes) {
                     (unsigned long long)(uint64_t)nbytes);
 }
 
-static c10c_storage *new_shell(void) {
+/* A shell for nbytes; the constructor fills in data_ptr. */
+static c10c_storage *new_shell(int64_t nbytes, bool resizable) {
   c10c_storage *s = c10c__shell_alloc(C10C__SHELL_STORAGE, sizeof *s);
   if (s == NULL) return NULL;
-  s->data_ptr = (c10c_data_ptr){0};
-  s->nbytes = 0;
+  s->nbytes = nbytes;
   s->allocator = NULL;
-  s->resizable = false;
+  s->resizable = resizable;
   s->read_only = false;
   atomic_init(&s->version, 0);
   c10c__object_init(&s->obj, &storage_type);
@@ -86,7 +86,7 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
                           ? c10c__device_type_name(device_type, false)
                           : "an unknown device type");
   }
-  c10c_storage *s = new_shell();
+  c10c_storage *s = new_shell(nbytes, resizable);
   if (s == NULL)
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
   c10c_status st = c10c_allocator_allocate(allocator, (size_t)nbytes, &s->data_ptr);
@@ -94,9 +94,7 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
     c10c__shell_free(C10C__SHELL_STORAGE, s, sizeof *s);
     return st;
   }
-  s->nbytes = nbytes;
   s->allocator = c10c_allocator_retain(allocator);
-  s->resizable = resizable;
   *out = s;
   return C10C_STATUS_OK;
 }
@@ -109,11 +107,10 @@ c10c_status c10c_storage_new_external(c10c_storage **out, void *data, int64_t nb
   if (data == NULL && nbytes > 0) return c10c__null_argument(__func__, "data");
   c10c_status st = c10c__check_device(device);
   if (st != C10C_STATUS_OK) return st;
-  c10c_storage *s = new_shell();
+  c10c_storage *s = new_shell(nbytes, false);
   if (s == NULL)
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
   s->data_ptr = (c10c_data_ptr){data, ctx, deleter, device};
-  s->nbytes = nbytes;
   *out = s;
   return C10C_STATUS_OK;
 }
