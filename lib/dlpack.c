@@ -33,6 +33,9 @@ _Static_assert(sizeof(void *) != 8 || (sizeof(DLManagedTensorVersioned) == 80 &&
                                        offsetof(DLManagedTensorVersioned, dl_tensor) == 32),
                "DLManagedTensorVersioned");
 _Static_assert(sizeof(DLDeviceType) == 4, "DLDeviceType is int-sized (no -fshort-enums)");
+_Static_assert(sizeof(DLManagedTensor) % sizeof(int64_t) == 0 &&
+                   sizeof(DLManagedTensorVersioned) % sizeof(int64_t) == 0,
+               "an export's shape and strides follow its struct, aligned");
 
 /* ---- dtypes ---- */
 
@@ -215,19 +218,6 @@ c10c_status c10c_device_to_dlpack(DLDevice *out, c10c_device device) {
 
 /* ---- export ---- */
 
-/* One block: the managed struct, then shape[ndim] and strides[ndim]. manager_ctx holds a
- * reference to the exported tensor (its geometry never changes, so it backs shape/strides'
- * meaning and its storage keeps the data). */
-typedef struct export_versioned {
-  DLManagedTensorVersioned managed;
-  int64_t dims[];
-} export_versioned;
-
-typedef struct export_legacy {
-  DLManagedTensor managed;
-  int64_t dims[];
-} export_legacy;
-
 static void delete_versioned(DLManagedTensorVersioned *self) {
   if (self == NULL) return;
   c10c_tensor_release(self->manager_ctx);
@@ -240,12 +230,30 @@ static void delete_legacy(DLManagedTensor *self) {
   c10c__free(self);
 }
 
-/* Fills dl (dims: room for 2 * ndim) from tensor. */
-static c10c_status fill_dl_tensor(DLTensor *dl, int64_t *dims, const c10c_tensor *tensor) {
-  c10c_status st = dl_dtype_of(&dl->dtype, c10c_tensor_dtype(tensor));
-  if (st == C10C_STATUS_OK) st = dl_device_of(&dl->device, c10c_tensor_device(tensor));
-  if (st != C10C_STATUS_OK) return st;
+/* An export is one block: the managed struct (size bytes, its DLTensor at dl_offset), then
+ * shape[ndim] and strides[ndim]. The DLTensor is filled from tensor; the caller fills the rest,
+ * manager_ctx being a reference to the tensor (its geometry never changes, so it backs
+ * shape/strides, and its storage keeps the data). NULL with *st set on failure. */
+static void *export_block(c10c_status *st, const c10c_tensor *tensor, size_t size,
+                          size_t dl_offset) {
   size_t ndim = c10c_tensor_dim(tensor);
+  if (ndim > (size_t)INT32_MAX) {
+    *st = c10c__fail(C10C_STATUS_UNSUPPORTED, "DLPack holds at most %d dims", INT32_MAX);
+    return NULL;
+  }
+  char *block = c10c__malloc(size + 2 * ndim * sizeof(int64_t));
+  if (block == NULL) {
+    *st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory exporting a tensor");
+    return NULL;
+  }
+  DLTensor *dl = (DLTensor *)(void *)(block + dl_offset);
+  int64_t *dims = (int64_t *)(void *)(block + size);
+  *st = dl_dtype_of(&dl->dtype, c10c_tensor_dtype(tensor));
+  if (*st == C10C_STATUS_OK) *st = dl_device_of(&dl->device, c10c_tensor_device(tensor));
+  if (*st != C10C_STATUS_OK) {
+    c10c__free(block);
+    return NULL;
+  }
   const int64_t *sizes = c10c_tensor_sizes(tensor), *strides = c10c_tensor_strides(tensor);
   dl->ndim = (int32_t)ndim;
   dl->shape = ndim > 0 ? dims : NULL;
@@ -256,13 +264,7 @@ static c10c_status fill_dl_tensor(DLTensor *dl, int64_t *dims, const c10c_tensor
   }
   dl->data = c10c_tensor_numel(tensor) > 0 ? c10c_tensor_data(tensor) : NULL;
   dl->byte_offset = 0;
-  return C10C_STATUS_OK;
-}
-
-static c10c_status check_exportable(const c10c_tensor *tensor) {
-  if (c10c_tensor_dim(tensor) > (size_t)INT32_MAX)
-    return c10c__fail(C10C_STATUS_UNSUPPORTED, "DLPack holds at most %d dims", INT32_MAX);
-  return C10C_STATUS_OK;
+  return block;
 }
 
 c10c_status c10c_tensor_to_dlpack_versioned(DLManagedTensorVersioned **out,
@@ -270,21 +272,15 @@ c10c_status c10c_tensor_to_dlpack_versioned(DLManagedTensorVersioned **out,
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
   C10C__CHECK_NOT_NULL(tensor);
-  c10c_status st = check_exportable(tensor);
-  if (st != C10C_STATUS_OK) return st;
-  size_t ndim = c10c_tensor_dim(tensor);
-  export_versioned *e = c10c__malloc(sizeof *e + 2 * ndim * sizeof(int64_t));
-  if (e == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory exporting a tensor");
-  st = fill_dl_tensor(&e->managed.dl_tensor, e->dims, tensor);
-  if (st != C10C_STATUS_OK) {
-    c10c__free(e);
-    return st;
-  }
-  e->managed.version = (DLPackVersion){C10C_DLPACK_MAJOR, C10C_DLPACK_MINOR};
-  e->managed.flags = c10c_tensor_is_read_only(tensor) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
-  e->managed.manager_ctx = c10c_tensor_retain((c10c_tensor *)(uintptr_t)tensor);
-  e->managed.deleter = delete_versioned;
-  *out = &e->managed;
+  c10c_status st;
+  DLManagedTensorVersioned *m =
+      export_block(&st, tensor, sizeof *m, offsetof(DLManagedTensorVersioned, dl_tensor));
+  if (m == NULL) return st;
+  m->version = (DLPackVersion){C10C_DLPACK_MAJOR, C10C_DLPACK_MINOR};
+  m->flags = c10c_tensor_is_read_only(tensor) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  m->manager_ctx = c10c_tensor_retain((c10c_tensor *)(uintptr_t)tensor);
+  m->deleter = delete_versioned;
+  *out = m;
   return C10C_STATUS_OK;
 }
 
@@ -292,23 +288,16 @@ c10c_status c10c_tensor_to_dlpack(DLManagedTensor **out, const c10c_tensor *tens
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
   C10C__CHECK_NOT_NULL(tensor);
-  c10c_status st = check_exportable(tensor);
-  if (st != C10C_STATUS_OK) return st;
   if (c10c_tensor_is_read_only(tensor))
     return c10c__fail(C10C_STATUS_UNSUPPORTED,
                       "Cannot export a read-only tensor as a legacy DLManagedTensor, which "
                       "cannot say it is read-only; ask for DLPack 1.0 or later (max_version)");
-  size_t ndim = c10c_tensor_dim(tensor);
-  export_legacy *e = c10c__malloc(sizeof *e + 2 * ndim * sizeof(int64_t));
-  if (e == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory exporting a tensor");
-  st = fill_dl_tensor(&e->managed.dl_tensor, e->dims, tensor);
-  if (st != C10C_STATUS_OK) {
-    c10c__free(e);
-    return st;
-  }
-  e->managed.manager_ctx = c10c_tensor_retain((c10c_tensor *)(uintptr_t)tensor);
-  e->managed.deleter = delete_legacy;
-  *out = &e->managed;
+  c10c_status st;
+  DLManagedTensor *m = export_block(&st, tensor, sizeof *m, offsetof(DLManagedTensor, dl_tensor));
+  if (m == NULL) return st;
+  m->manager_ctx = c10c_tensor_retain((c10c_tensor *)(uintptr_t)tensor);
+  m->deleter = delete_legacy;
+  *out = m;
   return C10C_STATUS_OK;
 }
 
