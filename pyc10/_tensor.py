@@ -618,20 +618,8 @@ class Tensor(_ctensor.TensorBase):
             target = _device_cls("cuda", cuda.current_device())
         if target == self.device and not copy:
             return self
-        out = empty_strided(
-            tuple(self.shape), self._dense_strides(), dtype=self.dtype, device=target
-        )
-        return out.copy_(self)
-
-    def _dense_strides(self) -> tuple[int, ...]:
-        """The strides a copy keeps (preserve_format's rule): ours when dense, else row-major."""
-        if self._is_non_overlapping_and_dense():
-            return tuple(self.stride())
-        out, step = [], 1
-        for size in reversed(self.shape):
-            out.append(step)
-            step *= max(size, 1)
-        return tuple(reversed(out))
+        # preserve_format, as torch: a dense layout is kept, others get ATen's dense strides
+        return empty_like(self, device=target).copy_(self)
 
     def record_stream(self, stream: Any) -> None:
         """Hold this CUDA tensor's memory back from reuse, once freed, for ``stream``'s work.
