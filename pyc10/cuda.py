@@ -316,9 +316,9 @@ class Event:
 
 
 @contextmanager
-def _on(device: Any) -> Iterator[None]:
+def _on(which: Any) -> Iterator[None]:
     """The device's statistics are read with it current (the allocator reports its current one)."""
-    with globals()["device"](_index(device)):
+    with device(_index(which)):
         yield
 
 
