@@ -3,6 +3,7 @@
  * and an unknown key or a malformed value is an error that changes nothing.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc_config.h"
@@ -30,8 +31,11 @@ static int next_item(const char **cursor, item *out, const char *what, char *msg
   const char *p = *cursor;
   while (*p == ',') p++;
   if (*p == '\0') return 0;
-  const char *end = strchr(p, ',');
-  size_t len = end ? (size_t)(end - p) : strlen(p);
+  const char *end = p;
+  int depth = 0; /* commas inside [...] belong to the value (roundup_power2_divisions lists) */
+  for (; *end != '\0' && (*end != ',' || depth > 0); end++)
+    depth += *end == '[' ? 1 : *end == ']' && depth > 0 ? -1 : 0;
+  size_t len = (size_t)(end - p);
   *cursor = p + len;
   const char *colon = memchr(p, ':', len);
   if (colon == NULL) {
@@ -117,6 +121,100 @@ c10c_status c10c__parse_cpu_alloc_config(const char *text, c10c__cpu_alloc_confi
   return C10C_STATUS_OK;
 }
 
+c10c__device_alloc_config c10c__device_alloc_config_default(void) {
+  return (c10c__device_alloc_config){.max_split_size = SIZE_MAX};
+}
+
+static bool power_of_two(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+static int log2_floor(size_t v) { return 63 - __builtin_clzll((unsigned long long)v); }
+
+/* roundup_power2_divisions: one number for every interval, or PyTorch's list
+ * "[256:1,512:2,>:4]" (interval upper bounds in MiB, powers of two; ">" for the rest), applied
+ * as PyTorch's parser applies it (the first entry also covers the intervals below it; ">" fills
+ * from the last named interval on). */
+static c10c_status parse_roundup(const item *it, size_t *divisions, char *msg, size_t msg_size) {
+  size_t number = 0;
+  if (it->value_len == 0 || it->value[0] != '[') {
+    if (!parse_size(it->value, it->value_len, &number) || number > 1024)
+      return bad_number(it, msg, msg_size);
+    if (number != 0 && !power_of_two(number)) {
+      snprintf(msg, msg_size, "For roundups, the divisions has to be power of 2 ");
+      return C10C_STATUS_INVALID_ARGUMENT;
+    }
+    for (int i = 0; i < C10C__ROUNDUP_INTERVALS; i++) divisions[i] = number;
+    return C10C_STATUS_OK;
+  }
+  if (it->value[it->value_len - 1] != ']') {
+    snprintf(msg, msg_size, "Expected ']' closing roundup_power2_divisions, got '%.*s'",
+             (int)it->value_len, it->value);
+    return C10C_STATUS_INVALID_ARGUMENT;
+  }
+  const char *p = it->value + 1, *end = it->value + it->value_len - 1;
+  size_t last = 0;
+  while (p < end) {
+    const char *comma = memchr(p, ',', (size_t)(end - p));
+    const char *stop = comma ? comma : end;
+    const char *colon = memchr(p, ':', (size_t)(stop - p));
+    item entry = {p, colon ? colon + 1 : stop, colon ? (size_t)(colon - p) : (size_t)(stop - p),
+                  colon ? (size_t)(stop - colon - 1) : 0};
+    while (entry.key_len > 0 && *entry.key == ' ') entry.key++, entry.key_len--;
+    while (entry.key_len > 0 && entry.key[entry.key_len - 1] == ' ') entry.key_len--;
+    while (entry.value_len > 0 && *entry.value == ' ') entry.value++, entry.value_len--;
+    while (entry.value_len > 0 && entry.value[entry.value_len - 1] == ' ') entry.value_len--;
+    if (colon == NULL) {
+      snprintf(msg, msg_size, "Expected interval:divisions in roundup_power2_divisions, got '%.*s'",
+               (int)(stop - p), p);
+      return C10C_STATUS_INVALID_ARGUMENT;
+    }
+    size_t value = 0, bound = 0;
+    if (!parse_size(entry.value, entry.value_len, &value) || value > 1024)
+      return bad_number(it, msg, msg_size);
+    if (value != 0 && !power_of_two(value)) {
+      snprintf(msg, msg_size,
+               "For roundups, the divisions has to be power of 2 or 0 to disable roundup ");
+      return C10C_STATUS_INVALID_ARGUMENT;
+    }
+    if (entry.key_len == 1 && entry.key[0] == '>') {
+      for (size_t i = last; i < C10C__ROUNDUP_INTERVALS; i++) divisions[i] = value;
+    } else {
+      if (!parse_size(entry.key, entry.key_len, &bound)) return bad_number(it, msg, msg_size);
+      if (!power_of_two(bound)) {
+        snprintf(msg, msg_size, "For roundups, the intervals have to be power of 2 ");
+        return C10C_STATUS_INVALID_ARGUMENT;
+      }
+      size_t index = (size_t)log2_floor(bound);
+      if (index > C10C__ROUNDUP_INTERVALS - 1) index = C10C__ROUNDUP_INTERVALS - 1;
+      if (last == 0)
+        for (size_t i = 0; i < index; i++) divisions[i] = value;
+      divisions[index] = value;
+      last = index;
+    }
+    p = comma ? comma + 1 : end;
+  }
+  return C10C_STATUS_OK;
+}
+
+/* garbage_collection_threshold: a number strictly between 0 and 1 (torch 2.13's message). */
+static c10c_status parse_threshold(const item *it, double *out, char *msg, size_t msg_size) {
+  char text[32];
+  char *stop = NULL;
+  if (it->value_len == 0 || it->value_len >= sizeof text) return bad_number(it, msg, msg_size);
+  memcpy(text, it->value, it->value_len);
+  text[it->value_len] = '\0';
+  double v = strtod(text, &stop);
+  if (stop != text + it->value_len || v != v) {
+    snprintf(msg, msg_size, "Expected a number for garbage_collection_threshold, got '%s'", text);
+    return C10C_STATUS_INVALID_ARGUMENT;
+  }
+  if (!(v > 0) || !(v < 1.0)) {
+    snprintf(msg, msg_size, "garbage_collect_threshold is invalid, set it in (0.0, 1.0)");
+    return C10C_STATUS_INVALID_ARGUMENT;
+  }
+  *out = v;
+  return C10C_STATUS_OK;
+}
+
 c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc_config *into,
                                             char *msg, size_t msg_size) {
   c10c__device_alloc_config next = *into;
@@ -124,7 +222,6 @@ c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc
   int found;
   while ((found = next_item(&text, &it, "CUDA allocator", msg, msg_size)) == 1) {
     size_t number = 0;
-    bool flag = false;
     c10c_status st = C10C_STATUS_OK;
     if (key_is(&it, "max_split_size_mb")) {
       if (!parse_size(it.value, it.value_len, &number) || number > ((size_t)1 << 30))
@@ -136,27 +233,20 @@ c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc
       }
       next.max_split_size = number << 20;
     } else if (key_is(&it, "roundup_power2_divisions")) {
-      if (!parse_size(it.value, it.value_len, &number) || number > 64)
-        return bad_number(&it, msg, msg_size);
-      if (number != 0 && (number & (number - 1)) != 0) {
-        snprintf(msg, msg_size, "For roundups, the divisons has to be power of 2 ");
-        return C10C_STATUS_INVALID_ARGUMENT;
-      }
-      next.roundup_power2_divisions = number;
+      st = parse_roundup(&it, next.roundup_power2_divisions, msg, msg_size);
+    } else if (key_is(&it, "garbage_collection_threshold")) {
+      st = parse_threshold(&it, &next.garbage_collection_threshold, msg, msg_size);
     } else if (key_is(&it, "expandable_segments")) {
-      st = parse_bool(&it, &flag, msg, msg_size);
-      if (st == C10C_STATUS_OK && flag) {
-        snprintf(msg, msg_size, "expandable_segments:True is not supported yet");
-        return C10C_STATUS_NOT_IMPLEMENTED;
-      }
+      st = parse_bool(&it, &next.expandable_segments, msg, msg_size);
+    } else if (key_is(&it, "stream_ordered_reuse")) {
+      st = parse_bool(&it, &next.stream_ordered_reuse, msg, msg_size);
     } else if (key_is(&it, "backend")) {
       if (!value_is(&it, "native")) {
         snprintf(msg, msg_size, "Unknown allocator backend '%.*s' (only native is supported yet)",
                  (int)it.value_len, it.value);
         return C10C_STATUS_INVALID_ARGUMENT;
       }
-    } else if (key_is(&it, "garbage_collection_threshold") ||
-               key_is(&it, "release_lock_on_cudamalloc") ||
+    } else if (key_is(&it, "release_lock_on_cudamalloc") ||
                key_is(&it, "pinned_use_cuda_host_register") ||
                key_is(&it, "pinned_num_register_threads")) {
       snprintf(msg, msg_size, "CUDA allocator option '%.*s' is not supported yet", (int)it.key_len,

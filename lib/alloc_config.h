@@ -22,16 +22,31 @@ enum { C10C__FILL_NONE = 0, C10C__FILL_ZERO = 1, C10C__FILL_JUNK = 2 };
 c10c_status c10c__parse_cpu_alloc_config(const char *text, c10c__cpu_alloc_config *into, char *msg,
                                          size_t msg_size);
 
+/* PyTorch's kRoundUpPowerOfTwoIntervals: roundup_power2_divisions per power-of-two interval of
+ * sizes from 1 MiB (index 0: below 2 MiB) to 32 GiB and above (index 15). */
+enum { C10C__ROUNDUP_INTERVALS = 16 };
+
 /* The CUDA caching allocator's settings, PyTorch's key names (C10C_ALLOC_CONF). */
 typedef struct c10c__device_alloc_config {
-  size_t max_split_size;           /* blocks at least this large are never split; SIZE_MAX: off */
-  size_t roundup_power2_divisions; /* 0 or 1: plain 512-byte rounding */
+  size_t max_split_size; /* blocks at least this large are never split; SIZE_MAX: off */
+  /* 0 or 1: plain 512-byte rounding, per interval (see above) */
+  size_t roundup_power2_divisions[C10C__ROUNDUP_INTERVALS];
+  double garbage_collection_threshold; /* 0: off; else in (0, 1), active with a memory fraction */
+  bool expandable_segments;            /* segments that grow by mapping pages (driver VMM) */
+  /* Ours, not PyTorch's: a free block of another stream (or one waiting for its record_stream
+   * events) is reused by making the allocating stream wait for an event instead of mallocing a
+   * new segment (RMM's stream-ordered reuse). */
+  bool stream_ordered_reuse;
 } c10c__device_alloc_config;
 
-/* Parses "max_split_size_mb:N,roundup_power2_divisions:N,..." with PyTorch's checks; options
- * PyTorch has that the engine does not implement yet (garbage_collection_threshold,
- * expandable_segments:True, ...) give C10C_STATUS_NOT_IMPLEMENTED, unknown keys
- * C10C_STATUS_INVALID_ARGUMENT; on an error *into is unchanged. */
+/* The defaults: no split limit, plain rounding, no garbage collection, fixed segments. */
+c10c__device_alloc_config c10c__device_alloc_config_default(void);
+
+/* Parses "max_split_size_mb:N,roundup_power2_divisions:N|[MB:N,...,>:N],
+ * garbage_collection_threshold:F,expandable_segments:True|False,..." with PyTorch's checks and
+ * messages; options PyTorch has that the engine does not implement (pinned_*, backend other than
+ * native, ...) give C10C_STATUS_NOT_IMPLEMENTED, unknown keys C10C_STATUS_INVALID_ARGUMENT; on an
+ * error *into is unchanged. */
 c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc_config *into,
                                             char *msg, size_t msg_size);
 

@@ -5,27 +5,48 @@
  * hash table. */
 #include "caching_engine.h"
 
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "allocator_internal.h"
 #include "sysmem.h"
+
+typedef struct segment segment;
 
 typedef struct block {
   char *ptr;
   size_t size, requested;
   c10c_stream_id stream;
-  int device;
+  segment *seg;
   bool small, allocated;
   bool pending;         /* freed, waiting for events of the streams it was used on */
+  bool mapped;          /* false: address space of an expandable segment without memory */
   int events;           /* how many of those events are outstanding */
   c10c_stream_id *uses; /* other streams it was used on (record_stream) */
   size_t nuses;
+  uint64_t gc_base;                    /* the pool's get_free_block count when it was cached */
   struct block *prev, *next;           /* neighbours in the segment, by address */
-  struct block *pool_prev, *pool_next; /* the pool's free list, when free */
+  struct block *pool_prev, *pool_next; /* the pool's free list (or the unmapped list) */
   struct block *hash_next;             /* the address table, when allocated */
 } block;
+
+/* A segment: a backend allocation, or an expandable segment (an address range whose pages are
+ * mapped as needed; its blocks cover the whole range, mapped or not). */
+struct segment {
+  char *base;
+  size_t size;
+  int device;
+  c10c_stream_id stream;
+  bool small, expandable;
+  size_t page;    /* expandable: the mapping granularity (2 MiB small, 20 MiB large) */
+  void **handles; /* expandable: per page, NULL when unmapped */
+  block *head;    /* the block at base (never merged away: merges keep the left block) */
+  segment *prev, *next;
+};
 
 /* An event recorded at free time on a stream a block was used on. */
 typedef struct pending_event {
@@ -34,10 +55,40 @@ typedef struct pending_event {
   struct pending_event *next;
 } pending_event;
 
+/* An allocator event for snapshots (PyTorch's TraceEntry). */
+typedef enum trace_action {
+  TRACE_ALLOC,
+  TRACE_FREE_REQUESTED,
+  TRACE_FREE_COMPLETED,
+  TRACE_SEGMENT_ALLOC,
+  TRACE_SEGMENT_FREE,
+  TRACE_SEGMENT_MAP,
+  TRACE_SEGMENT_UNMAP,
+  TRACE_OOM
+} trace_action;
+
+static const char *const trace_names[] = {
+    "alloc",        "free_requested", "free_completed", "segment_alloc",
+    "segment_free", "segment_map",    "segment_unmap",  "oom"};
+
+typedef struct trace_entry {
+  trace_action action;
+  uintptr_t addr;
+  size_t size;
+  c10c_stream_id stream;
+  int64_t time_us;
+} trace_entry;
+
 typedef struct device_state {
-  block *pools[2]; /* free lists: [0] small, [1] large */
+  block *pools[2];    /* free lists: [0] small, [1] large */
+  block *unmapped[2]; /* unmapped ranges of expandable segments, by (stream, address) */
+  segment *segments;
   pending_event *events;
-  size_t allowed; /* set_per_process_memory_fraction's limit on reserved bytes; SIZE_MAX: none */
+  size_t allowed;    /* set_per_process_memory_fraction's limit on reserved bytes; SIZE_MAX: none */
+  uint64_t gc_calls; /* get_free_block calls on the large pool while garbage collection is on */
+  int64_t stream_waits; /* blocks handed to another stream by stream-ordered reuse */
+  trace_entry *trace;   /* ring of e->trace_capacity entries */
+  size_t trace_next, trace_count;
   c10c_memory_stats stats;
 } device_state;
 
@@ -48,6 +99,7 @@ struct c10c__engine {
   c10c__segment_backend backend;
   c10c__device_alloc_config config;
   int devices;
+  size_t trace_capacity;
   device_state *state;
   block *table[BUCKETS];
 };
@@ -69,6 +121,19 @@ size_t c10c__engine_round_size_with(size_t size, size_t divisions) {
   if (size < C10C__MIN_BLOCK) return C10C__MIN_BLOCK;
   if (divisions > 1 && size > C10C__MIN_BLOCK * divisions) return next_division(size, divisions);
   return C10C__MIN_BLOCK * ((size + C10C__MIN_BLOCK - 1) / C10C__MIN_BLOCK);
+}
+
+size_t c10c__engine_divisions_for(const size_t *divisions, size_t size) {
+  int index = size == 0 ? 0 : (63 - __builtin_clzll((unsigned long long)size)) - 20;
+  if (index < 0) index = 0;
+  if (index > C10C__ROUNDUP_INTERVALS - 1) index = C10C__ROUNDUP_INTERVALS - 1;
+  return divisions[index];
+}
+
+static size_t round_size(const c10c__engine *e, size_t size) {
+  if (size < C10C__MIN_BLOCK) return C10C__MIN_BLOCK;
+  return c10c__engine_round_size_with(
+      size, c10c__engine_divisions_for(e->config.roundup_power2_divisions, size));
 }
 
 size_t c10c__engine_segment_size(size_t rounded) {
@@ -95,11 +160,25 @@ static void stat(c10c_stat *s, bool small, int64_t delta) {
   c10c__stat_update(&s[small ? C10C_STAT_SMALL_POOL : C10C_STAT_LARGE_POOL], delta);
 }
 
-/* ---- the pools ---- */
+/* ---- the trace ---- */
+
+static void trace(c10c__engine *e, int device, trace_action action, const void *addr, size_t size,
+                  c10c_stream_id stream) {
+  device_state *d = &e->state[device];
+  if (d->trace == NULL) return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  d->trace[d->trace_next] = (trace_entry){action, (uintptr_t)addr, size, stream,
+                                          (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000};
+  d->trace_next = (d->trace_next + 1) % e->trace_capacity;
+  if (d->trace_count < e->trace_capacity) d->trace_count++;
+}
+
+/* ---- the pools: free blocks by (stream, size, address); unmapped ranges by (stream, address) */
 
 static bool before(const block *a, const block *b) {
   if (a->stream != b->stream) return a->stream < b->stream;
-  if (a->size != b->size) return a->size < b->size;
+  if (a->mapped && a->size != b->size) return a->size < b->size;
   return a->ptr < b->ptr;
 }
 
@@ -137,8 +216,47 @@ static block *best_fit(block *pool, c10c_stream_id stream, size_t size, size_t m
   return NULL;
 }
 
+static device_state *state_of(c10c__engine *e, const block *b) { return &e->state[b->seg->device]; }
+
 static block **pool_of(c10c__engine *e, const block *b) {
-  return &e->state[b->device].pools[b->small ? 0 : 1];
+  device_state *d = state_of(e, b);
+  return b->mapped ? &d->pools[b->small ? 0 : 1] : &d->unmapped[b->small ? 0 : 1];
+}
+
+static bool is_split(const block *b) { return b->prev != NULL || b->next != NULL; }
+
+/* Free, mapped and not waiting for events: can merge with a freed neighbour. */
+static bool mergeable(const block *b) {
+  return b != NULL && !b->allocated && !b->pending && b->mapped;
+}
+
+/* Folds right into left, its neighbour in the segment; pooled (one of them, or NULL) leaves its
+ * list first. Returns left. Lock held. */
+static block *absorb(c10c__engine *e, block *left, block *right, block *pooled) {
+  if (pooled != NULL) pool_remove(pool_of(e, pooled), pooled);
+  left->size += right->size;
+  left->next = right->next;
+  if (right->next) right->next->prev = left;
+  c10c__free(right);
+  return left;
+}
+
+/* A new block [ptr, ptr + size) of b's segment placed right after b. NULL without host memory. */
+static block *split_after(block *b, size_t offset) {
+  block *rest = c10c__calloc(1, sizeof *rest);
+  if (rest == NULL) return NULL;
+  *rest = (block){.ptr = b->ptr + offset,
+                  .size = b->size - offset,
+                  .stream = b->stream,
+                  .seg = b->seg,
+                  .small = b->small,
+                  .mapped = b->mapped,
+                  .prev = b,
+                  .next = b->next};
+  if (b->next) b->next->prev = rest;
+  b->next = rest;
+  b->size = offset;
+  return rest;
 }
 
 /* ---- the address table ---- */
@@ -154,12 +272,14 @@ static void table_insert(c10c__engine *e, block *b) {
   e->table[i] = b;
 }
 
-static block *table_take(c10c__engine *e, const void *ptr) {
+static block *table_find(c10c__engine *e, const void *ptr, bool take) {
   for (block **link = &e->table[bucket(ptr)]; *link != NULL; link = &(*link)->hash_next)
     if ((*link)->ptr == ptr) {
       block *b = *link;
-      *link = b->hash_next;
-      b->hash_next = NULL;
+      if (take) {
+        *link = b->hash_next;
+        b->hash_next = NULL;
+      }
       return b;
     }
   return NULL;
@@ -169,33 +289,189 @@ static block *table_take(c10c__engine *e, const void *ptr) {
 
 static void process_events(c10c__engine *e, int device, bool wait);
 
-/* Releases the free blocks that are whole segments (PyTorch's release_cached_blocks without the
- * event synchronization, which comes with record_stream). Lock held. */
+static void segment_link(device_state *d, segment *s) {
+  s->prev = NULL;
+  s->next = d->segments;
+  if (d->segments) d->segments->prev = s;
+  d->segments = s;
+}
+
+static void segment_unlink(device_state *d, segment *s) {
+  if (s->prev)
+    s->prev->next = s->next;
+  else
+    d->segments = s->next;
+  if (s->next) s->next->prev = s->prev;
+  c10c__free(s->handles);
+  c10c__free(s);
+}
+
+/* Returns a free block that is a whole fixed segment to the backend (PyTorch's release_block).
+ * Lock held. */
+static void release_block(c10c__engine *e, block *b) {
+  device_state *d = state_of(e, b);
+  int device = b->seg->device;
+  pool_remove(pool_of(e, b), b);
+  e->backend.free(e->backend.self, device, b->ptr, b->size);
+  trace(e, device, TRACE_SEGMENT_FREE, b->ptr, b->size, b->stream);
+  stat(d->stats.segment, b->small, -1);
+  stat(d->stats.reserved_bytes, b->small, -(int64_t)b->size);
+  if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, -1);
+  d->stats.num_device_free++;
+  segment_unlink(d, b->seg);
+  c10c__free(b);
+}
+
+/* Unmaps the whole pages inside the free block b of an expandable segment (PyTorch's
+ * unmap_block); the unmapped range joins unmapped neighbours. Returns whether pages were
+ * unmapped. Lock held. */
+static bool unmap_block(c10c__engine *e, block *b) {
+  segment *s = b->seg;
+  device_state *d = state_of(e, b);
+  size_t first = ((size_t)(b->ptr - s->base) + s->page - 1) / s->page;
+  size_t last = (size_t)(b->ptr + b->size - s->base) / s->page; /* one past */
+  if (last <= first) return false;
+  pool_remove(pool_of(e, b), b);
+  block *mid = b;
+  char *start = s->base + first * s->page, *end = s->base + last * s->page;
+  /* the pieces before and after the pages stay free and mapped; without host memory for the
+   * split the block is simply left as it is */
+  block *tail = NULL;
+  if (end < b->ptr + b->size && (tail = split_after(b, (size_t)(end - b->ptr))) == NULL) {
+    pool_insert(pool_of(e, b), b);
+    return false;
+  }
+  if (start > b->ptr && (mid = split_after(b, (size_t)(start - b->ptr))) == NULL) {
+    absorb(e, b, tail, NULL);
+    pool_insert(pool_of(e, b), b);
+    return false;
+  }
+  if (mid != b) pool_insert(pool_of(e, b), b);
+  if (tail != NULL) pool_insert(pool_of(e, tail), tail);
+  for (size_t i = first; i < last; i++) {
+    e->backend.unmap(e->backend.self, s->device, s->base + i * s->page, s->page, s->handles[i]);
+    s->handles[i] = NULL;
+  }
+  mid->mapped = false;
+  size_t bytes = (size_t)(end - start);
+  if (mid->prev != NULL && !mid->prev->mapped) mid = absorb(e, mid->prev, mid, mid->prev);
+  if (mid->next != NULL && !mid->next->mapped) mid = absorb(e, mid, mid->next, mid->next);
+  pool_insert(pool_of(e, mid), mid);
+  stat(d->stats.reserved_bytes, s->small, -(int64_t)bytes);
+  d->stats.num_device_free++;
+  trace(e, s->device, TRACE_SEGMENT_UNMAP, start, bytes, s->stream);
+  return true;
+}
+
+/* Gives an expandable segment that is wholly unmapped back (its address range). Lock held. */
+static void release_reservation(c10c__engine *e, segment *s) {
+  device_state *d = &e->state[s->device];
+  block *b = s->head;
+  pool_remove(pool_of(e, b), b);
+  e->backend.unreserve(e->backend.self, s->device, s->base, s->size);
+  stat(d->stats.segment, s->small, -1);
+  c10c__free(b);
+  segment_unlink(d, s);
+}
+
+/* Whether b is an expandable block with a whole page inside it. */
+static bool has_whole_page(const block *b) {
+  const segment *s = b->seg;
+  if (!s->expandable) return false;
+  size_t first = ((size_t)(b->ptr - s->base) + s->page - 1) / s->page;
+  return (size_t)(b->ptr + b->size - s->base) / s->page > first;
+}
+
+/* Releases the free blocks that are whole segments and unmaps the free pages of expandable
+ * segments (PyTorch's release_cached_blocks), after waiting for pending events. Lock held. */
 static void release_cached(c10c__engine *e, int device) {
   device_state *d = &e->state[device];
   if (e->backend.event_synchronize != NULL && d->events != NULL) {
     process_events(e, device, true);
     d->stats.num_sync_all_streams++;
   }
+  bool synced = false;
   for (int p = 0; p < 2; p++) {
     block *b = d->pools[p];
     while (b != NULL) {
       block *next = b->pool_next;
-      if (b->prev == NULL && b->next == NULL) {
-        pool_remove(&d->pools[p], b);
-        e->backend.free(e->backend.self, device, b->ptr, b->size);
-        stat(d->stats.segment, b->small, -1);
-        stat(d->stats.reserved_bytes, b->small, -(int64_t)b->size);
-        if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, -1);
-        d->stats.num_device_free++;
-        c10c__free(b);
+      if (!b->seg->expandable && !is_split(b)) {
+        release_block(e, b);
+      } else if (has_whole_page(b)) {
+        if (!synced && e->backend.synchronize != NULL)
+          e->backend.synchronize(e->backend.self, device);
+        synced = true;
+        if (unmap_block(e, b)) next = d->pools[p]; /* the list changed: start over */
       }
       b = next;
     }
   }
+  for (segment *s = d->segments, *next; s != NULL; s = next) {
+    next = s->next;
+    if (s->expandable && !s->head->mapped && s->head->next == NULL) release_reservation(e, s);
+  }
 }
 
-static c10c_status out_of_memory(c10c__engine *e, int device, size_t size) {
+/* PyTorch's release_available_cached_blocks: with max_split_size set, releases one cached
+ * oversize block of the stream large enough for the request, or else the largest ones until
+ * enough bytes are freed. Returns whether it released enough. Lock held. */
+static bool release_available(c10c__engine *e, int device, bool small, size_t size,
+                              c10c_stream_id stream) {
+  size_t max_split = e->config.max_split_size;
+  if (max_split == SIZE_MAX) return false;
+  block **pool = &e->state[device].pools[small ? 0 : 1];
+  size_t key = size < max_split ? max_split : size;
+  block *at = *pool, *last = NULL;
+  while (at != NULL && (at->stream < stream || (at->stream == stream && at->size < key)))
+    last = at, at = at->pool_next;
+  if (at != NULL && at->stream == stream && !at->seg->expandable && !is_split(at)) {
+    release_block(e, at);
+    return true;
+  }
+  size_t released = 0;
+  while (last != NULL && released < key && last->size >= max_split && last->stream == stream) {
+    block *prev = last->pool_prev;
+    if (!last->seg->expandable && !is_split(last)) {
+      released += last->size;
+      release_block(e, last);
+    }
+    last = prev;
+  }
+  return released >= key;
+}
+
+/* PyTorch's garbage_collect_cached_blocks: past garbage_collection_threshold x the allowed
+ * bytes, releases unsplit large cached blocks at least as old (in get_free_block calls) as the
+ * average, until the excess is reclaimed. No synchronization. Lock held. */
+static void garbage_collect(c10c__engine *e, int device) {
+  device_state *d = &e->state[device];
+  size_t reserved = (size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current;
+  size_t threshold = (size_t)(e->config.garbage_collection_threshold * (double)d->allowed);
+  if (reserved <= threshold) return;
+  size_t target = reserved - threshold, reclaimed = 0;
+  uint64_t total_age = 0;
+  size_t count = 0;
+  for (block *b = d->pools[1]; b != NULL; b = b->pool_next)
+    if (!is_split(b)) total_age += d->gc_calls - b->gc_base, count++;
+  bool freed = true;
+  while (reclaimed < target && freed && count > 0) {
+    double threshold_age = (double)total_age / (double)count;
+    freed = false;
+    for (block *b = d->pools[1], *next; b != NULL; b = next) {
+      next = b->pool_next;
+      uint64_t age = d->gc_calls - b->gc_base;
+      if (!is_split(b) && !b->seg->expandable && (double)age >= threshold_age) {
+        freed = true;
+        reclaimed += b->size;
+        total_age -= age;
+        count--;
+        release_block(e, b);
+      }
+    }
+  }
+}
+
+static c10c_status out_of_memory(c10c__engine *e, int device, size_t size, c10c_stream_id stream) {
   const c10c_memory_stats *s = &e->state[device].stats;
   char want[32], allocated[32], unallocated[32], capacity[128] = "";
   size_t free_bytes = 0, total = 0;
@@ -207,6 +483,7 @@ static c10c_status out_of_memory(c10c__engine *e, int device, size_t size) {
     snprintf(capacity, sizeof capacity, " GPU %d has a total capacity of %s of which %s is free.",
              device, t, f);
   }
+  trace(e, device, TRACE_OOM, (void *)(uintptr_t)free_bytes, size, stream);
   c10c__format_size(want, sizeof want, (double)size);
   int64_t in_use = s->allocated_bytes[C10C_STAT_ALL].current;
   c10c__format_size(allocated, sizeof allocated, (double)in_use);
@@ -218,41 +495,218 @@ static c10c_status out_of_memory(c10c__engine *e, int device, size_t size) {
                     want, capacity, device, allocated, unallocated);
 }
 
-/* A segment from the backend, unless it would take the device past its memory fraction. */
-static c10c_status segment_malloc(c10c__engine *e, int device, size_t size, void **ptr) {
-  device_state *d = &e->state[device];
-  if ((size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current + size > d->allowed)
-    return C10C_STATUS_OUT_OF_MEMORY;
-  return e->backend.malloc(e->backend.self, device, size, ptr);
+/* Whether size more bytes would take the device past its memory fraction. */
+static bool over_limit(const device_state *d, size_t size) {
+  return (size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current + size > d->allowed;
 }
 
-/* A new segment holding at least rounded bytes, retried once after releasing the cache. */
-static c10c_status new_segment(c10c__engine *e, int device, size_t rounded, bool small,
-                               c10c_stream_id stream, block **out) {
+/* A new fixed segment holding at least rounded bytes (PyTorch's alloc_block). Lock held. */
+static c10c_status fixed_segment(c10c__engine *e, int device, size_t rounded, bool small,
+                                 c10c_stream_id stream, block **out) {
   device_state *d = &e->state[device];
   size_t size = c10c__engine_segment_size(rounded);
+  if (over_limit(d, size)) return C10C_STATUS_OUT_OF_MEMORY;
   block *b = c10c__calloc(1, sizeof *b);
-  if (b == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a block");
-  void *ptr = NULL;
-  c10c_status st = segment_malloc(e, device, size, &ptr);
-  if (st == C10C_STATUS_OUT_OF_MEMORY) {
-    release_cached(e, device);
-    d->stats.num_alloc_retries++;
-    st = segment_malloc(e, device, size, &ptr);
-  }
-  if (st != C10C_STATUS_OK) {
+  segment *s = b ? c10c__calloc(1, sizeof *s) : NULL;
+  if (s == NULL) {
     c10c__free(b);
-    if (st != C10C_STATUS_OUT_OF_MEMORY) return st;
-    d->stats.num_ooms++;
-    return out_of_memory(e, device, rounded);
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
   }
-  *b = (block){.ptr = ptr, .size = size, .stream = stream, .device = device, .small = small};
+  void *ptr = NULL;
+  c10c_status st = e->backend.malloc(e->backend.self, device, size, &ptr);
+  if (st != C10C_STATUS_OK) {
+    c10c__free(s);
+    c10c__free(b);
+    return st;
+  }
+  *s = (segment){
+      .base = ptr, .size = size, .device = device, .stream = stream, .small = small, .head = b};
+  *b =
+      (block){.ptr = ptr, .size = size, .stream = stream, .seg = s, .small = small, .mapped = true};
+  segment_link(d, s);
   stat(d->stats.segment, small, 1);
   stat(d->stats.reserved_bytes, small, (int64_t)size);
   if (size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, 1);
   d->stats.num_device_alloc++;
+  trace(e, device, TRACE_SEGMENT_ALLOC, ptr, size, stream);
   *out = b;
   return C10C_STATUS_OK;
+}
+
+/* ---- expandable segments (PyTorch's ExpandableSegment) ---- */
+
+static bool allocatable(const block *b) {
+  return b != NULL && !b->allocated && !b->pending && b->nuses == 0;
+}
+
+/* Maps memory under the first bytes (rounded up to pages) of the unmapped block b; the mapped
+ * part joins free neighbours and goes to the pool. Returns the block now holding it, or NULL
+ * (OUT_OF_MEMORY in *st when the device or the memory fraction is full). Lock held. */
+static block *map_block(c10c__engine *e, block *b, size_t bytes, c10c_status *st) {
+  segment *s = b->seg;
+  device_state *d = state_of(e, b);
+  size_t size = (bytes + s->page - 1) / s->page * s->page;
+  if (size > b->size) size = b->size;
+  size_t first = (size_t)(b->ptr - s->base) / s->page, pages = size / s->page, done = 0;
+  *st = over_limit(d, size) ? C10C_STATUS_OUT_OF_MEMORY : C10C_STATUS_OK;
+  while (*st == C10C_STATUS_OK && done < pages) {
+    *st = e->backend.map(e->backend.self, s->device, s->base + (first + done) * s->page, s->page,
+                         &s->handles[first + done]);
+    if (*st == C10C_STATUS_OK) done++;
+  }
+  block *rest = NULL;
+  /* the rest of the range stays unmapped in a block of its own (its next block is mapped:
+   * unmapped neighbours always merge) */
+  if (*st == C10C_STATUS_OK && size < b->size && (rest = split_after(b, size)) == NULL)
+    *st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a block");
+  if (*st != C10C_STATUS_OK) {
+    for (size_t i = 0; i < done; i++) {
+      e->backend.unmap(e->backend.self, s->device, s->base + (first + i) * s->page, s->page,
+                       s->handles[first + i]);
+      s->handles[first + i] = NULL;
+    }
+    return NULL;
+  }
+  pool_remove(pool_of(e, b), b);
+  if (rest != NULL) pool_insert(pool_of(e, rest), rest);
+  b->mapped = true;
+  if (mergeable(b->prev)) b = absorb(e, b->prev, b, b->prev);
+  if (mergeable(b->next)) b = absorb(e, b, b->next, b->next);
+  b->gc_base = d->gc_calls;
+  pool_insert(pool_of(e, b), b);
+  stat(d->stats.reserved_bytes, s->small, (int64_t)size);
+  d->stats.num_device_alloc++;
+  trace(e, s->device, TRACE_SEGMENT_MAP, s->base + first * s->page, size, s->stream);
+  return b;
+}
+
+/* A new expandable segment for stream: address space for 1.125 x the device's memory, nothing
+ * mapped (PyTorch's sizing). Lock held. */
+static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_stream_id stream,
+                                  block **out) {
+  device_state *d = &e->state[device];
+  size_t free_bytes = 0, total = 0, page = small ? C10C__SMALL_BUFFER : C10C__LARGE_BUFFER;
+  c10c_status st = e->backend.mem_info(e->backend.self, device, &free_bytes, &total);
+  if (st != C10C_STATUS_OK) return st;
+  size_t size = (total + total / 8 + page - 1) / page * page;
+  if (size == 0) return C10C_STATUS_OUT_OF_MEMORY;
+  block *b = c10c__calloc(1, sizeof *b);
+  segment *s = b ? c10c__calloc(1, sizeof *s) : NULL;
+  void **handles = s ? c10c__calloc(size / page, sizeof *handles) : NULL;
+  if (handles == NULL) {
+    c10c__free(s);
+    c10c__free(b);
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
+  }
+  void *base = NULL;
+  st = e->backend.reserve(e->backend.self, device, size, &base);
+  if (st != C10C_STATUS_OK) {
+    c10c__free(handles);
+    c10c__free(s);
+    c10c__free(b);
+    return st;
+  }
+  *s = (segment){.base = base,
+                 .size = size,
+                 .device = device,
+                 .stream = stream,
+                 .small = small,
+                 .expandable = true,
+                 .page = page,
+                 .handles = handles,
+                 .head = b};
+  *b = (block){.ptr = base, .size = size, .stream = stream, .seg = s, .small = small};
+  segment_link(d, s);
+  pool_insert(pool_of(e, b), b);
+  stat(d->stats.segment, small, 1);
+  *out = b;
+  return C10C_STATUS_OK;
+}
+
+/* Whether the free or unmapped blocks from b on cover size bytes. */
+static bool has_room(const block *b, size_t size) {
+  size_t bytes = 0;
+  for (; bytes < size && allocatable(b); b = b->next) bytes += b->size;
+  return bytes >= size;
+}
+
+/* PyTorch's try_allocate_expandable_block: the lowest unmapped range of the stream's expandable
+ * segments (with the free block before it) that can hold size, mapped as far as needed; a new
+ * segment when none can. Lock held. */
+static c10c_status expandable_block(c10c__engine *e, int device, size_t size, bool small,
+                                    c10c_stream_id stream, block **out) {
+  device_state *d = &e->state[device];
+  block *candidate = NULL;
+  for (block *c = d->unmapped[small ? 0 : 1]; c != NULL && candidate == NULL; c = c->pool_next) {
+    if (c->stream != stream) continue;
+    block *start = allocatable(c->prev) ? c->prev : c;
+    if (has_room(start, size)) candidate = start;
+  }
+  c10c_status st = C10C_STATUS_OK;
+  if (candidate == NULL) st = new_expandable(e, device, small, stream, &candidate);
+  if (st != C10C_STATUS_OK) return st;
+  if (!candidate->mapped) candidate = map_block(e, candidate, size, &st);
+  while (candidate != NULL && candidate->size < size)
+    candidate = map_block(e, candidate->next, size - candidate->size, &st);
+  if (candidate == NULL) return st;
+  pool_remove(pool_of(e, candidate), candidate);
+  *out = candidate;
+  return C10C_STATUS_OK;
+}
+
+/* ---- stream-ordered reuse ---- */
+
+/* A free block of another stream (or one waiting for its record_stream events) that fits,
+ * handed to stream after making it wait for the other streams' work: an event recorded on the
+ * block's stream now (its last use there) and the block's pending events. Lock held. */
+static block *reuse_across_streams(c10c__engine *e, int device, bool small, size_t size,
+                                   c10c_stream_id stream) {
+  device_state *d = &e->state[device];
+  size_t max_split = e->config.max_split_size;
+  for (block *b = d->pools[small ? 0 : 1]; b != NULL; b = b->pool_next) {
+    if (b->stream == stream || b->size < size || b->seg->expandable) continue;
+    if (size < max_split && b->size >= max_split) continue;
+    if (size >= max_split && b->size >= size + C10C__LARGE_BUFFER) continue;
+    void *event = NULL;
+    if (e->backend.event_record(e->backend.self, device, b->stream, &event) != C10C_STATUS_OK)
+      continue;
+    c10c_status st = e->backend.stream_wait(e->backend.self, device, stream, event);
+    e->backend.event_destroy(e->backend.self, event);
+    if (st != C10C_STATUS_OK) continue;
+    pool_remove(pool_of(e, b), b);
+    d->stream_waits++;
+    return b;
+  }
+  /* a block waiting for events: wait for them in stream order */
+  for (pending_event **link = &d->events; *link != NULL; link = &(*link)->next) {
+    block *b = (*link)->b;
+    if (b->small != small || b->size < size || b->events <= 0 || b->seg->expandable) continue;
+    if (size < max_split && b->size >= max_split) continue;
+    bool ok = true;
+    for (pending_event *p = d->events; p != NULL && ok; p = p->next)
+      if (p->b == b) ok = e->backend.stream_wait(e->backend.self, device, stream, p->event) == 0;
+    if (!ok) continue;
+    for (pending_event **l = &d->events; *l != NULL;) {
+      pending_event *p = *l;
+      if (p->b != b) {
+        l = &p->next;
+        continue;
+      }
+      *l = p->next;
+      e->backend.event_destroy(e->backend.self, p->event);
+      c10c__free(p);
+    }
+    b->events = 0;
+    b->pending = false;
+    c10c__free(b->uses);
+    b->uses = NULL;
+    b->nuses = 0;
+    stat(d->stats.active, b->small, -1);
+    stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
+    d->stream_waits++;
+    return b;
+  }
+  return NULL;
 }
 
 /* ---- the engine ---- */
@@ -268,7 +722,7 @@ c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, 
   }
   pthread_mutex_init(&e->lock, NULL);
   e->backend = backend;
-  e->config = (c10c__device_alloc_config){SIZE_MAX, 0};
+  e->config = c10c__device_alloc_config_default();
   e->devices = devices;
   e->state = state;
   for (int i = 0; i < devices; i++) {
@@ -286,6 +740,7 @@ void c10c__engine_destroy(c10c__engine *e) {
   for (size_t i = 0; i < BUCKETS; i++)
     while (e->table[i] != NULL) c10c__engine_free(e, e->table[i]->ptr);
   c10c__engine_empty_cache(e);
+  for (int i = 0; i < e->devices; i++) c10c__free(e->state[i].trace);
   pthread_mutex_destroy(&e->lock);
   c10c__free(e->state);
   c10c__free(e);
@@ -293,7 +748,34 @@ void c10c__engine_destroy(c10c__engine *e) {
 
 static bool should_split(const block *b, size_t size, size_t max_split) {
   size_t remaining = b->size - size;
-  return b->small ? remaining >= C10C__MIN_BLOCK : size < max_split && remaining > C10C__SMALL_SIZE;
+  if (b->small || b->seg->expandable) return remaining >= C10C__MIN_BLOCK;
+  return size < max_split && remaining > C10C__SMALL_SIZE;
+}
+
+/* A block for the request when no cached one fits: garbage collection, a new segment, then
+ * PyTorch's ladder (release oversize cached blocks and retry; release all and retry). */
+static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool small,
+                               c10c_stream_id stream, block **out) {
+  device_state *d = &e->state[device];
+  bool expandable = e->config.expandable_segments && e->backend.map != NULL;
+  if (e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX)
+    garbage_collect(e, device);
+  c10c_status st = expandable ? expandable_block(e, device, rounded, small, stream, out)
+                              : fixed_segment(e, device, rounded, small, stream, out);
+  if (st == C10C_STATUS_OUT_OF_MEMORY && !expandable &&
+      release_available(e, device, small, rounded, stream))
+    st = fixed_segment(e, device, rounded, small, stream, out);
+  if (st == C10C_STATUS_OUT_OF_MEMORY) {
+    release_cached(e, device);
+    d->stats.num_alloc_retries++;
+    st = expandable ? expandable_block(e, device, rounded, small, stream, out)
+                    : fixed_segment(e, device, rounded, small, stream, out);
+  }
+  if (st == C10C_STATUS_OUT_OF_MEMORY) {
+    d->stats.num_ooms++;
+    return out_of_memory(e, device, rounded, stream);
+  }
+  return st;
 }
 
 c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_stream_id stream,
@@ -302,37 +784,53 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   if (device < 0 || device >= e->devices)
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
   if (size == 0) return C10C_STATUS_OK;
-  size_t rounded = c10c__engine_round_size_with(size, e->config.roundup_power2_divisions);
-  bool small = rounded <= C10C__SMALL_SIZE;
+  if (size > ((size_t)1 << 62)) { /* no device holds it; keeps the rounding from overflowing */
+    pthread_mutex_lock(&e->lock);
+    e->state[device].stats.num_ooms++;
+    c10c_status st = out_of_memory(e, device, size, stream);
+    pthread_mutex_unlock(&e->lock);
+    return st;
+  }
   pthread_mutex_lock(&e->lock);
+  size_t rounded = round_size(e, size);
+  bool small = rounded <= C10C__SMALL_SIZE;
   if (e->backend.event_query != NULL)
     for (int i = 0; i < e->devices; i++) process_events(e, i, false);
   device_state *d = &e->state[device];
   block **pool = &d->pools[small ? 0 : 1];
   c10c_status st = C10C_STATUS_OK;
   size_t max_split = e->config.max_split_size;
+  if (!small && e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX) d->gc_calls++;
   block *b = best_fit(*pool, stream, rounded, max_split);
   if (b != NULL)
     pool_remove(pool, b);
+  else if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL &&
+           (b = reuse_across_streams(e, device, small, rounded, stream)) != NULL)
+    b->stream = stream; /* it belongs to the allocating stream from now on */
   else
-    st = new_segment(e, device, rounded, small, stream, &b);
-  if (st == C10C_STATUS_OK && should_split(b, rounded, max_split)) {
-    block *rest = c10c__calloc(1, sizeof *rest);
-    if (rest != NULL) { /* without it the block is just used whole */
-      *rest = (block){.ptr = b->ptr + rounded,
-                      .size = b->size - rounded,
-                      .stream = stream,
-                      .device = device,
-                      .small = small,
-                      .prev = b,
-                      .next = b->next};
-      if (b->next) b->next->prev = rest;
-      b->next = rest;
-      b->size = rounded;
-      pool_insert(pool, rest);
-    }
-  }
+    st = alloc_block(e, device, rounded, small, stream, &b);
   if (st == C10C_STATUS_OK) {
+    bool already_split = is_split(b), expandable = b->seg->expandable;
+    if (should_split(b, rounded, max_split)) {
+      block *rest = split_after(b, rounded);
+      if (rest != NULL) { /* without it the block is just used whole */
+        rest->stream = stream;
+        rest->gc_base = d->gc_calls;
+        pool_insert(pool, rest);
+        if (already_split && !expandable) {
+          stat(d->stats.inactive_split_bytes, small, -(int64_t)b->size);
+        } else if (!expandable) {
+          stat(d->stats.inactive_split_bytes, small, (int64_t)rest->size);
+          stat(d->stats.inactive_split, small, 1);
+        }
+      } else if (already_split && !expandable) {
+        stat(d->stats.inactive_split_bytes, small, -(int64_t)b->size);
+        stat(d->stats.inactive_split, small, -1);
+      }
+    } else if (already_split && !expandable) {
+      stat(d->stats.inactive_split_bytes, small, -(int64_t)b->size);
+      stat(d->stats.inactive_split, small, -1);
+    }
     b->allocated = true;
     b->requested = size;
     table_insert(e, b);
@@ -342,36 +840,39 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     stat(d->stats.active_bytes, small, (int64_t)b->size);
     stat(d->stats.requested_bytes, small, (int64_t)size);
     if (b->size >= max_split) c10c__stat_update(&d->stats.oversize_allocations, 1);
+    trace(e, device, TRACE_ALLOC, b->ptr, b->size, stream);
     *out = b->ptr;
   }
   pthread_mutex_unlock(&e->lock);
   return st;
 }
 
-/* Folds right into left, its neighbour in the segment; pooled (one of them) leaves its pool
- * first. Returns left. Lock held. */
-static block *absorb(c10c__engine *e, block *left, block *right, block *pooled) {
-  pool_remove(pool_of(e, pooled), pooled);
-  left->size += right->size;
-  left->next = right->next;
-  if (right->next) right->next->prev = left;
-  c10c__free(right);
-  return left;
-}
-
 /* A block back in its pool, merged with free neighbours (PyTorch's free_block). Lock held. */
 static void free_block(c10c__engine *e, block *b) {
-  device_state *d = &e->state[b->device];
+  device_state *d = state_of(e, b);
+  bool expandable = b->seg->expandable;
+  int64_t split_blocks = 0, split_bytes = 0;
   stat(d->stats.active, b->small, -1);
   stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
   c10c__free(b->uses);
   b->uses = NULL;
   b->nuses = 0;
   b->pending = false;
-  if (b->prev != NULL && !b->prev->allocated && !b->prev->pending)
+  trace(e, b->seg->device, TRACE_FREE_COMPLETED, b->ptr, b->size, b->stream);
+  if (mergeable(b->prev)) {
+    split_blocks--, split_bytes -= (int64_t)b->prev->size;
     b = absorb(e, b->prev, b, b->prev);
-  if (b->next != NULL && !b->next->allocated && !b->next->pending)
+  }
+  if (mergeable(b->next)) {
+    split_blocks--, split_bytes -= (int64_t)b->next->size;
     b = absorb(e, b, b->next, b->next);
+  }
+  if (is_split(b)) split_blocks++, split_bytes += (int64_t)b->size;
+  if (!expandable) {
+    stat(d->stats.inactive_split, b->small, split_blocks);
+    stat(d->stats.inactive_split_bytes, b->small, split_bytes);
+  }
+  b->gc_base = d->gc_calls;
   pool_insert(pool_of(e, b), b);
 }
 
@@ -408,12 +909,13 @@ static void process_events(c10c__engine *e, int device, bool wait) {
  * event cannot be recorded, b never returns (the safe side: memory held, not reused early).
  * Lock held. */
 static void insert_events(c10c__engine *e, block *b) {
-  device_state *d = &e->state[b->device];
+  device_state *d = state_of(e, b);
+  int device = b->seg->device;
   b->pending = true;
   for (size_t i = 0; i < b->nuses; i++) {
     pending_event *p = c10c__malloc(sizeof *p);
     void *event = NULL;
-    if (p == NULL || e->backend.event_record(e->backend.self, b->device, b->uses[i], &event) != 0) {
+    if (p == NULL || e->backend.event_record(e->backend.self, device, b->uses[i], &event) != 0) {
       c10c__free(p);
       b->events = -1; /* never reaches 0 */
       continue;
@@ -427,7 +929,7 @@ static void insert_events(c10c__engine *e, block *b) {
 c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   if (ptr == NULL) return C10C_STATUS_OK;
   pthread_mutex_lock(&e->lock);
-  block *b = table_take(e, ptr);
+  block *b = table_find(e, ptr, true);
   if (b == NULL) {
     pthread_mutex_unlock(&e->lock);
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -435,12 +937,13 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
                       "freed)",
                       ptr);
   }
-  device_state *d = &e->state[b->device];
+  device_state *d = state_of(e, b);
   stat(d->stats.allocation, b->small, -1);
   stat(d->stats.allocated_bytes, b->small, -(int64_t)b->size);
   stat(d->stats.requested_bytes, b->small, -(int64_t)b->requested);
   if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_allocations, -1);
   b->allocated = false;
+  trace(e, b->seg->device, TRACE_FREE_REQUESTED, b->ptr, b->size, b->stream);
   if (b->nuses > 0 && e->backend.event_record != NULL)
     insert_events(e, b);
   else
@@ -451,9 +954,7 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
 
 c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_id stream) {
   pthread_mutex_lock(&e->lock);
-  block *b = NULL;
-  for (b = e->table[bucket(ptr)]; b != NULL && b->ptr != ptr; b = b->hash_next) {
-  }
+  block *b = table_find(e, ptr, false);
   c10c_status st = C10C_STATUS_OK;
   if (b == NULL) {
     st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -483,13 +984,50 @@ void c10c__engine_empty_cache(c10c__engine *e) {
   pthread_mutex_unlock(&e->lock);
 }
 
-void c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_config *config) {
+c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_config *config) {
+  if (config->expandable_segments && (e->backend.map == NULL || e->backend.mem_info == NULL))
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "expandable_segments:True needs the driver's virtual memory management");
+  if (config->stream_ordered_reuse &&
+      (e->backend.stream_wait == NULL || e->backend.event_record == NULL))
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "stream_ordered_reuse:True needs events and stream waits");
   pthread_mutex_lock(&e->lock);
   e->config = *config;
   for (int i = 0; i < e->devices; i++)
     e->state[i].stats.max_split_size =
         config->max_split_size == SIZE_MAX ? -1 : (int64_t)config->max_split_size;
   pthread_mutex_unlock(&e->lock);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__engine_record_history(c10c__engine *e, size_t max_entries) {
+  if (max_entries > ((size_t)1 << 24))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "max_entries %zu is more than the %zu entries a trace may keep", max_entries,
+                      (size_t)1 << 24);
+  trace_entry **fresh = c10c__calloc((size_t)e->devices, sizeof *fresh);
+  bool ok = fresh != NULL;
+  for (int i = 0; ok && max_entries > 0 && i < e->devices; i++)
+    ok = (fresh[i] = c10c__malloc(max_entries * sizeof **fresh)) != NULL;
+  if (!ok) {
+    for (int i = 0; fresh != NULL && i < e->devices; i++) c10c__free(fresh[i]);
+    c10c__free(fresh);
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for a trace of %zu entries",
+                      max_entries);
+  }
+  pthread_mutex_lock(&e->lock);
+  e->trace_capacity = max_entries;
+  for (int i = 0; i < e->devices; i++) {
+    trace_entry *old = e->state[i].trace;
+    e->state[i].trace = fresh[i];
+    e->state[i].trace_next = e->state[i].trace_count = 0;
+    fresh[i] = old;
+  }
+  pthread_mutex_unlock(&e->lock);
+  for (int i = 0; i < e->devices; i++) c10c__free(fresh[i]);
+  c10c__free(fresh);
+  return C10C_STATUS_OK;
 }
 
 void c10c__engine_set_limit(c10c__engine *e, int device, size_t bytes) {
@@ -513,5 +1051,123 @@ c10c_status c10c__engine_stats(c10c__engine *e, int device, c10c_memory_stats *o
   pthread_mutex_lock(&e->lock);
   c10c__stats_copy_prefix(out, &e->state[device].stats);
   pthread_mutex_unlock(&e->lock);
+  return C10C_STATUS_OK;
+}
+
+/* ---- snapshots ---- */
+
+/* A growing text buffer; ok turns false (and stays) when host memory runs out. */
+typedef struct text {
+  char *data;
+  size_t len, cap;
+  bool ok;
+} text;
+
+static void put(text *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(text *t, const char *format, ...) {
+  if (!t->ok) return;
+  for (;;) {
+    va_list args;
+    va_start(args, format);
+    int n = vsnprintf(t->data + t->len, t->cap - t->len, format, args);
+    va_end(args);
+    if (n < 0) {
+      t->ok = false;
+      return;
+    }
+    if ((size_t)n < t->cap - t->len) {
+      t->len += (size_t)n;
+      return;
+    }
+    size_t cap = t->cap * 2 + (size_t)n + 1;
+    char *grown = c10c__malloc(cap);
+    if (grown == NULL) {
+      t->ok = false;
+      return;
+    }
+    memcpy(grown, t->data, t->len + 1);
+    c10c__free(t->data);
+    t->data = grown;
+    t->cap = cap;
+  }
+}
+
+static const char *block_state(const block *b) {
+  return b->allocated ? "active_allocated" : b->pending ? "active_pending_free" : "inactive";
+}
+
+/* One snapshot segment: a fixed segment, or a run of mapped blocks of an expandable one. */
+static void put_segment(text *t, const segment *s, const block *first, bool *comma) {
+  size_t total = 0, allocated = 0, active = 0, requested = 0;
+  const block *b = first;
+  for (; b != NULL && b->mapped; b = b->next) {
+    total += b->size;
+    if (b->allocated) allocated += b->size, requested += b->requested;
+    if (b->allocated || b->pending) active += b->size;
+  }
+  put(t,
+      "%s{\"device\": %d, \"address\": %" PRIuPTR
+      ", \"total_size\": %zu, \"allocated_size\": "
+      "%zu, \"active_size\": %zu, \"requested_size\": %zu, \"stream\": %" PRId64
+      ", \"segment_type\": \"%s\", \"segment_pool_id\": [0, 0], \"is_expandable\": %s, "
+      "\"frames\": [], \"blocks\": [",
+      *comma ? ", " : "", s->device, (uintptr_t)first->ptr, total, allocated, active, requested,
+      (int64_t)s->stream, s->small ? "small" : "large", s->expandable ? "true" : "false");
+  *comma = true;
+  for (b = first; b != NULL && b->mapped; b = b->next)
+    put(t,
+        "%s{\"address\": %" PRIuPTR
+        ", \"size\": %zu, \"requested_size\": %zu, \"state\": "
+        "\"%s\", \"frames\": []}",
+        b == first ? "" : ", ", (uintptr_t)b->ptr, b->size, b->allocated ? b->requested : 0,
+        block_state(b));
+  put(t, "]}");
+}
+
+c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
+  text t = {c10c__malloc(4096), 0, 4096, true};
+  if (t.data == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for a snapshot");
+  t.data[0] = '\0';
+  pthread_mutex_lock(&e->lock);
+  put(&t, "{\"segments\": [");
+  bool comma = false;
+  for (int i = 0; i < e->devices; i++)
+    for (const segment *s = e->state[i].segments; s != NULL; s = s->next)
+      for (const block *b = s->head; b != NULL; b = b->next)
+        if (b->mapped && (b->prev == NULL || !b->prev->mapped)) put_segment(&t, s, b, &comma);
+  put(&t, "], \"device_traces\": [");
+  for (int i = 0; i < e->devices; i++) {
+    const device_state *d = &e->state[i];
+    put(&t, "%s[", i ? ", " : "");
+    for (size_t k = 0; k < d->trace_count; k++) {
+      size_t at = (d->trace_next + e->trace_capacity - d->trace_count + k) % e->trace_capacity;
+      const trace_entry *x = &d->trace[at];
+      put(&t,
+          "%s{\"action\": \"%s\", \"addr\": %" PRIuPTR ", \"size\": %zu, \"stream\": %" PRId64
+          ", \"time_us\": %" PRId64 ", \"frames\": []%s}",
+          k ? ", " : "", trace_names[x->action], x->addr, x->size, (int64_t)x->stream, x->time_us,
+          "");
+    }
+    put(&t, "]");
+  }
+  const c10c__device_alloc_config *c = &e->config;
+  put(&t,
+      "], \"allocator_settings\": {\"max_split_size\": %" PRId64
+      ", \"garbage_collection_threshold\": %g, \"expandable_segments\": %s, "
+      "\"stream_ordered_reuse\": %s, \"trace_max_entries\": %zu, \"roundup_power2_divisions\": [",
+      c->max_split_size == SIZE_MAX ? (int64_t)-1 : (int64_t)c->max_split_size,
+      c->garbage_collection_threshold, c->expandable_segments ? "true" : "false",
+      c->stream_ordered_reuse ? "true" : "false", e->trace_capacity);
+  for (int i = 0; i < C10C__ROUNDUP_INTERVALS; i++)
+    put(&t, "%s%zu", i ? ", " : "", c->roundup_power2_divisions[i]);
+  put(&t, "]}}");
+  pthread_mutex_unlock(&e->lock);
+  if (!t.ok) {
+    c10c__free(t.data);
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for a snapshot");
+  }
+  *out = t.data;
+  *len = t.len;
   return C10C_STATUS_OK;
 }

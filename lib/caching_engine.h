@@ -9,12 +9,16 @@
  * events recorded on those streams at free time have completed (queried at every malloc,
  * waited for before the cache is released).
  *
- * max_split_size and roundup_power2_divisions as PyTorch's (c10c__engine_configure).
+ * max_split_size (with the release of oversize cached blocks before the full release on a
+ * failed segment allocation), roundup_power2_divisions (per interval), garbage_collection_threshold
+ * with a per-device limit on reserved bytes (set_per_process_memory_fraction), and expandable
+ * segments (one address range per stream and pool, pages mapped as it grows and unmapped when
+ * released) as PyTorch's (c10c__engine_configure). Beyond PyTorch: stream-ordered reuse (a free
+ * block of another stream, or one waiting for record_stream events, is handed to the allocating
+ * stream after making it wait for an event, instead of mallocing a segment).
  *
- * A per-device limit on reserved bytes (set_per_process_memory_fraction).
- *
- * Not yet: garbage collection,
- * expandable segments, snapshots and traces (issue 6). */
+ * A snapshot of segments and blocks (torch.cuda.memory_snapshot()) as JSON, with a bounded
+ * trace of allocator events per device (torch.cuda.memory._record_memory_history). */
 #ifndef C10C_CACHING_ENGINE_H
 #define C10C_CACHING_ENGINE_H
 
@@ -37,6 +41,18 @@ typedef struct c10c__segment_backend {
   void (*event_synchronize)(void *self, void *event);
   void (*event_destroy)(void *self, void *event);
   void *self;
+  /* For expandable segments (all four, or none): reserving address space (no memory), mapping
+   * size bytes of new physical memory at ptr inside a reservation (returns a handle;
+   * C10C_STATUS_OUT_OF_MEMORY when the device is full), unmapping and freeing them (the engine
+   * has waited for the device's work first), releasing the reservation. */
+  c10c_status (*reserve)(void *self, int device, size_t size, void **base);
+  c10c_status (*map)(void *self, int device, void *ptr, size_t size, void **handle);
+  void (*unmap)(void *self, int device, void *ptr, size_t size, void *handle);
+  void (*unreserve)(void *self, int device, void *base, size_t size);
+  /* For stream-ordered reuse (with the event entries): makes stream wait for event. */
+  c10c_status (*stream_wait)(void *self, int device, c10c_stream_id stream, void *event);
+  /* Optional: waits for all work on the device (before pages are unmapped). */
+  void (*synchronize)(void *self, int device);
 } c10c__segment_backend;
 
 typedef struct c10c__engine c10c__engine;
@@ -70,8 +86,17 @@ c10c_status c10c__engine_record_stream(c10c__engine *engine, void *ptr, c10c_str
 /* Releases every cached segment that holds no allocated block. */
 void c10c__engine_empty_cache(c10c__engine *engine);
 
-/* Applies max_split_size and roundup_power2_divisions (PyTorch's semantics) from now on. */
-void c10c__engine_configure(c10c__engine *engine, const c10c__device_alloc_config *config);
+/* Applies the settings from now on (segments already made keep their kind). Errors:
+ * C10C_STATUS_NOT_IMPLEMENTED for expandable segments or stream-ordered reuse over a backend
+ * without the entry points they need; nothing changes then. */
+c10c_status c10c__engine_configure(c10c__engine *engine, const c10c__device_alloc_config *config);
+
+/* Keeps the last max_entries allocator events per device for snapshots (0: stop and drop them). */
+c10c_status c10c__engine_record_history(c10c__engine *engine, size_t max_entries);
+
+/* torch.cuda.memory_snapshot() as JSON: {"segments": [...], "device_traces": [[...], ...],
+ * "allocator_settings": {...}}. *out is from c10c__malloc (c10c__free it); *len its length. */
+c10c_status c10c__engine_snapshot(c10c__engine *engine, char **out, size_t *len);
 
 /* Caps the bytes the device's segments may reserve (set_per_process_memory_fraction): a
  * segment past it is treated as the device being full (cache released, retried, then OOM). */
@@ -89,6 +114,8 @@ void c10c__format_size(char *out, size_t size, double bytes);
 /* PyTorch's round_size and get_allocation_size, for tests. */
 size_t c10c__engine_round_size(size_t size);
 size_t c10c__engine_round_size_with(size_t size, size_t roundup_power2_divisions);
+/* The divisions PyTorch's roundup_power2_divisions(size) picks from a per-interval table. */
+size_t c10c__engine_divisions_for(const size_t *divisions, size_t size);
 size_t c10c__engine_segment_size(size_t rounded);
 
 #endif /* C10C_CACHING_ENGINE_H */

@@ -52,6 +52,16 @@ c10c__cuda_driver c10c__cuda;
   X(cuGetErrorName, "cuGetErrorName")                           \
   X(cuGetErrorString, "cuGetErrorString")
 
+/* Entry points libc10c works without (older drivers): expandable segments need them. */
+#define OPTIONAL_DRIVER_ENTRIES(X)              \
+  X(cuMemAddressReserve, "cuMemAddressReserve") \
+  X(cuMemAddressFree, "cuMemAddressFree")       \
+  X(cuMemCreate, "cuMemCreate")                 \
+  X(cuMemRelease, "cuMemRelease")               \
+  X(cuMemMap, "cuMemMap")                       \
+  X(cuMemUnmap, "cuMemUnmap")                   \
+  X(cuMemSetAccess, "cuMemSetAccess")
+
 typedef enum { NOT_LOADED, AVAILABLE, UNAVAILABLE } load_state;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -89,6 +99,13 @@ static void give_up(void) {
   state = UNAVAILABLE;
 }
 
+bool c10c__cuda_has_vmm(void) {
+  return c10c__cuda.cuMemAddressReserve != NULL && c10c__cuda.cuMemAddressFree != NULL &&
+         c10c__cuda.cuMemCreate != NULL && c10c__cuda.cuMemRelease != NULL &&
+         c10c__cuda.cuMemMap != NULL && c10c__cuda.cuMemUnmap != NULL &&
+         c10c__cuda.cuMemSetAccess != NULL;
+}
+
 static void load(void) {
   const char *path = getenv("C10C_CUDA_DRIVER");
   if (path == NULL || *path == '\0') path = "libcuda.so.1";
@@ -114,6 +131,15 @@ static void load(void) {
   }
   DRIVER_ENTRIES(RESOLVE)
 #undef RESOLVE
+#define RESOLVE_OPTIONAL(field, symbol)                  \
+  {                                                      \
+    void *address = dlsym(library, symbol);              \
+    memcpy(&c10c__cuda.field, &address, sizeof address); \
+  }
+  OPTIONAL_DRIVER_ENTRIES(RESOLVE_OPTIONAL)
+#undef RESOLVE_OPTIONAL
+  if (!c10c__cuda_has_vmm()) /* all or none */
+    c10c__cuda.cuMemAddressReserve = NULL;
   char what[256];
   CUresult r = c10c__cuda.cuInit(0);
   if (r != 0) {

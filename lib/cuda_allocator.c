@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "allocator_internal.h"
 #include "c10c/storage.h"
@@ -79,6 +80,79 @@ static void segment_event_destroy(void *self, void *event) {
   c10c__cuda.cuEventDestroy((CUevent)event);
 }
 
+/* ---- expandable segments over the driver's virtual memory management ---- */
+
+static c10c_status segment_reserve(void *self, int device, size_t size, void **base) {
+  (void)self;
+  c10c_status st = c10c__cuda_activate((c10c_device_index)device);
+  if (st != C10C_STATUS_OK) return st;
+  CUdeviceptr ptr = 0;
+  CUresult r = c10c__cuda.cuMemAddressReserve(&ptr, size, 0, 0, 0);
+  st = r == CUDA_ERROR_OUT_OF_MEMORY ? C10C_STATUS_OUT_OF_MEMORY
+                                     : c10c__cuda_check(r, "cuMemAddressReserve");
+  if (st == C10C_STATUS_OK) *base = (void *)(uintptr_t)ptr;
+  return c10c__cuda_restore(st);
+}
+
+static void segment_unreserve(void *self, int device, void *base, size_t size) {
+  (void)self, (void)device;
+  c10c__cuda.cuMemAddressFree((CUdeviceptr)(uintptr_t)base, size);
+}
+
+/* New physical memory on the device, mapped at ptr and made read-write for the device
+ * (PyTorch's ExpandableSegment::map: cuMemCreate, cuMemMap, cuMemSetAccess). */
+static c10c_status segment_map(void *self, int device, void *ptr, size_t size, void **handle) {
+  (void)self;
+  CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                              .requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE,
+                              .location = {CU_MEM_LOCATION_TYPE_DEVICE, device}};
+  CUmemAccessDesc access = {{CU_MEM_LOCATION_TYPE_DEVICE, device},
+                            CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  CUmemGenericAllocationHandle h = 0;
+  CUdeviceptr at = (CUdeviceptr)(uintptr_t)ptr;
+  CUresult r = c10c__cuda.cuMemCreate(&h, size, &prop, 0);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) return C10C_STATUS_OUT_OF_MEMORY;
+  c10c_status st = c10c__cuda_check(r, "cuMemCreate");
+  if (st != C10C_STATUS_OK) return st;
+  st = c10c__cuda_check(c10c__cuda.cuMemMap(at, size, 0, h, 0), "cuMemMap");
+  if (st == C10C_STATUS_OK) {
+    st = c10c__cuda_check(c10c__cuda.cuMemSetAccess(at, size, &access, 1), "cuMemSetAccess");
+    if (st != C10C_STATUS_OK) c10c__cuda.cuMemUnmap(at, size);
+  }
+  if (st != C10C_STATUS_OK) {
+    c10c__cuda.cuMemRelease(h);
+    return st;
+  }
+  *handle = (void *)(uintptr_t)h;
+  return C10C_STATUS_OK;
+}
+
+static void segment_unmap(void *self, int device, void *ptr, size_t size, void *handle) {
+  (void)self, (void)device;
+  c10c__cuda.cuMemUnmap((CUdeviceptr)(uintptr_t)ptr, size);
+  c10c__cuda.cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)handle);
+}
+
+/* Unmapping does not wait for the device's work (PyTorch synchronizes first too). */
+static void segment_synchronize(void *self, int device) {
+  (void)self;
+  if (c10c__cuda_activate((c10c_device_index)device) == C10C_STATUS_OK) {
+    c10c__cuda.cuCtxSynchronize();
+    c10c__cuda_restore(C10C_STATUS_OK);
+  }
+}
+
+/* Stream-ordered reuse: the allocating stream waits for an event of the block's last user. */
+static c10c_status segment_stream_wait(void *self, int device, c10c_stream_id stream, void *event) {
+  (void)self;
+  void *handle = NULL;
+  c10c_stream s = {{C10C_DEVICE_TYPE_CUDA, (c10c_device_index)device}, stream};
+  c10c_status st = c10c_cuda_stream_handle(&handle, s);
+  if (st != C10C_STATUS_OK) return st;
+  return c10c__cuda_check(c10c__cuda.cuStreamWaitEvent((CUstream)handle, (CUevent)event, 0),
+                          "cuStreamWaitEvent");
+}
+
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static char config_error[256];
 static c10c__engine *engine;
@@ -92,18 +166,32 @@ static const char *config_text(void) {
 }
 
 static void make_engine(void) {
-  c10c__segment_backend backend = {segment_malloc,        segment_free,
-                                   segment_mem_info,      segment_event_record,
-                                   segment_event_query,   segment_event_synchronize,
-                                   segment_event_destroy, NULL};
+  bool vmm = c10c__cuda_has_vmm();
+  c10c__segment_backend backend = {.malloc = segment_malloc,
+                                   .free = segment_free,
+                                   .mem_info = segment_mem_info,
+                                   .event_record = segment_event_record,
+                                   .event_query = segment_event_query,
+                                   .event_synchronize = segment_event_synchronize,
+                                   .event_destroy = segment_event_destroy,
+                                   .reserve = vmm ? segment_reserve : NULL,
+                                   .map = vmm ? segment_map : NULL,
+                                   .unmap = vmm ? segment_unmap : NULL,
+                                   .unreserve = vmm ? segment_unreserve : NULL,
+                                   .stream_wait = segment_stream_wait,
+                                   .synchronize = segment_synchronize};
   engine_status = c10c__engine_new(&engine, backend, c10c_cuda_device_count());
   const char *text = config_text();
   if (engine_status != C10C_STATUS_OK || text == NULL) return;
-  c10c__device_alloc_config config = {SIZE_MAX, 0};
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
   char msg[256];
   engine_status = c10c__parse_device_alloc_config(text, &config, msg, sizeof msg);
   if (engine_status == C10C_STATUS_OK) {
-    c10c__engine_configure(engine, &config);
+    engine_status = c10c__engine_configure(engine, &config);
+    if (engine_status != C10C_STATUS_OK) snprintf(msg, sizeof msg, "%s", c10c_last_error_message());
+  }
+  if (engine_status == C10C_STATUS_OK) {
+    return;
   } else {
     c10c__fail(engine_status, "%s", msg); /* every allocation reports it */
     c10c__engine_destroy(engine);
@@ -229,11 +317,36 @@ c10c_status c10c_cuda_set_allocator_settings(const char *config) {
   c10c__engine *e = NULL;
   c10c_status st = get_engine(&e);
   if (st != C10C_STATUS_OK) return st;
-  c10c__device_alloc_config parsed = {SIZE_MAX, 0};
+  c10c__device_alloc_config parsed = c10c__device_alloc_config_default();
   char msg[256];
   st = c10c__parse_device_alloc_config(config, &parsed, msg, sizeof msg);
   if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
-  c10c__engine_configure(e, &parsed);
+  return c10c__engine_configure(e, &parsed);
+}
+
+c10c_status c10c_cuda_record_memory_history(size_t max_entries) {
+  c10c__engine *e = NULL;
+  c10c_status st = get_engine(&e);
+  return st == C10C_STATUS_OK ? c10c__engine_record_history(e, max_entries) : st;
+}
+
+c10c_status c10c_cuda_memory_snapshot(char *out, size_t out_size, size_t *out_len) {
+  if (out_size > 0) C10C__CHECK_NOT_NULL(out);
+  c10c__engine *e = NULL;
+  c10c_status st = get_engine(&e);
+  char *json = NULL;
+  size_t len = 0;
+  if (st == C10C_STATUS_OK) st = c10c__engine_snapshot(e, &json, &len);
+  if (st != C10C_STATUS_OK) return st;
+  if (out_len != NULL) *out_len = len;
+  if (len + 1 > out_size) {
+    c10c__free(json);
+    return c10c__fail(C10C_STATUS_BUFFER_TOO_SMALL,
+                      "the snapshot needs %zu bytes with its NUL, the buffer has %zu", len + 1,
+                      out_size);
+  }
+  memcpy(out, json, len + 1);
+  c10c__free(json);
   return C10C_STATUS_OK;
 }
 

@@ -23,6 +23,39 @@ enum {
   C10C_CUDA_MAX_DEVICES = 64
 };
 
+/* The virtual memory management API (CUDA >= 10.2), as in the driver's cuda.h. */
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+typedef struct CUmemLocation {
+  int type; /* CU_MEM_LOCATION_TYPE_DEVICE */
+  int id;
+} CUmemLocation;
+
+typedef struct CUmemAllocationProp {
+  int type;                 /* CU_MEM_ALLOCATION_TYPE_PINNED */
+  int requestedHandleTypes; /* CU_MEM_HANDLE_TYPE_NONE */
+  CUmemLocation location;
+  void *win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+    unsigned char reserved[4];
+  } allocFlags;
+} CUmemAllocationProp;
+
+typedef struct CUmemAccessDesc {
+  CUmemLocation location;
+  int flags; /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE */
+} CUmemAccessDesc;
+
+enum {
+  CU_MEM_ALLOCATION_TYPE_PINNED = 1,
+  CU_MEM_HANDLE_TYPE_NONE = 0,
+  CU_MEM_LOCATION_TYPE_DEVICE = 1,
+  CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+};
+
 typedef struct c10c__cuda_driver {
   CUresult (*cuInit)(unsigned int flags);
   CUresult (*cuDriverGetVersion)(int *version);
@@ -56,7 +89,23 @@ typedef struct c10c__cuda_driver {
   CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end);
   CUresult (*cuGetErrorName)(CUresult error, const char **name);
   CUresult (*cuGetErrorString)(CUresult error, const char **text);
+  /* Optional (NULL when the driver lacks them): virtual memory management, for expandable
+   * segments. */
+  CUresult (*cuMemAddressReserve)(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                  unsigned long long flags);
+  CUresult (*cuMemAddressFree)(CUdeviceptr ptr, size_t size);
+  CUresult (*cuMemCreate)(CUmemGenericAllocationHandle *handle, size_t size,
+                          const CUmemAllocationProp *prop, unsigned long long flags);
+  CUresult (*cuMemRelease)(CUmemGenericAllocationHandle handle);
+  CUresult (*cuMemMap)(CUdeviceptr ptr, size_t size, size_t offset,
+                       CUmemGenericAllocationHandle handle, unsigned long long flags);
+  CUresult (*cuMemUnmap)(CUdeviceptr ptr, size_t size);
+  CUresult (*cuMemSetAccess)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+                             size_t count);
 } c10c__cuda_driver;
+
+/* Whether the driver has the virtual memory management entry points. */
+bool c10c__cuda_has_vmm(void);
 
 /* Filled once the driver is loaded (all NULL while CUDA is unavailable). */
 extern c10c__cuda_driver c10c__cuda;

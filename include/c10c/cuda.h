@@ -128,16 +128,48 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
 
 /* Configures the CUDA caching allocator with PyTorch's key names, as C10C_ALLOC_CONF (read when
  * the allocator is first used; PYTORCH_CUDA_ALLOC_CONF when C10C_ALLOC_CONF is unset) and
- * torch.cuda.memory._set_allocator_settings: "max_split_size_mb:N" (N > 20: blocks of N MiB or
- * more are never split, and reused only by requests within 20 MiB of their size),
- * "roundup_power2_divisions:N" (N a power of two: sizes round up to N steps between powers of
- * two), "backend:native", "expandable_segments:False". A setting replaces all earlier ones.
+ * torch.cuda.memory._set_allocator_settings:
+ * - "max_split_size_mb:N" (N > 20): blocks of N MiB or more are never split, and reused only by
+ *   requests within 20 MiB of their size; on a failed segment allocation such cached blocks are
+ *   released first;
+ * - "roundup_power2_divisions:N" or "roundup_power2_divisions:[256:1,512:2,>:4]" (powers of
+ *   two): sizes round up to N steps between powers of two, per interval (in MiB) for a list;
+ * - "garbage_collection_threshold:T" (0 < T < 1): with a memory fraction set, once reserved
+ *   memory passes T x the allowed bytes, old unsplit cached blocks are released before new
+ *   segments are made;
+ * - "expandable_segments:True|False": one growing segment per stream and pool over the driver's
+ *   virtual memory management (pages of 2 MiB for the small pool, 20 MiB for the large one);
+ * - "stream_ordered_reuse:True|False" (not PyTorch's): a cached block of another stream, or a
+ *   freed one still waiting for record_stream's events, is reused by making the allocating
+ *   stream wait for an event instead of allocating a new segment;
+ * - "backend:native".
+ * A setting replaces all earlier ones (segments already made keep their kind).
  * Errors: C10C_STATUS_INVALID_ARGUMENT for unknown keys and bad values (PyTorch's messages:
  * "CachingAllocator option max_split_size_mb too small, must be > 20", "For roundups, the
- * divisons has to be power of 2 "); C10C_STATUS_NOT_IMPLEMENTED for PyTorch options not
- * implemented yet (garbage_collection_threshold, expandable_segments:True, ...);
- * C10C_STATUS_UNAVAILABLE. */
+ * divisions has to be power of 2 ", "garbage_collect_threshold is invalid, set it in (0.0,
+ * 1.0)", ...);
+ * C10C_STATUS_NOT_IMPLEMENTED for PyTorch options not implemented (pinned_*, ...) and for
+ * expandable segments over a driver without virtual memory management; C10C_STATUS_UNAVAILABLE. */
 C10C_API c10c_status c10c_cuda_set_allocator_settings(const char *config);
+
+/* torch.cuda.memory._record_memory_history(max_entries=N): keeps the last max_entries
+ * allocator events per device (alloc, free_requested, free_completed, segment_alloc,
+ * segment_free, segment_map, segment_unmap, oom) for c10c_cuda_memory_snapshot; 0 stops and
+ * drops them. Errors: C10C_STATUS_INVALID_ARGUMENT above 2^24 entries, C10C_STATUS_OUT_OF_MEMORY,
+ * C10C_STATUS_UNAVAILABLE. */
+C10C_API c10c_status c10c_cuda_record_memory_history(size_t max_entries);
+
+/* torch.cuda.memory_snapshot() / torch.cuda.memory._snapshot() as JSON text:
+ * {"segments": [{"device", "address", "total_size", "allocated_size", "active_size",
+ * "requested_size", "stream", "segment_type": "small"|"large", "segment_pool_id",
+ * "is_expandable", "frames", "blocks": [{"address", "size", "requested_size", "state":
+ * "active_allocated"|"active_pending_free"|"inactive", "frames"}]}], "device_traces": [[{"action",
+ * "addr", "size", "stream", "time_us", "frames"}], ...], "allocator_settings": {...}} (an
+ * expandable segment is listed once per mapped range, as PyTorch does). Writes at most out_size
+ * bytes including the NUL; *out_len (if not NULL) receives the length without it. Errors:
+ * C10C_STATUS_NULL_POINTER, C10C_STATUS_BUFFER_TOO_SMALL (call again with *out_len + 1 bytes),
+ * C10C_STATUS_OUT_OF_MEMORY, C10C_STATUS_UNAVAILABLE. */
+C10C_API c10c_status c10c_cuda_memory_snapshot(char *out, size_t out_size, size_t *out_len);
 
 /* torch.cuda.set_per_process_memory_fraction: the caching allocator reserves at most fraction
  * of the device's total memory (device -1: the current one); beyond it allocations fail as if

@@ -438,8 +438,11 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_cuda_set_allocator_settings("max_split_size_mb:8"));
   ASSERT_ERROR_MESSAGE("CachingAllocator option max_split_size_mb too small, must be > 20");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_cuda_set_allocator_settings("garbage_collection_threshold:1.5"));
+  ASSERT_ERROR_MESSAGE("garbage_collect_threshold is invalid, set it in (0.0, 1.0)");
   ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
-                c10c_cuda_set_allocator_settings("garbage_collection_threshold:0.5"));
+                c10c_cuda_set_allocator_settings("pinned_num_register_threads:4"));
   ASSERT_OK(c10c_cuda_set_allocator_settings("max_split_size_mb:64"));
   c10c_allocator *alloc = NULL;
   ASSERT_OK(c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA));
@@ -508,6 +511,116 @@ TEST(the_allocator_reads_its_environment) {
   }
 }
 
+/* The snapshot through the public call: asked for its size first. */
+static char *snapshot(void) {
+  size_t len = 0;
+  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_cuda_memory_snapshot(NULL, 0, &len));
+  ASSERT_TRUE(len > 0);
+  char *json = malloc(len + 1);
+  ASSERT_OK(c10c_cuda_memory_snapshot(json, len + 1, NULL));
+  ASSERT_EQ(strlen(json), len);
+  return json;
+}
+
+/* expandable_segments:True over the stand-in's emulation of the driver's virtual memory API
+ * (memfd pages mapped into a reserved range): data survives, growth stays in place, the pages
+ * go back on empty_cache, a failing driver call leaves nothing behind. */
+TEST(expandable_segments_over_the_drivers_virtual_memory) {
+  c10c_allocator *alloc = NULL;
+  ASSERT_OK(c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA));
+  ASSERT_OK(c10c_allocator_empty_cache(alloc));
+  ASSERT_OK(c10c_cuda_set_allocator_settings("expandable_segments:True"));
+  ASSERT_OK(c10c_cuda_record_memory_history(64));
+  long reserves = stub_calls("cuMemAddressReserve"), creates = stub_calls("cuMemCreate");
+  const c10c_device cuda0 = {C10C_DEVICE_TYPE_CUDA, 0};
+  int64_t n1[1] = {(30 << 20) / 4}, n2[1] = {(31 << 20) / 4};
+  c10c_tensor *a = NULL, *b = NULL, *host = NULL, *back = NULL;
+  ASSERT_OK(c10c_tensor_empty(&a, n1, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
+  ASSERT_OK(c10c_tensor_empty(&b, n2, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
+  ASSERT_TRUE((char *)c10c_tensor_data(b) == (char *)c10c_tensor_data(a) + (30 << 20));
+  ASSERT_EQ(stub_calls("cuMemAddressReserve") - reserves, 1);
+  ASSERT_EQ(stub_calls("cuMemCreate") - creates, 4); /* 80 MiB in 20 MiB pages */
+  /* data goes through the mapped pages and back */
+  float value = 2.5f;
+  ASSERT_OK(c10c_tensor_full(&host, n2, 1, C10C_DTYPE_FLOAT32,
+                             (c10c_device){C10C_DEVICE_TYPE_CPU, -1}, 0, &value));
+  ASSERT_OK(c10c_tensor_copy_(b, host));
+  ASSERT_OK(c10c_tensor_empty(&back, n2, 1, C10C_DTYPE_FLOAT32,
+                              (c10c_device){C10C_DEVICE_TYPE_CPU, -1}, 0));
+  ASSERT_OK(c10c_tensor_copy_(back, b));
+  ASSERT_TRUE(((float *)c10c_tensor_data(back))[n2[0] - 1] == 2.5f);
+  char *json = snapshot();
+  ASSERT_TRUE(strstr(json, "\"is_expandable\": true") != NULL);
+  ASSERT_TRUE(strstr(json, "\"action\": \"segment_map\"") != NULL);
+  ASSERT_TRUE(strstr(json, "\"state\": \"active_allocated\"") != NULL);
+  free(json);
+  /* a failing cuMemMap: an error naming it, the new physical memory released */
+  long used_before = stub_long("c10c_stub_used", 0);
+  stub_fail("cuMemMap", 1, 1);
+  c10c_tensor *c = NULL;
+  int64_t n3[1] = {(60 << 20) / 4};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_empty(&c, n3, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "in cuMemMap") != NULL);
+  ASSERT_EQ(stub_long("c10c_stub_used", 0), used_before);
+  c10c_tensor_release(a);
+  c10c_tensor_release(b);
+  c10c_tensor_release(host);
+  c10c_tensor_release(back);
+  ASSERT_OK(c10c_allocator_empty_cache(alloc));
+  ASSERT_EQ(stub_long("c10c_stub_used", 0), 0);
+  ASSERT_EQ(stub_calls("cuMemAddressFree") >= 1, 1);
+  json = snapshot();
+  ASSERT_TRUE(strstr(json, "\"segments\": []") != NULL);
+  ASSERT_TRUE(strstr(json, "\"action\": \"segment_unmap\"") != NULL);
+  free(json);
+  ASSERT_EQ(stub_long("c10c_stub_violations", 0), 0);
+  ASSERT_OK(c10c_cuda_record_memory_history(0));
+  ASSERT_OK(c10c_cuda_set_allocator_settings(""));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_memory_snapshot(NULL, 5, NULL));
+}
+
+/* A driver without the virtual memory API (before CUDA 10.2): CUDA works, expandable segments
+ * are refused with a reason. */
+TEST(a_driver_without_virtual_memory_refuses_expandable_segments) {
+  ASSERT_TRUE(c10c_cuda_is_available());
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
+                c10c_cuda_set_allocator_settings("expandable_segments:True"));
+  ASSERT_ERROR_MESSAGE("expandable_segments:True needs the driver's virtual memory management");
+  int64_t n[1] = {1000};
+  c10c_tensor *t = NULL;
+  ASSERT_OK(
+      c10c_tensor_empty(&t, n, 1, C10C_DTYPE_FLOAT32, (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, 0));
+  c10c_tensor_release(t);
+}
+
+/* Fake addresses (the replay benchmark's mode): a 64 GiB device without the memory, reserved
+ * and mapped in expandable segments; touching the data is refused by the driver, not a crash. */
+TEST(fake_addresses_model_a_large_device) {
+  const c10c_device cuda0 = {C10C_DEVICE_TYPE_CUDA, 0};
+  int64_t big[1] = {INT64_C(20) << 30}; /* 20 GiB of bytes */
+  c10c_tensor *t = NULL, *u = NULL, *host = NULL;
+  ASSERT_OK(c10c_tensor_empty(&t, big, 1, C10C_DTYPE_UINT8, cuda0, 0));
+  ASSERT_OK(c10c_tensor_empty(&u, big, 1, C10C_DTYPE_UINT8, cuda0, 0));
+  ASSERT_EQ(stub_long("c10c_stub_used", 0), INT64_C(40) << 30);
+  c10c_tensor *w = NULL;
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY,
+                c10c_tensor_empty(&w, big, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
+  int64_t small[1] = {16};
+  ASSERT_OK(c10c_tensor_empty(&host, small, 1, C10C_DTYPE_UINT8,
+                              (c10c_device){C10C_DEVICE_TYPE_CPU, -1}, 0));
+  c10c_tensor *view = NULL;
+  ASSERT_OK(c10c_tensor_narrow(&view, t, 0, 0, 16));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_copy_(host, view));
+  c10c_tensor_release(view);
+  c10c_tensor_release(host);
+  c10c_tensor_release(t);
+  c10c_tensor_release(u);
+  c10c_allocator *alloc = NULL;
+  ASSERT_OK(c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA));
+  ASSERT_OK(c10c_allocator_empty_cache(alloc));
+  ASSERT_EQ(stub_long("c10c_stub_used", 0), 0);
+}
+
 int main(int argc, char **argv) {
   scenario = argc > 1 ? argv[1] : "available";
   static const test_case available[] = {
@@ -519,12 +632,20 @@ int main(int argc, char **argv) {
       T(stream_work_and_events_on_the_stand_ins_clock),
       T(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver),
       T(record_stream_keeps_memory_until_the_other_stream_is_done),
-      T(a_child_forked_after_init_is_refused)};
+      T(a_child_forked_after_init_is_refused),
+      T(expandable_segments_over_the_drivers_virtual_memory)};
+  static const test_case no_vmm[] = {
+      T(a_driver_without_virtual_memory_refuses_expandable_segments)};
+  static const test_case fake[] = {T(fake_addresses_model_a_large_device)};
   static const test_case unavailable[] = {T(unavailable_paths_say_why)};
   static const test_case configured[] = {T(the_allocator_reads_its_environment)};
   bool on = strcmp(scenario, "available") == 0;
   bool config = strcmp(scenario, "config") == 0 || strcmp(scenario, "bad_config") == 0;
-  const test_case *tests = on ? available : config ? configured : unavailable;
+  const test_case *tests = on                                ? available
+                           : config                          ? configured
+                           : strcmp(scenario, "no_vmm") == 0 ? no_vmm
+                           : strcmp(scenario, "fake") == 0   ? fake
+                                                             : unavailable;
   int count = on ? (int)(sizeof available / sizeof available[0]) : 1;
   for (int i = 0; i < count; i++) {
     test_current_failed = 0;

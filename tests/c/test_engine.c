@@ -8,6 +8,7 @@
 
 #include "caching_engine.h"
 #include "harness.h"
+#include "sysmem.h"
 
 /* A device of `capacity` bytes whose addresses are fabricated (nothing is touched). */
 static size_t capacity, in_use;
@@ -66,17 +67,76 @@ static void fake_destroy(void *self, void *event) {
   live_events--;
 }
 
+/* Virtual memory: reservations of fabricated addresses, pages counted against the capacity. */
+static int maps, unmaps, reservations, waits, synchronizes;
+
+static c10c_status fake_mem_info(void *self, int device, size_t *free_bytes, size_t *total) {
+  (void)self, (void)device;
+  *free_bytes = capacity - in_use;
+  *total = capacity;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status fake_reserve(void *self, int device, size_t size, void **base) {
+  (void)self, (void)device;
+  *base = (void *)next_address;
+  next_address += size + 4096;
+  reservations++;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status fake_map(void *self, int device, void *ptr, size_t size, void **handle) {
+  (void)self, (void)device;
+  if (size > capacity - in_use) return C10C_STATUS_OUT_OF_MEMORY;
+  in_use += size;
+  maps++;
+  *handle = ptr;
+  return C10C_STATUS_OK;
+}
+
+static void fake_unmap(void *self, int device, void *ptr, size_t size, void *handle) {
+  (void)self, (void)device;
+  ASSERT_TRUE(ptr == handle);
+  in_use -= size;
+  unmaps++;
+}
+
+static void fake_unreserve(void *self, int device, void *base, size_t size) {
+  (void)self, (void)device, (void)base, (void)size;
+  reservations--;
+}
+
+static c10c_status fake_wait(void *self, int device, c10c_stream_id stream, void *event) {
+  (void)self, (void)device;
+  fake_event *ev = event;
+  if (busy[stream & 7] < ev->done_at) busy[stream & 7] = ev->done_at; /* stream order */
+  waits++;
+  return C10C_STATUS_OK;
+}
+
+static void fake_synchronize(void *self, int device) {
+  (void)self, (void)device;
+  synchronizes++;
+}
+
 static c10c__engine *fresh(size_t bytes) {
   capacity = bytes;
   in_use = 0;
-  mallocs = frees = 0;
+  mallocs = frees = maps = unmaps = reservations = waits = synchronizes = 0;
   c10c__engine *e = NULL;
   c10c__segment_backend backend = {.malloc = fake_malloc,
                                    .free = fake_free,
                                    .event_record = fake_record,
                                    .event_query = fake_query,
                                    .event_synchronize = fake_sync,
-                                   .event_destroy = fake_destroy};
+                                   .event_destroy = fake_destroy,
+                                   .mem_info = fake_mem_info,
+                                   .reserve = fake_reserve,
+                                   .map = fake_map,
+                                   .unmap = fake_unmap,
+                                   .unreserve = fake_unreserve,
+                                   .stream_wait = fake_wait,
+                                   .synchronize = fake_synchronize};
   ASSERT_OK(c10c__engine_new(&e, backend, 2));
   return e;
 }
@@ -182,8 +242,9 @@ TEST(a_full_device_frees_the_cache_and_retries_before_failing) {
   ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c__engine_malloc(e, 0, 30 * MiB, 0, &d));
   ASSERT_TRUE(d == NULL);
   ASSERT_ERROR_MESSAGE(
-      "CUDA out of memory. Tried to allocate 30.00 MiB. Of the allocated memory "
-      "on device 0 36.00 MiB is allocated by libc10c, and 0 bytes is reserved "
+      "CUDA out of memory. Tried to allocate 30.00 MiB. GPU 0 has a total capacity of 40.00 MiB of "
+      "which 4.00 MiB is free. Of the allocated memory on device 0 36.00 MiB is allocated by "
+      "libc10c, and 0 bytes is reserved "
       "by libc10c but unallocated.");
   s = stats_of(e, 0);
   ASSERT_EQ(s.num_ooms, 1);
@@ -253,8 +314,9 @@ TEST(roundup_power2_divisions_round_as_pytorch) {
 
 TEST(max_split_size_keeps_oversize_blocks_whole_and_for_their_size) {
   c10c__engine *e = fresh(400 * MiB);
-  c10c__device_alloc_config config = {40 * MiB, 0};
-  c10c__engine_configure(e, &config);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.max_split_size = 40 * MiB;
+  ASSERT_OK(c10c__engine_configure(e, &config));
   void *big = NULL, *again = NULL, *mid = NULL;
   ASSERT_OK(c10c__engine_malloc(e, 0, 50 * MiB, 0, &big)); /* oversize: its own segment, whole */
   c10c_memory_stats s = stats_of(e, 0);
@@ -275,20 +337,60 @@ TEST(max_split_size_keeps_oversize_blocks_whole_and_for_their_size) {
 }
 
 TEST(device_config_strings_follow_pytorch) {
-  c10c__device_alloc_config c = {SIZE_MAX, 0};
+  c10c__device_alloc_config c = c10c__device_alloc_config_default();
   char msg[256];
   ASSERT_OK(c10c__parse_device_alloc_config(
       "max_split_size_mb:64, roundup_power2_divisions:4,backend:native,expandable_segments:False",
       &c, msg, sizeof msg));
   ASSERT_EQ(c.max_split_size, 64 * MiB);
-  ASSERT_EQ(c.roundup_power2_divisions, 4);
+  for (int i = 0; i < C10C__ROUNDUP_INTERVALS; i++) ASSERT_EQ(c.roundup_power2_divisions[i], 4);
+  ASSERT_FALSE(c.expandable_segments);
+  /* the list form, applied as PyTorch applies it: the first entry covers the intervals below
+   * it, ">" fills from the last named interval on (overwriting it) */
+  ASSERT_OK(c10c__parse_device_alloc_config(
+      "roundup_power2_divisions:[256:1,512:2,>:4],garbage_collection_threshold:0.6,"
+      "expandable_segments:True,stream_ordered_reuse:True",
+      &c, msg, sizeof msg));
+  for (int i = 0; i <= 8; i++) ASSERT_EQ(c.roundup_power2_divisions[i], 1);
+  for (int i = 9; i < C10C__ROUNDUP_INTERVALS; i++) ASSERT_EQ(c.roundup_power2_divisions[i], 4);
+  ASSERT_TRUE(c.garbage_collection_threshold == 0.6);
+  ASSERT_TRUE(c.expandable_segments && c.stream_ordered_reuse);
+  ASSERT_OK(
+      c10c__parse_device_alloc_config("roundup_power2_divisions:[1:2,64:8]", &c, msg, sizeof msg));
+  /* PyTorch's parser takes "last index 0" for "first entry": an entry at 1 MiB is overwritten
+   * by the next one's fill */
+  ASSERT_EQ(c.roundup_power2_divisions[0], 8);
+  ASSERT_EQ(c.roundup_power2_divisions[5], 8);
+  ASSERT_EQ(c.roundup_power2_divisions[6], 8);
+  ASSERT_EQ(c.roundup_power2_divisions[7], 1); /* untouched by this list */
+  ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, 100), 8);
+  ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, 64 * MiB), 8);
+  ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, (size_t)1 << 40), 4);
   const struct {
     const char *text, *message;
     c10c_status status;
   } bad[] = {
       {"max_split_size_mb:20", "CachingAllocator option max_split_size_mb too small, must be > 20",
        C10C_STATUS_INVALID_ARGUMENT},
-      {"roundup_power2_divisions:3", "For roundups, the divisons has to be power of 2 ",
+      {"roundup_power2_divisions:3", "For roundups, the divisions has to be power of 2 ",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"roundup_power2_divisions:[256:3]",
+       "For roundups, the divisions has to be power of 2 or 0 to disable roundup ",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"roundup_power2_divisions:[3:2]", "For roundups, the intervals have to be power of 2 ",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"roundup_power2_divisions:[256:1",
+       "Expected ']' closing roundup_power2_divisions, got "
+       "'[256:1'",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"garbage_collection_threshold:1.0",
+       "garbage_collect_threshold is invalid, set it in (0.0, 1.0)", C10C_STATUS_INVALID_ARGUMENT},
+      {"garbage_collection_threshold:0",
+       "garbage_collect_threshold is invalid, set it in (0.0, 1.0)", C10C_STATUS_INVALID_ARGUMENT},
+      {"garbage_collection_threshold:abc",
+       "Expected a number for garbage_collection_threshold, got 'abc'",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"expandable_segments:yes", "Expected True or False for expandable_segments, got 'yes'",
        C10C_STATUS_INVALID_ARGUMENT},
       {"max_split_size_mb:x",
        "Expected a non-negative integer (and not too large) for "
@@ -297,10 +399,8 @@ TEST(device_config_strings_follow_pytorch) {
       {"foo:1", "Unrecognized key 'foo' in CUDA allocator config.", C10C_STATUS_INVALID_ARGUMENT},
       {"max_split_size_mb", "Expected key:value in CUDA allocator config, got 'max_split_size_mb'",
        C10C_STATUS_INVALID_ARGUMENT},
-      {"expandable_segments:True", "expandable_segments:True is not supported yet",
-       C10C_STATUS_NOT_IMPLEMENTED},
-      {"garbage_collection_threshold:0.6",
-       "CUDA allocator option 'garbage_collection_threshold' is not supported yet",
+      {"pinned_num_register_threads:8",
+       "CUDA allocator option 'pinned_num_register_threads' is not supported yet",
        C10C_STATUS_NOT_IMPLEMENTED},
       {"backend:cudaMallocAsync",
        "Unknown allocator backend 'cudaMallocAsync' (only native is supported yet)",
@@ -314,6 +414,244 @@ TEST(device_config_strings_follow_pytorch) {
   }
 }
 
+TEST(garbage_collection_releases_old_cached_blocks_past_the_threshold) {
+  c10c__engine *e = fresh(400 * MiB);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.garbage_collection_threshold = 0.5;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  void *p[3], *q = NULL, *r = NULL;
+  for (int i = 0; i < 3; i++) ASSERT_OK(c10c__engine_malloc(e, 0, 22 * MiB, 0, &p[i]));
+  for (int i = 0; i < 3; i++) ASSERT_OK(c10c__engine_free(e, p[i]));
+  /* no memory fraction: garbage collection stays off (as PyTorch), the cache is kept */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 30 * MiB, 0, &q));
+  ASSERT_EQ(frees, 0);
+  ASSERT_OK(c10c__engine_free(e, q));
+  c10c__engine_set_limit(e, 0, 100 * MiB); /* reserved 96 MiB > 0.5 x 100 MiB */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 40 * MiB, 0, &r));
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(frees, 4); /* every cached block was as old as the average: all released */
+  ASSERT_EQ(s.num_alloc_retries, 0);
+  ASSERT_EQ(s.num_sync_all_streams, 0);
+  ASSERT_EQ(s.reserved_bytes[C10C_STAT_ALL].current, 40 * MiB);
+  ASSERT_OK(c10c__engine_free(e, r));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+}
+
+TEST(a_full_device_releases_oversize_blocks_before_the_whole_cache) {
+  c10c__engine *e = fresh(132 * MiB);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.max_split_size = 40 * MiB;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  void *small = NULL, *a = NULL, *b = NULL, *c = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 0, &small));
+  ASSERT_OK(c10c__engine_free(e, small)); /* a cached small segment */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 50 * MiB, 0, &a));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 60 * MiB, 0, &b));
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_free(e, b));
+  /* 70 MiB: no cached block fits; the oversize ones go (largest first) and the retry works */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 70 * MiB, 0, &c));
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.num_alloc_retries, 0);
+  ASSERT_EQ(s.segment[C10C_STAT_SMALL_POOL].current, 1); /* the small pool was not released */
+  ASSERT_EQ(s.oversize_segments.current, 1);
+  ASSERT_OK(c10c__engine_free(e, c));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+}
+
+TEST(inactive_split_counts_free_pieces_of_split_segments) {
+  c10c__engine *e = fresh(100 * MiB);
+  void *a = NULL, *c = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 0, &a));
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 1); /* the rest of the segment */
+  ASSERT_EQ(s.inactive_split_bytes[C10C_STAT_SMALL_POOL].current, 2 * MiB - 1024);
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 0, &c));
+  s = stats_of(e, 0);
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 1);
+  ASSERT_EQ(s.inactive_split_bytes[C10C_STAT_ALL].current, 2 * MiB - 2048);
+  ASSERT_OK(c10c__engine_free(e, a));
+  s = stats_of(e, 0);
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 2);
+  ASSERT_EQ(s.inactive_split_bytes[C10C_STAT_ALL].current, 2 * MiB - 1024);
+  ASSERT_OK(c10c__engine_free(e, c)); /* everything merges: the segment is whole again */
+  s = stats_of(e, 0);
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 0);
+  ASSERT_EQ(s.inactive_split_bytes[C10C_STAT_ALL].current, 0);
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].peak, 2);
+  c10c__engine_destroy(e);
+}
+
+static c10c__engine *expandable(size_t bytes) {
+  c10c__engine *e = fresh(bytes);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.expandable_segments = true;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  return e;
+}
+
+TEST(expandable_segments_grow_in_place_and_unmap_when_released) {
+  c10c__engine *e = expandable(200 * MiB);
+  void *a = NULL, *b = NULL, *c = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 30 * MiB, 0, &a));
+  ASSERT_EQ(reservations, 1);
+  ASSERT_EQ(maps, 2);                                    /* two 20 MiB pages */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 31 * MiB, 0, &b)); /* the "N + 1" request */
+  ASSERT_TRUE((char *)b == (char *)a + 30 * MiB);        /* right after a: no sliver, no segment */
+  ASSERT_EQ(reservations, 1);
+  ASSERT_EQ(maps, 4);
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.reserved_bytes[C10C_STAT_ALL].current, 80 * MiB);
+  ASSERT_EQ(s.segment[C10C_STAT_ALL].current, 1);
+  ASSERT_EQ(s.num_device_alloc, 2);                      /* two map calls */
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 0); /* not counted for expandable blocks */
+  /* a request that no longer fits the device: the free pages are unmapped and reused */
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 150 * MiB, 0, &c));
+  ASSERT_TRUE(c != NULL);
+  s = stats_of(e, 0);
+  ASSERT_EQ(s.num_alloc_retries, 1);
+  ASSERT_TRUE(synchronizes >= 1); /* pages are unmapped only after the device's work */
+  ASSERT_TRUE(s.reserved_bytes[C10C_STAT_ALL].current <= 200 * MiB);
+  ASSERT_EQ(in_use, (size_t)s.reserved_bytes[C10C_STAT_ALL].current);
+  void *d = NULL;
+  ASSERT_EQ(c10c__engine_malloc(e, 0, 100 * MiB, 0, &d), C10C_STATUS_OUT_OF_MEMORY);
+  ASSERT_TRUE(strstr(c10c_last_error_message(),
+                     "CUDA out of memory. Tried to allocate 100.00 "
+                     "MiB. GPU 0 has a total capacity of 200.00 MiB") != NULL);
+  ASSERT_OK(c10c__engine_free(e, b));
+  ASSERT_OK(c10c__engine_free(e, c));
+  c10c__engine_empty_cache(e);
+  s = stats_of(e, 0);
+  ASSERT_EQ(s.reserved_bytes[C10C_STAT_ALL].current, 0);
+  ASSERT_EQ(s.segment[C10C_STAT_ALL].current, 0);
+  ASSERT_EQ(in_use, 0);
+  ASSERT_EQ(reservations, 0);
+  ASSERT_EQ(maps, unmaps);
+  c10c__engine_destroy(e);
+}
+
+TEST(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak) {
+  /* the varlen pattern: each step allocates a slightly larger set of activations */
+  for (int expand = 0; expand < 2; expand++) {
+    c10c__engine *e = expand ? expandable((size_t)4096 * MiB) : fresh((size_t)4096 * MiB);
+    size_t peak_live = 0;
+    for (int step = 0; step < 12; step++) {
+      void *p[8];
+      size_t live = 0;
+      for (int i = 0; i < 8; i++) {
+        size_t size = (size_t)(24 + step) * MiB + (size_t)i * 512 * 1024;
+        ASSERT_OK(c10c__engine_malloc(e, 0, size, 0, &p[i]));
+        live += size;
+      }
+      if (live > peak_live) peak_live = live;
+      for (int i = 0; i < 8; i++) ASSERT_OK(c10c__engine_free(e, p[i]));
+    }
+    c10c_memory_stats s = stats_of(e, 0);
+    double ratio = (double)s.reserved_bytes[C10C_STAT_ALL].peak / (double)peak_live;
+    if (expand)
+      ASSERT_TRUE(ratio < 1.10); /* one segment, grown by 20 MiB pages */
+    else
+      ASSERT_TRUE(ratio > 2.0); /* a new set of segments whenever the sizes outgrow the old */
+    c10c__engine_destroy(e);
+    ASSERT_EQ(in_use, 0);
+  }
+}
+
+TEST(a_failed_map_leaves_the_segment_consistent) {
+  c10c__engine *e = expandable(100 * MiB);
+  void *a = NULL, *b = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 30 * MiB, 0, &a));
+  ASSERT_EQ(c10c__engine_malloc(e, 0, 90 * MiB, 0, &b), C10C_STATUS_OUT_OF_MEMORY);
+  ASSERT_EQ(in_use, 40 * MiB); /* pages mapped by the failed attempt were unmapped again */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 60 * MiB, 0, &b));
+  ASSERT_TRUE((char *)b == (char *)a + 30 * MiB);
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_free(e, b));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+  ASSERT_EQ(reservations, 0);
+}
+
+static int count_of(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+TEST(snapshots_list_segments_blocks_and_a_bounded_trace) {
+  c10c__engine *e = fresh(100 * MiB);
+  ASSERT_OK(c10c__engine_record_history(e, 8));
+  void *a = NULL, *b = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 0, &a));
+  ASSERT_OK(c10c__engine_malloc(e, 1, 12 * MiB, 5, &b));
+  char *json = NULL;
+  size_t len = 0;
+  ASSERT_OK(c10c__engine_snapshot(e, &json, &len));
+  ASSERT_EQ(strlen(json), len);
+  ASSERT_EQ(count_of(json, "\"segment_type\": \"small\""), 1);
+  ASSERT_EQ(count_of(json, "\"segment_type\": \"large\""), 1);
+  ASSERT_EQ(count_of(json, "\"state\": \"active_allocated\""), 2);
+  ASSERT_EQ(count_of(json, "\"state\": \"inactive\""), 1); /* the rest of the small segment */
+  ASSERT_TRUE(strstr(json, "\"requested_size\": 1000") != NULL);
+  ASSERT_TRUE(strstr(json, "\"total_size\": 12582912") != NULL); /* 12 MiB: its own segment */
+  ASSERT_TRUE(strstr(json, "\"stream\": 5") != NULL);
+  ASSERT_EQ(count_of(json, "\"action\": \"segment_alloc\""), 2);
+  ASSERT_EQ(count_of(json, "\"action\": \"alloc\""), 2);
+  c10c__free(json);
+  for (int i = 0; i < 10; i++) { /* 30 more events: only the last 8 per device stay */
+    ASSERT_OK(c10c__engine_free(e, a));
+    ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 0, &a));
+  }
+  ASSERT_OK(c10c__engine_snapshot(e, &json, &len));
+  const char *device1 = strstr(json, "], [");
+  ASSERT_TRUE(device1 != NULL);
+  ASSERT_EQ(count_of(json, "\"action\"") - count_of(device1, "\"action\""), 8);
+  ASSERT_TRUE(strstr(json, "\"trace_max_entries\": 8") != NULL);
+  c10c__free(json);
+  ASSERT_EQ(c10c__engine_record_history(e, (size_t)1 << 30), C10C_STATUS_INVALID_ARGUMENT);
+  ASSERT_OK(c10c__engine_record_history(e, 0));
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_free(e, b));
+  c10c__engine_destroy(e);
+}
+
+TEST(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment) {
+  for (int on = 0; on < 2; on++) {
+    c10c__engine *e = fresh(100 * MiB);
+    c10c__device_alloc_config config = c10c__device_alloc_config_default();
+    config.stream_ordered_reuse = on;
+    ASSERT_OK(c10c__engine_configure(e, &config));
+    clock_now = 0;
+    busy[1] = busy[2] = busy[3] = 0;
+    void *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+    ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &a));
+    busy[1] = 50; /* stream 1 still works on a when it is freed */
+    ASSERT_OK(c10c__engine_free(e, a));
+    ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 2, &b));
+    ASSERT_EQ(b == a, on);
+    ASSERT_EQ(busy[2], on ? 50u : 0u); /* stream 2 waits for stream 1's work */
+    /* a block waiting for record_stream's event goes to the waiting stream the same way */
+    ASSERT_OK(c10c__engine_record_stream(e, b, 3));
+    busy[3] = 80;
+    ASSERT_OK(c10c__engine_free(e, b));
+    ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 2, &c));
+    ASSERT_EQ(c == b, on);
+    ASSERT_EQ(busy[2], on ? 80u : 0u);
+    ASSERT_EQ(waits, on ? 2 : 0);
+    ASSERT_EQ(mallocs, on ? 1 : 3);
+    ASSERT_OK(c10c__engine_free(e, c));
+    clock_now = 100;
+    ASSERT_OK(c10c__engine_malloc(e, 0, 1, 1, &d)); /* processes the events */
+    ASSERT_OK(c10c__engine_free(e, d));
+    c10c__engine_destroy(e);
+    ASSERT_EQ(in_use, 0);
+    ASSERT_EQ(live_events, 0);
+  }
+}
+
 RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(max_split_size_keeps_oversize_blocks_whole_and_for_their_size),
           T(device_config_strings_follow_pytorch),
@@ -321,4 +659,12 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(rounding_and_segment_sizes_are_pytorchs),
           T(small_blocks_pack_a_segment_and_come_back_without_the_backend),
           T(large_blocks_split_only_beyond_a_mebibyte_and_stay_per_stream),
-          T(a_full_device_frees_the_cache_and_retries_before_failing))
+          T(a_full_device_frees_the_cache_and_retries_before_failing),
+          T(garbage_collection_releases_old_cached_blocks_past_the_threshold),
+          T(a_full_device_releases_oversize_blocks_before_the_whole_cache),
+          T(inactive_split_counts_free_pieces_of_split_segments),
+          T(expandable_segments_grow_in_place_and_unmap_when_released),
+          T(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak),
+          T(a_failed_map_leaves_the_segment_consistent),
+          T(snapshots_list_segments_blocks_and_a_bounded_trace),
+          T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment))

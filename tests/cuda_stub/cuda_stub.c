@@ -13,11 +13,24 @@
  *   yet" and cross-stream ordering are deterministic; one tick is one millisecond of elapsed time.
  * - Failure injection: c10c_stub_fail("cuMemAlloc_v2", k, error) makes the k-th next call of
  *   that entry point return error; c10c_stub_calls(name) counts calls.
- * - Built twice: the second copy (-DSTUB_WITHOUT_cuMemFree_v2) lacks one symbol, for the
- *   loader's missing-symbol path.
+ * - Built three times: the second copy (-DSTUB_WITHOUT_cuMemFree_v2) lacks one symbol, for the
+ *   loader's missing-symbol path; the third (-DSTUB_WITHOUT_VMM) lacks the virtual memory
+ *   management entry points, as drivers older than CUDA 10.2.
+ * - Virtual memory management (expandable segments): cuMemAddressReserve reserves address space
+ *   (PROT_NONE), cuMemCreate makes physical memory (a memfd, counted against the capacity),
+ *   cuMemMap maps it at an address of a reservation, cuMemSetAccess makes it accessible,
+ *   cuMemUnmap / cuMemRelease / cuMemAddressFree undo these, with the driver's checks (maps
+ *   outside a reservation, overlapping maps, unmaps of unmapped ranges and frees of
+ *   reservations still mapped are refused and counted as violations).
+ * - Fake-address mode (C10C_STUB_FAKE=1 or c10c_stub_set_fake(1) before the first allocation):
+ *   no memory behind allocations, addresses fabricated, capacity still enforced; copies and
+ *   memsets fail. For replaying traces of tens of GiB (bench/replay_trace.c).
  */
+#define _GNU_SOURCE /* memfd_create */
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,10 +80,41 @@ struct stub_event {
 
 typedef struct block {
   struct block *next;
-  unsigned char *base; /* canary, payload, canary */
+  unsigned char *base; /* canary, payload, canary (NULL in fake-address mode) */
+  CUdeviceptr addr;    /* the payload */
   size_t size;
   int device;
 } block;
+
+/* Virtual memory: reservations, physical allocations and the mappings between them. */
+typedef struct physical {
+  int fd; /* -1 in fake-address mode */
+  size_t size;
+  int device;
+  int maps;     /* live mappings of it */
+  int released; /* cuMemRelease called: freed when the last mapping goes */
+  struct physical *next;
+} physical;
+
+typedef struct reservation {
+  CUdeviceptr base;
+  size_t size;
+  struct reservation *next;
+} reservation;
+
+typedef struct mapping {
+  CUdeviceptr ptr;
+  size_t size;
+  physical *phys;
+  int accessible;
+  struct mapping *next;
+} mapping;
+
+static physical *physicals __attribute__((unused)); /* unused without VMM */
+static reservation *reservations __attribute__((unused));
+static mapping *mappings;
+static int fake;                           /* fake-address mode */
+static CUdeviceptr next_fake = 1ull << 44; /* fabricated addresses */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized, device_count = -1;
@@ -148,6 +192,15 @@ EXPORT size_t c10c_stub_used(int device) {
 
 EXPORT void c10c_stub_set_capacity(size_t bytes) { capacity = bytes; }
 
+EXPORT void c10c_stub_set_fake(int on) { fake = on; }
+
+/* A fabricated address range (fake-address mode), 2 MiB aligned with a gap after it. Lock held. */
+static CUdeviceptr fabricate(size_t bytes) {
+  CUdeviceptr at = next_fake;
+  next_fake += ((bytes + (2u << 20) - 1) & ~(CUdeviceptr)((2u << 20) - 1)) + (2u << 20);
+  return at;
+}
+
 /* Moves the logical clock: work queued up to the new time has completed. */
 EXPORT void c10c_stub_advance(uint64_t ticks) {
   pthread_mutex_lock(&lock);
@@ -174,6 +227,7 @@ EXPORT CUresult cuInit(unsigned flags) {
     device_count = (int)env_long("C10C_STUB_DEVICES", 2);
     if (device_count > MAX_DEVICES) device_count = MAX_DEVICES;
     capacity = (size_t)env_long("C10C_STUB_CAPACITY", 1L << 30);
+    if (env_long("C10C_STUB_FAKE", 0)) fake = 1;
     for (int i = 0; i < MAX_DEVICES; i++) contexts[i].device = default_streams[i].device = i;
     initialized = 1;
   }
@@ -261,15 +315,18 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t bytes) {
   CUresult r = CUDA_SUCCESS;
   if (bytes > capacity - used[d]) r = CUDA_ERROR_OUT_OF_MEMORY;
   block *b = r == CUDA_SUCCESS ? malloc(sizeof *b) : NULL;
-  unsigned char *base = b ? malloc(bytes + 2 * CANARY) : NULL;
-  if (r == CUDA_SUCCESS && base == NULL) r = CUDA_ERROR_OUT_OF_MEMORY;
+  unsigned char *base = b && !fake ? malloc(bytes + 2 * CANARY) : NULL;
+  if (r == CUDA_SUCCESS && (b == NULL || (base == NULL && !fake))) r = CUDA_ERROR_OUT_OF_MEMORY;
   if (r == CUDA_SUCCESS) {
-    memset(base, CANARY_BYTE, CANARY);
-    memset(base + CANARY + bytes, CANARY_BYTE, CANARY);
-    *b = (block){live, base, bytes, d};
+    CUdeviceptr addr = fake ? fabricate(bytes) : (CUdeviceptr)(uintptr_t)(base + CANARY);
+    if (!fake) {
+      memset(base, CANARY_BYTE, CANARY);
+      memset(base + CANARY + bytes, CANARY_BYTE, CANARY);
+    }
+    *b = (block){live, base, addr, bytes, d};
     live = b;
     used[d] += bytes;
-    *out = (CUdeviceptr)(uintptr_t)(base + CANARY);
+    *out = addr;
   } else {
     free(b);
   }
@@ -283,14 +340,14 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr) {
   ENTER("cuMemFree_v2");
   pthread_mutex_lock(&lock);
   block **link = &live;
-  while (*link && (CUdeviceptr)(uintptr_t)((*link)->base + CANARY) != ptr) link = &(*link)->next;
+  while (*link && (*link)->addr != ptr) link = &(*link)->next;
   block *b = *link;
   CUresult r = CUDA_SUCCESS;
   if (b == NULL) {
     violations++; /* unknown pointer or double free */
     r = CUDA_ERROR_INVALID_VALUE;
   } else {
-    for (int i = 0; i < CANARY; i++)
+    for (int i = 0; b->base != NULL && i < CANARY; i++)
       if (b->base[i] != CANARY_BYTE || b->base[CANARY + b->size + (size_t)i] != CANARY_BYTE) {
         violations++;
         break;
@@ -305,12 +362,23 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr) {
 }
 #endif
 
-/* Whether [ptr, ptr + bytes) lies inside one live block (lock held); counts a violation if not. */
+/* Whether [ptr, ptr + bytes) is accessible memory (lock held): inside one live block, or
+ * covered by accessible mappings; counts a violation if not. Never in fake-address mode. */
 static int inside_block(CUdeviceptr ptr, size_t bytes) {
-  for (block *b = live; b; b = b->next) {
-    CUdeviceptr start = (CUdeviceptr)(uintptr_t)(b->base + CANARY);
+  for (block *b = live; b && !fake; b = b->next) {
+    CUdeviceptr start = b->addr;
     if (ptr >= start && bytes <= b->size && ptr - start <= b->size - bytes) return 1;
   }
+  CUdeviceptr at = ptr, end = ptr + bytes;
+  for (int progress = 1; at < end && progress && !fake;) {
+    progress = 0;
+    for (mapping *m = mappings; m; m = m->next)
+      if (m->accessible && at >= m->ptr && at < m->ptr + m->size) {
+        at = m->ptr + m->size;
+        progress = 1;
+      }
+  }
+  if (at >= end && !fake) return 1;
   violations++;
   return 0;
 }
@@ -543,3 +611,235 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
   pthread_mutex_unlock(&lock);
   return r;
 }
+
+/* ---- virtual memory management (left out with -DSTUB_WITHOUT_VMM: an older driver) ---- */
+#ifndef STUB_WITHOUT_VMM
+
+typedef struct CUmemLocation {
+  int type; /* CU_MEM_LOCATION_TYPE_DEVICE = 1 */
+  int id;
+} CUmemLocation;
+
+typedef struct CUmemAllocationProp {
+  int type;                 /* CU_MEM_ALLOCATION_TYPE_PINNED = 1 */
+  int requestedHandleTypes; /* CU_MEM_HANDLE_TYPE_NONE = 0 */
+  CUmemLocation location;
+  void *win32HandleMetaData;
+  struct {
+    unsigned char compressionType, gpuDirectRDMACapable;
+    unsigned short usage;
+    unsigned char reserved[4];
+  } allocFlags;
+} CUmemAllocationProp;
+
+typedef struct CUmemAccessDesc {
+  CUmemLocation location;
+  int flags; /* CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3 */
+} CUmemAccessDesc;
+
+typedef unsigned long long CUmemGenericAllocationHandle;
+
+enum { GRANULARITY = 2 << 20 };
+
+EXPORT long c10c_stub_mapped_bytes(void) {
+  pthread_mutex_lock(&lock);
+  long n = 0;
+  for (mapping *m = mappings; m; m = m->next) n += (long)m->size;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                              int option) {
+  ENTER("cuMemGetAllocationGranularity");
+  if (!granularity || !prop || option < 0 || option > 1) return CUDA_ERROR_INVALID_VALUE;
+  *granularity = GRANULARITY;
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAddressReserve(CUdeviceptr *out, size_t size, size_t alignment,
+                                    CUdeviceptr addr, unsigned long long flags) {
+  ENTER("cuMemAddressReserve");
+  (void)addr; /* a hint */
+  if (!out || size == 0 || size % GRANULARITY || flags || (alignment & (alignment - 1)))
+    return CUDA_ERROR_INVALID_VALUE;
+  reservation *r = malloc(sizeof *r);
+  if (!r) return CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_lock(&lock);
+  CUdeviceptr base = 0;
+  if (fake) {
+    base = fabricate(size);
+  } else {
+    void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) base = (CUdeviceptr)(uintptr_t)p;
+  }
+  if (base != 0) {
+    *r = (reservation){base, size, reservations};
+    reservations = r;
+    *out = base;
+  }
+  pthread_mutex_unlock(&lock);
+  if (base == 0) free(r);
+  return base ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+  ENTER("cuMemAddressFree");
+  pthread_mutex_lock(&lock);
+  reservation **link = &reservations;
+  while (*link && ((*link)->base != ptr || (*link)->size != size)) link = &(*link)->next;
+  CUresult r = *link ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  for (mapping *m = mappings; m && r == CUDA_SUCCESS; m = m->next)
+    if (m->ptr >= ptr && m->ptr < ptr + size) r = CUDA_ERROR_INVALID_VALUE; /* still mapped */
+  if (r == CUDA_SUCCESS) {
+    reservation *res = *link;
+    *link = res->next;
+    if (!fake) munmap((void *)(uintptr_t)res->base, res->size);
+    free(res);
+  } else {
+    violations++;
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                            const CUmemAllocationProp *prop, unsigned long long flags) {
+  ENTER("cuMemCreate");
+  if (!handle || !prop || size == 0 || size % GRANULARITY || flags || prop->type != 1 ||
+      prop->location.type != 1)
+    return CUDA_ERROR_INVALID_VALUE;
+  int d = prop->location.id;
+  if (d < 0 || d >= device_count) return CUDA_ERROR_INVALID_DEVICE;
+  physical *ph = malloc(sizeof *ph);
+  if (!ph) return CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_lock(&lock);
+  CUresult r = size > capacity - used[d] ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+  int fd = -1;
+  if (r == CUDA_SUCCESS && !fake) {
+    fd = memfd_create("c10c_stub", 0);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0) r = CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  if (r == CUDA_SUCCESS) {
+    *ph = (physical){fd, size, d, 0, 0, physicals};
+    physicals = ph;
+    used[d] += size;
+    *handle = (CUmemGenericAllocationHandle)(uintptr_t)ph;
+  } else {
+    if (fd >= 0) close(fd);
+    free(ph);
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+/* Frees a physical allocation that is released and unmapped (lock held). */
+static void physical_maybe_free(physical *ph) {
+  if (!ph->released || ph->maps > 0) return;
+  physical **link = &physicals;
+  while (*link != ph) link = &(*link)->next;
+  *link = ph->next;
+  used[ph->device] -= ph->size;
+  if (ph->fd >= 0) close(ph->fd);
+  free(ph);
+}
+
+static physical *find_physical(CUmemGenericAllocationHandle handle) {
+  for (physical *ph = physicals; ph; ph = ph->next)
+    if ((CUmemGenericAllocationHandle)(uintptr_t)ph == handle && !ph->released) return ph;
+  return NULL;
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  ENTER("cuMemRelease");
+  pthread_mutex_lock(&lock);
+  physical *ph = find_physical(handle);
+  if (ph) {
+    ph->released = 1;
+    physical_maybe_free(ph);
+  } else {
+    violations++;
+  }
+  pthread_mutex_unlock(&lock);
+  return ph ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                         CUmemGenericAllocationHandle handle, unsigned long long flags) {
+  ENTER("cuMemMap");
+  if (flags || size == 0 || size % GRANULARITY || ptr % GRANULARITY)
+    return CUDA_ERROR_INVALID_VALUE;
+  mapping *m = malloc(sizeof *m);
+  if (!m) return CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_lock(&lock);
+  physical *ph = find_physical(handle);
+  int inside = 0, overlaps = 0;
+  for (reservation *r = reservations; r; r = r->next)
+    inside |= ptr >= r->base && size <= r->size && ptr - r->base <= r->size - size;
+  for (mapping *o = mappings; o; o = o->next)
+    overlaps |= ptr < o->ptr + o->size && o->ptr < ptr + size;
+  CUresult r = !ph                                               ? CUDA_ERROR_INVALID_HANDLE
+               : !inside || overlaps || offset + size > ph->size ? CUDA_ERROR_INVALID_VALUE
+                                                                 : CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS && !fake &&
+      mmap((void *)(uintptr_t)ptr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, ph->fd,
+           (off_t)offset) == MAP_FAILED)
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  if (r == CUDA_SUCCESS) {
+    *m = (mapping){ptr, size, ph, 0, mappings};
+    mappings = m;
+    ph->maps++;
+  } else {
+    violations++;
+    free(m);
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
+                               size_t count) {
+  ENTER("cuMemSetAccess");
+  if (!desc || count == 0 || desc->location.type != 1 || desc->flags != 3)
+    return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  size_t covered = 0;
+  for (mapping *m = mappings; m; m = m->next)
+    if (m->ptr >= ptr && m->ptr + m->size <= ptr + size) covered += m->size;
+  CUresult r = covered == size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  for (mapping *m = mappings; m && r == CUDA_SUCCESS; m = m->next)
+    if (m->ptr >= ptr && m->ptr + m->size <= ptr + size) {
+      if (!fake) mprotect((void *)(uintptr_t)m->ptr, m->size, PROT_READ | PROT_WRITE);
+      m->accessible = 1;
+    }
+  if (r != CUDA_SUCCESS) violations++;
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
+  ENTER("cuMemUnmap");
+  pthread_mutex_lock(&lock);
+  size_t covered = 0;
+  for (mapping *m = mappings; m; m = m->next)
+    if (m->ptr >= ptr && m->ptr + m->size <= ptr + size) covered += m->size;
+  CUresult r = covered == size && size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  for (mapping **link = &mappings; *link && r == CUDA_SUCCESS;) {
+    mapping *m = *link;
+    if (m->ptr >= ptr && m->ptr + m->size <= ptr + size) {
+      *link = m->next;
+      if (!fake)
+        mmap((void *)(uintptr_t)m->ptr, m->size, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+      m->phys->maps--;
+      physical_maybe_free(m->phys);
+      free(m);
+    } else {
+      link = &m->next;
+    }
+  }
+  if (r != CUDA_SUCCESS) violations++;
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+#endif /* STUB_WITHOUT_VMM */
