@@ -29,6 +29,7 @@ typedef struct block {
   c10c_stream_id *uses; /* other streams it was used on (record_stream) */
   size_t nuses;
   uint64_t gc_base;                    /* the pool's get_free_block count when it was cached */
+  int bin;                             /* its size bin, while in a pool */
   struct block *prev, *next;           /* neighbours in the segment, by address */
   struct block *pool_prev, *pool_next; /* the pool's free list (or the unmapped list) */
   struct block *hash_next;             /* the address table, when allocated */
@@ -79,8 +80,18 @@ typedef struct trace_entry {
   int64_t time_us;
 } trace_entry;
 
+/* Free blocks in size bins (4 per power of two), each bin a list ordered by (stream, size,
+ * address), with a bitmap of the bins in use: the first fit of a stream from the request's bin
+ * on is its best fit, found without walking every free block. */
+enum { BINS = 256 };
+
+typedef struct pool {
+  block *bins[BINS];
+  uint64_t used[BINS / 64];
+} pool;
+
 typedef struct device_state {
-  block *pools[2];    /* free lists: [0] small, [1] large */
+  pool pools[2];      /* free blocks: [0] small, [1] large */
   block *unmapped[2]; /* unmapped ranges of expandable segments, by (stream, address) */
   segment *segments;
   pending_event *events;
@@ -100,9 +111,32 @@ struct c10c__engine {
   c10c__device_alloc_config config;
   int devices;
   size_t trace_capacity;
+  block *spare; /* block records kept for reuse (no host malloc on a split) */
+  size_t nspare;
   device_state *state;
   block *table[BUCKETS];
 };
+
+/* A zeroed block record: a spare one, or new host memory (NULL without). Lock held. */
+static block *block_new(c10c__engine *e) {
+  block *b = e->spare;
+  if (b == NULL) return c10c__calloc(1, sizeof *b);
+  e->spare = b->pool_next;
+  e->nspare--;
+  memset(b, 0, sizeof *b);
+  return b;
+}
+
+/* Keeps up to 4096 records for reuse. Lock held. */
+static void block_drop(c10c__engine *e, block *b) {
+  if (e->nspare >= 4096) {
+    c10c__free(b);
+    return;
+  }
+  b->pool_next = e->spare;
+  e->spare = b;
+  e->nspare++;
+}
 
 size_t c10c__engine_round_size(size_t size) { return c10c__engine_round_size_with(size, 0); }
 
@@ -182,8 +216,10 @@ static bool before(const block *a, const block *b) {
   return a->ptr < b->ptr;
 }
 
-static void pool_insert(block **pool, block *b) {
-  block *prev = NULL, *at = *pool;
+/* ---- plain ordered lists (a bin; the unmapped ranges) ---- */
+
+static void list_insert(block **list, block *b) {
+  block *prev = NULL, *at = *list;
   while (at != NULL && before(at, b)) prev = at, at = at->pool_next;
   b->pool_prev = prev;
   b->pool_next = at;
@@ -191,24 +227,67 @@ static void pool_insert(block **pool, block *b) {
   if (prev)
     prev->pool_next = b;
   else
-    *pool = b;
+    *list = b;
 }
 
-static void pool_remove(block **pool, block *b) {
+static void list_remove(block **list, block *b) {
   if (b->pool_prev)
     b->pool_prev->pool_next = b->pool_next;
   else
-    *pool = b->pool_next;
+    *list = b->pool_next;
   if (b->pool_next) b->pool_next->pool_prev = b->pool_prev;
   b->pool_prev = b->pool_next = NULL;
+}
+
+/* ---- pools ---- */
+
+static int bin_of(size_t size) {
+  int log = 63 - __builtin_clzll((unsigned long long)(size | 1));
+  if (log < 9) return 0;
+  int bin = (log - 9) * 4 + (int)((size >> (log - 2)) & 3);
+  return bin < BINS ? bin : BINS - 1;
+}
+
+static void pool_insert(pool *p, block *b) {
+  b->bin = bin_of(b->size);
+  list_insert(&p->bins[b->bin], b);
+  p->used[b->bin / 64] |= (uint64_t)1 << (b->bin % 64);
+}
+
+static void pool_remove(pool *p, block *b) {
+  list_remove(&p->bins[b->bin], b);
+  if (p->bins[b->bin] == NULL) p->used[b->bin / 64] &= ~((uint64_t)1 << (b->bin % 64));
+}
+
+/* The first block of the first bin in use at or after bin. */
+static block *pool_from(const pool *p, int bin) {
+  for (int w = bin / 64; bin < BINS && w < BINS / 64; w++, bin = w * 64) {
+    uint64_t bits = p->used[w] & (~(uint64_t)0 << (bin % 64));
+    if (bits != 0) return p->bins[w * 64 + __builtin_ctzll(bits)];
+  }
+  return NULL;
+}
+
+/* Iteration over a pool in (bin, stream, size, address) order. */
+static block *pool_first(const pool *p) { return pool_from(p, 0); }
+
+static block *pool_after(const pool *p, const block *b) {
+  return b->pool_next != NULL ? b->pool_next : pool_from(p, b->bin + 1);
 }
 
 /* The smallest free block of stream that holds size (PyTorch's get_free_block), with its
  * max_split_size rules: no oversize block for a request below the limit, and an oversize request
  * takes an oversize block at most 20 MiB larger. */
-static block *best_fit(block *pool, c10c_stream_id stream, size_t size, size_t max_split) {
-  for (block *b = pool; b != NULL; b = b->pool_next) {
-    if (b->stream != stream || b->size < size) continue;
+static block *best_fit(const pool *p, c10c_stream_id stream, size_t size, size_t max_split) {
+  for (block *b = pool_from(p, bin_of(size)); b != NULL;) {
+    if (b->stream > stream) { /* this bin has no block of the stream left */
+      b = pool_from(p, b->bin + 1);
+      continue;
+    }
+    if (b->stream != stream || b->size < size) {
+      b = pool_after(p, b);
+      continue;
+    }
     if (size < max_split && b->size >= max_split) return NULL; /* the rest are larger still */
     if (size >= max_split && b->size >= size + C10C__LARGE_BUFFER) return NULL;
     return b;
@@ -218,9 +297,21 @@ static block *best_fit(block *pool, c10c_stream_id stream, size_t size, size_t m
 
 static device_state *state_of(c10c__engine *e, const block *b) { return &e->state[b->seg->device]; }
 
-static block **pool_of(c10c__engine *e, const block *b) {
+/* Puts a free block in its pool, or an unmapped range in its list. */
+static void attach(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
-  return b->mapped ? &d->pools[b->small ? 0 : 1] : &d->unmapped[b->small ? 0 : 1];
+  if (b->mapped)
+    pool_insert(&d->pools[b->small ? 0 : 1], b);
+  else
+    list_insert(&d->unmapped[b->small ? 0 : 1], b);
+}
+
+static void detach(c10c__engine *e, block *b) {
+  device_state *d = state_of(e, b);
+  if (b->mapped)
+    pool_remove(&d->pools[b->small ? 0 : 1], b);
+  else
+    list_remove(&d->unmapped[b->small ? 0 : 1], b);
 }
 
 static bool is_split(const block *b) { return b->prev != NULL || b->next != NULL; }
@@ -233,17 +324,17 @@ static bool mergeable(const block *b) {
 /* Folds right into left, its neighbour in the segment; pooled (one of them, or NULL) leaves its
  * list first. Returns left. Lock held. */
 static block *absorb(c10c__engine *e, block *left, block *right, block *pooled) {
-  if (pooled != NULL) pool_remove(pool_of(e, pooled), pooled);
+  if (pooled != NULL) detach(e, pooled);
   left->size += right->size;
   left->next = right->next;
   if (right->next) right->next->prev = left;
-  c10c__free(right);
+  block_drop(e, right);
   return left;
 }
 
 /* A new block [ptr, ptr + size) of b's segment placed right after b. NULL without host memory. */
-static block *split_after(block *b, size_t offset) {
-  block *rest = c10c__calloc(1, sizeof *rest);
+static block *split_after(c10c__engine *e, block *b, size_t offset) {
+  block *rest = block_new(e);
   if (rest == NULL) return NULL;
   *rest = (block){.ptr = b->ptr + offset,
                   .size = b->size - offset,
@@ -311,7 +402,7 @@ static void segment_unlink(device_state *d, segment *s) {
 static void release_block(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
   int device = b->seg->device;
-  pool_remove(pool_of(e, b), b);
+  detach(e, b);
   e->backend.free(e->backend.self, device, b->ptr, b->size);
   trace(e, device, TRACE_SEGMENT_FREE, b->ptr, b->size, b->stream);
   stat(d->stats.segment, b->small, -1);
@@ -319,7 +410,7 @@ static void release_block(c10c__engine *e, block *b) {
   if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, -1);
   d->stats.num_device_free++;
   segment_unlink(d, b->seg);
-  c10c__free(b);
+  block_drop(e, b);
 }
 
 /* Unmaps the whole pages inside the free block b of an expandable segment (PyTorch's
@@ -331,23 +422,23 @@ static bool unmap_block(c10c__engine *e, block *b) {
   size_t first = ((size_t)(b->ptr - s->base) + s->page - 1) / s->page;
   size_t last = (size_t)(b->ptr + b->size - s->base) / s->page; /* one past */
   if (last <= first) return false;
-  pool_remove(pool_of(e, b), b);
+  detach(e, b);
   block *mid = b;
   char *start = s->base + first * s->page, *end = s->base + last * s->page;
   /* the pieces before and after the pages stay free and mapped; without host memory for the
    * split the block is simply left as it is */
   block *tail = NULL;
-  if (end < b->ptr + b->size && (tail = split_after(b, (size_t)(end - b->ptr))) == NULL) {
-    pool_insert(pool_of(e, b), b);
+  if (end < b->ptr + b->size && (tail = split_after(e, b, (size_t)(end - b->ptr))) == NULL) {
+    attach(e, b);
     return false;
   }
-  if (start > b->ptr && (mid = split_after(b, (size_t)(start - b->ptr))) == NULL) {
+  if (start > b->ptr && (mid = split_after(e, b, (size_t)(start - b->ptr))) == NULL) {
     absorb(e, b, tail, NULL);
-    pool_insert(pool_of(e, b), b);
+    attach(e, b);
     return false;
   }
-  if (mid != b) pool_insert(pool_of(e, b), b);
-  if (tail != NULL) pool_insert(pool_of(e, tail), tail);
+  if (mid != b) attach(e, b);
+  if (tail != NULL) attach(e, tail);
   for (size_t i = first; i < last; i++) {
     e->backend.unmap(e->backend.self, s->device, s->base + i * s->page, s->page, s->handles[i]);
     s->handles[i] = NULL;
@@ -356,7 +447,7 @@ static bool unmap_block(c10c__engine *e, block *b) {
   size_t bytes = (size_t)(end - start);
   if (mid->prev != NULL && !mid->prev->mapped) mid = absorb(e, mid->prev, mid, mid->prev);
   if (mid->next != NULL && !mid->next->mapped) mid = absorb(e, mid, mid->next, mid->next);
-  pool_insert(pool_of(e, mid), mid);
+  attach(e, mid);
   stat(d->stats.reserved_bytes, s->small, -(int64_t)bytes);
   d->stats.num_device_free++;
   trace(e, s->device, TRACE_SEGMENT_UNMAP, start, bytes, s->stream);
@@ -367,10 +458,10 @@ static bool unmap_block(c10c__engine *e, block *b) {
 static void release_reservation(c10c__engine *e, segment *s) {
   device_state *d = &e->state[s->device];
   block *b = s->head;
-  pool_remove(pool_of(e, b), b);
+  detach(e, b);
   e->backend.unreserve(e->backend.self, s->device, s->base, s->size);
   stat(d->stats.segment, s->small, -1);
-  c10c__free(b);
+  block_drop(e, b);
   segment_unlink(d, s);
 }
 
@@ -392,16 +483,16 @@ static void release_cached(c10c__engine *e, int device) {
   }
   bool synced = false;
   for (int p = 0; p < 2; p++) {
-    block *b = d->pools[p];
+    block *b = pool_first(&d->pools[p]);
     while (b != NULL) {
-      block *next = b->pool_next;
+      block *next = pool_after(&d->pools[p], b);
       if (!b->seg->expandable && !is_split(b)) {
         release_block(e, b);
       } else if (has_whole_page(b)) {
         if (!synced && e->backend.synchronize != NULL)
           e->backend.synchronize(e->backend.self, device);
         synced = true;
-        if (unmap_block(e, b)) next = d->pools[p]; /* the list changed: start over */
+        if (unmap_block(e, b)) next = pool_first(&d->pools[p]); /* changed: start over */
       }
       b = next;
     }
@@ -419,23 +510,26 @@ static bool release_available(c10c__engine *e, int device, bool small, size_t si
                               c10c_stream_id stream) {
   size_t max_split = e->config.max_split_size;
   if (max_split == SIZE_MAX) return false;
-  block **pool = &e->state[device].pools[small ? 0 : 1];
+  pool *p = &e->state[device].pools[small ? 0 : 1];
   size_t key = size < max_split ? max_split : size;
-  block *at = *pool, *last = NULL;
-  while (at != NULL && (at->stream < stream || (at->stream == stream && at->size < key)))
-    last = at, at = at->pool_next;
-  if (at != NULL && at->stream == stream && !at->seg->expandable && !is_split(at)) {
+  /* the smallest block of the stream holding key (iteration goes up in size) */
+  block *at = pool_from(p, bin_of(key));
+  while (at != NULL && (at->stream != stream || at->size < key)) at = pool_after(p, at);
+  if (at != NULL && !at->seg->expandable && !is_split(at)) {
     release_block(e, at);
     return true;
   }
+  /* else the stream's oversize blocks below key, largest first */
   size_t released = 0;
-  while (last != NULL && released < key && last->size >= max_split && last->stream == stream) {
-    block *prev = last->pool_prev;
-    if (!last->seg->expandable && !is_split(last)) {
-      released += last->size;
-      release_block(e, last);
-    }
-    last = prev;
+  while (released < key) {
+    block *largest = NULL;
+    for (block *b = pool_first(p); b != NULL; b = pool_after(p, b))
+      if (b->stream == stream && b->size >= max_split && b->size < key && !b->seg->expandable &&
+          !is_split(b) && (largest == NULL || b->size >= largest->size))
+        largest = b;
+    if (largest == NULL) break;
+    released += largest->size;
+    release_block(e, largest);
   }
   return released >= key;
 }
@@ -451,14 +545,15 @@ static void garbage_collect(c10c__engine *e, int device) {
   size_t target = reserved - threshold, reclaimed = 0;
   uint64_t total_age = 0;
   size_t count = 0;
-  for (block *b = d->pools[1]; b != NULL; b = b->pool_next)
+  pool *large = &d->pools[1];
+  for (block *b = pool_first(large); b != NULL; b = pool_after(large, b))
     if (!is_split(b)) total_age += d->gc_calls - b->gc_base, count++;
   bool freed = true;
   while (reclaimed < target && freed && count > 0) {
     double threshold_age = (double)total_age / (double)count;
     freed = false;
-    for (block *b = d->pools[1], *next; b != NULL; b = next) {
-      next = b->pool_next;
+    for (block *b = pool_first(large), *next; b != NULL; b = next) {
+      next = pool_after(large, b);
       uint64_t age = d->gc_calls - b->gc_base;
       if (!is_split(b) && !b->seg->expandable && (double)age >= threshold_age) {
         freed = true;
@@ -506,17 +601,17 @@ static c10c_status fixed_segment(c10c__engine *e, int device, size_t rounded, bo
   device_state *d = &e->state[device];
   size_t size = c10c__engine_segment_size(rounded);
   if (over_limit(d, size)) return C10C_STATUS_OUT_OF_MEMORY;
-  block *b = c10c__calloc(1, sizeof *b);
+  block *b = block_new(e);
   segment *s = b ? c10c__calloc(1, sizeof *s) : NULL;
   if (s == NULL) {
-    c10c__free(b);
+    block_drop(e, b);
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
   }
   void *ptr = NULL;
   c10c_status st = e->backend.malloc(e->backend.self, device, size, &ptr);
   if (st != C10C_STATUS_OK) {
     c10c__free(s);
-    c10c__free(b);
+    block_drop(e, b);
     return st;
   }
   *s = (segment){
@@ -557,7 +652,7 @@ static block *map_block(c10c__engine *e, block *b, size_t bytes, c10c_status *st
   block *rest = NULL;
   /* the rest of the range stays unmapped in a block of its own (its next block is mapped:
    * unmapped neighbours always merge) */
-  if (*st == C10C_STATUS_OK && size < b->size && (rest = split_after(b, size)) == NULL)
+  if (*st == C10C_STATUS_OK && size < b->size && (rest = split_after(e, b, size)) == NULL)
     *st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a block");
   if (*st != C10C_STATUS_OK) {
     for (size_t i = 0; i < done; i++) {
@@ -567,13 +662,13 @@ static block *map_block(c10c__engine *e, block *b, size_t bytes, c10c_status *st
     }
     return NULL;
   }
-  pool_remove(pool_of(e, b), b);
-  if (rest != NULL) pool_insert(pool_of(e, rest), rest);
+  detach(e, b);
+  if (rest != NULL) attach(e, rest);
   b->mapped = true;
   if (mergeable(b->prev)) b = absorb(e, b->prev, b, b->prev);
   if (mergeable(b->next)) b = absorb(e, b, b->next, b->next);
   b->gc_base = d->gc_calls;
-  pool_insert(pool_of(e, b), b);
+  attach(e, b);
   stat(d->stats.reserved_bytes, s->small, (int64_t)size);
   d->stats.num_device_alloc++;
   trace(e, s->device, TRACE_SEGMENT_MAP, s->base + first * s->page, size, s->stream);
@@ -590,12 +685,12 @@ static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_
   if (st != C10C_STATUS_OK) return st;
   size_t size = (total + total / 8 + page - 1) / page * page;
   if (size == 0) return C10C_STATUS_OUT_OF_MEMORY;
-  block *b = c10c__calloc(1, sizeof *b);
+  block *b = block_new(e);
   segment *s = b ? c10c__calloc(1, sizeof *s) : NULL;
   void **handles = s ? c10c__calloc(size / page, sizeof *handles) : NULL;
   if (handles == NULL) {
     c10c__free(s);
-    c10c__free(b);
+    block_drop(e, b);
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
   }
   void *base = NULL;
@@ -603,7 +698,7 @@ static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_
   if (st != C10C_STATUS_OK) {
     c10c__free(handles);
     c10c__free(s);
-    c10c__free(b);
+    block_drop(e, b);
     return st;
   }
   *s = (segment){.base = base,
@@ -617,7 +712,7 @@ static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_
                  .head = b};
   *b = (block){.ptr = base, .size = size, .stream = stream, .seg = s, .small = small};
   segment_link(d, s);
-  pool_insert(pool_of(e, b), b);
+  attach(e, b);
   stat(d->stats.segment, small, 1);
   *out = b;
   return C10C_STATUS_OK;
@@ -649,7 +744,7 @@ static c10c_status expandable_block(c10c__engine *e, int device, size_t size, bo
   while (candidate != NULL && candidate->size < size)
     candidate = map_block(e, candidate->next, size - candidate->size, &st);
   if (candidate == NULL) return st;
-  pool_remove(pool_of(e, candidate), candidate);
+  detach(e, candidate);
   *out = candidate;
   return C10C_STATUS_OK;
 }
@@ -663,7 +758,8 @@ static block *reuse_across_streams(c10c__engine *e, int device, bool small, size
                                    c10c_stream_id stream) {
   device_state *d = &e->state[device];
   size_t max_split = e->config.max_split_size;
-  for (block *b = d->pools[small ? 0 : 1]; b != NULL; b = b->pool_next) {
+  pool *p = &d->pools[small ? 0 : 1];
+  for (block *b = pool_first(p); b != NULL; b = pool_after(p, b)) {
     if (b->stream == stream || b->size < size || b->seg->expandable) continue;
     if (size < max_split && b->size >= max_split) continue;
     if (size >= max_split && b->size >= size + C10C__LARGE_BUFFER) continue;
@@ -673,7 +769,7 @@ static block *reuse_across_streams(c10c__engine *e, int device, bool small, size
     c10c_status st = e->backend.stream_wait(e->backend.self, device, stream, event);
     e->backend.event_destroy(e->backend.self, event);
     if (st != C10C_STATUS_OK) continue;
-    pool_remove(pool_of(e, b), b);
+    detach(e, b);
     d->stream_waits++;
     return b;
   }
@@ -683,18 +779,18 @@ static block *reuse_across_streams(c10c__engine *e, int device, bool small, size
     if (b->small != small || b->size < size || b->events <= 0 || b->seg->expandable) continue;
     if (size < max_split && b->size >= max_split) continue;
     bool ok = true;
-    for (pending_event *p = d->events; p != NULL && ok; p = p->next)
-      if (p->b == b) ok = e->backend.stream_wait(e->backend.self, device, stream, p->event) == 0;
+    for (pending_event *x = d->events; x != NULL && ok; x = x->next)
+      if (x->b == b) ok = e->backend.stream_wait(e->backend.self, device, stream, x->event) == 0;
     if (!ok) continue;
     for (pending_event **l = &d->events; *l != NULL;) {
-      pending_event *p = *l;
-      if (p->b != b) {
-        l = &p->next;
+      pending_event *x = *l;
+      if (x->b != b) {
+        l = &x->next;
         continue;
       }
-      *l = p->next;
-      e->backend.event_destroy(e->backend.self, p->event);
-      c10c__free(p);
+      *l = x->next;
+      e->backend.event_destroy(e->backend.self, x->event);
+      c10c__free(x);
     }
     b->events = 0;
     b->pending = false;
@@ -741,6 +837,11 @@ void c10c__engine_destroy(c10c__engine *e) {
     while (e->table[i] != NULL) c10c__engine_free(e, e->table[i]->ptr);
   c10c__engine_empty_cache(e);
   for (int i = 0; i < e->devices; i++) c10c__free(e->state[i].trace);
+  while (e->spare != NULL) {
+    block *b = e->spare;
+    e->spare = b->pool_next;
+    c10c__free(b);
+  }
   pthread_mutex_destroy(&e->lock);
   c10c__free(e->state);
   c10c__free(e);
@@ -797,13 +898,13 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   if (e->backend.event_query != NULL)
     for (int i = 0; i < e->devices; i++) process_events(e, i, false);
   device_state *d = &e->state[device];
-  block **pool = &d->pools[small ? 0 : 1];
+  pool *p = &d->pools[small ? 0 : 1];
   c10c_status st = C10C_STATUS_OK;
   size_t max_split = e->config.max_split_size;
   if (!small && e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX) d->gc_calls++;
-  block *b = best_fit(*pool, stream, rounded, max_split);
+  block *b = best_fit(p, stream, rounded, max_split);
   if (b != NULL)
-    pool_remove(pool, b);
+    pool_remove(p, b);
   else if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL &&
            (b = reuse_across_streams(e, device, small, rounded, stream)) != NULL)
     b->stream = stream; /* it belongs to the allocating stream from now on */
@@ -812,11 +913,11 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   if (st == C10C_STATUS_OK) {
     bool already_split = is_split(b), expandable = b->seg->expandable;
     if (should_split(b, rounded, max_split)) {
-      block *rest = split_after(b, rounded);
+      block *rest = split_after(e, b, rounded);
       if (rest != NULL) { /* without it the block is just used whole */
         rest->stream = stream;
         rest->gc_base = d->gc_calls;
-        pool_insert(pool, rest);
+        pool_insert(p, rest);
         if (already_split && !expandable) {
           stat(d->stats.inactive_split_bytes, small, -(int64_t)b->size);
         } else if (!expandable) {
@@ -873,7 +974,7 @@ static void free_block(c10c__engine *e, block *b) {
     stat(d->stats.inactive_split_bytes, b->small, split_bytes);
   }
   b->gc_base = d->gc_calls;
-  pool_insert(pool_of(e, b), b);
+  attach(e, b);
 }
 
 /* One of b's events completed (or was waited for). Lock held. */

@@ -295,21 +295,34 @@ c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes
 
 c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream stream) {
   C10C__CHECK_NOT_NULL(tensor);
-  void *handle = NULL;
-  c10c_status st = c10c_cuda_stream_handle(&handle, stream); /* checks the stream value */
+  c10c_data_ptr data;
+  c10c_status st = c10c_storage_data_ptr(&data, c10c_tensor_storage(tensor));
   if (st != C10C_STATUS_OK) return st;
   c10c_device device = c10c_tensor_device(tensor);
-  if (device.type != C10C_DEVICE_TYPE_CUDA || device.index != stream.device.index)
+  if (device.type != C10C_DEVICE_TYPE_CUDA || device.index != stream.device.index) {
+    void *handle = NULL;
+    st = c10c_cuda_stream_handle(&handle, stream); /* the stream's own errors first */
+    if (st != C10C_STATUS_OK) return st;
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "record_stream: the tensor is on %s device %d, the stream on cuda:%d",
                       c10c_device_type_name(device.type, false), (int)device.index,
                       (int)stream.device.index);
-  c10c_storage *storage = c10c_tensor_storage(tensor);
-  c10c_allocator *allocator = c10c_storage_allocator(storage);
-  void *base = c10c_storage_data(storage);
+  }
+  return c10c_cuda_record_stream_data(&data, stream);
+}
+
+c10c_status c10c_cuda_record_stream_data(const c10c_data_ptr *data, c10c_stream stream) {
+  C10C__CHECK_NOT_NULL(data);
+  void *handle = NULL;
+  c10c_status st = c10c_cuda_stream_handle(&handle, stream); /* checks the stream value */
+  if (st != C10C_STATUS_OK) return st;
+  if (data->device.type == C10C_DEVICE_TYPE_CUDA && data->device.index != stream.device.index)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "record_stream: the memory is on cuda:%d, the stream on cuda:%d",
+                      (int)data->device.index, (int)stream.device.index);
   /* memory of another allocator (a DLPack import, a host's allocator): nothing to hold back */
-  if (allocator != &cuda_allocator || base == NULL || engine == NULL) return C10C_STATUS_OK;
-  return c10c__engine_record_stream(engine, base, stream.id);
+  if (data->deleter != block_free || data->ctx == NULL || engine == NULL) return C10C_STATUS_OK;
+  return c10c__engine_record_stream(engine, data->ctx, stream.id);
 }
 
 c10c_status c10c_cuda_set_allocator_settings(const char *config) {

@@ -185,6 +185,11 @@ C10C_API c10c_status c10c_cuda_set_memory_fraction(double fraction, c10c_device_
  * C10C_STATUS_INVALID_ARGUMENT when the tensor is not on the stream's device. */
 C10C_API c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream stream);
 
+/* The same for memory from c10c_allocator_allocate (c10's CUDACachingAllocator::recordStream
+ * on a DataPtr). Errors: C10C_STATUS_NULL_POINTER, the stream checks, INVALID_ARGUMENT for
+ * memory of another device. */
+C10C_API c10c_status c10c_cuda_record_stream_data(const c10c_data_ptr *data, c10c_stream stream);
+
 /* ---- events (c10's CUDAEvent: created on first record, on the recording stream's device) ---- */
 
 typedef struct c10c_cuda_event c10c_cuda_event;

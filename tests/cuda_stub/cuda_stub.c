@@ -475,6 +475,15 @@ EXPORT void c10c_stub_enqueue(CUstream s, uint64_t ticks) {
   pthread_mutex_unlock(&lock);
 }
 
+/* When the work queued on a stream so far completes (for the replay's cross-stream checks). */
+EXPORT uint64_t c10c_stub_stream_busy(CUstream s) {
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  uint64_t t = st ? st->busy_until : 0;
+  pthread_mutex_unlock(&lock);
+  return t;
+}
+
 EXPORT long c10c_stub_live_streams(void) { return live_streams; }
 EXPORT long c10c_stub_live_events(void) { return live_events; }
 
