@@ -192,6 +192,28 @@ c10c_status c10c_cuda_stream_handle(void **out, c10c_stream stream) {
   return st;
 }
 
+c10c_status c10c_cuda_wait_current_stream(void *consumer, c10c_device_index index) {
+  c10c_status st = c10c__cuda_resolve(&index);
+  if (st != C10C_STATUS_OK) return st;
+  c10c_stream current;
+  CUstream producer = NULL;
+  st = c10c_cuda_current_stream(&current, index);
+  if (st == C10C_STATUS_OK) st = stream_handle(&producer, NULL, current);
+  if (st != C10C_STATUS_OK) return st;
+  if ((CUstream)consumer == producer) return C10C_STATUS_OK; /* stream order already */
+  st = c10c__cuda_activate(index);
+  if (st != C10C_STATUS_OK) return st;
+  CUevent event = NULL;
+  st = c10c__cuda_check(c10c__cuda.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuEventRecord(event, producer), "cuEventRecord");
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuStreamWaitEvent((CUstream)consumer, event, 0),
+                          "cuStreamWaitEvent");
+  if (event != NULL) c10c__cuda.cuEventDestroy(event); /* the wait keeps what it needs */
+  return c10c__cuda_restore(st);
+}
+
 c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream) {
   C10C__CHECK_NOT_NULL(out);
   CUstream handle = NULL;

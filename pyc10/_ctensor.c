@@ -462,12 +462,27 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t
   DLDevice here;
   c10c_status st = c10c_device_to_dlpack(&here, c10c_tensor_device(h));
   if (st != C10C_STATUS_OK) return raise_for(st);
+  long long stream_value = 1; /* None: the consumer uses the legacy default stream */
   if (stream != Py_None) {
-    long value = PyLong_AsLong(stream);
-    if (value == -1 && PyErr_Occurred()) return NULL;
-    if (here.device_type == kDLCPU && value != -1) /* -1: "do not synchronize", as torch takes */
+    if (!PyLong_Check(stream) || PyBool_Check(stream))
+      return raise_class(type_error, PyExc_TypeError, "stream must be ``int`` or ``none``");
+    stream_value = PyLong_AsLongLong(stream);
+    if (stream_value == -1 && PyErr_Occurred()) return NULL;
+    if (here.device_type == kDLCPU && stream_value != -1) /* -1: "do not synchronize" */
       return raise_class(buffer_error, PyExc_BufferError,
                          "stream must be None (or -1) for a CPU tensor");
+  }
+  if (here.device_type == kDLCUDA && stream_value != -1) {
+    /* as torch: 1 (or None) is the legacy default stream, 2 (per-thread default) is refused, 0
+     * is invalid; the consumer's stream waits for the work queued on the current stream */
+    if (stream_value == 2)
+      return raise_class(buffer_error, PyExc_BufferError,
+                         "per-thread default stream is not supported.");
+    if (stream_value == 0)
+      return PyErr_Format(PyExc_AssertionError, "unsupported stream on CUDA: %lld.", stream_value);
+    void *consumer = stream_value == 1 ? NULL : (void *)(uintptr_t)stream_value;
+    st = c10c_cuda_wait_current_stream(consumer, (c10c_device_index)here.device_id);
+    if (st != C10C_STATUS_OK) return raise_for(st);
   }
   long major = 0, minor = 0;
   if (max_version != Py_None && int_pair(max_version, "max_version", &major, &minor) < 0)

@@ -30,6 +30,25 @@ from ._lib import ffi, lib
 from ._scalar import scalar_bytes, scalar_dtype
 from ._storage import UntypedStorage, _storage_object
 
+#: torch's _dtype_to_typestr: the dtypes __cuda_array_interface__ can describe.
+_CAI_TYPESTR = {
+    DTYPE_NAMES["complex64"]: "<c8",
+    DTYPE_NAMES["complex128"]: "<c16",
+    DTYPE_NAMES["bfloat16"]: "<V2",
+    DTYPE_NAMES["float16"]: "<f2",
+    DTYPE_NAMES["float32"]: "<f4",
+    DTYPE_NAMES["float64"]: "<f8",
+    DTYPE_NAMES["uint8"]: "|u1",
+    DTYPE_NAMES["int8"]: "|i1",
+    DTYPE_NAMES["uint16"]: "<u2",
+    DTYPE_NAMES["int16"]: "<i2",
+    DTYPE_NAMES["uint32"]: "<u4",
+    DTYPE_NAMES["int32"]: "<i4",
+    DTYPE_NAMES["uint64"]: "<u8",
+    DTYPE_NAMES["int64"]: "<i8",
+    DTYPE_NAMES["bool"]: "|b1",
+}
+
 __all__ = [
     "Size",
     "Tensor",
@@ -620,6 +639,47 @@ class Tensor(_ctensor.TensorBase):
             return self
         # preserve_format, as torch: a dense layout is kept, others get ATen's dense strides
         return empty_like(self, device=target).copy_(self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """The CUDA Array Interface (version 3) of a CUDA tensor.
+
+        As torch's (which says version 2): typestr, shape, strides (None when contiguous), data
+        (pointer, read-only flag); and the current stream's handle (1 for the legacy default
+        stream) for consumers to wait on. Raises AttributeError for a tensor not on CUDA, so
+        ``hasattr`` is False there.
+        """
+        if not self.is_cuda:
+            raise AttributeError(
+                f"Can't get __cuda_array_interface__ on non-CUDA tensor type: {self.type()} "
+                "If CUDA data is required use tensor.cuda() to copy tensor to device memory."
+            )
+        from . import cuda
+
+        typestr = _CAI_TYPESTR[self.dtype]  # KeyError for other dtypes, as torch
+        itemsize = self.element_size()
+        strides = None if self.is_contiguous() else tuple(s * itemsize for s in self.stride())
+        data_ptr = self.data_ptr() if self.numel() > 0 else 0
+        stream = cuda.current_stream(self.device).cuda_stream or 1
+        read_only = bool(lib.c10c_storage_is_read_only(lib.c10c_tensor_storage(self._handle)))
+        return {
+            "typestr": typestr,
+            "shape": tuple(self.shape),
+            "strides": strides,
+            "data": (data_ptr, read_only),
+            "version": 3,
+            "stream": stream,
+        }
+
+    def type(self) -> str:
+        """The tensor type name, as torch's ``Tensor.type()`` without arguments.
+
+        "torch.FloatTensor", "torch.cuda.LongTensor", "torch.meta.BFloat16Tensor".
+        """
+        name = ffi.string(lib.c10c_dtype_c10_name(self.dtype.value)).decode()
+        device_type = self.device.type
+        prefix = "torch." if device_type == "cpu" else f"torch.{device_type}."
+        return f"{prefix}{name}Tensor"
 
     def record_stream(self, stream: Any) -> None:
         """Hold this CUDA tensor's memory back from reuse, once freed, for ``stream``'s work.

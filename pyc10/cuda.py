@@ -8,6 +8,8 @@ thread, as in torch.
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -34,6 +36,7 @@ __all__ = [
     "mem_get_info",
     "memory_allocated",
     "memory_reserved",
+    "memory_snapshot",
     "memory_stats",
     "memory_summary",
     "reset_peak_memory_stats",
@@ -376,10 +379,13 @@ def empty_cache() -> None:
 def set_allocator_settings(config: str) -> None:
     """Configure the CUDA caching allocator with PyTorch's key names.
 
-    ``"max_split_size_mb:128,roundup_power2_divisions:4"``, as ``C10C_ALLOC_CONF`` (or
-    ``PYTORCH_CUDA_ALLOC_CONF``) and ``torch.cuda.memory._set_allocator_settings``; a setting
-    replaces all earlier ones. Unknown keys raise ValueError, PyTorch options not implemented
-    yet NotImplementedError.
+    ``"max_split_size_mb:128,roundup_power2_divisions:[256:1,>:4],expandable_segments:True,
+    garbage_collection_threshold:0.6"``, as ``C10C_ALLOC_CONF`` (or ``PYTORCH_CUDA_ALLOC_CONF``)
+    and ``torch.cuda.memory._set_allocator_settings``; also ``stream_ordered_reuse:True`` (not
+    PyTorch's: a block cached for another stream is reused after making the allocating stream
+    wait for an event). A setting replaces all earlier ones. Unknown keys and bad values raise
+    ValueError (PyTorch's messages); options not implemented (``pinned_*``, expandable segments
+    without the driver's virtual memory API) NotImplementedError.
     """
     if not isinstance(config, str):
         raise C10ValueError(f"config must be str, not {type(config).__name__}")
@@ -391,3 +397,50 @@ def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None
     if not isinstance(fraction, (int, float)) or isinstance(fraction, bool):
         raise C10ValueError(f"Invalid type for fraction argument, must be `float`: {fraction!r}")
     check(lib.c10c_cuda_set_memory_fraction(float(fraction), _index(device)))
+
+
+_MAX_HISTORY = 1 << 24  # entries per device libc10c keeps at most
+
+
+def _snapshot(device: Any = None) -> dict[str, Any]:
+    """The allocator's state, as ``torch.cuda.memory._snapshot()``.
+
+    ``{"segments": [...], "device_traces": [[...] per device], "allocator_settings": {...}}``:
+    segments with their blocks (``state`` "active_allocated", "active_pending_free" or
+    "inactive"), and the events kept by :func:`_record_memory_history` (``action`` alloc,
+    free_requested, free_completed, segment_alloc, segment_free, segment_map, segment_unmap,
+    oom). ``device`` is accepted for torch's signature; every device is reported, as torch.
+    """
+    if device is not None:
+        _index(device)
+    size = ffi.new("size_t *")
+    while True:
+        n = size[0] + 1
+        buf = ffi.new("char[]", n)
+        status = lib.c10c_cuda_memory_snapshot(buf, n, size)
+        if status != lib.C10C_STATUS_BUFFER_TOO_SMALL:
+            check(status)
+            return dict(json.loads(ffi.string(buf).decode()))
+
+
+def memory_snapshot() -> list[dict[str, Any]]:
+    """The segments of every device with their blocks, as ``torch.cuda.memory_snapshot()``."""
+    return list(_snapshot()["segments"])
+
+
+def _record_memory_history(
+    enabled: str | None = "all", *, max_entries: int = sys.maxsize, **_ignored: Any
+) -> None:
+    """Keep the last ``max_entries`` allocator events per device for :func:`_snapshot`.
+
+    As ``torch.cuda.memory._record_memory_history``; ``enabled=None`` stops and drops them.
+
+    No stack frames are recorded (``context``/``stacks`` are accepted and ignored), and at most
+    2**24 entries are kept per device (a larger ``max_entries`` keeps that many).
+    """
+    if enabled not in (None, "all", "state"):
+        raise C10ValueError(f"enabled must be None, 'all' or 'state', not {enabled!r}")
+    if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 0:
+        raise C10ValueError(f"max_entries must be a non-negative int, not {max_entries!r}")
+    entries = 0 if enabled is None else min(max_entries, _MAX_HISTORY)
+    check(lib.c10c_cuda_record_memory_history(entries))

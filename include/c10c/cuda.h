@@ -123,6 +123,14 @@ C10C_API c10c_status c10c_cuda_stream_synchronize(c10c_stream stream);
  * (DLPack's and __cuda_array_interface__'s stream numbers). */
 C10C_API c10c_status c10c_cuda_stream_handle(void **out, c10c_stream stream);
 
+/* Makes a stream, given by its driver handle (NULL: the legacy default stream; any stream of
+ * the device, ours or not), wait for the work queued so far on the device's current stream
+ * (device -1: the current one): an event recorded there and cuStreamWaitEvent, skipped when it
+ * is the current stream itself. DLPack's and __cuda_array_interface__'s producer side (the
+ * consumer's stream of __dlpack__(stream=...)). Errors: the device checks, driver errors,
+ * C10C_STATUS_UNAVAILABLE. */
+C10C_API c10c_status c10c_cuda_wait_current_stream(void *consumer, c10c_device_index device);
+
 /* The stream's priority (0 for the default stream). */
 C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
 

@@ -255,7 +255,11 @@ def test_cuda_tensors_through_the_stand_in(stub):
             pyc10.cuda.set_per_process_memory_fraction(2.0)
         except ValueError as e:
             print(type(e).__name__)
-        for bad in ("max_split_size_mb:8", "expandable_segments:True"):
+        for bad in (
+            "max_split_size_mb:8",
+            "garbage_collection_threshold:1.0",
+            "pinned_num_register_threads:2",
+        ):
             try:
                 pyc10.cuda.set_allocator_settings(bad)
             except (ValueError, NotImplementedError) as e:
@@ -280,5 +284,69 @@ def test_cuda_tensors_through_the_stand_in(stub):
         "C10MemoryError",
         "C10ValueError",
         "C10ValueError",
+        "C10ValueError",
         "C10NotImplementedError",
+    ]
+
+
+def test_snapshots_array_interface_and_dlpack_streams(stub):
+    out = run(
+        """
+        import ctypes, os
+        import pyc10
+        c = pyc10.cuda
+        driver = ctypes.CDLL(os.environ["C10C_CUDA_DRIVER"])
+        driver.c10c_stub_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+        driver.c10c_stub_stream_busy.argtypes = [ctypes.c_void_p]
+        driver.c10c_stub_stream_busy.restype = ctypes.c_uint64
+        c._record_memory_history(max_entries=100)
+        a = pyc10.zeros(3, 4, device="cuda")
+        segments = c.memory_snapshot()
+        s0 = segments[0]
+        print(len(segments), s0["segment_type"], s0["total_size"], s0["allocated_size"],
+              s0["requested_size"], [b["state"] for b in s0["blocks"]])
+        print([e["action"] for e in c._snapshot()["device_traces"][0]])
+        cai = a.__cuda_array_interface__
+        print(cai["typestr"], cai["shape"], cai["strides"], cai["data"] == (a.data_ptr(), False),
+              cai["version"], cai["stream"])
+        cpu = pyc10.zeros(2)
+        print(a.t().__cuda_array_interface__["strides"], hasattr(cpu, "__cuda_array_interface__"))
+        print(a.type(), pyc10.zeros(2, dtype=pyc10.int64).type())
+        # __dlpack__(stream=1): the consumer's (default) stream waits for the current stream
+        s = c.Stream()
+        with c.stream(s):
+            driver.c10c_stub_enqueue(s.cuda_stream, 5)
+            print(a.__cuda_array_interface__["stream"] == s.cuda_stream)
+            a.__dlpack__(stream=1)
+            busy = driver.c10c_stub_stream_busy
+            print(busy(None) >= busy(s.cuda_stream) > 0)
+            for bad in (2, 0, "x"):
+                try:
+                    a.__dlpack__(stream=bad)
+                except (BufferError, AssertionError, TypeError) as e:
+                    print(type(e).__name__, e)
+        c.set_allocator_settings("expandable_segments:True")
+        b = pyc10.empty(30 << 20, dtype=pyc10.uint8, device="cuda")
+        print(sorted(x["is_expandable"] for x in c.memory_snapshot()))
+        print(c._snapshot()["device_traces"][0][-2:][0]["action"])
+        c._record_memory_history(None)
+        snapshot = c._snapshot()
+        print(snapshot["device_traces"], snapshot["allocator_settings"]["expandable_segments"])
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    assert out.splitlines() == [
+        "1 small 2097152 512 48 ['active_allocated', 'inactive']",
+        "['segment_alloc', 'alloc']",
+        "<f4 (3, 4) None True 3 1",  # the legacy default stream is 1
+        "(4, 16) False",  # torch's: strides in bytes, no attribute off CUDA
+        "torch.cuda.FloatTensor torch.LongTensor",
+        "True",
+        "True",
+        "C10BufferError per-thread default stream is not supported.",
+        "AssertionError unsupported stream on CUDA: 0.",
+        "C10TypeError stream must be ``int`` or ``none``",
+        "[False, True]",
+        "segment_map",
+        "[[], []] True",
     ]
