@@ -264,22 +264,24 @@ static c10c_status strided_write(c10c_tensor *dst, const c10c_tensor *src, const
 
 static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src);
 
-static c10c_status needs_kernel(const char *what) {
-  return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
-                    "%s of CUDA tensors that are not non-overlapping and dense needs a CUDA kernel "
-                    "(not implemented yet)",
-                    what);
-}
+static const unsigned char zero_bytes[64];
 
-/* A CPU tensor with t's sizes and strides, for staging t's bytes on the host. */
+/* A CPU tensor with t's sizes and strides, for staging t's bytes on the host: its storage
+ * holds exactly t's span (empty_strided's size). */
 static c10c_status host_twin(c10c_tensor **out, const c10c_tensor *t) {
   return c10c_tensor_empty_strided(out, c10c_tensor_sizes(t), c10c_tensor_strides(t),
                                    c10c_tensor_dim(t), c10c_tensor_dtype(t),
                                    (c10c_device){C10C_DEVICE_TYPE_CPU, -1});
 }
 
+/* The bytes t's elements lie in, from its first element (strides are not negative) to past its
+ * last: numel x itemsize for a dense tensor, more for a strided view. */
 static size_t span_bytes(const c10c_tensor *t) {
-  return (size_t)c10c_tensor_numel(t) * c10c_tensor_itemsize(t);
+  if (c10c_tensor_numel(t) == 0) return 0;
+  const int64_t *sizes = c10c_tensor_sizes(t), *strides = c10c_tensor_strides(t);
+  int64_t last = 0;
+  for (size_t d = 0; d < c10c_tensor_dim(t); d++) last += (sizes[d] - 1) * strides[d];
+  return (size_t)(last + 1) * c10c_tensor_itemsize(t);
 }
 
 static c10c_device_index where(const c10c_tensor *t) {
@@ -293,36 +295,55 @@ static bool same_geometry(const c10c_tensor *a, const c10c_tensor *b) {
                      !memcmp(c10c_tensor_strides(a), c10c_tensor_strides(b), n * sizeof(int64_t))));
 }
 
+/* A CUDA tensor's span on the host, in a CPU tensor of its geometry. */
+static c10c_status to_host(c10c_tensor **out, const c10c_tensor *t) {
+  c10c_status st = host_twin(out, t);
+  if (st == C10C_STATUS_OK)
+    st =
+        c10c__cuda_memcpy(c10c_tensor_data(*out), -1, c10c_tensor_data(t), where(t), span_bytes(t));
+  if (st != C10C_STATUS_OK) {
+    c10c_tensor_release(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* A host twin to write t's elements into before its span goes back to the device: a dense t's
+ * span is all elements; a strided one's other bytes are read first, so that writing the span
+ * back leaves them as they were. */
+static c10c_status host_target(c10c_tensor **out, const c10c_tensor *t) {
+  return c10c_tensor_is_non_overlapping_and_dense(t) ? host_twin(out, t) : to_host(out, t);
+}
+
 /* copy_ with a CUDA tensor on either side, without kernels: dense tensors of one layout are one
- * driver copy of their bytes; anything else is arranged on the host (a dense CUDA side staged
- * there) with the CPU copy doing the strides and broadcasting. */
+ * driver copy of their bytes; anything else is arranged on the host, where the CPU copy does the
+ * strides and broadcasting: the source's span comes to the host, and a CUDA destination's span
+ * is read, written there and copied back (stream-ordered, as the driver's synchronous copies
+ * are; a strided destination costs its whole span twice). */
 static c10c_status cuda_copy(c10c_tensor *dst, const c10c_tensor *src) {
   c10c_status st = check_broadcast(dst, src);
   if (st != C10C_STATUS_OK || c10c_tensor_numel(dst) == 0) return st;
-  bool dst_dense = c10c_tensor_is_non_overlapping_and_dense(dst);
-  bool src_dense = c10c_tensor_is_non_overlapping_and_dense(src);
-  if (dst_dense && src_dense && same_geometry(dst, src))
+  if (c10c_tensor_is_non_overlapping_and_dense(dst) &&
+      c10c_tensor_is_non_overlapping_and_dense(src) && same_geometry(dst, src))
     return c10c__cuda_memcpy(c10c_tensor_data(dst), where(dst), c10c_tensor_data(src), where(src),
                              span_bytes(dst));
-  c10c_tensor *staged = NULL;
-  if (!is_cuda(dst)) { /* from a CUDA tensor: its bytes to the host, then a CPU copy */
-    if (!src_dense) return needs_kernel("copy_ from a layout");
-    st = host_twin(&staged, src);
-    if (st == C10C_STATUS_OK)
-      st = c10c__cuda_memcpy(c10c_tensor_data(staged), -1, c10c_tensor_data(src), where(src),
-                             span_bytes(src));
-    if (st == C10C_STATUS_OK) st = copy_impl(dst, staged);
-  } else if (!is_cuda(src)) { /* to a CUDA tensor: arranged on the host, then its bytes */
-    if (!dst_dense) return needs_kernel("copy_ into a layout");
-    st = host_twin(&staged, dst);
-    if (st == C10C_STATUS_OK) st = copy_impl(staged, src);
-    if (st == C10C_STATUS_OK)
-      st = c10c__cuda_memcpy(c10c_tensor_data(dst), where(dst), c10c_tensor_data(staged), -1,
-                             span_bytes(dst));
-  } else {
-    st = needs_kernel("copy_ between CUDA tensors of different layouts, or");
+  c10c_tensor *src_host = NULL, *dst_host = NULL;
+  const c10c_tensor *from = src;
+  if (is_cuda(src)) {
+    st = to_host(&src_host, src);
+    from = src_host;
   }
-  c10c_tensor_release(staged);
+  if (st == C10C_STATUS_OK && !is_cuda(dst)) {
+    st = copy_impl(dst, from);
+  } else if (st == C10C_STATUS_OK) {
+    st = host_target(&dst_host, dst);
+    if (st == C10C_STATUS_OK) st = copy_impl(dst_host, from);
+    if (st == C10C_STATUS_OK)
+      st = c10c__cuda_memcpy(c10c_tensor_data(dst), where(dst), c10c_tensor_data(dst_host), -1,
+                             span_bytes(dst));
+  }
+  c10c_tensor_release(src_host);
+  c10c_tensor_release(dst_host);
   return st;
 }
 
@@ -361,29 +382,27 @@ c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src) {
   return st == C10C_STATUS_OK ? c10c_tensor_bump_version(dst) : st;
 }
 
-static const unsigned char zero_bytes[64];
-
 /* fill_ without the version bump; value NULL writes zero bytes. */
 static c10c_status fill_impl(c10c_tensor *tensor, const void *value) {
   c10c_status st = check_device(tensor);
   if (st != C10C_STATUS_OK || c10c_tensor_numel(tensor) == 0) return st;
-  if (is_cuda(tensor)) { /* zeros by the driver's memset; a value through a filled host twin */
-    if (!c10c_tensor_is_non_overlapping_and_dense(tensor)) return needs_kernel("fill_");
-    if (value == NULL)
-      return c10c__cuda_memzero(c10c_tensor_data(tensor), where(tensor), span_bytes(tensor));
+  bool dense = c10c_tensor_is_non_overlapping_and_dense(tensor);
+  if (is_cuda(tensor) && dense && value == NULL) /* the driver's memset */
+    return c10c__cuda_memzero(c10c_tensor_data(tensor), where(tensor), span_bytes(tensor));
+  if (value == NULL) {
+    if (c10c_tensor_itemsize(tensor) > sizeof zero_bytes)
+      return c10c__fail(C10C_STATUS_INTERNAL, "zero_: itemsize above 64 bytes");
+    value = zero_bytes;
+  }
+  if (is_cuda(tensor)) { /* through a host twin of its span, as cuda_copy */
     c10c_tensor *staged = NULL;
-    st = host_twin(&staged, tensor);
+    st = host_target(&staged, tensor);
     if (st == C10C_STATUS_OK) st = strided_write(staged, NULL, value);
     if (st == C10C_STATUS_OK)
       st = c10c__cuda_memcpy(c10c_tensor_data(tensor), where(tensor), c10c_tensor_data(staged), -1,
                              span_bytes(tensor));
     c10c_tensor_release(staged);
     return st;
-  }
-  if (value == NULL) {
-    if (c10c_tensor_itemsize(tensor) > sizeof zero_bytes)
-      return c10c__fail(C10C_STATUS_INTERNAL, "zero_: itemsize above 64 bytes");
-    value = zero_bytes;
   }
   return strided_write(tensor, NULL, value);
 }
