@@ -579,14 +579,30 @@ TEST(expandable_segments_over_the_drivers_virtual_memory) {
   ASSERT_TRUE(strstr(json, "\"action\": \"segment_map\"") != NULL);
   ASSERT_TRUE(strstr(json, "\"state\": \"active_allocated\"") != NULL);
   free(json);
-  /* a failing cuMemMap: an error naming it, the new physical memory released */
-  long used_before = stub_long("c10c_stub_used", 0);
-  stub_fail("cuMemMap", 1, 1);
-  c10c_tensor *c = NULL;
-  int64_t n3[1] = {(60 << 20) / 4};
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_empty(&c, n3, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
-  ASSERT_TRUE(strstr(c10c_last_error_message(), "in cuMemMap") != NULL);
-  ASSERT_EQ(stub_long("c10c_stub_used", 0), used_before);
+  /* each virtual-memory call failing in turn: an error naming it, nothing left mapped or
+   * allocated by the attempt (a new reservation is needed for the first two: on device 1) */
+  static const char *const calls[] = {"cuMemAddressReserve", "cuMemCreate", "cuMemMap",
+                                      "cuMemSetAccess"};
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+    const c10c_device where = {C10C_DEVICE_TYPE_CUDA, i == 0 ? 1 : 0};
+    long used_before = stub_long("c10c_stub_used", where.index);
+    long mapped_before = stub_long("c10c_stub_mapped_bytes", 0);
+    stub_fail(calls[i], 1, 1);
+    c10c_tensor *c = NULL;
+    int64_t n3[1] = {(60 << 20) / 4};
+    ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_empty(&c, n3, 1, C10C_DTYPE_FLOAT32, where, 0));
+    ASSERT_TRUE(strstr(c10c_last_error_message(), calls[i]) != NULL);
+    ASSERT_TRUE(c == NULL);
+    ASSERT_EQ(stub_long("c10c_stub_used", where.index), used_before);
+    ASSERT_EQ(stub_long("c10c_stub_mapped_bytes", 0), mapped_before);
+  }
+  /* no bytes, and more bytes than any device has */
+  c10c_data_ptr none, absurd;
+  ASSERT_OK(c10c_allocator_allocate(alloc, 0, &none));
+  ASSERT_TRUE(none.data == NULL);
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY,
+                c10c_allocator_allocate(alloc, (size_t)1 << 50, &absurd));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "CUDA out of memory. Tried to allocate") != NULL);
   c10c_tensor_release(a);
   c10c_tensor_release(b);
   c10c_tensor_release(host);
