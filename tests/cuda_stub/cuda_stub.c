@@ -679,8 +679,18 @@ EXPORT CUresult cuMemAddressReserve(CUdeviceptr *out, size_t size, size_t alignm
   if (fake) {
     base = fabricate(size);
   } else {
-    void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p != MAP_FAILED) base = (CUdeviceptr)(uintptr_t)p;
+    /* aligned to the granularity, as the driver's (mmap only promises pages): the slack
+     * around the aligned range is given back */
+    size_t slack = GRANULARITY;
+    void *p =
+        mmap(NULL, size + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED) {
+      uintptr_t start = (uintptr_t)p, aligned = (start + slack - 1) & ~(uintptr_t)(slack - 1);
+      if (aligned > start) munmap(p, aligned - start);
+      if (aligned + size < start + size + slack)
+        munmap((void *)(aligned + size), start + size + slack - (aligned + size));
+      base = (CUdeviceptr)aligned;
+    }
   }
   if (base != 0) {
     *r = (reservation){base, size, reservations};
