@@ -96,7 +96,7 @@ static void give_up(void) {
   if (library != NULL) dlclose(library);
   library = NULL;
   memset(&c10c__cuda, 0, sizeof c10c__cuda);
-  state = UNAVAILABLE;
+  __atomic_store_n(&state, UNAVAILABLE, __ATOMIC_RELEASE);
 }
 
 bool c10c__cuda_has_vmm(void) {
@@ -162,7 +162,7 @@ static void load(void) {
   }
   if (count > C10C_CUDA_MAX_DEVICES) count = C10C_CUDA_MAX_DEVICES;
   pthread_atfork(NULL, NULL, after_fork_in_child);
-  state = AVAILABLE;
+  __atomic_store_n(&state, AVAILABLE, __ATOMIC_RELEASE);
 }
 
 static c10c_status ensure_loaded(void) {
@@ -227,6 +227,10 @@ c10c_status c10c_cuda_init(void) { return ensure_loaded(); }
 bool c10c_cuda_is_available(void) {
   pthread_once(&load_once, load);
   return state == AVAILABLE;
+}
+
+bool c10c_cuda_is_initialized(void) {
+  return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == AVAILABLE;
 }
 
 int c10c_cuda_device_count(void) { return c10c_cuda_is_available() ? count : 0; }

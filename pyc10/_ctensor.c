@@ -571,6 +571,57 @@ static PyObject *consume_capsule(PyObject *capsule, int copy_wanted) {
   return wrap_handle(out);
 }
 
+/* The consumer's stream for a producer on a CUDA device (dl_device if asked for, else x's own
+ * __dlpack_device__()): torch's rule, the current stream's handle, 1 for the legacy default
+ * stream. *out stays NULL for other devices. Returns -1 with an exception set. */
+static int consumer_stream(PyObject *x, PyObject *dl_device, PyObject **out) {
+  PyObject *where = dl_device;
+  if (where == NULL) {
+    where = PyObject_CallMethod(x, "__dlpack_device__", NULL);
+    if (where == NULL) {
+      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+      PyErr_Clear(); /* a producer without it: nothing to say */
+      return 0;
+    }
+  } else {
+    Py_INCREF(where);
+  }
+  long type = 0, id = 0;
+  int ok = int_pair(where, "__dlpack_device__()", &type, &id);
+  Py_DECREF(where);
+  if (ok < 0) return -1;
+  if (type != kDLCUDA) return 0;
+  c10c_stream current;
+  void *handle = NULL;
+  c10c_status st = c10c_cuda_current_stream(&current, (c10c_device_index)id);
+  if (st == C10C_STATUS_OK) st = c10c_cuda_stream_handle(&handle, current);
+  if (st != C10C_STATUS_OK) {
+    raise_for(st);
+    return -1;
+  }
+  *out = PyLong_FromUnsignedLongLong(handle != NULL ? (unsigned long long)(uintptr_t)handle : 1);
+  return *out != NULL ? 0 : -1;
+}
+
+/* x.__dlpack__(stream=stream, max_version=(1, 3)[, dl_device=...][, copy=...]), keywords by
+ * dict (the CUDA path; the CPU one above uses interned keyword tuples). */
+static PyObject *dlpack_with_stream(PyObject *x, PyObject *dl_device, PyObject *copy,
+                                    PyObject *stream) {
+  PyObject *method = PyObject_GetAttr(x, dlpack_name);
+  PyObject *kwargs = method != NULL ? PyDict_New() : NULL;
+  PyObject *args = kwargs != NULL ? PyTuple_New(0) : NULL;
+  PyObject *capsule = NULL;
+  if (args != NULL && PyDict_SetItem(kwargs, kw_stream, stream) == 0 &&
+      PyDict_SetItem(kwargs, kw_max_version, versioned_max) == 0 &&
+      (dl_device == NULL || PyDict_SetItem(kwargs, kw_dl_device, dl_device) == 0) &&
+      (copy == Py_None || PyDict_SetItem(kwargs, kw_copy, copy) == 0))
+    capsule = PyObject_Call(method, args, kwargs);
+  Py_XDECREF(args);
+  Py_XDECREF(kwargs);
+  Py_XDECREF(method);
+  return capsule;
+}
+
 /* from_dlpack(x, /, *, device=None, copy=None): x is a capsule or has __dlpack__. */
 static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                     PyObject *kwnames) {
@@ -602,6 +653,25 @@ static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_
   if (PyCapsule_CheckExact(x)) {
     Py_XDECREF(dl_device); /* a capsule's memory is where it is: checked by the import */
     return consume_capsule(x, copy_wanted);
+  }
+  /* a CUDA producer is told the consumer's stream, this thread's current one, when the process
+   * uses CUDA (before that, the default stream: what None means) */
+  PyObject *stream = NULL;
+  if (c10c_cuda_is_initialized() && consumer_stream(x, dl_device, &stream) < 0) {
+    Py_XDECREF(dl_device);
+    return NULL;
+  }
+  if (stream != NULL) {
+    PyObject *capsule = dlpack_with_stream(x, dl_device, copy, stream);
+    Py_DECREF(stream);
+    Py_XDECREF(dl_device);
+    if (capsule == NULL) return NULL;
+    PyObject *tensor =
+        PyCapsule_CheckExact(capsule)
+            ? consume_capsule(capsule, copy_wanted)
+            : raise_class(type_error, PyExc_TypeError, "__dlpack__() did not return a capsule");
+    Py_DECREF(capsule);
+    return tensor;
   }
   /* x.__dlpack__(max_version=(1, 3)[, dl_device=(1, 0)][, copy=copy]) */
   PyObject *call[4] = {x, versioned_max, NULL, NULL};

@@ -1086,8 +1086,16 @@ memory of its own; ``device`` may only name the CPU for now.
 def _dlpack_device_of(device: Any) -> tuple[int, int]:
     """from_dlpack's ``device``: the DLPack (type, id) to ask the producer for."""
     d = _device_cls(device)
+    if d.type == "cuda":
+        if d.index is not None:
+            return (2, d.index)
+        from . import cuda
+
+        return (2, cuda.current_device())
     if d.type != "cpu":
-        raise C10BufferError(f"from_dlpack(): cannot import to {d}: only the CPU is supported yet")
+        raise C10BufferError(
+            f"from_dlpack(): cannot import to {d}: only CPU and CUDA are supported"
+        )
     return (1, 0)
 
 

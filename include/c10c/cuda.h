@@ -42,6 +42,10 @@ C10C_API c10c_status c10c_cuda_init(void);
 /* Whether the driver loaded and has at least one device (loads it). Errors: none. */
 C10C_API bool c10c_cuda_is_available(void);
 
+/* Whether the driver is loaded and CUDA available, without loading it (false before first use):
+ * for callers that need CUDA only if the process already uses it (a DLPack consumer's stream). */
+C10C_API bool c10c_cuda_is_initialized(void);
+
 /* Number of devices, 0 when CUDA is unavailable (loads the driver). Errors: none. */
 C10C_API int c10c_cuda_device_count(void);
 

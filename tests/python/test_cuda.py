@@ -326,6 +326,22 @@ def test_snapshots_array_interface_and_dlpack_streams(stub):
                     a.__dlpack__(stream=bad)
                 except (BufferError, AssertionError, TypeError) as e:
                     print(type(e).__name__, e)
+        class Producer:  # a CUDA producer that records the stream it is told
+            def __init__(self, t):
+                self.t, self.streams = t, []
+
+            def __dlpack_device__(self):
+                return self.t.__dlpack_device__()
+
+            def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+                self.streams.append(stream)
+                return self.t.__dlpack__(stream=stream, max_version=max_version)
+
+        p = Producer(a)
+        x = pyc10.from_dlpack(p)
+        with c.stream(s):
+            y = pyc10.from_dlpack(p, device="cuda:0")
+        print(p.streams == [1, s.cuda_stream], x.data_ptr() == y.data_ptr() == a.data_ptr())
         c.set_allocator_settings("expandable_segments:True")
         b = pyc10.empty(30 << 20, dtype=pyc10.uint8, device="cuda")
         print(sorted(x["is_expandable"] for x in c.memory_snapshot()))
@@ -347,6 +363,7 @@ def test_snapshots_array_interface_and_dlpack_streams(stub):
         "C10BufferError per-thread default stream is not supported.",
         "AssertionError unsupported stream on CUDA: 0.",
         "C10TypeError stream must be ``int`` or ``none``",
+        "True True",  # from_dlpack tells a CUDA producer its current stream (1: the default)
         "[False, True]",
         "segment_map",
         "[[], []] True",
