@@ -1272,3 +1272,97 @@ c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
   *len = t.len;
   return C10C_STATUS_OK;
 }
+
+/* ---- invariants (tests) ---- */
+
+static size_t pool_count(const pool *p) {
+  size_t n = 0;
+  for (const block *b = pool_first(p); b != NULL; b = pool_after(p, b)) n++;
+  return n;
+}
+
+bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
+  bool ok = true;
+#define EXPECT(cond, ...)                 \
+  if (ok && !(cond)) {                    \
+    snprintf(msg, msg_size, __VA_ARGS__); \
+    ok = false;                           \
+  }
+  pthread_mutex_lock(&e->lock);
+  size_t allocated_blocks = 0;
+  for (int i = 0; i < e->devices && ok; i++) {
+    device_state *d = &e->state[i];
+    int64_t reserved[2] = {0, 0}, allocated[2] = {0, 0}, active[2] = {0, 0}, segments[2] = {0, 0};
+    size_t free_mapped[2] = {0, 0}, unmapped[2] = {0, 0};
+    for (const segment *s = d->segments; s != NULL && ok; s = s->next) {
+      int p = s->small ? 0 : 1;
+      segments[p]++;
+      EXPECT(s->head != NULL && s->head->ptr == s->base && s->head->prev == NULL,
+             "segment %p: its first block is not at its base", (void *)s->base);
+      char *at = s->base;
+      for (const block *b = s->head; b != NULL && ok; b = b->next) {
+        EXPECT(b->ptr == at, "segment %p: a gap or overlap at %p", (void *)s->base, (void *)b->ptr);
+        EXPECT(b->seg == s && b->small == s->small, "block %p: wrong segment", (void *)b->ptr);
+        EXPECT(b->next == NULL || b->next->prev == b, "block %p: broken links", (void *)b->ptr);
+        EXPECT(!(mergeable(b) && mergeable(b->next)), "blocks %p and %p are free neighbours",
+               (void *)b->ptr, (void *)b->next->ptr);
+        EXPECT(b->mapped || s->expandable, "block %p: unmapped in a fixed segment", (void *)b->ptr);
+        if (!b->mapped) {
+          EXPECT(
+              !b->allocated && (size_t)(b->ptr - s->base) % s->page == 0 && b->size % s->page == 0,
+              "unmapped block %p: allocated or not page aligned", (void *)b->ptr);
+          EXPECT(b->next == NULL || b->next->mapped, "unmapped blocks %p and its next not merged",
+                 (void *)b->ptr);
+          unmapped[p]++;
+        } else {
+          reserved[p] += (int64_t)b->size;
+        }
+        if (b->allocated) {
+          allocated[p] += (int64_t)b->size;
+          allocated_blocks++;
+          EXPECT(table_find(e, b->ptr, false) == b, "block %p: allocated, not in the table",
+                 (void *)b->ptr);
+        }
+        if (b->allocated || b->pending) active[p] += (int64_t)b->size;
+        if (mergeable(b)) {
+          free_mapped[p]++;
+          EXPECT(b->bin == bin_of(b->size), "block %p: in bin %d, its size says %d", (void *)b->ptr,
+                 b->bin, bin_of(b->size));
+        }
+        at += b->size;
+      }
+      EXPECT(at == s->base + s->size, "segment %p: blocks cover %zu of %zu bytes", (void *)s->base,
+             (size_t)(at - s->base), s->size);
+    }
+    for (int p = 0; p < 2 && ok; p++) {
+      EXPECT(pool_count(&d->pools[p]) == free_mapped[p],
+             "device %d pool %d: %zu blocks listed, %zu free", i, p, pool_count(&d->pools[p]),
+             free_mapped[p]);
+      size_t listed = 0;
+      for (const block *b = d->unmapped[p]; b != NULL; b = b->pool_next) listed++;
+      EXPECT(listed == unmapped[p], "device %d: %zu unmapped ranges listed, %zu in segments", i,
+             listed, unmapped[p]);
+      int kind = p == 0 ? C10C_STAT_SMALL_POOL : C10C_STAT_LARGE_POOL;
+      const c10c_memory_stats *st = &d->stats;
+      EXPECT(st->reserved_bytes[kind].current == reserved[p] &&
+                 st->allocated_bytes[kind].current == allocated[p] &&
+                 st->active_bytes[kind].current == active[p] &&
+                 st->segment[kind].current == segments[p],
+             "device %d pool %d: statistics say reserved %lld allocated %lld active %lld segments "
+             "%lld; the blocks %lld %lld %lld %lld",
+             i, p, (long long)st->reserved_bytes[kind].current,
+             (long long)st->allocated_bytes[kind].current,
+             (long long)st->active_bytes[kind].current, (long long)st->segment[kind].current,
+             (long long)reserved[p], (long long)allocated[p], (long long)active[p],
+             (long long)segments[p]);
+    }
+  }
+  size_t in_table = 0;
+  for (size_t i = 0; i < BUCKETS; i++)
+    for (const block *b = e->table[i]; b != NULL; b = b->hash_next) in_table++;
+  EXPECT(!ok || in_table == allocated_blocks, "%zu blocks in the address table, %zu allocated",
+         in_table, allocated_blocks);
+#undef EXPECT
+  pthread_mutex_unlock(&e->lock);
+  return ok;
+}

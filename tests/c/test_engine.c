@@ -3,6 +3,7 @@
  * best fit per stream, splitting and coalescing, the free-cache-and-retry step before an
  * out-of-memory error, empty_cache, and DeviceStats bookkeeping. White-box: links the static
  * library and sees lib/. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -652,6 +653,138 @@ TEST(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment) {
   }
 }
 
+/* A small deterministic generator (splitmix64). */
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Sizes from 1 byte to 64 MiB, most of them small, as tensors are. */
+static size_t random_size(uint64_t r) {
+  int bits = (int)(r % 27);
+  return ((size_t)1 << bits) + (size_t)((r >> 8) % ((size_t)1 << bits));
+}
+
+static void expect_valid(c10c__engine *e, int step) {
+  char msg[512];
+  if (!c10c__engine_validate(e, msg, sizeof msg)) FAIL_AT("after step %d: %s", step, msg);
+}
+
+/* Thousands of random mallocs, frees, record_streams, clock moves and cache releases under each
+ * configuration, on two devices and three streams, with a device small enough to run out: the
+ * engine's invariants (c10c__engine_validate) hold after every step, and nothing is left at
+ * the end. */
+TEST(random_operations_keep_the_invariants) {
+  for (int config = 0; config < 6; config++) {
+    c10c__engine *e = fresh(256 * MiB);
+    c10c__device_alloc_config c = c10c__device_alloc_config_default();
+    if (config == 1) c.max_split_size = 40 * MiB;
+    if (config == 2) c.expandable_segments = true;
+    if (config == 3) c.garbage_collection_threshold = 0.5;
+    if (config == 4) c.stream_ordered_reuse = true;
+    if (config == 5)
+      for (int i = 0; i < C10C__ROUNDUP_INTERVALS; i++) c.roundup_power2_divisions[i] = 4;
+    ASSERT_OK(c10c__engine_configure(e, &c));
+    if (config == 3) c10c__engine_set_limit(e, 0, 200 * MiB);
+    ASSERT_OK(c10c__engine_record_history(e, 64));
+    clock_now = 0;
+    memset(busy, 0, sizeof busy);
+    void *live[48] = {0};
+    int served = 0, refused = 0;
+    uint64_t state = 0x5EED + (uint64_t)config;
+    for (int step = 0; step < 3000 && !test_current_failed; step++) {
+      uint64_t r = next_random(&state);
+      size_t slot = (size_t)(r >> 16) % 48;
+      int op = (int)(r % 16);
+      if (op < 8) {
+        if (live[slot] != NULL) ASSERT_OK(c10c__engine_free(e, live[slot]));
+        live[slot] = NULL;
+        c10c_status st = c10c__engine_malloc(e, (int)(r >> 40) % 2, random_size(r >> 20),
+                                             (c10c_stream_id)((r >> 50) % 3), &live[slot]);
+        ASSERT_TRUE(st == C10C_STATUS_OK || st == C10C_STATUS_OUT_OF_MEMORY);
+        served += st == C10C_STATUS_OK, refused += st != C10C_STATUS_OK;
+      } else if (op < 13) {
+        if (live[slot] != NULL) ASSERT_OK(c10c__engine_free(e, live[slot]));
+        live[slot] = NULL;
+      } else if (op == 13) {
+        if (live[slot] != NULL) {
+          c10c_stream_id user = (c10c_stream_id)((r >> 40) % 3);
+          ASSERT_OK(c10c__engine_record_stream(e, live[slot], user));
+          busy[user] = clock_now + (r >> 56) % 20;
+        }
+      } else if (op == 14) {
+        clock_now += (r >> 32) % 10;
+      } else if ((r >> 32) % 8 == 0) {
+        c10c__engine_empty_cache(e);
+      } else {
+        char *json = NULL;
+        size_t len = 0;
+        ASSERT_OK(c10c__engine_snapshot(e, &json, &len));
+        c10c__free(json);
+      }
+      expect_valid(e, step);
+    }
+    ASSERT_TRUE(served > 1000 && refused > 10); /* the device did fill up */
+    for (size_t i = 0; i < 48; i++) ASSERT_OK(c10c__engine_free(e, live[i]));
+    c10c__engine_empty_cache(e);
+    expect_valid(e, -1);
+    c10c_memory_stats s0 = stats_of(e, 0), s1 = stats_of(e, 1);
+    ASSERT_EQ(s0.reserved_bytes[C10C_STAT_ALL].current + s1.reserved_bytes[C10C_STAT_ALL].current,
+              0);
+    ASSERT_EQ(in_use, 0);
+    ASSERT_EQ(live_events, 0);
+    c10c__engine_destroy(e);
+    ASSERT_EQ(reservations, 0);
+  }
+}
+
+/* Four threads allocating and freeing on their own streams while a fifth releases the cache
+ * and takes snapshots (TSan runs this). */
+static c10c__engine *shared_engine;
+
+static void *churn(void *arg) {
+  uint64_t state = (uint64_t)(uintptr_t)arg;
+  void *mine[8] = {0};
+  for (int i = 0; i < 4000; i++) {
+    uint64_t r = next_random(&state);
+    size_t k = (size_t)(r >> 8) % 8;
+    if (mine[k] != NULL && c10c__engine_free(shared_engine, mine[k]) != C10C_STATUS_OK) break;
+    mine[k] = NULL;
+    c10c__engine_malloc(shared_engine, 0, random_size(r >> 16) % (8 * MiB) + 1,
+                        (c10c_stream_id)(uintptr_t)arg % 4, &mine[k]);
+  }
+  for (size_t k = 0; k < 8; k++) c10c__engine_free(shared_engine, mine[k]);
+  return NULL;
+}
+
+static void *tidy(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 200; i++) {
+    c10c__engine_empty_cache(shared_engine);
+    char *json = NULL;
+    size_t len = 0;
+    if (c10c__engine_snapshot(shared_engine, &json, &len) == C10C_STATUS_OK) c10c__free(json);
+  }
+  return NULL;
+}
+
+TEST(threads_share_an_engine) {
+  for (int expand = 0; expand < 2; expand++) {
+    shared_engine = expand ? expandable(1024 * MiB) : fresh(1024 * MiB);
+    ASSERT_OK(c10c__engine_record_history(shared_engine, 128));
+    pthread_t threads[5];
+    for (uintptr_t i = 0; i < 4; i++) pthread_create(&threads[i], NULL, churn, (void *)(i + 1));
+    pthread_create(&threads[4], NULL, tidy, NULL);
+    for (int i = 0; i < 5; i++) pthread_join(threads[i], NULL);
+    expect_valid(shared_engine, -1);
+    ASSERT_EQ(stats_of(shared_engine, 0).allocated_bytes[C10C_STAT_ALL].current, 0);
+    c10c__engine_destroy(shared_engine);
+    ASSERT_EQ(in_use, 0);
+  }
+}
+
 RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(max_split_size_keeps_oversize_blocks_whole_and_for_their_size),
           T(device_config_strings_follow_pytorch),
@@ -667,4 +800,5 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak),
           T(a_failed_map_leaves_the_segment_consistent),
           T(snapshots_list_segments_blocks_and_a_bounded_trace),
-          T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment))
+          T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment),
+          T(random_operations_keep_the_invariants), T(threads_share_an_engine))
