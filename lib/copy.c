@@ -5,6 +5,7 @@
  * memcpy or a fixed-width element loop inside. */
 #include <string.h>
 
+#include "convert.h"
 #include "cuda_internal.h"
 #include "geometry.h"
 #include "sysmem.h"
@@ -157,6 +158,32 @@ static void loop_run(const loop *l, char *d, const char *s, size_t item) {
   }
 }
 
+/* The same walk, converting each element from src_type to dst_type. */
+static void loop_convert(const loop *l, char *d, const char *s, c10c_dtype dst_type,
+                         c10c_dtype src_type) {
+  if (l->ndim == 0) {
+    c10c__convert_run(d, 0, dst_type, s, 0, src_type, 1);
+    return;
+  }
+  size_t inner = l->ndim - 1;
+  int64_t *index = l->index;
+  for (size_t k = 0; k < inner; k++) index[k] = 0;
+  for (;;) {
+    c10c__convert_run(d, l->dst[inner], dst_type, s, l->src[inner], src_type, l->sizes[inner]);
+    size_t k = inner;
+    for (;;) {
+      if (k == 0) return;
+      k--;
+      d += l->dst[k];
+      s += l->src[k];
+      if (++index[k] < l->sizes[k]) break;
+      d -= l->dst[k] * l->sizes[k];
+      s -= l->src[k] * l->sizes[k];
+      index[k] = 0;
+    }
+  }
+}
+
 static bool is_cuda(const c10c_tensor *t) {
   return c10c_tensor_device(t).type == C10C_DEVICE_TYPE_CUDA;
 }
@@ -236,9 +263,11 @@ static c10c_status check_broadcast(const c10c_tensor *dst, const c10c_tensor *sr
                     out_list, shape_list);
 }
 
-/* Runs the strided kernel writing dst from src (src may be NULL with value: a fill). */
+/* Runs the strided kernel writing dst from src (src may be NULL with value: a fill), converting
+ * elements when their dtypes differ. */
 static c10c_status strided_write(c10c_tensor *dst, const c10c_tensor *src, const void *value) {
   size_t item = c10c_tensor_itemsize(dst), nd = c10c_tensor_dim(dst);
+  size_t src_item = src != NULL ? c10c_tensor_itemsize(src) : item;
   size_t ns = src != NULL ? c10c_tensor_dim(src) : 0;
   loop l;
   c10c_status st = loop_init(&l, nd);
@@ -253,11 +282,15 @@ static c10c_status strided_write(c10c_tensor *dst, const c10c_tensor *src, const
     if (src != NULL && off < ns && ssz[ns - 1 - off] != 1) src_stride = sstr[ns - 1 - off];
     l.sizes[l.ndim] = sizes[d];
     l.dst[l.ndim] = dstr[d] * (int64_t)item;
-    l.src[l.ndim] = src_stride * (int64_t)item;
+    l.src[l.ndim] = src_stride * (int64_t)src_item;
     l.ndim++;
   }
   loop_simplify(&l);
-  loop_run(&l, c10c_tensor_data(dst), src != NULL ? c10c_tensor_data(src) : value, item);
+  if (src != NULL && c10c_tensor_dtype(src) != c10c_tensor_dtype(dst))
+    loop_convert(&l, c10c_tensor_data(dst), c10c_tensor_data(src), c10c_tensor_dtype(dst),
+                 c10c_tensor_dtype(src));
+  else
+    loop_run(&l, c10c_tensor_data(dst), src != NULL ? c10c_tensor_data(src) : value, item);
   c10c__free(l.heap);
   return C10C_STATUS_OK;
 }
@@ -323,7 +356,8 @@ static c10c_status host_target(c10c_tensor **out, const c10c_tensor *t) {
 static c10c_status cuda_copy(c10c_tensor *dst, const c10c_tensor *src) {
   c10c_status st = check_broadcast(dst, src);
   if (st != C10C_STATUS_OK || c10c_tensor_numel(dst) == 0) return st;
-  if (c10c_tensor_is_non_overlapping_and_dense(dst) &&
+  if (c10c_tensor_dtype(dst) == c10c_tensor_dtype(src) &&
+      c10c_tensor_is_non_overlapping_and_dense(dst) &&
       c10c_tensor_is_non_overlapping_and_dense(src) && same_geometry(dst, src))
     return c10c__cuda_memcpy(c10c_tensor_data(dst), where(dst), c10c_tensor_data(src), where(src),
                              span_bytes(dst));
@@ -352,11 +386,12 @@ static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
   c10c_status st = check_device(dst);
   if (st == C10C_STATUS_OK) st = check_device(src);
   if (st != C10C_STATUS_OK) return st;
-  if (c10c_tensor_dtype(dst) != c10c_tensor_dtype(src))
+  c10c_dtype to = c10c_tensor_dtype(dst), from = c10c_tensor_dtype(src);
+  if (to != from && (!c10c__convertible(to) || !c10c__convertible(from)))
     return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
-                      "copy_ from %s to %s: copies between dtypes are not implemented yet",
-                      c10c_dtype_c10_name(c10c_tensor_dtype(src)),
-                      c10c_dtype_c10_name(c10c_tensor_dtype(dst)));
+                      "copy_ from %s to %s: conversions of %s are not implemented",
+                      c10c_dtype_c10_name(from), c10c_dtype_c10_name(to),
+                      c10c_dtype_c10_name(c10c__convertible(from) ? to : from));
   /* ATen's early exit: dst and src are the same view of the same storage. */
   size_t n = c10c_tensor_dim(dst);
   size_t bytes = n * sizeof(int64_t);

@@ -120,8 +120,8 @@ def tensor_repr(t: Any) -> str | None:
         except RuntimeError:  # a layout a copy cannot handle yet: the metadata repr
             return None
     try:
-        a = t.numpy()
-    except TypeError:
+        a = t._readable()  # bfloat16 and float8 widened exactly to float32
+    except (TypeError, NotImplementedError):
         return None
     prefix = "tensor("
     indent = len(prefix)

@@ -30,6 +30,14 @@ from ._lib import ffi, lib
 from ._scalar import scalar_bytes, scalar_dtype
 from ._storage import UntypedStorage, _storage_object
 
+#: Dtypes numpy lacks, read through an exact widening (tolist, item).
+_WIDER = {
+    DTYPE_NAMES["bfloat16"]: DTYPE_NAMES["float32"],
+    DTYPE_NAMES["float8_e4m3fn"]: DTYPE_NAMES["float32"],
+    DTYPE_NAMES["float8_e5m2"]: DTYPE_NAMES["float32"],
+    DTYPE_NAMES["complex32"]: DTYPE_NAMES["complex64"],
+}
+
 #: torch's _dtype_to_typestr: the dtypes __cuda_array_interface__ can describe.
 _CAI_TYPESTR = {
     DTYPE_NAMES["complex64"]: "<c8",
@@ -625,20 +633,99 @@ class Tensor(_ctensor.TensorBase):
         """Whether the tensor is on a CUDA device."""
         return bool(self.device.type == "cuda")
 
-    def to(self, device: Any = None, *, copy: bool = False) -> Tensor:
-        """The tensor on ``device`` (self when already there, unless ``copy``), as torch.
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """The tensor on another device and/or dtype, as torch's ``Tensor.to``.
 
-        Only moves between devices so far: dtype conversions are not implemented yet.
+        ``to(dtype)``, ``to(device[, dtype])``, ``to(other)`` (other's device and dtype), with
+        keywords ``device``, ``dtype``, ``copy``, ``non_blocking`` (accepted; copies are
+        synchronous) and ``memory_format``. Returns self when nothing changes and ``copy`` is
+        false. Conversions follow c10's casts (``copy_``).
         """
+        copy = bool(kwargs.pop("copy", False))
+        kwargs.pop("non_blocking", None)
+        fmt = kwargs.pop("memory_format", _PRESERVE)
+        device = kwargs.pop("device", None)
+        dt = kwargs.pop("dtype", None)
+        if kwargs:
+            raise C10TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        rest = list(args)
+        if rest and isinstance(rest[0], Tensor):
+            other = rest.pop(0)
+            device, dt = other.device, other.dtype
+        else:
+            if rest and not isinstance(rest[0], (dtype, bool)):
+                device = rest.pop(0)
+            if rest and isinstance(rest[0], dtype):
+                dt = rest.pop(0)
+        if rest and isinstance(rest[0], bool):  # to(dtype, non_blocking, copy)
+            rest.pop(0)
+            if rest and isinstance(rest[0], bool):
+                copy = rest.pop(0)
+        if rest or (dt is not None and not isinstance(dt, dtype)):
+            got = ", ".join(type(x).__name__ for x in args)
+            raise C10TypeError(
+                f"to() received an invalid combination of arguments - got ({got}), but expected "
+                "(dtype), (device, dtype) or (Tensor)"
+            )
         target = self.device if device is None else _device_cls(device)
         if target.type == "cuda" and target.index is None:
             from . import cuda
 
             target = _device_cls("cuda", cuda.current_device())
-        if target == self.device and not copy:
+        target_dtype = self.dtype if dt is None else dt
+        if target == self.device and target_dtype == self.dtype and not copy and fmt is _PRESERVE:
             return self
         # preserve_format, as torch: a dense layout is kept, others get ATen's dense strides
-        return empty_like(self, device=target).copy_(self)
+        out = empty_like(self, dtype=target_dtype, device=target, memory_format=fmt)
+        return out.copy_(self)
+
+    def float(self) -> Tensor:
+        """``self.to(float32)``."""
+        return self.to(DTYPE_NAMES["float32"])
+
+    def double(self) -> Tensor:
+        """``self.to(float64)``."""
+        return self.to(DTYPE_NAMES["float64"])
+
+    def half(self) -> Tensor:
+        """``self.to(float16)``."""
+        return self.to(DTYPE_NAMES["float16"])
+
+    def bfloat16(self) -> Tensor:
+        """``self.to(bfloat16)``."""
+        return self.to(DTYPE_NAMES["bfloat16"])
+
+    def int(self) -> Tensor:
+        """``self.to(int32)``."""
+        return self.to(DTYPE_NAMES["int32"])
+
+    def long(self) -> Tensor:
+        """``self.to(int64)``."""
+        return self.to(DTYPE_NAMES["int64"])
+
+    def short(self) -> Tensor:
+        """``self.to(int16)``."""
+        return self.to(DTYPE_NAMES["int16"])
+
+    def char(self) -> Tensor:
+        """``self.to(int8)``."""
+        return self.to(DTYPE_NAMES["int8"])
+
+    def byte(self) -> Tensor:
+        """``self.to(uint8)``."""
+        return self.to(DTYPE_NAMES["uint8"])
+
+    def bool(self) -> Tensor:
+        """``self.to(bool)``."""
+        return self.to(DTYPE_NAMES["bool"])
+
+    def cfloat(self) -> Tensor:
+        """``self.to(complex64)``."""
+        return self.to(DTYPE_NAMES["complex64"])
+
+    def cdouble(self) -> Tensor:
+        """``self.to(complex128)``."""
+        return self.to(DTYPE_NAMES["complex128"])
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -741,16 +828,26 @@ class Tensor(_ctensor.TensorBase):
         a = self.__array__()
         return a.copy() if force else a
 
+    def _readable(self) -> Any:
+        """The elements as a numpy array (for tolist, item and repr).
+
+        Dtypes numpy lacks are widened exactly: bfloat16 and float8 to float32, complex32 to
+        complex64.
+        """
+        t = self.cpu()
+        wider = _WIDER.get(t.dtype)
+        return (t.to(wider) if wider is not None else t).numpy()
+
     def tolist(self) -> Any:
         """The elements as (nested) Python lists of Python numbers (copied from a device)."""
-        return self.cpu().numpy().tolist()
+        return self._readable().tolist()
 
     def item(self) -> Any:
         """The one element as a Python number."""
         n = self.numel()
         if n != 1:
             raise C10RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-        return self.cpu().numpy().reshape(()).item()
+        return self._readable().reshape(()).item()
 
     def __repr__(self) -> str:
         """Torch's format (``tensor([[0., 1.], ...])``) for CPU tensors numpy can read."""

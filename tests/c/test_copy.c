@@ -80,7 +80,16 @@ TEST(copy_broadcasts_a_row_and_a_scalar) {
   c10c_tensor *ints = NULL;
   ASSERT_OK(
       c10c_tensor_empty(&ints, sizes, 2, C10C_DTYPE_INT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
-  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(dst, ints));
+  int32_t *iv = c10c_tensor_data(ints);
+  for (int i = 0; i < 6; i++) iv[i] = -3 + 2 * i;
+  ASSERT_OK(c10c_tensor_copy_(dst, ints)); /* int32 to float32, converted */
+  const float *fv = c10c_tensor_data(dst);
+  ASSERT_TRUE(fv[0] == -3.0f && fv[5] == 7.0f);
+  c10c_tensor *q = NULL; /* quantized dtypes are not converted */
+  ASSERT_OK(c10c_tensor_empty(&q, sizes, 2, C10C_DTYPE_QINT8, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(dst, q));
+  ASSERT_ERROR_MESSAGE("copy_ from QInt8 to Float: conversions of QInt8 are not implemented");
+  c10c_tensor_release(q);
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_copy_(dst, NULL));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_copy_(NULL, dst));
   c10c_tensor_release(ints);

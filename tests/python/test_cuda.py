@@ -223,6 +223,7 @@ def test_cuda_tensors_through_the_stand_in(stub):
             g.numpy()
         except TypeError as e:
             print(type(e).__name__)
+        print(g.half().tolist() == a.tolist(), g.to(pyc10.int64).device, g.int().dtype)
         g[:, ::2].copy_(pyc10.zeros(2, 2))  # a strided CUDA view, through its span on the host
         print(g.tolist(), g[:, 1:].clone().tolist())
         g.copy_(a)
@@ -268,26 +269,30 @@ def test_cuda_tensors_through_the_stand_in(stub):
         """,
         C10C_CUDA_DRIVER=str(stub),
     )
-    assert out.splitlines() == [
-        "cuda:0 True [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] True True",
-        "tensor([[0., 1., 2.],         [3., 4., 5.]], device='cuda:0')",
-        "cuda:1 (1, 3) [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]] 5.0",
-        "[[5.0, 5.0], [1.0, 1.0]] cuda:1",
-        "C10TypeError",
-        f"{strided.tolist()} {strided[:, 1:].clone().tolist()}",
-        "C10ValueError",
-        "(2, 0) cuda:0 True",
-        "1024 2097152",  # g and z: two 512-byte blocks of one small segment on device 0
-        "1024 2097152",  # ... and h's block on device 1
-        "0 1536",  # the peak: g, z and the clone of a view of g
-        "0 True",
-        "67108864",
-        "C10MemoryError",
-        "C10ValueError",
-        "C10ValueError",
-        "C10ValueError",
-        "C10NotImplementedError",
-    ]
+    assert (
+        out.splitlines()
+        == [
+            "cuda:0 True [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] True True",
+            "tensor([[0., 1., 2.],         [3., 4., 5.]], device='cuda:0')",
+            "cuda:1 (1, 3) [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]] 5.0",
+            "[[5.0, 5.0], [1.0, 1.0]] cuda:1",
+            "C10TypeError",
+            "True cuda:0 pyc10.int32",  # conversions on a device go through the host
+            f"{strided.tolist()} {strided[:, 1:].clone().tolist()}",
+            "C10ValueError",
+            "(2, 0) cuda:0 True",
+            "1024 2097152",  # g and z: two 512-byte blocks of one small segment on device 0
+            "1024 2097152",  # ... and h's block on device 1
+            "0 1536",  # the peak: g, z and the clone of a view of g
+            "0 True",
+            "67108864",
+            "C10MemoryError",
+            "C10ValueError",
+            "C10ValueError",
+            "C10ValueError",
+            "C10NotImplementedError",
+        ]
+    )
 
 
 def test_snapshots_array_interface_and_dlpack_streams(stub):

@@ -129,8 +129,13 @@ def test_copy_broadcasts_and_checks_like_torch():
         assert str(theirs.value) == msg
         with pytest.raises(RuntimeError, match=r"^" + __import__("re").escape(msg) + "$"):
             pyc10.empty(d).copy_(pyc10.empty(s))
+    ints = pyc10.from_numpy(np.array([-2, 0, 7], dtype=np.int32))
+    assert (
+        pyc10.empty(3).copy_(ints).tolist()
+        == torch.empty(3).copy_(torch.tensor([-2, 0, 7])).tolist()
+    )
     with pytest.raises(NotImplementedError):
-        pyc10.empty(3).copy_(pyc10.empty(3, dtype=pyc10.int32))
+        pyc10.empty(3).copy_(pyc10.empty(3, dtype=pyc10.quint8))
     with pytest.raises(TypeError):
         pyc10.empty(3).copy_(np.zeros(3))  # type: ignore[arg-type]
 
