@@ -6,6 +6,7 @@ data access follow.
 
 from __future__ import annotations
 
+import builtins
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any, cast, final
@@ -814,7 +815,7 @@ class Tensor(_ctensor.TensorBase):
             "data": (ptr if ptr else item, bool(lib.c10c_tensor_is_read_only(self._handle))),
         }
 
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+    def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> Any:
         """``numpy.asarray(t)``: a view of the tensor's memory (a copy if dtype differs)."""
         import numpy as np
 
@@ -823,7 +824,7 @@ class Tensor(_ctensor.TensorBase):
             return a.astype(dtype)
         return a.copy() if copy else a
 
-    def numpy(self, *, force: bool = False) -> Any:
+    def numpy(self, *, force: builtins.bool = False) -> Any:
         """A numpy array sharing this CPU tensor's memory (``force`` copies instead)."""
         a = self.__array__()
         return a.copy() if force else a
