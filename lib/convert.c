@@ -80,26 +80,29 @@ static float bf16_to_float(uint16_t b) { return f32_from((uint32_t)b << 16); }
 
 /* ---- Float8 ---- */
 
+/* c10's rounding of a finite, sign-less fp32 pattern to an fp8 format with mbits mantissa bits,
+ * exponent bias `bias`, smallest normal exponent field min_normal (in fp32's bias) and the
+ * denormal magic number's exponent field denorm: subnormals rounded by the FPU's addition,
+ * normals to nearest even by integer arithmetic. */
+static uint8_t fp8_round(uint32_t bits, int mbits, int bias, uint32_t min_normal, uint32_t denorm) {
+  const int shift = 23 - mbits;
+  if (bits < (min_normal << 23)) {
+    const uint32_t denorm_mask = denorm << 23;
+    return (uint8_t)(f32_bits(f32_from(bits) + f32_from(denorm_mask)) - denorm_mask);
+  }
+  uint32_t mant_odd = (bits >> shift) & 1;
+  bits += ((uint32_t)(bias - 127) << 23) + ((UINT32_C(1) << (shift - 1)) - 1) + mant_odd;
+  return (uint8_t)(bits >> shift);
+}
+
 /* c10's fp8e4m3fn_from_fp32_value, saturated as torch 2.13's copies are: the format has no
  * infinities, and what would round to its NaN pattern (0x7F: 464 and above, infinities) becomes
  * the largest finite value, 448, with its sign; NaN stays NaN. */
 static uint8_t e4m3fn_from_float(float f) {
-  const uint32_t fp8_max = UINT32_C(1087) << 20, denorm_mask = UINT32_C(141) << 23;
   uint32_t bits = f32_bits(f);
   const uint32_t sign = bits & UINT32_C(0x80000000);
   bits ^= sign;
-  uint8_t result;
-  if (bits >= fp8_max) {
-    result = 0x7F;
-  } else if (bits < (UINT32_C(121) << 23)) { /* below 2^-6: a subnormal, rounded by the FPU */
-    bits = f32_bits(f32_from(bits) + f32_from(denorm_mask));
-    result = (uint8_t)(bits - denorm_mask);
-  } else {
-    uint32_t mant_odd = (bits >> 20) & 1;
-    bits += ((uint32_t)(7 - 127) << 23) + UINT32_C(0x7FFFF);
-    bits += mant_odd;
-    result = (uint8_t)(bits >> 20);
-  }
+  uint8_t result = bits >= (UINT32_C(1087) << 20) ? 0x7F : fp8_round(bits, 3, 7, 121, 141);
   if (result == 0x7F && !isnan(f)) result = 0x7E; /* saturate */
   return (uint8_t)(result | (sign >> 24));
 }
@@ -116,25 +119,17 @@ static float e4m3fn_to_float(uint8_t v) {
   return (v & 0x80) ? -magnitude : magnitude;
 }
 
-/* c10's fp8e5m2_from_fp32_value: as Half's top byte, rounded to nearest even. */
+/* c10's fp8e5m2_from_fp32_value: as Half's top byte, rounded to nearest even; overflow to
+ * infinity. */
 static uint8_t e5m2_from_float(float f) {
-  const uint32_t fp32_inf = UINT32_C(255) << 23, fp8_max = UINT32_C(143) << 23;
-  const uint32_t denorm_mask = UINT32_C(134) << 23;
   uint32_t bits = f32_bits(f);
   const uint32_t sign = bits & UINT32_C(0x80000000);
   bits ^= sign;
   uint8_t result;
-  if (bits >= fp8_max) {
-    result = bits > fp32_inf ? UINT8_C(0x7F) : UINT8_C(0x7C);
-  } else if (bits < (UINT32_C(113) << 23)) {
-    bits = f32_bits(f32_from(bits) + f32_from(denorm_mask));
-    result = (uint8_t)(bits - denorm_mask);
-  } else {
-    uint32_t mant_odd = (bits >> 21) & 1;
-    bits += ((uint32_t)(15 - 127) << 23) + UINT32_C(0xFFFFF);
-    bits += mant_odd;
-    result = (uint8_t)(bits >> 21);
-  }
+  if (bits >= (UINT32_C(143) << 23))
+    result = bits > (UINT32_C(255) << 23) ? UINT8_C(0x7F) : UINT8_C(0x7C);
+  else
+    result = fp8_round(bits, 2, 15, 113, 134);
   return (uint8_t)(result | (sign >> 24));
 }
 
@@ -276,13 +271,17 @@ static void store(void *p, c10c_dtype t, const value *v) {
     case C10C_DTYPE_UINT32:
     case C10C_DTYPE_INT64:
     case C10C_DTYPE_UINT64: {
-      uint64_t bits = integer_bits(v, t);
-      size_t width = t == C10C_DTYPE_INT8 || t == C10C_DTYPE_UINT8     ? 1
-                     : t == C10C_DTYPE_INT16 || t == C10C_DTYPE_UINT16 ? 2
-                     : t == C10C_DTYPE_INT32 || t == C10C_DTYPE_UINT32 ? 4
-                                                                       : 8;
-      for (size_t b = 0; b < width; b++) /* little-endian bytes, whatever the host */
-        ((unsigned char *)p)[b] = (unsigned char)(bits >> (8 * b));
+      uint64_t bits = integer_bits(v, t); /* two's complement: truncation is the low bits */
+      uint8_t b8 = (uint8_t)bits;
+      uint16_t b16 = (uint16_t)bits;
+      uint32_t b32 = (uint32_t)bits;
+      size_t width = c10c_dtype_itemsize(t);
+      memcpy(p,
+             width == 1   ? (void *)&b8
+             : width == 2 ? (void *)&b16
+             : width == 4 ? (void *)&b32
+                          : (void *)&bits,
+             width);
       break;
     }
     case C10C_DTYPE_FLOAT16: {

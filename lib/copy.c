@@ -130,6 +130,19 @@ static void block_copy(char *d, const char *s, const int64_t *n, const int64_t *
   }
 }
 
+/* Advances the odometer over the first `outer` dims (moving d and s); false when it wrapped. */
+static bool loop_advance(const loop *l, size_t outer, char **d, const char **s) {
+  for (size_t k = outer; k-- > 0;) {
+    *d += l->dst[k];
+    *s += l->src[k];
+    if (++l->index[k] < l->sizes[k]) return true;
+    *d -= l->dst[k] * l->sizes[k];
+    *s -= l->src[k] * l->sizes[k];
+    l->index[k] = 0;
+  }
+  return false;
+}
+
 static void loop_run(const loop *l, char *d, const char *s, size_t item) {
   if (l->ndim == 0) { /* one element */
     memcpy(d, s, item);
@@ -140,22 +153,9 @@ static void loop_run(const loop *l, char *d, const char *s, size_t item) {
     return;
   }
   size_t inner = l->ndim - 2; /* the last two dims are one block */
-  int64_t *index = l->index;
-  for (size_t k = 0; k < inner; k++) index[k] = 0;
-  for (;;) {
-    block_copy(d, s, l->sizes + inner, l->dst + inner, l->src + inner, item);
-    size_t k = inner;
-    for (;;) { /* advance the odometer over the outer dims */
-      if (k == 0) return;
-      k--;
-      d += l->dst[k];
-      s += l->src[k];
-      if (++index[k] < l->sizes[k]) break;
-      d -= l->dst[k] * l->sizes[k];
-      s -= l->src[k] * l->sizes[k];
-      index[k] = 0;
-    }
-  }
+  for (size_t k = 0; k < inner; k++) l->index[k] = 0;
+  do block_copy(d, s, l->sizes + inner, l->dst + inner, l->src + inner, item);
+  while (loop_advance(l, inner, &d, &s));
 }
 
 /* The same walk, converting each element from src_type to dst_type. */
@@ -166,22 +166,9 @@ static void loop_convert(const loop *l, char *d, const char *s, c10c_dtype dst_t
     return;
   }
   size_t inner = l->ndim - 1;
-  int64_t *index = l->index;
-  for (size_t k = 0; k < inner; k++) index[k] = 0;
-  for (;;) {
-    c10c__convert_run(d, l->dst[inner], dst_type, s, l->src[inner], src_type, l->sizes[inner]);
-    size_t k = inner;
-    for (;;) {
-      if (k == 0) return;
-      k--;
-      d += l->dst[k];
-      s += l->src[k];
-      if (++index[k] < l->sizes[k]) break;
-      d -= l->dst[k] * l->sizes[k];
-      s -= l->src[k] * l->sizes[k];
-      index[k] = 0;
-    }
-  }
+  for (size_t k = 0; k < inner; k++) l->index[k] = 0;
+  do c10c__convert_run(d, l->dst[inner], dst_type, s, l->src[inner], src_type, l->sizes[inner]);
+  while (loop_advance(l, inner, &d, &s));
 }
 
 static bool is_cuda(const c10c_tensor *t) {
