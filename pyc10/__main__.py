@@ -84,6 +84,10 @@ def main() -> None:
         print(f"  {pyc10.cuda.device_count()} device(s): {names}")
     else:
         print(f"  not available here: {pyc10.cuda._unavailable_reason()}")
+        print(
+            "  (the test suite drives the CUDA code through a stand-in driver, and "
+            "bench/run_replay.py replays training traces through the caching allocator)"
+        )
 
 
 def _memory_tour() -> None:
@@ -165,6 +169,16 @@ def _tensor_tour() -> None:
     z = pyc10.zeros(2, 3)
     z[:, 1:] = pyc10.full((2,), 7.0).unsqueeze(1)
     print(f"  zeros(2, 3) with z[:, 1:] = full((2,), 7).unsqueeze(1): {z.numpy().tolist()}")
+    _section("conversions between dtypes (c10's casts, bit for bit as torch)")
+    f = pyc10.zeros(4)
+    for i, v in enumerate((0.1, 300.7, 1e6, -2.5)):
+        f[i] = v
+    print(f"  f = {f.tolist()}")
+    print(f"  f.half()       = {f.half().tolist()}")
+    print(f"  f.bfloat16()   = {f.bfloat16().tolist()}")
+    e4m3 = f.to(pyc10.float8_e4m3fn).tolist()
+    print(f"  f.to(float8_e4m3fn) = {e4m3}  (saturates at 448, as torch 2.13)")
+    print(f"  f.int()        = {f.int().tolist()},  f.byte() = {f.byte().tolist()}")
 
 
 def _exchange_tour() -> None:

@@ -29,6 +29,8 @@ def test_tour_runs_and_shows_every_section(tmp_path):
         "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)",
         "promote_types(pyc10.int64, pyc10.float16) = pyc10.float16",
         "Device index 128 is out of range",
+        "== conversions between dtypes",
+        "f.to(float8_e4m3fn) = [0.1015625, 288.0, 448.0, -2.5]",
     ]:
         assert text in out
     assert proc.stderr == ""
