@@ -171,8 +171,8 @@ def _tensor_tour() -> None:
     print(f"  zeros(2, 3) with z[:, 1:] = full((2,), 7).unsqueeze(1): {z.numpy().tolist()}")
     _section("conversions between dtypes (c10's casts, bit for bit as torch)")
     f = pyc10.zeros(4)
-    for i, v in enumerate((0.1, 300.7, 1e6, -2.5)):
-        f[i] = v
+    for i, value in enumerate((0.1, 300.7, 1e6, -2.5)):
+        f[i] = value
     print(f"  f = {f.tolist()}")
     print(f"  f.half()       = {f.half().tolist()}")
     print(f"  f.bfloat16()   = {f.bfloat16().tolist()}")
