@@ -94,9 +94,14 @@ static c10c_status segment_reserve(void *self, int device, size_t size, void **b
   return c10c__cuda_restore(st);
 }
 
+/* The virtual-memory calls run in the device's context, as PyTorch's run under its device
+ * guard (the engine may release another device's pages). */
 static void segment_unreserve(void *self, int device, void *base, size_t size) {
-  (void)self, (void)device;
-  c10c__cuda.cuMemAddressFree((CUdeviceptr)(uintptr_t)base, size);
+  (void)self;
+  if (c10c__cuda_activate((c10c_device_index)device) == C10C_STATUS_OK) {
+    c10c__cuda.cuMemAddressFree((CUdeviceptr)(uintptr_t)base, size);
+    c10c__cuda_restore(C10C_STATUS_OK);
+  }
 }
 
 /* New physical memory on the device, mapped at ptr and made read-write for the device
@@ -110,10 +115,12 @@ static c10c_status segment_map(void *self, int device, void *ptr, size_t size, v
                             CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   CUmemGenericAllocationHandle h = 0;
   CUdeviceptr at = (CUdeviceptr)(uintptr_t)ptr;
-  CUresult r = c10c__cuda.cuMemCreate(&h, size, &prop, 0);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) return C10C_STATUS_OUT_OF_MEMORY;
-  c10c_status st = c10c__cuda_check(r, "cuMemCreate");
+  c10c_status st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
+  CUresult r = c10c__cuda.cuMemCreate(&h, size, &prop, 0);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) return c10c__cuda_restore(C10C_STATUS_OUT_OF_MEMORY);
+  st = c10c__cuda_check(r, "cuMemCreate");
+  if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
   st = c10c__cuda_check(c10c__cuda.cuMemMap(at, size, 0, h, 0), "cuMemMap");
   if (st == C10C_STATUS_OK) {
     st = c10c__cuda_check(c10c__cuda.cuMemSetAccess(at, size, &access, 1), "cuMemSetAccess");
@@ -121,16 +128,19 @@ static c10c_status segment_map(void *self, int device, void *ptr, size_t size, v
   }
   if (st != C10C_STATUS_OK) {
     c10c__cuda.cuMemRelease(h);
-    return st;
+    return c10c__cuda_restore(st);
   }
   *handle = (void *)(uintptr_t)h;
-  return C10C_STATUS_OK;
+  return c10c__cuda_restore(C10C_STATUS_OK);
 }
 
 static void segment_unmap(void *self, int device, void *ptr, size_t size, void *handle) {
-  (void)self, (void)device;
-  c10c__cuda.cuMemUnmap((CUdeviceptr)(uintptr_t)ptr, size);
-  c10c__cuda.cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)handle);
+  (void)self;
+  if (c10c__cuda_activate((c10c_device_index)device) == C10C_STATUS_OK) {
+    c10c__cuda.cuMemUnmap((CUdeviceptr)(uintptr_t)ptr, size);
+    c10c__cuda.cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)handle);
+    c10c__cuda_restore(C10C_STATUS_OK);
+  }
 }
 
 /* Unmapping does not wait for the device's work (PyTorch synchronizes first too). */

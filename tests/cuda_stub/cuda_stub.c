@@ -669,6 +669,7 @@ EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAl
 EXPORT CUresult cuMemAddressReserve(CUdeviceptr *out, size_t size, size_t alignment,
                                     CUdeviceptr addr, unsigned long long flags) {
   ENTER("cuMemAddressReserve");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   (void)addr; /* a hint */
   if (!out || size == 0 || size % GRANULARITY || flags || (alignment & (alignment - 1)))
     return CUDA_ERROR_INVALID_VALUE;
@@ -704,6 +705,7 @@ EXPORT CUresult cuMemAddressReserve(CUdeviceptr *out, size_t size, size_t alignm
 
 EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   ENTER("cuMemAddressFree");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   pthread_mutex_lock(&lock);
   reservation **link = &reservations;
   while (*link && ((*link)->base != ptr || (*link)->size != size)) link = &(*link)->next;
@@ -725,6 +727,7 @@ EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) {
 EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                             const CUmemAllocationProp *prop, unsigned long long flags) {
   ENTER("cuMemCreate");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   if (!handle || !prop || size == 0 || size % GRANULARITY || flags || prop->type != 1 ||
       prop->location.type != 1)
     return CUDA_ERROR_INVALID_VALUE;
@@ -771,6 +774,7 @@ static physical *find_physical(CUmemGenericAllocationHandle handle) {
 
 EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   ENTER("cuMemRelease");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   pthread_mutex_lock(&lock);
   physical *ph = find_physical(handle);
   if (ph) {
@@ -786,6 +790,7 @@ EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
 EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                          CUmemGenericAllocationHandle handle, unsigned long long flags) {
   ENTER("cuMemMap");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   if (flags || size == 0 || size % GRANULARITY || ptr % GRANULARITY)
     return CUDA_ERROR_INVALID_VALUE;
   mapping *m = malloc(sizeof *m);
@@ -819,6 +824,7 @@ EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
                                size_t count) {
   ENTER("cuMemSetAccess");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   if (!desc || count == 0 || desc->location.type != 1 || desc->flags != 3)
     return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&lock);
@@ -838,6 +844,7 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDe
 
 EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   ENTER("cuMemUnmap");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   pthread_mutex_lock(&lock);
   size_t covered = 0;
   for (mapping *m = mappings; m; m = m->next)
