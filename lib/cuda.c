@@ -60,7 +60,8 @@ c10c__cuda_driver c10c__cuda;
   X(cuMemRelease, "cuMemRelease")               \
   X(cuMemMap, "cuMemMap")                       \
   X(cuMemUnmap, "cuMemUnmap")                   \
-  X(cuMemSetAccess, "cuMemSetAccess")
+  X(cuMemSetAccess, "cuMemSetAccess")           \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute")
 
 typedef enum { NOT_LOADED, AVAILABLE, UNAVAILABLE } load_state;
 
@@ -103,7 +104,32 @@ bool c10c__cuda_has_vmm(void) {
   return c10c__cuda.cuMemAddressReserve != NULL && c10c__cuda.cuMemAddressFree != NULL &&
          c10c__cuda.cuMemCreate != NULL && c10c__cuda.cuMemRelease != NULL &&
          c10c__cuda.cuMemMap != NULL && c10c__cuda.cuMemUnmap != NULL &&
-         c10c__cuda.cuMemSetAccess != NULL;
+         c10c__cuda.cuMemSetAccess != NULL && c10c__cuda.cuDeviceGetAttribute != NULL;
+}
+
+c10c_status c10c__cuda_check_vmm(void) {
+  c10c_status st = c10c__cuda_ensure();
+  if (st != C10C_STATUS_OK) return st;
+  if (!c10c__cuda_has_vmm())
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "expandable_segments:True needs the driver's virtual memory management");
+  for (int i = 0; i < count; i++) {
+    CUdevice device = 0;
+    int supported = 0;
+    st = c10c__cuda_check(c10c__cuda.cuDeviceGet(&device, i), "cuDeviceGet");
+    if (st == C10C_STATUS_OK)
+      st = c10c__cuda_check(
+          c10c__cuda.cuDeviceGetAttribute(
+              &supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device),
+          "cuDeviceGetAttribute");
+    if (st != C10C_STATUS_OK) return st;
+    if (!supported)
+      return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                        "expandable_segments:True needs virtual memory management, which CUDA "
+                        "device %d does not support",
+                        i);
+  }
+  return C10C_STATUS_OK;
 }
 
 static void load(void) {
@@ -139,7 +165,7 @@ static void load(void) {
   OPTIONAL_DRIVER_ENTRIES(RESOLVE_OPTIONAL)
 #undef RESOLVE_OPTIONAL
   if (!c10c__cuda_has_vmm()) /* all or none */
-    c10c__cuda.cuMemAddressReserve = NULL;
+    c10c__cuda.cuMemAddressReserve = NULL, c10c__cuda.cuDeviceGetAttribute = NULL;
   char what[256];
   CUresult r = c10c__cuda.cuInit(0);
   if (r != 0) {

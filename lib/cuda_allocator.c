@@ -163,6 +163,16 @@ static c10c_status segment_stream_wait(void *self, int device, c10c_stream_id st
                           "cuStreamWaitEvent");
 }
 
+/* Settings for the engine, after checking that every device can map memory when expandable
+ * segments are asked for. */
+static c10c_status configure(c10c__engine *e, const c10c__device_alloc_config *config) {
+  if (config->expandable_segments) {
+    c10c_status st = c10c__cuda_check_vmm();
+    if (st != C10C_STATUS_OK) return st;
+  }
+  return c10c__engine_configure(e, config);
+}
+
 static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
 static char config_error[256];
 static c10c__engine *engine;
@@ -197,7 +207,7 @@ static void make_engine(void) {
   char msg[256];
   engine_status = c10c__parse_device_alloc_config(text, &config, msg, sizeof msg);
   if (engine_status == C10C_STATUS_OK) {
-    engine_status = c10c__engine_configure(engine, &config);
+    engine_status = configure(engine, &config);
     if (engine_status != C10C_STATUS_OK) snprintf(msg, sizeof msg, "%s", c10c_last_error_message());
   }
   if (engine_status == C10C_STATUS_OK) {
@@ -344,7 +354,7 @@ c10c_status c10c_cuda_set_allocator_settings(const char *config) {
   char msg[256];
   st = c10c__parse_device_alloc_config(config, &parsed, msg, sizeof msg);
   if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
-  return c10c__engine_configure(e, &parsed);
+  return configure(e, &parsed);
 }
 
 c10c_status c10c_cuda_record_memory_history(size_t max_entries) {

@@ -53,7 +53,8 @@ enum {
   CU_MEM_ALLOCATION_TYPE_PINNED = 1,
   CU_MEM_HANDLE_TYPE_NONE = 0,
   CU_MEM_LOCATION_TYPE_DEVICE = 1,
-  CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+  CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3,
+  CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = 102
 };
 
 typedef struct c10c__cuda_driver {
@@ -102,10 +103,16 @@ typedef struct c10c__cuda_driver {
   CUresult (*cuMemUnmap)(CUdeviceptr ptr, size_t size);
   CUresult (*cuMemSetAccess)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
                              size_t count);
+  CUresult (*cuDeviceGetAttribute)(int *value, int attribute, CUdevice device);
 } c10c__cuda_driver;
 
 /* Whether the driver has the virtual memory management entry points. */
 bool c10c__cuda_has_vmm(void);
+
+/* Whether every device supports virtual memory management (the driver's
+ * CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED); if not, C10C_STATUS_NOT_IMPLEMENTED
+ * naming the device. */
+c10c_status c10c__cuda_check_vmm(void);
 
 /* Filled once the driver is loaded (all NULL while CUDA is unavailable). */
 extern c10c__cuda_driver c10c__cuda;

@@ -658,6 +658,17 @@ EXPORT long c10c_stub_mapped_bytes(void) {
   return n;
 }
 
+/* Attribute 102 (virtual memory management supported): 1, or 0 with C10C_STUB_NO_VMM_DEVICE set
+ * (a device that lacks it); other attributes 0. */
+EXPORT CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice d) {
+  ENTER("cuDeviceGetAttribute");
+  CUresult r = check_device(d);
+  if (r != CUDA_SUCCESS) return r;
+  if (!value) return CUDA_ERROR_INVALID_VALUE;
+  *value = attribute == 102 && !env_long("C10C_STUB_NO_VMM_DEVICE", 0);
+  return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
                                               int option) {
   ENTER("cuMemGetAllocationGranularity");
