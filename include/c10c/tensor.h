@@ -253,13 +253,15 @@ C10C_API c10c_status c10c_tensor_diagonal(c10c_tensor **out, const c10c_tensor *
 C10C_API c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
                                         int64_t size, int64_t step);
 
-/* ---- copies and fills (CPU tensors; other devices give C10C_STATUS_NOT_IMPLEMENTED) ----
+/* ---- copies and fills (CPU and CUDA tensors; other devices give C10C_STATUS_NOT_IMPLEMENTED) ----
  * In-place writes bump the version counter of every tensor over the storage, and inference
  * tensors refuse them outside inference mode with c10's message (see c10c_tensor_bump_version). */
 
-/* torch.Tensor.copy_(src): src broadcast to dst's shape, same dtype (other dtypes:
- * C10C_STATUS_NOT_IMPLEMENTED for now). A src that is the same view of the same storage is a
- * no-op. Errors as TensorIterator: "unsupported operation: more than one element of the
+/* torch.Tensor.copy_(src): src broadcast to dst's shape and converted to dst's dtype with c10's
+ * casts (bool, integers, Half, BFloat16, Float8 e4m3fn (saturating, as torch 2.13) and e5m2,
+ * float, double, complex; C10C_STATUS_NOT_IMPLEMENTED naming any other dtype). NaN and
+ * out-of-range floats to integers, undefined in C++, give what x86's scalar conversions give. A
+ * src that is the same view of the same storage is a no-op. Errors as TensorIterator: "unsupported operation: more than one element of the
  * written-to tensor refers to a single memory location. Please clone() the tensor before
  * performing the operation." (dst has a stride-0 dim), "unsupported operation: some elements of
  * the input tensor and the written-to tensor refer to a single memory location. ..." (dense views
