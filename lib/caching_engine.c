@@ -189,23 +189,28 @@ void c10c__format_size(char *out, size_t size, double bytes) {
 
 /* ---- statistics: all and the block's pool ---- */
 
-static void stat(c10c_stat *s, bool small, int64_t delta) {
+static inline void stat(c10c_stat *s, bool small, int64_t delta) {
   c10c__stat_update(&s[C10C_STAT_ALL], delta);
   c10c__stat_update(&s[small ? C10C_STAT_SMALL_POOL : C10C_STAT_LARGE_POOL], delta);
 }
 
 /* ---- the trace ---- */
 
-static void trace(c10c__engine *e, int device, trace_action action, const void *addr, size_t size,
-                  c10c_stream_id stream) {
+static void trace_record(c10c__engine *e, int device, trace_action action, const void *addr,
+                         size_t size, c10c_stream_id stream) {
   device_state *d = &e->state[device];
-  if (d->trace == NULL) return;
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   d->trace[d->trace_next] = (trace_entry){action, (uintptr_t)addr, size, stream,
                                           (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000};
   d->trace_next = (d->trace_next + 1) % e->trace_capacity;
   if (d->trace_count < e->trace_capacity) d->trace_count++;
+}
+
+/* Records an allocator event when a trace is kept (the common case is one test). */
+static inline void trace(c10c__engine *e, int device, trace_action action, const void *addr,
+                         size_t size, c10c_stream_id stream) {
+  if (e->trace_capacity != 0) trace_record(e, device, action, addr, size, stream);
 }
 
 /* ---- the pools: free blocks by (stream, size, address); unmapped ranges by (stream, address) */

@@ -74,7 +74,8 @@ static bool forked; /* this process is a child forked after the driver was initi
 static CUcontext primary[C10C_CUDA_MAX_DEVICES];
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static _Thread_local c10c_device_index current_device; /* not hot: the default TLS model */
+/* initial-exec: every CUDA allocation reads it (one load, no __tls_get_addr) */
+static _Thread_local c10c_device_index current_device __attribute__((tls_model("initial-exec")));
 
 static void after_fork_in_child(void) {
   if (state == AVAILABLE) forked = true;
@@ -192,6 +193,8 @@ static void load(void) {
 }
 
 static c10c_status ensure_loaded(void) {
+  /* loaded and not forked since: the common case without pthread_once's call */
+  if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == AVAILABLE && !forked) return C10C_STATUS_OK;
   pthread_once(&load_once, load);
   if (forked)
     return c10c__fail(C10C_STATUS_UNAVAILABLE,

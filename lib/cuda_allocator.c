@@ -200,43 +200,50 @@ static void make_engine(void) {
                                    .unreserve = vmm ? segment_unreserve : NULL,
                                    .stream_wait = segment_stream_wait,
                                    .synchronize = segment_synchronize};
-  engine_status = c10c__engine_new(&engine, backend, c10c_cuda_device_count());
+  c10c__engine *made = NULL;
+  engine_status = c10c__engine_new(&made, backend, c10c_cuda_device_count());
   const char *text = config_text();
-  if (engine_status != C10C_STATUS_OK || text == NULL) return;
-  c10c__device_alloc_config config = c10c__device_alloc_config_default();
-  char msg[256];
-  engine_status = c10c__parse_device_alloc_config(text, &config, msg, sizeof msg);
-  if (engine_status == C10C_STATUS_OK) {
-    engine_status = configure(engine, &config);
-    if (engine_status != C10C_STATUS_OK) snprintf(msg, sizeof msg, "%s", c10c_last_error_message());
+  char msg[256] = "";
+  if (engine_status == C10C_STATUS_OK && text != NULL) {
+    c10c__device_alloc_config config = c10c__device_alloc_config_default();
+    engine_status = c10c__parse_device_alloc_config(text, &config, msg, sizeof msg);
+    if (engine_status == C10C_STATUS_OK) {
+      engine_status = configure(made, &config);
+      if (engine_status != C10C_STATUS_OK)
+        snprintf(msg, sizeof msg, "%s", c10c_last_error_message());
+    }
+    if (engine_status != C10C_STATUS_OK) {
+      c10c__fail(engine_status, "%s", msg); /* every allocation reports it */
+      c10c__engine_destroy(made);
+      made = NULL;
+      snprintf(config_error, sizeof config_error, "%s", msg);
+    }
   }
-  if (engine_status == C10C_STATUS_OK) {
-    return;
-  } else {
-    c10c__fail(engine_status, "%s", msg); /* every allocation reports it */
-    c10c__engine_destroy(engine);
-    engine = NULL;
-    snprintf(config_error, sizeof config_error, "%s", msg);
-  }
+  __atomic_store_n(&engine, made, __ATOMIC_RELEASE);
 }
 
 /* The process's CUDA caching engine (made on first use, once CUDA is known to be there). */
 static c10c_status get_engine(c10c__engine **out) {
   c10c_status st = c10c__cuda_ensure();
   if (st != C10C_STATUS_OK) return st;
-  pthread_once(&engine_once, make_engine);
-  if (engine == NULL)
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (e == NULL) { /* first use, or it could not be made */
+    pthread_once(&engine_once, make_engine);
+    e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  }
+  if (e == NULL)
     return c10c__fail(engine_status != C10C_STATUS_OK ? engine_status : C10C_STATUS_INTERNAL,
                       "the CUDA caching allocator could not be made%s%s",
                       config_error[0] ? ": " : "", config_error);
-  *out = engine;
+  *out = e;
   return C10C_STATUS_OK;
 }
 
 /* ---- the allocator: blocks of the current device for its current stream ---- */
 
 static void block_free(void *ctx) {
-  if (engine != NULL) c10c__engine_free(engine, ctx); /* an unknown pointer cannot reach here */
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (e != NULL) c10c__engine_free(e, ctx); /* an unknown pointer cannot reach here */
 }
 
 static c10c_status cuda_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
@@ -265,12 +272,14 @@ static c10c_status cuda_stats(void *self, c10c_memory_stats *out) {
 
 static void cuda_empty_cache(void *self) {
   (void)self;
-  if (engine != NULL) c10c__engine_empty_cache(engine);
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (e != NULL) c10c__engine_empty_cache(e);
 }
 
 static void cuda_reset_peaks(void *self) {
   (void)self;
-  if (engine != NULL) c10c__engine_reset_peaks(engine, c10c__cuda_current());
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (e != NULL) c10c__engine_reset_peaks(e, c10c__cuda_current());
 }
 
 static c10c_allocator cuda_allocator = {
@@ -341,8 +350,9 @@ c10c_status c10c_cuda_record_stream_data(const c10c_data_ptr *data, c10c_stream 
                       "record_stream: the memory is on cuda:%d, the stream on cuda:%d",
                       (int)data->device.index, (int)stream.device.index);
   /* memory of another allocator (a DLPack import, a host's allocator): nothing to hold back */
-  if (data->deleter != block_free || data->ctx == NULL || engine == NULL) return C10C_STATUS_OK;
-  return c10c__engine_record_stream(engine, data->ctx, stream.id);
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (data->deleter != block_free || data->ctx == NULL || e == NULL) return C10C_STATUS_OK;
+  return c10c__engine_record_stream(e, data->ctx, stream.id);
 }
 
 c10c_status c10c_cuda_set_allocator_settings(const char *config) {
