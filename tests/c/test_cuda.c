@@ -667,6 +667,48 @@ TEST(fake_addresses_model_a_large_device) {
   ASSERT_EQ(stub_long("c10c_stub_used", 0), 0);
 }
 
+/* stream_ordered_reuse:True through the driver: a block freed by stream a, whose work on it is
+ * still queued, is handed to stream b after cuStreamWaitEvent, so b's later work runs after a's
+ * (the stand-in's clock shows it); without the option b gets a new block. */
+TEST(stream_ordered_reuse_makes_the_new_stream_wait) {
+  ASSERT_OK(c10c_cuda_set_device(0));
+  c10c_allocator *alloc = NULL;
+  ASSERT_OK(c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA));
+  ASSERT_OK(c10c_allocator_empty_cache(alloc));
+  uint64_t (*busy)(void *) = NULL;
+  void *address = stub("c10c_stub_stream_busy");
+  memcpy(&busy, &address, sizeof address);
+  ASSERT_TRUE(busy != NULL);
+  for (int on = 0; on < 2; on++) {
+    ASSERT_OK(c10c_cuda_set_allocator_settings(on ? "stream_ordered_reuse:True" : ""));
+    c10c_stream a, b, d0;
+    void *ha = NULL, *hb = NULL;
+    ASSERT_OK(c10c_cuda_stream_from_pool(&a, 0, 0));
+    ASSERT_OK(c10c_cuda_stream_from_pool(&b, 0, 0));
+    ASSERT_OK(c10c_cuda_stream_handle(&ha, a));
+    ASSERT_OK(c10c_cuda_stream_handle(&hb, b));
+    ASSERT_OK(c10c_cuda_default_stream(&d0, 0));
+    c10c_data_ptr first, second;
+    ASSERT_OK(c10c_cuda_set_current_stream(a));
+    ASSERT_OK(c10c_allocator_allocate(alloc, 12 << 20, &first));
+    void *where = first.data;
+    stub_enqueue(a, 40); /* a still works on it when it is freed */
+    c10c_data_ptr_free(&first);
+    long waits = stub_calls("cuStreamWaitEvent");
+    ASSERT_OK(c10c_cuda_set_current_stream(b));
+    ASSERT_OK(c10c_allocator_allocate(alloc, 12 << 20, &second));
+    ASSERT_EQ(second.data == where, on);
+    ASSERT_EQ(stub_calls("cuStreamWaitEvent") - waits, on);
+    if (on) ASSERT_TRUE(busy(hb) >= busy(ha)); /* b is ordered after a's work */
+    c10c_data_ptr_free(&second);
+    ASSERT_OK(c10c_cuda_set_current_stream(d0));
+    ASSERT_OK(c10c_cuda_synchronize(0));
+    ASSERT_OK(c10c_allocator_empty_cache(alloc));
+  }
+  ASSERT_OK(c10c_cuda_set_allocator_settings(""));
+  ASSERT_EQ(stub_long("c10c_stub_violations", 0), 0);
+}
+
 int main(int argc, char **argv) {
   scenario = argc > 1 ? argv[1] : "available";
   static const test_case available[] = {
@@ -679,7 +721,8 @@ int main(int argc, char **argv) {
       T(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver),
       T(record_stream_keeps_memory_until_the_other_stream_is_done),
       T(a_child_forked_after_init_is_refused),
-      T(expandable_segments_over_the_drivers_virtual_memory)};
+      T(expandable_segments_over_the_drivers_virtual_memory),
+      T(stream_ordered_reuse_makes_the_new_stream_wait)};
   static const test_case no_vmm[] = {
       T(a_driver_without_virtual_memory_refuses_expandable_segments)};
   static const test_case fake[] = {T(fake_addresses_model_a_large_device)};
