@@ -18,15 +18,24 @@
 #include <math.h>
 #include <string.h>
 
-/* A loaded element: an integer (signed or not), or a real or complex double. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define HAVE_F16C_PATH 1
+#endif
+
+/* Elements are converted a chunk at a time: loaded into 64-bit integers (signed or not) or
+ * doubles (complex: two), then stored from there; each pass is one tight loop per dtype, which
+ * compilers vectorize where the formats allow. */
 typedef enum { K_INT, K_UINT, K_REAL, K_COMPLEX } kind;
 
-typedef struct value {
+enum { CHUNK = 256 };
+
+typedef struct chunk {
   kind k;
-  int64_t i;
-  uint64_t u;
-  double re, im;
-} value;
+  uint64_t bits[CHUNK]; /* K_INT (two's complement) and K_UINT */
+  double re[CHUNK], im[CHUNK];
+} chunk;
 
 static uint32_t f32_bits(float f) {
   uint32_t u;
@@ -137,194 +146,165 @@ static float e5m2_to_float(uint8_t v) { return half_to_float((uint16_t)(v << 8))
 
 /* ---- loading ---- */
 
-static value load(const void *p, c10c_dtype t) {
-  value v = {K_INT, 0, 0, 0, 0};
+/* (the contiguous case is its own loop, with a constant stride compilers can vectorize) */
+#define LOAD(ctype, assign)                                   \
+  if (ss == (int64_t)sizeof(ctype)) {                         \
+    for (int64_t i = 0; i < n; i++) {                         \
+      ctype x;                                                \
+      memcpy(&x, src + i * (int64_t)sizeof(ctype), sizeof x); \
+      assign;                                                 \
+    }                                                         \
+  } else {                                                    \
+    for (int64_t i = 0; i < n; i++) {                         \
+      ctype x;                                                \
+      memcpy(&x, src + i * ss, sizeof x);                     \
+      assign;                                                 \
+    }                                                         \
+  }                                                           \
+  break
+
+static void load_chunk(chunk *c, const char *src, int64_t ss, c10c_dtype t, int64_t n) {
+  c->k = K_REAL;
   switch (t) {
-#define INT_CASE(T, ctype)   \
-  case T: {                  \
-    ctype x;                 \
-    memcpy(&x, p, sizeof x); \
-    v.i = x;                 \
-    break;                   \
-  }
-#define UINT_CASE(T, ctype)  \
-  case T: {                  \
-    ctype x;                 \
-    memcpy(&x, p, sizeof x); \
-    v.k = K_UINT, v.u = x;   \
-    break;                   \
-  }
-    INT_CASE(C10C_DTYPE_INT8, int8_t)
-    INT_CASE(C10C_DTYPE_INT16, int16_t)
-    INT_CASE(C10C_DTYPE_INT32, int32_t)
-    INT_CASE(C10C_DTYPE_INT64, int64_t)
-    UINT_CASE(C10C_DTYPE_UINT8, uint8_t)
-    UINT_CASE(C10C_DTYPE_UINT16, uint16_t)
-    UINT_CASE(C10C_DTYPE_UINT32, uint32_t)
-    UINT_CASE(C10C_DTYPE_UINT64, uint64_t)
-#undef INT_CASE
-#undef UINT_CASE
-    case C10C_DTYPE_BOOL: v.k = K_UINT, v.u = *(const unsigned char *)p != 0; break;
-    case C10C_DTYPE_FLOAT16: {
-      uint16_t h;
-      memcpy(&h, p, 2);
-      v.k = K_REAL, v.re = half_to_float(h);
+    case C10C_DTYPE_INT8: c->k = K_INT; LOAD(int8_t, c->bits[i] = (uint64_t)(int64_t)x);
+    case C10C_DTYPE_INT16: c->k = K_INT; LOAD(int16_t, c->bits[i] = (uint64_t)(int64_t)x);
+    case C10C_DTYPE_INT32: c->k = K_INT; LOAD(int32_t, c->bits[i] = (uint64_t)(int64_t)x);
+    case C10C_DTYPE_INT64: c->k = K_INT; LOAD(int64_t, c->bits[i] = (uint64_t)x);
+    case C10C_DTYPE_UINT8: c->k = K_UINT; LOAD(uint8_t, c->bits[i] = x);
+    case C10C_DTYPE_UINT16: c->k = K_UINT; LOAD(uint16_t, c->bits[i] = x);
+    case C10C_DTYPE_UINT32: c->k = K_UINT; LOAD(uint32_t, c->bits[i] = x);
+    case C10C_DTYPE_UINT64: c->k = K_UINT; LOAD(uint64_t, c->bits[i] = x);
+    case C10C_DTYPE_BOOL: c->k = K_UINT; LOAD(unsigned char, c->bits[i] = x != 0);
+    case C10C_DTYPE_FLOAT16: LOAD(uint16_t, c->re[i] = half_to_float(x));
+    case C10C_DTYPE_BFLOAT16: LOAD(uint16_t, c->re[i] = bf16_to_float(x));
+    case C10C_DTYPE_FLOAT8_E4M3FN: LOAD(uint8_t, c->re[i] = e4m3fn_to_float(x));
+    case C10C_DTYPE_FLOAT8_E5M2: LOAD(uint8_t, c->re[i] = e5m2_to_float(x));
+    case C10C_DTYPE_FLOAT32: LOAD(float, c->re[i] = x);
+    case C10C_DTYPE_FLOAT64: LOAD(double, c->re[i] = x);
+    case C10C_DTYPE_COMPLEX32:
+      c->k = K_COMPLEX;
+      LOAD(uint32_t, (c->re[i] = half_to_float((uint16_t)(x & 0xFFFF)),
+                      c->im[i] = half_to_float((uint16_t)(x >> 16))));
+    case C10C_DTYPE_COMPLEX64:
+      c->k = K_COMPLEX;
+      for (int64_t i = 0; i < n; i++) {
+        float x[2];
+        memcpy(x, src + i * ss, sizeof x);
+        c->re[i] = x[0], c->im[i] = x[1];
+      }
       break;
-    }
-    case C10C_DTYPE_BFLOAT16: {
-      uint16_t b;
-      memcpy(&b, p, 2);
-      v.k = K_REAL, v.re = bf16_to_float(b);
+    case C10C_DTYPE_COMPLEX128:
+      c->k = K_COMPLEX;
+      for (int64_t i = 0; i < n; i++) {
+        double x[2];
+        memcpy(x, src + i * ss, sizeof x);
+        c->re[i] = x[0], c->im[i] = x[1];
+      }
       break;
-    }
-    case C10C_DTYPE_FLOAT8_E4M3FN: v.k = K_REAL, v.re = e4m3fn_to_float(*(const uint8_t *)p); break;
-    case C10C_DTYPE_FLOAT8_E5M2: v.k = K_REAL, v.re = e5m2_to_float(*(const uint8_t *)p); break;
-    case C10C_DTYPE_FLOAT32: {
-      float f;
-      memcpy(&f, p, 4);
-      v.k = K_REAL, v.re = f;
-      break;
-    }
-    case C10C_DTYPE_FLOAT64:
-      memcpy(&v.re, p, 8);
-      v.k = K_REAL;
-      break;
-    case C10C_DTYPE_COMPLEX32: {
-      uint16_t h[2];
-      memcpy(h, p, 4);
-      v.k = K_COMPLEX, v.re = half_to_float(h[0]), v.im = half_to_float(h[1]);
-      break;
-    }
-    case C10C_DTYPE_COMPLEX64: {
-      float f[2];
-      memcpy(f, p, 8);
-      v.k = K_COMPLEX, v.re = f[0], v.im = f[1];
-      break;
-    }
-    case C10C_DTYPE_COMPLEX128: {
-      double d[2];
-      memcpy(d, p, 16);
-      v.k = K_COMPLEX, v.re = d[0], v.im = d[1];
-      break;
-    }
     default: break; /* refused by c10c__convertible */
   }
-  return v;
 }
+#undef LOAD
 
 /* ---- storing ---- */
 
 /* x86's cvttsd2si: truncation, the most negative value for NaN and out-of-range values. */
-static int64_t to_int64(double d) {
-  if (!(d >= -0x1p63 && d < 0x1p63)) return INT64_MIN;
-  return (int64_t)d;
+static inline int64_t to_int64(double d) {
+  return d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : INT64_MIN;
 }
 
-static int32_t to_int32(double d) {
-  if (!(d > -0x1p31 - 1.0 && d < 0x1p31)) return INT32_MIN;
-  return (int32_t)d;
+static inline int32_t to_int32(double d) {
+  return d > -0x1p31 - 1.0 && d < 0x1p31 ? (int32_t)d : INT32_MIN;
 }
 
-/* The integer bits of v for an integer dtype of the given width (two's complement). */
-static uint64_t integer_bits(const value *v, c10c_dtype t) {
-  if (v->k == K_INT) return (uint64_t)v->i;
-  if (v->k == K_UINT) return v->u;
-  double d = v->re;
-  switch (t) {
-    case C10C_DTYPE_INT8:
-    case C10C_DTYPE_INT16:
-    case C10C_DTYPE_UINT16:
-    case C10C_DTYPE_INT32: return (uint64_t)(int64_t)to_int32(d);
-    case C10C_DTYPE_UINT64:
-      if (d >= 0x1p63 && d < 0x1p64) return (uint64_t)d; /* in range above int64's */
-      return (uint64_t)to_int64(d);
-    default: /* INT64, UINT8 (through int64, as c10), UINT32 */ return (uint64_t)to_int64(d);
+/* uint64: values above int64's range directly, the rest through int64 (as compilers do). */
+static inline uint64_t to_uint64(double d) {
+  return d >= 0x1p63 && d < 0x1p64 ? (uint64_t)d : (uint64_t)to_int64(d);
+}
+
+/* One loop per kind of chunk: v is the element (int64_t, uint64_t or double), x what is stored. */
+#define STORE_LOOP(ctype, vtype, source, expr)                \
+  if (ds == (int64_t)sizeof(ctype)) {                         \
+    for (int64_t i = 0; i < n; i++) {                         \
+      vtype v = (vtype)(source)[i];                           \
+      ctype x = expr;                                         \
+      memcpy(dst + i * (int64_t)sizeof(ctype), &x, sizeof x); \
+    }                                                         \
+  } else {                                                    \
+    for (int64_t i = 0; i < n; i++) {                         \
+      vtype v = (vtype)(source)[i];                           \
+      ctype x = expr;                                         \
+      memcpy(dst + i * ds, &x, sizeof x);                     \
+    }                                                         \
   }
-}
 
-static float as_float(const value *v) {
-  if (v->k == K_INT) return (float)v->i;
-  if (v->k == K_UINT) return (float)v->u;
-  return (float)v->re;
-}
+#define STORE(ctype, from_int, from_uint, from_real)                    \
+  switch (c->k) {                                                       \
+    case K_INT: STORE_LOOP(ctype, int64_t, c->bits, from_int) break;    \
+    case K_UINT: STORE_LOOP(ctype, uint64_t, c->bits, from_uint) break; \
+    default: STORE_LOOP(ctype, double, c->re, from_real) break;         \
+  }                                                                     \
+  break
 
-static double as_double(const value *v) {
-  if (v->k == K_INT) return (double)v->i;
-  if (v->k == K_UINT) return (double)v->u;
-  return v->re;
-}
+/* The same for a target of the same expression in all three kinds (v converts implicitly). */
+#define STORE_ANY(ctype, expr) STORE(ctype, expr, expr, expr)
 
-static void store(void *p, c10c_dtype t, const value *v) {
+/* Complex targets: the real part as above, the imaginary part from a complex chunk or 0. */
+#define STORE_COMPLEX(part, convert)                          \
+  for (int64_t i = 0; i < n; i++) {                           \
+    double r = c->k == K_INT    ? (double)(int64_t)c->bits[i] \
+               : c->k == K_UINT ? (double)c->bits[i]          \
+                                : c->re[i];                   \
+    float rf = c->k == K_INT    ? (float)(int64_t)c->bits[i]  \
+               : c->k == K_UINT ? (float)c->bits[i]           \
+                                : (float)c->re[i];            \
+    double im = c->k == K_COMPLEX ? c->im[i] : 0.0;           \
+    part x[2] = {convert(r, rf), convert(im, (float)im)};     \
+    memcpy(dst + i * ds, x, sizeof x);                        \
+  }                                                           \
+  break
+
+/* A complex part from its double and its float rounding (c10: double -> float -> Half). */
+#define AS_HALF(d, f)   ((void)(d), half_from_float(f))
+#define AS_FLOAT(d, f)  ((void)(d), (f))
+#define AS_DOUBLE(d, f) ((void)(f), (d))
+
+static void store_chunk(char *dst, int64_t ds, c10c_dtype t, const chunk *c, int64_t n) {
   switch (t) {
-    case C10C_DTYPE_BOOL: {
-      bool b = v->k == K_INT    ? v->i != 0
-               : v->k == K_UINT ? v->u != 0
-                                : (v->re != 0 || (v->k == K_COMPLEX && v->im != 0));
-      *(unsigned char *)p = b;
-      break;
-    }
-    case C10C_DTYPE_INT8:
-    case C10C_DTYPE_UINT8:
+    case C10C_DTYPE_BOOL:
+      if (c->k == K_COMPLEX) {
+        for (int64_t i = 0; i < n; i++) dst[i * ds] = (char)(c->re[i] != 0 || c->im[i] != 0);
+        break;
+      }
+      STORE(unsigned char, v != 0, v != 0, v != 0);
+    /* integers: two's complement truncation, stored through the unsigned type of the width */
+    case C10C_DTYPE_INT8: STORE(uint8_t, (uint8_t)v, (uint8_t)v, (uint8_t)(uint32_t)to_int32(v));
+    case C10C_DTYPE_UINT8: STORE(uint8_t, (uint8_t)v, (uint8_t)v, (uint8_t)(uint64_t)to_int64(v));
     case C10C_DTYPE_INT16:
     case C10C_DTYPE_UINT16:
-    case C10C_DTYPE_INT32:
+      STORE(uint16_t, (uint16_t)v, (uint16_t)v, (uint16_t)(uint32_t)to_int32(v));
+    case C10C_DTYPE_INT32: STORE(uint32_t, (uint32_t)v, (uint32_t)v, (uint32_t)to_int32(v));
     case C10C_DTYPE_UINT32:
-    case C10C_DTYPE_INT64:
-    case C10C_DTYPE_UINT64: {
-      uint64_t bits = integer_bits(v, t); /* two's complement: truncation is the low bits */
-      uint8_t b8 = (uint8_t)bits;
-      uint16_t b16 = (uint16_t)bits;
-      uint32_t b32 = (uint32_t)bits;
-      size_t width = c10c_dtype_itemsize(t);
-      memcpy(p,
-             width == 1   ? (void *)&b8
-             : width == 2 ? (void *)&b16
-             : width == 4 ? (void *)&b32
-                          : (void *)&bits,
-             width);
-      break;
-    }
-    case C10C_DTYPE_FLOAT16: {
-      uint16_t h = half_from_float(as_float(v));
-      memcpy(p, &h, 2);
-      break;
-    }
-    case C10C_DTYPE_BFLOAT16: {
-      uint16_t b = bf16_from_float(as_float(v));
-      memcpy(p, &b, 2);
-      break;
-    }
-    case C10C_DTYPE_FLOAT8_E4M3FN: *(uint8_t *)p = e4m3fn_from_float(as_float(v)); break;
-    case C10C_DTYPE_FLOAT8_E5M2: *(uint8_t *)p = e5m2_from_float(as_float(v)); break;
-    case C10C_DTYPE_FLOAT32: {
-      float f = as_float(v);
-      memcpy(p, &f, 4);
-      break;
-    }
-    case C10C_DTYPE_FLOAT64: {
-      double d = as_double(v);
-      memcpy(p, &d, 8);
-      break;
-    }
-    case C10C_DTYPE_COMPLEX32: {
-      uint16_t h[2] = {half_from_float(as_float(v)),
-                       half_from_float(v->k == K_COMPLEX ? (float)v->im : 0.0f)};
-      memcpy(p, h, 4);
-      break;
-    }
-    case C10C_DTYPE_COMPLEX64: {
-      float f[2] = {as_float(v), v->k == K_COMPLEX ? (float)v->im : 0.0f};
-      memcpy(p, f, 8);
-      break;
-    }
-    case C10C_DTYPE_COMPLEX128: {
-      double d[2] = {as_double(v), v->k == K_COMPLEX ? v->im : 0.0};
-      memcpy(p, d, 16);
-      break;
-    }
+      STORE(uint32_t, (uint32_t)v, (uint32_t)v, (uint32_t)(uint64_t)to_int64(v));
+    case C10C_DTYPE_INT64: STORE(uint64_t, (uint64_t)v, v, (uint64_t)to_int64(v));
+    case C10C_DTYPE_UINT64: STORE(uint64_t, (uint64_t)v, v, to_uint64(v));
+    /* reduced floats through float, as c10's constructors */
+    case C10C_DTYPE_FLOAT16: STORE_ANY(uint16_t, half_from_float((float)v));
+    case C10C_DTYPE_BFLOAT16: STORE_ANY(uint16_t, bf16_from_float((float)v));
+    case C10C_DTYPE_FLOAT8_E4M3FN: STORE_ANY(uint8_t, e4m3fn_from_float((float)v));
+    case C10C_DTYPE_FLOAT8_E5M2: STORE_ANY(uint8_t, e5m2_from_float((float)v));
+    case C10C_DTYPE_FLOAT32: STORE_ANY(float, (float)v);
+    case C10C_DTYPE_FLOAT64: STORE_ANY(double, (double)v);
+    case C10C_DTYPE_COMPLEX32: STORE_COMPLEX(uint16_t, AS_HALF);
+    case C10C_DTYPE_COMPLEX64: STORE_COMPLEX(float, AS_FLOAT);
+    case C10C_DTYPE_COMPLEX128: STORE_COMPLEX(double, AS_DOUBLE);
     default: break; /* refused by c10c__convertible */
   }
 }
+#undef STORE
+#undef STORE_LOOP
+#undef STORE_ANY
+#undef STORE_COMPLEX
 
 bool c10c__convertible(c10c_dtype t) {
   switch (t) {
@@ -350,10 +330,66 @@ bool c10c__convertible(c10c_dtype t) {
   }
 }
 
+#ifdef HAVE_F16C_PATH
+/* float <-> Half with the CPU's F16C conversions (round to nearest even, as the software ones;
+ * NaN payloads may differ), for contiguous runs; chosen at run time. */
+__attribute__((target("avx,f16c"))) static void floats_to_halves(uint16_t *out, const float *in,
+                                                                 int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(void *)(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; i++) out[i] = half_from_float(in[i]);
+}
+
+__attribute__((target("avx,f16c"))) static void halves_to_floats(float *out, const uint16_t *in,
+                                                                 int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(in + i))));
+  for (; i < n; i++) out[i] = half_to_float(in[i]);
+}
+
+/* CPUID.1:ECX: F16C (bit 29), AVX (28), OSXSAVE (27); and the OS saves the AVX state (XCR0). */
+static bool have_f16c(void) {
+  static int known = -1; /* a benign race: every thread computes the same answer */
+  int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+  if (k < 0) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    k = 0;
+    if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 27 & 7) == 7) {
+      unsigned lo = 0, hi = 0;
+      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      k = (lo & 6) == 6;
+    }
+    __atomic_store_n(&known, k, __ATOMIC_RELAXED);
+  }
+  return k != 0;
+}
+#endif
+
 void c10c__convert_run(char *dst, int64_t dst_stride, c10c_dtype dst_type, const char *src,
                        int64_t src_stride, c10c_dtype src_type, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    value v = load(src + i * src_stride, src_type);
-    store(dst + i * dst_stride, dst_type, &v);
+#ifdef HAVE_F16C_PATH
+  bool pair_f2h = src_type == C10C_DTYPE_FLOAT32 && dst_type == C10C_DTYPE_FLOAT16;
+  bool pair_h2f = src_type == C10C_DTYPE_FLOAT16 && dst_type == C10C_DTYPE_FLOAT32;
+  if ((pair_f2h && src_stride == 4 && dst_stride == 2) ||
+      (pair_h2f && src_stride == 2 && dst_stride == 4)) {
+    if (have_f16c() && ((uintptr_t)src % (pair_f2h ? 4 : 2)) == 0 &&
+        ((uintptr_t)dst % (pair_f2h ? 2 : 4)) == 0) {
+      if (pair_f2h)
+        floats_to_halves((uint16_t *)(void *)dst, (const float *)(const void *)src, n);
+      else
+        halves_to_floats((float *)(void *)dst, (const uint16_t *)(const void *)src, n);
+      return;
+    }
+  }
+#endif
+  chunk c;
+  for (int64_t done = 0; done < n; done += CHUNK) {
+    int64_t m = n - done < CHUNK ? n - done : CHUNK;
+    load_chunk(&c, src + done * src_stride, src_stride, src_type, m);
+    store_chunk(dst + done * dst_stride, dst_stride, dst_type, &c, m);
   }
 }
