@@ -30,6 +30,13 @@ CASES = [
     ("t.is_contiguous()", "p.is_contiguous()", "t.is_contiguous()", None, None, None),
     ("zeros((64,64))", "pz((64, 64))", "tz((64, 64))", "nz((64, 64))", None, None),
     ("clone 1024x1024 transposed", "pb.clone()", "tb.clone()", "nb.copy(order='K')", None, None),
+    # conversions of 1M float32 (torch single-threaded; numpy's astype into a preallocated array)
+    ("copy_ 1M float32 -> float16", "ph.copy_(pf)", "th.copy_(tf)", "nh[...] = nf", None, None),
+    ("copy_ 1M float16 -> float32", "pf.copy_(ph)", "tf.copy_(th)", "nf[...] = nh", None, None),
+    ("copy_ 1M float32 -> float64", "pd.copy_(pf)", "td.copy_(tf)", "nd[...] = nf", None, None),
+    ("copy_ 1M float32 -> int32", "pi.copy_(pf)", "ti.copy_(tf)", "ni[...] = nf", None, None),
+    ("copy_ 1M float32 -> bfloat16", "pbf.copy_(pf)", "tbf.copy_(tf)", None, None, None),
+    ("copy_ 1M float32 -> e4m3fn", "p8.copy_(pf)", "t8.copy_(tf)", None, None, None),
 ]
 
 
@@ -49,7 +56,29 @@ def namespace() -> dict[str, object]:
         "pb": pyc10.zeros(1024, 1024).t(),
         "tb": big_t,
         "nb": big_t.numpy(),
+        **conversions(),
     }
+
+
+def conversions() -> dict[str, object]:
+    """1M-element tensors of each dtype for the conversion cases (tf, th, ... and pyc10's)."""
+    n = 1 << 20
+    values = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    out: dict[str, object] = {"nf": values.copy()}
+    for key, name, numpy_name in [
+        ("h", "float16", "float16"),
+        ("d", "float64", "float64"),
+        ("i", "int32", "int32"),
+        ("bf", "bfloat16", None),
+        ("8", "float8_e4m3fn", None),
+    ]:
+        out["t" + key] = torch.empty(n, dtype=getattr(torch, name))
+        out["p" + key] = pyc10.empty(n, dtype=getattr(pyc10, name))
+        if numpy_name:
+            out["n" + key] = np.empty(n, dtype=numpy_name)
+    out["tf"] = torch.from_numpy(values.copy())
+    out["pf"] = pyc10.from_numpy(values.copy())
+    return out
 
 
 def fmt_ratio(value: float | None, target: float | None) -> str:

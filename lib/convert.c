@@ -369,6 +369,85 @@ static bool have_f16c(void) {
 }
 #endif
 
+/* Contiguous runs of the most common pairs in one loop each, without the chunk (the same
+ * results: each expression is what load_chunk and store_chunk do for the pair). */
+#define PAIR(S, D, stype, dtype, expr)                                          \
+  if (src_type == S && dst_type == D && src_stride == (int64_t)sizeof(stype) && \
+      dst_stride == (int64_t)sizeof(dtype)) {                                   \
+    for (int64_t i = 0; i < n; i++) {                                           \
+      stype v;                                                                  \
+      memcpy(&v, src + i * (int64_t)sizeof(stype), sizeof v);                   \
+      dtype x = expr;                                                           \
+      memcpy(dst + i * (int64_t)sizeof(dtype), &x, sizeof x);                   \
+    }                                                                           \
+    return true;                                                                \
+  }
+
+#ifdef HAVE_F16C_PATH
+/* SSE2 (every x86-64): cvttps2dq is x86's truncation, INT32_MIN for NaN and out of range, as
+ * to_int32; bfloat16 rounding on four lanes, NaN to 0x7FC0, as bf16_from_float. */
+static int64_t floats_to_int32s(uint32_t *out, const float *in, int64_t n) {
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    _mm_storeu_si128((__m128i *)(void *)(out + i), _mm_cvttps_epi32(_mm_loadu_ps(in + i)));
+  return i;
+}
+
+/* Four lanes of bf16_from_float (the 16-bit results in the 32-bit lanes). */
+static __m128i bf16_lanes(__m128 f) {
+  const __m128i bias = _mm_set1_epi32(0x7FFF), one = _mm_set1_epi32(1);
+  __m128i u = _mm_castps_si128(f);
+  __m128i odd = _mm_and_si128(_mm_srli_epi32(u, 16), one);
+  __m128i rounded = _mm_srli_epi32(_mm_add_epi32(u, _mm_add_epi32(bias, odd)), 16);
+  __m128i nan = _mm_castps_si128(_mm_cmpunord_ps(f, f));
+  return _mm_or_si128(_mm_and_si128(nan, _mm_set1_epi32(0x7FC0)), _mm_andnot_si128(nan, rounded));
+}
+
+static int64_t floats_to_bf16s(uint16_t *out, const float *in, int64_t n) {
+  int64_t i = 0;
+  const __m128i half_range = _mm_set1_epi32(0x8000), flip = _mm_set1_epi16((short)0x8000);
+  for (; i + 8 <= n; i += 8) {
+    /* packs_epi32 saturates signed: shift 0..0xFFFF into the signed range and back */
+    __m128i lo = _mm_sub_epi32(bf16_lanes(_mm_loadu_ps(in + i)), half_range);
+    __m128i hi = _mm_sub_epi32(bf16_lanes(_mm_loadu_ps(in + i + 4)), half_range);
+    _mm_storeu_si128((__m128i *)(void *)(out + i), _mm_xor_si128(_mm_packs_epi32(lo, hi), flip));
+  }
+  return i;
+}
+#endif
+
+static bool direct(char *dst, int64_t dst_stride, c10c_dtype dst_type, const char *src,
+                   int64_t src_stride, c10c_dtype src_type, int64_t n) {
+#ifdef HAVE_F16C_PATH
+  if (src_type == C10C_DTYPE_FLOAT32 && src_stride == 4 && (uintptr_t)src % 4 == 0) {
+    int64_t done = -1;
+    if (dst_type == C10C_DTYPE_INT32 && dst_stride == 4 && (uintptr_t)dst % 4 == 0)
+      done = floats_to_int32s((uint32_t *)(void *)dst, (const float *)(const void *)src, n);
+    else if (dst_type == C10C_DTYPE_BFLOAT16 && dst_stride == 2 && (uintptr_t)dst % 2 == 0)
+      done = floats_to_bf16s((uint16_t *)(void *)dst, (const float *)(const void *)src, n);
+    if (done >= 0) { /* the last few in the loops below */
+      src += done * 4, dst += done * dst_stride, n -= done;
+    }
+  }
+#endif
+  PAIR(C10C_DTYPE_FLOAT32, C10C_DTYPE_FLOAT64, float, double, (double)v)
+  PAIR(C10C_DTYPE_FLOAT64, C10C_DTYPE_FLOAT32, double, float, (float)v)
+  PAIR(C10C_DTYPE_FLOAT32, C10C_DTYPE_INT32, float, uint32_t, (uint32_t)to_int32(v))
+  PAIR(C10C_DTYPE_FLOAT32, C10C_DTYPE_INT64, float, uint64_t, (uint64_t)to_int64(v))
+  PAIR(C10C_DTYPE_FLOAT64, C10C_DTYPE_INT64, double, uint64_t, (uint64_t)to_int64(v))
+  PAIR(C10C_DTYPE_INT32, C10C_DTYPE_FLOAT32, int32_t, float, (float)v)
+  PAIR(C10C_DTYPE_INT64, C10C_DTYPE_FLOAT32, int64_t, float, (float)v)
+  PAIR(C10C_DTYPE_INT64, C10C_DTYPE_FLOAT64, int64_t, double, (double)v)
+  PAIR(C10C_DTYPE_INT32, C10C_DTYPE_INT64, int32_t, int64_t, (int64_t)v)
+  PAIR(C10C_DTYPE_INT64, C10C_DTYPE_INT32, int64_t, uint32_t, (uint32_t)(uint64_t)v)
+  PAIR(C10C_DTYPE_UINT8, C10C_DTYPE_FLOAT32, uint8_t, float, (float)v)
+  PAIR(C10C_DTYPE_BOOL, C10C_DTYPE_FLOAT32, unsigned char, float, (float)(v != 0))
+  PAIR(C10C_DTYPE_FLOAT32, C10C_DTYPE_BFLOAT16, float, uint16_t, bf16_from_float(v))
+  PAIR(C10C_DTYPE_BFLOAT16, C10C_DTYPE_FLOAT32, uint16_t, float, bf16_to_float(v))
+  return false;
+}
+#undef PAIR
+
 void c10c__convert_run(char *dst, int64_t dst_stride, c10c_dtype dst_type, const char *src,
                        int64_t src_stride, c10c_dtype src_type, int64_t n) {
 #ifdef HAVE_F16C_PATH
@@ -386,6 +465,7 @@ void c10c__convert_run(char *dst, int64_t dst_stride, c10c_dtype dst_type, const
     }
   }
 #endif
+  if (direct(dst, dst_stride, dst_type, src, src_stride, src_type, n)) return;
   chunk c;
   for (int64_t done = 0; done < n; done += CHUNK) {
     int64_t m = n - done < CHUNK ? n - done : CHUNK;
