@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import operator
-import struct
 from typing import Any
 
 from ._dtype import DTYPE_NAMES, dtype
@@ -26,6 +25,8 @@ _CPP_NAMES = {
     "float32": "float",
     "float64": "double",
     "bfloat16": "c10::BFloat16",
+    "float8_e4m3fn": "c10::Float8_e4m3fn",
+    "float8_e5m2": "c10::Float8_e5m2",
     "complex32": "c10::complex<c10::Half>",
     "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
@@ -47,7 +48,28 @@ _FLOAT_MAX = {
     "float16": 65504.0,
     "bfloat16": 3.3895313892515355e38,
     "float32": 3.4028234663852886e38,
+    "float8_e4m3fn": 448.0,
+    "float8_e5m2": 57344.0,
 }
+
+#: Floating dtypes numpy lacks: fill values are converted by libc10c's casts.
+_CONVERTED = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "complex32")
+
+
+def _converted_bytes(value: float | complex, d: dtype) -> bytes:
+    """One element of d holding value, through libc10c's conversion from float64.
+
+    As c10 converts a Scalar: double (complex128) -> float -> the reduced type.
+    """
+    import ctypes
+
+    import numpy as np
+
+    from ._tensor import from_numpy
+
+    wide = np.array([value], dtype=np.complex128 if isinstance(value, complex) else np.float64)
+    out = from_numpy(wide).to(d)
+    return ctypes.string_at(out.data_ptr(), d.itemsize)
 
 
 def _as_number(value: Any) -> int | float | complex:
@@ -88,9 +110,9 @@ def scalar_bytes(value: Any, d: dtype) -> bytes:
     if name == "bool":
         return b"\x01" if v else b"\x00"
     if d.is_complex:
-        if name == "complex32":
-            raise C10NotImplementedError("fill of complex32 tensors is not implemented yet")
         c = complex(v)
+        if name == "complex32":  # no overflow check, as torch (values become inf)
+            return _converted_bytes(c, d)
         limit = _FLOAT_MAX["float32"] if name == "complex64" else math.inf
         for part in (c.real, c.imag):
             if math.isfinite(part) and abs(part) > limit:
@@ -118,12 +140,8 @@ def _float_bytes(f: float, d: dtype) -> bytes:
     name = d._name
     if math.isfinite(f) and abs(f) > _FLOAT_MAX.get(name, math.inf):
         raise _overflow_name(name)
-    if name == "bfloat16":  # round to nearest even from float32 bits; NaN stays quiet
-        if math.isnan(f):
-            return struct.pack("<H", 0x7FC0)
-        (bits,) = struct.unpack("<I", struct.pack("<f", f))
-        bits += 0x7FFF + ((bits >> 16) & 1)
-        return struct.pack("<H", (bits >> 16) & 0xFFFF)
+    if name in _CONVERTED:
+        return _converted_bytes(f, d)
     npd = _numpy_dtype(d)
     with np.errstate(over="ignore"):
         return np.array(f, dtype=npd).tobytes()

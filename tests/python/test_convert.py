@@ -174,3 +174,16 @@ def test_reduced_floats_print_and_list_as_torch(name: str) -> None:
     assert repr(ours).replace("pyc10.", "torch.") == repr(t)
     assert ours.tolist() == t.tolist()
     assert ours[2].item() == t[2].item()
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "complex32"])
+def test_fill_of_reduced_types_as_torch(name: str) -> None:
+    for value in [1.5, 0.1, -460.0, 1e10, 3 + 4j]:
+        try:
+            expected = torch.zeros(2, dtype=getattr(torch, name)).fill_(value).tolist()
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError, match=__import__("re").escape(str(e))):
+                pyc10.zeros(2, dtype=getattr(pyc10, name)).fill_(value)
+            continue
+        assert pyc10.zeros(2, dtype=getattr(pyc10, name)).fill_(value).tolist() == expected
