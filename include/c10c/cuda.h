@@ -17,11 +17,13 @@
  * Tensors on cuda:N (c10c_tensor_empty and friends) allocate through the allocator registry,
  * which for CUDA defaults to the built-in caching allocator ("cuda_caching": PyTorch's pools,
  * rounding, segment sizes, best fit per stream, splitting, coalescing, and release-and-retry
- * before an out-of-memory error, over cuMemAlloc_v2 segments; statistics through
+ * before an out-of-memory error, over cuMemAlloc_v2 segments or expandable segments; see
+ * c10c_cuda_set_allocator_settings; statistics through
  * c10c_allocator_get_stats for the current device), on device N under a device guard.
  * copy_, clone, zero_ and fill_ work without kernels: one driver copy (or memset) for dense
- * tensors of one layout, otherwise arranged on the host; what would need a kernel (a copy into
- * or out of a non-dense CUDA layout) returns C10C_STATUS_NOT_IMPLEMENTED.
+ * tensors of one layout and dtype; anything else (strided CUDA views, broadcasting, dtype
+ * conversions) is arranged on the host: the source's span is copied there, a CUDA destination's
+ * span read, written by the CPU copy and copied back.
  */
 #ifndef C10C_CUDA_H
 #define C10C_CUDA_H
