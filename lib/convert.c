@@ -163,6 +163,16 @@ static float e5m2_to_float(uint8_t v) { return half_to_float((uint16_t)(v << 8))
   }                                                           \
   break
 
+/* A complex element: two parts of ptype, real first, each widened by to_double. */
+#define LOAD_PAIR(ptype, to_double)    \
+  for (int64_t i = 0; i < n; i++) {    \
+    ptype x[2];                        \
+    memcpy(x, src + i * ss, sizeof x); \
+    c->re[i] = to_double(x[0]);        \
+    c->im[i] = to_double(x[1]);        \
+  }                                    \
+  break
+
 static void load_chunk(chunk *c, const char *src, int64_t ss, c10c_dtype t, int64_t n) {
   c->k = K_REAL;
   switch (t) {
@@ -181,30 +191,14 @@ static void load_chunk(chunk *c, const char *src, int64_t ss, c10c_dtype t, int6
     case C10C_DTYPE_FLOAT8_E5M2: LOAD(uint8_t, c->re[i] = e5m2_to_float(x));
     case C10C_DTYPE_FLOAT32: LOAD(float, c->re[i] = x);
     case C10C_DTYPE_FLOAT64: LOAD(double, c->re[i] = x);
-    case C10C_DTYPE_COMPLEX32:
-      c->k = K_COMPLEX;
-      LOAD(uint32_t, (c->re[i] = half_to_float((uint16_t)(x & 0xFFFF)),
-                      c->im[i] = half_to_float((uint16_t)(x >> 16))));
-    case C10C_DTYPE_COMPLEX64:
-      c->k = K_COMPLEX;
-      for (int64_t i = 0; i < n; i++) {
-        float x[2];
-        memcpy(x, src + i * ss, sizeof x);
-        c->re[i] = x[0], c->im[i] = x[1];
-      }
-      break;
-    case C10C_DTYPE_COMPLEX128:
-      c->k = K_COMPLEX;
-      for (int64_t i = 0; i < n; i++) {
-        double x[2];
-        memcpy(x, src + i * ss, sizeof x);
-        c->re[i] = x[0], c->im[i] = x[1];
-      }
-      break;
+    case C10C_DTYPE_COMPLEX32: c->k = K_COMPLEX; LOAD_PAIR(uint16_t, half_to_float);
+    case C10C_DTYPE_COMPLEX64: c->k = K_COMPLEX; LOAD_PAIR(float, (double));
+    case C10C_DTYPE_COMPLEX128: c->k = K_COMPLEX; LOAD_PAIR(double, (double));
     default: break; /* refused by c10c__convertible */
   }
 }
 #undef LOAD
+#undef LOAD_PAIR
 
 /* ---- storing ---- */
 
