@@ -11,8 +11,8 @@
  *   the int32/int64 of NaN or an out-of-range value being the most negative one (uint8 through
  *   int64 as c10's specialization says, which gives the same result in range);
  * - complex to real: the real part (torch also warns); real to complex: imaginary part 0.
- * Float8 formats: e4m3fn (saturating, as torch 2.13's copies) and e5m2 (c10's conversions).
- * Other dtypes (quantized, bits, sub-byte, fnuz and e8m0 Float8, Float4) are not converted. */
+ * Float8 formats: e4m3fn (saturating, as torch 2.13's copies), e5m2, e4m3fnuz, e5m2fnuz, e8m0fnu.
+ * Other dtypes (quantized, bits, sub-byte, Float4) are not converted. */
 #include "convert.h"
 
 #include <math.h>
@@ -33,6 +33,7 @@ enum { CHUNK = 256 };
 
 typedef struct chunk {
   kind k;
+  bool nan_to_zero;     /* torch turns the NaN of fnuz and e8m0 Float8 into integer 0 */
   uint64_t bits[CHUNK]; /* K_INT (two's complement) and K_UINT */
   double re[CHUNK], im[CHUNK];
 } chunk;
@@ -144,6 +145,45 @@ static uint8_t e5m2_from_float(float f) {
 
 static float e5m2_to_float(uint8_t v) { return half_to_float((uint16_t)(v << 8)); }
 
+/* The "fnuz" formats (c10's Float8_e4m3fnuz, Float8_e5m2fnuz): bias 8 / 16, no infinities, no
+ * negative zero, one NaN (0x80); rounded to nearest even as the IEEE-like ones, overflow (from
+ * half an ulp above the largest value, 240 / 57344) and NaN to NaN. */
+static uint8_t fnuz_from_float(float f, int mbits, int bias, float limit) {
+  if (!(fabsf(f) < limit)) return 0x80; /* NaN, infinities, overflow */
+  uint32_t bits = f32_bits(f);
+  const uint32_t sign = bits & UINT32_C(0x80000000);
+  bits ^= sign;
+  uint8_t result =
+      fp8_round(bits, mbits, bias, (uint32_t)(128 - bias), (uint32_t)(151 - bias - mbits));
+  return result == 0 ? 0 : (uint8_t)(result | (sign >> 24));
+}
+
+static float fnuz_to_float(uint8_t v, int mbits, int bias) {
+  if (v == 0x80) return NAN;
+  uint32_t exp = (v & 0x7F) >> mbits, mant = v & ((1u << mbits) - 1);
+  float magnitude = exp == 0
+                        ? (float)mant * f32_from((uint32_t)(128 - bias - mbits) << 23)
+                        : f32_from(((exp + 127 - (uint32_t)bias) << 23) | (mant << (23 - mbits)));
+  return (v & 0x80) ? -magnitude : magnitude;
+}
+
+/* c10's fp8e8m0fnu_from_fp32_value: the exponent alone (no sign), rounded to nearest even by
+ * the guard, round and sticky bits; NaN and infinities to NaN (0xFF). */
+static uint8_t e8m0_from_float(float f) {
+  uint32_t bits = f32_bits(f), exponent = (bits >> 23) & 0xFF;
+  if (exponent == 0xFF) return 0xFF;
+  bool g = bits & 0x400000, r = bits & 0x200000, s = bits & 0x1FFFFF, lsb = exponent > 0;
+  if (g && (r || s || lsb)) exponent++;
+  return (uint8_t)exponent;
+}
+
+/* c10's Float8_e8m0fnu to float: 0 is 2^-127, 0xFF NaN. */
+static float e8m0_to_float(uint8_t v) {
+  if (v == 0) return f32_from(0x00400000);
+  if (v == 0xFF) return f32_from(0x7F800001);
+  return f32_from((uint32_t)v << 23);
+}
+
 /* ---- loading ---- */
 
 /* (the contiguous case is its own loop, with a constant stride compilers can vectorize) */
@@ -175,6 +215,8 @@ static float e5m2_to_float(uint8_t v) { return half_to_float((uint16_t)(v << 8))
 
 static void load_chunk(chunk *c, const char *src, int64_t ss, c10c_dtype t, int64_t n) {
   c->k = K_REAL;
+  c->nan_to_zero = t == C10C_DTYPE_FLOAT8_E4M3FNUZ || t == C10C_DTYPE_FLOAT8_E5M2FNUZ ||
+                   t == C10C_DTYPE_FLOAT8_E8M0FNU;
   switch (t) {
     case C10C_DTYPE_INT8: c->k = K_INT; LOAD(int8_t, c->bits[i] = (uint64_t)(int64_t)x);
     case C10C_DTYPE_INT16: c->k = K_INT; LOAD(int16_t, c->bits[i] = (uint64_t)(int64_t)x);
@@ -189,6 +231,9 @@ static void load_chunk(chunk *c, const char *src, int64_t ss, c10c_dtype t, int6
     case C10C_DTYPE_BFLOAT16: LOAD(uint16_t, c->re[i] = bf16_to_float(x));
     case C10C_DTYPE_FLOAT8_E4M3FN: LOAD(uint8_t, c->re[i] = e4m3fn_to_float(x));
     case C10C_DTYPE_FLOAT8_E5M2: LOAD(uint8_t, c->re[i] = e5m2_to_float(x));
+    case C10C_DTYPE_FLOAT8_E4M3FNUZ: LOAD(uint8_t, c->re[i] = fnuz_to_float(x, 3, 8));
+    case C10C_DTYPE_FLOAT8_E5M2FNUZ: LOAD(uint8_t, c->re[i] = fnuz_to_float(x, 2, 16));
+    case C10C_DTYPE_FLOAT8_E8M0FNU: LOAD(uint8_t, c->re[i] = e8m0_to_float(x));
     case C10C_DTYPE_FLOAT32: LOAD(float, c->re[i] = x);
     case C10C_DTYPE_FLOAT64: LOAD(double, c->re[i] = x);
     case C10C_DTYPE_COMPLEX32: c->k = K_COMPLEX; LOAD_PAIR(uint16_t, half_to_float);
@@ -197,6 +242,7 @@ static void load_chunk(chunk *c, const char *src, int64_t ss, c10c_dtype t, int6
     default: break; /* refused by c10c__convertible */
   }
 }
+
 #undef LOAD
 #undef LOAD_PAIR
 
@@ -263,6 +309,9 @@ static inline uint64_t to_uint64(double d) {
 #define AS_FLOAT(d, f)  ((void)(d), (f))
 #define AS_DOUBLE(d, f) ((void)(f), (d))
 
+/* An integer from a real element: x86's rule, except torch's NaN -> 0 for some Float8 sources. */
+#define INT_OF(expr) (c->nan_to_zero && v != v ? 0 : (expr))
+
 static void store_chunk(char *dst, int64_t ds, c10c_dtype t, const chunk *c, int64_t n) {
   switch (t) {
     case C10C_DTYPE_BOOL:
@@ -272,21 +321,26 @@ static void store_chunk(char *dst, int64_t ds, c10c_dtype t, const chunk *c, int
       }
       STORE(unsigned char, v != 0, v != 0, v != 0);
     /* integers: two's complement truncation, stored through the unsigned type of the width */
-    case C10C_DTYPE_INT8: STORE(uint8_t, (uint8_t)v, (uint8_t)v, (uint8_t)(uint32_t)to_int32(v));
-    case C10C_DTYPE_UINT8: STORE(uint8_t, (uint8_t)v, (uint8_t)v, (uint8_t)(uint64_t)to_int64(v));
+    case C10C_DTYPE_INT8:
+      STORE(uint8_t, (uint8_t)v, (uint8_t)v, (uint8_t)(uint32_t)INT_OF(to_int32(v)));
+    case C10C_DTYPE_UINT8:
+      STORE(uint8_t, (uint8_t)v, (uint8_t)v, (uint8_t)(uint64_t)INT_OF(to_int64(v)));
     case C10C_DTYPE_INT16:
     case C10C_DTYPE_UINT16:
-      STORE(uint16_t, (uint16_t)v, (uint16_t)v, (uint16_t)(uint32_t)to_int32(v));
-    case C10C_DTYPE_INT32: STORE(uint32_t, (uint32_t)v, (uint32_t)v, (uint32_t)to_int32(v));
+      STORE(uint16_t, (uint16_t)v, (uint16_t)v, (uint16_t)(uint32_t)INT_OF(to_int32(v)));
+    case C10C_DTYPE_INT32: STORE(uint32_t, (uint32_t)v, (uint32_t)v, (uint32_t)INT_OF(to_int32(v)));
     case C10C_DTYPE_UINT32:
-      STORE(uint32_t, (uint32_t)v, (uint32_t)v, (uint32_t)(uint64_t)to_int64(v));
-    case C10C_DTYPE_INT64: STORE(uint64_t, (uint64_t)v, v, (uint64_t)to_int64(v));
-    case C10C_DTYPE_UINT64: STORE(uint64_t, (uint64_t)v, v, to_uint64(v));
+      STORE(uint32_t, (uint32_t)v, (uint32_t)v, (uint32_t)(uint64_t)INT_OF(to_int64(v)));
+    case C10C_DTYPE_INT64: STORE(uint64_t, (uint64_t)v, v, (uint64_t)INT_OF(to_int64(v)));
+    case C10C_DTYPE_UINT64: STORE(uint64_t, (uint64_t)v, v, INT_OF(to_uint64(v)));
     /* reduced floats through float, as c10's constructors */
     case C10C_DTYPE_FLOAT16: STORE_ANY(uint16_t, half_from_float((float)v));
     case C10C_DTYPE_BFLOAT16: STORE_ANY(uint16_t, bf16_from_float((float)v));
     case C10C_DTYPE_FLOAT8_E4M3FN: STORE_ANY(uint8_t, e4m3fn_from_float((float)v));
     case C10C_DTYPE_FLOAT8_E5M2: STORE_ANY(uint8_t, e5m2_from_float((float)v));
+    case C10C_DTYPE_FLOAT8_E4M3FNUZ: STORE_ANY(uint8_t, fnuz_from_float((float)v, 3, 8, 248.0f));
+    case C10C_DTYPE_FLOAT8_E5M2FNUZ: STORE_ANY(uint8_t, fnuz_from_float((float)v, 2, 16, 61440.0f));
+    case C10C_DTYPE_FLOAT8_E8M0FNU: STORE_ANY(uint8_t, e8m0_from_float((float)v));
     case C10C_DTYPE_FLOAT32: STORE_ANY(float, (float)v);
     case C10C_DTYPE_FLOAT64: STORE_ANY(double, (double)v);
     case C10C_DTYPE_COMPLEX32: STORE_COMPLEX(uint16_t, AS_HALF);
@@ -296,6 +350,7 @@ static void store_chunk(char *dst, int64_t ds, c10c_dtype t, const chunk *c, int
   }
 }
 #undef STORE
+#undef INT_OF
 #undef STORE_LOOP
 #undef STORE_ANY
 #undef STORE_COMPLEX
@@ -315,6 +370,9 @@ bool c10c__convertible(c10c_dtype t) {
     case C10C_DTYPE_BFLOAT16:
     case C10C_DTYPE_FLOAT8_E4M3FN:
     case C10C_DTYPE_FLOAT8_E5M2:
+    case C10C_DTYPE_FLOAT8_E4M3FNUZ:
+    case C10C_DTYPE_FLOAT8_E5M2FNUZ:
+    case C10C_DTYPE_FLOAT8_E8M0FNU:
     case C10C_DTYPE_FLOAT32:
     case C10C_DTYPE_FLOAT64:
     case C10C_DTYPE_COMPLEX32:

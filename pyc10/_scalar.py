@@ -27,6 +27,9 @@ _CPP_NAMES = {
     "bfloat16": "c10::BFloat16",
     "float8_e4m3fn": "c10::Float8_e4m3fn",
     "float8_e5m2": "c10::Float8_e5m2",
+    "float8_e4m3fnuz": "c10::Float8_e4m3fnuz",
+    "float8_e5m2fnuz": "c10::Float8_e5m2fnuz",
+    "float8_e8m0fnu": "c10::Float8_e8m0fnu",
     "complex32": "c10::complex<c10::Half>",
     "complex64": "c10::complex<float>",
     "complex128": "c10::complex<double>",
@@ -50,10 +53,24 @@ _FLOAT_MAX = {
     "float32": 3.4028234663852886e38,
     "float8_e4m3fn": 448.0,
     "float8_e5m2": 57344.0,
+    "float8_e4m3fnuz": 240.0,
+    "float8_e5m2fnuz": 57344.0,
+    "float8_e8m0fnu": 2.0**127,
 }
 
+#: Formats without negative values: the smallest value is their lowest (c10's numeric_limits).
+_FLOAT_LOWEST = {"float8_e8m0fnu": 2.0**-127}
+
 #: Floating dtypes numpy lacks: fill values are converted by libc10c's casts.
-_CONVERTED = ("bfloat16", "float8_e4m3fn", "float8_e5m2", "complex32")
+_CONVERTED = (
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+    "complex32",
+)
 
 
 def _converted_bytes(value: float | complex, d: dtype) -> bytes:
@@ -138,7 +155,9 @@ def _float_bytes(f: float, d: dtype) -> bytes:
     import numpy as np
 
     name = d._name
-    if math.isfinite(f) and abs(f) > _FLOAT_MAX.get(name, math.inf):
+    if math.isfinite(f) and (
+        abs(f) > _FLOAT_MAX.get(name, math.inf) or f < _FLOAT_LOWEST.get(name, -math.inf)
+    ):
         raise _overflow_name(name)
     if name in _CONVERTED:
         return _converted_bytes(f, d)

@@ -36,6 +36,9 @@ _WIDER = {
     DTYPE_NAMES["bfloat16"]: DTYPE_NAMES["float32"],
     DTYPE_NAMES["float8_e4m3fn"]: DTYPE_NAMES["float32"],
     DTYPE_NAMES["float8_e5m2"]: DTYPE_NAMES["float32"],
+    DTYPE_NAMES["float8_e4m3fnuz"]: DTYPE_NAMES["float32"],
+    DTYPE_NAMES["float8_e5m2fnuz"]: DTYPE_NAMES["float32"],
+    DTYPE_NAMES["float8_e8m0fnu"]: DTYPE_NAMES["float32"],
     DTYPE_NAMES["complex32"]: DTYPE_NAMES["complex64"],
 }
 

@@ -258,16 +258,17 @@ C10C_API c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *te
  * tensors refuse them outside inference mode with c10's message (see c10c_tensor_bump_version). */
 
 /* torch.Tensor.copy_(src): src broadcast to dst's shape and converted to dst's dtype with c10's
- * casts (bool, integers, Half, BFloat16, Float8 e4m3fn (saturating, as torch 2.13) and e5m2,
- * float, double, complex; C10C_STATUS_NOT_IMPLEMENTED naming any other dtype). NaN and
- * out-of-range floats to integers, undefined in C++, give what x86's scalar conversions give. A
- * src that is the same view of the same storage is a no-op. Errors as TensorIterator: "unsupported
- * operation: more than one element of the written-to tensor refers to a single memory location.
- * Please clone() the tensor before performing the operation." (dst has a stride-0 dim),
- * "unsupported operation: some elements of the input tensor and the written-to tensor refer to a
- * single memory location. ..." (dense views of one storage that partly overlap), "The size of
- * tensor a (4) must match the size of tensor b (3) at non-singleton dimension 1", "output with
- * shape [3] doesn't match the broadcast shape [2, 3]". */
+ * casts (bool, integers, Half, BFloat16, the five Float8 formats (e4m3fn saturating, as torch
+ * 2.13), float, double, complex; C10C_STATUS_NOT_IMPLEMENTED naming any other dtype). NaN and
+ * out-of-range floats to integers, undefined in C++, give what x86's scalar conversions give (and
+ * 0 from the NaN of the fnuz and e8m0 Float8 formats, as torch). A src that is the same view of the
+ * same storage is a no-op. Errors as TensorIterator: "unsupported operation: more than one element
+ * of the written-to tensor refers to a single memory location. Please clone() the tensor before
+ * performing the operation." (dst has a stride-0 dim), "unsupported operation: some elements of the
+ * input tensor and the written-to tensor refer to a single memory location. ..." (dense views of
+ * one storage that partly overlap), "The size of tensor a (4) must match the size of tensor b (3)
+ * at non-singleton dimension 1", "output with shape [3] doesn't match the broadcast shape [2, 3]".
+ */
 C10C_API c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src);
 
 /* torch.Tensor.fill_(value): value points to one element of the tensor's dtype (itemsize bytes,

@@ -26,11 +26,23 @@ NAMES = [
     "bfloat16",
     "float8_e4m3fn",
     "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
     "float32",
     "float64",
     "complex32",
     "complex64",
     "complex128",
+]
+REDUCED = [
+    "float16",
+    "bfloat16",
+    "float8_e4m3fn",
+    "float8_e5m2",
+    "float8_e4m3fnuz",
+    "float8_e5m2fnuz",
+    "float8_e8m0fnu",
 ]
 FLOATS = [
     0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, 0.1, 1 / 3, 255.9, 256.0, 300.7, -300.7,
@@ -118,7 +130,7 @@ def test_every_conversion_matches_torch_bit_for_bit(src: str) -> None:
                 assert same, f"{src} -> {dst} at {i}: {a[i].item()} vs {b[i].item()}"
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("name", REDUCED)
 def test_every_reduced_float_pattern_widens_as_torch(name: str) -> None:
     dt = getattr(torch, name)
     bits = torch.arange(2 ** (8 * dt.itemsize), dtype=torch.int32).to(
@@ -132,7 +144,7 @@ def test_every_reduced_float_pattern_widens_as_torch(name: str) -> None:
     assert torch.equal(ours[keep], theirs[keep])
 
 
-@pytest.mark.parametrize("name", ["float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("name", REDUCED)
 def test_random_float32_patterns_round_as_torch(name: str) -> None:
     rng = np.random.default_rng(7)
     patterns = rng.integers(0, 2**32, size=1_000_000, dtype=np.uint64).astype(np.uint32)
@@ -167,19 +179,19 @@ def test_to_follows_torchs_signatures() -> None:
         a.to(pyc10.qint8)
 
 
-@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float16"])
+@pytest.mark.parametrize("name", REDUCED)
 def test_reduced_floats_print_and_list_as_torch(name: str) -> None:
-    t = torch.tensor([1.5, -2.25, 300.7, 0.1]).to(getattr(torch, name))
-    ours = to_pyc10(torch.tensor([1.5, -2.25, 300.7, 0.1])).to(getattr(pyc10, name))
+    t = torch.tensor([1.5, -2.25, 200.7, 0.1]).to(getattr(torch, name))
+    ours = to_pyc10(torch.tensor([1.5, -2.25, 200.7, 0.1])).to(getattr(pyc10, name))
     assert repr(ours).replace("pyc10.", "torch.") == repr(t)
     assert ours.tolist() == t.tolist()
     assert ours[2].item() == t[2].item()
 
 
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
-@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "complex32"])
+@pytest.mark.parametrize("name", [*REDUCED[1:], "complex32"])
 def test_fill_of_reduced_types_as_torch(name: str) -> None:
-    for value in [1.5, 0.1, -460.0, 1e10, 3 + 4j]:
+    for value in [1.5, 0.1, -460.0, 250.0, 1e10, -1.0, 0.0, 3 + 4j]:
         try:
             expected = torch.zeros(2, dtype=getattr(torch, name)).fill_(value).tolist()
         except RuntimeError as e:
