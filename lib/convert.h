@@ -5,7 +5,7 @@
 #include "c10c/dtype.h"
 #include "internal.h"
 
-/* Whether copies convert to and from t (bool, integers, Half, BFloat16, Float8 e4m3fn and e5m2,
+/* Whether copies convert to and from t (bool, integers, Half, BFloat16, the five Float8 formats,
  * float, double, complex). */
 bool c10c__convertible(c10c_dtype t);
 
