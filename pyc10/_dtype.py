@@ -167,3 +167,16 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
 def can_cast(from_: dtype, to: dtype) -> bool:
     """Whether casting is allowed under torch's casting rules, as ``torch.can_cast``."""
     return bool(lib.c10c_dtype_can_cast(_value_of(from_, "from_"), _value_of(to, "to")))
+
+
+#: Dtypes numpy lacks, and the dtype their values are read and written through exactly (tolist,
+#: item, repr, fill_): the reduced floats through float32, complex32 through complex64.
+WIDENED = {
+    "bfloat16": "float32",
+    "float8_e4m3fn": "float32",
+    "float8_e5m2": "float32",
+    "float8_e4m3fnuz": "float32",
+    "float8_e5m2fnuz": "float32",
+    "float8_e8m0fnu": "float32",
+    "complex32": "complex64",
+}

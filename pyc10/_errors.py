@@ -6,7 +6,7 @@ for the same condition, so ``except RuntimeError`` works as it does with torch.
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ._lib import ffi, lib
 
@@ -98,3 +98,17 @@ def check(status: int) -> None:
     """Return if ``status`` is OK, else raise the matching :class:`C10Error` subclass."""
     if status:
         raise_status(status)
+
+
+def read_text(fn: Any, *args: Any, size: int = 8192) -> str:
+    """The text a ``fn(out, out_size, out_len, *args)`` call writes (the library's convention).
+
+    The buffer grows to the length the call reports for as long as it reports a larger one.
+    """
+    needed = ffi.new("size_t *", size - 1)
+    while True:
+        buf = ffi.new("char[]", needed[0] + 1)
+        status = fn(buf, len(buf), needed, *args)
+        if status != lib.C10C_STATUS_BUFFER_TOO_SMALL:
+            check(status)
+            return str(ffi.string(buf).decode())

@@ -6,7 +6,7 @@ import math
 import operator
 from typing import Any
 
-from ._dtype import DTYPE_NAMES, dtype
+from ._dtype import DTYPE_NAMES, WIDENED, dtype
 from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError
 
 __all__ = ["scalar_bytes", "scalar_dtype"]
@@ -60,17 +60,6 @@ _FLOAT_MAX = {
 
 #: Formats without negative values: the smallest value is their lowest (c10's numeric_limits).
 _FLOAT_LOWEST = {"float8_e8m0fnu": 2.0**-127}
-
-#: Floating dtypes numpy lacks: fill values are converted by libc10c's casts.
-_CONVERTED = (
-    "bfloat16",
-    "float8_e4m3fn",
-    "float8_e5m2",
-    "float8_e4m3fnuz",
-    "float8_e5m2fnuz",
-    "float8_e8m0fnu",
-    "complex32",
-)
 
 
 def _converted_bytes(value: float | complex, d: dtype) -> bytes:
@@ -159,7 +148,7 @@ def _float_bytes(f: float, d: dtype) -> bytes:
         abs(f) > _FLOAT_MAX.get(name, math.inf) or f < _FLOAT_LOWEST.get(name, -math.inf)
     ):
         raise _overflow_name(name)
-    if name in _CONVERTED:
+    if name in WIDENED:
         return _converted_bytes(f, d)
     npd = _numpy_dtype(d)
     with np.errstate(over="ignore"):

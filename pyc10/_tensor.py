@@ -15,7 +15,7 @@ from . import _ctensor
 from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
-from ._dtype import DTYPE_NAMES, dtype
+from ._dtype import DTYPE_NAMES, WIDENED, dtype
 from ._errors import (
     C10BufferError,
     C10IndexError,
@@ -30,17 +30,6 @@ from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._lib import ffi, lib
 from ._scalar import scalar_bytes, scalar_dtype
 from ._storage import UntypedStorage, _storage_object
-
-#: Dtypes numpy lacks, read through an exact widening (tolist, item).
-_WIDER = {
-    DTYPE_NAMES["bfloat16"]: DTYPE_NAMES["float32"],
-    DTYPE_NAMES["float8_e4m3fn"]: DTYPE_NAMES["float32"],
-    DTYPE_NAMES["float8_e5m2"]: DTYPE_NAMES["float32"],
-    DTYPE_NAMES["float8_e4m3fnuz"]: DTYPE_NAMES["float32"],
-    DTYPE_NAMES["float8_e5m2fnuz"]: DTYPE_NAMES["float32"],
-    DTYPE_NAMES["float8_e8m0fnu"]: DTYPE_NAMES["float32"],
-    DTYPE_NAMES["complex32"]: DTYPE_NAMES["complex64"],
-}
 
 #: torch's _dtype_to_typestr: the dtypes __cuda_array_interface__ can describe.
 _CAI_TYPESTR = {
@@ -752,7 +741,7 @@ class Tensor(_ctensor.TensorBase):
         strides = None if self.is_contiguous() else tuple(s * itemsize for s in self.stride())
         data_ptr = self.data_ptr() if self.numel() > 0 else 0
         stream = cuda.current_stream(self.device).cuda_stream or 1
-        read_only = bool(lib.c10c_storage_is_read_only(lib.c10c_tensor_storage(self._handle)))
+        read_only = bool(lib.c10c_tensor_is_read_only(self._handle))
         return {
             "typestr": typestr,
             "shape": tuple(self.shape),
@@ -767,10 +756,9 @@ class Tensor(_ctensor.TensorBase):
 
         "torch.FloatTensor", "torch.cuda.LongTensor", "torch.meta.BFloat16Tensor".
         """
-        name = ffi.string(lib.c10c_dtype_c10_name(self.dtype.value)).decode()
         device_type = self.device.type
         prefix = "torch." if device_type == "cpu" else f"torch.{device_type}."
-        return f"{prefix}{name}Tensor"
+        return f"{prefix}{_c10_name(self.dtype)}Tensor"
 
     def record_stream(self, stream: Any) -> None:
         """Hold this CUDA tensor's memory back from reuse, once freed, for ``stream``'s work.
@@ -839,8 +827,8 @@ class Tensor(_ctensor.TensorBase):
         complex64.
         """
         t = self.cpu()
-        wider = _WIDER.get(t.dtype)
-        return (t.to(wider) if wider is not None else t).numpy()
+        wider = WIDENED.get(t.dtype._name)
+        return (t.to(DTYPE_NAMES[wider]) if wider is not None else t).numpy()
 
     def tolist(self) -> Any:
         """The elements as (nested) Python lists of Python numbers (copied from a device)."""

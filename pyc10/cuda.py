@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ._device import device as _device_cls
-from ._errors import C10ValueError, check
+from ._errors import C10ValueError, check, read_text
 from ._lib import ffi, lib
 
 __all__ = [
@@ -413,14 +413,7 @@ def _snapshot(device: Any = None) -> dict[str, Any]:
     """
     if device is not None:
         _index(device)
-    size = ffi.new("size_t *")
-    while True:
-        n = size[0] + 1
-        buf = ffi.new("char[]", n)
-        status = lib.c10c_cuda_memory_snapshot(buf, n, size)
-        if status != lib.C10C_STATUS_BUFFER_TOO_SMALL:
-            check(status)
-            return dict(json.loads(ffi.string(buf).decode()))
+    return dict(json.loads(read_text(lib.c10c_cuda_memory_snapshot)))
 
 
 def memory_snapshot() -> list[dict[str, Any]]:

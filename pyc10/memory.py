@@ -9,7 +9,7 @@ caching CPU allocator by default).
 from __future__ import annotations
 
 from ._device import device as _device_cls
-from ._errors import check
+from ._errors import check, read_text
 from ._lib import ffi, lib
 
 __all__ = ["empty_cache", "reset_peak_stats", "set_config", "stats", "summary"]
@@ -65,13 +65,7 @@ def stats(device: _device_cls | str | None = None) -> dict[str, int]:
 
 def summary(device: _device_cls | str | None = None) -> str:
     """A table of the statistics, laid out as ``torch.cuda.memory_summary()``."""
-    allocator = _allocator(device)
-    needed = ffi.new("size_t *")
-    buf = ffi.new("char[]", 8192)
-    if lib.c10c_allocator_summary(buf, len(buf), needed, allocator) != lib.C10C_STATUS_OK:
-        buf = ffi.new("char[]", needed[0] + 1)
-        check(lib.c10c_allocator_summary(buf, len(buf), ffi.NULL, allocator))
-    return str(ffi.string(buf).decode())
+    return read_text(lib.c10c_allocator_summary, _allocator(device))
 
 
 def empty_cache(device: _device_cls | str | None = None) -> None:
