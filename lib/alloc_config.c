@@ -25,6 +25,21 @@ typedef struct item {
   size_t key_len, value_len;
 } item;
 
+/* "key:value" in the len bytes at p, spaces around key and value ignored ("a:1, b:2"); false
+ * without a colon. */
+static bool split_item(const char *p, size_t len, item *out) {
+  const char *colon = memchr(p, ':', len);
+  if (colon == NULL) return false;
+  size_t key_len = (size_t)(colon - p), value_len = len - key_len - 1;
+  const char *value = colon + 1;
+  while (key_len > 0 && *p == ' ') p++, key_len--;
+  while (key_len > 0 && p[key_len - 1] == ' ') key_len--;
+  while (value_len > 0 && *value == ' ') value++, value_len--;
+  while (value_len > 0 && value[value_len - 1] == ' ') value_len--;
+  *out = (item){p, value, key_len, value_len};
+  return true;
+}
+
 /* The next item at *cursor (advanced past it); 0 at the end, 1 for an item, -1 (message written)
  * for an item without a colon. */
 static int next_item(const char **cursor, item *out, const char *what, char *msg, size_t msg_size) {
@@ -37,19 +52,10 @@ static int next_item(const char **cursor, item *out, const char *what, char *msg
     depth += *end == '[' ? 1 : *end == ']' && depth > 0 ? -1 : 0;
   size_t len = (size_t)(end - p);
   *cursor = p + len;
-  const char *colon = memchr(p, ':', len);
-  if (colon == NULL) {
+  if (!split_item(p, len, out)) {
     snprintf(msg, msg_size, "Expected key:value in %s config, got '%.*s'", what, (int)len, p);
     return -1;
   }
-  size_t key_len = (size_t)(colon - p), value_len = len - key_len - 1;
-  const char *value = colon + 1;
-  /* Spaces around keys and values are ignored ("a:1, b:2"). */
-  while (key_len > 0 && *p == ' ') p++, key_len--;
-  while (key_len > 0 && p[key_len - 1] == ' ') key_len--;
-  while (value_len > 0 && *value == ' ') value++, value_len--;
-  while (value_len > 0 && value[value_len - 1] == ' ') value_len--;
-  *out = (item){p, value, key_len, value_len};
   return 1;
 }
 
@@ -155,14 +161,8 @@ static c10c_status parse_roundup(const item *it, size_t *divisions, char *msg, s
   while (p < end) {
     const char *comma = memchr(p, ',', (size_t)(end - p));
     const char *stop = comma ? comma : end;
-    const char *colon = memchr(p, ':', (size_t)(stop - p));
-    item entry = {p, colon ? colon + 1 : stop, colon ? (size_t)(colon - p) : (size_t)(stop - p),
-                  colon ? (size_t)(stop - colon - 1) : 0};
-    while (entry.key_len > 0 && *entry.key == ' ') entry.key++, entry.key_len--;
-    while (entry.key_len > 0 && entry.key[entry.key_len - 1] == ' ') entry.key_len--;
-    while (entry.value_len > 0 && *entry.value == ' ') entry.value++, entry.value_len--;
-    while (entry.value_len > 0 && entry.value[entry.value_len - 1] == ' ') entry.value_len--;
-    if (colon == NULL) {
+    item entry;
+    if (!split_item(p, (size_t)(stop - p), &entry)) {
       snprintf(msg, msg_size, "Expected interval:divisions in roundup_power2_divisions, got '%.*s'",
                (int)(stop - p), p);
       return C10C_STATUS_INVALID_ARGUMENT;
