@@ -280,9 +280,15 @@ static block *pool_after(const pool *p, const block *b) {
   return b->pool_next != NULL ? b->pool_next : pool_from(p, b->bin + 1);
 }
 
-/* The smallest free block of stream that holds size (PyTorch's get_free_block), with its
- * max_split_size rules: no oversize block for a request below the limit, and an oversize request
+/* PyTorch's max_split_size rules for handing a cached block of block_size bytes to a request of
+ * size (<= block_size): no oversize block for a request below the limit, and an oversize request
  * takes an oversize block at most 20 MiB larger. */
+static bool oversize_refused(size_t block_size, size_t size, size_t max_split) {
+  if (size < max_split) return block_size >= max_split;
+  return block_size >= size + C10C__LARGE_BUFFER;
+}
+
+/* The smallest free block of stream that holds size (PyTorch's get_free_block). */
 static block *best_fit(const pool *p, c10c_stream_id stream, size_t size, size_t max_split) {
   for (block *b = pool_from(p, bin_of(size)); b != NULL;) {
     if (b->stream > stream) { /* this bin has no block of the stream left */
@@ -293,9 +299,7 @@ static block *best_fit(const pool *p, c10c_stream_id stream, size_t size, size_t
       b = pool_after(p, b);
       continue;
     }
-    if (size < max_split && b->size >= max_split) return NULL; /* the rest are larger still */
-    if (size >= max_split && b->size >= size + C10C__LARGE_BUFFER) return NULL;
-    return b;
+    return oversize_refused(b->size, size, max_split) ? NULL : b; /* the rest are larger still */
   }
   return NULL;
 }
@@ -381,11 +385,54 @@ static block *table_find(c10c__engine *e, const void *ptr, bool take) {
   return NULL;
 }
 
+/* A freed block stops being active: its stream uses and its pending state go. Lock held. */
+static void deactivate(c10c__engine *e, block *b) {
+  device_state *d = state_of(e, b);
+  stat(d->stats.active, b->small, -1);
+  stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
+  c10c__free(b->uses);
+  b->uses = NULL;
+  b->nuses = 0;
+  b->pending = false;
+}
+
 /* ---- segments ---- */
 
 static void process_events(c10c__engine *e, int device, bool wait);
 
-static void segment_link(device_state *d, segment *s) {
+/* Host records for a new segment: the segment, its head block and, for an expandable one, a
+ * table of `pages` page handles. NULL without host memory. Lock held. */
+static segment *segment_new(c10c__engine *e, size_t pages) {
+  block *b = block_new(e);
+  segment *s = b ? c10c__calloc(1, sizeof *s) : NULL;
+  void **handles = s && pages > 0 ? c10c__calloc(pages, sizeof *handles) : NULL;
+  if (s == NULL || (pages > 0 && handles == NULL)) {
+    c10c__free(s);
+    if (b != NULL) block_drop(e, b);
+    return NULL;
+  }
+  s->head = b;
+  s->handles = handles;
+  return s;
+}
+
+/* Records from segment_new the backend could not back. Lock held. */
+static void segment_discard(c10c__engine *e, segment *s) {
+  block_drop(e, s->head);
+  c10c__free(s->handles);
+  c10c__free(s);
+}
+
+/* Fills a new segment over [base, base + size) for stream, its head block covering all of it
+ * (not mapped: the caller says), and links it to the device's segments. */
+static void segment_init(device_state *d, int device, segment *s, void *base, size_t size,
+                         c10c_stream_id stream, bool small) {
+  s->base = base;
+  s->size = size;
+  s->device = device;
+  s->stream = stream;
+  s->small = small;
+  *s->head = (block){.ptr = base, .size = size, .stream = stream, .seg = s, .small = small};
   s->prev = NULL;
   s->next = d->segments;
   if (d->segments) d->segments->prev = s;
@@ -606,30 +653,22 @@ static c10c_status fixed_segment(c10c__engine *e, int device, size_t rounded, bo
   device_state *d = &e->state[device];
   size_t size = c10c__engine_segment_size(rounded);
   if (over_limit(d, size)) return C10C_STATUS_OUT_OF_MEMORY;
-  block *b = block_new(e);
-  segment *s = b ? c10c__calloc(1, sizeof *s) : NULL;
-  if (s == NULL) {
-    block_drop(e, b);
-    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
-  }
+  segment *s = segment_new(e, 0);
+  if (s == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
   void *ptr = NULL;
   c10c_status st = e->backend.malloc(e->backend.self, device, size, &ptr);
   if (st != C10C_STATUS_OK) {
-    c10c__free(s);
-    block_drop(e, b);
+    segment_discard(e, s);
     return st;
   }
-  *s = (segment){
-      .base = ptr, .size = size, .device = device, .stream = stream, .small = small, .head = b};
-  *b =
-      (block){.ptr = ptr, .size = size, .stream = stream, .seg = s, .small = small, .mapped = true};
-  segment_link(d, s);
+  segment_init(d, device, s, ptr, size, stream, small);
+  s->head->mapped = true;
   stat(d->stats.segment, small, 1);
   stat(d->stats.reserved_bytes, small, (int64_t)size);
   if (size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, 1);
   d->stats.num_device_alloc++;
   trace(e, device, TRACE_SEGMENT_ALLOC, ptr, size, stream);
-  *out = b;
+  *out = s->head;
   return C10C_STATUS_OK;
 }
 
@@ -690,36 +729,20 @@ static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_
   if (st != C10C_STATUS_OK) return st;
   size_t size = (total + total / 8 + page - 1) / page * page;
   if (size == 0) return C10C_STATUS_OUT_OF_MEMORY;
-  block *b = block_new(e);
-  segment *s = b ? c10c__calloc(1, sizeof *s) : NULL;
-  void **handles = s ? c10c__calloc(size / page, sizeof *handles) : NULL;
-  if (handles == NULL) {
-    c10c__free(s);
-    block_drop(e, b);
-    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
-  }
+  segment *s = segment_new(e, size / page);
+  if (s == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
   void *base = NULL;
   st = e->backend.reserve(e->backend.self, device, size, &base);
   if (st != C10C_STATUS_OK) {
-    c10c__free(handles);
-    c10c__free(s);
-    block_drop(e, b);
+    segment_discard(e, s);
     return st;
   }
-  *s = (segment){.base = base,
-                 .size = size,
-                 .device = device,
-                 .stream = stream,
-                 .small = small,
-                 .expandable = true,
-                 .page = page,
-                 .handles = handles,
-                 .head = b};
-  *b = (block){.ptr = base, .size = size, .stream = stream, .seg = s, .small = small};
-  segment_link(d, s);
-  attach(e, b);
+  segment_init(d, device, s, base, size, stream, small);
+  s->expandable = true;
+  s->page = page;
+  attach(e, s->head); /* all of it unmapped */
   stat(d->stats.segment, small, 1);
-  *out = b;
+  *out = s->head;
   return C10C_STATUS_OK;
 }
 
@@ -760,14 +783,14 @@ static c10c_status expandable_block(c10c__engine *e, int device, size_t size, bo
  * handed to stream after making it wait for the other streams' work: an event recorded on the
  * block's stream now (its last use there) and the block's pending events. Lock held. */
 static block *reuse_across_streams(c10c__engine *e, int device, bool small, size_t size,
-                                   c10c_stream_id stream) {
+                                   c10c_stream_id stream, bool *was_free) {
   device_state *d = &e->state[device];
   size_t max_split = e->config.max_split_size;
   pool *p = &d->pools[small ? 0 : 1];
   for (block *b = pool_first(p); b != NULL; b = pool_after(p, b)) {
-    if (b->stream == stream || b->size < size || b->seg->expandable) continue;
-    if (size < max_split && b->size >= max_split) continue;
-    if (size >= max_split && b->size >= size + C10C__LARGE_BUFFER) continue;
+    if (b->stream == stream || b->size < size || b->seg->expandable ||
+        oversize_refused(b->size, size, max_split))
+      continue;
     void *event = NULL;
     if (e->backend.event_record(e->backend.self, device, b->stream, &event) != C10C_STATUS_OK)
       continue;
@@ -776,6 +799,7 @@ static block *reuse_across_streams(c10c__engine *e, int device, bool small, size
     if (st != C10C_STATUS_OK) continue;
     detach(e, b);
     d->stream_waits++;
+    *was_free = true;
     return b;
   }
   /* a block waiting for events: wait for them in stream order */
@@ -798,13 +822,9 @@ static block *reuse_across_streams(c10c__engine *e, int device, bool small, size
       c10c__free(x);
     }
     b->events = 0;
-    b->pending = false;
-    c10c__free(b->uses);
-    b->uses = NULL;
-    b->nuses = 0;
-    stat(d->stats.active, b->small, -1);
-    stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
+    deactivate(e, b);
     d->stream_waits++;
+    *was_free = false; /* it never went back to a pool */
     return b;
   }
   return NULL;
@@ -908,34 +928,29 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   size_t max_split = e->config.max_split_size;
   if (!small && e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX) d->gc_calls++;
   block *b = best_fit(p, stream, rounded, max_split);
+  bool was_free = b != NULL; /* a free block of the pool: counted in inactive_split if split */
   if (b != NULL)
     pool_remove(p, b);
   else if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL &&
-           (b = reuse_across_streams(e, device, small, rounded, stream)) != NULL)
+           (b = reuse_across_streams(e, device, small, rounded, stream, &was_free)) != NULL)
     b->stream = stream; /* it belongs to the allocating stream from now on */
   else
     st = alloc_block(e, device, rounded, small, stream, &b);
   if (st == C10C_STATUS_OK) {
-    bool already_split = is_split(b), expandable = b->seg->expandable;
-    if (should_split(b, rounded, max_split)) {
-      block *rest = split_after(e, b, rounded);
-      if (rest != NULL) { /* without it the block is just used whole */
-        rest->stream = stream;
-        rest->gc_base = d->gc_calls;
-        pool_insert(p, rest);
-        if (already_split && !expandable) {
-          stat(d->stats.inactive_split_bytes, small, -(int64_t)b->size);
-        } else if (!expandable) {
-          stat(d->stats.inactive_split_bytes, small, (int64_t)rest->size);
-          stat(d->stats.inactive_split, small, 1);
-        }
-      } else if (already_split && !expandable) {
-        stat(d->stats.inactive_split_bytes, small, -(int64_t)b->size);
-        stat(d->stats.inactive_split, small, -1);
-      }
-    } else if (already_split && !expandable) {
-      stat(d->stats.inactive_split_bytes, small, -(int64_t)b->size);
-      stat(d->stats.inactive_split, small, -1);
+    /* PyTorch's inactive_split bookkeeping, expandable blocks left out: b leaves it if it was a
+     * free piece of a split segment, the rest split off (if any) joins it */
+    bool counted = was_free && is_split(b) && !b->seg->expandable;
+    size_t taken = b->size;
+    block *rest = should_split(b, rounded, max_split) ? split_after(e, b, rounded) : NULL;
+    if (rest != NULL) { /* without host memory for it the block is just used whole */
+      rest->stream = stream;
+      rest->gc_base = d->gc_calls;
+      pool_insert(p, rest);
+    }
+    if (!b->seg->expandable) {
+      stat(d->stats.inactive_split, small, (rest != NULL) - (int64_t)counted);
+      stat(d->stats.inactive_split_bytes, small,
+           (rest != NULL ? (int64_t)rest->size : 0) - (counted ? (int64_t)taken : 0));
     }
     b->allocated = true;
     b->requested = size;
@@ -958,12 +973,7 @@ static void free_block(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
   bool expandable = b->seg->expandable;
   int64_t split_blocks = 0, split_bytes = 0;
-  stat(d->stats.active, b->small, -1);
-  stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
-  c10c__free(b->uses);
-  b->uses = NULL;
-  b->nuses = 0;
-  b->pending = false;
+  deactivate(e, b);
   trace(e, b->seg->device, TRACE_FREE_COMPLETED, b->ptr, b->size, b->stream);
   if (mergeable(b->prev)) {
     split_blocks--, split_bytes -= (int64_t)b->prev->size;
@@ -1298,6 +1308,7 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
   for (int i = 0; i < e->devices && ok; i++) {
     device_state *d = &e->state[i];
     int64_t reserved[2] = {0, 0}, allocated[2] = {0, 0}, active[2] = {0, 0}, segments[2] = {0, 0};
+    int64_t split_free[2] = {0, 0}, split_free_bytes[2] = {0, 0}; /* inactive_split */
     size_t free_mapped[2] = {0, 0}, unmapped[2] = {0, 0};
     for (const segment *s = d->segments; s != NULL && ok; s = s->next) {
       int p = s->small ? 0 : 1;
@@ -1331,6 +1342,8 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
         if (b->allocated || b->pending) active[p] += (int64_t)b->size;
         if (mergeable(b)) {
           free_mapped[p]++;
+          if (!s->expandable && is_split(b))
+            split_free[p]++, split_free_bytes[p] += (int64_t)b->size;
           EXPECT(b->bin == bin_of(b->size), "block %p: in bin %d, its size says %d", (void *)b->ptr,
                  b->bin, bin_of(b->size));
         }
@@ -1360,6 +1373,13 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
              (long long)st->active_bytes[kind].current, (long long)st->segment[kind].current,
              (long long)reserved[p], (long long)allocated[p], (long long)active[p],
              (long long)segments[p]);
+      EXPECT(
+          st->inactive_split[kind].current == split_free[p] &&
+              st->inactive_split_bytes[kind].current == split_free_bytes[p],
+          "device %d pool %d: inactive_split says %lld blocks, %lld bytes; the blocks %lld, %lld",
+          i, p, (long long)st->inactive_split[kind].current,
+          (long long)st->inactive_split_bytes[kind].current, (long long)split_free[p],
+          (long long)split_free_bytes[p]);
     }
   }
   size_t in_table = 0;

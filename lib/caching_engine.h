@@ -111,8 +111,9 @@ c10c_status c10c__engine_stats(c10c__engine *engine, int device, c10c_memory_sta
 /* Checks the engine's invariants (for tests): every segment covered by its blocks in address
  * order without gaps; no two neighbouring free mapped blocks (coalescing); free mapped blocks
  * exactly the pool's members and in their bins, unmapped ranges only in expandable segments
- * and page aligned; allocated blocks in the address table; reserved, allocated, active and
- * segment statistics equal to what the blocks add up to. Returns false with a description. */
+ * and page aligned; allocated blocks in the address table; reserved, allocated, active,
+ * segment and inactive_split statistics equal to what the blocks add up to. Returns false with
+ * a description. */
 bool c10c__engine_validate(c10c__engine *engine, char *msg, size_t msg_size);
 
 /* torch's format_size ("20.00 MiB"), for messages. */
