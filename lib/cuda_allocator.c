@@ -21,10 +21,8 @@ static c10c_status segment_malloc(void *self, int device, size_t size, void **ou
   (void)self;
   c10c_status st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
-  CUdeviceptr ptr = 0;
-  CUresult r = c10c__cuda.cuMemAlloc(&ptr, size);
-  st = r == CUDA_ERROR_OUT_OF_MEMORY ? C10C_STATUS_OUT_OF_MEMORY
-                                     : c10c__cuda_check(r, "cuMemAlloc_v2");
+  CUdeviceptr ptr = 0; /* c10c__cuda_check: CUDA_ERROR_OUT_OF_MEMORY is OUT_OF_MEMORY */
+  st = c10c__cuda_check(c10c__cuda.cuMemAlloc(&ptr, size), "cuMemAlloc_v2");
   if (st == C10C_STATUS_OK) *out = (void *)(uintptr_t)ptr;
   return c10c__cuda_restore(st);
 }
@@ -46,12 +44,17 @@ static c10c_status segment_mem_info(void *self, int device, size_t *free_bytes, 
       c10c__cuda_check(c10c__cuda.cuMemGetInfo(free_bytes, total), "cuMemGetInfo_v2"));
 }
 
+/* The driver handle of the stream the engine names by device and id. */
+static c10c_status handle_of(void **handle, int device, c10c_stream_id stream) {
+  return c10c_cuda_stream_handle(
+      handle, (c10c_stream){{C10C_DEVICE_TYPE_CUDA, (c10c_device_index)device}, stream});
+}
+
 /* record_stream's events: driver events (timing off) on the stream the engine names by id. */
 static c10c_status segment_event_record(void *self, int device, c10c_stream_id stream, void **out) {
   (void)self;
   void *handle = NULL;
-  c10c_stream s = {{C10C_DEVICE_TYPE_CUDA, (c10c_device_index)device}, stream};
-  c10c_status st = c10c_cuda_stream_handle(&handle, s);
+  c10c_status st = handle_of(&handle, device, stream);
   if (st == C10C_STATUS_OK) st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
   CUevent event = NULL;
@@ -87,9 +90,7 @@ static c10c_status segment_reserve(void *self, int device, size_t size, void **b
   c10c_status st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
   CUdeviceptr ptr = 0;
-  CUresult r = c10c__cuda.cuMemAddressReserve(&ptr, size, 0, 0, 0);
-  st = r == CUDA_ERROR_OUT_OF_MEMORY ? C10C_STATUS_OUT_OF_MEMORY
-                                     : c10c__cuda_check(r, "cuMemAddressReserve");
+  st = c10c__cuda_check(c10c__cuda.cuMemAddressReserve(&ptr, size, 0, 0, 0), "cuMemAddressReserve");
   if (st == C10C_STATUS_OK) *base = (void *)(uintptr_t)ptr;
   return c10c__cuda_restore(st);
 }
@@ -117,9 +118,7 @@ static c10c_status segment_map(void *self, int device, void *ptr, size_t size, v
   CUdeviceptr at = (CUdeviceptr)(uintptr_t)ptr;
   c10c_status st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
-  CUresult r = c10c__cuda.cuMemCreate(&h, size, &prop, 0);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY) return c10c__cuda_restore(C10C_STATUS_OUT_OF_MEMORY);
-  st = c10c__cuda_check(r, "cuMemCreate");
+  st = c10c__cuda_check(c10c__cuda.cuMemCreate(&h, size, &prop, 0), "cuMemCreate");
   if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
   st = c10c__cuda_check(c10c__cuda.cuMemMap(at, size, 0, h, 0), "cuMemMap");
   if (st == C10C_STATUS_OK) {
@@ -156,8 +155,7 @@ static void segment_synchronize(void *self, int device) {
 static c10c_status segment_stream_wait(void *self, int device, c10c_stream_id stream, void *event) {
   (void)self;
   void *handle = NULL;
-  c10c_stream s = {{C10C_DEVICE_TYPE_CUDA, (c10c_device_index)device}, stream};
-  c10c_status st = c10c_cuda_stream_handle(&handle, s);
+  c10c_status st = handle_of(&handle, device, stream);
   if (st != C10C_STATUS_OK) return st;
   return c10c__cuda_check(c10c__cuda.cuStreamWaitEvent((CUstream)handle, (CUevent)event, 0),
                           "cuStreamWaitEvent");
