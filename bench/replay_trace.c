@@ -55,7 +55,7 @@ typedef struct trace {
   uint64_t stream_names[64];
   int streams;
   int steps;
-  uint64_t peak_live; /* requested bytes */
+  uint64_t peak_live; /* requested bytes, found by the measured replay */
 } trace;
 
 static int stream_index(trace *t, uint64_t name) {
@@ -109,10 +109,6 @@ static int load(const char *path, trace *t) {
   }
   size_t cap = 1 << 16;
   t->events = malloc(cap * sizeof *t->events);
-  uint64_t live = 0;
-  /* live requested bytes need sizes at free: a small map from id to size */
-  size_t map_cap = 1 << 20;
-  uint64_t *ids = calloc(map_cap, sizeof *ids), *sizes = calloc(map_cap, sizeof *sizes);
   int step = 0;
   while (fgets(line, sizeof line, f) != NULL) {
     int n = split(line, v, 16);
@@ -143,25 +139,9 @@ static int load(const char *path, trace *t) {
       e.step = step;
       if (step + 1 > t->steps) t->steps = step + 1;
     }
-    size_t slot = (size_t)(e.id * 0x9E3779B97F4A7C15ull >> 44) & (map_cap - 1);
-    if (e.act == ALLOCATE) {
-      while (ids[slot] != 0) slot = (slot + 1) & (map_cap - 1);
-      ids[slot] = e.id;
-      sizes[slot] = e.size;
-      live += e.size;
-      if (live > t->peak_live) t->peak_live = live;
-    } else if (e.act == FREE) {
-      while (ids[slot] != 0 && ids[slot] != e.id) slot = (slot + 1) & (map_cap - 1);
-      if (ids[slot] == e.id) {
-        live -= sizes[slot];
-        ids[slot] = UINT64_MAX; /* a tombstone keeps later probes going */
-      }
-    }
     if (t->count == cap) t->events = realloc(t->events, (cap *= 2) * sizeof *t->events);
     t->events[t->count++] = e;
   }
-  free(ids);
-  free(sizes);
   fclose(f);
   if (t->steps == 0) t->steps = 1;
   return 0;
@@ -288,6 +268,7 @@ static bool run(replayer *r, metrics *m) {
   c10c_memory_stats s;
   int step = 0;
   int64_t step_start_mallocs = 0, step_start_frees = 0;
+  uint64_t live = 0; /* requested bytes */
   r->nbusy = 0;
   r->naddr[0] = r->naddr[1] = 0;
   /* each run starts its trace's clock after everything queued by the one before */
@@ -341,6 +322,8 @@ static bool run(replayer *r, metrics *m) {
           return false;
         }
         *b = (live_block){e->id, d, e->size, (uint64_t)1 << e->stream, SIZE_MAX};
+        live += e->size;
+        if (m != NULL && !m->timing && live > t->peak_live) t->peak_live = live;
         if (m == NULL) break;
         if (snapshot_path != NULL && !m->timing) { /* the allocator's state at its peak */
           stats(r, &s);
@@ -391,6 +374,7 @@ static bool run(replayer *r, metrics *m) {
         c10c_data_ptr_free(&b->data);
         double t1 = m ? now_ns() : 0;
         b->id = UINT64_MAX;
+        live -= b->size;
         if (m == NULL) break;
         if (b->pair != SIZE_MAX && m->timing) {
           m->host_ns_total += (double)(t1 - t0);
