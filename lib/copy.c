@@ -205,7 +205,7 @@ static bool partially_overlap(const c10c_tensor *a, const c10c_tensor *b) {
   if (!c10c_tensor_is_non_overlapping_and_dense(a) || !c10c_tensor_is_non_overlapping_and_dense(b))
     return false; /* TOO_HARD: ATen lets it through */
   if (c10c_tensor_storage(a) != c10c_tensor_storage(b)) return false; /* is_alias_of */
-  const char *a0 = c10c_tensor_data(a), *b0 = c10c_tensor_data(b);
+  const char *a0 = c10c__tensor_data_unchecked(a), *b0 = c10c__tensor_data_unchecked(b);
   const char *a1 = a0 + c10c_tensor_nbytes(a), *b1 = b0 + c10c_tensor_nbytes(b);
   if (a0 == b0 && a1 == b1) {
     size_t n = c10c_tensor_dim(a);
@@ -274,15 +274,29 @@ static c10c_status strided_write(c10c_tensor *dst, const c10c_tensor *src, const
   }
   loop_simplify(&l);
   if (src != NULL && c10c_tensor_dtype(src) != c10c_tensor_dtype(dst))
-    loop_convert(&l, c10c_tensor_data(dst), c10c_tensor_data(src), c10c_tensor_dtype(dst),
-                 c10c_tensor_dtype(src));
+    loop_convert(&l, c10c__tensor_data_unchecked(dst), c10c__tensor_data_unchecked(src),
+                 c10c_tensor_dtype(dst), c10c_tensor_dtype(src));
   else
-    loop_run(&l, c10c_tensor_data(dst), src != NULL ? c10c_tensor_data(src) : value, item);
+    loop_run(&l, c10c__tensor_data_unchecked(dst),
+             src != NULL ? c10c__tensor_data_unchecked(src) : value, item);
   c10c__free(l.heap);
   return C10C_STATUS_OK;
 }
 
 static const unsigned char zero_bytes[64];
+
+/* memcpy of one element, with the common sizes as constants (no call). */
+static const void *copy_element(unsigned char *dst, const void *src, size_t item) {
+  switch (item) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, item);
+  }
+  return dst;
+}
 
 /* A CPU tensor with t's sizes and strides, for staging t's bytes on the host: its storage
  * holds exactly t's span (empty_strided's size). */
@@ -317,8 +331,8 @@ static bool same_geometry(const c10c_tensor *a, const c10c_tensor *b) {
 static c10c_status to_host(c10c_tensor **out, const c10c_tensor *t) {
   c10c_status st = host_twin(out, t);
   if (st == C10C_STATUS_OK)
-    st =
-        c10c__cuda_memcpy(c10c_tensor_data(*out), -1, c10c_tensor_data(t), where(t), span_bytes(t));
+    st = c10c__cuda_memcpy(c10c__tensor_data_unchecked(*out), -1, c10c__tensor_data_unchecked(t),
+                           where(t), span_bytes(t));
   if (st != C10C_STATUS_OK) {
     c10c_tensor_release(*out);
     *out = NULL;
@@ -344,8 +358,8 @@ static c10c_status cuda_copy(c10c_tensor *dst, const c10c_tensor *src) {
   if (c10c_tensor_dtype(dst) == c10c_tensor_dtype(src) &&
       c10c_tensor_is_non_overlapping_and_dense(dst) &&
       c10c_tensor_is_non_overlapping_and_dense(src) && same_geometry(dst, src))
-    return c10c__cuda_memcpy(c10c_tensor_data(dst), where(dst), c10c_tensor_data(src), where(src),
-                             span_bytes(dst));
+    return c10c__cuda_memcpy(c10c__tensor_data_unchecked(dst), where(dst),
+                             c10c__tensor_data_unchecked(src), where(src), span_bytes(dst));
   c10c_tensor *src_host = NULL, *dst_host = NULL;
   const c10c_tensor *from = src;
   if (is_cuda(src)) {
@@ -359,18 +373,35 @@ static c10c_status cuda_copy(c10c_tensor *dst, const c10c_tensor *src) {
     st = host_target(&dst_host, dst);
     if (st == C10C_STATUS_OK) st = strided_write(dst_host, from, NULL);
     if (st == C10C_STATUS_OK)
-      st = c10c__cuda_memcpy(c10c_tensor_data(dst), where(dst), c10c_tensor_data(dst_host), -1,
-                             span_bytes(dst));
+      st = c10c__cuda_memcpy(c10c__tensor_data_unchecked(dst), where(dst),
+                             c10c__tensor_data_unchecked(dst_host), -1, span_bytes(dst));
   }
   c10c_tensor_release(src_host);
   c10c_tensor_release(dst_host);
   return st;
 }
 
+/* Whether the bytes dst's elements lie in and those src's lie in intersect (on one device). Two
+ * storages an allocator made hold bytes of their own; external memory (numpy, DLPack) may be
+ * anyone's, a libc10c storage's included. */
+static bool spans_intersect(const c10c_tensor *dst, const c10c_tensor *src) {
+  const c10c_storage *a = c10c_tensor_storage(dst), *b = c10c_tensor_storage(src);
+  if (a != b && c10c_storage_allocator(a) != NULL && c10c_storage_allocator(b) != NULL)
+    return false;
+  if (c10c_tensor_numel(dst) == 0 || c10c_tensor_numel(src) == 0 ||
+      !c10c_device_equal(c10c_tensor_device(dst), c10c_tensor_device(src)))
+    return false;
+  uintptr_t d0 = (uintptr_t)c10c__tensor_data_unchecked(dst),
+            s0 = (uintptr_t)c10c__tensor_data_unchecked(src);
+  return d0 < s0 + span_bytes(src) && s0 < d0 + span_bytes(dst);
+}
+
 /* copy_ without the version bump and inference check: also the second half of clone. */
 static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
   c10c_status st = check_device(dst);
   if (st == C10C_STATUS_OK) st = check_device(src);
+  if (st == C10C_STATUS_OK) st = c10c__tensor_check_extent(dst, "copy_ (to this tensor)");
+  if (st == C10C_STATUS_OK) st = c10c__tensor_check_extent(src, "copy_ (from this tensor)");
   if (st != C10C_STATUS_OK) return st;
   c10c_dtype to = c10c_tensor_dtype(dst), from = c10c_tensor_dtype(src);
   if (to != from && (!c10c__convertible(to) || !c10c__convertible(from)))
@@ -389,6 +420,18 @@ static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
   if (same) return C10C_STATUS_OK;
   if (has_internal_overlap(dst)) return c10c__fail(C10C_STATUS_ERROR, internal_overlap_message);
   if (partially_overlap(dst, src)) return c10c__fail(C10C_STATUS_ERROR, partial_overlap_message);
+  if (spans_intersect(dst, src)) {
+    /* What ATen lets through (views it cannot prove apart, such as t[:, 1:] from t[:, :3]) it
+     * copies in the order of its loops, so its result depends on its vector width (rows of 3
+     * come out smeared, rows of 31 half shifted). Here src is read whole before dst is written,
+     * as numpy does: through a copy of src, so no loop ever copies between overlapping bytes. */
+    c10c_tensor *staged = NULL;
+    st = check_broadcast(dst, src);
+    if (st == C10C_STATUS_OK) st = c10c_tensor_clone(&staged, src, C10C_MEMORY_FORMAT_PRESERVE);
+    if (st == C10C_STATUS_OK) st = copy_impl(dst, staged);
+    c10c_tensor_release(staged);
+    return st;
+  }
   if (is_cuda(dst) || is_cuda(src)) return cuda_copy(dst, src);
   st = check_broadcast(dst, src);
   if (st == C10C_STATUS_OK && c10c_tensor_numel(dst) > 0) st = strided_write(dst, src, NULL);
@@ -404,24 +447,27 @@ c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src) {
 }
 
 /* fill_ without the version bump; value NULL writes zero bytes. */
-static c10c_status fill_impl(c10c_tensor *tensor, const void *value) {
+static c10c_status fill_impl(c10c_tensor *tensor, const void *value, const char *op) {
   c10c_status st = check_device(tensor);
+  if (st == C10C_STATUS_OK) st = c10c__tensor_check_extent(tensor, op);
   if (st != C10C_STATUS_OK || c10c_tensor_numel(tensor) == 0) return st;
+  /* the value is read once, before any write: it may lie in the tensor's own bytes */
+  unsigned char element[sizeof zero_bytes];
+  if (c10c_tensor_itemsize(tensor) > sizeof element)
+    return c10c__fail(C10C_STATUS_INTERNAL, "%s: itemsize above %zu bytes", op, sizeof element);
+  if (value != NULL) value = copy_element(element, value, c10c_tensor_itemsize(tensor));
   bool dense = c10c_tensor_is_non_overlapping_and_dense(tensor);
   if (is_cuda(tensor) && dense && value == NULL) /* the driver's memset */
-    return c10c__cuda_memzero(c10c_tensor_data(tensor), where(tensor), span_bytes(tensor));
-  if (value == NULL) {
-    if (c10c_tensor_itemsize(tensor) > sizeof zero_bytes)
-      return c10c__fail(C10C_STATUS_INTERNAL, "zero_: itemsize above 64 bytes");
-    value = zero_bytes;
-  }
+    return c10c__cuda_memzero(c10c__tensor_data_unchecked(tensor), where(tensor),
+                              span_bytes(tensor));
+  if (value == NULL) value = zero_bytes;
   if (is_cuda(tensor)) { /* through a host twin of its span, as cuda_copy */
     c10c_tensor *staged = NULL;
     st = host_target(&staged, tensor);
     if (st == C10C_STATUS_OK) st = strided_write(staged, NULL, value);
     if (st == C10C_STATUS_OK)
-      st = c10c__cuda_memcpy(c10c_tensor_data(tensor), where(tensor), c10c_tensor_data(staged), -1,
-                             span_bytes(tensor));
+      st = c10c__cuda_memcpy(c10c__tensor_data_unchecked(tensor), where(tensor),
+                             c10c__tensor_data_unchecked(staged), -1, span_bytes(tensor));
     c10c_tensor_release(staged);
     return st;
   }
@@ -432,14 +478,14 @@ c10c_status c10c_tensor_fill_(c10c_tensor *tensor, const void *value) {
   C10C__CHECK_NOT_NULL(tensor);
   C10C__CHECK_NOT_NULL(value);
   c10c_status st = check_writable(tensor);
-  if (st == C10C_STATUS_OK) st = fill_impl(tensor, value);
+  if (st == C10C_STATUS_OK) st = fill_impl(tensor, value, "fill_");
   return st == C10C_STATUS_OK ? c10c_tensor_bump_version(tensor) : st;
 }
 
 c10c_status c10c_tensor_zero_(c10c_tensor *tensor) {
   C10C__CHECK_NOT_NULL(tensor);
   c10c_status st = check_writable(tensor);
-  if (st == C10C_STATUS_OK) st = fill_impl(tensor, NULL);
+  if (st == C10C_STATUS_OK) st = fill_impl(tensor, NULL, "zero_");
   return st == C10C_STATUS_OK ? c10c_tensor_bump_version(tensor) : st;
 }
 
@@ -514,7 +560,7 @@ c10c_status c10c_tensor_full_like(c10c_tensor **out, const c10c_tensor *tensor, 
                                   const void *value) {
   C10C__CHECK_NOT_NULL(out);
   c10c_status st = c10c_tensor_empty_like(out, tensor, dtype, device, memory_format);
-  if (st == C10C_STATUS_OK) st = fill_impl(*out, value);
+  if (st == C10C_STATUS_OK) st = fill_impl(*out, value, "full_like");
   return finish_new(out, st);
 }
 
@@ -523,7 +569,7 @@ c10c_status c10c_tensor_full(c10c_tensor **out, const int64_t *sizes, size_t ndi
                              const void *value) {
   C10C__CHECK_NOT_NULL(out);
   c10c_status st = c10c_tensor_empty(out, sizes, ndim, dtype, device, memory_format);
-  if (st == C10C_STATUS_OK) st = fill_impl(*out, value);
+  if (st == C10C_STATUS_OK) st = fill_impl(*out, value, "full");
   return finish_new(out, st);
 }
 

@@ -237,6 +237,8 @@ static void delete_legacy(DLManagedTensor *self) {
 static void *export_block(c10c_status *st, const c10c_tensor *tensor, size_t size,
                           size_t dl_offset) {
   size_t ndim = c10c_tensor_dim(tensor);
+  *st = c10c__tensor_check_extent(tensor, "to_dlpack");
+  if (*st != C10C_STATUS_OK) return NULL;
   if (ndim > (size_t)INT32_MAX) {
     *st = c10c__fail(C10C_STATUS_UNSUPPORTED, "DLPack holds at most %d dims", INT32_MAX);
     return NULL;

@@ -166,41 +166,47 @@ void c10c__format_int_list(char *buf, size_t size, const int64_t *values, size_t
   if (len + 1 < size) snprintf(buf + len, size - len, "]");
 }
 
+bool c10c__extent(int64_t *out, const int64_t *sizes, const int64_t *strides, size_t ndim,
+                  int64_t offset, size_t itemsize) {
+  bool empty = false;
+  for (size_t i = 0; i < ndim; i++) {
+    if (sizes[i] < 0) return false;
+    empty |= sizes[i] == 0;
+  }
+  if (empty) {
+    *out = 0;
+    return true;
+  }
+  return c10c__extent_nonempty(out, sizes, strides, ndim, offset, itemsize);
+}
+
 c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64_t *strides,
                                  size_t ndim, int64_t offset, size_t itemsize) {
-  /* ATen: size 0 anywhere needs no storage; otherwise the last element's byte end. */
-  for (size_t i = 0; i < ndim; i++)
-    if (sizes[i] == 0) {
-      *out = 0;
-      return C10C_STATUS_OK;
-    }
   bool overflow = false;
-  uint64_t extent = 1; /* 1 + sum((size - 1) * stride), or the product of sizes when contiguous */
   if (strides == NULL) {
+    /* computeStorageNbytesContiguous: the product of the sizes, sticky (an overflow before a
+     * later 0 still counts: torch.empty(2**62, 2**62, 0) fails) */
+    uint64_t bytes = 1;
     for (size_t i = 0; i < ndim; i++)
-      overflow |= c10c__umul_overflows(extent, (uint64_t)sizes[i], &extent);
+      overflow |= c10c__umul_overflows(bytes, (uint64_t)sizes[i], &bytes);
+    overflow |= __builtin_add_overflow(bytes, (uint64_t)offset, &bytes);
+    overflow |= c10c__umul_overflows(bytes, (uint64_t)itemsize, &bytes);
+    overflow |= bytes > (uint64_t)INT64_MAX;
+    if (!overflow) *out = (int64_t)bytes;
   } else {
-    for (size_t i = 0; i < ndim; i++) {
-      uint64_t term;
-      overflow |= c10c__umul_overflows((uint64_t)(sizes[i] - 1), (uint64_t)strides[i], &term);
-      overflow |= __builtin_add_overflow(extent, term, &extent);
-    }
+    /* computeStorageNbytes: 0 once a size is 0. A negative size fails even then (ATen lets
+     * [-5, 0] through and makes a tensor of size -5; alone, -5 fails with this message). */
+    overflow = !c10c__extent(out, sizes, strides, ndim, offset, itemsize);
   }
-  uint64_t bytes = 0;
-  overflow |= __builtin_add_overflow(extent, (uint64_t)offset, &extent);
-  overflow |= c10c__umul_overflows(extent, (uint64_t)itemsize, &bytes);
-  if (overflow || bytes > (uint64_t)INT64_MAX) {
-    char s1[256], s2[256];
-    c10c__format_int_list(s1, sizeof s1, sizes, ndim);
-    if (strides == NULL)
-      return c10c__fail(C10C_STATUS_OVERFLOW, "Storage size calculation overflowed with sizes=%s",
-                        s1);
-    c10c__format_int_list(s2, sizeof s2, strides, ndim);
-    return c10c__fail(C10C_STATUS_OVERFLOW,
-                      "Storage size calculation overflowed with sizes=%s and strides=%s", s1, s2);
-  }
-  *out = (int64_t)bytes;
-  return C10C_STATUS_OK;
+  if (!overflow) return C10C_STATUS_OK;
+  char s1[256], s2[256];
+  c10c__format_int_list(s1, sizeof s1, sizes, ndim);
+  if (strides == NULL)
+    return c10c__fail(C10C_STATUS_OVERFLOW, "Storage size calculation overflowed with sizes=%s",
+                      s1);
+  c10c__format_int_list(s2, sizeof s2, strides, ndim);
+  return c10c__fail(C10C_STATUS_OVERFLOW,
+                    "Storage size calculation overflowed with sizes=%s and strides=%s", s1, s2);
 }
 
 c10c_status c10c__wrap_dim(int64_t *dim, int64_t ndim, bool wrap_scalar) {

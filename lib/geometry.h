@@ -28,9 +28,32 @@ uint8_t c10c__contiguity_flags(const int64_t *sizes, const int64_t *strides, siz
 c10c_status c10c__default_strides(int64_t *strides, const int64_t *sizes, size_t ndim,
                                   c10c_memory_format memory_format);
 
-/* ATen's computeStorageNbytes: itemsize * (offset + 1 + sum((size - 1) * stride)), or 0 when a
- * size is 0. Errors with ATen's "Storage size calculation overflowed with sizes=[...] and
- * strides=[...]" (strides omitted when NULL: the contiguous case). */
+/* The bytes of storage a tensor's elements reach: itemsize * (offset + 1 + sum((size - 1) *
+ * stride)), or 0 when a size is 0 (no element: any offset will do). False when that exceeds int64
+ * or a size, stride or the offset is negative (with no size 0). */
+bool c10c__extent(int64_t *out, const int64_t *sizes, const int64_t *strides, size_t ndim,
+                  int64_t offset, size_t itemsize);
+
+/* The same for sizes known to be >= 1 (a tensor with elements): one pass, inlined on the view
+ * path. A negative stride or offset fails as an overflow (it wraps past INT64_MAX unsigned). */
+static inline bool c10c__extent_nonempty(int64_t *out, const int64_t *sizes, const int64_t *strides,
+                                         size_t ndim, int64_t offset, size_t itemsize) {
+  uint64_t last = (uint64_t)offset, term;
+  bool overflow = false;
+  for (size_t i = 0; i < ndim; i++) {
+    overflow |= __builtin_mul_overflow((uint64_t)sizes[i] - 1, (uint64_t)strides[i], &term);
+    overflow |= __builtin_add_overflow(last, term, &last);
+  }
+  overflow |= __builtin_mul_overflow(last + 1, (uint64_t)itemsize, &last);
+  if (overflow || last > (uint64_t)INT64_MAX) return false;
+  *out = (int64_t)last;
+  return true;
+}
+
+/* ATen's computeStorageNbytes (c10c__extent), and with strides NULL its contiguous variant
+ * (itemsize * (offset + product of the sizes), the product's overflow sticky past a later 0).
+ * Errors with ATen's "Storage size calculation overflowed with sizes=[...] and strides=[...]"
+ * (strides omitted when NULL), which is also what a negative size gets, even beside a 0. */
 c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64_t *strides,
                                  size_t ndim, int64_t offset, size_t itemsize);
 

@@ -11,6 +11,7 @@ struct c10c_storage {
   c10c__object obj;
   c10c_data_ptr data_ptr;
   int64_t nbytes;
+  int64_t capacity;          /* the bytes data_ptr holds: set_nbytes may record less, never more */
   c10c_allocator *allocator; /* a reference, or NULL for external memory */
   bool resizable;
   bool read_only;
@@ -40,7 +41,7 @@ static void storage_release_resources(c10c__object *obj) {
   c10c_data_ptr_free(&s->data_ptr);
   c10c_allocator_release(s->allocator);
   s->allocator = NULL;
-  s->nbytes = 0;
+  s->nbytes = s->capacity = 0;
 }
 
 static void storage_destroy(c10c__object *obj) {
@@ -61,7 +62,7 @@ static c10c_status negative_size(int64_t nbytes) {
 static c10c_storage *new_shell(int64_t nbytes, bool resizable) {
   c10c_storage *s = c10c__shell_alloc(C10C__SHELL_STORAGE, sizeof *s);
   if (s == NULL) return NULL;
-  s->nbytes = nbytes;
+  s->nbytes = s->capacity = nbytes;
   s->allocator = NULL;
   s->resizable = resizable;
   s->read_only = false;
@@ -165,7 +166,7 @@ c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes) {
     c10c_allocator_copy(storage->allocator, fresh.data, storage->data_ptr.data, (size_t)common);
   c10c_data_ptr old = storage->data_ptr;
   storage->data_ptr = fresh;
-  storage->nbytes = nbytes;
+  storage->nbytes = storage->capacity = nbytes;
   c10c_data_ptr_free(&old);
   return C10C_STATUS_OK;
 }
@@ -175,6 +176,13 @@ c10c_status c10c_storage_set_nbytes(c10c_storage *storage, int64_t nbytes) {
   if (nbytes < 0)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "storage size must be non-negative, got %lld",
                       (long long)nbytes);
+  /* c10 records any size; past what the data pointer holds, tensors would read beyond it */
+  if (nbytes > storage->capacity)
+    return c10c__fail(
+        C10C_STATUS_INVALID_ARGUMENT,
+        "set_nbytes: %lld bytes is more than the storage's memory holds (%lld bytes); "
+        "resize it to grow it",
+        (long long)nbytes, (long long)storage->capacity);
   storage->nbytes = nbytes;
   return C10C_STATUS_OK;
 }

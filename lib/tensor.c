@@ -19,14 +19,22 @@ struct c10c_tensor {
   c10c_storage *storage; /* a reference */
   int64_t storage_offset;
   int64_t numel;
+  /* The bytes of the storage the elements reach (c10c__extent: 0 without elements). Every read
+   * or write of the data first checks it against the storage's current size, which a resize or
+   * set_nbytes may have made smaller since (c10c__tensor_check_extent). */
+  int64_t extent;
   c10c_dispatch_key_set keys;
-  int64_t *heap; /* sizes then strides when dim > INLINE_DIMS, else NULL */
   uint32_t ndim;
   c10c_dtype dtype;
   uint8_t flags; /* geometry.h's contiguity bits, INFERENCE_FLAG */
   c10c_device device;
-  int64_t inline_sizes[INLINE_DIMS];
-  int64_t inline_strides[INLINE_DIMS];
+  union {
+    struct {
+      int64_t sizes[INLINE_DIMS];
+      int64_t strides[INLINE_DIMS];
+    } small;       /* ndim <= INLINE_DIMS */
+    int64_t *heap; /* ndim > INLINE_DIMS: sizes then strides */
+  } dims;
 };
 
 _Static_assert(sizeof(struct c10c_tensor) <= 144, "smaller than c10's 176-byte TensorImpl");
@@ -48,17 +56,18 @@ bool c10c_inference_mode_set(bool enabled) {
 bool c10c_inference_mode_enabled(void) { return inference_mode; }
 
 static int64_t *sizes_of(const c10c_tensor *t) {
-  return t->heap ? t->heap : (int64_t *)(uintptr_t)t->inline_sizes;
+  return t->ndim > INLINE_DIMS ? t->dims.heap : (int64_t *)(uintptr_t)t->dims.small.sizes;
 }
 
 static int64_t *strides_of(const c10c_tensor *t) {
-  return t->heap ? t->heap + t->ndim : (int64_t *)(uintptr_t)t->inline_strides;
+  return t->ndim > INLINE_DIMS ? t->dims.heap + t->ndim
+                               : (int64_t *)(uintptr_t)t->dims.small.strides;
 }
 
 static void tensor_destroy(c10c__object *obj) {
   c10c_tensor *t = (c10c_tensor *)obj;
   c10c_storage_release(t->storage);
-  c10c__free(t->heap);
+  if (t->ndim > INLINE_DIMS) c10c__free(t->dims.heap);
   c10c__shell_free(C10C__SHELL_TENSOR, t, sizeof *t);
 }
 
@@ -69,10 +78,9 @@ static const c10c__object_type tensor_type = {NULL, tensor_destroy};
 static c10c_tensor *new_shell(size_t ndim) {
   c10c_tensor *t = c10c__shell_alloc(C10C__SHELL_TENSOR, sizeof *t);
   if (t == NULL) return NULL;
-  t->heap = NULL;
   if (ndim > INLINE_DIMS) {
-    t->heap = c10c__malloc(2 * ndim * sizeof(int64_t));
-    if (t->heap == NULL) {
+    t->dims.heap = c10c__malloc(2 * ndim * sizeof(int64_t));
+    if (t->dims.heap == NULL) {
       c10c__shell_free(C10C__SHELL_TENSOR, t, sizeof *t);
       return NULL;
     }
@@ -180,6 +188,7 @@ static c10c_status make_with_new_storage(c10c_tensor **out, c10c_tensor *t, int6
                                          c10c_dtype dtype, c10c_device device,
                                          bool known_contiguous) {
   c10c_storage *storage = NULL;
+  t->extent = nbytes; /* empty's and empty_strided's storage is exactly what the elements reach */
   c10c_status st = new_storage_on(&storage, nbytes, &device);
   /* CPU tensors carry no index (torch.empty(device="cpu:0").device is cpu); others keep it. */
   if (device.type == C10C_DEVICE_TYPE_CPU) device.index = -1;
@@ -211,13 +220,15 @@ static bool empty_contiguous(c10c_status *st, c10c_tensor **out, const int64_t *
     *st = out_of_memory();
     return true;
   }
-  int64_t *t_sizes = t->inline_sizes, *t_strides = t->inline_strides;
+  int64_t *t_sizes = t->dims.small.sizes, *t_strides = t->dims.small.strides;
   uint64_t numel = 1, nbytes = 0;
   int64_t stride = 1;
   bool bad = false;
   for (size_t i = ndim; i-- > 0;) {
     int64_t size = t_sizes[i] = sizes[i];
-    bad |= size < 0;
+    /* a size 0 takes the general path: c10's numel overflow check runs from the first size
+     * and is sticky (2^62 x 2^62 x 0 overflows), which a product from the last cannot see */
+    bad |= size <= 0;
     bad |= c10c__umul_overflows(numel, (uint64_t)size, &numel);
     t_strides[i] = stride;
     if (i > 0) bad |= c10c__mul_overflows(stride, size > 1 ? size : 1, &stride);
@@ -319,6 +330,7 @@ c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storag
   if (st != C10C_STATUS_OK) return st;
   c10c_tensor *t = new_shell_with(sizes, strides, ndim);
   if (t == NULL) return out_of_memory();
+  c10c__extent(&t->extent, sizes, strides, ndim, storage_offset, c10c_dtype_itemsize(dtype));
   st = finish(t, c10c_storage_retain(storage), storage_offset, dtype, c10c_storage_device(storage));
   if (st != C10C_STATUS_OK) {
     c10c_tensor_release(t);
@@ -353,10 +365,9 @@ c10c_status c10c__tensor_view_start(c10c_tensor **out, const c10c_tensor *base, 
   if (t == NULL) return out_of_memory();
   if (keep_geometry) {
     if (ndim <= INLINE_DIMS) { /* fixed-size copies: a few vector moves, no call */
-      memcpy(t->inline_sizes, base->inline_sizes, sizeof t->inline_sizes);
-      memcpy(t->inline_strides, base->inline_strides, sizeof t->inline_strides);
+      memcpy(&t->dims.small, &base->dims.small, sizeof t->dims.small);
     } else {
-      memcpy(t->heap, base->heap, 2 * ndim * sizeof(int64_t));
+      memcpy(t->dims.heap, base->dims.heap, 2 * ndim * sizeof(int64_t));
     }
   }
   /* A view shares the storage (and so the version counter), the dtype, device and key set; it
@@ -365,7 +376,8 @@ c10c_status c10c__tensor_view_start(c10c_tensor **out, const c10c_tensor *base, 
   t->storage_offset = base->storage_offset;
   t->dtype = base->dtype;
   t->device = base->device;
-  t->keys = base->keys; /* kept even by view(dtype), as ATen */
+  t->keys = base->keys;     /* kept even by view(dtype), as ATen */
+  t->extent = base->extent; /* what a view of the same elements keeps (c10c__tensor_view_finish) */
   t->flags = base->flags & INFERENCE_FLAG;
   *sizes = sizes_of(t);
   *strides = strides_of(t);
@@ -373,13 +385,26 @@ c10c_status c10c__tensor_view_start(c10c_tensor **out, const c10c_tensor *base, 
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c__tensor_view_finish(c10c_tensor **out, int64_t storage_offset) {
+c10c_status c10c__tensor_view_finish(c10c_tensor **out, int64_t storage_offset,
+                                     bool same_elements) {
   c10c_tensor *t = *out;
   const int64_t *sizes = sizes_of(t), *strides = strides_of(t);
   if (!c10c__compute_numel(&t->numel, sizes, t->ndim)) {
     c10c_tensor_release(t);
     *out = NULL;
     return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
+  }
+  /* Views never make negative sizes (expand and as_strided refuse them), so numel says whether
+   * there are elements; a view of the same elements kept its base's extent. An overflow is not
+   * reached from a valid base by the views' checked arithmetic (as_strided checked its extent). */
+  if (t->numel == 0) {
+    t->extent = 0;
+  } else if (!same_elements &&
+             !c10c__extent_nonempty(&t->extent, sizes, strides, t->ndim, storage_offset,
+                                    c10c_dtype_itemsize(t->dtype))) {
+    c10c_tensor_release(t);
+    *out = NULL;
+    return c10c__fail(C10C_STATUS_OVERFLOW, "view: the elements' extent overflows int64");
   }
   t->storage_offset = storage_offset;
   t->flags = (uint8_t)(c10c__contiguity_flags(sizes, strides, t->ndim, t->numel) |
@@ -389,7 +414,8 @@ c10c_status c10c__tensor_view_finish(c10c_tensor **out, int64_t storage_offset) 
 
 c10c_status c10c__tensor_make_view_as(c10c_tensor **out, const c10c_tensor *base,
                                       const int64_t *sizes, const int64_t *strides, size_t ndim,
-                                      int64_t storage_offset, c10c_dtype dtype) {
+                                      int64_t storage_offset, c10c_dtype dtype,
+                                      bool same_elements) {
   int64_t *t_sizes = NULL, *t_strides = NULL;
   c10c_status st = c10c__tensor_view_start(out, base, ndim, false, &t_sizes, &t_strides);
   if (st != C10C_STATUS_OK) return st;
@@ -398,12 +424,14 @@ c10c_status c10c__tensor_make_view_as(c10c_tensor **out, const c10c_tensor *base
     memcpy(t_strides, strides, ndim * sizeof *strides);
   }
   (*out)->dtype = dtype;
-  return c10c__tensor_view_finish(out, storage_offset);
+  return c10c__tensor_view_finish(out, storage_offset, same_elements);
 }
 
 c10c_status c10c__tensor_make_view(c10c_tensor **out, const c10c_tensor *base, const int64_t *sizes,
-                                   const int64_t *strides, size_t ndim, int64_t storage_offset) {
-  return c10c__tensor_make_view_as(out, base, sizes, strides, ndim, storage_offset, base->dtype);
+                                   const int64_t *strides, size_t ndim, int64_t storage_offset,
+                                   bool same_elements) {
+  return c10c__tensor_make_view_as(out, base, sizes, strides, ndim, storage_offset, base->dtype,
+                                   same_elements);
 }
 
 c10c_tensor *c10c_tensor_retain(c10c_tensor *tensor) {
@@ -461,7 +489,12 @@ size_t c10c_tensor_itemsize(const c10c_tensor *tensor) {
 }
 
 int64_t c10c_tensor_nbytes(const c10c_tensor *tensor) {
-  return tensor ? tensor->numel * (int64_t)c10c_dtype_itemsize(tensor->dtype) : 0;
+  if (tensor == NULL) return 0;
+  /* an expanded tensor's numel can be up to INT64_MAX whatever its storage: saturate */
+  int64_t bytes;
+  if (c10c__mul_overflows(tensor->numel, (int64_t)c10c_dtype_itemsize(tensor->dtype), &bytes))
+    return INT64_MAX;
+  return bytes;
 }
 
 c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor) {
@@ -469,10 +502,37 @@ c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor) {
 }
 
 void *c10c_tensor_data(const c10c_tensor *tensor) {
-  if (tensor == NULL) return NULL;
+  if (tensor == NULL || c10c__tensor_check_extent(tensor, "data") != C10C_STATUS_OK) return NULL;
+  return c10c__tensor_data_unchecked(tensor);
+}
+
+void *c10c__tensor_data_unchecked(const c10c_tensor *tensor) {
   char *base = c10c_storage_data(tensor->storage);
   if (base == NULL) return NULL;
-  return base + tensor->storage_offset * (int64_t)c10c_dtype_itemsize(tensor->dtype);
+  uint64_t offset; /* bytes: below the extent when there are elements */
+  if (c10c__umul_overflows((uint64_t)tensor->storage_offset, c10c_dtype_itemsize(tensor->dtype),
+                           &offset) ||
+      offset > (uint64_t)c10c_storage_nbytes(tensor->storage))
+    return NULL; /* no elements, and an offset past the storage: nothing to point at */
+  return base + offset;
+}
+
+/* The message of a tensor whose storage no longer holds its elements. */
+static c10c_status extent_error(const c10c_tensor *t, const char *op) {
+  char s1[256], s2[256];
+  c10c__format_int_list(s1, sizeof s1, sizes_of(t), t->ndim);
+  c10c__format_int_list(s2, sizeof s2, strides_of(t), t->ndim);
+  return c10c__fail(C10C_STATUS_ERROR,
+                    "%s: the tensor's elements (sizes %s, strides %s, storage offset %lld, "
+                    "itemsize %zu) reach %lld bytes of its storage, which holds %lld bytes now "
+                    "(resized or set_nbytes after the tensor was made)",
+                    op, s1, s2, (long long)t->storage_offset, c10c_dtype_itemsize(t->dtype),
+                    (long long)t->extent, (long long)c10c_storage_nbytes(t->storage));
+}
+
+c10c_status c10c__tensor_check_extent(const c10c_tensor *tensor, const char *op) {
+  if (tensor->extent <= c10c_storage_nbytes(tensor->storage)) return C10C_STATUS_OK;
+  return extent_error(tensor, op);
 }
 
 c10c_dispatch_key_set c10c_tensor_keys(const c10c_tensor *tensor) {

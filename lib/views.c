@@ -43,10 +43,11 @@ static c10c_status geometry_init(geometry *g, const c10c_tensor *t, size_t capac
   return C10C_STATUS_OK;
 }
 
+/* same_elements: as c10c__tensor_make_view's. */
 static c10c_status geometry_finish(c10c_tensor **out, const c10c_tensor *t, geometry *g,
-                                   c10c_status st) {
+                                   c10c_status st, bool same_elements) {
   if (st == C10C_STATUS_OK)
-    st = c10c__tensor_make_view(out, t, g->sizes, g->strides, g->ndim, g->offset);
+    st = c10c__tensor_make_view(out, t, g->sizes, g->strides, g->ndim, g->offset, same_elements);
   c10c__free(g->heap);
   return st;
 }
@@ -66,9 +67,20 @@ static c10c_status negative_strides(const int64_t *strides, size_t n) {
                     list);
 }
 
-/* a * b wrapping around as two's complement (what ATen's int64_t product does in practice), so
- * an extreme slice step is not undefined behaviour; the result is used only when it fits. */
-static int64_t wrapping_mul(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+/* What a view's size, stride or offset arithmetic could not hold in int64. Only a tensor without
+ * elements (whose sizes and strides may be anything) or over an external storage claiming more
+ * than 2^62 bytes can get here; ATen lets the values wrap (undefined in C++), into negative or
+ * wrong strides and offsets. */
+static c10c_status overflow(const char *op, const char *what, int64_t a, int64_t b) {
+  return c10c__fail(C10C_STATUS_OVERFLOW, "%s: %s (%lld and %lld) overflows int64", op, what,
+                    (long long)a, (long long)b);
+}
+
+/* out = a + b * c, false when any step overflows. */
+static bool add_mul(int64_t *out, int64_t a, int64_t b, int64_t c) {
+  int64_t product;
+  return !c10c__mul_overflows(b, c, &product) && !c10c__add_overflows(a, product, out);
+}
 
 #define CHECK_ARGS(out, t)     \
   do {                         \
@@ -94,7 +106,7 @@ c10c_status c10c_tensor_transpose(c10c_tensor **out, const c10c_tensor *t, int64
     sizes[dim0] = sizes[dim1], strides[dim0] = strides[dim1];
     sizes[dim1] = s, strides[dim1] = r;
   }
-  return c10c__tensor_view_finish(out, c10c_tensor_storage_offset(t));
+  return c10c__tensor_view_finish(out, c10c_tensor_storage_offset(t), true);
 }
 
 c10c_status c10c_tensor_permute(c10c_tensor **out, const c10c_tensor *t, const int64_t *dims,
@@ -128,7 +140,7 @@ c10c_status c10c_tensor_permute(c10c_tensor **out, const c10c_tensor *t, const i
     memmove(g.sizes, new_sizes, n * sizeof(int64_t));
     memmove(g.strides, new_strides, n * sizeof(int64_t));
   }
-  return geometry_finish(out, t, &g, st);
+  return geometry_finish(out, t, &g, st, true);
 }
 
 /* ---- narrow, select, slice ---- */
@@ -157,16 +169,30 @@ c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *t, int64_t d
     end = start;
   else if (end >= size)
     end = size;
-  int64_t offset = c10c_tensor_storage_offset(t) + start * strides[dim];
-  sizes[dim] = end == start ? 0 : 1 + (end - start - 1) / step; /* ATen's ceil, without overflow */
-  strides[dim] = wrapping_mul(strides[dim], step);
-  if (strides[dim] < 0) { /* ATen's slice goes through as_strided, which refuses it */
-    st = negative_strides(strides, (size_t)n);
+  int64_t offset = 0, stride = 0;
+  int64_t size_after = end == start ? 0 : 1 + (end - start - 1) / step; /* ATen's ceil */
+  if (!add_mul(&offset, c10c_tensor_storage_offset(t), start, strides[dim])) {
+    st = overflow("slice", "storage offset + start * stride", start, strides[dim]);
+  } else if (c10c__mul_overflows(strides[dim], step, &stride)) {
+    /* ATen's product wraps (t[::2**62] of a float tensor). Wrapped negative, its as_strided
+     * refuses it with this message (t[::2**61] of a 5x4 tensor), kept here. Wrapped positive,
+     * ATen's view has that stride: harmless on a dim of 0 or 1 elements, which it never moves
+     * along (kept, as torch), a wrong view otherwise (refused). */
+    int64_t old_stride = strides[dim];
+    stride = strides[dim] = (int64_t)((uint64_t)old_stride * (uint64_t)step);
+    if (stride < 0)
+      st = negative_strides(strides, (size_t)n);
+    else if (size_after > 1)
+      st = overflow("slice", "stride * step", old_stride, step);
+  }
+  if (st != C10C_STATUS_OK) {
     c10c_tensor_release(*out);
     *out = NULL;
     return st;
   }
-  return c10c__tensor_view_finish(out, offset);
+  sizes[dim] = size_after;
+  strides[dim] = stride;
+  return c10c__tensor_view_finish(out, offset, false);
 }
 
 c10c_status c10c_tensor_narrow(c10c_tensor **out, const c10c_tensor *t, int64_t dim, int64_t start,
@@ -209,7 +235,9 @@ c10c_status c10c_tensor_select(c10c_tensor **out, const c10c_tensor *t, int64_t 
   }
   if (index < 0) index += size;
   const int64_t *old_sizes = c10c_tensor_sizes(t), *old_strides = c10c_tensor_strides(t);
-  int64_t offset = c10c_tensor_storage_offset(t) + index * old_strides[dim];
+  int64_t offset;
+  if (!add_mul(&offset, c10c_tensor_storage_offset(t), index, old_strides[dim]))
+    return overflow("select()", "storage offset + index * stride", index, old_strides[dim]);
   int64_t *sizes, *strides;
   st = c10c__tensor_view_start(out, t, (size_t)n - 1, false, &sizes, &strides);
   if (st != C10C_STATUS_OK) return st;
@@ -218,7 +246,7 @@ c10c_status c10c_tensor_select(c10c_tensor **out, const c10c_tensor *t, int64_t 
     sizes[j] = old_sizes[i];
     strides[j++] = old_strides[i];
   }
-  return c10c__tensor_view_finish(out, offset);
+  return c10c__tensor_view_finish(out, offset, false);
 }
 
 /* ---- squeeze, unsqueeze ---- */
@@ -231,13 +259,18 @@ c10c_status c10c_tensor_unsqueeze(c10c_tensor **out, const c10c_tensor *t, int64
   geometry g;
   st = geometry_init(&g, t, (size_t)n + 1);
   if (st != C10C_STATUS_OK) return st;
-  int64_t stride = dim >= n ? 1 : g.sizes[dim] * g.strides[dim];
+  int64_t stride = 1;
+  if (dim < n && c10c__mul_overflows(g.sizes[dim], g.strides[dim], &stride)) {
+    c10c__free(g.heap);
+    return overflow("unsqueeze", "the new dim's stride, size * stride", g.sizes[dim],
+                    g.strides[dim]);
+  }
   memmove(g.sizes + dim + 1, g.sizes + dim, (size_t)(n - dim) * sizeof(int64_t));
   memmove(g.strides + dim + 1, g.strides + dim, (size_t)(n - dim) * sizeof(int64_t));
   g.sizes[dim] = 1;
   g.strides[dim] = stride;
   g.ndim++;
-  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+  return geometry_finish(out, t, &g, C10C_STATUS_OK, true);
 }
 
 /* Removes the size-1 dims marked in `drop` (one flag per dim; NULL marks every dim). */
@@ -253,7 +286,7 @@ static c10c_status squeeze_marked(c10c_tensor **out, const c10c_tensor *t, const
     kept++;
   }
   g.ndim = kept;
-  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+  return geometry_finish(out, t, &g, C10C_STATUS_OK, true);
 }
 
 c10c_status c10c_tensor_squeeze(c10c_tensor **out, const c10c_tensor *t) {
@@ -317,45 +350,55 @@ c10c_status c10c_tensor_expand(c10c_tensor **out, const c10c_tensor *t, const in
   if (st != C10C_STATUS_OK) return st;
   const int64_t *old_sizes = c10c_tensor_sizes(t), *old_strides = c10c_tensor_strides(t);
   int64_t *new_sizes = g.sizes, *new_strides = g.strides;
+  bool negative = false;
   for (size_t k = nsizes; k-- > 0 && st == C10C_STATUS_OK;) {
     size_t offset = nsizes - n;
-    int64_t size = old_sizes != NULL && k >= offset ? old_sizes[k - offset] : 1;
-    int64_t stride =
-        old_strides != NULL && k >= offset ? old_strides[k - offset]
-        : k + 1 < nsizes
-            ? new_sizes[k + 1] * new_strides[k + 1]
-            : 0; /* ATen gives a new last dim stride 0 (verified: 0-dim expanded to (1,)) */
+    bool existing = k >= offset;
+    int64_t size = existing ? old_sizes[k - offset] : 1;
     int64_t target = sizes[k];
     /* -1 keeps an existing size and is refused for a new leading dim, except (as ATen) when the
-     * tensor is 0-dim; other negative sizes pass and fail later as numel overflow. */
-    if (target == -1 && k < offset && n > 0) {
+     * tensor is 0-dim, where it stays -1 and fails below. */
+    if (target == -1 && !existing && n > 0) {
       st = c10c__fail(C10C_STATUS_ERROR,
                       "The expanded size of the tensor (%lld) isn't allowed in a leading, "
                       "non-existing dimension %zu",
                       (long long)target, k);
       break;
     }
-    if (target == -1 && k >= offset) target = size;
-    if (size != target) {
-      if (size != 1) {
-        char target_list[256], tensor_list[256];
-        c10c__format_int_list(target_list, sizeof target_list, sizes, nsizes);
-        c10c__format_int_list(tensor_list, sizeof tensor_list, old_sizes, n);
-        st = c10c__fail(C10C_STATUS_ERROR,
-                        "The expanded size of the tensor (%lld) must match the existing size "
-                        "(%lld) at non-singleton dimension %zu.  Target sizes: %s.  Tensor "
-                        "sizes: %s",
-                        (long long)target, (long long)size, k, target_list, tensor_list);
-        break;
-      }
-      size = target;
-      stride = 0;
+    if (target == -1 && existing) target = size;
+    if (size != target && size != 1) {
+      char target_list[256], tensor_list[256];
+      c10c__format_int_list(target_list, sizeof target_list, sizes, nsizes);
+      c10c__format_int_list(tensor_list, sizeof tensor_list, old_sizes, n);
+      st = c10c__fail(C10C_STATUS_ERROR,
+                      "The expanded size of the tensor (%lld) must match the existing size "
+                      "(%lld) at non-singleton dimension %zu.  Target sizes: %s.  Tensor "
+                      "sizes: %s",
+                      (long long)target, (long long)size, k, target_list, tensor_list);
+      break;
     }
-    new_sizes[k] = size;
+    /* ATen lets other negative sizes through to its numel check (after this loop), which fails
+     * on them unless a size is 0 ([-5, 0] becomes a tensor of size -5); refused below whatever
+     * the other sizes. */
+    negative |= target < 0;
+    int64_t stride = 0; /* a broadcast dim */
+    if (size == target && existing) {
+      stride = old_strides[k - offset];
+    } else if (size == target && k + 1 < nsizes && !negative &&
+               c10c__mul_overflows(new_sizes[k + 1], new_strides[k + 1], &stride)) {
+      /* a new leading dim of size 1: the next dim's size * stride, as ATen */
+      st = overflow("expand", "a new dim's stride, size * stride", new_sizes[k + 1],
+                    new_strides[k + 1]);
+      break;
+    }
+    /* (a new last dim of size 1 gets stride 0, as ATen: verified, 0-dim expanded to (1,)) */
+    new_sizes[k] = target;
     new_strides[k] = stride;
   }
+  if (st == C10C_STATUS_OK && negative)
+    st = c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
   g.ndim = nsizes;
-  return geometry_finish(out, t, &g, st);
+  return geometry_finish(out, t, &g, st, true);
 }
 
 /* ---- view ---- */
@@ -398,45 +441,52 @@ static c10c_status infer_size(int64_t *shape, size_t n, int64_t numel) {
                     (long long)numel);
 }
 
-/* ATen's computeStride: strides for viewing (old sizes, old strides) as new sizes, or false. */
-static bool compute_stride(int64_t *new_strides, const int64_t *old_sizes,
-                           const int64_t *old_strides, size_t old_n, const int64_t *new_sizes,
-                           size_t new_n, int64_t numel) {
+/* ATen's computeStride: strides for viewing (old sizes, old strides) as new sizes. */
+typedef enum { STRIDES_OK, STRIDES_INCOMPATIBLE, STRIDES_OVERFLOW } strides_result;
+
+static strides_result compute_stride(int64_t *new_strides, const int64_t *old_sizes,
+                                     const int64_t *old_strides, size_t old_n,
+                                     const int64_t *new_sizes, size_t new_n, int64_t numel) {
   if (old_n == 0) {
     for (size_t i = 0; i < new_n; i++) new_strides[i] = 1;
-    return true;
+    return STRIDES_OK;
   }
   if (numel == 0) {
     bool same = old_n == new_n && memcmp(old_sizes, new_sizes, new_n * sizeof(int64_t)) == 0;
     if (same) {
       memcpy(new_strides, old_strides, new_n * sizeof(int64_t));
-      return true;
+      return STRIDES_OK;
     }
-    int64_t s = 1;
-    for (size_t i = new_n; i-- > 0;) {
-      new_strides[i] = s;
-      s *= new_sizes[i] > 1 ? new_sizes[i] : 1;
-    }
-    return true;
+    /* as a new tensor's: the sizes of a tensor without elements may multiply past int64 */
+    return c10c__default_strides(new_strides, new_sizes, new_n, C10C_MEMORY_FORMAT_CONTIGUOUS) ==
+                   C10C_STATUS_OK
+               ? STRIDES_OK
+               : STRIDES_OVERFLOW;
   }
   long view_d = (long)new_n - 1;
+  /* products of sizes here stay <= numel; times a chunk's base stride they stay within the
+   * elements' extent, except for a size-1 dim's stride past the chunk's outermost dim */
   int64_t chunk_base = old_strides[old_n - 1], tensor_numel = 1, view_numel = 1;
   for (size_t d = old_n; d-- > 0;) {
     tensor_numel *= old_sizes[d];
-    if (d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base)) {
+    int64_t chunk_stride;
+    if (d == 0 ||
+        (old_sizes[d - 1] != 1 && (c10c__mul_overflows(tensor_numel, chunk_base, &chunk_stride) ||
+                                   old_strides[d - 1] != chunk_stride))) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
-        new_strides[view_d] = view_numel * chunk_base;
+        if (c10c__mul_overflows(view_numel, chunk_base, &new_strides[view_d]))
+          return STRIDES_OVERFLOW;
         view_numel *= new_sizes[view_d];
         view_d--;
       }
-      if (view_numel != tensor_numel) return false;
+      if (view_numel != tensor_numel) return STRIDES_INCOMPATIBLE;
       if (d > 0) {
         chunk_base = old_strides[d - 1];
         tensor_numel = view_numel = 1;
       }
     }
   }
-  return view_d == -1;
+  return view_d == -1 ? STRIDES_OK : STRIDES_INCOMPATIBLE;
 }
 
 /* view(shape) (one -1 inferred). What ATen's computeStride cannot express is an error for
@@ -450,11 +500,15 @@ static c10c_status view_or_copy(c10c_tensor **out, const c10c_tensor *t, const i
   if (st != C10C_STATUS_OK) return st;
   if (n > 0) memcpy(sizes, shape, n * sizeof(int64_t));
   st = infer_size(sizes, n, c10c_tensor_numel(t));
-  if (st == C10C_STATUS_OK && compute_stride(strides, c10c_tensor_sizes(t), c10c_tensor_strides(t),
-                                             c10c_tensor_dim(t), sizes, n, c10c_tensor_numel(t)))
-    return c10c__tensor_view_finish(out, c10c_tensor_storage_offset(t));
+  strides_result how = STRIDES_INCOMPATIBLE;
+  if (st == C10C_STATUS_OK)
+    how = compute_stride(strides, c10c_tensor_sizes(t), c10c_tensor_strides(t), c10c_tensor_dim(t),
+                         sizes, n, c10c_tensor_numel(t));
+  if (how == STRIDES_OK) return c10c__tensor_view_finish(out, c10c_tensor_storage_offset(t), true);
   c10c_tensor *result = *out;
   *out = NULL;
+  if (how == STRIDES_OVERFLOW) /* (ATen lets the strides wrap) */
+    st = c10c__fail(C10C_STATUS_OVERFLOW, "Stride calculation overflowed");
   if (st == C10C_STATUS_OK && !may_copy)
     st = c10c__fail(C10C_STATUS_ERROR,
                     "view size is not compatible with input tensor's size and stride (at least "
@@ -493,7 +547,7 @@ c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *t, cons
   c10c_status st = c10c__check_in_bounds(c10c_tensor_storage(t), sizes, strides, nsizes, offset,
                                          c10c_tensor_itemsize(t));
   if (st != C10C_STATUS_OK) return st;
-  return c10c__tensor_make_view(out, t, sizes, strides, nsizes, offset);
+  return c10c__tensor_make_view(out, t, sizes, strides, nsizes, offset, false);
 }
 
 /* ---- reshape, flatten, unflatten ---- */
@@ -528,10 +582,14 @@ c10c_status c10c_tensor_flatten(c10c_tensor **out, const c10c_tensor *t, int64_t
   size_t k = 0;
   for (int64_t d = 0; d < start_dim; d++) shape[k++] = sizes[d];
   int64_t product = 1;
-  for (int64_t d = start_dim; d <= end_dim; d++) product *= sizes[d]; /* <= numel: no overflow */
+  for (int64_t d = start_dim; d <= end_dim && st == C10C_STATUS_OK; d++)
+    if (c10c__mul_overflows(product, sizes[d], &shape[k])) /* only beside a size 0 */
+      st = overflow("flatten", "the product of the flattened sizes", product, sizes[d]);
+    else
+      product = shape[k];
   shape[k++] = product;
   for (int64_t d = end_dim + 1; d < n; d++) shape[k++] = sizes[d];
-  st = view_or_copy(out, t, shape, m, true);
+  if (st == C10C_STATUS_OK) st = view_or_copy(out, t, shape, m, true);
   if (shape != stack) c10c__free(shape);
   return st;
 }
@@ -656,7 +714,13 @@ c10c_status c10c_tensor_diagonal(c10c_tensor **out, const c10c_tensor *t, int64_
   else
     diag = s1 + offset < s2 ? s1 + offset : s2;
   if (diag < 0) diag = 0;
-  if (diag > 0) g.offset += offset >= 0 ? offset * st2 : -offset * st1; /* in bounds: no overflow */
+  /* within the elements' extent unless another dim is 0, whose sizes and strides may be anything */
+  if (diag > 0 &&
+      !add_mul(&g.offset, g.offset, offset >= 0 ? offset : -offset, offset >= 0 ? st2 : st1))
+    st = overflow("diagonal", "storage offset + offset * stride", offset, offset >= 0 ? st2 : st1);
+  int64_t diag_stride = 0;
+  if (st == C10C_STATUS_OK && c10c__add_overflows(st1, st2, &diag_stride))
+    st = overflow("diagonal", "the sum of the strides", st1, st2);
   size_t k = 0;
   for (int64_t d = 0; d < n; d++) {
     if (d == d1 || d == d2) continue;
@@ -665,9 +729,9 @@ c10c_status c10c_tensor_diagonal(c10c_tensor **out, const c10c_tensor *t, int64_
     k++;
   }
   g.sizes[k] = diag;
-  g.strides[k] = st1 + st2;
+  g.strides[k] = diag_stride;
   g.ndim = k + 1;
-  return geometry_finish(out, t, &g, C10C_STATUS_OK);
+  return geometry_finish(out, t, &g, st, false);
 }
 
 c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *t, int64_t dim, int64_t size,
@@ -700,7 +764,7 @@ c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *t, int64_t 
     }
     g.ndim = (size_t)n + 1;
   }
-  return geometry_finish(out, t, &g, st);
+  return geometry_finish(out, t, &g, st, false);
 }
 
 /* ---- view(dtype) ---- */
@@ -765,7 +829,7 @@ c10c_status c10c_tensor_view_dtype(c10c_tensor **out, const c10c_tensor *t, c10c
     }
   }
   if (st == C10C_STATUS_OK)
-    st = c10c__tensor_make_view_as(out, t, g.sizes, g.strides, g.ndim, g.offset, dtype);
+    st = c10c__tensor_make_view_as(out, t, g.sizes, g.strides, g.ndim, g.offset, dtype, false);
   c10c__free(g.heap);
   return st;
 }

@@ -141,7 +141,8 @@ C10C_API c10c_status c10c_device_to_dlpack(DLDevice *out, c10c_device device);
  * devices: CPU, CUDA, HIP (kDLROCM), OpenCL, XPU (kDLOneAPI), MAIA, PrivateUse1 (kDLExtDev).
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_UNSUPPORTED "QUInt/QInt types are not supported
  * by dlpack", "Bit types are not supported by dlpack", "Cannot pack tensors on meta";
- * C10C_STATUS_OUT_OF_MEMORY. */
+ * C10C_STATUS_ERROR "to_dlpack: the tensor's elements ..." when its storage no longer holds
+ * them (tensor.h); C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_tensor_to_dlpack_versioned(struct DLManagedTensorVersioned **out,
                                                      const c10c_tensor *tensor);
 

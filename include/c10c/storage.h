@@ -71,13 +71,19 @@ C10C_API c10c_allocator *c10c_storage_allocator(const c10c_storage *storage);
 
 /* Resizes to nbytes as ATen's resize_bytes_cpu: new bytes from the storage's allocator, the
  * common prefix copied, the old bytes freed; 0 frees the bytes. New bytes are uninitialized.
+ * Tensors over the storage that reach past a smaller size keep their geometry and refuse every
+ * access to their data until it grows back (tensor.h).
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "Trying to resize storage that is not
  * resizable"; C10C_STATUS_ERROR (negative, as c10); C10C_STATUS_OUT_OF_MEMORY (the storage is
  * then unchanged). */
 C10C_API c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes);
 
-/* Records a new size without touching the bytes (c10's set_nbytes).
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT (negative). */
+/* Records a new size without touching the bytes (c10's set_nbytes), at most what the storage's
+ * memory holds (its size when made or last resized; c10 records any size, and its tensors then
+ * read past the memory). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a
+ * negative size ("storage size must be non-negative, got -2") or one above the memory's
+ * ("set_nbytes: 401 bytes is more than the storage's memory holds (400 bytes); resize it to grow
+ * it"). */
 C10C_API c10c_status c10c_storage_set_nbytes(c10c_storage *storage, int64_t nbytes);
 
 /* Number of strong references (0 for NULL). */

@@ -6,6 +6,16 @@
  * whenever the geometry changes. Tensors that share a storage share its version counter, which
  * in-place writes bump; inference tensors (made while inference mode is on) have none.
  *
+ * A tensor never touches bytes outside its storage. Its storage may shrink after it was made
+ * (c10c_storage_resize, c10c_storage_set_nbytes); every function that reads or writes the data
+ * (copies, fills, clone, contiguous copies, conversions, c10c_tensor_data, DLPack export) first
+ * checks that the storage still holds every element the tensor reaches, and otherwise fails with
+ * C10C_STATUS_ERROR "fill_: the tensor's elements (sizes [100], strides [1], storage offset 0,
+ * itemsize 4) reach 400 bytes of its storage, which holds 100 bytes now (resized or set_nbytes
+ * after the tensor was made)". This goes beyond torch, whose fill_ after
+ * untyped_storage().resize_(0) writes through NULL. All size, stride and offset arithmetic is
+ * checked: what would exceed int64 fails (C10C_STATUS_OVERFLOW) where ATen lets it wrap.
+ *
  * Thread-safety: retain/release from any thread; reading one tensor's metadata from many threads
  * is fine; changing it while another thread reads or changes it is the caller's race, as in c10.
  */
@@ -96,14 +106,18 @@ C10C_API c10c_dtype c10c_tensor_dtype(const c10c_tensor *tensor);
 C10C_API c10c_device c10c_tensor_device(const c10c_tensor *tensor);
 C10C_API size_t c10c_tensor_itemsize(const c10c_tensor *tensor);
 
-/* numel * itemsize. */
+/* numel * itemsize; INT64_MAX when that exceeds int64 (an expanded tensor: torch's nbytes
+ * wraps). */
 C10C_API int64_t c10c_tensor_nbytes(const c10c_tensor *tensor);
 
 /* The storage. Ownership: borrowed. */
 C10C_API c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor);
 
-/* storage data + storage_offset * itemsize (NULL for a storage without bytes).
- * Ownership: borrowed. */
+/* storage data + storage_offset * itemsize. NULL for a storage without bytes, and for a tensor
+ * without elements whose offset lies past its storage's end (torch gives that address anyway).
+ * NULL also when the storage no longer holds the tensor's elements (see the top of this file),
+ * and then the thread's last error says so ("data: the tensor's elements ..."): for a tensor with
+ * elements NULL always means that. Ownership: borrowed. */
 C10C_API void *c10c_tensor_data(const c10c_tensor *tensor);
 
 /* The dispatch key set c10 gives such a tensor. */
@@ -145,19 +159,28 @@ C10C_API c10c_status c10c_tensor_bump_version(c10c_tensor *tensor);
  * Each makes *out a new reference; dims are wrapped as ATen's maybe_wrap_dim (a 0-dim tensor
  * accepts 0 and -1), with IndexError-class errors C10C_STATUS_INDEX_OUT_OF_RANGE "Dimension out of
  * range (expected to be in range of [-2, 1], but got 2)". Errors otherwise as ATen words them;
- * C10C_STATUS_NULL_POINTER for NULL arguments; C10C_STATUS_OUT_OF_MEMORY. */
+ * C10C_STATUS_NULL_POINTER for NULL arguments; C10C_STATUS_OUT_OF_MEMORY; C10C_STATUS_OVERFLOW
+ * where a new stride or offset would exceed int64 ("unsqueeze: the new dim's stride, size * stride
+ * (4611686018427387904 and 4611686018427387904) overflows int64": only a tensor without elements,
+ * whose sizes and strides may be anything, or over an external storage of more than 2^62 bytes
+ * gets there; ATen lets the value wrap). Views are metadata: they are made over a storage that
+ * shrank under their base as over any other, and refuse data access as their base does. */
 
 /* torch.Tensor.view(shape): one -1 is inferred. Errors: "only one dimension can be inferred",
  * "invalid shape dimension -2 at index 0 of shape [-2, 12]", "shape '[5, 5]' is invalid for input
  * of size 24", "cannot reshape tensor of 0 elements into shape [0, -1] because ...", and "view
- * size is not compatible with input tensor's size and stride (...). Use .reshape(...) instead." */
+ * size is not compatible with input tensor's size and stride (...). Use .reshape(...) instead.";
+ * C10C_STATUS_OVERFLOW "Stride calculation overflowed" (a shape without elements whose strides
+ * exceed int64, such as [0, 2^40, 2^40, 2]). */
 C10C_API c10c_status c10c_tensor_view(c10c_tensor **out, const c10c_tensor *tensor,
                                       const int64_t *shape, size_t ndim);
 
 /* torch.Tensor.as_strided(size, stride, storage_offset): storage_offset NULL keeps the tensor's.
  * Errors: "mismatch in length of strides and shape", "as_strided: Negative strides are not
  * supported at the moment, got strides: [1, -1]", "Tensor: invalid storage offset -1", the
- * storage-size overflow and "setStorage: ... out of bounds" messages. */
+ * "setStorage: ... out of bounds" message, and C10C_STATUS_OVERFLOW "Storage size calculation
+ * overflowed with sizes=[-5, 0] and strides=[0, 0]" for an extent past int64 or a negative size
+ * (also beside a 0, which torch accepts). */
 C10C_API c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *tensor,
                                             const int64_t *sizes, size_t nsizes,
                                             const int64_t *strides, size_t nstrides,
@@ -174,7 +197,10 @@ C10C_API c10c_status c10c_tensor_permute(c10c_tensor **out, const c10c_tensor *t
 
 /* aten::slice(dim, start, end, step): negative start/end count from the end, both are clamped
  * to the size (use INT64_MAX for "to the end"). Errors: "slice() cannot be applied to a 0-dim
- * tensor." (index error), "slice step must be positive". */
+ * tensor." (index error), "slice step must be positive", and for a stride * step past int64
+ * ATen's "as_strided: Negative strides are not supported at the moment, got strides: [...]" when
+ * ATen's product wraps negative, C10C_STATUS_OVERFLOW when it wraps positive and the dim keeps
+ * two or more elements (with one or none the stride never moves: ATen's value is kept). */
 C10C_API c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
                                        int64_t start, int64_t end, int64_t step);
 
@@ -207,7 +233,8 @@ C10C_API c10c_status c10c_tensor_squeeze_dims(c10c_tensor **out, const c10c_tens
  * greater or equal to the number of dimensions in the tensor (2)", "The expanded size of the
  * tensor (4) must match the existing size (3) at non-singleton dimension 0.  Target sizes: [4,
  * 4].  Tensor sizes: [3, 1]", "The expanded size of the tensor (-1) isn't allowed in a leading,
- * non-existing dimension 0". */
+ * non-existing dimension 0"; C10C_STATUS_OVERFLOW "numel: integer multiplication overflow" for a
+ * negative size, as ATen, also beside a 0 (where ATen makes a tensor of negative size). */
 C10C_API c10c_status c10c_tensor_expand(c10c_tensor **out, const c10c_tensor *tensor,
                                         const int64_t *sizes, size_t nsizes);
 
@@ -267,15 +294,23 @@ C10C_API c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *te
  * performing the operation." (dst has a stride-0 dim), "unsupported operation: some elements of the
  * input tensor and the written-to tensor refer to a single memory location. ..." (dense views of
  * one storage that partly overlap), "The size of tensor a (4) must match the size of tensor b (3)
- * at non-singleton dimension 1", "output with shape [3] doesn't match the broadcast shape [2, 3]".
- */
+ * at non-singleton dimension 1", "output with shape [3] doesn't match the broadcast shape [2, 3]",
+ * "copy_ (to this tensor): the tensor's elements ..." and "copy_ (from this tensor): ..." when a
+ * storage no longer holds its tensor's elements. Other overlapping tensors (views ATen cannot
+ * prove apart, such as t[:, 1:] from t[:, :3]; two storages over the same memory) are copied as
+ * if src were read whole before dst is written, as numpy does (torch's result depends on its
+ * vector width there). */
 C10C_API c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src);
 
 /* torch.Tensor.fill_(value): value points to one element of the tensor's dtype (itemsize bytes,
- * the dtype's native representation). Tensors with stride-0 dims are allowed, as ATen. */
+ * the dtype's native representation; it may lie in the tensor itself: it is read first).
+ * Tensors with stride-0 dims are allowed, as ATen. Errors: C10C_STATUS_NULL_POINTER;
+ * C10C_STATUS_ERROR "fill_: the tensor's elements ..." (see the top of this file), and the
+ * inference-tensor and read-only errors of every in-place write. */
 C10C_API c10c_status c10c_tensor_fill_(c10c_tensor *tensor, const void *value);
 
-/* torch.Tensor.zero_(): all bytes zero (0, 0.0, false for every dtype). */
+/* torch.Tensor.zero_(): all bytes zero (0, 0.0, false for every dtype). Errors: as fill_
+ * ("zero_: the tensor's elements ..."). */
 C10C_API c10c_status c10c_tensor_zero_(c10c_tensor *tensor);
 
 /* torch.full / torch.zeros: c10c_tensor_empty then every element set to *value (one element of
@@ -298,7 +333,8 @@ C10C_API c10c_status c10c_tensor_full_like(c10c_tensor **out, const c10c_tensor 
                                            c10c_memory_format memory_format, const void *value);
 
 /* torch.Tensor.clone(memory_format): empty_like with the tensor's dtype and device, then a copy
- * of the data (version counter 0, as torch). */
+ * of the data (version counter 0, as torch). Errors: as c10c_tensor_empty_like and copy_
+ * ("copy_ (from this tensor): the tensor's elements ..." when its storage shrank). */
 C10C_API c10c_status c10c_tensor_clone(c10c_tensor **out, const c10c_tensor *tensor,
                                        c10c_memory_format memory_format);
 

@@ -117,9 +117,16 @@ TEST(resize_copies_the_common_prefix_and_zero_frees) {
   ASSERT_TRUE(c10c_storage_data(s) == NULL);
   ASSERT_EQ(c10c_storage_nbytes(s), 0);
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_resize(s, -1));
+  /* set_nbytes records a size within what the storage holds (now 0 bytes), never more */
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_set_nbytes(s, 123));
+  ASSERT_EQ(c10c_storage_nbytes(s), 0);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_set_nbytes(s, -2));
+  ASSERT_OK(c10c_storage_resize(s, 200));
+  memcpy(c10c_storage_data(s), "abcd", 4);
   ASSERT_OK(c10c_storage_set_nbytes(s, 123));
   ASSERT_EQ(c10c_storage_nbytes(s), 123);
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_set_nbytes(s, -2));
+  ASSERT_OK(c10c_storage_resize(s, 150)); /* the recorded 123 bytes are kept */
+  ASSERT_TRUE(memcmp(c10c_storage_data(s), "abcd", 4) == 0);
   c10c_storage_release(s);
 }
 

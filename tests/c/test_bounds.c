@@ -1,0 +1,334 @@
+/* No bad input reaches memory the library does not own (issue 11's findings, each pinned here):
+ * a tensor whose storage shrank under it refuses every data access; size, stride and offset
+ * arithmetic never wraps; negative sizes are refused even beside a 0; copies between
+ * overlapping views read the source whole first; set_nbytes cannot claim bytes the storage does
+ * not hold. Where torch 2.13 has the same hole the comment says what torch does. */
+#include "harness.h"
+
+static const c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+static const int64_t BIG = INT64_C(1) << 62;
+
+static c10c_tensor *floats(int64_t n) {
+  c10c_tensor *t = NULL;
+  ASSERT_OK(c10c_tensor_empty(&t, &n, 1, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  float *p = c10c_tensor_data(t);
+  for (int64_t i = 0; p != NULL && i < n; i++) p[i] = (float)i;
+  return t;
+}
+
+/* A tensor of any geometry over a 0-byte storage: with a size 0 its sizes and strides may be
+ * anything, which is where view arithmetic can overflow. */
+static c10c_tensor *empty_geometry(const int64_t *sizes, const int64_t *strides, size_t n) {
+  c10c_tensor *base = floats(0), *v = NULL;
+  ASSERT_OK(c10c_tensor_as_strided(&v, base, sizes, n, strides, n, NULL));
+  c10c_tensor_release(base);
+  return v;
+}
+
+/* Every data access of t fails with the storage-shrank message, and nothing is written. */
+static void expect_refused(c10c_tensor *t, const char *op_prefix, int line) {
+  float one = 1.0f;
+  c10c_tensor *other = floats(c10c_tensor_numel(t)), *out = NULL;
+  c10c_status statuses[6];
+  statuses[0] = c10c_tensor_fill_(t, &one);
+  statuses[1] = c10c_tensor_zero_(t);
+  statuses[2] = c10c_tensor_copy_(t, other);
+  statuses[3] = c10c_tensor_copy_(other, t);
+  statuses[4] = c10c_tensor_clone(&out, t, C10C_MEMORY_FORMAT_PRESERVE);
+  DLManagedTensorVersioned *dl = NULL;
+  statuses[5] = c10c_tensor_to_dlpack_versioned(&dl, t);
+  for (int i = 0; i < 6; i++)
+    if (statuses[i] != C10C_STATUS_ERROR) {
+      fprintf(stderr, "  line %d: access %d returned %s\n", line, i, c10c_status_name(statuses[i]));
+      test_current_failed = 1;
+    }
+  if (c10c_tensor_data(t) != NULL || out != NULL || dl != NULL) {
+    fprintf(stderr, "  line %d: a pointer or a result came back\n", line);
+    test_current_failed = 1;
+  }
+  if (strncmp(c10c_last_error_message(), op_prefix, strlen(op_prefix)) != 0) {
+    fprintf(stderr, "  line %d: message '%s'\n", line, c10c_last_error_message());
+    test_current_failed = 1;
+  }
+  c10c_tensor_release(other);
+}
+
+TEST(a_storage_resized_under_a_tensor_refuses_every_access) {
+  /* torch 2.13: fill_ after untyped_storage().resize_(0) segfaults the interpreter */
+  c10c_tensor *t = floats(100), *v = NULL;
+  c10c_storage *s = c10c_tensor_storage(t);
+  ASSERT_OK(c10c_storage_resize(s, 0));
+  float one = 1.0f;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_fill_(t, &one));
+  ASSERT_ERROR_MESSAGE(
+      "fill_: the tensor's elements (sizes [100], strides [1], storage offset 0, itemsize 4) "
+      "reach 400 bytes of its storage, which holds 0 bytes now (resized or set_nbytes after the "
+      "tensor was made)");
+  expect_refused(t, "", __LINE__);
+  ASSERT_OK(c10c_storage_resize(s, 100));
+  expect_refused(t, "", __LINE__);
+  /* views are metadata: made as before, refused as their base when they reach past the end */
+  int64_t shape[2] = {10, 10};
+  ASSERT_OK(c10c_tensor_view(&v, t, shape, 2));
+  expect_refused(v, "", __LINE__);
+  c10c_tensor *row = NULL, *tail = NULL;
+  ASSERT_OK(c10c_tensor_select(&row, v, 0, 2)); /* elements 20..29: bytes 80..120 */
+  expect_refused(row, "", __LINE__);
+  ASSERT_OK(c10c_tensor_select(&tail, v, 0, 1)); /* elements 10..19: bytes 40..80, inside */
+  ASSERT_OK(c10c_tensor_fill_(tail, &one));
+  ASSERT_TRUE(c10c_tensor_data(tail) != NULL);
+  /* grown back, everything works again */
+  ASSERT_OK(c10c_storage_resize(s, 400));
+  ASSERT_OK(c10c_tensor_fill_(t, &one));
+  ASSERT_OK(c10c_tensor_zero_(row));
+  c10c_tensor_release(tail);
+  c10c_tensor_release(row);
+  c10c_tensor_release(v);
+  c10c_tensor_release(t);
+}
+
+TEST(set_nbytes_shrinks_only_and_shrunk_tensors_are_refused) {
+  c10c_tensor *t = floats(100);
+  c10c_storage *s = c10c_tensor_storage(t);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_set_nbytes(s, 401));
+  ASSERT_ERROR_MESSAGE(
+      "set_nbytes: 401 bytes is more than the storage's memory holds (400 bytes); resize it to "
+      "grow it");
+  ASSERT_OK(c10c_storage_set_nbytes(s, 396));
+  expect_refused(t, "", __LINE__);
+  ASSERT_OK(c10c_storage_set_nbytes(s, 400));
+  float two = 2.0f;
+  ASSERT_OK(c10c_tensor_fill_(t, &two));
+  ASSERT_EQ(((float *)c10c_tensor_data(t))[99], 2);
+  /* a storage over external memory holds what it was given, no more */
+  c10c_storage *ext = NULL;
+  static char buffer[16];
+  ASSERT_OK(c10c_storage_new_external(&ext, buffer, 16, cpu, NULL, NULL));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_set_nbytes(ext, 17));
+  ASSERT_OK(c10c_storage_set_nbytes(ext, 0));
+  ASSERT_OK(c10c_storage_set_nbytes(ext, 16));
+  c10c_storage_release(ext);
+  c10c_tensor_release(t);
+}
+
+TEST(tensor_data_never_points_outside_the_storage) {
+  c10c_tensor *t = floats(10), *v = NULL;
+  /* no elements, at an offset past the storage's end (ATen allows it): no pointer to give */
+  int64_t zero = 0, one = 1, far = 100, huge = BIG;
+  ASSERT_OK(c10c_tensor_as_strided(&v, t, &zero, 1, &one, 1, &far));
+  ASSERT_TRUE(c10c_tensor_data(v) == NULL);
+  c10c_tensor_release(v);
+  ASSERT_OK(c10c_tensor_as_strided(&v, t, &zero, 1, &one, 1, &huge)); /* offset*4 overflows */
+  ASSERT_TRUE(c10c_tensor_data(v) == NULL);
+  c10c_tensor_release(v);
+  int64_t ten = 10; /* no elements, at the end: the end */
+  ASSERT_OK(c10c_tensor_as_strided(&v, t, &zero, 1, &one, 1, &ten));
+  ASSERT_TRUE(c10c_tensor_data(v) == (char *)c10c_tensor_data(t) + 40);
+  c10c_tensor_release(v);
+  c10c_tensor_release(t);
+}
+
+TEST(nbytes_saturates_instead_of_wrapping) {
+  /* torch: empty(1, dtype=float64).expand(2**61 + 1).nbytes is 8 */
+  c10c_tensor *t = floats(1), *v = NULL;
+  int64_t n = (INT64_C(1) << 61) + 1;
+  ASSERT_OK(c10c_tensor_expand(&v, t, &n, 1));
+  ASSERT_EQ(c10c_tensor_numel(v), n);
+  ASSERT_EQ(c10c_tensor_nbytes(v), INT64_MAX);
+  c10c_tensor_release(v);
+  c10c_tensor_release(t);
+}
+
+TEST(view_arithmetic_that_would_wrap_is_refused) {
+  c10c_tensor *v = NULL;
+  /* unsqueeze: the new dim's stride is size * stride (torch: wraps to 0) */
+  int64_t s1[2] = {0, BIG}, st1[2] = {1, BIG};
+  c10c_tensor *t = empty_geometry(s1, st1, 2);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_unsqueeze(&v, t, 1));
+  ASSERT_ERROR_MESSAGE(
+      "unsqueeze: the new dim's stride, size * stride (4611686018427387904 and "
+      "4611686018427387904) overflows int64");
+  ASSERT_OK(c10c_tensor_unsqueeze(&v, t, 2)); /* the new last dim: stride 1 */
+  c10c_tensor_release(v);
+  /* select: offset + index * stride (torch: "Tensor: invalid storage offset -4611686018427387904")
+   */
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_select(&v, t, 1, BIG - 1));
+  /* slice: offset + start * stride, and stride * step wrapping positive (torch: stride 0) */
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_slice(&v, t, 1, 3, INT64_MAX, 1));
+  int64_t s2[2] = {0, INT64_C(1) << 30}, st2[2] = {1, INT64_C(1) << 40};
+  c10c_tensor *u = empty_geometry(s2, st2, 2);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_slice(&v, u, 1, 0, 1 << 30, 1 << 28));
+  ASSERT_ERROR_MESSAGE("slice: stride * step (1099511627776 and 268435456) overflows int64");
+  ASSERT_TRUE(v == NULL);
+  /* one element left: its stride never moves, and the wrapped one is kept, as torch */
+  ASSERT_OK(c10c_tensor_slice(&v, u, 1, 0, INT64_MAX, INT64_C(1) << 31));
+  ASSERT_EQ(c10c_tensor_sizes(v)[1], 1);
+  ASSERT_EQ(c10c_tensor_strides(v)[1], 0); /* 2^40 * 2^31 mod 2^64 */
+  c10c_tensor_release(v);
+  /* narrow goes through slice */
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_narrow(&v, t, 1, 2, 1));
+  /* flatten: the product of sizes (torch: wraps to 0) */
+  int64_t s3[3] = {0, INT64_C(1) << 40, INT64_C(1) << 40}, st3[3] = {1, 1, 1};
+  c10c_tensor *w = empty_geometry(s3, st3, 3);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_flatten(&v, w, 1, 2));
+  /* view/reshape: the strides of the new shape (torch: a stride that wraps to 0) */
+  c10c_tensor *e = floats(0);
+  int64_t shape[4] = {0, INT64_C(1) << 40, INT64_C(1) << 40, 2};
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_view(&v, e, shape, 4));
+  ASSERT_ERROR_MESSAGE("Stride calculation overflowed");
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_reshape(&v, e, shape, 4));
+  /* expand: a new leading dim of size 1 takes the next dim's size * stride */
+  int64_t s5[2] = {BIG, 0}, st5[2] = {BIG, 1};
+  c10c_tensor *x = empty_geometry(s5, st5, 2);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_expand(&v, x, (int64_t[]){1, BIG, 0}, 3));
+  ASSERT_OK(c10c_tensor_expand(&v, x, (int64_t[]){2, BIG, 0}, 3)); /* broadcast: stride 0 */
+  c10c_tensor_release(v);
+  /* diagonal: offset * stride and the strides' sum (torch: an internal SymInt error) */
+  int64_t s4[3] = {0, 8, 8}, st4[3] = {1, INT64_C(1) << 61, INT64_C(1) << 61};
+  c10c_tensor *y = empty_geometry(s4, st4, 3);
+  ASSERT_OK(c10c_tensor_diagonal(&v, y, 0, 1, 2)); /* stride 2^62 */
+  c10c_tensor_release(v);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_diagonal(&v, y, 5, 1, 2));
+  ASSERT_ERROR_MESSAGE(
+      "diagonal: storage offset + offset * stride (5 and 2305843009213693952) overflows int64");
+  ASSERT_OK(c10c_tensor_diagonal(&v, y, 9, 1, 2)); /* an empty diagonal: no offset to move */
+  c10c_tensor_release(v);
+  st4[1] = st4[2] = BIG;
+  c10c_tensor *y2 = empty_geometry(s4, st4, 3);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_diagonal(&v, y2, 0, 1, 2));
+  ASSERT_ERROR_MESSAGE(
+      "diagonal: the sum of the strides (4611686018427387904 and 4611686018427387904) overflows "
+      "int64");
+  c10c_tensor_release(y2);
+  /* unfold: stride * step */
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_unfold(&v, t, 1, 1, 4));
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor *all[] = {t, u, w, e, x, y};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) c10c_tensor_release(all[i]);
+}
+
+TEST(negative_sizes_are_refused_even_beside_a_zero) {
+  c10c_tensor *v = NULL, *scalar = NULL, *one = floats(1), *zero = floats(0);
+  ASSERT_OK(
+      c10c_tensor_empty(&scalar, NULL, 0, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  /* torch accepts these three and makes tensors of size -1 and -5 */
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_expand(&v, scalar, (int64_t[]){-1, 0}, 2));
+  ASSERT_ERROR_MESSAGE("numel: integer multiplication overflow");
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_expand(&v, one, (int64_t[]){-5, 0}, 2));
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_as_strided(&v, zero, (int64_t[]){-5, 0}, 2,
+                                                             (int64_t[]){0, 0}, 2, NULL));
+  ASSERT_ERROR_MESSAGE("Storage size calculation overflowed with sizes=[-5, 0] and strides=[0, 0]");
+  /* as torch, where torch refuses too */
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_expand(&v, one, (int64_t[]){-3}, 1));
+  ASSERT_ERROR_MESSAGE("numel: integer multiplication overflow");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_expand(&v, one, (int64_t[]){-1, 3}, 2));
+  ASSERT_ERROR_MESSAGE(
+      "The expanded size of the tensor (-1) isn't allowed in a leading, non-existing dimension 0");
+  int64_t s[2] = {3, 1};
+  c10c_tensor *col = NULL;
+  ASSERT_OK(c10c_tensor_empty(&col, s, 2, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  /* a mismatch further left is reported first, as ATen meets the negative size only at the end */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_expand(&v, col, (int64_t[]){4, -5}, 2));
+  ASSERT_ERROR_MESSAGE(
+      "The expanded size of the tensor (4) must match the existing size (3) at non-singleton "
+      "dimension 0.  Target sizes: [4, -5].  Tensor sizes: [3, 1]");
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW,
+                c10c_tensor_as_strided(&v, one, (int64_t[]){-1}, 1, (int64_t[]){1}, 1, NULL));
+  ASSERT_ERROR_MESSAGE("Storage size calculation overflowed with sizes=[-1] and strides=[1]");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor *all[] = {scalar, one, zero, col};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) c10c_tensor_release(all[i]);
+}
+
+TEST(empty_refuses_a_size_product_that_overflows_before_a_zero) {
+  /* torch: "Storage size calculation overflowed with sizes=[...]", though a size is 0 */
+  c10c_tensor *t = NULL;
+  int64_t s[3] = {BIG, BIG, 0};
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_empty(&t, s, 3, C10C_DTYPE_FLOAT32, cpu,
+                                                        C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_ERROR_MESSAGE(
+      "Storage size calculation overflowed with sizes=[4611686018427387904, 4611686018427387904, "
+      "0]");
+  /* empty_strided lays out strides itself: its numel check fails instead, as torch */
+  int64_t st[3] = {1, 1, 1};
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW,
+                c10c_tensor_empty_strided(&t, s, st, 3, C10C_DTYPE_FLOAT32, cpu));
+  ASSERT_ERROR_MESSAGE("numel: integer multiplication overflow");
+  ASSERT_TRUE(t == NULL);
+}
+
+/* A 4x4 float tensor 0..15, and its view sizes/strides/offset. */
+static c10c_tensor *sub(c10c_tensor *base, int64_t rows, int64_t cols, int64_t offset) {
+  c10c_tensor *v = NULL;
+  ASSERT_OK(
+      c10c_tensor_as_strided(&v, base, (int64_t[]){rows, cols}, 2, (int64_t[]){4, 1}, 2, &offset));
+  return v;
+}
+
+TEST(overlapping_copies_read_the_source_whole_first_as_numpy) {
+  /* t[:, 1:] = t[:, :3]: numpy gives each row shifted right by one; torch smears rows of 3
+   * ([[0, 0, 0, 0], ...]) and half-shifts rows of 31 (its result depends on the vector width) */
+  c10c_tensor *t = floats(16), *dst = sub(t, 4, 3, 1), *src = sub(t, 4, 3, 0);
+  ASSERT_OK(c10c_tensor_copy_(dst, src));
+  const float *p = c10c_tensor_data(t);
+  static const float expected[16] = {0, 0, 1, 2, 4, 4, 5, 6, 8, 8, 9, 10, 12, 12, 13, 14};
+  for (int i = 0; i < 16; i++) ASSERT_EQ(p[i], expected[i]);
+  c10c_tensor_release(dst);
+  c10c_tensor_release(src);
+  /* the other direction, and between dtypes over the same bytes */
+  float *w = c10c_tensor_data(t);
+  for (int i = 0; i < 16; i++) w[i] = (float)i;
+  dst = sub(t, 4, 3, 0), src = sub(t, 4, 3, 1);
+  ASSERT_OK(c10c_tensor_copy_(dst, src));
+  static const float shifted_left[16] = {1, 2, 3, 3, 5, 6, 7, 7, 9, 10, 11, 11, 13, 14, 15, 15};
+  for (int i = 0; i < 16; i++) ASSERT_EQ(p[i], shifted_left[i]);
+  c10c_tensor_release(dst);
+  c10c_tensor_release(src);
+  /* dense views of one storage that partly overlap: refused, as TensorIterator */
+  c10c_tensor *a = NULL, *b = NULL;
+  int64_t n = 15, unit = 1, zero = 0, one = 1;
+  ASSERT_OK(c10c_tensor_as_strided(&a, t, &n, 1, &unit, 1, &one));
+  ASSERT_OK(c10c_tensor_as_strided(&b, t, &n, 1, &unit, 1, &zero));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_copy_(a, b));
+  c10c_tensor_release(a);
+  c10c_tensor_release(b);
+  c10c_tensor_release(t);
+}
+
+TEST(copies_between_storages_over_the_same_memory_read_the_source_first) {
+  /* two storages over one buffer (two from_numpy of one array): not aliases to ATen */
+  static float buffer[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  c10c_storage *s1 = NULL, *s2 = NULL;
+  ASSERT_OK(c10c_storage_new_external(&s1, buffer, sizeof buffer, cpu, NULL, NULL));
+  ASSERT_OK(c10c_storage_new_external(&s2, buffer, sizeof buffer, cpu, NULL, NULL));
+  c10c_tensor *dst = NULL, *src = NULL;
+  int64_t n = 7;
+  ASSERT_OK(c10c_tensor_new_from_storage(&dst, s1, &n, (int64_t[]){1}, 1, 1, C10C_DTYPE_FLOAT32));
+  ASSERT_OK(c10c_tensor_new_from_storage(&src, s2, &n, (int64_t[]){1}, 1, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_OK(c10c_tensor_copy_(dst, src));
+  for (int i = 1; i < 8; i++) ASSERT_EQ(buffer[i], i - 1);
+  c10c_tensor_release(dst);
+  c10c_tensor_release(src);
+  c10c_storage_release(s1);
+  c10c_storage_release(s2);
+}
+
+TEST(fill_reads_a_value_that_lies_in_the_tensor_before_writing) {
+  c10c_tensor *t = floats(8);
+  float *p = c10c_tensor_data(t);
+  ASSERT_OK(c10c_tensor_fill_(t, p + 5));
+  for (int i = 0; i < 8; i++) ASSERT_EQ(p[i], 5);
+  c10c_tensor_release(t);
+}
+
+#define T(name) \
+  { #name, name }
+RUN_TESTS(T(a_storage_resized_under_a_tensor_refuses_every_access),
+          T(set_nbytes_shrinks_only_and_shrunk_tensors_are_refused),
+          T(tensor_data_never_points_outside_the_storage), T(nbytes_saturates_instead_of_wrapping),
+          T(view_arithmetic_that_would_wrap_is_refused),
+          T(negative_sizes_are_refused_even_beside_a_zero),
+          T(empty_refuses_a_size_product_that_overflows_before_a_zero),
+          T(overlapping_copies_read_the_source_whole_first_as_numpy),
+          T(copies_between_storages_over_the_same_memory_read_the_source_first),
+          T(fill_reads_a_value_that_lies_in_the_tensor_before_writing))
