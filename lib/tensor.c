@@ -158,9 +158,11 @@ static c10c_status finish_with_flags(c10c_tensor *t, c10c_storage *storage, int6
   return C10C_STATUS_OK;
 }
 
-/* Fills in everything c10 derives from the geometry, dtype and device. */
+/* Fills in everything c10 derives from the geometry, dtype and device. The tensor owns storage
+ * from the start: releasing it after an error releases the storage too. */
 static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset, c10c_dtype dtype,
                           c10c_device device) {
+  t->storage = storage;
   const int64_t *sizes = sizes_of(t), *strides = strides_of(t);
   if (!c10c__compute_numel(&t->numel, sizes, t->ndim))
     return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");

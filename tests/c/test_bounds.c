@@ -321,6 +321,29 @@ TEST(fill_reads_a_value_that_lies_in_the_tensor_before_writing) {
   c10c_tensor_release(t);
 }
 
+static int deletes;
+static void count_delete(void *ctx) {
+  (void)ctx;
+  deletes++;
+}
+
+TEST(a_tensor_refused_over_a_storage_leaves_the_storage_to_its_owner) {
+  /* fuzz_geometry's first finding: a numel overflow after the bounds check (a size 0 makes the
+   * extent 0) leaked the reference the tensor had taken, so the memory was never given back */
+  static char buffer[64];
+  c10c_storage *s = NULL;
+  c10c_tensor *t = NULL;
+  ASSERT_OK(c10c_storage_new_external(&s, buffer, sizeof buffer, cpu, count_delete, buffer));
+  int64_t sizes[3] = {BIG, BIG, 0}, strides[3] = {1, 1, 1};
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW,
+                c10c_tensor_new_from_storage(&t, s, sizes, strides, 3, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_ERROR_MESSAGE("numel: integer multiplication overflow");
+  ASSERT_TRUE(t == NULL);
+  ASSERT_EQ(c10c_storage_use_count(s), 1);
+  c10c_storage_release(s);
+  ASSERT_EQ(deletes, 1);
+}
+
 #define T(name) \
   { #name, name }
 RUN_TESTS(T(a_storage_resized_under_a_tensor_refuses_every_access),
@@ -331,4 +354,5 @@ RUN_TESTS(T(a_storage_resized_under_a_tensor_refuses_every_access),
           T(empty_refuses_a_size_product_that_overflows_before_a_zero),
           T(overlapping_copies_read_the_source_whole_first_as_numpy),
           T(copies_between_storages_over_the_same_memory_read_the_source_first),
-          T(fill_reads_a_value_that_lies_in_the_tensor_before_writing))
+          T(fill_reads_a_value_that_lies_in_the_tensor_before_writing),
+          T(a_tensor_refused_over_a_storage_leaves_the_storage_to_its_owner))

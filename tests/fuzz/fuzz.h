@@ -20,6 +20,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Exact arithmetic for a harness's reference model, whatever sizes and strides it meets (gcc and
+ * clang have 128-bit integers; __extension__ keeps -Wpedantic quiet about them). */
+__extension__ typedef __int128 fuzz_wide;
+
 /* A harness invariant that does not hold: print it and abort, which libFuzzer reports as a crash
  * (with the input saved) and which fails the replay test. */
 #define FUZZ_CHECK(cond, ...)                                                    \
@@ -30,6 +34,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
       fprintf(stderr, "\n");                                                     \
       abort();                                                                   \
     }                                                                            \
+  } while (0)
+
+/* With FUZZ_TRACE set in the environment, a harness says what it does, step by step (to read what
+ * an input that failed did: FUZZ_TRACE=1 build/tests/tests/fuzz/replay_<name> INPUT). */
+static inline bool fuzz_tracing(void) {
+  static int on = -1;
+  if (on < 0) on = getenv("FUZZ_TRACE") != NULL;
+  return on;
+}
+#define FUZZ_TRACE(...)             \
+  do {                              \
+    if (fuzz_tracing()) {           \
+      fprintf(stderr, __VA_ARGS__); \
+      fprintf(stderr, "\n");        \
+    }                               \
   } while (0)
 
 /* The unread rest of the input. */
