@@ -409,10 +409,11 @@ static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
                       "copy_ from %s to %s: conversions of %s are not implemented",
                       c10c_dtype_c10_name(from), c10c_dtype_c10_name(to),
                       c10c_dtype_c10_name(c10c__convertible(from) ? to : from));
-  /* ATen's early exit: dst and src are the same view of the same storage. */
+  /* ATen's early exit: dst and src are the same view of the same storage, with the same dtype
+   * (two dtypes over the same bytes convert in place, or partly overlap). */
   size_t n = c10c_tensor_dim(dst);
   size_t bytes = n * sizeof(int64_t);
-  bool same = c10c_tensor_storage(dst) == c10c_tensor_storage(src) &&
+  bool same = c10c_tensor_storage(dst) == c10c_tensor_storage(src) && to == from &&
               c10c_tensor_storage_offset(dst) == c10c_tensor_storage_offset(src) &&
               n == c10c_tensor_dim(src) &&
               (n == 0 || (!memcmp(c10c_tensor_sizes(dst), c10c_tensor_sizes(src), bytes) &&

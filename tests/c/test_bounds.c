@@ -321,6 +321,29 @@ TEST(fill_reads_a_value_that_lies_in_the_tensor_before_writing) {
   c10c_tensor_release(t);
 }
 
+TEST(copy_between_dtypes_over_the_same_bytes_converts_or_refuses_as_torch) {
+  /* fuzz_geometry's second finding: the same-view early exit ignored the dtype, so these copies
+   * did nothing. torch 2.13: f.copy_(f.view(torch.int32)) converts element by element (0.0,
+   * 1065353216.0, ...); a 1-byte and an 8-byte 0-dim tensor at one address partly overlap. */
+  c10c_tensor *f = floats(4), *i = NULL;
+  ASSERT_OK(c10c_tensor_view_dtype(&i, f, C10C_DTYPE_INT32));
+  ASSERT_OK(c10c_tensor_copy_(f, i));
+  const float *p = c10c_tensor_data(f);
+  ASSERT_EQ(p[0], 0);
+  ASSERT_EQ(p[1], 1065353216); /* the bits of 1.0f, as a number */
+  ASSERT_EQ(p[3], 1077936128);
+  c10c_tensor *b = NULL, *l = NULL;
+  c10c_storage *s = c10c_tensor_storage(f);
+  ASSERT_OK(c10c_tensor_new_from_storage(&b, s, NULL, NULL, 0, 0, C10C_DTYPE_UINT8));
+  ASSERT_OK(c10c_tensor_new_from_storage(&l, s, NULL, NULL, 0, 0, C10C_DTYPE_INT64));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_copy_(l, b));
+  ASSERT_ERROR_MESSAGE(
+      "unsupported operation: some elements of the input tensor and the written-to tensor refer to "
+      "a single memory location. Please clone() the tensor before performing the operation.");
+  c10c_tensor *all[] = {f, i, b, l};
+  for (size_t k = 0; k < 4; k++) c10c_tensor_release(all[k]);
+}
+
 static int deletes;
 static void count_delete(void *ctx) {
   (void)ctx;
@@ -355,4 +378,5 @@ RUN_TESTS(T(a_storage_resized_under_a_tensor_refuses_every_access),
           T(overlapping_copies_read_the_source_whole_first_as_numpy),
           T(copies_between_storages_over_the_same_memory_read_the_source_first),
           T(fill_reads_a_value_that_lies_in_the_tensor_before_writing),
-          T(a_tensor_refused_over_a_storage_leaves_the_storage_to_its_owner))
+          T(a_tensor_refused_over_a_storage_leaves_the_storage_to_its_owner),
+          T(copy_between_dtypes_over_the_same_bytes_converts_or_refuses_as_torch))

@@ -76,11 +76,16 @@ static void *xmalloc(size_t n) {
   return p;
 }
 
+/* The number of elements, -1 for a negative size or c10's numel overflow (a uint64 product whose
+ * overflow is sticky, so 3 x 2^62 x 0 is 0 while 2^62 x 2^62 x 0 overflows). */
 static int64_t product(const int64_t *sizes, size_t n) {
-  int64_t p = 1;
-  for (size_t i = 0; i < n; i++)
-    if (sizes[i] < 0 || __builtin_mul_overflow(p, sizes[i], &p)) return -1;
-  return p;
+  uint64_t p = 1;
+  bool overflow = false;
+  for (size_t i = 0; i < n; i++) {
+    if (sizes[i] < 0) return -1;
+    overflow |= __builtin_mul_overflow(p, (uint64_t)sizes[i], &p);
+  }
+  return overflow || p > (uint64_t)INT64_MAX ? -1 : (int64_t)p;
 }
 
 /* Row-major odometer: advances idx over sizes; false after the last index. */
@@ -283,7 +288,8 @@ static int64_t *remap(const tensor_model *base, const int64_t *sizes, size_t ndi
   return addr;
 }
 
-static int64_t wrap_dim(int64_t d, int64_t n) { return d < 0 ? d + n : d; }
+/* ATen's maybe_wrap_dim with wrap_scalar: a 0-dim tensor takes 0 and -1 (both meaning 0). */
+static int64_t wrap_dim(int64_t d, int64_t n) { return d < 0 ? d + (n > 0 ? n : 1) : d; }
 
 static bool valid_dim(int64_t d, int64_t n) {
   int64_t m = n > 0 ? n : 1;
@@ -890,6 +896,8 @@ static void do_copy(state *s, int di, int si) {
   tensor_model *d = &s->tensors[di], *src = &s->tensors[si];
   if (d->numel < 0 || src->numel < 0 || d->numel > MAX_ELEMENTS) return;
   c10c_status st = c10c_tensor_copy_(d->handle, src->handle);
+  FUZZ_TRACE("  copy_ to tensor %d (dtype %d) from tensor %d (dtype %d): %s", di, (int)d->dtype, si,
+             (int)src->dtype, c10c_status_name(st));
   bool out_of_bounds = (d->addr && !in_bounds(s, d)) || (src->addr && !in_bounds(s, src));
   if (out_of_bounds)
     FUZZ_CHECK(st == C10C_STATUS_ERROR, "copy_ of a tensor past its storage returned %s",
@@ -945,8 +953,10 @@ static void do_copy(state *s, int di, int si) {
     for (int64_t j = 0; j < d->numel && !written; j++)
       written = d->addr[j] == d->addr[k] &&
                 memcmp(real + d->addr[k], values + j * (int64_t)ditem, ditem) == 0;
-    FUZZ_CHECK(written, "copy_: element %lld holds something no source element gave it",
-               (long long)k);
+    FUZZ_CHECK(written,
+               "copy_: element %lld holds something no source element gave it (first byte %u, "
+               "the model's %u)",
+               (long long)k, real[d->addr[k]], dshadow[d->addr[k]]);
     memcpy(dshadow + d->addr[k], real + d->addr[k], ditem);
   }
   free(values);
