@@ -76,6 +76,23 @@ static c10c_status overflow(const char *op, const char *what, int64_t a, int64_t
                     (long long)a, (long long)b);
 }
 
+/* strides[dim] *= step for a dim left with `count` elements (slice, unfold). ATen's product
+ * wraps (t[::2**62] of a float tensor); wrapped negative, its as_strided refuses the view with
+ * that message, kept here (torch: as_strided([2], [8]).unfold(0, 1, 2**60 + 2**59); at exactly
+ * INT64_MIN torch fails earlier, that its SymInt cannot hold the value); wrapped positive, ATen's
+ * view has that
+ * stride: harmless on a dim of 0 or 1 elements, which nothing moves along (kept, as torch), a
+ * wrong view otherwise (refused). strides holds the n strides the message lists. */
+static c10c_status step_stride(const char *op, int64_t *strides, size_t n, size_t dim, int64_t step,
+                               int64_t count) {
+  int64_t stride = strides[dim];
+  if (!c10c__mul_overflows(stride, step, &strides[dim])) return C10C_STATUS_OK;
+  strides[dim] = (int64_t)((uint64_t)stride * (uint64_t)step);
+  if (strides[dim] < 0) return negative_strides(strides, n);
+  if (count > 1) return overflow(op, "stride * step", stride, step);
+  return C10C_STATUS_OK;
+}
+
 /* out = a + b * c, false when any step overflows. */
 static bool add_mul(int64_t *out, int64_t a, int64_t b, int64_t c) {
   int64_t product;
@@ -169,29 +186,18 @@ c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *t, int64_t d
     end = start;
   else if (end >= size)
     end = size;
-  int64_t offset = 0, stride = 0;
+  int64_t offset = 0;
   int64_t size_after = end == start ? 0 : 1 + (end - start - 1) / step; /* ATen's ceil */
-  if (!add_mul(&offset, c10c_tensor_storage_offset(t), start, strides[dim])) {
+  if (!add_mul(&offset, c10c_tensor_storage_offset(t), start, strides[dim]))
     st = overflow("slice", "storage offset + start * stride", start, strides[dim]);
-  } else if (c10c__mul_overflows(strides[dim], step, &stride)) {
-    /* ATen's product wraps (t[::2**62] of a float tensor). Wrapped negative, its as_strided
-     * refuses it with this message (t[::2**61] of a 5x4 tensor), kept here. Wrapped positive,
-     * ATen's view has that stride: harmless on a dim of 0 or 1 elements, which it never moves
-     * along (kept, as torch), a wrong view otherwise (refused). */
-    int64_t old_stride = strides[dim];
-    stride = strides[dim] = (int64_t)((uint64_t)old_stride * (uint64_t)step);
-    if (stride < 0)
-      st = negative_strides(strides, (size_t)n);
-    else if (size_after > 1)
-      st = overflow("slice", "stride * step", old_stride, step);
-  }
+  else
+    st = step_stride("slice", strides, (size_t)n, (size_t)dim, step, size_after);
   if (st != C10C_STATUS_OK) {
     c10c_tensor_release(*out);
     *out = NULL;
     return st;
   }
   sizes[dim] = size_after;
-  strides[dim] = stride;
   return c10c__tensor_view_finish(out, offset, false);
 }
 
@@ -758,9 +764,7 @@ c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *t, int64_t 
     g.strides[n] = n == 0 ? 1 : g.strides[dim];
     if (n > 0) {
       g.sizes[dim] = (g.sizes[dim] - size) / step + 1;
-      if (c10c__mul_overflows(g.strides[dim], step, &g.strides[dim]))
-        st = c10c__fail(C10C_STATUS_OVERFLOW, "unfold: stride %lld * step %lld overflows",
-                        (long long)g.strides[dim], (long long)step);
+      st = step_stride("unfold", g.strides, (size_t)n + 1, (size_t)dim, step, g.sizes[dim]);
     }
     g.ndim = (size_t)n + 1;
   }

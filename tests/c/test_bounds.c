@@ -203,6 +203,25 @@ TEST(view_arithmetic_that_would_wrap_is_refused) {
   /* unfold: stride * step */
   ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_unfold(&v, t, 1, 1, 4));
   ASSERT_TRUE(v == NULL);
+  /* one window left: its stride never moves, kept as torch gives it (torch: arange(10.)
+   * .unfold(0, 2, 2**62) has stride (2**62, 1); a stride 8 times 2**61 wraps to 0) */
+  c10c_tensor *ten = floats(10), *spread = NULL;
+  ASSERT_OK(c10c_tensor_unfold(&v, ten, 0, 2, INT64_C(1) << 62));
+  ASSERT_EQ(c10c_tensor_sizes(v)[0], 1);
+  ASSERT_EQ(c10c_tensor_strides(v)[0], INT64_C(1) << 62);
+  c10c_tensor_release(v);
+  ASSERT_OK(c10c_tensor_as_strided(&spread, ten, (int64_t[]){2}, 1, (int64_t[]){8}, 1, NULL));
+  ASSERT_OK(c10c_tensor_unfold(&v, spread, 0, 1, INT64_C(1) << 61));
+  ASSERT_EQ(c10c_tensor_strides(v)[0], 0);
+  c10c_tensor_release(v);
+  /* wrapped negative: torch's as_strided message, word for word */
+  int64_t step = (INT64_C(1) << 60) + (INT64_C(1) << 59);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unfold(&v, spread, 0, 1, step));
+  ASSERT_ERROR_MESSAGE(
+      "as_strided: Negative strides are not supported at the moment, got strides: "
+      "[-4611686018427387904, 8]");
+  c10c_tensor_release(spread);
+  c10c_tensor_release(ten);
   c10c_tensor *all[] = {t, u, w, e, x, y};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) c10c_tensor_release(all[i]);
 }

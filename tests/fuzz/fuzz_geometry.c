@@ -289,6 +289,16 @@ static int64_t *remap(const tensor_model *base, const int64_t *sizes, size_t ndi
 }
 
 /* ATen's maybe_wrap_dim with wrap_scalar: a 0-dim tensor takes 0 and -1 (both meaning 0). */
+/* The model of the bytes a geometry reaches (non-negative sizes, strides and offset, no size 0):
+ * exact, saturating at 2^100 (which no storage holds) so that the model itself cannot overflow. */
+static fuzz_wide model_end(const int64_t *sizes, const int64_t *strides, size_t k, int64_t offset,
+                           size_t item) {
+  const fuzz_wide cap = (fuzz_wide)1 << 100;
+  fuzz_wide last = offset;
+  for (size_t i = 0; i < k && last < cap; i++) last += (fuzz_wide)(sizes[i] - 1) * strides[i];
+  return last < cap ? (last + 1) * (fuzz_wide)item : cap;
+}
+
 static int64_t wrap_dim(int64_t d, int64_t n) { return d < 0 ? d + (n > 0 ? n : 1) : d; }
 
 static bool valid_dim(int64_t d, int64_t n) {
@@ -415,7 +425,8 @@ static void do_view(state *s, int bi) {
       int64_t d0 = fuzz_dim(s, n), d1 = fuzz_dim(s, n);
       st = c10c_tensor_transpose(&out, b->handle, d0, d1);
       if ((must_fail = !valid_dim(d0, n) || !valid_dim(d1, n))) break;
-      must_succeed = true;
+      must_succeed =
+          b->numel > 0; /* without elements, c10's sticky numel may overflow in another order */
       perm_ctx c = {.n = (size_t)n};
       for (int64_t d = 0; d < n; d++) c.perm[d] = d;
       if (n > 0) {
@@ -445,7 +456,8 @@ static void do_view(state *s, int bi) {
       }
       st = c10c_tensor_permute(&out, b->handle, dims, k);
       if ((must_fail = !valid)) break;
-      must_succeed = true;
+      must_succeed =
+          b->numel > 0; /* without elements, c10's sticky numel may overflow in another order */
       for (size_t i = 0; i < k; i++) r.sizes[i] = b->sizes[c.perm[i]];
       r.addr = remap(b, r.sizes, r.ndim, map_perm, &c);
       break;
@@ -546,7 +558,8 @@ static void do_view(state *s, int bi) {
         st = c10c_tensor_squeeze_dims(&out, b->handle, dims, k);
       }
       if ((must_fail = !valid)) break;
-      must_succeed = true;
+      must_succeed =
+          b->numel > 0; /* without elements, c10's sticky numel may overflow in another order */
       r.ndim = 0;
       for (int64_t d = 0; d < n; d++) {
         c.kept[d] = !(drop[d] && b->sizes[d] == 1);
@@ -702,7 +715,8 @@ static void do_view(state *s, int bi) {
         seen_s[a] = seen_d[z] = true;
       }
       if ((must_fail = !valid)) break;
-      must_succeed = true;
+      must_succeed =
+          b->numel > 0; /* without elements, c10's sticky numel may overflow in another order */
       /* result dim dst[i] is source dim src[i]; the other dims keep their order */
       perm_ctx c = {.n = (size_t)n};
       bool used[MAX_DIMS] = {false};
@@ -785,9 +799,7 @@ static void do_view(state *s, int bi) {
         FUZZ_CHECK(st != C10C_STATUS_OK, "as_strided accepted a negative size, stride or offset");
         break;
       }
-      fuzz_wide last = offset; /* exact: no overflow in the model */
-      for (size_t i = 0; i < k && !empty; i++) last += (fuzz_wide)(sizes[i] - 1) * strides[i];
-      fuzz_wide need = empty ? 0 : (last + 1) * (fuzz_wide)item;
+      fuzz_wide need = empty ? 0 : model_end(sizes, strides, k, offset, item);
       bool fits = need <= c10c_storage_nbytes(c10c_tensor_storage(b->handle));
       if (!fits) {
         FUZZ_CHECK(st != C10C_STATUS_OK, "as_strided accepted a view past its storage");
@@ -1121,9 +1133,7 @@ static void make_tensor(state *s) {
     valid &= sizes[i] >= 0 && strides[i] >= 0;
     empty |= sizes[i] == 0;
   }
-  fuzz_wide last = offset;
-  for (size_t i = 0; i < k && !empty && valid; i++) last += (fuzz_wide)(sizes[i] - 1) * strides[i];
-  bool fits = valid && (empty || (last + 1) * (fuzz_wide)item <= m->nbytes);
+  bool fits = valid && (empty || model_end(sizes, strides, k, offset, item) <= m->nbytes);
   int64_t numel = product(sizes, k);
   if (!fits || numel < 0) {
     FUZZ_CHECK(st != C10C_STATUS_OK, "a tensor past its storage (or of negative size) was made");
