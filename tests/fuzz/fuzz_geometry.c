@@ -239,13 +239,15 @@ static void keep(state *s, c10c_tensor *t, int storage, c10c_dtype dtype, const 
       next_index(idx, sizes, ndim);
     }
   }
+  int64_t kept_sizes[MAX_DIMS]; /* sizes may lie in the slot about to be given up */
+  memcpy(kept_sizes, sizes, ndim * sizeof *sizes);
   int slot = free_tensor_slot(s);
   tensor_model *m = &s->tensors[slot];
   m->handle = t;
   m->storage = storage;
   m->dtype = dtype;
   m->ndim = ndim;
-  memcpy(m->sizes, sizes, ndim * sizeof *sizes);
+  memcpy(m->sizes, kept_sizes, ndim * sizeof *sizes);
   m->numel = numel;
   m->addr = addr;
   model_set_extent(m);
@@ -495,7 +497,7 @@ static void do_view(state *s, int bi) {
         if (end < start) end = start;
       }
       r.sizes[dim] = end == start ? 0 : 1 + (end - start - 1) / step;
-      must_succeed = small(b);
+      must_succeed = small(b) && step < (INT64_C(1) << 30); /* else stride * step may wrap */
       axis_ctx c = {.base_ndim = (size_t)n, .dim = dim, .start = start, .step = step, .mode = 0};
       r.addr = remap(b, r.sizes, r.ndim, map_axis, &c);
       break;
@@ -770,7 +772,7 @@ static void do_view(state *s, int bi) {
       r.ndim = (size_t)n + 1;
       r.sizes[n] = size;
       if (n > 0) r.sizes[dim] = (b->sizes[dim] - size) / step + 1;
-      must_succeed = small(b) || (n == 0 && b->numel > 0);
+      must_succeed = (small(b) && step < (INT64_C(1) << 30)) || (n == 0 && b->numel > 0);
       unfold_ctx c = {.base_ndim = (size_t)n, .dim = dim, .step = step};
       r.addr = remap(b, r.sizes, r.ndim, map_unfold, &c);
       break;

@@ -6,7 +6,7 @@
 #   tests/fuzz/run.sh SECONDS [--keep] [--no-coverage] [--parallel N] [HARNESS ...]
 #
 # HARNESS names (parsers, engine, dlpack, geometry, storage) pick some; default: all. --keep
-# merges the inputs that reached new coverage into tests/fuzz/corpus/<name>/ (commit them);
+# merges the inputs that reached new edges into tests/fuzz/corpus/<name>/ (commit them);
 # --parallel runs N harnesses at once. A finding stops nothing else: its input is left under
 # build/fuzz/work/<name>/artifacts/ and the script exits 1. Fix the bug, then copy the input into
 # the harness's corpus (a name that says what it found) so that every build replays it.
@@ -105,7 +105,9 @@ for n in "${names[@]}"; do
     grep -v -E '^#[0-9]+' "$log" | tail -n 40
     echo "--- input(s) that failed: $(ls "$work"/artifacts/* 2>/dev/null | tr '\n' ' ')"
   elif [ "$keep" = 1 ]; then
-    "$build/tests/fuzz/fuzz_$n" -merge=1 "tests/fuzz/corpus/$n" "$work/corpus" >/dev/null 2>&1
+    # one input per new edge (not per hit-count bucket): a corpus of hundreds, not thousands
+    "$build/tests/fuzz/fuzz_$n" -merge=1 -use_counters=0 "tests/fuzz/corpus/$n" "$work/corpus" \
+      >/dev/null 2>&1
     echo "    kept corpus of $n: $(ls "tests/fuzz/corpus/$n" | wc -l) inputs"
   fi
 done
