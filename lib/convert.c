@@ -67,7 +67,10 @@ static uint16_t half_from_float(float f) {
   const uint32_t exp_bits = (bits >> 13) & UINT32_C(0x00007C00);
   const uint32_t mantissa_bits = bits & UINT32_C(0x00000FFF);
   const uint32_t nonsign = exp_bits + mantissa_bits;
-  return (uint16_t)((sign >> 16) | (shl1_w > UINT32_C(0xFF000000) ? UINT32_C(0x7E00) : nonsign));
+  /* NaN: quiet, with the payload's top 10 bits, as x86's vcvtps2ph (F16C, used for contiguous
+   * runs) and torch 2.13 give them (0x7FA00000 -> 0x7F00); c10's portable path gives 0x7E00 */
+  const uint32_t nan = UINT32_C(0x7E00) | ((w >> 13) & UINT32_C(0x3FF));
+  return (uint16_t)((sign >> 16) | (shl1_w > UINT32_C(0xFF000000) ? nan : nonsign));
 }
 
 static float half_to_float(uint16_t h) {

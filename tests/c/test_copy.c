@@ -258,9 +258,37 @@ TEST(inference_tensors_refuse_writes_outside_inference_mode) {
   c10c_tensor_release(t);
 }
 
+TEST(float_to_half_keeps_nan_payloads_in_every_layout_as_torch) {
+  /* fuzz_geometry found that a contiguous run (F16C) and single elements gave different bits for
+   * NaNs; torch 2.13 keeps the payload whatever the layout: these are its results */
+  static const uint32_t in[8] = {0x7fbfffff, 0x7fa00000, 0xffc12345, 0x7f812345,
+                                 0x7f800001, 0x7fc00001, 0x3f800000, 0x7f800000};
+  static const uint16_t torch_gives[8] = {0x7fff, 0x7f00, 0xfe09, 0x7e09,
+                                          0x7e00, 0x7e00, 0x3c00, 0x7c00};
+  int64_t n = 16;
+  c10c_tensor *src = NULL, *dst = NULL, *every_other = NULL;
+  ASSERT_OK(c10c_tensor_empty(&src, &n, 1, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_OK(c10c_tensor_empty(&dst, &n, 1, C10C_DTYPE_FLOAT16, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  uint32_t *p = c10c_tensor_data(src);
+  for (int i = 0; i < 16; i++) p[i] = in[i % 8];
+  ASSERT_OK(c10c_tensor_copy_(dst, src)); /* contiguous: the vector loop */
+  const uint16_t *q = c10c_tensor_data(dst);
+  for (int i = 0; i < 16; i++) ASSERT_EQ(q[i], torch_gives[i % 8]);
+  ASSERT_OK(c10c_tensor_zero_(dst));
+  int64_t half = 8, two = 2;
+  ASSERT_OK(c10c_tensor_as_strided(&every_other, src, &half, 1, &two, 1, NULL));
+  c10c_tensor *out = NULL;
+  ASSERT_OK(c10c_tensor_as_strided(&out, dst, &half, 1, &two, 1, NULL));
+  ASSERT_OK(c10c_tensor_copy_(out, every_other)); /* strided: element by element */
+  for (int i = 0; i < 16; i += 2) ASSERT_EQ(q[i], torch_gives[i % 8]);
+  c10c_tensor *all[] = {src, dst, every_other, out};
+  for (int i = 0; i < 4; i++) c10c_tensor_release(all[i]);
+}
+
 RUN_TESTS(T(copy_of_a_transposed_view_matches_elementwise), T(copy_broadcasts_a_row_and_a_scalar),
           T(copy_refuses_overlapping_writes_as_tensor_iterator),
           T(copy_handles_high_rank_and_coalesces), T(fill_zero_and_full_write_every_element),
           T(empty_like_preserve_keeps_the_stride_order),
           T(contiguous_returns_the_tensor_itself_when_it_can),
-          T(inference_tensors_refuse_writes_outside_inference_mode))
+          T(inference_tensors_refuse_writes_outside_inference_mode),
+          T(float_to_half_keeps_nan_payloads_in_every_layout_as_torch))

@@ -10,7 +10,15 @@
  *   size too), updated by the model of each write.
  * A view that succeeds must have the model's sizes and addresses; one whose arguments are valid
  * on a small tensor must succeed; a data access of a tensor whose elements its storage no longer
- * holds must fail; a write must change exactly the model's bytes, and a failure none. */
+ * holds must fail; a write must change exactly the model's bytes, and a failure none.
+ *
+ * With the stand-in CUDA driver (C10C_CUDA_DRIVER=tests/libc10c_cuda_stub.so, as the meson test
+ * and run.sh set it) storages and tensors are on cuda:0 too, and copies go between devices. The
+ * stand-in's device memory is host memory the harness reads directly, and it counts every driver
+ * copy or memset outside a live block: that count must stay 0. */
+#define _GNU_SOURCE /* RTLD_NOLOAD */
+#include <dlfcn.h>
+
 #include "fuzz.h"
 
 #include "c10c/c10c.h"
@@ -26,6 +34,21 @@ enum {
 };
 
 static const c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+static const c10c_device cuda = {C10C_DEVICE_TYPE_CUDA, 0};
+
+/* The stand-in driver's count of accesses outside its blocks; NULL: no CUDA in this run. */
+static long (*stub_violations)(void);
+
+static void cuda_setup(void) {
+  static bool done;
+  if (done) return;
+  done = true;
+  const char *driver = getenv("C10C_CUDA_DRIVER");
+  if (driver == NULL || !c10c_cuda_is_available()) return;
+  void *handle = dlopen(driver, RTLD_NOW | RTLD_NOLOAD); /* loaded by the library already */
+  void *address = handle != NULL ? dlsym(handle, "c10c_stub_violations") : NULL;
+  if (address != NULL) memcpy(&stub_violations, &address, sizeof stub_violations); /* POSIX */
+}
 
 /* dtypes exercised: every itemsize, and every kind of conversion */
 static const c10c_dtype dtypes[] = {
@@ -48,6 +71,8 @@ typedef struct storage_model {
   unsigned char *shadow; /* capacity bytes */
   int64_t capacity, nbytes;
   unsigned char *external; /* the harness's buffer for an external storage, else NULL */
+  bool read_only;
+  int64_t version; /* the version counter its tensors share */
 } storage_model;
 
 typedef struct tensor_model {
@@ -59,6 +84,7 @@ typedef struct tensor_model {
   int64_t numel;  /* -1: the product overflows (the library must refuse such a tensor) */
   int64_t *addr;  /* numel byte offsets into the storage, row-major; NULL: not modelled */
   int64_t extent; /* one past the last byte an element reaches (0 without elements) */
+  bool inference; /* made in inference mode (views: as their base) */
 } tensor_model;
 
 typedef struct state {
@@ -66,6 +92,7 @@ typedef struct state {
   storage_model storages[MAX_STORAGES];
   tensor_model tensors[MAX_TENSORS];
   int external_deletes, externals_made;
+  bool inference; /* this thread's inference mode */
 } state;
 
 /* ---- helpers ---- */
@@ -159,6 +186,11 @@ static unsigned char *memory_of(const storage_model *m) {
 
 /* Every byte of every storage equals its shadow. */
 static void check_memory(const state *s, const char *after) {
+  if (stub_violations != NULL) {
+    FUZZ_CHECK(c10c_cuda_synchronize(0) == C10C_STATUS_OK, "synchronize: %s",
+               c10c_last_error_message());
+    FUZZ_CHECK(stub_violations() == 0, "after %s: a driver access outside a live block", after);
+  }
   for (int i = 0; i < MAX_STORAGES; i++) {
     const storage_model *m = &s->storages[i];
     if (m->handle == NULL || m->capacity == 0) continue;
@@ -212,7 +244,9 @@ static int adopt_storage(state *s, c10c_storage *handle, int protect) {
 /* Checks a tensor the library made against the model's sizes and addresses (addr may be NULL:
  * sizes only), then keeps both in a slot (taking ownership of t and addr). */
 static void keep(state *s, c10c_tensor *t, int storage, c10c_dtype dtype, const int64_t *sizes,
-                 size_t ndim, int64_t *addr, const char *op) {
+                 size_t ndim, int64_t *addr, bool inference, const char *op) {
+  FUZZ_CHECK(c10c_tensor_is_inference(t) == inference, "%s: inference flag %d, expected %d", op,
+             c10c_tensor_is_inference(t), inference);
   FUZZ_CHECK(c10c_tensor_dim(t) == ndim, "%s: %zu dims, the model says %zu", op, c10c_tensor_dim(t),
              ndim);
   FUZZ_CHECK(c10c_tensor_dtype(t) == dtype, "%s: dtype %d, expected %d", op,
@@ -250,6 +284,7 @@ static void keep(state *s, c10c_tensor *t, int storage, c10c_dtype dtype, const 
   memcpy(m->sizes, kept_sizes, ndim * sizeof *sizes);
   m->numel = numel;
   m->addr = addr;
+  m->inference = inference;
   model_set_extent(m);
   if (storage < 0) { /* storage not modelled: keep nothing */
     drop_tensor(s, slot);
@@ -649,7 +684,7 @@ static void do_view(state *s, int bi) {
           FUZZ_CHECK(memcmp(s->storages[slot].shadow + addr[e], src + b->addr[e], item) == 0,
                      "reshape's copy: element %lld differs", (long long)e);
         }
-        keep(s, out, slot, dtype, r.sizes, r.ndim, addr, op);
+        keep(s, out, slot, dtype, r.sizes, r.ndim, addr, s->inference, op);
         return;
       }
       r.addr = same_order(b);
@@ -874,10 +909,11 @@ static void do_view(state *s, int bi) {
   FUZZ_CHECK(c10c_tensor_storage(out) == c10c_tensor_storage(b->handle),
              "%s: a view with another storage", op);
   if (!modelled) {
-    keep(s, out, b->storage, dtype, c10c_tensor_sizes(out), c10c_tensor_dim(out), NULL, op);
+    keep(s, out, b->storage, dtype, c10c_tensor_sizes(out), c10c_tensor_dim(out), NULL,
+         b->inference, op);
     return;
   }
-  keep(s, out, b->storage, dtype, r.sizes, r.ndim, r.addr, op);
+  keep(s, out, b->storage, dtype, r.sizes, r.ndim, r.addr, b->inference, op);
 }
 
 /* ---- data operations ---- */
@@ -905,6 +941,21 @@ static bool convertible(c10c_dtype d) {
   return false;
 }
 
+/* Whether an in-place write to t must be refused: a read-only storage, or an inference tensor
+ * outside inference mode (c10's rule). */
+static bool write_refused(const state *s, const tensor_model *t) {
+  return s->storages[t->storage].read_only || (t->inference && !s->inference);
+}
+
+/* After an in-place write: every tensor over the storage sees the new version (inference tensors
+ * have no counter). */
+static void count_write(state *s, const tensor_model *t) {
+  if (t->inference) return;
+  int64_t v = -1, expected = ++s->storages[t->storage].version;
+  FUZZ_CHECK(c10c_tensor_version(&v, t->handle) == C10C_STATUS_OK && v == expected,
+             "version %lld after a write, the model says %lld", (long long)v, (long long)expected);
+}
+
 /* copy_(dst, src): the model reads all of src (broadcast to dst's shape) first, then writes. */
 static void do_copy(state *s, int di, int si) {
   tensor_model *d = &s->tensors[di], *src = &s->tensors[si];
@@ -913,14 +964,14 @@ static void do_copy(state *s, int di, int si) {
   FUZZ_TRACE("  copy_ to tensor %d (dtype %d) from tensor %d (dtype %d): %s", di, (int)d->dtype, si,
              (int)src->dtype, c10c_status_name(st));
   bool out_of_bounds = (d->addr && !in_bounds(s, d)) || (src->addr && !in_bounds(s, src));
-  if (out_of_bounds)
-    FUZZ_CHECK(st == C10C_STATUS_ERROR, "copy_ of a tensor past its storage returned %s",
+  if (out_of_bounds || write_refused(s, d))
+    FUZZ_CHECK(st == C10C_STATUS_ERROR, "copy_ of a tensor past its storage or not writable: %s",
                c10c_status_name(st));
   if (st != C10C_STATUS_OK) {
     check_memory(s, "a failed copy_");
     return;
   }
-  FUZZ_CHECK(!out_of_bounds, "copy_ past a storage succeeded");
+  count_write(s, d);
   if (d->addr == NULL || src->addr == NULL) { /* not modelled: take what is there */
     storage_model *m = &s->storages[d->storage];
     if (m->capacity) memcpy(m->shadow, memory_of(m), (size_t)m->capacity);
@@ -992,13 +1043,14 @@ static void do_fill(state *s, int ti, bool zero) {
   }
   c10c_status st = zero ? c10c_tensor_zero_(t->handle) : c10c_tensor_fill_(t->handle, from);
   bool out_of_bounds = t->addr && !in_bounds(s, t);
-  if (out_of_bounds)
-    FUZZ_CHECK(st == C10C_STATUS_ERROR, "%s of a tensor past its storage returned %s",
+  if (out_of_bounds || write_refused(s, t))
+    FUZZ_CHECK(st == C10C_STATUS_ERROR, "%s of a tensor past its storage or not writable: %s",
                zero ? "zero_" : "fill_", c10c_status_name(st));
   if (st != C10C_STATUS_OK) {
     check_memory(s, "a failed fill_");
     return;
   }
+  count_write(s, t);
   storage_model *m = &s->storages[t->storage];
   if (t->addr == NULL) {
     if (m->capacity) memcpy(m->shadow, memory_of(m), (size_t)m->capacity);
@@ -1052,7 +1104,7 @@ static void do_clone(state *s, int ti) {
                "clone: element %lld differs", (long long)k);
     next_index(idx, t->sizes, t->ndim);
   }
-  keep(s, out, slot, t->dtype, t->sizes, t->ndim, addr, "clone");
+  keep(s, out, slot, t->dtype, t->sizes, t->ndim, addr, s->inference, "clone");
 }
 
 /* c10c_tensor_data: the first element's address, NULL past the storage. */
@@ -1078,6 +1130,109 @@ static void check_data_pointer(state *s, int ti) {
              "nbytes");
 }
 
+/* size(d), stride(d), the contiguity answers, version and flags against the model. */
+static void check_metadata(state *s, int ti) {
+  tensor_model *t = &s->tensors[ti];
+  int64_t n = (int64_t)t->ndim, d = fuzz_dim(s, n), v = -1;
+  c10c_status st = c10c_tensor_size(&v, t->handle, d);
+  if (n == 0 || d < -n || d >= n) {
+    FUZZ_CHECK(st == C10C_STATUS_INDEX_OUT_OF_RANGE, "size(%lld) of %lld dims: %s", (long long)d,
+               (long long)n, c10c_status_name(st));
+  } else {
+    FUZZ_CHECK(st == C10C_STATUS_OK && v == t->sizes[wrap_dim(d, n)], "size(%lld)", (long long)d);
+    FUZZ_CHECK(c10c_tensor_stride(&v, t->handle, d) == C10C_STATUS_OK &&
+                   v == c10c_tensor_strides(t->handle)[wrap_dim(d, n)],
+               "stride(%lld)", (long long)d);
+  }
+  /* c10's row-major contiguity: the dims of size > 1, from the last, have strides 1, s1, s1*s2 */
+  const int64_t *sizes = c10c_tensor_sizes(t->handle), *strides = c10c_tensor_strides(t->handle);
+  bool contiguous = true;
+  fuzz_wide expected = 1;
+  for (int64_t k = n; k-- > 0 && t->numel > 0;) {
+    if (sizes[k] == 1) continue;
+    contiguous &= strides[k] == expected;
+    expected *= sizes[k];
+  }
+  bool answer = false;
+  FUZZ_CHECK(c10c_tensor_is_contiguous(&answer, t->handle, C10C_MEMORY_FORMAT_CONTIGUOUS) == 0 &&
+                 answer == contiguous,
+             "is_contiguous is %d, the model says %d", answer, contiguous);
+  FUZZ_CHECK(c10c_tensor_is_contiguous(&answer, t->handle, C10C_MEMORY_FORMAT_PRESERVE) == 0 &&
+                 answer == contiguous,
+             "is_contiguous(preserve)");
+  for (int f = C10C_MEMORY_FORMAT_CHANNELS_LAST; f <= C10C_MEMORY_FORMAT_CHANNELS_LAST_3D; f++) {
+    FUZZ_CHECK(c10c_tensor_is_contiguous(&answer, t->handle, (c10c_memory_format)f) == 0,
+               "is_contiguous(%d)", f);
+    if (answer) FUZZ_CHECK(n == (f == C10C_MEMORY_FORMAT_CHANNELS_LAST ? 4 : 5), "channels last");
+    (void)c10c_tensor_is_strides_like(t->handle, (c10c_memory_format)f);
+  }
+  FUZZ_CHECK(c10c_tensor_is_contiguous(&answer, t->handle, (c10c_memory_format)99) ==
+                 C10C_STATUS_INVALID_ARGUMENT,
+             "an unknown memory format");
+  st = c10c_tensor_version(&v, t->handle);
+  if (t->inference)
+    FUZZ_CHECK(st == C10C_STATUS_ERROR, "an inference tensor has a version");
+  else
+    FUZZ_CHECK(st == C10C_STATUS_OK && v == s->storages[t->storage].version, "version %lld",
+               (long long)v);
+  FUZZ_CHECK(c10c_tensor_is_read_only(t->handle) == s->storages[t->storage].read_only,
+             "read-only flag");
+  c10c_dispatch_key_set keys = c10c_tensor_keys(t->handle);
+  bool has = false;
+  FUZZ_CHECK(c10c_dispatch_key_set_has(&has, keys, C10C_DISPATCH_KEY_AUTOGRAD_FUNCTIONALITY) == 0 &&
+                 has == !t->inference,
+             "autograd keys of an %s tensor", t->inference ? "inference" : "ordinary");
+}
+
+/* A contiguous run long enough for the conversions' vector loops (float <-> half with F16C,
+ * float -> int32 and -> bfloat16 with SSE2), sometimes misaligned (external memory at an odd
+ * address, as numpy or DLPack may hand over): every element must be what the scalar conversion
+ * of that element gives. */
+static void do_bulk_convert(state *s) {
+  static const c10c_dtype pairs[][2] = {
+      {C10C_DTYPE_FLOAT32, C10C_DTYPE_INT32},   {C10C_DTYPE_FLOAT32, C10C_DTYPE_BFLOAT16},
+      {C10C_DTYPE_FLOAT32, C10C_DTYPE_FLOAT16}, {C10C_DTYPE_FLOAT16, C10C_DTYPE_FLOAT32},
+      {C10C_DTYPE_FLOAT64, C10C_DTYPE_FLOAT32}, {C10C_DTYPE_INT64, C10C_DTYPE_FLOAT32}};
+  c10c_dtype from, to;
+  uint8_t which = fuzz_u8(&s->in);
+  if (which < 200) {
+    from = pairs[which % 6][0], to = pairs[which % 6][1];
+  } else {
+    from = dtypes[fuzz_range(&s->in, 0, NDTYPES - 1)];
+    to = dtypes[fuzz_range(&s->in, 0, NDTYPES - 1)];
+  }
+  int64_t n = fuzz_range(&s->in, 1, 40);
+  size_t fi = c10c_dtype_itemsize(from), ti = c10c_dtype_itemsize(to);
+  size_t misalign = (size_t)fuzz_range(&s->in, 0, 3);
+  unsigned char *in = xmalloc((size_t)n * fi + 4), *out = xmalloc((size_t)n * ti + 4);
+  for (size_t b = 0; b < (size_t)n * fi; b++) in[misalign + b] = fuzz_u8(&s->in);
+  c10c_storage *si = NULL, *so = NULL;
+  c10c_tensor *a = NULL, *z = NULL;
+  int64_t unit = 1;
+  FUZZ_CHECK(
+      c10c_storage_new_external(&si, in + misalign, n * (int64_t)fi, cpu, NULL, NULL) == 0 &&
+          c10c_storage_new_external(&so, out + misalign, n * (int64_t)ti, cpu, NULL, NULL) == 0 &&
+          c10c_tensor_new_from_storage(&a, si, &n, &unit, 1, 0, from) == 0 &&
+          c10c_tensor_new_from_storage(&z, so, &n, &unit, 1, 0, to) == 0,
+      "bulk conversion tensors");
+  c10c_status st = c10c_tensor_copy_(z, a);
+  FUZZ_CHECK(st == C10C_STATUS_OK, "copy_ %d -> %d: %s", (int)from, (int)to,
+             c10c_last_error_message());
+  unsigned char expected[16];
+  for (int64_t k = 0; k < n; k++) {
+    convert_one(expected, to, in + misalign + k * (int64_t)fi, from);
+    FUZZ_CHECK(memcmp(expected, out + misalign + k * (int64_t)ti, ti) == 0,
+               "converting %d -> %d: element %lld of %lld differs from the scalar conversion",
+               (int)from, (int)to, (long long)k, (long long)n);
+  }
+  c10c_tensor_release(a);
+  c10c_tensor_release(z);
+  c10c_storage_release(si);
+  c10c_storage_release(so);
+  free(in);
+  free(out);
+}
+
 /* ---- storages and tensors made from the input ---- */
 
 static void external_delete(void *ctx) { ((state *)ctx)->external_deletes++; }
@@ -1094,8 +1249,10 @@ static void make_storage(state *s) {
                "external storage");
     s->externals_made++;
   } else {
-    FUZZ_CHECK(c10c_storage_new(&m->handle, n, NULL, C10C_DEVICE_TYPE_CPU, true) == 0,
-               "storage of %lld bytes: %s", (long long)n, c10c_last_error_message());
+    c10c_device_type type = stub_violations != NULL && fuzz_u8(&s->in) < 80 ? C10C_DEVICE_TYPE_CUDA
+                                                                            : C10C_DEVICE_TYPE_CPU;
+    FUZZ_CHECK(c10c_storage_new(&m->handle, n, NULL, type, true) == 0, "storage of %lld bytes: %s",
+               (long long)n, c10c_last_error_message());
     unsigned char *p = c10c_storage_data(m->handle);
     for (int64_t b = 0; b < n; b++) p[b] = (unsigned char)(b * 13 + 1);
   }
@@ -1154,7 +1311,7 @@ static void make_tensor(state *s) {
       next_index(idx, sizes, k);
     }
   }
-  keep(s, t, si, dtype, sizes, k, addr, "new_from_storage");
+  keep(s, t, si, dtype, sizes, k, addr, s->inference, "new_from_storage");
 }
 
 /* A tensor from the factories (its own storage). */
@@ -1175,8 +1332,9 @@ static void make_new(state *s) {
   if (numel > (INT64_C(1) << 20)) return; /* sizes that allocate gigabytes: nothing to learn */
   bool full = fuzz_u8(&s->in) & 1;
   if (numel < 0 || numel > MAX_ELEMENTS) full = false; /* no giant fills */
-  c10c_status st = full ? c10c_tensor_full(&t, sizes, k, dtype, cpu, format, value)
-                        : c10c_tensor_empty(&t, sizes, k, dtype, cpu, format);
+  c10c_device device = stub_violations != NULL && fuzz_u8(&s->in) < 80 ? cuda : cpu;
+  c10c_status st = full ? c10c_tensor_full(&t, sizes, k, dtype, device, format, value)
+                        : c10c_tensor_empty(&t, sizes, k, dtype, device, format);
   if (numel < 0) FUZZ_CHECK(st != C10C_STATUS_OK, "empty of a negative or overflowing size");
   if (st != C10C_STATUS_OK) {
     FUZZ_CHECK(t == NULL, "a failed factory returned a tensor");
@@ -1205,7 +1363,7 @@ static void make_new(state *s) {
     next_index(idx, sizes, k);
   }
   FUZZ_CHECK(c10c_tensor_is_non_overlapping_and_dense(t), "a new tensor is not dense");
-  keep(s, t, slot, dtype, sizes, k, addr, "empty");
+  keep(s, t, slot, dtype, sizes, k, addr, s->inference, "empty");
 }
 
 /* resize or set_nbytes under live tensors */
@@ -1249,12 +1407,16 @@ static void shrink_or_grow(state *s) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static state s;
+  cuda_setup();
   memset(&s, 0, sizeof s);
+  c10c_inference_mode_set(false);
   s.in = (fuzz_input){data, size};
   make_storage(&s);
   for (int step = 0; step < MAX_STEPS && !fuzz_done(&s.in); step++) {
     int a, b;
-    uint8_t what = fuzz_u8(&s.in) % 12;
+    /* op bytes below 240 keep the first version's meaning (byte % 12), so that the kept inputs
+     * still do what they did; 240 and above pick the operations added since */
+    uint8_t byte = fuzz_u8(&s.in), what = byte < 240 ? byte % 12 : 12 + byte % 4;
     FUZZ_TRACE("step %d: %d", step, what);
     switch (what) {
       case 0: make_storage(&s); break;
@@ -1276,6 +1438,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if ((a = pick_tensor(&s)) >= 0) do_clone(&s, a);
         break;
       case 10: shrink_or_grow(&s); break;
+      case 12:
+        if ((a = pick_tensor(&s)) >= 0) check_metadata(&s, a);
+        break;
+      case 13: do_bulk_convert(&s); break;
+      case 14:
+        if (fuzz_u8(&s.in) & 1) {
+          s.inference = !s.inference;
+          c10c_inference_mode_set(s.inference);
+        } else if ((a = pick_storage(&s)) >= 0) {
+          FUZZ_CHECK(c10c_storage_set_read_only(s.storages[a].handle) == 0, "set_read_only");
+          s.storages[a].read_only = true;
+        }
+        break;
       default:
         if ((a = pick_tensor(&s)) >= 0) {
           if (fuzz_u8(&s.in) < 40)

@@ -52,9 +52,11 @@ setup() { # dir, meson options...
 echo "building the harnesses (clang, ASan + UBSan, libFuzzer) in $build"
 setup "$build" -Dfuzz=true -Dpython=disabled -Db_sanitize=address,undefined -Db_lundef=false \
   --buildtype=debugoptimized
-targets=()
+targets=(tests/c10c_cuda_stub)
 for n in "${names[@]}"; do targets+=("tests/fuzz/fuzz_$n"); done
 meson compile -C "$build" "${targets[@]}" >/dev/null
+# CUDA through the stand-in driver, as the meson tests replay the corpora
+export C10C_CUDA_DRIVER=$root/$build/tests/libc10c_cuda_stub.so
 
 # allocator_may_return_null: the library asks for absurd sizes on purpose and must see NULL.
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:abort_on_error=0
@@ -118,9 +120,10 @@ if [ "$coverage" = 1 ]; then
   echo "line coverage of lib/ by every input (kept corpus + this run's), built in $cov"
   setup "$cov" -Dpython=disabled --buildtype=debug \
     -Dc_args="-fprofile-instr-generate -fcoverage-mapping" -Dc_link_args=-fprofile-instr-generate
-  replays=()
+  replays=(tests/c10c_cuda_stub)
   for n in "${names[@]}"; do replays+=("tests/fuzz/replay_$n"); done
   meson compile -C "$cov" "${replays[@]}" >/dev/null
+  export C10C_CUDA_DRIVER=$root/$cov/tests/libc10c_cuda_stub.so
   rm -rf "$cov/profiles"
   mkdir -p "$cov/profiles"
   binaries=()
