@@ -75,7 +75,10 @@ static uint16_t half_from_float(float f) {
 
 static float half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  if (exp == 0x1F) return f32_from(sign | UINT32_C(0x7F800000) | (mant << 13)); /* inf, NaN */
+  /* inf, and NaN made quiet as F16C's vcvtph2ps and torch do (0x7C01 -> 0x7FC02000): set here,
+   * not left to whether the compiler's float moves happen to quiet it */
+  if (exp == 0x1F)
+    return f32_from(sign | UINT32_C(0x7F800000) | (mant << 13) | (mant ? UINT32_C(0x400000) : 0));
   if (exp != 0) return f32_from(sign | ((exp + 112) << 23) | (mant << 13));
   float magnitude = (float)mant * 0x1p-24f; /* subnormal (or zero): exact */
   return sign ? -magnitude : magnitude;
@@ -426,16 +429,25 @@ static bool have_f16c(void) {
 
 /* Contiguous runs of the most common pairs in one loop each, without the chunk (the same
  * results: each expression is what load_chunk and store_chunk do for the pair). */
-#define PAIR(S, D, stype, dtype, expr)                                          \
-  if (src_type == S && dst_type == D && src_stride == (int64_t)sizeof(stype) && \
-      dst_stride == (int64_t)sizeof(dtype)) {                                   \
-    for (int64_t i = 0; i < n; i++) {                                           \
-      stype v;                                                                  \
-      memcpy(&v, src + i * (int64_t)sizeof(stype), sizeof v);                   \
-      dtype x = expr;                                                           \
-      memcpy(dst + i * (int64_t)sizeof(dtype), &x, sizeof x);                   \
-    }                                                                           \
-    return true;                                                                \
+#define PAIR_LOOP(stype, dtype, expr, sstep, dstep) \
+  for (int64_t i = 0; i < n; i++) {                 \
+    stype v;                                        \
+    memcpy(&v, src + i * (sstep), sizeof v);        \
+    dtype x = expr;                                 \
+    memcpy(dst + i * (dstep), &x, sizeof x);        \
+  }
+
+/* A pair converted by its own loop, for every layout (a contiguous run with constant steps the
+ * compiler vectorizes): the result of a pair never depends on the layout, which it would if only
+ * contiguous runs took this loop and the others the generic path through double (bfloat16 ->
+ * float is a bit copy, signalling NaNs included, as torch; through double it quiets them). */
+#define PAIR(S, D, stype, dtype, expr)                                                \
+  if (src_type == S && dst_type == D) {                                               \
+    if (src_stride == (int64_t)sizeof(stype) && dst_stride == (int64_t)sizeof(dtype)) \
+      PAIR_LOOP(stype, dtype, expr, (int64_t)sizeof(stype), (int64_t)sizeof(dtype))   \
+    else                                                                              \
+      PAIR_LOOP(stype, dtype, expr, src_stride, dst_stride)                           \
+    return true;                                                                      \
   }
 
 #ifdef HAVE_F16C_PATH
@@ -502,6 +514,7 @@ static bool direct(char *dst, int64_t dst_stride, c10c_dtype dst_type, const cha
   return false;
 }
 #undef PAIR
+#undef PAIR_LOOP
 
 void c10c__convert_run(char *dst, int64_t dst_stride, c10c_dtype dst_type, const char *src,
                        int64_t src_stride, c10c_dtype src_type, int64_t n) {

@@ -285,10 +285,44 @@ TEST(float_to_half_keeps_nan_payloads_in_every_layout_as_torch) {
   for (int i = 0; i < 4; i++) c10c_tensor_release(all[i]);
 }
 
+/* n elements of src_type from the 16-bit patterns in bits (repeated), converted to float32 both
+ * contiguously and every other element: each result must be want[i % 4]. */
+static void expect_float_bits(c10c_dtype src_type, const uint16_t *bits, const uint32_t *want) {
+  int64_t n = 36, half = 18, two = 2; /* past the vector loops' blocks, into their tails */
+  c10c_tensor *src = NULL, *dst = NULL, *s2 = NULL, *d2 = NULL;
+  ASSERT_OK(c10c_tensor_empty(&src, &n, 1, src_type, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_OK(c10c_tensor_empty(&dst, &n, 1, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  uint16_t *p = c10c_tensor_data(src);
+  for (int i = 0; i < n; i++) p[i] = bits[i % 4];
+  ASSERT_OK(c10c_tensor_copy_(dst, src));
+  const uint32_t *q = c10c_tensor_data(dst);
+  for (int i = 0; i < n; i++) ASSERT_EQ_U64(q[i], want[i % 4]);
+  ASSERT_OK(c10c_tensor_zero_(dst));
+  ASSERT_OK(c10c_tensor_as_strided(&s2, src, &half, 1, &two, 1, NULL));
+  ASSERT_OK(c10c_tensor_as_strided(&d2, dst, &half, 1, &two, 1, NULL));
+  ASSERT_OK(c10c_tensor_copy_(d2, s2));
+  for (int i = 0; i < n; i += 2) ASSERT_EQ_U64(q[i], want[i % 4]);
+  c10c_tensor *all[] = {src, dst, s2, d2};
+  for (int i = 0; i < 4; i++) c10c_tensor_release(all[i]);
+}
+
+TEST(half_and_bfloat16_nans_become_floats_as_torch_in_every_layout) {
+  /* torch 2.13, contiguous and strided alike: half NaNs come out quiet (F16C), bfloat16 is a bit
+   * copy (a signalling NaN stays one). fuzz_geometry found the vector loop's tail and the strided
+   * path disagreeing. */
+  static const uint16_t half_bits[4] = {0x7c01, 0xfc01, 0x7dff, 0x7c00};
+  static const uint32_t half_want[4] = {0x7fc02000, 0xffc02000, 0x7fffe000, 0x7f800000};
+  expect_float_bits(C10C_DTYPE_FLOAT16, half_bits, half_want);
+  static const uint16_t bf16_bits[4] = {0x7f81, 0xff81, 0x7fc1, 0x7f80};
+  static const uint32_t bf16_want[4] = {0x7f810000, 0xff810000, 0x7fc10000, 0x7f800000};
+  expect_float_bits(C10C_DTYPE_BFLOAT16, bf16_bits, bf16_want);
+}
+
 RUN_TESTS(T(copy_of_a_transposed_view_matches_elementwise), T(copy_broadcasts_a_row_and_a_scalar),
           T(copy_refuses_overlapping_writes_as_tensor_iterator),
           T(copy_handles_high_rank_and_coalesces), T(fill_zero_and_full_write_every_element),
           T(empty_like_preserve_keeps_the_stride_order),
           T(contiguous_returns_the_tensor_itself_when_it_can),
           T(inference_tensors_refuse_writes_outside_inference_mode),
-          T(float_to_half_keeps_nan_payloads_in_every_layout_as_torch))
+          T(float_to_half_keeps_nan_payloads_in_every_layout_as_torch),
+          T(half_and_bfloat16_nans_become_floats_as_torch_in_every_layout))

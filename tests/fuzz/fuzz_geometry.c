@@ -1221,9 +1221,15 @@ static void do_bulk_convert(state *s) {
   unsigned char expected[16];
   for (int64_t k = 0; k < n; k++) {
     convert_one(expected, to, in + misalign + k * (int64_t)fi, from);
+    uint64_t a_bits = 0, z_bits = 0, e_bits = 0; /* little-endian x86: the low bytes */
+    memcpy(&a_bits, in + misalign + k * (int64_t)fi, fi < 8 ? fi : 8);
+    memcpy(&z_bits, out + misalign + k * (int64_t)ti, ti < 8 ? ti : 8);
+    memcpy(&e_bits, expected, ti < 8 ? ti : 8);
     FUZZ_CHECK(memcmp(expected, out + misalign + k * (int64_t)ti, ti) == 0,
-               "converting %d -> %d: element %lld of %lld differs from the scalar conversion",
-               (int)from, (int)to, (long long)k, (long long)n);
+               "converting %d -> %d: element %lld of %lld (0x%llx) is 0x%llx, the scalar "
+               "conversion gives 0x%llx",
+               (int)from, (int)to, (long long)k, (long long)n, (unsigned long long)a_bits,
+               (unsigned long long)z_bits, (unsigned long long)e_bits);
   }
   c10c_tensor_release(a);
   c10c_tensor_release(z);

@@ -64,8 +64,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 run_one() { # name
   local n=$1 work=$build/work/$1
-  rm -rf "$work/corpus" "$work/artifacts"
+  # inputs that failed stay (artifacts/) until they are in the kept corpus; a run's scratch
+  # corpus starts empty
+  rm -rf "$work/corpus"
   mkdir -p "$work/corpus" "$work/artifacts" "tests/fuzz/corpus/$n"
+  touch "$work/started"
   # malloc_limit_mb: only the process's memory counts, not the size a single request asks for.
   if "$build/tests/fuzz/fuzz_$n" -max_total_time="$seconds" -print_final_stats=1 -timeout=30 \
     -rss_limit_mb=4096 -malloc_limit_mb=1048576 -artifact_prefix="$work/artifacts/" \
@@ -105,7 +108,7 @@ for n in "${names[@]}"; do
     status=1
     echo "--- $n: the end of $log"
     grep -v -E '^#[0-9]+' "$log" | tail -n 40
-    echo "--- input(s) that failed: $(ls "$work"/artifacts/* 2>/dev/null | tr '\n' ' ')"
+    echo "--- input(s) that failed: $(find "$work/artifacts" -type f -newer "$work/started" | tr '\n' ' ')"
   elif [ "$keep" = 1 ]; then
     # one input per new edge (not per hit-count bucket): a corpus of hundreds, not thousands
     "$build/tests/fuzz/fuzz_$n" -merge=1 -use_counters=0 "tests/fuzz/corpus/$n" "$work/corpus" \
