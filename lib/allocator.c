@@ -46,12 +46,17 @@ c10c_status c10c_allocator_new(c10c_allocator **out, const c10c_allocator_vtable
   if (vtable->allocate == NULL) return c10c__null_argument(__func__, "vtable->allocate");
   if (!c10c_device_type_is_valid(device_type))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
-  c10c_allocator *a = c10c__calloc(1, sizeof *a);
+  /* the fields the host's version has (a newer host's beyond ours are ignored), then the name,
+   * copied into the handle's own block: the host may free its string once this returns */
+  c10c_allocator_vtable vt = {0};
+  memcpy(&vt, vtable, vtable->struct_size < sizeof vt ? vtable->struct_size : sizeof vt);
+  vt.struct_size = sizeof vt;
+  size_t name_size = vt.name != NULL ? strlen(vt.name) + 1 : 0;
+  c10c_allocator *a = c10c__calloc(1, sizeof *a + name_size);
   if (a == NULL)
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating an allocator handle");
-  size_t known = vtable->struct_size < sizeof a->vt ? vtable->struct_size : sizeof a->vt;
-  memcpy(&a->vt, vtable, known); /* fields a newer host knows beyond ours are ignored */
-  a->vt.struct_size = sizeof a->vt;
+  a->vt = vt;
+  if (vt.name != NULL) a->vt.name = memcpy((char *)(a + 1), vt.name, name_size);
   a->self = self;
   a->device_type = device_type;
   c10c__object_init(&a->obj, &handle_type);
@@ -90,6 +95,13 @@ c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes, c1
   out->device.type = allocator->device_type;
   out->device.index = -1;
   c10c_status st = allocator->vt.allocate(allocator->self, nbytes, CPU_ALIGNMENT, out);
+  if (st == C10C_STATUS_OK && nbytes > 0 && out->data == NULL) {
+    /* a host allocator that broke its contract: no storage may claim bytes it does not have */
+    if (out->deleter != NULL && out->ctx != NULL) out->deleter(out->ctx);
+    memset(out, 0, sizeof *out);
+    return c10c__fail(C10C_STATUS_ERROR, "allocator '%s' returned no memory for %zu bytes",
+                      c10c_allocator_name(allocator), nbytes);
+  }
   if (st != C10C_STATUS_OK) {
     memset(out, 0, sizeof *out);
     if (!allocator->builtin)

@@ -94,7 +94,8 @@ typedef struct c10c_allocator_vtable {
   void (*reset_peak_stats)(void *self);
   /* Optional. Called once when the last reference to the allocator handle goes. */
   void (*destroy)(void *self);
-  /* Optional. A short name for messages ("my_pool"); NULL: "custom". */
+  /* Optional. A short name for messages ("my_pool"); NULL: "custom". Copied by
+   * c10c_allocator_new: the string need not outlive the call. */
   const char *name;
 } c10c_allocator_vtable;
 
@@ -116,8 +117,9 @@ C10C_API void c10c_allocator_release(c10c_allocator *allocator);
 
 /* Allocates nbytes (alignment 64 on CPU) into *out; free it with c10c_data_ptr_free.
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR for nbytes above PTRDIFF_MAX
- * ("alloc_cpu() seems to have been called with negative number: <n>", as c10);
- * C10C_STATUS_OUT_OF_MEMORY with the sizes involved. */
+ * ("alloc_cpu() seems to have been called with negative number: <n>", as c10), and for a host
+ * allocator that reports success without memory for nbytes > 0 ("allocator 'my_pool' returned
+ * no memory for 16 bytes"); C10C_STATUS_OUT_OF_MEMORY with the sizes involved. */
 C10C_API c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes,
                                              c10c_data_ptr *out);
 

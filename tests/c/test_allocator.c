@@ -337,10 +337,63 @@ TEST(out_of_memory_releases_the_cache_retries_and_reports_sizes) {
       "Error code 12 (Cannot allocate memory)");
 }
 
+TEST(the_allocator_name_is_copied_so_the_host_may_free_it) {
+  /* fuzz_storage: the handle kept the host's pointer, and read it after the host freed it */
+  host_pool pool = {0};
+  c10c_allocator_vtable vt = host_vtable();
+  char *name = strdup("pool_on_the_heap");
+  vt.name = name;
+  c10c_allocator *a;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, &pool, C10C_DEVICE_TYPE_CPU));
+  memset(name, 'x', strlen(name));
+  free(name);
+  ASSERT_STR_EQ(c10c_allocator_name(a), "pool_on_the_heap");
+  c10c_data_ptr dp;
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(a, (size_t)1 << 41, &dp));
+  ASSERT_ERROR_MESSAGE(
+      "allocator 'pool_on_the_heap' failed to allocate 2199023255552 bytes (out of memory)");
+  /* a vtable of the first version's size: no name field to read */
+  vt.struct_size = (uint32_t)(offsetof(c10c_allocator_vtable, allocate) + sizeof(void *));
+  c10c_allocator *old = NULL;
+  ASSERT_OK(c10c_allocator_new(&old, &vt, &pool, C10C_DEVICE_TYPE_CPU));
+  ASSERT_STR_EQ(c10c_allocator_name(old), "custom");
+  c10c_allocator_release(old);
+  c10c_allocator_release(a);
+}
+
+static c10c_status hollow_allocate(void *self, size_t nbytes, size_t alignment,
+                                   c10c_data_ptr *out) {
+  (void)self, (void)nbytes, (void)alignment, (void)out;
+  return C10C_STATUS_OK; /* claims success, gives nothing */
+}
+
+TEST(an_allocator_that_succeeds_without_memory_is_refused) {
+  /* a host allocator breaking its contract would give storages that claim bytes they do not
+   * have, and tensors over them would write through NULL */
+  c10c_allocator_vtable vt = host_vtable();
+  vt.allocate = hollow_allocate;
+  vt.destroy = NULL;
+  vt.name = "hollow";
+  c10c_allocator *a;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, C10C_DEVICE_TYPE_CPU));
+  c10c_data_ptr dp;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(a, 16, &dp));
+  ASSERT_ERROR_MESSAGE("allocator 'hollow' returned no memory for 16 bytes");
+  ASSERT_TRUE(dp.data == NULL && dp.deleter == NULL);
+  c10c_storage *s = NULL;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new(&s, 16, a, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_TRUE(s == NULL);
+  ASSERT_OK(c10c_storage_new(&s, 0, a, C10C_DEVICE_TYPE_CPU, true)); /* 0 bytes: nothing owed */
+  c10c_storage_release(s);
+  c10c_allocator_release(a);
+}
+
 RUN_TESTS(T(host_allocator_serves_storages_and_frees_through_its_deleter),
           T(host_allocator_failures_are_reported_with_its_name), T(vtable_is_validated),
           T(registry_follows_c10s_priority_rule),
           T(caching_allocator_statistics_follow_allocations), T(cached_large_blocks_are_reused),
           T(summary_looks_like_torchs), T(configuration_rejects_unknown_keys_and_bad_values),
           T(fill_modes_write_zeros_or_cs_junk_pattern),
-          T(out_of_memory_releases_the_cache_retries_and_reports_sizes))
+          T(out_of_memory_releases_the_cache_retries_and_reports_sizes),
+          T(the_allocator_name_is_copied_so_the_host_may_free_it),
+          T(an_allocator_that_succeeds_without_memory_is_refused))
