@@ -352,12 +352,21 @@ TEST(the_allocator_name_is_copied_so_the_host_may_free_it) {
   ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(a, (size_t)1 << 41, &dp));
   ASSERT_ERROR_MESSAGE(
       "allocator 'pool_on_the_heap' failed to allocate 2199023255552 bytes (out of memory)");
-  /* a vtable of the first version's size: no name field to read */
-  vt.struct_size = (uint32_t)(offsetof(c10c_allocator_vtable, allocate) + sizeof(void *));
-  c10c_allocator *old = NULL;
-  ASSERT_OK(c10c_allocator_new(&old, &vt, &pool, C10C_DEVICE_TYPE_CPU));
-  ASSERT_STR_EQ(c10c_allocator_name(old), "custom");
-  c10c_allocator_release(old);
+  /* a vtable of the first version's size: no name field to read; and a struct_size ending
+   * inside the name or destroy pointer leaves that field out, never half a pointer */
+  size_t sizes[3] = {offsetof(c10c_allocator_vtable, allocate) + sizeof(void *),
+                     offsetof(c10c_allocator_vtable, name) + 4,
+                     offsetof(c10c_allocator_vtable, destroy) + 6};
+  for (int i = 0; i < 3; i++) {
+    host_pool fresh = {0};
+    vt.name = "named";
+    vt.struct_size = (uint32_t)sizes[i];
+    c10c_allocator *old = NULL;
+    ASSERT_OK(c10c_allocator_new(&old, &vt, &fresh, C10C_DEVICE_TYPE_CPU));
+    ASSERT_STR_EQ(c10c_allocator_name(old), "custom");
+    c10c_allocator_release(old);
+    ASSERT_EQ(fresh.destroyed, i == 1); /* destroy (before name) is whole only in the second */
+  }
   c10c_allocator_release(a);
 }
 

@@ -26,9 +26,10 @@ static const c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
 
 typedef struct custom {
   c10c_allocator *handle; /* the harness's reference, NULL once released */
-  int mode;      /* 0 works, 1 fails every allocation, 2 "succeeds" without memory for > 0 bytes */
-  bool made;     /* allocator_new succeeded (a slot is used once per input) */
-  int destroyed; /* vtable->destroy calls */
+  int mode;  /* 0 works, 1 fails every allocation, 2 "succeeds" without memory for > 0 bytes */
+  bool made; /* allocator_new succeeded (a slot is used once per input) */
+  bool has_destroy; /* its struct_size covers destroy, so the library calls it */
+  int destroyed;    /* vtable->destroy calls */
   int id;
 } custom;
 
@@ -151,13 +152,17 @@ static void make_custom(state *s) {
   FUZZ_CHECK(vt.allocate != NULL && c10c_device_type_is_valid(type), "allocator_new accepted %s",
              vt.allocate == NULL ? "no allocate" : "an invalid device type");
   c->made = true;
+  /* fields beyond the host's struct_size are not read: an older host has no destroy or name */
+  size_t covered = vt.struct_size;
+  c->has_destroy = covered >= offsetof(c10c_allocator_vtable, destroy) + sizeof vt.destroy;
+  bool has_name = covered >= offsetof(c10c_allocator_vtable, name) + sizeof vt.name;
   if (type != C10C_DEVICE_TYPE_CPU) { /* a valid type of no use here */
     c10c_allocator_release(c->handle);
     c->handle = NULL;
-    FUZZ_CHECK(c->destroyed == 1, "the last release did not destroy the allocator");
+    FUZZ_CHECK(c->destroyed == c->has_destroy, "the last release did not destroy the allocator");
     return;
   }
-  FUZZ_CHECK(strcmp(c10c_allocator_name(c->handle), name ? "fuzz_pool" : "custom") == 0,
+  FUZZ_CHECK(strcmp(c10c_allocator_name(c->handle), name && has_name ? "fuzz_pool" : "custom") == 0,
              "allocator name '%s'", c10c_allocator_name(c->handle));
 }
 
@@ -226,7 +231,7 @@ static void make_storage(state *s, bool cuda_on) {
   if (kind == 5) { /* external memory: a buffer of n bytes (NULL data: none) */
     bool null_data = fuzz_u8(&s->in) < 10;
     if (!null_data && (n < 0 || n > MAX_BYTES)) n = fuzz_range(&s->in, 0, MAX_BYTES);
-    m->buffer = xmalloc((size_t)(n > 0 ? n : 1));
+    m->buffer = xmalloc((size_t)(!null_data && n > 0 ? n : 1)); /* NULL data: any size */
     int *deletes = &s->external_deletes[s->externals_made++];
     c10c_device device = cpu;
     if (fuzz_u8(&s->in) >= 240)
@@ -555,8 +560,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int b = 0; b < MAX_BLOCKS; b++)
     FUZZ_CHECK(!s.blocks[b].live, "a custom allocator's block was never freed");
   for (int c = 0; c < MAX_ALLOCATORS; c++)
-    FUZZ_CHECK(s.customs[c].destroyed == s.customs[c].made, "allocator %d destroyed %d times", c,
-               s.customs[c].destroyed);
+    FUZZ_CHECK(s.customs[c].destroyed == (s.customs[c].made && s.customs[c].has_destroy),
+               "allocator %d destroyed %d times", c, s.customs[c].destroyed);
   for (int e = 0; e < s.externals_made; e++)
     FUZZ_CHECK(s.external_deletes[e] == 1, "external deleter %d ran %d times", e,
                s.external_deletes[e]);
