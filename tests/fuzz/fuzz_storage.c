@@ -119,6 +119,11 @@ static c10c_status custom_allocate(void *self, size_t nbytes, size_t alignment,
   return C10C_STATUS_OK;
 }
 
+static void custom_copy(void *self, void *dst, const void *src, size_t nbytes) {
+  (void)self;
+  memmove(dst, src, nbytes);
+}
+
 static void custom_destroy(void *self) {
   custom *c = self;
   c->destroyed++;
@@ -140,6 +145,7 @@ static void make_custom(state *s) {
   uint8_t variant = fuzz_u8(&s->in);
   if (variant < 20) vt.struct_size = (uint32_t)fuzz_range(&s->in, 0, sizeof vt + 64);
   if (variant >= 20 && variant < 30) vt.allocate = NULL;
+  if (variant >= 40 && variant < 140) vt.copy = custom_copy; /* resize copies through it */
   c10c_device_type type =
       variant >= 30 && variant < 40 ? (c10c_device_type)fuzz_u8(&s->in) : C10C_DEVICE_TYPE_CPU;
   c10c_status st = c10c_allocator_new(&c->handle, &vt, c, type);
@@ -261,6 +267,12 @@ static void make_storage(state *s, bool cuda_on) {
       if (s->customs[c].handle == NULL) return;
       allocator = s->customs[c].handle;
       m->custom = c;
+      if (c == 2 && resizable && n > MAX_BYTES / 2) { /* a CPU allocator asked for CUDA memory */
+        c10c_storage *wrong = NULL;
+        FUZZ_CHECK(c10c_storage_new(&wrong, 16, allocator, C10C_DEVICE_TYPE_CUDA, true) ==
+                       C10C_STATUS_INVALID_ARGUMENT,
+                   "an allocator of another device type was accepted");
+      }
     }
     if (kind == 4 && cuda_on) type = C10C_DEVICE_TYPE_CUDA;
     if (kind == 4 && !cuda_on) type = (c10c_device_type)fuzz_u8(&s->in); /* often invalid */
@@ -414,7 +426,23 @@ static void do_allocator(state *s) {
   if (which == 0) a = c10c_cpu_default_allocator();
   if (which == 1) a = c10c_cpu_caching_allocator();
   if (which == 2) a = s->customs[fuzz_range(&s->in, 0, MAX_ALLOCATORS - 1)].handle;
-  if (which == 3) FUZZ_CHECK(c10c_allocator_get(&a, C10C_DEVICE_TYPE_CPU) == 0, "allocator_get");
+  if (which == 3) {
+    /* the registry: any device type (unknown ones refused, those without an allocator too), and
+     * a CPU allocator of lower priority than the installed one, which changes nothing */
+    c10c_device_type type = (c10c_device_type)fuzz_u8(&s->in);
+    c10c_status st = c10c_allocator_get(&a, type);
+    if (!c10c_device_type_is_valid(type))
+      FUZZ_CHECK(st == C10C_STATUS_INVALID_ARGUMENT, "allocator_get(%d)", (int)type);
+    if (st != C10C_STATUS_OK) FUZZ_CHECK(a == NULL && c10c_last_error_message()[0], "get");
+    if (st == C10C_STATUS_OK && type == C10C_DEVICE_TYPE_CPU && s->customs[0].handle != NULL) {
+      c10c_allocator *before = a, *after = NULL;
+      c10c_status set = c10c_allocator_set(s->customs[0].handle, -1 - fuzz_u8(&s->in));
+      FUZZ_CHECK(ok_or_injected(s, set), "allocator_set: %s", c10c_status_name(set));
+      FUZZ_CHECK(c10c_allocator_get(&after, C10C_DEVICE_TYPE_CPU) == 0 && after == before,
+                 "a lower-priority allocator was installed");
+    }
+    if (type != C10C_DEVICE_TYPE_CPU) return;
+  }
   if (a == NULL) return;
   switch (fuzz_u8(&s->in) % 5) {
     case 0: {
@@ -545,7 +573,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         break;
       }
       default:
-        if (slot >= 0) check_bytes(&s.storages[slot], "nothing");
+        if (slot >= 0) { /* the getters agree with the model */
+          storage_model *m = &s.storages[slot];
+          check_bytes(m, "nothing");
+          c10c_data_ptr dp;
+          FUZZ_CHECK(
+              c10c_storage_data_ptr(&dp, m->handle) == 0 && dp.data == c10c_storage_data(m->handle),
+              "data_ptr");
+          FUZZ_CHECK(c10c_storage_resizable(m->handle) == (m->resizable && !m->external),
+                     "resizable");
+          FUZZ_CHECK(c10c_storage_is_read_only(m->handle) == m->read_only, "read_only");
+          FUZZ_CHECK(c10c_storage_weak_use_count(m->handle) >= 1, "weak_use_count");
+          FUZZ_CHECK(c10c_storage_device(m->handle).type ==
+                         (m->cuda ? C10C_DEVICE_TYPE_CUDA : C10C_DEVICE_TYPE_CPU),
+                     "device");
+          FUZZ_CHECK((c10c_storage_allocator(m->handle) == NULL) == m->external, "allocator");
+          FUZZ_CHECK(c10c_storage_data_ptr(NULL, m->handle) == C10C_STATUS_NULL_POINTER &&
+                         c10c_storage_data_ptr(&dp, NULL) == C10C_STATUS_NULL_POINTER &&
+                         c10c_storage_resize(NULL, 1) == C10C_STATUS_NULL_POINTER &&
+                         c10c_storage_nbytes(NULL) == 0 && c10c_storage_data(NULL) == NULL,
+                     "NULL arguments");
+        }
     }
     c10c_testing_fail_allocation(0);
     if (cuda_on) stub_fail("cuMemAlloc_v2", 0, 0);
