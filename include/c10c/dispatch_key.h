@@ -366,7 +366,9 @@ C10C_API c10c_dispatch_key_set c10c_dispatch_key_set_intersection(c10c_dispatch_
 C10C_API c10c_dispatch_key_set c10c_dispatch_key_set_difference(c10c_dispatch_key_set a,
                                                                 c10c_dispatch_key_set b);
 
-/* ---- sets: priority ---- */
+/* ---- sets: priority ----
+ * Bits 62 and 63 of a raw word (c10c_dispatch_key_set_from_raw) belong to no key: these
+ * queries, iteration and printing ignore them. */
 
 /* c10's highestPriorityTypeId: the highest functionality, made per-backend with the highest
  * backend when it is a per-backend functionality. {CPU, ADInplaceOrView, AutogradCPU,

@@ -185,6 +185,27 @@ TEST(dispatch_table_indices) {
   ASSERT_EQ(c10c_dispatch_key_set_dispatch_table_index(empty), 0);
 }
 
+/* Regression (fuzz_parsers, corpus parsers/key_set_bit63_table_slot_138): a raw word with bit 62
+ * or 63 gave dispatch table slot 137 or 138, past c10's 137-entry operator table, and a
+ * "highest functionality" beyond the functionality keys. Those bits name no key: every query
+ * leaves them out, as iteration and printing do. */
+TEST(bits_62_and_63_name_no_key) {
+  c10c_dispatch_key_set cpu = SET(DK(CPU));
+  for (int bit = 62; bit < 64; bit++) {
+    c10c_dispatch_key_set ks = c10c_dispatch_key_set_from_raw(cpu.repr | UINT64_C(1) << bit);
+    ASSERT_EQ(c10c_dispatch_key_set_dispatch_table_index(ks), 1);
+    ASSERT_EQ(c10c_dispatch_key_set_highest_functionality(ks), DK(DENSE));
+    ASSERT_EQ(c10c_dispatch_key_set_highest_priority_key(ks), DK(CPU));
+    ASSERT_EQ(c10c_dispatch_key_set_size(ks), 1);
+    char buf[64];
+    ASSERT_OK(c10c_dispatch_key_set_to_string(buf, sizeof buf, NULL, ks));
+    ASSERT_STR_EQ(buf, "DispatchKeySet(CPU)");
+    c10c_dispatch_key_set only = c10c_dispatch_key_set_from_raw(UINT64_C(1) << bit);
+    ASSERT_EQ(c10c_dispatch_key_set_dispatch_table_index(only), 0);
+    ASSERT_EQ(c10c_dispatch_key_set_highest_priority_key(only), DK(UNDEFINED));
+  }
+}
+
 TEST(names_and_parsing) {
   ASSERT_STR_EQ(c10c_dispatch_key_name(DK(AUTOGRAD_CUDA)), "AutogradCUDA");
   ASSERT_STR_EQ(c10c_dispatch_key_name(DK(START_OF_DENSE_BACKENDS)), "Undefined");
@@ -444,8 +465,8 @@ RUN_TESTS(T(predicates_and_raw_sets), T(key_values_match_c10), T(singletons_have
           T(every_functionality_key_adds_has_and_removes),
           T(every_per_backend_runtime_key_is_functionality_plus_backend),
           T(full_set_iterates_every_runtime_key), T(iteration_order_is_c10s), T(priority_queries),
-          T(dispatch_table_indices), T(names_and_parsing), T(functionality_names_are_unique),
-          T(to_string_prints_in_iteration_order), T(invalid_keys_are_errors),
-          T(undefined_and_alias_keys_are_vacuously_contained), T(alias_sets_match_c10),
-          T(alias_membership_matrix), T(backend_and_autograd_relations), T(new_tensor_key_sets),
-          T(compute_dispatch_key_errors))
+          T(dispatch_table_indices), T(bits_62_and_63_name_no_key), T(names_and_parsing),
+          T(functionality_names_are_unique), T(to_string_prints_in_iteration_order),
+          T(invalid_keys_are_errors), T(undefined_and_alias_keys_are_vacuously_contained),
+          T(alias_sets_match_c10), T(alias_membership_matrix), T(backend_and_autograd_relations),
+          T(new_tensor_key_sets), T(compute_dispatch_key_errors))
