@@ -98,6 +98,7 @@ typedef struct device_state {
   size_t allowed;    /* set_per_process_memory_fraction's limit on reserved bytes; SIZE_MAX: none */
   uint64_t gc_calls; /* get_free_block calls on the large pool while garbage collection is on */
   int64_t stream_waits; /* blocks handed to another stream by stream-ordered reuse */
+  size_t stuck;         /* freed blocks some of whose record_stream events could not be recorded */
   trace_entry *trace;   /* ring of e->trace_capacity entries */
   size_t trace_next, trace_count;
   c10c_memory_stats stats;
@@ -525,14 +526,52 @@ static bool has_whole_page(const block *b) {
   return (size_t)(b->ptr + b->size - s->base) / s->page > first;
 }
 
+static void free_block(c10c__engine *e, block *b);
+
+/* Returns the stuck blocks of a device (insert_events) to their pools once the device has
+ * finished all its work: after a device synchronization, or, when the engine is destroyed
+ * over a backend that cannot synchronize, regardless (everything goes back then). Lock held. */
+static void release_stuck(c10c__engine *e, int device, bool destroying) {
+  device_state *d = &e->state[device];
+  if (d->stuck == 0) return;
+  if (e->backend.synchronize != NULL)
+    e->backend.synchronize(e->backend.self, device);
+  else if (!destroying)
+    return;
+  for (pending_event **link = &d->events; *link != NULL;) {
+    pending_event *p = *link;
+    if (p->b->events >= 0) {
+      link = &p->next;
+      continue;
+    }
+    *link = p->next;
+    e->backend.event_destroy(e->backend.self, p->event);
+    c10c__free(p);
+  }
+  /* free_block may merge b into its neighbour: the walk starts over after each */
+  for (segment *s = d->segments; s != NULL; s = s->next)
+    for (block *b = s->head; b != NULL;) {
+      if (!b->pending || b->events >= 0) {
+        b = b->next;
+        continue;
+      }
+      b->events = 0;
+      free_block(e, b);
+      b = s->head;
+    }
+  d->stuck = 0;
+}
+
 /* Releases the free blocks that are whole segments and unmaps the free pages of expandable
- * segments (PyTorch's release_cached_blocks), after waiting for pending events. Lock held. */
-static void release_cached(c10c__engine *e, int device) {
+ * segments (PyTorch's release_cached_blocks), after waiting for pending events (and for the
+ * device, when blocks are stuck). Lock held. */
+static void release_cached(c10c__engine *e, int device, bool destroying) {
   device_state *d = &e->state[device];
   if (e->backend.event_synchronize != NULL && d->events != NULL) {
     process_events(e, device, true);
     d->stats.num_sync_all_streams++;
   }
+  release_stuck(e, device, destroying);
   bool synced = false;
   for (int p = 0; p < 2; p++) {
     block *b = pool_first(&d->pools[p]);
@@ -860,7 +899,9 @@ void c10c__engine_destroy(c10c__engine *e) {
   /* allocated blocks are the caller's leak; their segments go with the cached ones */
   for (size_t i = 0; i < BUCKETS; i++)
     while (e->table[i] != NULL) c10c__engine_free(e, e->table[i]->ptr);
-  c10c__engine_empty_cache(e);
+  pthread_mutex_lock(&e->lock);
+  for (int i = 0; i < e->devices; i++) release_cached(e, i, true);
+  pthread_mutex_unlock(&e->lock);
   for (int i = 0; i < e->devices; i++) c10c__free(e->state[i].trace);
   while (e->spare != NULL) {
     block *b = e->spare;
@@ -892,7 +933,7 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
       release_available(e, device, small, rounded, stream))
     st = fixed_segment(e, device, rounded, small, stream, out);
   if (st == C10C_STATUS_OUT_OF_MEMORY) {
-    release_cached(e, device);
+    release_cached(e, device, false);
     d->stats.num_alloc_retries++;
     st = expandable ? expandable_block(e, device, rounded, small, stream, out)
                     : fixed_segment(e, device, rounded, small, stream, out);
@@ -1022,8 +1063,8 @@ static void process_events(c10c__engine *e, int device, bool wait) {
 }
 
 /* Records an event on every stream b was used on; b is pending until they complete. If an
- * event cannot be recorded, b never returns (the safe side: memory held, not reused early).
- * Lock held. */
+ * event cannot be recorded, b is stuck: it waits for a device synchronization (release_stuck)
+ * instead, the safe side (memory held, not reused early). Lock held. */
 static void insert_events(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
   int device = b->seg->device;
@@ -1033,6 +1074,7 @@ static void insert_events(c10c__engine *e, block *b) {
     void *event = NULL;
     if (p == NULL || e->backend.event_record(e->backend.self, device, b->uses[i], &event) != 0) {
       c10c__free(p);
+      if (b->events >= 0) d->stuck++;
       b->events = -1; /* never reaches 0 */
       continue;
     }
@@ -1096,7 +1138,7 @@ c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_i
 
 void c10c__engine_empty_cache(c10c__engine *e) {
   pthread_mutex_lock(&e->lock);
-  for (int i = 0; i < e->devices; i++) release_cached(e, i);
+  for (int i = 0; i < e->devices; i++) release_cached(e, i, false);
   pthread_mutex_unlock(&e->lock);
 }
 

@@ -7,7 +7,9 @@
  *
  * record_stream as PyTorch's: a block used on other streams returns to its pool only once
  * events recorded on those streams at free time have completed (queried at every malloc,
- * waited for before the cache is released).
+ * waited for before the cache is released). A block for which an event could not be recorded
+ * is held until the cache is released over a backend that can synchronize the device (which it
+ * then does), or until the engine is destroyed.
  *
  * max_split_size (with the release of oversize cached blocks before the full release on a
  * failed segment allocation), roundup_power2_divisions (per interval), garbage_collection_threshold
@@ -68,7 +70,9 @@ enum {
 };
 
 c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, int devices);
-void c10c__engine_destroy(c10c__engine *engine); /* releases every segment */
+/* Releases every segment, mapping and reservation and destroys every event (allocated blocks
+ * and blocks waiting for events included: the caller promises no more work on them). */
+void c10c__engine_destroy(c10c__engine *engine);
 
 /* A block of at least size bytes on device for work on stream. size 0 gives NULL. On failure
  * C10C_STATUS_OUT_OF_MEMORY with PyTorch's first sentence ("Tried to allocate ...") and the

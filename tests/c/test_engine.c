@@ -39,8 +39,14 @@ typedef struct fake_event {
   uint64_t done_at;
 } fake_event;
 
+static int record_failures; /* the next this many event records fail */
+
 static c10c_status fake_record(void *self, int device, c10c_stream_id stream, void **out) {
   (void)self, (void)device;
+  if (record_failures > 0) {
+    record_failures--;
+    return C10C_STATUS_ERROR;
+  }
   fake_event *ev = malloc(sizeof *ev);
   if (ev == NULL) return C10C_STATUS_OUT_OF_MEMORY;
   ev->done_at = busy[stream & 7];
@@ -120,6 +126,8 @@ static void fake_synchronize(void *self, int device) {
   synchronizes++;
 }
 
+static bool without_synchronize; /* the next fresh engine's backend cannot synchronize */
+
 static c10c__engine *fresh(size_t bytes) {
   capacity = bytes;
   in_use = 0;
@@ -137,7 +145,7 @@ static c10c__engine *fresh(size_t bytes) {
                                    .unmap = fake_unmap,
                                    .unreserve = fake_unreserve,
                                    .stream_wait = fake_wait,
-                                   .synchronize = fake_synchronize};
+                                   .synchronize = without_synchronize ? NULL : fake_synchronize};
   ASSERT_OK(c10c__engine_new(&e, backend, 2));
   return e;
 }
@@ -672,6 +680,53 @@ static void expect_valid(c10c__engine *e, int step) {
   if (!c10c__engine_validate(e, msg, sizeof msg)) FAIL_AT("after step %d: %s", step, msg);
 }
 
+/* Regression (fuzz_engine, corpus engine/event_record_fails_segment_kept_after_destroy): a
+ * block freed while one of its record_stream events could not be recorded was held forever, and
+ * c10c__engine_destroy left its segment with the backend. It now waits for a device
+ * synchronization: when the cache is released (empty_cache, or the retry before an
+ * out-of-memory error) the engine synchronizes the device and the block returns. */
+TEST(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization) {
+  c10c__engine *e = fresh(100 * MiB);
+  clock_now = 0;
+  busy[2] = busy[3] = 50;
+  void *a = NULL, *b = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &a));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 2));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 3));
+  record_failures = 1; /* one of the two events */
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_EQ(live_events, 1);
+  clock_now = 100; /* the recorded event completes; the other stream's use is unknown */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &b));
+  ASSERT_TRUE(b != a);
+  ASSERT_EQ(live_events, 0);
+  ASSERT_OK(c10c__engine_free(e, b));
+  int before = synchronizes;
+  c10c__engine_empty_cache(e);
+  ASSERT_EQ(synchronizes, before + 1);
+  expect_valid(e, 0);
+  ASSERT_EQ(in_use, 0);
+  ASSERT_EQ(stats_of(e, 0).active_bytes[C10C_STAT_ALL].current, 0);
+  c10c__engine_destroy(e);
+}
+
+TEST(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization) {
+  without_synchronize = true;
+  c10c__engine *e = fresh(100 * MiB);
+  without_synchronize = false;
+  void *a = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &a));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 2));
+  record_failures = 1;
+  ASSERT_OK(c10c__engine_free(e, a));
+  c10c__engine_empty_cache(e); /* cannot know when stream 2 is done: the block stays */
+  ASSERT_EQ(in_use, 12 * MiB);
+  expect_valid(e, 0);
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+  ASSERT_EQ(live_events, 0);
+}
+
 /* Thousands of random mallocs, frees, record_streams, clock moves and cache releases under each
  * configuration, on two devices and three streams, with a device small enough to run out: the
  * engine's invariants (c10c__engine_validate) hold after every step, and nothing is left at
@@ -801,4 +856,6 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(a_failed_map_leaves_the_segment_consistent),
           T(snapshots_list_segments_blocks_and_a_bounded_trace),
           T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment),
+          T(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization),
+          T(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization),
           T(random_operations_keep_the_invariants), T(threads_share_an_engine))
