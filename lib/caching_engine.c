@@ -945,6 +945,33 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
   return st;
 }
 
+/* Splits what b does not need off into a free block of its pool (PyTorch's alloc_found_block)
+ * and keeps inactive_split as PyTorch does, expandable blocks left out: b leaves it if it was a
+ * free piece of a split segment (counted), the rest joins it. A block taken back from its
+ * pending events (stream-ordered reuse) was never merged with its free neighbours, so the rest
+ * merges with a free block after it. Lock held. */
+static void split_off_rest(c10c__engine *e, block *b, size_t rounded, c10c_stream_id stream,
+                           bool counted) {
+  device_state *d = state_of(e, b);
+  int64_t pieces = -(int64_t)counted, bytes = counted ? -(int64_t)b->size : 0;
+  block *rest =
+      should_split(b, rounded, e->config.max_split_size) ? split_after(e, b, rounded) : NULL;
+  if (rest != NULL) { /* without host memory for it the block is just used whole */
+    rest->stream = stream;
+    if (mergeable(rest->next)) {
+      pieces--, bytes -= (int64_t)rest->next->size;
+      absorb(e, rest, rest->next, rest->next);
+    }
+    rest->gc_base = d->gc_calls;
+    pool_insert(&d->pools[b->small ? 0 : 1], rest);
+    pieces++, bytes += (int64_t)rest->size;
+  }
+  if (!b->seg->expandable) {
+    stat(d->stats.inactive_split, b->small, pieces);
+    stat(d->stats.inactive_split_bytes, b->small, bytes);
+  }
+}
+
 c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_stream_id stream,
                                 void **out) {
   *out = NULL;
@@ -978,21 +1005,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   else
     st = alloc_block(e, device, rounded, small, stream, &b);
   if (st == C10C_STATUS_OK) {
-    /* PyTorch's inactive_split bookkeeping, expandable blocks left out: b leaves it if it was a
-     * free piece of a split segment, the rest split off (if any) joins it */
-    bool counted = was_free && is_split(b) && !b->seg->expandable;
-    size_t taken = b->size;
-    block *rest = should_split(b, rounded, max_split) ? split_after(e, b, rounded) : NULL;
-    if (rest != NULL) { /* without host memory for it the block is just used whole */
-      rest->stream = stream;
-      rest->gc_base = d->gc_calls;
-      pool_insert(p, rest);
-    }
-    if (!b->seg->expandable) {
-      stat(d->stats.inactive_split, small, (rest != NULL) - (int64_t)counted);
-      stat(d->stats.inactive_split_bytes, small,
-           (rest != NULL ? (int64_t)rest->size : 0) - (counted ? (int64_t)taken : 0));
-    }
+    split_off_rest(e, b, rounded, stream, was_free && is_split(b));
     b->allocated = true;
     b->requested = size;
     table_insert(e, b);

@@ -727,6 +727,36 @@ TEST(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization) {
   ASSERT_EQ(live_events, 0);
 }
 
+/* Regression (fuzz_engine, corpus engine/ordered_reuse_split_leaves_free_neighbours): a block
+ * taken back from its record_stream events by stream-ordered reuse had never been merged with
+ * its free neighbours; splitting it left its rest beside a free block (two free neighbours, so
+ * the segment could never coalesce whole again). The rest now merges with it. */
+TEST(stream_ordered_reuse_of_a_pending_block_keeps_free_neighbours_merged) {
+  c10c__engine *e = fresh(400 * MiB);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.stream_ordered_reuse = true;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  clock_now = 0;
+  memset(busy, 0, sizeof busy);
+  void *a = NULL, *b = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 261 * MiB / 2, 1, &a)); /* a 132 MiB segment, split */
+  ASSERT_EQ(stats_of(e, 0).inactive_split_bytes[C10C_STAT_ALL].current, 3 * MiB / 2);
+  ASSERT_OK(c10c__engine_record_stream(e, a, 3));
+  busy[3] = 80;
+  ASSERT_OK(c10c__engine_free(e, a)); /* pending on stream 3's event */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 15 * MiB / 2, 2, &b));
+  ASSERT_TRUE(b == a); /* taken back, stream 2 made to wait */
+  expect_valid(e, 0);
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 1);
+  ASSERT_EQ(s.inactive_split_bytes[C10C_STAT_ALL].current, 132 * MiB - 15 * MiB / 2);
+  ASSERT_OK(c10c__engine_free(e, b));
+  expect_valid(e, 1);
+  c10c__engine_empty_cache(e); /* whole again: released */
+  ASSERT_EQ(in_use, 0);
+  c10c__engine_destroy(e);
+}
+
 /* Thousands of random mallocs, frees, record_streams, clock moves and cache releases under each
  * configuration, on two devices and three streams, with a device small enough to run out: the
  * engine's invariants (c10c__engine_validate) hold after every step, and nothing is left at
@@ -858,4 +888,5 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment),
           T(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization),
           T(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization),
+          T(stream_ordered_reuse_of_a_pending_block_keeps_free_neighbours_merged),
           T(random_operations_keep_the_invariants), T(threads_share_an_engine))

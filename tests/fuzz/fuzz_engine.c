@@ -369,6 +369,13 @@ static void check_safe_reuse(const live_block *b) {
 
 /* ---- operations ---- */
 
+/* FUZZ_ENGINE_TRACE=1 in the environment prints every operation (to read a finding). */
+static bool tracing;
+#define TRACE(...)                                  \
+  do {                                              \
+    if (tracing) fprintf(stderr, "  " __VA_ARGS__); \
+  } while (0)
+
 typedef struct run {
   c10c__engine *e;
   int devices;
@@ -404,6 +411,8 @@ static void op_malloc(fuzz_input *in, run *r) {
   c10c_stream_id stream = fuzz_stream(in);
   void *ptr = (void *)1;
   c10c_status st = c10c__engine_malloc(r->e, device, size, stream, &ptr);
+  TRACE("malloc(device %d, %zu bytes, stream %lld) = %p, %s\n", device, size, (long long)stream,
+        ptr, c10c_status_name(st));
   if (device < 0 || device >= r->devices) {
     FUZZ_CHECK(st == C10C_STATUS_ERROR && ptr == NULL, "malloc on device %d gave %s", device,
                c10c_status_name(st));
@@ -449,6 +458,7 @@ static void op_free(fuzz_input *in, run *r) {
   size_t i = pick % nlive;
   live_block b = live[i];
   live[i] = live[--nlive];
+  TRACE("free(%#lx)\n", (unsigned long)b.ptr);
   FUZZ_CHECK(c10c__engine_free(r->e, (void *)b.ptr) == C10C_STATUS_OK, "free: %s",
              c10c_last_error_message());
   note_free(&b, r->events);
@@ -467,6 +477,7 @@ static void op_record_stream(fuzz_input *in, run *r) {
   }
   live_block *b = &live[pick % nlive];
   c10c_status st = c10c__engine_record_stream(r->e, (void *)b->ptr, stream);
+  TRACE("record_stream(%#lx, stream %lld)\n", (unsigned long)b->ptr, (long long)stream);
   FUZZ_CHECK(st == C10C_STATUS_OK || st == C10C_STATUS_OUT_OF_MEMORY, "record_stream gave %s",
              c10c_status_name(st));
   if (st == C10C_STATUS_OK) b->used_on |= 1u << stream_slot(stream);
@@ -479,8 +490,10 @@ static void op_clock(fuzz_input *in) {
   if (what & 1) {
     uint64_t *busy = &F.busy[(what >> 1) % STREAMS];
     *busy = (*busy > F.now ? *busy : F.now) + ticks;
+    TRACE("stream %d busy until %llu\n", (what >> 1) % STREAMS, (unsigned long long)*busy);
   } else {
     F.now += ticks;
+    TRACE("now %llu\n", (unsigned long long)F.now);
   }
 }
 
@@ -506,6 +519,9 @@ static void op_configure(fuzz_input *in, run *r) {
   c.expandable_segments = flags & 8;
   c.stream_ordered_reuse = flags & 16;
   c10c_status st = c10c__engine_configure(r->e, &c);
+  TRACE("configure(max_split %zu, divisions[0] %zu, gc %g, expandable %d, ordered %d) = %s\n",
+        c.max_split_size, c.roundup_power2_divisions[0], c.garbage_collection_threshold,
+        c.expandable_segments, c.stream_ordered_reuse, c10c_status_name(st));
   bool possible = (!c.expandable_segments || (r->vmm && r->mem_info)) &&
                   (!c.stream_ordered_reuse || (r->waits && r->events));
   FUZZ_CHECK(possible ? st == C10C_STATUS_OK : st == C10C_STATUS_NOT_IMPLEMENTED,
@@ -521,6 +537,7 @@ static void op_limit(fuzz_input *in, run *r) {
     default: bytes = (size_t)fuzz_range(in, 0, 1024) * MiB; break;
   }
   c10c__engine_set_limit(r->e, device, bytes);
+  TRACE("set_limit(device %d, %zu)\n", device, bytes);
 }
 
 static void op_stats(fuzz_input *in, run *r) {
@@ -610,12 +627,16 @@ static void op_snapshot(fuzz_input *in, run *r) {
 static void op_fail(fuzz_input *in) {
   uint8_t what = fuzz_u8(in);
   if (what >= 224) {
-    c10c_testing_fail_allocation(fuzz_range(in, 0, 8));
+    int64_t k = fuzz_range(in, 0, 8);
+    TRACE("host memory request %lld fails\n", (long long)k);
+    c10c_testing_fail_allocation(k);
     return;
   }
   backend_call kind = (backend_call)(what % CALL_KINDS);
   F.fail_in[kind] = (int)fuzz_range(in, 0, 8);
   F.fail_more[kind] = (int)fuzz_range(in, 0, 3);
+  TRACE("backend call %d fails in %d (and %d more)\n", (int)kind, F.fail_in[kind],
+        F.fail_more[kind]);
 }
 
 typedef enum op {
@@ -642,7 +663,10 @@ static void step(fuzz_input *in, run *r) {
     case OP_FREE2: op_free(in, r); break;
     case OP_RECORD_STREAM: op_record_stream(in, r); break;
     case OP_CLOCK: op_clock(in); break;
-    case OP_EMPTY_CACHE: c10c__engine_empty_cache(r->e); break;
+    case OP_EMPTY_CACHE:
+      TRACE("empty_cache\n");
+      c10c__engine_empty_cache(r->e);
+      break;
     case OP_CONFIGURE: op_configure(in, r); break;
     case OP_LIMIT: op_limit(in, r); break;
     case OP_STATS: op_stats(in, r); break;
@@ -662,6 +686,7 @@ static size_t fuzz_capacity(fuzz_input *in) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_input in = {data, size};
+  tracing = getenv("FUZZ_ENGINE_TRACE") != NULL;
   memset(&F, 0, sizeof F);
   F.next_address = 0x10000000;
   nlive = 0;
@@ -690,6 +715,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if (r.waits) backend.stream_wait = fake_stream_wait;
   if (F.synchronize) backend.synchronize = fake_synchronize;
+  TRACE("devices %d, capacity %zu, events %d, vmm %d, waits %d, mem_info %d, synchronize %d\n",
+        r.devices, F.capacity, r.events, r.vmm, r.waits, r.mem_info, F.synchronize);
   c10c_status st = c10c__engine_new(&r.e, backend, r.devices);
   FUZZ_CHECK(st == C10C_STATUS_OK, "engine_new: %s", c10c_last_error_message());
   if (r.devices < 1) r.devices = 1; /* as the engine does */
