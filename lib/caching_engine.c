@@ -683,7 +683,8 @@ static c10c_status out_of_memory(c10c__engine *e, int device, size_t size, c10c_
 
 /* Whether size more bytes would take the device past its memory fraction. */
 static bool over_limit(const device_state *d, size_t size) {
-  return (size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current + size > d->allowed;
+  size_t reserved = (size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current;
+  return size > d->allowed || reserved > d->allowed - size; /* reserved + size, unwrapped */
 }
 
 /* A new fixed segment holding at least rounded bytes (PyTorch's alloc_block). Lock held. */
@@ -766,8 +767,9 @@ static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_
   size_t free_bytes = 0, total = 0, page = small ? C10C__SMALL_BUFFER : C10C__LARGE_BUFFER;
   c10c_status st = e->backend.mem_info(e->backend.self, device, &free_bytes, &total);
   if (st != C10C_STATUS_OK) return st;
+  /* 1.125 x total in whole pages; a device too large for that to be counted is full */
+  if (total == 0 || total > SIZE_MAX - total / 8 - (page - 1)) return C10C_STATUS_OUT_OF_MEMORY;
   size_t size = (total + total / 8 + page - 1) / page * page;
-  if (size == 0) return C10C_STATUS_OUT_OF_MEMORY;
   segment *s = segment_new(e, size / page);
   if (s == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
   void *base = NULL;

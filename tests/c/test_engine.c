@@ -569,6 +569,17 @@ TEST(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak) {
   }
 }
 
+/* Regression (fuzz_engine, corpus engine/expandable_reservation_size_wraps): 1.125 x a device's
+ * total bytes, in pages, wrapped around for a total above 16 EiB x 8 / 9, and the engine reserved
+ * 18 MiB of address space for a device it believed to be that large. Such a device is now full. */
+TEST(an_expandable_reservation_too_large_to_count_is_out_of_memory) {
+  c10c__engine *e = expandable((size_t)0xE38E38E38F38E38Full);
+  void *a = NULL;
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c__engine_malloc(e, 0, 1000, 0, &a));
+  ASSERT_EQ(reservations, 0);
+  c10c__engine_destroy(e);
+}
+
 TEST(a_failed_map_leaves_the_segment_consistent) {
   c10c__engine *e = expandable(100 * MiB);
   void *a = NULL, *b = NULL;
@@ -884,6 +895,7 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(expandable_segments_grow_in_place_and_unmap_when_released),
           T(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak),
           T(a_failed_map_leaves_the_segment_consistent),
+          T(an_expandable_reservation_too_large_to_count_is_out_of_memory),
           T(snapshots_list_segments_blocks_and_a_bounded_trace),
           T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment),
           T(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization),

@@ -236,7 +236,8 @@ static void fake_synchronize(void *self, int device) {
 
 static c10c_status fake_reserve(void *self, int device, size_t size, void **base) {
   (void)self;
-  FUZZ_CHECK(device_ok(device) && size > 0, "reserve(%d, %zu)", device, size);
+  FUZZ_CHECK(device_ok(device) && size >= F.capacity && size > 0,
+             "reserve(%d, %zu) on a device of %zu bytes", device, size, F.capacity);
   if (injected(CALL_RESERVE)) return injected_failure(CALL_RESERVE);
   uintptr_t at = F.nreservations < 64 ? take_addresses(size) : 0;
   if (at == 0) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "no address space left");
