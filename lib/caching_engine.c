@@ -820,50 +820,69 @@ static c10c_status expandable_block(c10c__engine *e, int device, size_t size, bo
 
 /* ---- stream-ordered reuse ---- */
 
+/* Makes stream wait for the work queued so far on user: an event recorded there now. Lock
+ * held. */
+static bool order_after(c10c__engine *e, int device, c10c_stream_id user, c10c_stream_id stream) {
+  void *event = NULL;
+  if (e->backend.event_record(e->backend.self, device, user, &event) != C10C_STATUS_OK)
+    return false;
+  c10c_status st = e->backend.stream_wait(e->backend.self, device, stream, event);
+  e->backend.event_destroy(e->backend.self, event);
+  return st == C10C_STATUS_OK;
+}
+
+/* Whether b could serve a request of size bytes on stream by stream-ordered reuse. */
+static bool reusable(const c10c__engine *e, const block *b, bool small, size_t size) {
+  return b->small == small && b->size >= size && !b->seg->expandable &&
+         !oversize_refused(b->size, size, e->config.max_split_size);
+}
+
+/* Makes stream wait for the pending block b's record_stream events and for its own stream's
+ * work (whose last use of it came before the free), then takes it from its events. False when
+ * a wait cannot be made. Lock held. */
+static bool take_pending(c10c__engine *e, int device, block *b, c10c_stream_id stream) {
+  device_state *d = &e->state[device];
+  bool ok = b->stream == stream || order_after(e, device, b->stream, stream);
+  for (pending_event *x = d->events; x != NULL && ok; x = x->next)
+    if (x->b == b)
+      ok = e->backend.stream_wait(e->backend.self, device, stream, x->event) == C10C_STATUS_OK;
+  if (!ok) return false;
+  for (pending_event **l = &d->events; *l != NULL;) {
+    pending_event *x = *l;
+    if (x->b != b) {
+      l = &x->next;
+      continue;
+    }
+    *l = x->next;
+    e->backend.event_destroy(e->backend.self, x->event);
+    c10c__free(x);
+  }
+  b->events = 0;
+  deactivate(e, b);
+  return true;
+}
+
 /* A free block of another stream (or one waiting for its record_stream events) that fits,
- * handed to stream after making it wait for the other streams' work: an event recorded on the
- * block's stream now (its last use there) and the block's pending events. Lock held. */
+ * handed to stream after making it wait for every stream that may still use it: the block's
+ * own stream (an event recorded there now, after its last use) and the block's pending events.
+ * Lock held. */
 static block *reuse_across_streams(c10c__engine *e, int device, bool small, size_t size,
                                    c10c_stream_id stream, bool *was_free) {
   device_state *d = &e->state[device];
-  size_t max_split = e->config.max_split_size;
   pool *p = &d->pools[small ? 0 : 1];
   for (block *b = pool_first(p); b != NULL; b = pool_after(p, b)) {
-    if (b->stream == stream || b->size < size || b->seg->expandable ||
-        oversize_refused(b->size, size, max_split))
+    if (b->stream == stream || !reusable(e, b, small, size) ||
+        !order_after(e, device, b->stream, stream))
       continue;
-    void *event = NULL;
-    if (e->backend.event_record(e->backend.self, device, b->stream, &event) != C10C_STATUS_OK)
-      continue;
-    c10c_status st = e->backend.stream_wait(e->backend.self, device, stream, event);
-    e->backend.event_destroy(e->backend.self, event);
-    if (st != C10C_STATUS_OK) continue;
     detach(e, b);
     d->stream_waits++;
     *was_free = true;
     return b;
   }
-  /* a block waiting for events: wait for them in stream order */
-  for (pending_event **link = &d->events; *link != NULL; link = &(*link)->next) {
-    block *b = (*link)->b;
-    if (b->small != small || b->size < size || b->events <= 0 || b->seg->expandable) continue;
-    if (size < max_split && b->size >= max_split) continue;
-    bool ok = true;
-    for (pending_event *x = d->events; x != NULL && ok; x = x->next)
-      if (x->b == b) ok = e->backend.stream_wait(e->backend.self, device, stream, x->event) == 0;
-    if (!ok) continue;
-    for (pending_event **l = &d->events; *l != NULL;) {
-      pending_event *x = *l;
-      if (x->b != b) {
-        l = &x->next;
-        continue;
-      }
-      *l = x->next;
-      e->backend.event_destroy(e->backend.self, x->event);
-      c10c__free(x);
-    }
-    b->events = 0;
-    deactivate(e, b);
+  for (pending_event *x = d->events; x != NULL; x = x->next) {
+    block *b = x->b;
+    if (b->events <= 0 || !reusable(e, b, small, size) || !take_pending(e, device, b, stream))
+      continue;
     d->stream_waits++;
     *was_free = false; /* it never went back to a pool */
     return b;

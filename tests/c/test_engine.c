@@ -768,6 +768,35 @@ TEST(stream_ordered_reuse_of_a_pending_block_keeps_free_neighbours_merged) {
   c10c__engine_destroy(e);
 }
 
+/* Regression (fuzz_engine, corpus engine/ordered_reuse_skips_the_blocks_own_stream): stream-
+ * ordered reuse of a block waiting for its record_stream events made the new stream wait for
+ * those events only, not for the work of the block's own stream, which may still use it
+ * (here stream 2, ordered after stream 1's work until tick 52). */
+TEST(stream_ordered_reuse_of_a_pending_block_waits_for_its_own_stream_too) {
+  c10c__engine *e = fresh(100 * MiB);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.stream_ordered_reuse = true;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  clock_now = 0;
+  memset(busy, 0, sizeof busy);
+  void *a = NULL, *b = NULL, *c = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &a));
+  busy[1] = 52;
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 2, &b)); /* stream 2 waits for stream 1 */
+  ASSERT_TRUE(b == a);
+  ASSERT_EQ(busy[2], 52u);
+  ASSERT_OK(c10c__engine_record_stream(e, b, 3));
+  busy[3] = 33;
+  ASSERT_OK(c10c__engine_free(e, b));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 15 * MiB / 2, 0, &c));
+  ASSERT_TRUE(c == b);
+  ASSERT_EQ(busy[0], 52u); /* after stream 2's work, not just stream 3's */
+  ASSERT_OK(c10c__engine_free(e, c));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(live_events, 0);
+}
+
 /* Thousands of random mallocs, frees, record_streams, clock moves and cache releases under each
  * configuration, on two devices and three streams, with a device small enough to run out: the
  * engine's invariants (c10c__engine_validate) hold after every step, and nothing is left at
@@ -901,4 +930,5 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization),
           T(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization),
           T(stream_ordered_reuse_of_a_pending_block_keeps_free_neighbours_merged),
+          T(stream_ordered_reuse_of_a_pending_block_waits_for_its_own_stream_too),
           T(random_operations_keep_the_invariants), T(threads_share_an_engine))
