@@ -53,6 +53,7 @@ struct segment {
 typedef struct pending_event {
   void *event;
   block *b;
+  c10c_stream_id stream; /* where it was recorded */
   struct pending_event *next;
 } pending_event;
 
@@ -840,16 +841,39 @@ static bool reusable(const c10c__engine *e, const block *b, bool small, size_t s
          !oversize_refused(b->size, size, e->config.max_split_size);
 }
 
+/* The stream uses of a block handed to another stream: that stream (NULL without host memory;
+ * none for the block's own stream). */
+static bool other_stream_use(const block *b, c10c_stream_id stream, c10c_stream_id **uses) {
+  *uses = NULL;
+  return b->stream == stream || (*uses = c10c__malloc(sizeof **uses)) != NULL;
+}
+
+/* b, free or taken from its events, is used on stream from now on: noted as record_stream
+ * would, so that after the free it goes back to its own stream's pool only once stream's work
+ * on it has completed. b keeps the stream of its segment (its free neighbours, which it merges
+ * with, are that stream's memory). */
+static void note_use(block *b, c10c_stream_id stream, c10c_stream_id *uses) {
+  if (uses == NULL) return;
+  uses[0] = stream;
+  b->uses = uses;
+  b->nuses = 1;
+}
+
 /* Makes stream wait for the pending block b's record_stream events and for its own stream's
  * work (whose last use of it came before the free), then takes it from its events. False when
  * a wait cannot be made. Lock held. */
 static bool take_pending(c10c__engine *e, int device, block *b, c10c_stream_id stream) {
   device_state *d = &e->state[device];
+  c10c_stream_id *uses;
+  if (!other_stream_use(b, stream, &uses)) return false;
   bool ok = b->stream == stream || order_after(e, device, b->stream, stream);
   for (pending_event *x = d->events; x != NULL && ok; x = x->next)
-    if (x->b == b)
+    if (x->b == b && x->stream != stream) /* a stream's own work is ordered already */
       ok = e->backend.stream_wait(e->backend.self, device, stream, x->event) == C10C_STATUS_OK;
-  if (!ok) return false;
+  if (!ok) {
+    c10c__free(uses);
+    return false;
+  }
   for (pending_event **l = &d->events; *l != NULL;) {
     pending_event *x = *l;
     if (x->b != b) {
@@ -862,21 +886,27 @@ static bool take_pending(c10c__engine *e, int device, block *b, c10c_stream_id s
   }
   b->events = 0;
   deactivate(e, b);
+  note_use(b, stream, uses);
   return true;
 }
 
 /* A free block of another stream (or one waiting for its record_stream events) that fits,
  * handed to stream after making it wait for every stream that may still use it: the block's
  * own stream (an event recorded there now, after its last use) and the block's pending events.
- * Lock held. */
+ * The block stays its segment's stream's, used on stream (note_use). Lock held. */
 static block *reuse_across_streams(c10c__engine *e, int device, bool small, size_t size,
                                    c10c_stream_id stream, bool *was_free) {
   device_state *d = &e->state[device];
   pool *p = &d->pools[small ? 0 : 1];
   for (block *b = pool_first(p); b != NULL; b = pool_after(p, b)) {
-    if (b->stream == stream || !reusable(e, b, small, size) ||
-        !order_after(e, device, b->stream, stream))
+    c10c_stream_id *uses;
+    if (b->stream == stream || !reusable(e, b, small, size) || !other_stream_use(b, stream, &uses))
       continue;
+    if (!order_after(e, device, b->stream, stream)) {
+      c10c__free(uses);
+      continue;
+    }
+    note_use(b, stream, uses);
     detach(e, b);
     d->stream_waits++;
     *was_free = true;
@@ -974,14 +1004,12 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
  * free piece of a split segment (counted), the rest joins it. A block taken back from its
  * pending events (stream-ordered reuse) was never merged with its free neighbours, so the rest
  * merges with a free block after it. Lock held. */
-static void split_off_rest(c10c__engine *e, block *b, size_t rounded, c10c_stream_id stream,
-                           bool counted) {
+static void split_off_rest(c10c__engine *e, block *b, size_t rounded, bool counted) {
   device_state *d = state_of(e, b);
   int64_t pieces = -(int64_t)counted, bytes = counted ? -(int64_t)b->size : 0;
   block *rest =
       should_split(b, rounded, e->config.max_split_size) ? split_after(e, b, rounded) : NULL;
   if (rest != NULL) { /* without host memory for it the block is just used whole */
-    rest->stream = stream;
     if (mergeable(rest->next)) {
       pieces--, bytes -= (int64_t)rest->next->size;
       absorb(e, rest, rest->next, rest->next);
@@ -1021,15 +1049,15 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   if (!small && e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX) d->gc_calls++;
   block *b = best_fit(p, stream, rounded, max_split);
   bool was_free = b != NULL; /* a free block of the pool: counted in inactive_split if split */
-  if (b != NULL)
+  if (b != NULL) {
     pool_remove(p, b);
-  else if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL &&
-           (b = reuse_across_streams(e, device, small, rounded, stream, &was_free)) != NULL)
-    b->stream = stream; /* it belongs to the allocating stream from now on */
-  else
-    st = alloc_block(e, device, rounded, small, stream, &b);
+  } else {
+    if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL)
+      b = reuse_across_streams(e, device, small, rounded, stream, &was_free);
+    if (b == NULL) st = alloc_block(e, device, rounded, small, stream, &b);
+  }
   if (st == C10C_STATUS_OK) {
-    split_off_rest(e, b, rounded, stream, was_free && is_split(b));
+    split_off_rest(e, b, rounded, was_free && is_split(b));
     b->allocated = true;
     b->requested = size;
     table_insert(e, b);
@@ -1115,7 +1143,7 @@ static void insert_events(c10c__engine *e, block *b) {
       b->events = -1; /* never reaches 0 */
       continue;
     }
-    *p = (pending_event){event, b, d->events};
+    *p = (pending_event){event, b, b->uses[i], d->events};
     d->events = p;
     if (b->events >= 0) b->events++;
   }
@@ -1397,7 +1425,8 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
       char *at = s->base;
       for (const block *b = s->head; b != NULL && ok; b = b->next) {
         EXPECT(b->ptr == at, "segment %p: a gap or overlap at %p", (void *)s->base, (void *)b->ptr);
-        EXPECT(b->seg == s && b->small == s->small, "block %p: wrong segment", (void *)b->ptr);
+        EXPECT(b->seg == s && b->small == s->small && b->stream == s->stream,
+               "block %p: wrong segment, pool or stream", (void *)b->ptr);
         EXPECT(b->next == NULL || b->next->prev == b, "block %p: broken links", (void *)b->ptr);
         EXPECT(!(mergeable(b) && mergeable(b->next)), "blocks %p and %p are free neighbours",
                (void *)b->ptr, (void *)b->next->ptr);

@@ -17,7 +17,9 @@
  * segments (one address range per stream and pool, pages mapped as it grows and unmapped when
  * released) as PyTorch's (c10c__engine_configure). Beyond PyTorch: stream-ordered reuse (a free
  * block of another stream, or one waiting for record_stream events, is handed to the allocating
- * stream after making it wait for an event, instead of mallocing a segment).
+ * stream after making it wait for every stream that may still use it, instead of mallocing a
+ * segment; the block stays the memory of its segment's stream, as every block of a segment
+ * does, and the allocating stream is noted as a use, as record_stream would).
  *
  * A snapshot of segments and blocks (torch.cuda.memory_snapshot()) as JSON, with a bounded
  * trace of allocator events per device (torch.cuda.memory._record_memory_history). */

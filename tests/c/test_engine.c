@@ -660,7 +660,9 @@ TEST(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment) {
     ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 2, &c));
     ASSERT_EQ(c == b, on);
     ASSERT_EQ(busy[2], on ? 80u : 0u);
-    ASSERT_EQ(waits, on ? 2 : 0);
+    /* stream 2 waited for stream 1 (a's stream) twice, the second time because b, though used
+     * on stream 2, stays stream 1's memory; and for stream 3's event, not for its own */
+    ASSERT_EQ(waits, on ? 3 : 0);
     ASSERT_EQ(mallocs, on ? 1 : 3);
     ASSERT_OK(c10c__engine_free(e, c));
     clock_now = 100;
@@ -793,6 +795,39 @@ TEST(stream_ordered_reuse_of_a_pending_block_waits_for_its_own_stream_too) {
   ASSERT_TRUE(c == b);
   ASSERT_EQ(busy[0], 52u); /* after stream 2's work, not just stream 3's */
   ASSERT_OK(c10c__engine_free(e, c));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(live_events, 0);
+}
+
+/* Regression (fuzz_engine, corpus engine/ordered_reuse_merges_across_streams): stream-ordered
+ * reuse moved a block (and the rest split off it) to the allocating stream, so one segment held
+ * free blocks of several streams, and freeing one merged it into a neighbour of another stream:
+ * memory stream 3 was still working on became stream 0's and was handed to stream 0 without a
+ * wait. A reused block now stays its segment's stream's memory, used on the new stream as
+ * record_stream notes a use; every block of a segment has the segment's stream (validated). */
+TEST(stream_ordered_reuse_keeps_blocks_in_their_segments_stream) {
+  c10c__engine *e = fresh(100 * MiB);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.stream_ordered_reuse = true;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  clock_now = 0;
+  memset(busy, 0, sizeof busy);
+  void *x = NULL, *y = NULL, *z = NULL, *w = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 3, &x)); /* a small segment of stream 3 */
+  ASSERT_OK(c10c__engine_free(e, x));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 98, 0, &y)); /* stream 0 takes a piece of it */
+  ASSERT_TRUE(y == x);
+  ASSERT_OK(c10c__engine_malloc(e, 0, 459008, 3, &z)); /* the rest is still stream 3's */
+  ASSERT_TRUE((char *)z == (char *)y + 512);
+  expect_valid(e, 0);
+  ASSERT_OK(c10c__engine_free(e, y));
+  busy[3] = 2; /* stream 3 still works on z */
+  ASSERT_OK(c10c__engine_free(e, z));
+  expect_valid(e, 1);
+  ASSERT_OK(c10c__engine_malloc(e, 0, 20992, 0, &w));
+  ASSERT_TRUE(w == y);    /* z's memory again... */
+  ASSERT_EQ(busy[0], 2u); /* ...after stream 3's work */
+  ASSERT_OK(c10c__engine_free(e, w));
   c10c__engine_destroy(e);
   ASSERT_EQ(live_events, 0);
 }
@@ -931,4 +966,5 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization),
           T(stream_ordered_reuse_of_a_pending_block_keeps_free_neighbours_merged),
           T(stream_ordered_reuse_of_a_pending_block_waits_for_its_own_stream_too),
+          T(stream_ordered_reuse_keeps_blocks_in_their_segments_stream),
           T(random_operations_keep_the_invariants), T(threads_share_an_engine))
