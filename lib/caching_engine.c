@@ -859,19 +859,42 @@ static void note_use(block *b, c10c_stream_id stream, c10c_stream_id *uses) {
   b->nuses = 1;
 }
 
+/* Streams that may still use memory taken from its pending events (take_pending). */
+typedef struct stream_list {
+  c10c_stream_id *ids;
+  size_t n;
+} stream_list;
+
+/* The streams of b's pending events, into *out (false without host memory). */
+static bool pending_streams(const device_state *d, const block *b, stream_list *out) {
+  *out = (stream_list){c10c__malloc((size_t)b->events * sizeof *out->ids), 0};
+  if (out->ids == NULL) return false;
+  for (const pending_event *x = d->events; x != NULL; x = x->next)
+    if (x->b == b) out->ids[out->n++] = x->stream;
+  return true;
+}
+
 /* Makes stream wait for the pending block b's record_stream events and for its own stream's
- * work (whose last use of it came before the free), then takes it from its events. False when
- * a wait cannot be made. Lock held. */
-static bool take_pending(c10c__engine *e, int device, block *b, c10c_stream_id stream) {
+ * work (whose last use of it came before the free), then takes it from its events; the streams
+ * of those events go to *still_used (for the rest of b, if it is split). False when a wait
+ * cannot be made. Lock held. */
+static bool take_pending(c10c__engine *e, int device, block *b, c10c_stream_id stream,
+                         stream_list *still_used) {
   device_state *d = &e->state[device];
   c10c_stream_id *uses;
   if (!other_stream_use(b, stream, &uses)) return false;
+  if (!pending_streams(d, b, still_used)) {
+    c10c__free(uses);
+    return false;
+  }
   bool ok = b->stream == stream || order_after(e, device, b->stream, stream);
   for (pending_event *x = d->events; x != NULL && ok; x = x->next)
     if (x->b == b && x->stream != stream) /* a stream's own work is ordered already */
       ok = e->backend.stream_wait(e->backend.self, device, stream, x->event) == C10C_STATUS_OK;
   if (!ok) {
     c10c__free(uses);
+    c10c__free(still_used->ids);
+    *still_used = (stream_list){NULL, 0};
     return false;
   }
   for (pending_event **l = &d->events; *l != NULL;) {
@@ -892,10 +915,11 @@ static bool take_pending(c10c__engine *e, int device, block *b, c10c_stream_id s
 
 /* A free block of another stream (or one waiting for its record_stream events) that fits,
  * handed to stream after making it wait for every stream that may still use it: the block's
- * own stream (an event recorded there now, after its last use) and the block's pending events.
- * The block stays its segment's stream's, used on stream (note_use). Lock held. */
+ * own stream (an event recorded there now, after its last use) and the block's pending events
+ * (whose streams go to *still_used). The block stays its segment's stream's, used on stream
+ * (note_use). Lock held. */
 static block *reuse_across_streams(c10c__engine *e, int device, bool small, size_t size,
-                                   c10c_stream_id stream, bool *was_free) {
+                                   c10c_stream_id stream, bool *was_free, stream_list *still_used) {
   device_state *d = &e->state[device];
   pool *p = &d->pools[small ? 0 : 1];
   for (block *b = pool_first(p); b != NULL; b = pool_after(p, b)) {
@@ -914,7 +938,8 @@ static block *reuse_across_streams(c10c__engine *e, int device, bool small, size
   }
   for (pending_event *x = d->events; x != NULL; x = x->next) {
     block *b = x->b;
-    if (b->events <= 0 || !reusable(e, b, small, size) || !take_pending(e, device, b, stream))
+    if (b->events <= 0 || !reusable(e, b, small, size) ||
+        !take_pending(e, device, b, stream, still_used))
       continue;
     d->stream_waits++;
     *was_free = false; /* it never went back to a pool */
@@ -999,25 +1024,33 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
   return st;
 }
 
+static void insert_events(c10c__engine *e, block *b);
+
 /* Splits what b does not need off into a free block of its pool (PyTorch's alloc_found_block)
  * and keeps inactive_split as PyTorch does, expandable blocks left out: b leaves it if it was a
  * free piece of a split segment (counted), the rest joins it. A block taken back from its
- * pending events (stream-ordered reuse) was never merged with its free neighbours, so the rest
- * merges with a free block after it. Lock held. */
-static void split_off_rest(c10c__engine *e, block *b, size_t rounded, bool counted) {
+ * pending events (stream-ordered reuse) may still be used by still_used's streams: its rest is
+ * pending on events recorded on them now (as after a record_stream) and joins its pool once
+ * they complete, instead of going to its stream, which never waited for them. Lock held. */
+static void split_off_rest(c10c__engine *e, block *b, size_t rounded, bool counted,
+                           stream_list *still_used) {
   device_state *d = state_of(e, b);
   int64_t pieces = -(int64_t)counted, bytes = counted ? -(int64_t)b->size : 0;
   block *rest =
       should_split(b, rounded, e->config.max_split_size) ? split_after(e, b, rounded) : NULL;
-  if (rest != NULL) { /* without host memory for it the block is just used whole */
-    if (mergeable(rest->next)) {
-      pieces--, bytes -= (int64_t)rest->next->size;
-      absorb(e, rest, rest->next, rest->next);
-    }
+  if (rest != NULL && still_used->n > 0) {
+    rest->uses = still_used->ids;
+    rest->nuses = still_used->n;
+    *still_used = (stream_list){NULL, 0};
+    stat(d->stats.active, rest->small, 1);
+    stat(d->stats.active_bytes, rest->small, (int64_t)rest->size);
+    insert_events(e, rest);
+  } else if (rest != NULL) { /* without host memory for it the block is just used whole */
     rest->gc_base = d->gc_calls;
     pool_insert(&d->pools[b->small ? 0 : 1], rest);
     pieces++, bytes += (int64_t)rest->size;
   }
+  c10c__free(still_used->ids);
   if (!b->seg->expandable) {
     stat(d->stats.inactive_split, b->small, pieces);
     stat(d->stats.inactive_split_bytes, b->small, bytes);
@@ -1049,15 +1082,16 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   if (!small && e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX) d->gc_calls++;
   block *b = best_fit(p, stream, rounded, max_split);
   bool was_free = b != NULL; /* a free block of the pool: counted in inactive_split if split */
+  stream_list still_used = {NULL, 0};
   if (b != NULL) {
     pool_remove(p, b);
   } else {
     if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL)
-      b = reuse_across_streams(e, device, small, rounded, stream, &was_free);
+      b = reuse_across_streams(e, device, small, rounded, stream, &was_free, &still_used);
     if (b == NULL) st = alloc_block(e, device, rounded, small, stream, &b);
   }
   if (st == C10C_STATUS_OK) {
-    split_off_rest(e, b, rounded, was_free && is_split(b));
+    split_off_rest(e, b, rounded, was_free && is_split(b), &still_used);
     b->allocated = true;
     b->requested = size;
     table_insert(e, b);

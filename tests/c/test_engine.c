@@ -740,18 +740,21 @@ TEST(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization) {
   ASSERT_EQ(live_events, 0);
 }
 
-/* Regression (fuzz_engine, corpus engine/ordered_reuse_split_leaves_free_neighbours): a block
- * taken back from its record_stream events by stream-ordered reuse had never been merged with
- * its free neighbours; splitting it left its rest beside a free block (two free neighbours, so
- * the segment could never coalesce whole again). The rest now merges with it. */
-TEST(stream_ordered_reuse_of_a_pending_block_keeps_free_neighbours_merged) {
+/* Regression (fuzz_engine, corpus engine/ordered_reuse_split_leaves_free_neighbours and
+ * ordered_reuse_rest_without_a_wait): a block taken back from its record_stream events by
+ * stream-ordered reuse had never been merged with its free neighbours, and splitting it put its
+ * rest beside a free block (two free neighbours: the segment could never coalesce whole again);
+ * and that rest went to its stream's pool while the recorded stream might still be at work on
+ * it. The rest now waits for the recorded streams (events recorded on them anew) and merges
+ * with its neighbours once they are done. */
+TEST(stream_ordered_reuse_of_a_pending_block_keeps_its_rest_waiting) {
   c10c__engine *e = fresh(400 * MiB);
   c10c__device_alloc_config config = c10c__device_alloc_config_default();
   config.stream_ordered_reuse = true;
   ASSERT_OK(c10c__engine_configure(e, &config));
   clock_now = 0;
   memset(busy, 0, sizeof busy);
-  void *a = NULL, *b = NULL;
+  void *a = NULL, *b = NULL, *c = NULL;
   ASSERT_OK(c10c__engine_malloc(e, 0, 261 * MiB / 2, 1, &a)); /* a 132 MiB segment, split */
   ASSERT_EQ(stats_of(e, 0).inactive_split_bytes[C10C_STAT_ALL].current, 3 * MiB / 2);
   ASSERT_OK(c10c__engine_record_stream(e, a, 3));
@@ -761,10 +764,16 @@ TEST(stream_ordered_reuse_of_a_pending_block_keeps_free_neighbours_merged) {
   ASSERT_TRUE(b == a); /* taken back, stream 2 made to wait */
   expect_valid(e, 0);
   c10c_memory_stats s = stats_of(e, 0);
-  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 1);
-  ASSERT_EQ(s.inactive_split_bytes[C10C_STAT_ALL].current, 132 * MiB - 15 * MiB / 2);
-  ASSERT_OK(c10c__engine_free(e, b));
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 1); /* the 1.5 MiB at the end */
+  ASSERT_EQ(s.active_bytes[C10C_STAT_ALL].current, 132 * MiB - 3 * MiB / 2);
+  /* stream 1 gets the rest only after waiting for stream 3 */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 60 * MiB, 1, &c));
+  ASSERT_TRUE(c == (char *)a + 15 * MiB / 2);
+  ASSERT_EQ(busy[1], 80u);
   expect_valid(e, 1);
+  ASSERT_OK(c10c__engine_free(e, c));
+  ASSERT_OK(c10c__engine_free(e, b));
+  expect_valid(e, 2);
   c10c__engine_empty_cache(e); /* whole again: released */
   ASSERT_EQ(in_use, 0);
   c10c__engine_destroy(e);
@@ -964,7 +973,7 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment),
           T(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization),
           T(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization),
-          T(stream_ordered_reuse_of_a_pending_block_keeps_free_neighbours_merged),
+          T(stream_ordered_reuse_of_a_pending_block_keeps_its_rest_waiting),
           T(stream_ordered_reuse_of_a_pending_block_waits_for_its_own_stream_too),
           T(stream_ordered_reuse_keeps_blocks_in_their_segments_stream),
           T(random_operations_keep_the_invariants), T(threads_share_an_engine))

@@ -84,6 +84,14 @@ typedef struct fake {
 
 static fake F;
 
+/* FUZZ_ENGINE_TRACE=1 in the environment prints every operation and backend call (to read a
+ * finding). */
+static bool tracing;
+#define TRACE(...)                                  \
+  do {                                              \
+    if (tracing) fprintf(stderr, "  " __VA_ARGS__); \
+  } while (0)
+
 static int stream_slot(c10c_stream_id s) { return (int)((uint64_t)s % STREAMS); }
 
 /* Whether this call of the kind is to fail (a c10c__fail message set, as a driver would). */
@@ -144,6 +152,7 @@ static c10c_status fake_malloc(void *self, int device, size_t size, void **out) 
   uintptr_t at = take_addresses(size);
   if (at == 0) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "no address space left");
   F.segments[F.nsegments++] = (range){at, size, device, NULL};
+  TRACE("  backend: segment [%#lx, +%zu) on device %d\n", (unsigned long)at, size, device);
   F.in_use[device] += size;
   F.reserved[device] += size;
   *out = (void *)at;
@@ -166,6 +175,7 @@ static void fake_free(void *self, int device, void *ptr, size_t size) {
   (void)self;
   FUZZ_CHECK(take_range(F.segments, &F.nsegments, (uintptr_t)ptr, size, device, NULL, false),
              "free of %p (%zu bytes, device %d), which is no live segment", ptr, size, device);
+  TRACE("  backend: free segment %p\n", ptr);
   all_work_done();
   F.in_use[device] -= size;
   F.reserved[device] -= size;
@@ -188,6 +198,8 @@ static c10c_status fake_event_record(void *self, int device, c10c_stream_id stre
   fake_event *ev = malloc(sizeof *ev);
   if (ev == NULL) abort();
   *ev = (fake_event){EVENT_MAGIC, F.busy[stream_slot(stream)]};
+  TRACE("  backend: event %p on stream %d, done at %llu\n", (void *)ev, stream_slot(stream),
+        (unsigned long long)ev->done_at);
   F.live_events++;
   *out = ev;
   return C10C_STATUS_OK;
@@ -211,6 +223,7 @@ static void fake_event_synchronize(void *self, void *event) {
   (void)self;
   fake_event *ev = live_event(event);
   if (ev->done_at > F.now) F.now = ev->done_at;
+  TRACE("  backend: synchronize event %p\n", event);
 }
 
 static void fake_event_destroy(void *self, void *event) {
@@ -227,6 +240,7 @@ static c10c_status fake_stream_wait(void *self, int device, c10c_stream_id strea
   if (injected(CALL_STREAM_WAIT)) return injected_failure(CALL_STREAM_WAIT);
   uint64_t *busy = &F.busy[stream_slot(stream)];
   if (*busy < ev->done_at) *busy = ev->done_at; /* stream order: its later work runs after */
+  TRACE("  backend: stream %d waits for event %p\n", stream_slot(stream), event);
   return C10C_STATUS_OK;
 }
 
@@ -266,6 +280,7 @@ static c10c_status fake_map(void *self, int device, void *ptr, size_t size, void
   static uintptr_t handles = 1;
   void *h = (void *)handles++;
   F.mappings[F.nmappings++] = (range){at, size, device, h};
+  TRACE("  backend: map [%p, +%zu)\n", ptr, size);
   F.in_use[device] += size;
   F.reserved[device] += size;
   *handle = h;
@@ -276,6 +291,7 @@ static void fake_unmap(void *self, int device, void *ptr, size_t size, void *han
   (void)self;
   FUZZ_CHECK(take_range(F.mappings, &F.nmappings, (uintptr_t)ptr, size, device, handle, true),
              "unmap of [%p, +%zu) (device %d), which is no live mapping", ptr, size, device);
+  TRACE("  backend: unmap [%p, +%zu)\n", ptr, size);
   if (F.synchronize) check_idle((uintptr_t)ptr, size, "unmap");
   F.in_use[device] -= size;
   F.reserved[device] -= size;
@@ -379,13 +395,6 @@ static void check_safe_reuse(const live_block *b) {
 }
 
 /* ---- operations ---- */
-
-/* FUZZ_ENGINE_TRACE=1 in the environment prints every operation (to read a finding). */
-static bool tracing;
-#define TRACE(...)                                  \
-  do {                                              \
-    if (tracing) fprintf(stderr, "  " __VA_ARGS__); \
-  } while (0)
 
 typedef struct run {
   c10c__engine *e;
