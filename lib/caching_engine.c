@@ -490,7 +490,7 @@ static bool unmap_block(c10c__engine *e, block *b) {
     return false;
   }
   if (start > b->ptr && (mid = split_after(e, b, (size_t)(start - b->ptr))) == NULL) {
-    absorb(e, b, tail, NULL);
+    if (tail != NULL) absorb(e, b, tail, NULL);
     attach(e, b);
     return false;
   }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "caching_engine.h"
+#include "c10c/testing.h"
 #include "harness.h"
 #include "sysmem.h"
 
@@ -156,6 +157,11 @@ static c10c_memory_stats stats_of(c10c__engine *e, int device) {
   s.struct_size = sizeof s;
   ASSERT_OK(c10c__engine_stats(e, device, &s));
   return s;
+}
+
+static void expect_valid(c10c__engine *e, int step) {
+  char msg[512];
+  if (!c10c__engine_validate(e, msg, sizeof msg)) FAIL_AT("after step %d: %s", step, msg);
 }
 
 enum { MiB = 1 << 20 };
@@ -595,6 +601,29 @@ TEST(a_failed_map_leaves_the_segment_consistent) {
   ASSERT_EQ(reservations, 0);
 }
 
+/* Regression (fuzz_engine, corpus engine/unmap_split_fails_without_a_tail): releasing the free
+ * pages of a block that ends on a page boundary but starts inside a page dereferenced NULL when
+ * the host had no memory for the split (there was no tail piece to fold back). */
+TEST(releasing_pages_without_host_memory_for_the_split_leaves_the_block_mapped) {
+  c10c__engine *e = expandable(200 * MiB);
+  void *a = NULL, *c = NULL, *d = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 10 * MiB, 0, &a)); /* [0, 10) of a 20 MiB page */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 30 * MiB, 0, &c)); /* [10, 40): a second page */
+  ASSERT_OK(c10c__engine_free(e, c));                    /* free [10, 40), ending on a page */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 0, &d));     /* uses up the spare block record */
+  c10c_testing_fail_allocation(1);
+  c10c__engine_empty_cache(e); /* [20, 40) cannot be split off: stays mapped */
+  c10c_testing_fail_allocation(0);
+  expect_valid(e, 0);
+  ASSERT_EQ(stats_of(e, 0).reserved_bytes[C10C_STAT_LARGE_POOL].current, 40 * MiB);
+  c10c__engine_empty_cache(e); /* with memory it is released */
+  ASSERT_EQ(stats_of(e, 0).reserved_bytes[C10C_STAT_LARGE_POOL].current, 20 * MiB);
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_free(e, d));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+}
+
 static int count_of(const char *text, const char *needle) {
   int n = 0;
   for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle)) n++;
@@ -686,11 +715,6 @@ static uint64_t next_random(uint64_t *state) {
 static size_t random_size(uint64_t r) {
   int bits = (int)(r % 27);
   return ((size_t)1 << bits) + (size_t)((r >> 8) % ((size_t)1 << bits));
-}
-
-static void expect_valid(c10c__engine *e, int step) {
-  char msg[512];
-  if (!c10c__engine_validate(e, msg, sizeof msg)) FAIL_AT("after step %d: %s", step, msg);
 }
 
 /* Regression (fuzz_engine, corpus engine/event_record_fails_segment_kept_after_destroy): a
@@ -969,6 +993,7 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak),
           T(a_failed_map_leaves_the_segment_consistent),
           T(an_expandable_reservation_too_large_to_count_is_out_of_memory),
+          T(releasing_pages_without_host_memory_for_the_split_leaves_the_block_mapped),
           T(snapshots_list_segments_blocks_and_a_bounded_trace),
           T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment),
           T(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization),
