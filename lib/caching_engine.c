@@ -156,7 +156,9 @@ static size_t next_division(size_t size, size_t divisions) {
 
 size_t c10c__engine_round_size_with(size_t size, size_t divisions) {
   if (size < C10C__MIN_BLOCK) return C10C__MIN_BLOCK;
-  if (divisions > 1 && size > C10C__MIN_BLOCK * divisions) return next_division(size, divisions);
+  /* size > 512 x divisions, which would wrap for divisions above 2^55 */
+  if (divisions > 1 && (size - 1) / C10C__MIN_BLOCK >= divisions)
+    return next_division(size, divisions);
   return C10C__MIN_BLOCK * ((size + C10C__MIN_BLOCK - 1) / C10C__MIN_BLOCK);
 }
 

@@ -143,11 +143,12 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
 /* Configures the CUDA caching allocator with PyTorch's key names, as C10C_ALLOC_CONF (read when
  * the allocator is first used; PYTORCH_CUDA_ALLOC_CONF when C10C_ALLOC_CONF is unset) and
  * torch.cuda.memory._set_allocator_settings:
- * - "max_split_size_mb:N" (N > 20): blocks of N MiB or more are never split, and reused only by
+ * - "max_split_size_mb:N" (N >= 20): blocks of N MiB or more are never split, and reused only by
  *   requests within 20 MiB of their size; on a failed segment allocation such cached blocks are
  *   released first;
  * - "roundup_power2_divisions:N" or "roundup_power2_divisions:[256:1,512:2,>:4]" (powers of
- *   two): sizes round up to N steps between powers of two, per interval (in MiB) for a list;
+ *   two; 0 too in a list): sizes round up to N steps between powers of two, per interval (in
+ *   MiB) for a list;
  * - "garbage_collection_threshold:T" (0 < T < 1): with a memory fraction set, once reserved
  *   memory passes T x the allowed bytes, old unsplit cached blocks are released before new
  *   segments are made;
@@ -155,15 +156,20 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  *   virtual memory management (pages of 2 MiB for the small pool, 20 MiB for the large one);
  * - "stream_ordered_reuse:True|False" (not PyTorch's): a cached block of another stream, or a
  *   freed one still waiting for record_stream's events, is reused by making the allocating
- *   stream wait for an event instead of allocating a new segment;
+ *   stream wait for every stream that may still use it instead of allocating a new segment;
  * - "backend:native".
  * A setting replaces all earlier ones (segments already made keep their kind).
- * Errors: C10C_STATUS_INVALID_ARGUMENT for unknown keys and bad values (PyTorch's messages:
- * "CachingAllocator option max_split_size_mb too small, must be > 20", "For roundups, the
- * divisions has to be power of 2 ", "garbage_collect_threshold is invalid, set it in (0.0,
- * 1.0)", ...);
- * C10C_STATUS_NOT_IMPLEMENTED for PyTorch options not implemented (pinned_*, ...) and for
- * expandable segments over a driver without virtual memory management; C10C_STATUS_UNAVAILABLE. */
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for unknown keys and
+ * backends and bad values (PyTorch's messages: "Unrecognized key 'foo' in CUDA allocator
+ * config.", "CachingAllocator option max_split_size_mb too small, must be >= 20", "For roundups,
+ * the divisions has to be power of 2 ", "garbage_collect_threshold is invalid, set it in (0.0,
+ * 1.0)", "Unknown allocator backend, options are native and cudaMallocAsync", ...);
+ * C10C_STATUS_NOT_IMPLEMENTED for PyTorch 2.13's options not implemented
+ * (max_non_split_rounding_mb, large_segment_size_mb, release_lock_on_cudamalloc, pinned_*,
+ * graph_capture_record_stream_reuse, backend:cudaMallocAsync) and for expandable segments over a
+ * driver or a device without virtual memory management; C10C_STATUS_UNAVAILABLE. A
+ * C10C_ALLOC_CONF that does not parse fails every call that needs the allocator, this one
+ * included, with its status and message. */
 C10C_API c10c_status c10c_cuda_set_allocator_settings(const char *config);
 
 /* torch.cuda.memory._record_memory_history(max_entries=N): keeps the last max_entries

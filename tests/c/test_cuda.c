@@ -462,7 +462,7 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   /* allocator settings with PyTorch's keys and checks */
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_cuda_set_allocator_settings("max_split_size_mb:8"));
-  ASSERT_ERROR_MESSAGE("CachingAllocator option max_split_size_mb too small, must be > 20");
+  ASSERT_ERROR_MESSAGE("CachingAllocator option max_split_size_mb too small, must be >= 20");
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_cuda_set_allocator_settings("garbage_collection_threshold:1.5"));
   ASSERT_ERROR_MESSAGE("garbage_collect_threshold is invalid, set it in (0.0, 1.0)");

@@ -325,6 +325,10 @@ TEST(roundup_power2_divisions_round_as_pytorch) {
   ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 4), 1280 * MiB);
   ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 1), 1200 * MiB);
   ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 0), 1200 * MiB);
+  /* any power of two (PyTorch 2.13 has no limit); 512 x divisions must not wrap */
+  ASSERT_EQ(c10c__engine_round_size_with(2 * MiB + 1, 2048), 2 * MiB + 1024);
+  ASSERT_EQ_U64(c10c__engine_round_size_with(((size_t)1 << 40) + 1, (size_t)1 << 60),
+                ((size_t)1 << 40) + 512);
 }
 
 TEST(max_split_size_keeps_oversize_blocks_whole_and_for_their_size) {
@@ -381,11 +385,27 @@ TEST(device_config_strings_follow_pytorch) {
   ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, 100), 8);
   ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, 64 * MiB), 8);
   ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, (size_t)1 << 40), 4);
+  /* PyTorch 2.13: max_split_size_mb from 20 on, clamped when larger than any size; divisions
+   * any power of two */
+  ASSERT_OK(c10c__parse_device_alloc_config("max_split_size_mb:20,roundup_power2_divisions:2048",
+                                            &c, msg, sizeof msg));
+  ASSERT_EQ(c.max_split_size, 20 * MiB);
+  ASSERT_EQ(c.roundup_power2_divisions[3], 2048);
+  ASSERT_OK(c10c__parse_device_alloc_config("max_split_size_mb:18446744073709551615", &c, msg,
+                                            sizeof msg));
+  ASSERT_EQ_U64(c.max_split_size, (SIZE_MAX >> 20) << 20);
   const struct {
     const char *text, *message;
     c10c_status status;
   } bad[] = {
-      {"max_split_size_mb:20", "CachingAllocator option max_split_size_mb too small, must be > 20",
+      {"max_split_size_mb:19", "CachingAllocator option max_split_size_mb too small, must be >= 20",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"roundup_power2_divisions:0", "For roundups, the divisions has to be power of 2 ",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"max_non_split_rounding_mb:30",
+       "CUDA allocator option 'max_non_split_rounding_mb' is not supported yet",
+       C10C_STATUS_NOT_IMPLEMENTED},
+      {"backend:foo", "Unknown allocator backend, options are native and cudaMallocAsync",
        C10C_STATUS_INVALID_ARGUMENT},
       {"roundup_power2_divisions:3", "For roundups, the divisions has to be power of 2 ",
        C10C_STATUS_INVALID_ARGUMENT},
@@ -417,9 +437,8 @@ TEST(device_config_strings_follow_pytorch) {
       {"pinned_num_register_threads:8",
        "CUDA allocator option 'pinned_num_register_threads' is not supported yet",
        C10C_STATUS_NOT_IMPLEMENTED},
-      {"backend:cudaMallocAsync",
-       "Unknown allocator backend 'cudaMallocAsync' (only native is supported yet)",
-       C10C_STATUS_INVALID_ARGUMENT},
+      {"backend:cudaMallocAsync", "CUDA allocator backend 'cudaMallocAsync' is not supported yet",
+       C10C_STATUS_NOT_IMPLEMENTED},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     c10c__device_alloc_config before = c;
