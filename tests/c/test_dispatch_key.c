@@ -272,6 +272,20 @@ TEST(invalid_keys_are_errors) {
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_alias_has(&b, DK(AUTOGRAD), 200));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_dispatch_key_alias_has(&b, DK(UNDEFINED), DK(CPU)));
+  ASSERT_ERROR_MESSAGE("runtimeDispatchKeySetHas: the alias key must not be Undefined");
+  /* 47 (EndOfFunctionalityKeys) names no key: refused wherever a key is put in or looked up in
+   * a set; full_after computes from it as c10 does */
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_has(&b, s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_from_alias(&s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_alias_has(&b, DK(AUTOGRAD), DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_backend_from_autograd(&s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_OK(c10c_dispatch_key_set_full_after(&s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_EQ_U64(s.repr, c10c_dispatch_key_set_full().repr);
+  s.repr = 0;
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_backend_from_autograd(&s, 200));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_remove_backend(&s, s, 17));
   c10c_dispatch_key bad[] = {DK(CPU), 300};
