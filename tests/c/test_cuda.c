@@ -142,6 +142,8 @@ TEST(device_guard_restores_the_device) {
   ASSERT_OK(c10c_cuda_device_guard_exit(&outer)); /* a second exit does nothing */
   ASSERT_OK(c10c_cuda_current_device(&d));
   ASSERT_EQ(d, 0);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_guard_enter(NULL, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_guard_exit(NULL));
   c10c_cuda_device_guard bad;
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_device_guard_enter(&bad, 9));
   ASSERT_OK(c10c_cuda_device_guard_exit(&bad));
@@ -158,11 +160,23 @@ TEST(device_queries_and_driver_errors) {
   ASSERT_STR_EQ(small, "libc10c");
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_device_name(name, sizeof name, 5));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_name(NULL, 4, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_name(NULL, 0, 0));
+  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_cuda_device_name(name, 0, 0));
+  ASSERT_OK(c10c_cuda_device_name(name, sizeof name, -1)); /* the current device, 0 */
+  ASSERT_STR_EQ(name, "libc10c stand-in GPU 0");
   int64_t free_bytes = 0, total = 0;
   ASSERT_OK(c10c_cuda_mem_get_info(&free_bytes, &total, 1));
   ASSERT_EQ(total, INT64_C(1) << 30);
   ASSERT_EQ(free_bytes, total);
   ASSERT_OK(c10c_cuda_synchronize(1));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_mem_get_info(&free_bytes, &total, -1));
+  ASSERT_ERROR_MESSAGE("CUDA error: invalid device ordinal");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_synchronize(-1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_mem_get_info(NULL, &total, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_mem_get_info(&free_bytes, NULL, 0));
+  int version = 0;
+  ASSERT_OK(c10c_cuda_driver_version(&version));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_driver_version(NULL));
   c10c_device_index d;
   ASSERT_OK(c10c_cuda_current_device(&d));
   ASSERT_EQ(d, 0); /* the queries on device 1 left the thread on device 0 */
@@ -233,6 +247,14 @@ TEST(streams_follow_c10s_pools_and_ids) {
   bad = (c10c_stream){{C10C_DEVICE_TYPE_CPU, -1}, 0};
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_stream_synchronize(bad));
   ASSERT_ERROR_MESSAGE("Expected a CUDA stream, got stream 0 on device cpu");
+  /* a device type that is none: its fields, not an unwritten buffer (read uninitialised before) */
+  bad = (c10c_stream){{99, 0}, 5};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_set_current_stream(bad));
+  ASSERT_ERROR_MESSAGE("Expected a CUDA stream, got stream 5 on device type 99, index 0");
+  c10c_stream *no_stream = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_default_stream(no_stream, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_current_stream(no_stream, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_stream_from_pool(no_stream, 0, 0));
   bad = (c10c_stream){{C10C_DEVICE_TYPE_CUDA, 4}, 0};
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_stream_synchronize(bad));
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_stream_from_pool(&s, 0, 2));
@@ -283,7 +305,8 @@ TEST(stream_work_and_events_on_the_stand_ins_clock) {
   /* an event stays on its first device */
   c10c_stream other;
   ASSERT_OK(c10c_cuda_default_stream(&other, 1));
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_event_record(start, other));
+  /* c10's TORCH_CHECK: a RuntimeError in torch */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_event_record(start, other));
   ASSERT_ERROR_MESSAGE("Event device 0 does not match recording stream's device 1.");
   /* the default stream of a device works too */
   c10c_stream d0;
@@ -479,6 +502,26 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   /* a memory fraction: at most a quarter of device 1's 1 GiB */
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_set_memory_fraction(1.5, 1));
   ASSERT_ERROR_MESSAGE("Invalid fraction value: 1.5. Allowed range: 0~1");
+  /* the value as torch's f-string prints it (Python's repr of a float) */
+  static const struct {
+    double value;
+    const char *shown;
+  } fractions[] = {{2.0, "2.0"},
+                   {-0.5, "-0.5"},
+                   {1e16, "1e+16"},
+                   {1e15, "1000000000000000.0"},
+                   {1.0000001, "1.0000001"},
+                   {-1e-05, "-1e-05"},
+                   {-0.0001, "-0.0001"},
+                   {123456789.125, "123456789.125"}};
+  for (size_t i = 0; i < sizeof fractions / sizeof fractions[0]; i++) {
+    char expected[96];
+    snprintf(expected, sizeof expected, "Invalid fraction value: %s. Allowed range: 0~1",
+             fractions[i].shown);
+    ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                  c10c_cuda_set_memory_fraction(fractions[i].value, 1));
+    ASSERT_ERROR_MESSAGE(expected);
+  }
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_set_memory_fraction(0.5, 7));
   ASSERT_OK(c10c_cuda_set_memory_fraction(0.25, 1));
   int64_t quarter[1] = {(300 << 20) / 4}, fifth[1] = {(200 << 20) / 4};
