@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "c10c/testing.h"
 #include "harness.h"
 
 static const char *scenario;
@@ -579,6 +580,60 @@ TEST(the_allocator_reads_its_environment) {
   }
 }
 
+/* Every documented NULL-pointer and out-of-memory error of the stream, event and allocator
+ * calls (the status audit of cuda.h). */
+static void *set_stream_without_memory(void *arg) {
+  c10c_stream s = *(c10c_stream *)arg;
+  c10c_testing_fail_allocation(1); /* this thread's table of current streams */
+  c10c_status st = c10c_cuda_set_current_stream(s);
+  c10c_testing_fail_allocation(0);
+  return (void *)(intptr_t)st;
+}
+
+TEST(null_arguments_and_out_of_memory_are_refused) {
+  c10c_stream s;
+  ASSERT_OK(c10c_cuda_stream_from_pool(&s, 0, 0));
+  bool done;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_stream_query(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_stream_handle(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_stream_priority(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_current_device(NULL));
+  c10c_cuda_event *event = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_new(NULL, false));
+  c10c_testing_fail_allocation(1);
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_cuda_event_new(&event, false));
+  c10c_testing_fail_allocation(0);
+  ASSERT_OK(c10c_cuda_event_new(&event, true));
+  float ms;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_record(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_query(NULL, event));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_query(&done, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_synchronize(NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_wait(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_elapsed_time(NULL, event, event));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_elapsed_time(&ms, NULL, event));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_elapsed_time(&ms, event, NULL));
+  c10c_stream cpu = {{C10C_DEVICE_TYPE_CPU, -1}, 0};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_event_wait(event, cpu)); /* unrecorded */
+  c10c_cuda_event_free(event);
+  pthread_t t;
+  void *st = NULL;
+  ASSERT_EQ(pthread_create(&t, NULL, set_stream_without_memory, &s), 0);
+  ASSERT_EQ(pthread_join(t, &st), 0);
+  ASSERT_EQ((intptr_t)st, C10C_STATUS_OUT_OF_MEMORY);
+  /* allocator calls */
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_set_allocator_settings(NULL));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_cuda_record_memory_history(((size_t)1 << 24) + 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_record_stream(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_record_stream_data(NULL, s));
+  c10c_data_ptr other = {
+      .data = (void *)0x1000, .ctx = (void *)0x1000, .device = {C10C_DEVICE_TYPE_CUDA, 1}};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream_data(&other, s));
+  ASSERT_ERROR_MESSAGE("record_stream: the memory is on cuda:1, the stream on cuda:0");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream_data(&other, cpu));
+}
+
 /* The snapshot through the public call: asked for its size first. */
 static char *snapshot(void) {
   size_t len = 0;
@@ -764,6 +819,7 @@ int main(int argc, char **argv) {
       T(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver),
       T(record_stream_keeps_memory_until_the_other_stream_is_done),
       T(a_child_forked_after_init_is_refused),
+      T(null_arguments_and_out_of_memory_are_refused),
       T(expandable_segments_over_the_drivers_virtual_memory),
       T(stream_ordered_reuse_makes_the_new_stream_wait)};
   static const test_case no_vmm[] = {
