@@ -447,6 +447,15 @@ TEST(compute_dispatch_key_errors) {
   ASSERT_OK(c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE_CSC,
                                       C10C_DEVICE_TYPE_CUDA));
   ASSERT_EQ(k, DK(SPARSE_CSR_CUDA));
+  /* a new tensor's key set fails as its key does */
+  c10c_dispatch_key_set ks;
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
+                c10c_dispatch_key_set_for_tensor(&ks, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE,
+                                                 C10C_DEVICE_TYPE_FPGA, false));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_for_tensor(&ks, 6, 0, 21, true));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_from_backend(&ks, 17));
+  ASSERT_ERROR_MESSAGE("invalid backend component 17");
 }
 
 TEST(predicates_and_raw_sets) {
