@@ -518,9 +518,10 @@ static void op_clock(fuzz_input *in) {
   }
 }
 
+/* 0 or a power of two (the parser allows any): mostly small, up to 2^63 */
 static size_t fuzz_divisions(fuzz_input *in) {
-  int64_t log = fuzz_range(in, -1, 10);
-  return log < 0 ? 0 : (size_t)1 << log;
+  int64_t log = fuzz_range(in, -1, 63);
+  return log < 0 ? 0 : (size_t)1 << (log > 12 && log < 60 ? log % 12 : log);
 }
 
 /* Settings as the configuration parser can produce them. */
@@ -528,8 +529,9 @@ static void op_configure(fuzz_input *in, run *r) {
   c10c__device_alloc_config c = c10c__device_alloc_config_default();
   uint8_t flags = fuzz_u8(in);
   if (flags & 1) {
-    static const size_t mib[] = {21, 22, 40, 64, 100, 1024, (size_t)1 << 30};
-    c.max_split_size = mib[fuzz_u8(in) % 7] << 20;
+    /* from PyTorch 2.13's least, 20 MiB, to the parser's clamp */
+    static const size_t mib[] = {20, 21, 22, 40, 64, 100, 1024, (size_t)1 << 30, SIZE_MAX >> 20};
+    c.max_split_size = mib[fuzz_u8(in) % (sizeof mib / sizeof mib[0])] << 20;
   }
   if (flags & 2) {
     size_t d = fuzz_divisions(in);
