@@ -2,7 +2,9 @@
  * device strings (c10c_device_from_string, and c10c_device_from_chars over an exact-size buffer
  * without a NUL, so that ASan sees any read past len), device and stream printing, dispatch key
  * names, key-set printing and iteration, dtype names, the CPU and CUDA allocator configuration
- * strings, the replay trace's CSV reader (bench/trace_csv.c), and the names of every enum.
+ * strings, the replay trace's CSV reader (bench/trace_csv.c), and the names of every enum; and,
+ * for the line coverage of the files those live in, dtype promotion and conversions, key-set
+ * algebra and the keys of new tensors, and renaming PrivateUse1 once it is named.
  *
  * Beyond "no crash", each checks properties: what parses prints back to text that parses to
  * the same value; from_chars agrees with from_string; printers write exactly out_size bytes at
