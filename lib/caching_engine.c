@@ -536,7 +536,9 @@ static void free_block(c10c__engine *e, block *b);
 
 /* Returns the stuck blocks of a device (insert_events) to their pools once the device has
  * finished all its work: after a device synchronization, or, when the engine is destroyed
- * over a backend that cannot synchronize, regardless (everything goes back then). Lock held. */
+ * over a backend that cannot synchronize, regardless (everything goes back then). Their events
+ * that were recorded are gone already (release_cached waited for every event first). Lock
+ * held. */
 static void release_stuck(c10c__engine *e, int device, bool destroying) {
   device_state *d = &e->state[device];
   if (d->stuck == 0) return;
@@ -544,16 +546,6 @@ static void release_stuck(c10c__engine *e, int device, bool destroying) {
     e->backend.synchronize(e->backend.self, device);
   else if (!destroying)
     return;
-  for (pending_event **link = &d->events; *link != NULL;) {
-    pending_event *p = *link;
-    if (p->b->events >= 0) {
-      link = &p->next;
-      continue;
-    }
-    *link = p->next;
-    e->backend.event_destroy(e->backend.self, p->event);
-    c10c__free(p);
-  }
   /* free_block may merge b into its neighbour: the walk starts over after each */
   for (segment *s = d->segments; s != NULL; s = s->next)
     for (block *b = s->head; b != NULL;) {
