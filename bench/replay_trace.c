@@ -16,6 +16,7 @@
  * Stream), empty_cache, step_begin (Step). Time is the logical clock in ticks when it is an
  * integer (the stand-in's streams complete work by it); RMM's wall-clock times are ignored.
  * Stream values are names: the first one seen is the default stream, others pool streams.
+ * bench/trace_csv.h says exactly what the reader accepts.
  *
  * Metrics: device mallocs and frees per steady step (steps >= 2; maps and unmaps count for
  * expandable segments), cache hit rate over steady steps, peak reserved / peak allocated,
@@ -34,118 +35,8 @@
 #include <string.h>
 
 #include "bench_clock.h"
+#include "trace_csv.h"
 #include "c10c/c10c.h"
-
-/* ---- the trace ---- */
-
-typedef enum { ALLOCATE, FREE, RECORD_STREAM, ENQUEUE, EMPTY_CACHE, STEP_BEGIN } action;
-
-typedef struct event {
-  action act;
-  uint64_t id;   /* Pointer */
-  uint64_t size; /* bytes, or ticks for enqueue */
-  int stream;    /* index into the trace's stream names */
-  int64_t time;  /* -1: none */
-  int step;
-} event;
-
-typedef struct trace {
-  event *events;
-  size_t count;
-  uint64_t stream_names[64];
-  int streams;
-  int steps;
-  uint64_t peak_live; /* requested bytes, found by the measured replay */
-} trace;
-
-static int stream_index(trace *t, uint64_t name) {
-  for (int i = 0; i < t->streams; i++)
-    if (t->stream_names[i] == name) return i;
-  if (t->streams == 64) return 63;
-  t->stream_names[t->streams] = name;
-  return t->streams++;
-}
-
-/* Splits a CSV line in place (no quoting in these traces). */
-static int split(char *line, char **fields, int max) {
-  int n = 0;
-  for (char *p = line; n < max;) {
-    fields[n++] = p;
-    char *comma = strchr(p, ',');
-    if (comma == NULL) break;
-    *comma = '\0';
-    p = comma + 1;
-  }
-  for (int i = 0; i < n; i++) fields[i][strcspn(fields[i], "\r\n")] = '\0';
-  return n;
-}
-
-static int column(char **header, int n, const char *name) {
-  for (int i = 0; i < n; i++)
-    if (strcmp(header[i], name) == 0) return i;
-  return -1;
-}
-
-static int load(const char *path, trace *t) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) {
-    fprintf(stderr, "cannot open %s\n", path);
-    return -1;
-  }
-  char line[1024], head[1024];
-  char *h[16], *v[16];
-  if (fgets(head, sizeof head, f) == NULL) {
-    fclose(f);
-    return -1;
-  }
-  int nh = split(head, h, 16);
-  int c_time = column(h, nh, "Time"), c_action = column(h, nh, "Action");
-  int c_ptr = column(h, nh, "Pointer"), c_size = column(h, nh, "Size");
-  int c_stream = column(h, nh, "Stream"), c_step = column(h, nh, "Step");
-  if (c_action < 0 || c_ptr < 0 || c_size < 0) {
-    fprintf(stderr, "%s: the header needs Action, Pointer and Size\n", path);
-    fclose(f);
-    return -1;
-  }
-  size_t cap = 1 << 16;
-  t->events = malloc(cap * sizeof *t->events);
-  int step = 0;
-  while (fgets(line, sizeof line, f) != NULL) {
-    int n = split(line, v, 16);
-    if (n <= c_size || n <= c_action) continue;
-    event e = {.time = -1, .step = step};
-    const char *a = v[c_action];
-    if (strcmp(a, "allocate") == 0)
-      e.act = ALLOCATE;
-    else if (strcmp(a, "free") == 0)
-      e.act = FREE;
-    else if (strcmp(a, "record_stream") == 0)
-      e.act = RECORD_STREAM;
-    else if (strcmp(a, "enqueue") == 0)
-      e.act = ENQUEUE;
-    else if (strcmp(a, "empty_cache") == 0)
-      e.act = EMPTY_CACHE;
-    else if (strcmp(a, "step_begin") == 0)
-      e.act = STEP_BEGIN;
-    else
-      continue; /* "allocate failure" and unknown rows */
-    e.id = strtoull(v[c_ptr], NULL, 16);
-    e.size = strtoull(v[c_size], NULL, 10);
-    e.stream = c_stream >= 0 && c_stream < n ? stream_index(t, strtoull(v[c_stream], NULL, 0)) : 0;
-    if (c_time >= 0 && c_time < n && strchr(v[c_time], ':') == NULL)
-      e.time = strtoll(v[c_time], NULL, 10);
-    if (e.act == STEP_BEGIN) {
-      step = c_step >= 0 && c_step < n ? atoi(v[c_step]) : step + 1;
-      e.step = step;
-      if (step + 1 > t->steps) t->steps = step + 1;
-    }
-    if (t->count == cap) t->events = realloc(t->events, (cap *= 2) * sizeof *t->events);
-    t->events[t->count++] = e;
-  }
-  fclose(f);
-  if (t->steps == 0) t->steps = 1;
-  return 0;
-}
 
 /* ---- the stand-in's controls ---- */
 
@@ -221,6 +112,7 @@ typedef struct metrics {
 
 typedef struct replayer {
   trace *t;
+  uint64_t peak_live; /* requested bytes, found by the measured replay */
   c10c_allocator *alloc;
   c10c_stream streams[64];
   void *handles[64];
@@ -279,14 +171,14 @@ static bool run(replayer *r, metrics *m) {
   }
   int cur = 0;
   for (size_t k = 0; k < t->count; k++) {
-    const event *e = &t->events[k];
+    const trace_event *e = &t->events[k];
     if (e->time >= 0) {
       uint64_t now = stub_now(), at = base + (uint64_t)e->time;
       if (at > now) stub_advance(at - now);
     }
     bool steady = step >= 2;
     switch (e->act) {
-      case STEP_BEGIN: {
+      case TRACE_STEP_BEGIN: {
         if (m != NULL) {
           stats(r, &s);
           if (steady) {
@@ -301,7 +193,7 @@ static bool run(replayer *r, metrics *m) {
         r->naddr[cur] = 0;
         break;
       }
-      case ALLOCATE: {
+      case TRACE_ALLOCATE: {
         c10c_cuda_set_current_stream(r->streams[e->stream]);
         live_block *b = slot_of(r, e->id, true);
         int64_t before = 0;
@@ -323,7 +215,7 @@ static bool run(replayer *r, metrics *m) {
         }
         *b = (live_block){e->id, d, e->size, (uint64_t)1 << e->stream, SIZE_MAX};
         live += e->size;
-        if (m != NULL && !m->timing && live > t->peak_live) t->peak_live = live;
+        if (m != NULL && !m->timing && live > r->peak_live) r->peak_live = live;
         if (m == NULL) break;
         if (snapshot_path != NULL && !m->timing) { /* the allocator's state at its peak */
           stats(r, &s);
@@ -366,7 +258,7 @@ static bool run(replayer *r, metrics *m) {
         }
         break;
       }
-      case FREE: {
+      case TRACE_FREE: {
         live_block *b = slot_of(r, e->id, false);
         if (b == NULL) break;
         uintptr_t start = (uintptr_t)b->data.data; /* the free clears the data pointer */
@@ -396,15 +288,15 @@ static bool run(replayer *r, metrics *m) {
         }
         break;
       }
-      case RECORD_STREAM: {
+      case TRACE_RECORD_STREAM: {
         live_block *b = slot_of(r, e->id, false);
         if (b == NULL) break;
         if (!skip_record_stream) c10c_cuda_record_stream_data(&b->data, r->streams[e->stream]);
         b->streams |= (uint64_t)1 << e->stream;
         break;
       }
-      case ENQUEUE: stub_enqueue(r->handles[e->stream], e->size); break;
-      case EMPTY_CACHE: c10c_allocator_empty_cache(r->alloc); break;
+      case TRACE_ENQUEUE: stub_enqueue(r->handles[e->stream], e->size); break;
+      case TRACE_EMPTY_CACHE: c10c_allocator_empty_cache(r->alloc); break;
     }
   }
   if (m != NULL) {
@@ -464,8 +356,19 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: replay_trace TRACE.csv [--config S] [--capacity B] [--no-search]\n");
     return 2;
   }
-  trace t = {0};
-  if (load(path, &t) != 0) return 1;
+  trace t;
+  char err[256];
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    fprintf(stderr, "cannot open %s\n", path);
+    return 1;
+  }
+  int loaded = trace_csv_read(&t, f, err, sizeof err);
+  fclose(f);
+  if (loaded != 0) {
+    fprintf(stderr, "%s: %s\n", path, err);
+    return 1;
+  }
   if (c10c_cuda_init() != C10C_STATUS_OK || bind_stub() != 0) {
     fprintf(stderr, "needs the stand-in driver (C10C_CUDA_DRIVER, C10C_STUB_FAKE=1): %s\n",
             c10c_last_error_message());
@@ -487,10 +390,6 @@ int main(int argc, char **argv) {
       c10c_cuda_stream_from_pool(&r.streams[i], 0, 0);
     c10c_cuda_stream_handle(&r.handles[i], r.streams[i]);
   }
-  if (t.streams == 0) {
-    c10c_cuda_default_stream(&r.streams[0], 0);
-    t.streams = 1;
-  }
   metrics m = {0};
   m.pair_ns = malloc(((size_t)1 << 22) * sizeof *m.pair_ns);
   stub_set_capacity(capacity);
@@ -508,7 +407,7 @@ int main(int argc, char **argv) {
   /* the smallest capacity that completes, to 2 MiB */
   size_t cmin = 0;
   if (ok && search) {
-    size_t lo = (size_t)t.peak_live, hi = (size_t)m.peak_reserved + ((size_t)64 << 20);
+    size_t lo = (size_t)r.peak_live, hi = (size_t)m.peak_reserved + ((size_t)64 << 20);
     stub_set_capacity(hi);
     bool fits = run(&r, NULL);
     free_all(&r);
@@ -545,9 +444,9 @@ int main(int argc, char **argv) {
       t.steps > 2 ? (double)m.steady_mallocs / (t.steps - 2) : 0.0,
       t.steps > 2 ? (double)m.steady_frees / (t.steps - 2) : 0.0,
       m.steady_requests ? 1.0 - (double)m.steady_misses / (double)m.steady_requests : 1.0,
-      m.peak_reserved, m.peak_allocated, t.peak_live,
+      m.peak_reserved, m.peak_allocated, r.peak_live,
       m.peak_allocated ? (double)m.peak_reserved / (double)m.peak_allocated : 0.0, cmin,
-      t.peak_live ? (double)cmin / (double)t.peak_live : 0.0,
+      r.peak_live ? (double)cmin / (double)r.peak_live : 0.0,
       m.compared ? (double)m.stable / (double)m.compared : 1.0, m.unsafe, m.retries, m.ooms, p50,
       mean, overhead);
   free(m.pair_ns);
@@ -555,6 +454,6 @@ int main(int argc, char **argv) {
   free(r.addresses[0]);
   free(r.addresses[1]);
   free(r.busy);
-  free(t.events);
+  trace_free(&t);
   return ok && m.unsafe == 0 ? 0 : 1;
 }

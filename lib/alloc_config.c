@@ -8,12 +8,15 @@
 
 #include "alloc_config.h"
 
+/* A decimal number of any length that fits a size_t (PyTorch's stoull). */
 static bool parse_size(const char *text, size_t len, size_t *out) {
-  if (len == 0 || len > 12) return false;
+  if (len == 0) return false;
   size_t v = 0;
   for (size_t i = 0; i < len; i++) {
     if (text[i] < '0' || text[i] > '9') return false;
-    v = v * 10 + (size_t)(text[i] - '0');
+    size_t digit = (size_t)(text[i] - '0');
+    if (v > (SIZE_MAX - digit) / 10) return false;
+    v = v * 10 + digit;
   }
   *out = v;
   return true;
@@ -142,9 +145,8 @@ static int log2_floor(size_t v) { return 63 - __builtin_clzll((unsigned long lon
 static c10c_status parse_roundup(const item *it, size_t *divisions, char *msg, size_t msg_size) {
   size_t number = 0;
   if (it->value_len == 0 || it->value[0] != '[') {
-    if (!parse_size(it->value, it->value_len, &number) || number > 1024)
-      return bad_number(it, msg, msg_size);
-    if (number != 0 && !power_of_two(number)) {
+    if (!parse_size(it->value, it->value_len, &number)) return bad_number(it, msg, msg_size);
+    if (!power_of_two(number)) { /* 0 too, unlike the list's entries */
       snprintf(msg, msg_size, "For roundups, the divisions has to be power of 2 ");
       return C10C_STATUS_INVALID_ARGUMENT;
     }
@@ -168,8 +170,7 @@ static c10c_status parse_roundup(const item *it, size_t *divisions, char *msg, s
       return C10C_STATUS_INVALID_ARGUMENT;
     }
     size_t value = 0, bound = 0;
-    if (!parse_size(entry.value, entry.value_len, &value) || value > 1024)
-      return bad_number(it, msg, msg_size);
+    if (!parse_size(entry.value, entry.value_len, &value)) return bad_number(it, msg, msg_size);
     if (value != 0 && !power_of_two(value)) {
       snprintf(msg, msg_size,
                "For roundups, the divisions has to be power of 2 or 0 to disable roundup ");
@@ -215,6 +216,30 @@ static c10c_status parse_threshold(const item *it, double *out, char *msg, size_
   return C10C_STATUS_OK;
 }
 
+/* backend: native; PyTorch's other one is not implemented here, anything else unknown (as
+ * PyTorch says it). */
+static c10c_status parse_backend(const item *it, char *msg, size_t msg_size) {
+  if (value_is(it, "native")) return C10C_STATUS_OK;
+  if (value_is(it, "cudaMallocAsync")) {
+    snprintf(msg, msg_size, "CUDA allocator backend 'cudaMallocAsync' is not supported yet");
+    return C10C_STATUS_NOT_IMPLEMENTED;
+  }
+  snprintf(msg, msg_size, "Unknown allocator backend, options are native and cudaMallocAsync");
+  return C10C_STATUS_INVALID_ARGUMENT;
+}
+
+/* PyTorch 2.13's keys that this allocator does not implement. */
+static bool not_implemented(const item *it) {
+  static const char *const keys[] = {
+      "max_non_split_rounding_mb",      "large_segment_size_mb",
+      "release_lock_on_cudamalloc",     "pinned_use_cuda_host_register",
+      "pinned_num_register_threads",    "pinned_use_background_threads",
+      "pinned_reserve_segment_size_mb", "graph_capture_record_stream_reuse"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (key_is(it, keys[i])) return true;
+  return false;
+}
+
 c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc_config *into,
                                             char *msg, size_t msg_size) {
   c10c__device_alloc_config next = *into;
@@ -224,14 +249,14 @@ c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc
     size_t number = 0;
     c10c_status st = C10C_STATUS_OK;
     if (key_is(&it, "max_split_size_mb")) {
-      if (!parse_size(it.value, it.value_len, &number) || number > ((size_t)1 << 30))
-        return bad_number(&it, msg, msg_size);
-      if (number <= 20) { /* PyTorch's check: the large buffer is 20 MiB */
+      if (!parse_size(it.value, it.value_len, &number)) return bad_number(&it, msg, msg_size);
+      if (number < 20) { /* PyTorch 2.13's check: at least the large buffer, 20 MiB */
         snprintf(msg, msg_size,
-                 "CachingAllocator option max_split_size_mb too small, must be > 20");
+                 "CachingAllocator option max_split_size_mb too small, must be >= 20");
         return C10C_STATUS_INVALID_ARGUMENT;
       }
-      next.max_split_size = number << 20;
+      /* larger than any size: clamped, as PyTorch does */
+      next.max_split_size = (number < SIZE_MAX >> 20 ? number : SIZE_MAX >> 20) << 20;
     } else if (key_is(&it, "roundup_power2_divisions")) {
       st = parse_roundup(&it, next.roundup_power2_divisions, msg, msg_size);
     } else if (key_is(&it, "garbage_collection_threshold")) {
@@ -241,14 +266,8 @@ c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc
     } else if (key_is(&it, "stream_ordered_reuse")) {
       st = parse_bool(&it, &next.stream_ordered_reuse, msg, msg_size);
     } else if (key_is(&it, "backend")) {
-      if (!value_is(&it, "native")) {
-        snprintf(msg, msg_size, "Unknown allocator backend '%.*s' (only native is supported yet)",
-                 (int)it.value_len, it.value);
-        return C10C_STATUS_INVALID_ARGUMENT;
-      }
-    } else if (key_is(&it, "release_lock_on_cudamalloc") ||
-               key_is(&it, "pinned_use_cuda_host_register") ||
-               key_is(&it, "pinned_num_register_threads")) {
+      st = parse_backend(&it, msg, msg_size);
+    } else if (not_implemented(&it)) {
       snprintf(msg, msg_size, "CUDA allocator option '%.*s' is not supported yet", (int)it.key_len,
                it.key);
       return C10C_STATUS_NOT_IMPLEMENTED;

@@ -17,8 +17,8 @@ typedef struct c10c__cpu_alloc_config {
 enum { C10C__FILL_NONE = 0, C10C__FILL_ZERO = 1, C10C__FILL_JUNK = 2 };
 
 /* Parses "key:value,..." (keys max_cached_mb, huge_pages, thread_cache_kb, fill) over *into. On
- * error writes a message to msg, leaves *into unchanged and returns C10C_STATUS_INVALID_ARGUMENT.
- */
+ * error writes a message to msg (msg_size bytes, NUL-terminated when msg_size > 0), leaves *into
+ * unchanged and returns C10C_STATUS_INVALID_ARGUMENT. */
 c10c_status c10c__parse_cpu_alloc_config(const char *text, c10c__cpu_alloc_config *into, char *msg,
                                          size_t msg_size);
 
@@ -43,10 +43,13 @@ typedef struct c10c__device_alloc_config {
 c10c__device_alloc_config c10c__device_alloc_config_default(void);
 
 /* Parses "max_split_size_mb:N,roundup_power2_divisions:N|[MB:N,...,>:N],
- * garbage_collection_threshold:F,expandable_segments:True|False,..." with PyTorch's checks and
- * messages; options PyTorch has that the engine does not implement (pinned_*, backend other than
- * native, ...) give C10C_STATUS_NOT_IMPLEMENTED, unknown keys C10C_STATUS_INVALID_ARGUMENT; on an
- * error *into is unchanged. */
+ * garbage_collection_threshold:F,expandable_segments:True|False,..." with PyTorch 2.13's checks
+ * and messages (max_split_size_mb at least 20, clamped above SIZE_MAX MiB; divisions a power of
+ * two, or 0 in a list); PyTorch 2.13's options that the engine does not implement
+ * (max_non_split_rounding_mb, large_segment_size_mb, release_lock_on_cudamalloc, pinned_*,
+ * graph_capture_record_stream_reuse, backend:cudaMallocAsync) give C10C_STATUS_NOT_IMPLEMENTED,
+ * unknown keys and backends and bad values C10C_STATUS_INVALID_ARGUMENT; on an error *into is
+ * unchanged and msg (msg_size bytes) holds the message, NUL-terminated when msg_size > 0. */
 c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc_config *into,
                                             char *msg, size_t msg_size);
 

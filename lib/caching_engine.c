@@ -53,6 +53,7 @@ struct segment {
 typedef struct pending_event {
   void *event;
   block *b;
+  c10c_stream_id stream; /* where it was recorded */
   struct pending_event *next;
 } pending_event;
 
@@ -98,6 +99,7 @@ typedef struct device_state {
   size_t allowed;    /* set_per_process_memory_fraction's limit on reserved bytes; SIZE_MAX: none */
   uint64_t gc_calls; /* get_free_block calls on the large pool while garbage collection is on */
   int64_t stream_waits; /* blocks handed to another stream by stream-ordered reuse */
+  size_t stuck;         /* freed blocks some of whose record_stream events could not be recorded */
   trace_entry *trace;   /* ring of e->trace_capacity entries */
   size_t trace_next, trace_count;
   c10c_memory_stats stats;
@@ -115,6 +117,7 @@ struct c10c__engine {
   size_t nspare;
   device_state *state;
   block *table[BUCKETS];
+  size_t in_table; /* blocks in the table (the allocated ones) */
 };
 
 /* A zeroed block record: a spare one, or new host memory (NULL without). Lock held. */
@@ -153,7 +156,9 @@ static size_t next_division(size_t size, size_t divisions) {
 
 size_t c10c__engine_round_size_with(size_t size, size_t divisions) {
   if (size < C10C__MIN_BLOCK) return C10C__MIN_BLOCK;
-  if (divisions > 1 && size > C10C__MIN_BLOCK * divisions) return next_division(size, divisions);
+  /* size > 512 x divisions, which would wrap for divisions above 2^55 */
+  if (divisions > 1 && (size - 1) / C10C__MIN_BLOCK >= divisions)
+    return next_division(size, divisions);
   return C10C__MIN_BLOCK * ((size + C10C__MIN_BLOCK - 1) / C10C__MIN_BLOCK);
 }
 
@@ -370,6 +375,7 @@ static void table_insert(c10c__engine *e, block *b) {
   size_t i = bucket(b->ptr);
   b->hash_next = e->table[i];
   e->table[i] = b;
+  e->in_table++;
 }
 
 static block *table_find(c10c__engine *e, const void *ptr, bool take) {
@@ -379,6 +385,7 @@ static block *table_find(c10c__engine *e, const void *ptr, bool take) {
       if (take) {
         *link = b->hash_next;
         b->hash_next = NULL;
+        e->in_table--;
       }
       return b;
     }
@@ -485,7 +492,7 @@ static bool unmap_block(c10c__engine *e, block *b) {
     return false;
   }
   if (start > b->ptr && (mid = split_after(e, b, (size_t)(start - b->ptr))) == NULL) {
-    absorb(e, b, tail, NULL);
+    if (tail != NULL) absorb(e, b, tail, NULL);
     attach(e, b);
     return false;
   }
@@ -525,14 +532,44 @@ static bool has_whole_page(const block *b) {
   return (size_t)(b->ptr + b->size - s->base) / s->page > first;
 }
 
+static void free_block(c10c__engine *e, block *b);
+
+/* Returns the stuck blocks of a device (insert_events) to their pools once the device has
+ * finished all its work: after a device synchronization, or, when the engine is destroyed
+ * over a backend that cannot synchronize, regardless (everything goes back then). Their events
+ * that were recorded are gone already (release_cached waited for every event first). Lock
+ * held. */
+static void release_stuck(c10c__engine *e, int device, bool destroying) {
+  device_state *d = &e->state[device];
+  if (d->stuck == 0) return;
+  if (e->backend.synchronize != NULL)
+    e->backend.synchronize(e->backend.self, device);
+  else if (!destroying)
+    return;
+  /* free_block may merge b into its neighbour: the walk starts over after each */
+  for (segment *s = d->segments; s != NULL; s = s->next)
+    for (block *b = s->head; b != NULL;) {
+      if (!b->pending || b->events >= 0) {
+        b = b->next;
+        continue;
+      }
+      b->events = 0;
+      free_block(e, b);
+      b = s->head;
+    }
+  d->stuck = 0;
+}
+
 /* Releases the free blocks that are whole segments and unmaps the free pages of expandable
- * segments (PyTorch's release_cached_blocks), after waiting for pending events. Lock held. */
-static void release_cached(c10c__engine *e, int device) {
+ * segments (PyTorch's release_cached_blocks), after waiting for pending events (and for the
+ * device, when blocks are stuck). Lock held. */
+static void release_cached(c10c__engine *e, int device, bool destroying) {
   device_state *d = &e->state[device];
   if (e->backend.event_synchronize != NULL && d->events != NULL) {
     process_events(e, device, true);
     d->stats.num_sync_all_streams++;
   }
+  release_stuck(e, device, destroying);
   bool synced = false;
   for (int p = 0; p < 2; p++) {
     block *b = pool_first(&d->pools[p]);
@@ -644,7 +681,8 @@ static c10c_status out_of_memory(c10c__engine *e, int device, size_t size, c10c_
 
 /* Whether size more bytes would take the device past its memory fraction. */
 static bool over_limit(const device_state *d, size_t size) {
-  return (size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current + size > d->allowed;
+  size_t reserved = (size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current;
+  return size > d->allowed || reserved > d->allowed - size; /* reserved + size, unwrapped */
 }
 
 /* A new fixed segment holding at least rounded bytes (PyTorch's alloc_block). Lock held. */
@@ -727,8 +765,9 @@ static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_
   size_t free_bytes = 0, total = 0, page = small ? C10C__SMALL_BUFFER : C10C__LARGE_BUFFER;
   c10c_status st = e->backend.mem_info(e->backend.self, device, &free_bytes, &total);
   if (st != C10C_STATUS_OK) return st;
+  /* 1.125 x total in whole pages; a device too large for that to be counted is full */
+  if (total == 0 || total > SIZE_MAX - total / 8 - (page - 1)) return C10C_STATUS_OUT_OF_MEMORY;
   size_t size = (total + total / 8 + page - 1) / page * page;
-  if (size == 0) return C10C_STATUS_OUT_OF_MEMORY;
   segment *s = segment_new(e, size / page);
   if (s == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) for a segment");
   void *base = NULL;
@@ -779,50 +818,123 @@ static c10c_status expandable_block(c10c__engine *e, int device, size_t size, bo
 
 /* ---- stream-ordered reuse ---- */
 
-/* A free block of another stream (or one waiting for its record_stream events) that fits,
- * handed to stream after making it wait for the other streams' work: an event recorded on the
- * block's stream now (its last use there) and the block's pending events. Lock held. */
-static block *reuse_across_streams(c10c__engine *e, int device, bool small, size_t size,
-                                   c10c_stream_id stream, bool *was_free) {
+/* Makes stream wait for the work queued so far on user: an event recorded there now. Lock
+ * held. */
+static bool order_after(c10c__engine *e, int device, c10c_stream_id user, c10c_stream_id stream) {
+  void *event = NULL;
+  if (e->backend.event_record(e->backend.self, device, user, &event) != C10C_STATUS_OK)
+    return false;
+  c10c_status st = e->backend.stream_wait(e->backend.self, device, stream, event);
+  e->backend.event_destroy(e->backend.self, event);
+  return st == C10C_STATUS_OK;
+}
+
+/* Whether b could serve a request of size bytes on stream by stream-ordered reuse. */
+static bool reusable(const c10c__engine *e, const block *b, bool small, size_t size) {
+  return b->small == small && b->size >= size && !b->seg->expandable &&
+         !oversize_refused(b->size, size, e->config.max_split_size);
+}
+
+/* The stream uses of a block handed to another stream: that stream (NULL without host memory;
+ * none for the block's own stream). */
+static bool other_stream_use(const block *b, c10c_stream_id stream, c10c_stream_id **uses) {
+  *uses = NULL;
+  return b->stream == stream || (*uses = c10c__malloc(sizeof **uses)) != NULL;
+}
+
+/* b, free or taken from its events, is used on stream from now on: noted as record_stream
+ * would, so that after the free it goes back to its own stream's pool only once stream's work
+ * on it has completed. b keeps the stream of its segment (its free neighbours, which it merges
+ * with, are that stream's memory). */
+static void note_use(block *b, c10c_stream_id stream, c10c_stream_id *uses) {
+  if (uses == NULL) return;
+  uses[0] = stream;
+  b->uses = uses;
+  b->nuses = 1;
+}
+
+/* Streams that may still use memory taken from its pending events (take_pending). */
+typedef struct stream_list {
+  c10c_stream_id *ids;
+  size_t n;
+} stream_list;
+
+/* The streams of b's pending events, into *out (false without host memory). */
+static bool pending_streams(const device_state *d, const block *b, stream_list *out) {
+  *out = (stream_list){c10c__malloc((size_t)b->events * sizeof *out->ids), 0};
+  if (out->ids == NULL) return false;
+  for (const pending_event *x = d->events; x != NULL; x = x->next)
+    if (x->b == b) out->ids[out->n++] = x->stream;
+  return true;
+}
+
+/* Makes stream wait for the pending block b's record_stream events and for its own stream's
+ * work (whose last use of it came before the free), then takes it from its events; the streams
+ * of those events go to *still_used (for the rest of b, if it is split). False when a wait
+ * cannot be made. Lock held. */
+static bool take_pending(c10c__engine *e, int device, block *b, c10c_stream_id stream,
+                         stream_list *still_used) {
   device_state *d = &e->state[device];
-  size_t max_split = e->config.max_split_size;
+  c10c_stream_id *uses;
+  if (!other_stream_use(b, stream, &uses)) return false;
+  if (!pending_streams(d, b, still_used)) {
+    c10c__free(uses);
+    return false;
+  }
+  bool ok = b->stream == stream || order_after(e, device, b->stream, stream);
+  for (pending_event *x = d->events; x != NULL && ok; x = x->next)
+    if (x->b == b && x->stream != stream) /* a stream's own work is ordered already */
+      ok = e->backend.stream_wait(e->backend.self, device, stream, x->event) == C10C_STATUS_OK;
+  if (!ok) {
+    c10c__free(uses);
+    c10c__free(still_used->ids);
+    *still_used = (stream_list){NULL, 0};
+    return false;
+  }
+  for (pending_event **l = &d->events; *l != NULL;) {
+    pending_event *x = *l;
+    if (x->b != b) {
+      l = &x->next;
+      continue;
+    }
+    *l = x->next;
+    e->backend.event_destroy(e->backend.self, x->event);
+    c10c__free(x);
+  }
+  b->events = 0;
+  deactivate(e, b);
+  note_use(b, stream, uses);
+  return true;
+}
+
+/* A free block of another stream (or one waiting for its record_stream events) that fits,
+ * handed to stream after making it wait for every stream that may still use it: the block's
+ * own stream (an event recorded there now, after its last use) and the block's pending events
+ * (whose streams go to *still_used). The block stays its segment's stream's, used on stream
+ * (note_use). Lock held. */
+static block *reuse_across_streams(c10c__engine *e, int device, bool small, size_t size,
+                                   c10c_stream_id stream, bool *was_free, stream_list *still_used) {
+  device_state *d = &e->state[device];
   pool *p = &d->pools[small ? 0 : 1];
   for (block *b = pool_first(p); b != NULL; b = pool_after(p, b)) {
-    if (b->stream == stream || b->size < size || b->seg->expandable ||
-        oversize_refused(b->size, size, max_split))
+    c10c_stream_id *uses;
+    if (b->stream == stream || !reusable(e, b, small, size) || !other_stream_use(b, stream, &uses))
       continue;
-    void *event = NULL;
-    if (e->backend.event_record(e->backend.self, device, b->stream, &event) != C10C_STATUS_OK)
+    if (!order_after(e, device, b->stream, stream)) {
+      c10c__free(uses);
       continue;
-    c10c_status st = e->backend.stream_wait(e->backend.self, device, stream, event);
-    e->backend.event_destroy(e->backend.self, event);
-    if (st != C10C_STATUS_OK) continue;
+    }
+    note_use(b, stream, uses);
     detach(e, b);
     d->stream_waits++;
     *was_free = true;
     return b;
   }
-  /* a block waiting for events: wait for them in stream order */
-  for (pending_event **link = &d->events; *link != NULL; link = &(*link)->next) {
-    block *b = (*link)->b;
-    if (b->small != small || b->size < size || b->events <= 0 || b->seg->expandable) continue;
-    if (size < max_split && b->size >= max_split) continue;
-    bool ok = true;
-    for (pending_event *x = d->events; x != NULL && ok; x = x->next)
-      if (x->b == b) ok = e->backend.stream_wait(e->backend.self, device, stream, x->event) == 0;
-    if (!ok) continue;
-    for (pending_event **l = &d->events; *l != NULL;) {
-      pending_event *x = *l;
-      if (x->b != b) {
-        l = &x->next;
-        continue;
-      }
-      *l = x->next;
-      e->backend.event_destroy(e->backend.self, x->event);
-      c10c__free(x);
-    }
-    b->events = 0;
-    deactivate(e, b);
+  for (pending_event *x = d->events; x != NULL; x = x->next) {
+    block *b = x->b;
+    if (b->events <= 0 || !reusable(e, b, small, size) ||
+        !take_pending(e, device, b, stream, still_used))
+      continue;
     d->stream_waits++;
     *was_free = false; /* it never went back to a pool */
     return b;
@@ -858,9 +970,11 @@ c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, 
 void c10c__engine_destroy(c10c__engine *e) {
   if (e == NULL) return;
   /* allocated blocks are the caller's leak; their segments go with the cached ones */
-  for (size_t i = 0; i < BUCKETS; i++)
+  for (size_t i = 0; i < BUCKETS && e->in_table > 0; i++)
     while (e->table[i] != NULL) c10c__engine_free(e, e->table[i]->ptr);
-  c10c__engine_empty_cache(e);
+  pthread_mutex_lock(&e->lock);
+  for (int i = 0; i < e->devices; i++) release_cached(e, i, true);
+  pthread_mutex_unlock(&e->lock);
   for (int i = 0; i < e->devices; i++) c10c__free(e->state[i].trace);
   while (e->spare != NULL) {
     block *b = e->spare;
@@ -892,7 +1006,7 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
       release_available(e, device, small, rounded, stream))
     st = fixed_segment(e, device, rounded, small, stream, out);
   if (st == C10C_STATUS_OUT_OF_MEMORY) {
-    release_cached(e, device);
+    release_cached(e, device, false);
     d->stats.num_alloc_retries++;
     st = expandable ? expandable_block(e, device, rounded, small, stream, out)
                     : fixed_segment(e, device, rounded, small, stream, out);
@@ -902,6 +1016,39 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
     return out_of_memory(e, device, rounded, stream);
   }
   return st;
+}
+
+static void insert_events(c10c__engine *e, block *b);
+
+/* Splits what b does not need off into a free block of its pool (PyTorch's alloc_found_block)
+ * and keeps inactive_split as PyTorch does, expandable blocks left out: b leaves it if it was a
+ * free piece of a split segment (counted), the rest joins it. A block taken back from its
+ * pending events (stream-ordered reuse) may still be used by still_used's streams: its rest is
+ * pending on events recorded on them now (as after a record_stream) and joins its pool once
+ * they complete, instead of going to its stream, which never waited for them. Lock held. */
+static void split_off_rest(c10c__engine *e, block *b, size_t rounded, bool counted,
+                           stream_list *still_used) {
+  device_state *d = state_of(e, b);
+  int64_t pieces = -(int64_t)counted, bytes = counted ? -(int64_t)b->size : 0;
+  block *rest =
+      should_split(b, rounded, e->config.max_split_size) ? split_after(e, b, rounded) : NULL;
+  if (rest != NULL && still_used->n > 0) {
+    rest->uses = still_used->ids;
+    rest->nuses = still_used->n;
+    *still_used = (stream_list){NULL, 0};
+    stat(d->stats.active, rest->small, 1);
+    stat(d->stats.active_bytes, rest->small, (int64_t)rest->size);
+    insert_events(e, rest);
+  } else if (rest != NULL) { /* without host memory for it the block is just used whole */
+    rest->gc_base = d->gc_calls;
+    pool_insert(&d->pools[b->small ? 0 : 1], rest);
+    pieces++, bytes += (int64_t)rest->size;
+  }
+  c10c__free(still_used->ids);
+  if (!b->seg->expandable) {
+    stat(d->stats.inactive_split, b->small, pieces);
+    stat(d->stats.inactive_split_bytes, b->small, bytes);
+  }
 }
 
 c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_stream_id stream,
@@ -929,29 +1076,16 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   if (!small && e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX) d->gc_calls++;
   block *b = best_fit(p, stream, rounded, max_split);
   bool was_free = b != NULL; /* a free block of the pool: counted in inactive_split if split */
-  if (b != NULL)
+  stream_list still_used = {NULL, 0};
+  if (b != NULL) {
     pool_remove(p, b);
-  else if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL &&
-           (b = reuse_across_streams(e, device, small, rounded, stream, &was_free)) != NULL)
-    b->stream = stream; /* it belongs to the allocating stream from now on */
-  else
-    st = alloc_block(e, device, rounded, small, stream, &b);
+  } else {
+    if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL)
+      b = reuse_across_streams(e, device, small, rounded, stream, &was_free, &still_used);
+    if (b == NULL) st = alloc_block(e, device, rounded, small, stream, &b);
+  }
   if (st == C10C_STATUS_OK) {
-    /* PyTorch's inactive_split bookkeeping, expandable blocks left out: b leaves it if it was a
-     * free piece of a split segment, the rest split off (if any) joins it */
-    bool counted = was_free && is_split(b) && !b->seg->expandable;
-    size_t taken = b->size;
-    block *rest = should_split(b, rounded, max_split) ? split_after(e, b, rounded) : NULL;
-    if (rest != NULL) { /* without host memory for it the block is just used whole */
-      rest->stream = stream;
-      rest->gc_base = d->gc_calls;
-      pool_insert(p, rest);
-    }
-    if (!b->seg->expandable) {
-      stat(d->stats.inactive_split, small, (rest != NULL) - (int64_t)counted);
-      stat(d->stats.inactive_split_bytes, small,
-           (rest != NULL ? (int64_t)rest->size : 0) - (counted ? (int64_t)taken : 0));
-    }
+    split_off_rest(e, b, rounded, was_free && is_split(b), &still_used);
     b->allocated = true;
     b->requested = size;
     table_insert(e, b);
@@ -1022,8 +1156,8 @@ static void process_events(c10c__engine *e, int device, bool wait) {
 }
 
 /* Records an event on every stream b was used on; b is pending until they complete. If an
- * event cannot be recorded, b never returns (the safe side: memory held, not reused early).
- * Lock held. */
+ * event cannot be recorded, b is stuck: it waits for a device synchronization (release_stuck)
+ * instead, the safe side (memory held, not reused early). Lock held. */
 static void insert_events(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
   int device = b->seg->device;
@@ -1033,10 +1167,11 @@ static void insert_events(c10c__engine *e, block *b) {
     void *event = NULL;
     if (p == NULL || e->backend.event_record(e->backend.self, device, b->uses[i], &event) != 0) {
       c10c__free(p);
+      if (b->events >= 0) d->stuck++;
       b->events = -1; /* never reaches 0 */
       continue;
     }
-    *p = (pending_event){event, b, d->events};
+    *p = (pending_event){event, b, b->uses[i], d->events};
     d->events = p;
     if (b->events >= 0) b->events++;
   }
@@ -1096,7 +1231,7 @@ c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_i
 
 void c10c__engine_empty_cache(c10c__engine *e) {
   pthread_mutex_lock(&e->lock);
-  for (int i = 0; i < e->devices; i++) release_cached(e, i);
+  for (int i = 0; i < e->devices; i++) release_cached(e, i, false);
   pthread_mutex_unlock(&e->lock);
 }
 
@@ -1318,7 +1453,8 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
       char *at = s->base;
       for (const block *b = s->head; b != NULL && ok; b = b->next) {
         EXPECT(b->ptr == at, "segment %p: a gap or overlap at %p", (void *)s->base, (void *)b->ptr);
-        EXPECT(b->seg == s && b->small == s->small, "block %p: wrong segment", (void *)b->ptr);
+        EXPECT(b->seg == s && b->small == s->small && b->stream == s->stream,
+               "block %p: wrong segment, pool or stream", (void *)b->ptr);
         EXPECT(b->next == NULL || b->next->prev == b, "block %p: broken links", (void *)b->ptr);
         EXPECT(!(mergeable(b) && mergeable(b->next)), "blocks %p and %p are free neighbours",
                (void *)b->ptr, (void *)b->next->ptr);
@@ -1382,11 +1518,9 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
           (long long)split_free_bytes[p]);
     }
   }
-  size_t in_table = 0;
-  for (size_t i = 0; i < BUCKETS; i++)
-    for (const block *b = e->table[i]; b != NULL; b = b->hash_next) in_table++;
-  EXPECT(!ok || in_table == allocated_blocks, "%zu blocks in the address table, %zu allocated",
-         in_table, allocated_blocks);
+  /* every allocated block was found in the table above: the count says there are no others */
+  EXPECT(!ok || e->in_table == allocated_blocks, "%zu blocks in the address table, %zu allocated",
+         e->in_table, allocated_blocks);
 #undef EXPECT
   pthread_mutex_unlock(&e->lock);
   return ok;

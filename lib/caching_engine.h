@@ -7,7 +7,9 @@
  *
  * record_stream as PyTorch's: a block used on other streams returns to its pool only once
  * events recorded on those streams at free time have completed (queried at every malloc,
- * waited for before the cache is released).
+ * waited for before the cache is released). A block for which an event could not be recorded
+ * is held until the cache is released over a backend that can synchronize the device (which it
+ * then does), or until the engine is destroyed.
  *
  * max_split_size (with the release of oversize cached blocks before the full release on a
  * failed segment allocation), roundup_power2_divisions (per interval), garbage_collection_threshold
@@ -15,7 +17,9 @@
  * segments (one address range per stream and pool, pages mapped as it grows and unmapped when
  * released) as PyTorch's (c10c__engine_configure). Beyond PyTorch: stream-ordered reuse (a free
  * block of another stream, or one waiting for record_stream events, is handed to the allocating
- * stream after making it wait for an event, instead of mallocing a segment).
+ * stream after making it wait for every stream that may still use it, instead of mallocing a
+ * segment; the block stays the memory of its segment's stream, as every block of a segment
+ * does, and the allocating stream is noted as a use, as record_stream would).
  *
  * A snapshot of segments and blocks (torch.cuda.memory_snapshot()) as JSON, with a bounded
  * trace of allocator events per device (torch.cuda.memory._record_memory_history). */
@@ -68,7 +72,9 @@ enum {
 };
 
 c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, int devices);
-void c10c__engine_destroy(c10c__engine *engine); /* releases every segment */
+/* Releases every segment, mapping and reservation and destroys every event (allocated blocks
+ * and blocks waiting for events included: the caller promises no more work on them). */
+void c10c__engine_destroy(c10c__engine *engine);
 
 /* A block of at least size bytes on device for work on stream. size 0 gives NULL. On failure
  * C10C_STATUS_OUT_OF_MEMORY with PyTorch's first sentence ("Tried to allocate ...") and the

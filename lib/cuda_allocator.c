@@ -1,6 +1,7 @@
 /* The CUDA caching allocator: PyTorch's caching engine (caching_engine.c) over segments from the
  * driver (cuMemAlloc_v2 / cuMemFree_v2 on the owning device), keyed by the current device and its
  * current stream; and byte copies between host and device memory. */
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -391,10 +392,40 @@ c10c_status c10c_cuda_memory_snapshot(char *out, size_t out_size, size_t *out_le
   return C10C_STATUS_OK;
 }
 
+/* Python's repr of a float, as torch's f-string message shows it: the fewest digits that read
+ * back as v, fixed notation for decimal exponents -4..15 (with ".0" when integral), else
+ * d.ddde+XX; nan, inf, -inf. */
+static void python_float(char *out, size_t size, double v) {
+  if (v != v || v == HUGE_VAL || v == -HUGE_VAL) {
+    snprintf(out, size, "%s", v != v ? "nan" : v > 0 ? "inf" : "-inf");
+    return;
+  }
+  char digits[40];
+  int precision = 1;
+  for (; precision < 17; precision++) {
+    snprintf(digits, sizeof digits, "%.*e", precision - 1, v);
+    if (strtod(digits, NULL) == v) break;
+  }
+  snprintf(digits, sizeof digits, "%.*e", precision - 1, v);
+  int exponent = atoi(strchr(digits, 'e') + 1);
+  if (exponent < -4 || exponent >= 16) {
+    snprintf(out, size, "%s", digits);
+    return;
+  }
+  int decimals = precision - 1 - exponent;
+  if (decimals > 0)
+    snprintf(out, size, "%.*f", decimals, v);
+  else
+    snprintf(out, size, "%.0f.0", v);
+}
+
 c10c_status c10c_cuda_set_memory_fraction(double fraction, c10c_device_index device) {
-  if (!(fraction >= 0.0 && fraction <= 1.0)) /* NaN too */
+  if (!(fraction >= 0.0 && fraction <= 1.0)) { /* NaN too */
+    char value[48];
+    python_float(value, sizeof value, fraction);
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                      "Invalid fraction value: %g. Allowed range: 0~1", fraction);
+                      "Invalid fraction value: %s. Allowed range: 0~1", value);
+  }
   c10c__engine *e = NULL;
   c10c_status st = get_engine(&e);
   if (st == C10C_STATUS_OK) st = c10c__cuda_resolve(&device);

@@ -85,13 +85,21 @@ static c10c_status create_pools(c10c_device_index index) {
   return c10c__cuda_restore(st);
 }
 
+/* A stream as c10 prints it ("stream 0 on device cpu"), or its raw fields when its device is
+ * not one (c10c_stream_to_string then writes nothing). */
+static void describe_stream(char *out, size_t size, c10c_stream s) {
+  if (c10c_stream_to_string(out, size, s) != C10C_STATUS_OK)
+    snprintf(out, size, "stream %lld on device type %d, index %d", (long long)s.id,
+             (int)s.device.type, (int)s.device.index);
+}
+
 /* The driver handle of a stream this library made; checks everything about the value. */
 static c10c_status stream_handle(CUstream *out, int *priority, c10c_stream s) {
   c10c_status st = c10c__cuda_ensure();
   if (st != C10C_STATUS_OK) return st;
   if (s.device.type != C10C_DEVICE_TYPE_CUDA) {
     char text[C10C_STREAM_STRING_MAX];
-    c10c_stream_to_string(text, sizeof text, s);
+    describe_stream(text, sizeof text, s);
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Expected a CUDA stream, got %s", text);
   }
   c10c_device_index index = s.device.index;
@@ -114,7 +122,7 @@ static c10c_status stream_handle(CUstream *out, int *priority, c10c_stream s) {
   pthread_mutex_unlock(&streams_lock);
   if (!known) {
     char text[C10C_STREAM_STRING_MAX];
-    c10c_stream_to_string(text, sizeof text, s);
+    describe_stream(text, sizeof text, s);
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "Unrecognized stream %s: not a stream this library made (external streams "
                       "are not supported yet)",
@@ -251,7 +259,7 @@ c10c_status c10c_cuda_event_record(c10c_cuda_event *event, c10c_stream stream) {
   c10c_status st = stream_handle(&handle, NULL, stream);
   if (st != C10C_STATUS_OK) return st;
   if (event->device >= 0 && event->device != stream.device.index)
-    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+    return c10c__fail(C10C_STATUS_ERROR,
                       "Event device %d does not match recording stream's device %d.",
                       (int)event->device, (int)stream.device.index);
   st = c10c__cuda_activate(stream.device.index);

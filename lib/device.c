@@ -74,9 +74,12 @@ c10c_status c10c_privateuse1_backend_register(const char *name) {
                       "torch.register_privateuse1_backend() has already been set! Current "
                       "backend: %s",
                       current);
-  static const char *const in_tree[] = {"cpu", "cuda", "hip", "mps", "xpu", "mtia"};
-  for (size_t i = 0; i < sizeof in_tree / sizeof in_tree[0]; i++)
-    if (strcmp(in_tree[i], name) == 0)
+  /* c10 refuses cpu, cuda, hip, mps, xpu and mtia; every other name a device string may start
+   * with is refused too, or its devices would print as another type's ("xla:0" for a
+   * PrivateUse1 device named xla, parsed back as XLA). privateuseone names PrivateUse1 itself. */
+  for (size_t i = 0; i < sizeof parse_order / sizeof parse_order[0]; i++)
+    if (parse_order[i] != C10C_DEVICE_TYPE_PRIVATEUSE1 &&
+        strcmp(lower_names[parse_order[i]], name) == 0)
       return c10c__fail(C10C_STATUS_ERROR,
                         "Cannot register privateuse1 backend with in-tree device name: %s", name);
   if (current != NULL) return C10C_STATUS_OK; /* the same name again */

@@ -143,8 +143,17 @@ c10c_dispatch_key_set c10c_dispatch_key_set_difference(c10c_dispatch_key_set a,
 
 /* ---- priority ---- */
 
+/* The bits of real keys: every backend and functionality bit below 62. Bits 62 (c10's
+ * EndOfFunctionalityKeys sentinel) and 63 name no key; a raw word may still set them
+ * (from_raw), and the queries below leave them out, as iteration does, instead of deriving a
+ * key beyond the functionality keys and a slot beyond c10's operator table (137, 138) from
+ * them. */
+static uint64_t key_bits_of(c10c_dispatch_key_set ks) {
+  return ks.repr & c10c_dispatch_key_set_full().repr;
+}
+
 c10c_dispatch_key c10c_dispatch_key_set_highest_functionality(c10c_dispatch_key_set ks) {
-  int i = highest_bit_index(ks.repr);
+  int i = highest_bit_index(key_bits_of(ks));
   return i <= NUM_BACKENDS ? DK(UNDEFINED) : (c10c_dispatch_key)(i - NUM_BACKENDS);
 }
 
@@ -178,7 +187,7 @@ static int table_offset(c10c_dispatch_key f) {
 }
 
 int32_t c10c_dispatch_key_set_dispatch_table_index(c10c_dispatch_key_set ks) {
-  c10c_dispatch_key f = (c10c_dispatch_key)highest_bit_index(ks.repr >> NUM_BACKENDS);
+  c10c_dispatch_key f = (c10c_dispatch_key)highest_bit_index(key_bits_of(ks) >> NUM_BACKENDS);
   if (f == DK(UNDEFINED)) return 0;
   int backend = 0;
   if (key_is_per_backend_functionality(f))

@@ -31,6 +31,12 @@ c10c_stream_data3 c10c_stream_pack3(c10c_stream s) {
 c10c_status c10c_stream_unpack3(c10c_stream *out, c10c_stream_id stream_id,
                                 c10c_device_index device_index, c10c_device_type device_type) {
   C10C__CHECK_NOT_NULL(out);
+  /* c10's TORCH_CHECK(isValidDeviceType(device_type)), message and all */
+  if (!c10c_device_type_is_valid(device_type))
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "Expected isValidDeviceType(device_type) to be true, but got false.  (Could "
+                      "this error message be improved?  If so, please report an enhancement "
+                      "request to PyTorch.)");
   c10c_device device = {device_type, device_index};
   return c10c_stream_init(out, device, stream_id);
 }

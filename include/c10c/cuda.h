@@ -24,6 +24,11 @@
  * tensors of one layout and dtype; anything else (strided CUDA views, broadcasting, dtype
  * conversions) is arranged on the host: the source's span is copied there, a CUDA destination's
  * span read, written by the CPU copy and copied back.
+ *
+ * Errors that every fallible call below may return besides its own: C10C_STATUS_UNAVAILABLE
+ * (no usable driver or device, or a forked child) and a failing driver call as
+ * C10C_STATUS_ERROR "CUDA driver error: <name> (<text>) in <call>" (C10C_STATUS_OUT_OF_MEMORY for
+ * CUDA_ERROR_OUT_OF_MEMORY); a NULL pointer argument is C10C_STATUS_NULL_POINTER.
  */
 #ifndef C10C_CUDA_H
 #define C10C_CUDA_H
@@ -76,23 +81,27 @@ typedef struct c10c_cuda_device_guard {
   c10c_device_index current;
 } c10c_cuda_device_guard;
 
-/* Errors: as c10c_cuda_set_device (the guard is then inactive and exit is a no-op). */
+/* Errors: C10C_STATUS_NULL_POINTER (guard); for enter, as c10c_cuda_set_device (the guard is
+ * then inactive and exit is a no-op), even with a negative index when CUDA is unavailable. */
 C10C_API c10c_status c10c_cuda_device_guard_enter(c10c_cuda_device_guard *guard,
                                                   c10c_device_index index);
 C10C_API c10c_status c10c_cuda_device_guard_exit(c10c_cuda_device_guard *guard);
 
-/* The device's name (cuDeviceGetName) into out (size bytes, NUL-terminated, truncated to fit).
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_UNAVAILABLE, "CUDA error: invalid device
- * ordinal". */
+/* The device's name (cuDeviceGetName) into out (size bytes, NUL-terminated, truncated to fit);
+ * index -1: the current device.
+ * Errors: C10C_STATUS_NULL_POINTER (out, even with size 0), C10C_STATUS_BUFFER_TOO_SMALL for size
+ * 0, C10C_STATUS_ERROR "CUDA error: invalid device ordinal", C10C_STATUS_UNAVAILABLE. */
 C10C_API c10c_status c10c_cuda_device_name(char *out, size_t size, c10c_device_index index);
 
 /* Free and total bytes of a device (torch.cuda.mem_get_info; cuMemGetInfo_v2 in its primary
- * context). Errors: as c10c_cuda_device_name. */
+ * context). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "CUDA error: invalid device
+ * ordinal" for an index outside 0..count-1 (-1 included: no current-device shorthand here);
+ * C10C_STATUS_UNAVAILABLE. */
 C10C_API c10c_status c10c_cuda_mem_get_info(int64_t *free_bytes, int64_t *total_bytes,
                                             c10c_device_index index);
 
 /* Waits for all work on a device (torch.cuda.synchronize; cuCtxSynchronize). Errors: as
- * c10c_cuda_device_name. */
+ * c10c_cuda_mem_get_info. */
 C10C_API c10c_status c10c_cuda_synchronize(c10c_device_index index);
 
 /* ---- streams (c10's CUDAStream) ----
@@ -103,9 +112,10 @@ C10C_API c10c_status c10c_cuda_synchronize(c10c_device_index index);
  * for higher priorities (negative numbers, as CUDA counts them). Each thread has a current stream
  * per device, the default stream until set. index -1 means the current device.
  * Errors, for every stream argument: C10C_STATUS_INVALID_ARGUMENT "Expected a CUDA stream, got
- * stream 0 on device cpu" for another device type, "Unrecognized stream ..." for an id that
- * names no stream of this library (external streams are not supported yet), the device checks of
- * c10c_cuda_set_device, and C10C_STATUS_UNAVAILABLE. */
+ * stream 0 on device cpu" for another (or an invalid) device type, "Unrecognized stream ..." for
+ * an id that names no stream of this library (external streams are not supported yet), the
+ * device checks of c10c_cuda_set_device (index -1: the current device), and
+ * C10C_STATUS_UNAVAILABLE; for every out-parameter C10C_STATUS_NULL_POINTER. */
 
 C10C_API c10c_status c10c_cuda_default_stream(c10c_stream *out, c10c_device_index index);
 
@@ -116,7 +126,8 @@ C10C_API c10c_status c10c_cuda_stream_from_pool(c10c_stream *out, int priority,
 C10C_API c10c_status c10c_cuda_current_stream(c10c_stream *out, c10c_device_index index);
 
 /* Makes stream the calling thread's current stream on its device (the current device is not
- * changed, as c10's setCurrentCUDAStream). */
+ * changed, as c10's setCurrentCUDAStream). Errors: the stream's; C10C_STATUS_OUT_OF_MEMORY
+ * (the thread's table of current streams, made on its first non-default stream). */
 C10C_API c10c_status c10c_cuda_set_current_stream(c10c_stream stream);
 
 /* Whether all work queued on the stream has completed (cuStreamQuery). */
@@ -143,11 +154,12 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
 /* Configures the CUDA caching allocator with PyTorch's key names, as C10C_ALLOC_CONF (read when
  * the allocator is first used; PYTORCH_CUDA_ALLOC_CONF when C10C_ALLOC_CONF is unset) and
  * torch.cuda.memory._set_allocator_settings:
- * - "max_split_size_mb:N" (N > 20): blocks of N MiB or more are never split, and reused only by
+ * - "max_split_size_mb:N" (N >= 20): blocks of N MiB or more are never split, and reused only by
  *   requests within 20 MiB of their size; on a failed segment allocation such cached blocks are
  *   released first;
  * - "roundup_power2_divisions:N" or "roundup_power2_divisions:[256:1,512:2,>:4]" (powers of
- *   two): sizes round up to N steps between powers of two, per interval (in MiB) for a list;
+ *   two; 0 too in a list): sizes round up to N steps between powers of two, per interval (in
+ *   MiB) for a list;
  * - "garbage_collection_threshold:T" (0 < T < 1): with a memory fraction set, once reserved
  *   memory passes T x the allowed bytes, old unsplit cached blocks are released before new
  *   segments are made;
@@ -155,15 +167,20 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  *   virtual memory management (pages of 2 MiB for the small pool, 20 MiB for the large one);
  * - "stream_ordered_reuse:True|False" (not PyTorch's): a cached block of another stream, or a
  *   freed one still waiting for record_stream's events, is reused by making the allocating
- *   stream wait for an event instead of allocating a new segment;
+ *   stream wait for every stream that may still use it instead of allocating a new segment;
  * - "backend:native".
  * A setting replaces all earlier ones (segments already made keep their kind).
- * Errors: C10C_STATUS_INVALID_ARGUMENT for unknown keys and bad values (PyTorch's messages:
- * "CachingAllocator option max_split_size_mb too small, must be > 20", "For roundups, the
- * divisions has to be power of 2 ", "garbage_collect_threshold is invalid, set it in (0.0,
- * 1.0)", ...);
- * C10C_STATUS_NOT_IMPLEMENTED for PyTorch options not implemented (pinned_*, ...) and for
- * expandable segments over a driver without virtual memory management; C10C_STATUS_UNAVAILABLE. */
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for unknown keys and
+ * backends and bad values (PyTorch's messages: "Unrecognized key 'foo' in CUDA allocator
+ * config.", "CachingAllocator option max_split_size_mb too small, must be >= 20", "For roundups,
+ * the divisions has to be power of 2 ", "garbage_collect_threshold is invalid, set it in (0.0,
+ * 1.0)", "Unknown allocator backend, options are native and cudaMallocAsync", ...);
+ * C10C_STATUS_NOT_IMPLEMENTED for PyTorch 2.13's options not implemented
+ * (max_non_split_rounding_mb, large_segment_size_mb, release_lock_on_cudamalloc, pinned_*,
+ * graph_capture_record_stream_reuse, backend:cudaMallocAsync) and for expandable segments over a
+ * driver or a device without virtual memory management; C10C_STATUS_UNAVAILABLE. A
+ * C10C_ALLOC_CONF that does not parse fails every call that needs the allocator, this one
+ * included, with its status and message. */
 C10C_API c10c_status c10c_cuda_set_allocator_settings(const char *config);
 
 /* torch.cuda.memory._record_memory_history(max_entries=N): keeps the last max_entries
@@ -188,8 +205,8 @@ C10C_API c10c_status c10c_cuda_memory_snapshot(char *out, size_t out_size, size_
 /* torch.cuda.set_per_process_memory_fraction: the caching allocator reserves at most fraction
  * of the device's total memory (device -1: the current one); beyond it allocations fail as if
  * the device were full (after releasing the cache and retrying). Errors:
- * C10C_STATUS_INVALID_ARGUMENT "Invalid fraction value: 1.5. Allowed range: 0~1", the device
- * checks, C10C_STATUS_UNAVAILABLE. */
+ * C10C_STATUS_INVALID_ARGUMENT "Invalid fraction value: 2.0. Allowed range: 0~1" (torch's
+ * message, the value as Python prints it; NaN too), the device checks, C10C_STATUS_UNAVAILABLE. */
 C10C_API c10c_status c10c_cuda_set_memory_fraction(double fraction, c10c_device_index device);
 
 /* torch's Tensor.record_stream: the tensor's memory is also used by work on stream, so the
@@ -216,24 +233,29 @@ C10C_API c10c_status c10c_cuda_event_new(c10c_cuda_event **out, bool enable_timi
 C10C_API void c10c_cuda_event_free(c10c_cuda_event *event);
 
 /* Records the work queued on stream so far. An event belongs to the device it was first
- * recorded on: C10C_STATUS_INVALID_ARGUMENT "Event device 0 does not match recording stream's
- * device 1." for another. */
+ * recorded on: C10C_STATUS_ERROR "Event device 0 does not match recording stream's device 1."
+ * for another (c10's CUDAEvent::record, a RuntimeError in torch). Errors: that, the stream's,
+ * C10C_STATUS_NULL_POINTER. */
 C10C_API c10c_status c10c_cuda_event_record(c10c_cuda_event *event, c10c_stream stream);
 
-/* Whether the recorded work has completed (true for a never recorded event, as c10). */
+/* Whether the recorded work has completed (true for a never recorded event, as c10).
+ * Errors: C10C_STATUS_NULL_POINTER, driver errors. */
 C10C_API c10c_status c10c_cuda_event_query(bool *done, c10c_cuda_event *event);
 
-/* Waits for the recorded work (no-op for a never recorded event). */
+/* Waits for the recorded work (no-op for a never recorded event). Errors: C10C_STATUS_NULL_POINTER,
+ * driver errors. */
 C10C_API c10c_status c10c_cuda_event_synchronize(c10c_cuda_event *event);
 
 /* Makes stream wait for the recorded work before its later work (cuStreamWaitEvent; c10's
- * block; no-op for a never recorded event). */
+ * block; no-op for a never recorded event, whose stream is still checked). Errors:
+ * C10C_STATUS_NULL_POINTER, the stream's, driver errors. */
 C10C_API c10c_status c10c_cuda_event_wait(c10c_cuda_event *event, c10c_stream stream);
 
-/* Milliseconds between two completed events. Errors: C10C_STATUS_INVALID_ARGUMENT "Both events
- * must be created with argument 'enable_timing=True'.", "Both events must be recorded before
- * calculating elapsed time."; C10C_STATUS_ERROR "Both events must be completed before
- * calculating elapsed time." (c10's messages). */
+/* Milliseconds between two completed events. Errors: C10C_STATUS_NULL_POINTER;
+ * C10C_STATUS_INVALID_ARGUMENT "Both events must be created with argument
+ * 'enable_timing=True'.", "Both events must be recorded before calculating elapsed time.";
+ * C10C_STATUS_ERROR "Both events must be completed before calculating elapsed time." (c10's
+ * checks, statuses and messages); driver errors. */
 C10C_API c10c_status c10c_cuda_event_elapsed_time(float *ms, c10c_cuda_event *start,
                                                   c10c_cuda_event *end);
 

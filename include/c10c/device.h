@@ -84,25 +84,32 @@ C10C_API c10c_status c10c_device_init(c10c_device *out, c10c_device_type type, i
 C10C_API c10c_status c10c_device_from_string(c10c_device *out, const char *str);
 
 /* As c10c_device_from_string for the len bytes at str (which need not be NUL-terminated and may
- * contain NUL bytes, which are then invalid characters). */
+ * contain NUL bytes, which are then invalid characters). str may be NULL when len is 0 (the
+ * empty string's error).
+ * Errors: as c10c_device_from_string; C10C_STATUS_NULL_POINTER for a NULL out, or a NULL str
+ * with len > 0. */
 C10C_API c10c_status c10c_device_from_chars(c10c_device *out, const char *str, size_t len);
 
 /* Formats a device as c10's Device::str(): "cuda:1", or "cuda" when the index is -1 (PrivateUse1
  * devices under their registered name).
  * out receives at most out_size bytes including the NUL; C10C_DEVICE_STRING_MAX always fits.
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT (unknown type or index
- * outside -1..127), C10C_STATUS_BUFFER_TOO_SMALL (out then holds a truncated string). */
+ * Errors: C10C_STATUS_NULL_POINTER (out, even with out_size 0), C10C_STATUS_INVALID_ARGUMENT
+ * (unknown type or index outside -1..127), C10C_STATUS_BUFFER_TOO_SMALL (out then holds a
+ * truncated string when out_size > 0). */
 C10C_API c10c_status c10c_device_to_string(char *out, size_t out_size, c10c_device device);
 
 /* Renames the PrivateUse1 device type, as c10's register_privateuse1_backend (torch's
  * torch.utils.rename_privateuse1_backend): afterwards "<name>:1" parses as a PrivateUse1 device
  * ("privateuseone:1" still does) and PrivateUse1 devices print as "<name>:1". Once per process:
  * registering the same name again succeeds, another name fails. Unlike c10, the name must be 1
- * to 26 characters of [a-zA-Z_] (anything else could never be parsed back).
+ * to 26 characters of [a-zA-Z_], and none of the names a device string already starts with
+ * ("meta", "xla", ...: c10 refuses only cpu, cuda, hip, mps, xpu and mtia), so that every
+ * device prints to a string that parses back to it.
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a malformed name;
- * C10C_STATUS_ERROR "Cannot register privateuse1 backend with in-tree device name: <name>" (cpu,
- * cuda, hip, mps, xpu, mtia) and "torch.register_privateuse1_backend() has already been set!
- * Current backend: <name>". Thread-safety: any thread; exactly one of several racing names wins. */
+ * C10C_STATUS_ERROR "Cannot register privateuse1 backend with in-tree device name: <name>" (the
+ * device type names but privateuseone) and "torch.register_privateuse1_backend() has already
+ * been set! Current backend: <name>"; C10C_STATUS_OUT_OF_MEMORY. Thread-safety: any thread;
+ * exactly one of several racing names wins. */
 C10C_API c10c_status c10c_privateuse1_backend_register(const char *name);
 
 /* The PrivateUse1 device type's name: the registered name, else "privateuseone"; upper-cased

@@ -311,7 +311,8 @@ C10C_API c10c_dispatch_key_set c10c_dispatch_key_set_full(void);
 
 /* c10's DispatchKeySet(FULL_AFTER, k): every bit below k's functionality bit, plus
  * PythonDispatcher (torch._C._dispatch_keyset_full_after).
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT for invalid keys. */
+ * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT "invalid dispatch key <n>"
+ * for values above 155 (47 is accepted: c10 computes the full set from it). */
 C10C_API c10c_status c10c_dispatch_key_set_full_after(c10c_dispatch_key_set *out,
                                                       c10c_dispatch_key k);
 
@@ -333,7 +334,7 @@ C10C_API c10c_status c10c_dispatch_key_set_remove_backend(c10c_dispatch_key_set 
 
 /* c10's has(k) = has_all(DispatchKeySet(k)). As in c10 release builds, Undefined and alias keys
  * map to the empty set and so are "in" every set (torch's DispatchKeySet.has agrees).
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT for invalid keys. */
+ * Errors: as c10c_dispatch_key_set_from_key. */
 C10C_API c10c_status c10c_dispatch_key_set_has(bool *out, c10c_dispatch_key_set ks,
                                                c10c_dispatch_key k);
 
@@ -366,7 +367,9 @@ C10C_API c10c_dispatch_key_set c10c_dispatch_key_set_intersection(c10c_dispatch_
 C10C_API c10c_dispatch_key_set c10c_dispatch_key_set_difference(c10c_dispatch_key_set a,
                                                                 c10c_dispatch_key_set b);
 
-/* ---- sets: priority ---- */
+/* ---- sets: priority ----
+ * Bits 62 and 63 of a raw word (c10c_dispatch_key_set_from_raw) belong to no key: these
+ * queries, iteration and printing ignore them. */
 
 /* c10's highestPriorityTypeId: the highest functionality, made per-backend with the highest
  * backend when it is a per-backend functionality. {CPU, ADInplaceOrView, AutogradCPU,
@@ -420,12 +423,14 @@ C10C_API c10c_status c10c_dispatch_key_set_to_string(char *out, size_t out_size,
 
 /* c10's getRuntimeDispatchKeySet: the runtime keys an alias key stands for (Autograd,
  * CompositeImplicitAutograd, ... as in PyTorch 2.13); a non-alias key gives its own set.
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT for invalid keys. */
+ * Errors: as c10c_dispatch_key_set_from_key (values above 155 and 47 are invalid). */
 C10C_API c10c_status c10c_dispatch_key_set_from_alias(c10c_dispatch_key_set *out,
                                                       c10c_dispatch_key k);
 
 /* c10's runtimeDispatchKeySetHas(alias, k) (isIncludedInAlias): whether runtime key k is among
- * the keys the alias stands for. Errors: as c10c_dispatch_key_set_from_alias. */
+ * the keys the alias stands for.
+ * Errors: as c10c_dispatch_key_set_from_alias, for either key; C10C_STATUS_INVALID_ARGUMENT
+ * "runtimeDispatchKeySetHas: the alias key must not be Undefined" (c10 asserts it). */
 C10C_API c10c_status c10c_dispatch_key_alias_has(bool *out, c10c_dispatch_key alias,
                                                  c10c_dispatch_key k);
 

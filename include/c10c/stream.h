@@ -45,8 +45,10 @@ C10C_API bool c10c_stream_equal(c10c_stream a, c10c_stream b);
 C10C_API c10c_stream_data3 c10c_stream_pack3(c10c_stream s);
 
 /* c10's Stream::unpack3: rebuilds a stream from its packed parts.
- * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT "Unknown device type <n>" for an
- * invalid device type (c10 checks isValidDeviceType) or an index outside -1..127. */
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "Expected isValidDeviceType(device_type)
+ * to be true, but got false.  (Could this error message be improved?  ...)" for an invalid
+ * device type (c10's check and message); C10C_STATUS_INVALID_ARGUMENT for an index below -1
+ * (which c10 release builds keep). */
 C10C_API c10c_status c10c_stream_unpack3(c10c_stream *out, c10c_stream_id stream_id,
                                          c10c_device_index device_index,
                                          c10c_device_type device_type);
@@ -58,8 +60,10 @@ C10C_API c10c_status c10c_stream_unpack3(c10c_stream *out, c10c_stream_id stream
 C10C_API uint64_t c10c_stream_hash(c10c_stream s);
 
 /* c10's operator<<(Stream): "stream <id> on device <device>", e.g. "stream 0 on device cuda:0".
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_INVALID_ARGUMENT (invalid device),
- * C10C_STATUS_BUFFER_TOO_SMALL (out holds the truncated string). */
+ * out receives at most out_size bytes including the NUL; C10C_STREAM_STRING_MAX always fits.
+ * Errors: C10C_STATUS_NULL_POINTER (out, even with out_size 0), C10C_STATUS_INVALID_ARGUMENT
+ * (invalid device), C10C_STATUS_BUFFER_TOO_SMALL (out holds the truncated string when out_size
+ * > 0). */
 C10C_API c10c_status c10c_stream_to_string(char *out, size_t out_size, c10c_stream s);
 
 C10C_END_DECLS

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "c10c/testing.h"
 #include "harness.h"
 
 static const char *scenario;
@@ -142,6 +143,8 @@ TEST(device_guard_restores_the_device) {
   ASSERT_OK(c10c_cuda_device_guard_exit(&outer)); /* a second exit does nothing */
   ASSERT_OK(c10c_cuda_current_device(&d));
   ASSERT_EQ(d, 0);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_guard_enter(NULL, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_guard_exit(NULL));
   c10c_cuda_device_guard bad;
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_device_guard_enter(&bad, 9));
   ASSERT_OK(c10c_cuda_device_guard_exit(&bad));
@@ -158,11 +161,23 @@ TEST(device_queries_and_driver_errors) {
   ASSERT_STR_EQ(small, "libc10c");
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_device_name(name, sizeof name, 5));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_name(NULL, 4, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_name(NULL, 0, 0));
+  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_cuda_device_name(name, 0, 0));
+  ASSERT_OK(c10c_cuda_device_name(name, sizeof name, -1)); /* the current device, 0 */
+  ASSERT_STR_EQ(name, "libc10c stand-in GPU 0");
   int64_t free_bytes = 0, total = 0;
   ASSERT_OK(c10c_cuda_mem_get_info(&free_bytes, &total, 1));
   ASSERT_EQ(total, INT64_C(1) << 30);
   ASSERT_EQ(free_bytes, total);
   ASSERT_OK(c10c_cuda_synchronize(1));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_mem_get_info(&free_bytes, &total, -1));
+  ASSERT_ERROR_MESSAGE("CUDA error: invalid device ordinal");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_synchronize(-1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_mem_get_info(NULL, &total, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_mem_get_info(&free_bytes, NULL, 0));
+  int version = 0;
+  ASSERT_OK(c10c_cuda_driver_version(&version));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_driver_version(NULL));
   c10c_device_index d;
   ASSERT_OK(c10c_cuda_current_device(&d));
   ASSERT_EQ(d, 0); /* the queries on device 1 left the thread on device 0 */
@@ -233,6 +248,14 @@ TEST(streams_follow_c10s_pools_and_ids) {
   bad = (c10c_stream){{C10C_DEVICE_TYPE_CPU, -1}, 0};
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_stream_synchronize(bad));
   ASSERT_ERROR_MESSAGE("Expected a CUDA stream, got stream 0 on device cpu");
+  /* a device type that is none: its fields, not an unwritten buffer (read uninitialised before) */
+  bad = (c10c_stream){{99, 0}, 5};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_set_current_stream(bad));
+  ASSERT_ERROR_MESSAGE("Expected a CUDA stream, got stream 5 on device type 99, index 0");
+  c10c_stream *no_stream = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_default_stream(no_stream, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_current_stream(no_stream, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_stream_from_pool(no_stream, 0, 0));
   bad = (c10c_stream){{C10C_DEVICE_TYPE_CUDA, 4}, 0};
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_stream_synchronize(bad));
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_stream_from_pool(&s, 0, 2));
@@ -283,7 +306,8 @@ TEST(stream_work_and_events_on_the_stand_ins_clock) {
   /* an event stays on its first device */
   c10c_stream other;
   ASSERT_OK(c10c_cuda_default_stream(&other, 1));
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_event_record(start, other));
+  /* c10's TORCH_CHECK: a RuntimeError in torch */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_event_record(start, other));
   ASSERT_ERROR_MESSAGE("Event device 0 does not match recording stream's device 1.");
   /* the default stream of a device works too */
   c10c_stream d0;
@@ -462,7 +486,7 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   /* allocator settings with PyTorch's keys and checks */
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_cuda_set_allocator_settings("max_split_size_mb:8"));
-  ASSERT_ERROR_MESSAGE("CachingAllocator option max_split_size_mb too small, must be > 20");
+  ASSERT_ERROR_MESSAGE("CachingAllocator option max_split_size_mb too small, must be >= 20");
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_cuda_set_allocator_settings("garbage_collection_threshold:1.5"));
   ASSERT_ERROR_MESSAGE("garbage_collect_threshold is invalid, set it in (0.0, 1.0)");
@@ -479,6 +503,26 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   /* a memory fraction: at most a quarter of device 1's 1 GiB */
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_set_memory_fraction(1.5, 1));
   ASSERT_ERROR_MESSAGE("Invalid fraction value: 1.5. Allowed range: 0~1");
+  /* the value as torch's f-string prints it (Python's repr of a float) */
+  static const struct {
+    double value;
+    const char *shown;
+  } fractions[] = {{2.0, "2.0"},
+                   {-0.5, "-0.5"},
+                   {1e16, "1e+16"},
+                   {1e15, "1000000000000000.0"},
+                   {1.0000001, "1.0000001"},
+                   {-1e-05, "-1e-05"},
+                   {-0.0001, "-0.0001"},
+                   {123456789.125, "123456789.125"}};
+  for (size_t i = 0; i < sizeof fractions / sizeof fractions[0]; i++) {
+    char expected[96];
+    snprintf(expected, sizeof expected, "Invalid fraction value: %s. Allowed range: 0~1",
+             fractions[i].shown);
+    ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                  c10c_cuda_set_memory_fraction(fractions[i].value, 1));
+    ASSERT_ERROR_MESSAGE(expected);
+  }
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_set_memory_fraction(0.5, 7));
   ASSERT_OK(c10c_cuda_set_memory_fraction(0.25, 1));
   int64_t quarter[1] = {(300 << 20) / 4}, fifth[1] = {(200 << 20) / 4};
@@ -534,6 +578,60 @@ TEST(the_allocator_reads_its_environment) {
         "in CUDA allocator config.");
     ASSERT_TRUE(t == NULL);
   }
+}
+
+/* Every documented NULL-pointer and out-of-memory error of the stream, event and allocator
+ * calls (the status audit of cuda.h). */
+static void *set_stream_without_memory(void *arg) {
+  c10c_stream s = *(c10c_stream *)arg;
+  c10c_testing_fail_allocation(1); /* this thread's table of current streams */
+  c10c_status st = c10c_cuda_set_current_stream(s);
+  c10c_testing_fail_allocation(0);
+  return (void *)(intptr_t)st;
+}
+
+TEST(null_arguments_and_out_of_memory_are_refused) {
+  c10c_stream s;
+  ASSERT_OK(c10c_cuda_stream_from_pool(&s, 0, 0));
+  bool done;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_stream_query(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_stream_handle(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_stream_priority(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_current_device(NULL));
+  c10c_cuda_event *event = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_new(NULL, false));
+  c10c_testing_fail_allocation(1);
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_cuda_event_new(&event, false));
+  c10c_testing_fail_allocation(0);
+  ASSERT_OK(c10c_cuda_event_new(&event, true));
+  float ms;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_record(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_query(NULL, event));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_query(&done, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_synchronize(NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_wait(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_elapsed_time(NULL, event, event));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_elapsed_time(&ms, NULL, event));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_event_elapsed_time(&ms, event, NULL));
+  c10c_stream cpu = {{C10C_DEVICE_TYPE_CPU, -1}, 0};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_event_wait(event, cpu)); /* unrecorded */
+  c10c_cuda_event_free(event);
+  pthread_t t;
+  void *st = NULL;
+  ASSERT_EQ(pthread_create(&t, NULL, set_stream_without_memory, &s), 0);
+  ASSERT_EQ(pthread_join(t, &st), 0);
+  ASSERT_EQ((intptr_t)st, C10C_STATUS_OUT_OF_MEMORY);
+  /* allocator calls */
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_set_allocator_settings(NULL));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_cuda_record_memory_history(((size_t)1 << 24) + 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_record_stream(NULL, s));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_record_stream_data(NULL, s));
+  c10c_data_ptr other = {
+      .data = (void *)0x1000, .ctx = (void *)0x1000, .device = {C10C_DEVICE_TYPE_CUDA, 1}};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream_data(&other, s));
+  ASSERT_ERROR_MESSAGE("record_stream: the memory is on cuda:1, the stream on cuda:0");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream_data(&other, cpu));
 }
 
 /* The snapshot through the public call: asked for its size first. */
@@ -721,6 +819,7 @@ int main(int argc, char **argv) {
       T(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver),
       T(record_stream_keeps_memory_until_the_other_stream_is_done),
       T(a_child_forked_after_init_is_refused),
+      T(null_arguments_and_out_of_memory_are_refused),
       T(expandable_segments_over_the_drivers_virtual_memory),
       T(stream_ordered_reuse_makes_the_new_stream_wait)};
   static const test_case no_vmm[] = {

@@ -115,6 +115,8 @@ TEST(from_chars_treats_nul_as_an_invalid_character) {
   ASSERT_ERROR_MESSAGE("Device string must not be empty");
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_device_from_chars(&d, NULL, 3));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_device_from_string(&d, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_device_from_string(NULL, "cpu"));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_device_from_chars(NULL, "cpu", 3));
 }
 
 TEST(device_init_checks_type_and_index) {
@@ -154,6 +156,10 @@ TEST(device_to_string_errors) {
   ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_device_to_string(buf, sizeof buf, d));
   ASSERT_STR_EQ(buf, "cud");
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_device_to_string(NULL, 8, d));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_device_to_string(NULL, 0, d));
+  buf[0] = 'x';
+  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_device_to_string(buf, 0, d));
+  ASSERT_EQ(buf[0], 'x'); /* nothing written into 0 bytes */
   c10c_device bad_type = {30, 0};
   char big[32];
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_device_to_string(big, sizeof big, bad_type));

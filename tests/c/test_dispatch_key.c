@@ -185,6 +185,27 @@ TEST(dispatch_table_indices) {
   ASSERT_EQ(c10c_dispatch_key_set_dispatch_table_index(empty), 0);
 }
 
+/* Regression (fuzz_parsers, corpus parsers/key_set_bit63_table_slot_138): a raw word with bit 62
+ * or 63 gave dispatch table slot 137 or 138, past c10's 137-entry operator table, and a
+ * "highest functionality" beyond the functionality keys. Those bits name no key: every query
+ * leaves them out, as iteration and printing do. */
+TEST(bits_62_and_63_name_no_key) {
+  c10c_dispatch_key_set cpu = SET(DK(CPU));
+  for (int bit = 62; bit < 64; bit++) {
+    c10c_dispatch_key_set ks = c10c_dispatch_key_set_from_raw(cpu.repr | UINT64_C(1) << bit);
+    ASSERT_EQ(c10c_dispatch_key_set_dispatch_table_index(ks), 1);
+    ASSERT_EQ(c10c_dispatch_key_set_highest_functionality(ks), DK(DENSE));
+    ASSERT_EQ(c10c_dispatch_key_set_highest_priority_key(ks), DK(CPU));
+    ASSERT_EQ(c10c_dispatch_key_set_size(ks), 1);
+    char buf[64];
+    ASSERT_OK(c10c_dispatch_key_set_to_string(buf, sizeof buf, NULL, ks));
+    ASSERT_STR_EQ(buf, "DispatchKeySet(CPU)");
+    c10c_dispatch_key_set only = c10c_dispatch_key_set_from_raw(UINT64_C(1) << bit);
+    ASSERT_EQ(c10c_dispatch_key_set_dispatch_table_index(only), 0);
+    ASSERT_EQ(c10c_dispatch_key_set_highest_priority_key(only), DK(UNDEFINED));
+  }
+}
+
 TEST(names_and_parsing) {
   ASSERT_STR_EQ(c10c_dispatch_key_name(DK(AUTOGRAD_CUDA)), "AutogradCUDA");
   ASSERT_STR_EQ(c10c_dispatch_key_name(DK(START_OF_DENSE_BACKENDS)), "Undefined");
@@ -251,6 +272,20 @@ TEST(invalid_keys_are_errors) {
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_alias_has(&b, DK(AUTOGRAD), 200));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_dispatch_key_alias_has(&b, DK(UNDEFINED), DK(CPU)));
+  ASSERT_ERROR_MESSAGE("runtimeDispatchKeySetHas: the alias key must not be Undefined");
+  /* 47 (EndOfFunctionalityKeys) names no key: refused wherever a key is put in or looked up in
+   * a set; full_after computes from it as c10 does */
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_has(&b, s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_from_alias(&s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_alias_has(&b, DK(AUTOGRAD), DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_backend_from_autograd(&s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_OK(c10c_dispatch_key_set_full_after(&s, DK(END_OF_FUNCTIONALITY_KEYS)));
+  ASSERT_EQ_U64(s.repr, c10c_dispatch_key_set_full().repr);
+  s.repr = 0;
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_backend_from_autograd(&s, 200));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_remove_backend(&s, s, 17));
   c10c_dispatch_key bad[] = {DK(CPU), 300};
@@ -412,6 +447,15 @@ TEST(compute_dispatch_key_errors) {
   ASSERT_OK(c10c_dispatch_key_compute(&k, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE_CSC,
                                       C10C_DEVICE_TYPE_CUDA));
   ASSERT_EQ(k, DK(SPARSE_CSR_CUDA));
+  /* a new tensor's key set fails as its key does */
+  c10c_dispatch_key_set ks;
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
+                c10c_dispatch_key_set_for_tensor(&ks, C10C_DTYPE_FLOAT32, C10C_LAYOUT_SPARSE,
+                                                 C10C_DEVICE_TYPE_FPGA, false));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_dispatch_key_set_for_tensor(&ks, 6, 0, 21, true));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_dispatch_key_set_from_backend(&ks, 17));
+  ASSERT_ERROR_MESSAGE("invalid backend component 17");
 }
 
 TEST(predicates_and_raw_sets) {
@@ -444,8 +488,8 @@ RUN_TESTS(T(predicates_and_raw_sets), T(key_values_match_c10), T(singletons_have
           T(every_functionality_key_adds_has_and_removes),
           T(every_per_backend_runtime_key_is_functionality_plus_backend),
           T(full_set_iterates_every_runtime_key), T(iteration_order_is_c10s), T(priority_queries),
-          T(dispatch_table_indices), T(names_and_parsing), T(functionality_names_are_unique),
-          T(to_string_prints_in_iteration_order), T(invalid_keys_are_errors),
-          T(undefined_and_alias_keys_are_vacuously_contained), T(alias_sets_match_c10),
-          T(alias_membership_matrix), T(backend_and_autograd_relations), T(new_tensor_key_sets),
-          T(compute_dispatch_key_errors))
+          T(dispatch_table_indices), T(bits_62_and_63_name_no_key), T(names_and_parsing),
+          T(functionality_names_are_unique), T(to_string_prints_in_iteration_order),
+          T(invalid_keys_are_errors), T(undefined_and_alias_keys_are_vacuously_contained),
+          T(alias_sets_match_c10), T(alias_membership_matrix), T(backend_and_autograd_relations),
+          T(new_tensor_key_sets), T(compute_dispatch_key_errors))

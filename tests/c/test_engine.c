@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "caching_engine.h"
+#include "c10c/testing.h"
 #include "harness.h"
 #include "sysmem.h"
 
@@ -39,8 +40,14 @@ typedef struct fake_event {
   uint64_t done_at;
 } fake_event;
 
+static int record_failures; /* the next this many event records fail */
+
 static c10c_status fake_record(void *self, int device, c10c_stream_id stream, void **out) {
   (void)self, (void)device;
+  if (record_failures > 0) {
+    record_failures--;
+    return C10C_STATUS_ERROR;
+  }
   fake_event *ev = malloc(sizeof *ev);
   if (ev == NULL) return C10C_STATUS_OUT_OF_MEMORY;
   ev->done_at = busy[stream & 7];
@@ -120,6 +127,8 @@ static void fake_synchronize(void *self, int device) {
   synchronizes++;
 }
 
+static bool without_synchronize; /* the next fresh engine's backend cannot synchronize */
+
 static c10c__engine *fresh(size_t bytes) {
   capacity = bytes;
   in_use = 0;
@@ -137,7 +146,7 @@ static c10c__engine *fresh(size_t bytes) {
                                    .unmap = fake_unmap,
                                    .unreserve = fake_unreserve,
                                    .stream_wait = fake_wait,
-                                   .synchronize = fake_synchronize};
+                                   .synchronize = without_synchronize ? NULL : fake_synchronize};
   ASSERT_OK(c10c__engine_new(&e, backend, 2));
   return e;
 }
@@ -148,6 +157,11 @@ static c10c_memory_stats stats_of(c10c__engine *e, int device) {
   s.struct_size = sizeof s;
   ASSERT_OK(c10c__engine_stats(e, device, &s));
   return s;
+}
+
+static void expect_valid(c10c__engine *e, int step) {
+  char msg[512];
+  if (!c10c__engine_validate(e, msg, sizeof msg)) FAIL_AT("after step %d: %s", step, msg);
 }
 
 enum { MiB = 1 << 20 };
@@ -311,6 +325,10 @@ TEST(roundup_power2_divisions_round_as_pytorch) {
   ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 4), 1280 * MiB);
   ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 1), 1200 * MiB);
   ASSERT_EQ(c10c__engine_round_size_with(1200 * MiB, 0), 1200 * MiB);
+  /* any power of two (PyTorch 2.13 has no limit); 512 x divisions must not wrap */
+  ASSERT_EQ(c10c__engine_round_size_with(2 * MiB + 1, 2048), 2 * MiB + 1024);
+  ASSERT_EQ_U64(c10c__engine_round_size_with(((size_t)1 << 40) + 1, (size_t)1 << 60),
+                ((size_t)1 << 40) + 512);
 }
 
 TEST(max_split_size_keeps_oversize_blocks_whole_and_for_their_size) {
@@ -367,11 +385,27 @@ TEST(device_config_strings_follow_pytorch) {
   ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, 100), 8);
   ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, 64 * MiB), 8);
   ASSERT_EQ(c10c__engine_divisions_for(c.roundup_power2_divisions, (size_t)1 << 40), 4);
+  /* PyTorch 2.13: max_split_size_mb from 20 on, clamped when larger than any size; divisions
+   * any power of two */
+  ASSERT_OK(c10c__parse_device_alloc_config("max_split_size_mb:20,roundup_power2_divisions:2048",
+                                            &c, msg, sizeof msg));
+  ASSERT_EQ(c.max_split_size, 20 * MiB);
+  ASSERT_EQ(c.roundup_power2_divisions[3], 2048);
+  ASSERT_OK(c10c__parse_device_alloc_config("max_split_size_mb:18446744073709551615", &c, msg,
+                                            sizeof msg));
+  ASSERT_EQ_U64(c.max_split_size, (SIZE_MAX >> 20) << 20);
   const struct {
     const char *text, *message;
     c10c_status status;
   } bad[] = {
-      {"max_split_size_mb:20", "CachingAllocator option max_split_size_mb too small, must be > 20",
+      {"max_split_size_mb:19", "CachingAllocator option max_split_size_mb too small, must be >= 20",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"roundup_power2_divisions:0", "For roundups, the divisions has to be power of 2 ",
+       C10C_STATUS_INVALID_ARGUMENT},
+      {"max_non_split_rounding_mb:30",
+       "CUDA allocator option 'max_non_split_rounding_mb' is not supported yet",
+       C10C_STATUS_NOT_IMPLEMENTED},
+      {"backend:foo", "Unknown allocator backend, options are native and cudaMallocAsync",
        C10C_STATUS_INVALID_ARGUMENT},
       {"roundup_power2_divisions:3", "For roundups, the divisions has to be power of 2 ",
        C10C_STATUS_INVALID_ARGUMENT},
@@ -403,9 +437,8 @@ TEST(device_config_strings_follow_pytorch) {
       {"pinned_num_register_threads:8",
        "CUDA allocator option 'pinned_num_register_threads' is not supported yet",
        C10C_STATUS_NOT_IMPLEMENTED},
-      {"backend:cudaMallocAsync",
-       "Unknown allocator backend 'cudaMallocAsync' (only native is supported yet)",
-       C10C_STATUS_INVALID_ARGUMENT},
+      {"backend:cudaMallocAsync", "CUDA allocator backend 'cudaMallocAsync' is not supported yet",
+       C10C_STATUS_NOT_IMPLEMENTED},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     c10c__device_alloc_config before = c;
@@ -561,6 +594,17 @@ TEST(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak) {
   }
 }
 
+/* Regression (fuzz_engine, corpus engine/expandable_reservation_size_wraps): 1.125 x a device's
+ * total bytes, in pages, wrapped around for a total above 16 EiB x 8 / 9, and the engine reserved
+ * 18 MiB of address space for a device it believed to be that large. Such a device is now full. */
+TEST(an_expandable_reservation_too_large_to_count_is_out_of_memory) {
+  c10c__engine *e = expandable((size_t)0xE38E38E38F38E38Full);
+  void *a = NULL;
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c__engine_malloc(e, 0, 1000, 0, &a));
+  ASSERT_EQ(reservations, 0);
+  c10c__engine_destroy(e);
+}
+
 TEST(a_failed_map_leaves_the_segment_consistent) {
   c10c__engine *e = expandable(100 * MiB);
   void *a = NULL, *b = NULL;
@@ -574,6 +618,29 @@ TEST(a_failed_map_leaves_the_segment_consistent) {
   c10c__engine_destroy(e);
   ASSERT_EQ(in_use, 0);
   ASSERT_EQ(reservations, 0);
+}
+
+/* Regression (fuzz_engine, corpus engine/unmap_split_fails_without_a_tail): releasing the free
+ * pages of a block that ends on a page boundary but starts inside a page dereferenced NULL when
+ * the host had no memory for the split (there was no tail piece to fold back). */
+TEST(releasing_pages_without_host_memory_for_the_split_leaves_the_block_mapped) {
+  c10c__engine *e = expandable(200 * MiB);
+  void *a = NULL, *c = NULL, *d = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 10 * MiB, 0, &a)); /* [0, 10) of a 20 MiB page */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 30 * MiB, 0, &c)); /* [10, 40): a second page */
+  ASSERT_OK(c10c__engine_free(e, c));                    /* free [10, 40), ending on a page */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 0, &d));     /* uses up the spare block record */
+  c10c_testing_fail_allocation(1);
+  c10c__engine_empty_cache(e); /* [20, 40) cannot be split off: stays mapped */
+  c10c_testing_fail_allocation(0);
+  expect_valid(e, 0);
+  ASSERT_EQ(stats_of(e, 0).reserved_bytes[C10C_STAT_LARGE_POOL].current, 40 * MiB);
+  c10c__engine_empty_cache(e); /* with memory it is released */
+  ASSERT_EQ(stats_of(e, 0).reserved_bytes[C10C_STAT_LARGE_POOL].current, 20 * MiB);
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_free(e, d));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
 }
 
 static int count_of(const char *text, const char *needle) {
@@ -641,7 +708,9 @@ TEST(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment) {
     ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 2, &c));
     ASSERT_EQ(c == b, on);
     ASSERT_EQ(busy[2], on ? 80u : 0u);
-    ASSERT_EQ(waits, on ? 2 : 0);
+    /* stream 2 waited for stream 1 (a's stream) twice, the second time because b, though used
+     * on stream 2, stays stream 1's memory; and for stream 3's event, not for its own */
+    ASSERT_EQ(waits, on ? 3 : 0);
     ASSERT_EQ(mallocs, on ? 1 : 3);
     ASSERT_OK(c10c__engine_free(e, c));
     clock_now = 100;
@@ -667,9 +736,152 @@ static size_t random_size(uint64_t r) {
   return ((size_t)1 << bits) + (size_t)((r >> 8) % ((size_t)1 << bits));
 }
 
-static void expect_valid(c10c__engine *e, int step) {
-  char msg[512];
-  if (!c10c__engine_validate(e, msg, sizeof msg)) FAIL_AT("after step %d: %s", step, msg);
+/* Regression (fuzz_engine, corpus engine/event_record_fails_segment_kept_after_destroy): a
+ * block freed while one of its record_stream events could not be recorded was held forever, and
+ * c10c__engine_destroy left its segment with the backend. It now waits for a device
+ * synchronization: when the cache is released (empty_cache, or the retry before an
+ * out-of-memory error) the engine synchronizes the device and the block returns. */
+TEST(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization) {
+  c10c__engine *e = fresh(100 * MiB);
+  clock_now = 0;
+  busy[2] = busy[3] = 50;
+  void *a = NULL, *b = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &a));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 2));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 3));
+  record_failures = 1; /* one of the two events */
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_EQ(live_events, 1);
+  clock_now = 100; /* the recorded event completes; the other stream's use is unknown */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &b));
+  ASSERT_TRUE(b != a);
+  ASSERT_EQ(live_events, 0);
+  ASSERT_OK(c10c__engine_free(e, b));
+  int before = synchronizes;
+  c10c__engine_empty_cache(e);
+  ASSERT_EQ(synchronizes, before + 1);
+  expect_valid(e, 0);
+  ASSERT_EQ(in_use, 0);
+  ASSERT_EQ(stats_of(e, 0).active_bytes[C10C_STAT_ALL].current, 0);
+  c10c__engine_destroy(e);
+}
+
+TEST(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization) {
+  without_synchronize = true;
+  c10c__engine *e = fresh(100 * MiB);
+  without_synchronize = false;
+  void *a = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &a));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 2));
+  record_failures = 1;
+  ASSERT_OK(c10c__engine_free(e, a));
+  c10c__engine_empty_cache(e); /* cannot know when stream 2 is done: the block stays */
+  ASSERT_EQ(in_use, 12 * MiB);
+  expect_valid(e, 0);
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+  ASSERT_EQ(live_events, 0);
+}
+
+/* Regression (fuzz_engine, corpus engine/ordered_reuse_split_leaves_free_neighbours and
+ * ordered_reuse_rest_without_a_wait): a block taken back from its record_stream events by
+ * stream-ordered reuse had never been merged with its free neighbours, and splitting it put its
+ * rest beside a free block (two free neighbours: the segment could never coalesce whole again);
+ * and that rest went to its stream's pool while the recorded stream might still be at work on
+ * it. The rest now waits for the recorded streams (events recorded on them anew) and merges
+ * with its neighbours once they are done. */
+TEST(stream_ordered_reuse_of_a_pending_block_keeps_its_rest_waiting) {
+  c10c__engine *e = fresh(400 * MiB);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.stream_ordered_reuse = true;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  clock_now = 0;
+  memset(busy, 0, sizeof busy);
+  void *a = NULL, *b = NULL, *c = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 261 * MiB / 2, 1, &a)); /* a 132 MiB segment, split */
+  ASSERT_EQ(stats_of(e, 0).inactive_split_bytes[C10C_STAT_ALL].current, 3 * MiB / 2);
+  ASSERT_OK(c10c__engine_record_stream(e, a, 3));
+  busy[3] = 80;
+  ASSERT_OK(c10c__engine_free(e, a)); /* pending on stream 3's event */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 15 * MiB / 2, 2, &b));
+  ASSERT_TRUE(b == a); /* taken back, stream 2 made to wait */
+  expect_valid(e, 0);
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.inactive_split[C10C_STAT_ALL].current, 1); /* the 1.5 MiB at the end */
+  ASSERT_EQ(s.active_bytes[C10C_STAT_ALL].current, 132 * MiB - 3 * MiB / 2);
+  /* stream 1 gets the rest only after waiting for stream 3 */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 60 * MiB, 1, &c));
+  ASSERT_TRUE(c == (char *)a + 15 * MiB / 2);
+  ASSERT_EQ(busy[1], 80u);
+  expect_valid(e, 1);
+  ASSERT_OK(c10c__engine_free(e, c));
+  ASSERT_OK(c10c__engine_free(e, b));
+  expect_valid(e, 2);
+  c10c__engine_empty_cache(e); /* whole again: released */
+  ASSERT_EQ(in_use, 0);
+  c10c__engine_destroy(e);
+}
+
+/* Regression (fuzz_engine, corpus engine/ordered_reuse_skips_the_blocks_own_stream): stream-
+ * ordered reuse of a block waiting for its record_stream events made the new stream wait for
+ * those events only, not for the work of the block's own stream, which may still use it
+ * (here stream 2, ordered after stream 1's work until tick 52). */
+TEST(stream_ordered_reuse_of_a_pending_block_waits_for_its_own_stream_too) {
+  c10c__engine *e = fresh(100 * MiB);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.stream_ordered_reuse = true;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  clock_now = 0;
+  memset(busy, 0, sizeof busy);
+  void *a = NULL, *b = NULL, *c = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 1, &a));
+  busy[1] = 52;
+  ASSERT_OK(c10c__engine_free(e, a));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 2, &b)); /* stream 2 waits for stream 1 */
+  ASSERT_TRUE(b == a);
+  ASSERT_EQ(busy[2], 52u);
+  ASSERT_OK(c10c__engine_record_stream(e, b, 3));
+  busy[3] = 33;
+  ASSERT_OK(c10c__engine_free(e, b));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 15 * MiB / 2, 0, &c));
+  ASSERT_TRUE(c == b);
+  ASSERT_EQ(busy[0], 52u); /* after stream 2's work, not just stream 3's */
+  ASSERT_OK(c10c__engine_free(e, c));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(live_events, 0);
+}
+
+/* Regression (fuzz_engine, corpus engine/ordered_reuse_merges_across_streams): stream-ordered
+ * reuse moved a block (and the rest split off it) to the allocating stream, so one segment held
+ * free blocks of several streams, and freeing one merged it into a neighbour of another stream:
+ * memory stream 3 was still working on became stream 0's and was handed to stream 0 without a
+ * wait. A reused block now stays its segment's stream's memory, used on the new stream as
+ * record_stream notes a use; every block of a segment has the segment's stream (validated). */
+TEST(stream_ordered_reuse_keeps_blocks_in_their_segments_stream) {
+  c10c__engine *e = fresh(100 * MiB);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.stream_ordered_reuse = true;
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  clock_now = 0;
+  memset(busy, 0, sizeof busy);
+  void *x = NULL, *y = NULL, *z = NULL, *w = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1000, 3, &x)); /* a small segment of stream 3 */
+  ASSERT_OK(c10c__engine_free(e, x));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 98, 0, &y)); /* stream 0 takes a piece of it */
+  ASSERT_TRUE(y == x);
+  ASSERT_OK(c10c__engine_malloc(e, 0, 459008, 3, &z)); /* the rest is still stream 3's */
+  ASSERT_TRUE((char *)z == (char *)y + 512);
+  expect_valid(e, 0);
+  ASSERT_OK(c10c__engine_free(e, y));
+  busy[3] = 2; /* stream 3 still works on z */
+  ASSERT_OK(c10c__engine_free(e, z));
+  expect_valid(e, 1);
+  ASSERT_OK(c10c__engine_malloc(e, 0, 20992, 0, &w));
+  ASSERT_TRUE(w == y);    /* z's memory again... */
+  ASSERT_EQ(busy[0], 2u); /* ...after stream 3's work */
+  ASSERT_OK(c10c__engine_free(e, w));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(live_events, 0);
 }
 
 /* Thousands of random mallocs, frees, record_streams, clock moves and cache releases under each
@@ -799,6 +1011,13 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(expandable_segments_grow_in_place_and_unmap_when_released),
           T(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak),
           T(a_failed_map_leaves_the_segment_consistent),
+          T(an_expandable_reservation_too_large_to_count_is_out_of_memory),
+          T(releasing_pages_without_host_memory_for_the_split_leaves_the_block_mapped),
           T(snapshots_list_segments_blocks_and_a_bounded_trace),
           T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment),
+          T(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization),
+          T(destroy_gives_back_a_stuck_block_even_without_a_device_synchronization),
+          T(stream_ordered_reuse_of_a_pending_block_keeps_its_rest_waiting),
+          T(stream_ordered_reuse_of_a_pending_block_waits_for_its_own_stream_too),
+          T(stream_ordered_reuse_keeps_blocks_in_their_segments_stream),
           T(random_operations_keep_the_invariants), T(threads_share_an_engine))

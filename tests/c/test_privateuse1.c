@@ -2,6 +2,7 @@
  * Its own executable, since the registration cannot be undone. */
 #include <pthread.h>
 
+#include "c10c/testing.h"
 #include "harness.h"
 
 TEST(default_name_is_privateuseone) {
@@ -21,6 +22,19 @@ TEST(bad_names_are_refused) {
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_privateuse1_backend_register("cuda"));
   ASSERT_ERROR_MESSAGE("Cannot register privateuse1 backend with in-tree device name: cuda");
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_privateuse1_backend_register("mtia"));
+  /* beyond c10's six: every name a device string may start with (a PrivateUse1 device named
+   * "xla" would print as "xla:0" and parse back as an XLA device) */
+  static const char *const parseable[] = {"meta", "xla", "lazy", "mkldnn", "ve", "hpu", "ipu"};
+  for (size_t i = 0; i < sizeof parseable / sizeof parseable[0]; i++) {
+    ASSERT_STATUS(C10C_STATUS_ERROR, c10c_privateuse1_backend_register(parseable[i]));
+    char expected[96];
+    snprintf(expected, sizeof expected,
+             "Cannot register privateuse1 backend with in-tree device name: %s", parseable[i]);
+    ASSERT_ERROR_MESSAGE(expected);
+  }
+  c10c_testing_fail_allocation(1);
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_privateuse1_backend_register("zeta"));
+  c10c_testing_fail_allocation(0);
   ASSERT_STR_EQ(c10c_privateuse1_backend_name(true), "privateuseone");
 }
 

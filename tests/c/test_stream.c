@@ -27,8 +27,12 @@ TEST(pack3_unpack3_round_trip) {
   ASSERT_EQ(d.device_type, C10C_DEVICE_TYPE_CUDA);
   ASSERT_OK(c10c_stream_unpack3(&back, d.stream_id, d.device_index, d.device_type));
   ASSERT_TRUE(c10c_stream_equal(s, back));
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_stream_unpack3(&back, 0, 0, 21));
-  ASSERT_ERROR_MESSAGE("Unknown device type 21");
+  /* c10's check of the device type, its status (RuntimeError) and message (torch.Stream) */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_stream_unpack3(&back, 0, 0, 21));
+  ASSERT_ERROR_MESSAGE(
+      "Expected isValidDeviceType(device_type) to be true, but got false.  (Could this error "
+      "message be improved?  If so, please report an enhancement request to PyTorch.)");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_stream_unpack3(&back, 0, 0, -1));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_stream_unpack3(&back, 0, -2, 1));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_stream_unpack3(NULL, 0, 0, 0));
 }
