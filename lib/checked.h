@@ -18,4 +18,8 @@ static inline bool c10c__umul_overflows(uint64_t a, uint64_t b, uint64_t *out) {
   return __builtin_mul_overflow(a, b, out);
 }
 
+static inline bool c10c__uadd_overflows(uint64_t a, uint64_t b, uint64_t *out) {
+  return __builtin_add_overflow(a, b, out);
+}
+
 #endif /* C10C_CHECKED_H */

@@ -189,7 +189,7 @@ c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64
     uint64_t bytes = 1;
     for (size_t i = 0; i < ndim; i++)
       overflow |= c10c__umul_overflows(bytes, (uint64_t)sizes[i], &bytes);
-    overflow |= __builtin_add_overflow(bytes, (uint64_t)offset, &bytes);
+    overflow |= c10c__uadd_overflows(bytes, (uint64_t)offset, &bytes);
     overflow |= c10c__umul_overflows(bytes, (uint64_t)itemsize, &bytes);
     overflow |= bytes > (uint64_t)INT64_MAX;
     if (!overflow) *out = (int64_t)bytes;

@@ -3,6 +3,7 @@
 #ifndef C10C_GEOMETRY_H
 #define C10C_GEOMETRY_H
 
+#include "checked.h"
 #include "internal.h"
 
 /* Contiguity flag bits (refresh_contiguous in c10's TensorImpl). */
@@ -41,10 +42,10 @@ static inline bool c10c__extent_nonempty(int64_t *out, const int64_t *sizes, con
   uint64_t last = (uint64_t)offset, term;
   bool overflow = false;
   for (size_t i = 0; i < ndim; i++) {
-    overflow |= __builtin_mul_overflow((uint64_t)sizes[i] - 1, (uint64_t)strides[i], &term);
-    overflow |= __builtin_add_overflow(last, term, &last);
+    overflow |= c10c__umul_overflows((uint64_t)sizes[i] - 1, (uint64_t)strides[i], &term);
+    overflow |= c10c__uadd_overflows(last, term, &last);
   }
-  overflow |= __builtin_mul_overflow(last + 1, (uint64_t)itemsize, &last);
+  overflow |= c10c__umul_overflows(last + 1, (uint64_t)itemsize, &last);
   if (overflow || last > (uint64_t)INT64_MAX) return false;
   *out = (int64_t)last;
   return true;

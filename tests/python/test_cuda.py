@@ -182,7 +182,7 @@ def test_streams_and_events_through_the_stand_in(stub):
                 print(type(e).__name__, e)
         try:
             start.record(h)
-        except ValueError as e:
+        except RuntimeError as e:
             print(type(e).__name__, e)
         """,
         C10C_CUDA_DRIVER=str(stub),
@@ -198,7 +198,7 @@ def test_streams_and_events_through_the_stand_in(stub):
         "True True 7.0",
         "C10ValueError Both events must be created with argument 'enable_timing=True'.",
         "C10ValueError Both events must be recorded before calculating elapsed time.",
-        "C10ValueError Event device 0 does not match recording stream's device 1.",
+        "C10RuntimeError Event device 0 does not match recording stream's device 1.",
     ]
 
 
