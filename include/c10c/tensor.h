@@ -62,8 +62,9 @@ C10C_API bool c10c_inference_mode_enabled(void);
  * tensor to use channels_last_3d format"), "unsupported memory format Preserve";
  * C10C_STATUS_UNAVAILABLE "Allocator for XLA is not set." (no allocator for the device type) and
  * for CUDA when CUDA is unavailable; C10C_STATUS_ERROR "CUDA error: invalid device ordinal" for a
- * CUDA index past the devices; C10C_STATUS_OUT_OF_MEMORY; and the allocator's other failures
- * (c10c_allocator_allocate). */
+ * CUDA index past the devices; C10C_STATUS_ERROR for a Caffe2 device type (MKLDNN, OPENGL,
+ * OPENCL, IDEEP) whose allocator a host installed (c10 gives them no dispatch key);
+ * C10C_STATUS_OUT_OF_MEMORY; and the allocator's other failures (c10c_allocator_allocate). */
 C10C_API c10c_status c10c_tensor_empty(c10c_tensor **out, const int64_t *sizes, size_t ndim,
                                        c10c_dtype dtype, c10c_device device,
                                        c10c_memory_format memory_format);

@@ -1,6 +1,8 @@
 /* Tensors: creation, geometry, c10's contiguity flags (the verified table of reference section
  * 4.5), dimension wrapping, storage bounds, inference mode and the version counter. The same
  * behaviours are compared with torch itself in tests/python/test_tensor.py. */
+#include <stdlib.h>
+
 #include "harness.h"
 
 static const c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
@@ -362,6 +364,33 @@ TEST(tensors_over_a_storage_refuse_bad_geometry_and_enums) {
   c10c_storage_release(s);
 }
 
+static c10c_status malloc_allocate(void *self, size_t nbytes, size_t alignment,
+                                   c10c_data_ptr *out) {
+  (void)self, (void)alignment;
+  if (nbytes == 0) return C10C_STATUS_OK;
+  out->data = out->ctx = malloc(nbytes);
+  out->deleter = free;
+  return out->data != NULL ? C10C_STATUS_OK : C10C_STATUS_OUT_OF_MEMORY;
+}
+
+TEST(empty_refuses_a_caffe2_device_type_even_with_an_allocator) {
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = malloc_allocate;
+  c10c_allocator *a = NULL;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, C10C_DEVICE_TYPE_IDEEP));
+  ASSERT_OK(c10c_allocator_set(a, 0));
+  c10c_allocator_release(a);
+  c10c_tensor *t = NULL;
+  int64_t sizes[1] = {4};
+  c10c_device ideep = {C10C_DEVICE_TYPE_IDEEP, 0};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_empty(&t, sizes, 1, C10C_DTYPE_FLOAT32, ideep,
+                                                     C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "grandfathered Caffe2 device type IDEEP") != NULL);
+  ASSERT_TRUE(t == NULL); /* and the storage it made is gone (the sanitizer runs check) */
+}
+
 TEST(getters_answer_null_as_documented) {
   ASSERT_EQ(c10c_tensor_storage_offset(NULL), 0);
   ASSERT_EQ(c10c_tensor_dtype(NULL), C10C_DTYPE_UNDEFINED);
@@ -428,5 +457,6 @@ RUN_TESTS(T(contiguity_flags_follow_c10), T(empty_lays_out_memory_formats_as_ate
           T(creation_refuses_invalid_enums_with_invalid_argument),
           T(creation_refuses_what_torch_refuses_with_its_words),
           T(tensors_over_a_storage_refuse_bad_geometry_and_enums),
+          T(empty_refuses_a_caffe2_device_type_even_with_an_allocator),
           T(getters_answer_null_as_documented),
           T(writes_to_a_read_only_storage_are_refused_before_the_inference_check))
