@@ -339,7 +339,9 @@ C10C_API c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *te
  * In-place writes bump the version counter of every tensor over the storage, and refuse, with
  * C10C_STATUS_ERROR, a read-only storage and an inference tensor outside inference mode (c10's
  * message; see c10c_tensor_bump_version). A tensor on another device than CPU and CUDA gives
- * C10C_STATUS_NOT_IMPLEMENTED "copies and fills of XLA tensors are not implemented yet". */
+ * C10C_STATUS_NOT_IMPLEMENTED "copies and fills of XLA tensors are not implemented yet"; a CUDA
+ * tensor the driver's failures (C10C_STATUS_UNAVAILABLE "CUDA driver not found: ..." without
+ * one; cuda.h). */
 
 /* torch.Tensor.copy_(src): src broadcast to dst's shape and converted to dst's dtype with c10's
  * casts (bool, integers, Half, BFloat16, the five Float8 formats (e4m3fn saturating, as torch

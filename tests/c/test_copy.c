@@ -427,6 +427,27 @@ TEST(copies_and_fills_off_cpu_and_cuda_are_not_implemented) {
   c10c_tensor_release(c);
 }
 
+TEST(cuda_tensors_without_cuda_report_the_driver_unavailable) {
+  if (c10c_cuda_is_available()) return; /* the driver's own errors are test_cuda's */
+  static float device_memory[4];        /* a CUDA storage the driver never sees */
+  c10c_storage *s = NULL;
+  c10c_tensor *t = NULL, *c = arange(4), *out = NULL;
+  ASSERT_OK(c10c_storage_new_external(&s, device_memory, sizeof device_memory,
+                                      (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, NULL, NULL));
+  int64_t n = 4, one = 1;
+  ASSERT_OK(c10c_tensor_new_from_storage(&t, s, &n, &one, 1, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_fill_(t, &(float){1.0f}));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_zero_(t));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_copy_(t, c));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_copy_(c, t));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_clone(&out, t, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_TRUE(out == NULL);
+  ASSERT_EQ(version(t), 0);
+  c10c_tensor_release(t);
+  c10c_tensor_release(c);
+  c10c_storage_release(s);
+}
+
 TEST(copies_between_dtypes_without_conversions_are_not_implemented) {
   /* torch 2.13 raises NotImplementedError too ('"copy_" not implemented for 'Bits8''); a copy
    * within one such dtype moves bytes */
@@ -481,5 +502,6 @@ RUN_TESTS(T(copy_of_a_transposed_view_matches_elementwise), T(copy_broadcasts_a_
           T(contiguous_preserve_returns_a_contiguous_tensor_itself_as_torch),
           T(factories_refuse_null_and_invalid_arguments),
           T(copies_and_fills_off_cpu_and_cuda_are_not_implemented),
+          T(cuda_tensors_without_cuda_report_the_driver_unavailable),
           T(copies_between_dtypes_without_conversions_are_not_implemented),
           T(read_only_storages_refuse_every_in_place_write))
