@@ -206,10 +206,10 @@ C10C_API c10c_status c10c_tensor_bump_version(c10c_tensor *tensor);
  * out, tensor, and an array argument that is NULL with a non-zero length;
  * C10C_STATUS_OUT_OF_MEMORY; C10C_STATUS_OVERFLOW where a new stride or offset would exceed int64
  * ("unsqueeze: the new dim's stride, size * stride (4611686018427387904 and
- * 4611686018427387904) overflows int64": only a tensor without elements,
- * whose sizes and strides may be anything, or over an external storage of more than 2^62 bytes
- * gets there; ATen lets the value wrap). Views are metadata: they are made over a storage that
- * shrank under their base as over any other, and refuse data access as their base does. */
+ * 4611686018427387904) overflows int64": only a tensor without elements, whose sizes and strides
+ * may be anything, or over an external storage of more than 2^62 bytes gets there; ATen lets the
+ * value wrap). Views are metadata: they are made over a storage that shrank under their base as
+ * over any other, and refuse data access as their base does. */
 
 /* torch.Tensor.view(shape): one -1 is inferred. Errors: "only one dimension can be inferred",
  * "invalid shape dimension -2 at index 0 of shape [-2, 12]", "shape '[5, 5]' is invalid for input
