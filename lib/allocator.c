@@ -89,6 +89,20 @@ c10c_device_type c10c_allocator_device_type(const c10c_allocator *allocator) {
   return allocator != NULL ? allocator->device_type : C10C_DEVICE_TYPE_CPU;
 }
 
+/* Reports a host function's failure, naming the allocator and what it failed to do (the host
+ * can set no message). A host may return any number: what is not one of this library's failure
+ * codes (a positive number, or one below the codes this version knows) becomes
+ * C10C_STATUS_ERROR, so that every public function fails with a code c10c_status_name knows. */
+static c10c_status host_error(const c10c_allocator *allocator, c10c_status st, const char *what) {
+  if (st < 0 && st >= C10C_STATUS_MIN)
+    return c10c__fail(st, "allocator '%s' failed to %s (%s)", c10c_allocator_name(allocator), what,
+                      c10c_status_string(st));
+  return c10c__fail(C10C_STATUS_ERROR,
+                    "allocator '%s' failed to %s (status %d, which is not a c10c_status failure "
+                    "code)",
+                    c10c_allocator_name(allocator), what, (int)st);
+}
+
 c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes, c10c_data_ptr *out) {
   C10C__CHECK_NOT_NULL(out);
   out->data = out->ctx = NULL;
@@ -109,10 +123,10 @@ c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes, c1
   }
   if (st != C10C_STATUS_OK) {
     memset(out, 0, sizeof *out);
-    if (!allocator->builtin)
-      c10c__fail(st, "allocator '%s' failed to allocate %zu bytes (%s)",
-                 c10c_allocator_name(allocator), nbytes, c10c_status_string(st));
-    return st;
+    if (allocator->builtin) return st; /* with its own message */
+    char what[64];
+    snprintf(what, sizeof what, "allocate %zu bytes", nbytes);
+    return host_error(allocator, st, what);
   }
   return C10C_STATUS_OK;
 }
@@ -142,7 +156,9 @@ c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_memory_stat
   memset(out, 0, size < sizeof *out ? size : sizeof *out);
   out->struct_size = size;
   if (allocator->vt.get_stats == NULL) return C10C_STATUS_OK;
-  return allocator->vt.get_stats(allocator->self, out);
+  c10c_status st = allocator->vt.get_stats(allocator->self, out);
+  if (st == C10C_STATUS_OK || allocator->builtin) return st;
+  return host_error(allocator, st, "report its statistics");
 }
 
 c10c_status c10c_allocator_empty_cache(c10c_allocator *allocator) {

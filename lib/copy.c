@@ -590,9 +590,9 @@ c10c_status c10c_tensor_contiguous(c10c_tensor **out, const c10c_tensor *tensor,
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
   C10C__CHECK_NOT_NULL(tensor);
-  if (memory_format == C10C_MEMORY_FORMAT_PRESERVE)
-    return c10c__fail(C10C_STATUS_ERROR,
-                      "preserve memory format is unsupported by the contiguous operator");
+  /* ATen's order: a tensor contiguous in the format is returned as it is, PRESERVE included
+   * (is_contiguous(Preserve) asks for row-major contiguity: torch's x.contiguous(
+   * memory_format=torch.preserve_format) is x); only a copy in PRESERVE is refused. */
   bool contiguous = false;
   c10c_status st = c10c_tensor_is_contiguous(&contiguous, tensor, memory_format);
   if (st != C10C_STATUS_OK) return st;
@@ -600,5 +600,8 @@ c10c_status c10c_tensor_contiguous(c10c_tensor **out, const c10c_tensor *tensor,
     *out = c10c_tensor_retain((c10c_tensor *)(uintptr_t)tensor);
     return C10C_STATUS_OK;
   }
+  if (memory_format == C10C_MEMORY_FORMAT_PRESERVE)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "preserve memory format is unsupported by the contiguous operator");
   return c10c_tensor_clone(out, tensor, memory_format);
 }

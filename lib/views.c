@@ -328,13 +328,44 @@ c10c_status c10c_tensor_squeeze_dims(c10c_tensor **out, const c10c_tensor *t, co
 
 /* ---- expand ---- */
 
-/* "torch.FloatTensor{[3, 1]}": how ATen names a tensor in expand's message. */
+/* Whether torch's Python layer renames "CPU<T>Type" and "CUDA<T>Type" to a legacy tensor type
+ * ("torch.FloatTensor", "torch.cuda.ByteTensor"): only these eight dtypes have one. */
+static bool has_legacy_type(c10c_dtype dtype) {
+  switch (dtype) {
+    case C10C_DTYPE_UINT8:
+    case C10C_DTYPE_INT8:
+    case C10C_DTYPE_INT16:
+    case C10C_DTYPE_INT32:
+    case C10C_DTYPE_INT64:
+    case C10C_DTYPE_FLOAT16:
+    case C10C_DTYPE_FLOAT32:
+    case C10C_DTYPE_FLOAT64: return true;
+    default: return false;
+  }
+}
+
+/* How torch names a tensor in expand's message: ATen's TensorBase::toString() gives the backend
+ * dispatch key, the scalar type and "Type" ("CPUFloatType", "MetaBoolType",
+ * "QuantizedCPUQInt8Type"; PrivateUse1 under its backend's name), and torch's Python layer then
+ * renames the CPU and CUDA types of the eight legacy dtypes ("torch.FloatTensor",
+ * "torch.cuda.HalfTensor") but no other (torch 2.13: "expand(CPUBoolType{[3, 1]}, ..."). */
 static void describe(char *buf, size_t size, const c10c_tensor *t) {
   char list[256];
   c10c__format_int_list(list, sizeof list, c10c_tensor_sizes(t), c10c_tensor_dim(t));
-  c10c_device d = c10c_tensor_device(t);
-  snprintf(buf, size, "torch.%s%sTensor{%s}", d.type == C10C_DEVICE_TYPE_CPU ? "" : "cuda.",
-           c10c_dtype_c10_name(c10c_tensor_dtype(t)), list);
+  c10c_dtype dtype = c10c_tensor_dtype(t);
+  c10c_device_type type = c10c_tensor_device(t).type;
+  const char *scalar = c10c_dtype_c10_name(dtype);
+  if ((type == C10C_DEVICE_TYPE_CPU || type == C10C_DEVICE_TYPE_CUDA) && has_legacy_type(dtype)) {
+    snprintf(buf, size, "torch.%s%sTensor{%s}", type == C10C_DEVICE_TYPE_CPU ? "" : "cuda.", scalar,
+             list);
+    return;
+  }
+  /* a tensor exists only where c10 computes a key (tensor.c's key set needs one) */
+  c10c_dispatch_key key = C10C_DISPATCH_KEY_UNDEFINED;
+  c10c_dispatch_key_compute(&key, dtype, C10C_LAYOUT_STRIDED, type);
+  const char *backend = key == C10C_DISPATCH_KEY_PRIVATE_USE1 ? c10c_privateuse1_backend_name(true)
+                                                              : c10c_dispatch_key_name(key);
+  snprintf(buf, size, "%s%sType{%s}", backend, scalar, list);
 }
 
 c10c_status c10c_tensor_expand(c10c_tensor **out, const c10c_tensor *t, const int64_t *sizes,

@@ -81,12 +81,14 @@ typedef struct c10c_allocator_vtable {
   uint32_t reserved0;
   /* Required. Allocates nbytes aligned to alignment (a power of two, at least 64 for CPU) and fills
    * *out; nbytes 0 must give data = ctx = NULL. The deleter in *out frees the block. On failure
-   * returns a status (C10C_STATUS_OUT_OF_MEMORY) and may set a message through nothing else:
-   * libc10c reports the failure with the allocator's name. */
+   * returns a negative status (C10C_STATUS_OUT_OF_MEMORY) and may set a message through nothing
+   * else: libc10c reports the failure with the allocator's name (a number that is not a failure
+   * code of c10c_status becomes C10C_STATUS_ERROR). */
   c10c_status (*allocate)(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out);
   /* Optional (NULL: memcpy). Copies nbytes between two blocks of this allocator. */
   void (*copy)(void *self, void *dst, const void *src, size_t nbytes);
-  /* Optional. Fills *out (whose struct_size the caller set); NULL: no statistics. */
+  /* Optional. Fills *out (whose struct_size the caller set); NULL: no statistics. Failures are
+   * reported as allocate's. */
   c10c_status (*get_stats)(void *self, c10c_memory_stats *out);
   /* Optional. Returns cached memory to the system. */
   void (*empty_cache)(void *self);
@@ -103,33 +105,47 @@ typedef struct c10c_allocator_vtable {
 typedef struct c10c_allocator c10c_allocator;
 
 /* Makes an allocator handle from a host vtable (copied; self is passed to every call).
- * Ownership: *out is a new reference. Errors: C10C_STATUS_NULL_POINTER (out, vtable or
- * vtable->allocate); C10C_STATUS_INVALID_ARGUMENT for a struct_size smaller than the first
- * version's or an invalid device type; C10C_STATUS_OUT_OF_MEMORY. */
+ * Ownership: *out is a new reference (NULL on failure). Errors: C10C_STATUS_NULL_POINTER (out,
+ * vtable or vtable->allocate); C10C_STATUS_INVALID_ARGUMENT for a struct_size smaller than the
+ * first version's ("c10c_allocator_vtable.struct_size is 4, smaller than any version of the
+ * vtable (16); set it to sizeof(c10c_allocator_vtable)") or an invalid device type ("Unknown
+ * device type 21"); C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_allocator_new(c10c_allocator **out, const c10c_allocator_vtable *vtable,
                                         void *self, c10c_device_type device_type);
 
-/* Adds a reference (NULL-safe). Ownership: returns allocator, now owned once more. */
+/* Adds a reference (NULL-safe; the built-in allocators are not counted). Ownership: returns
+ * allocator, now owned once more. Errors: none. */
 C10C_API c10c_allocator *c10c_allocator_retain(c10c_allocator *allocator);
 
-/* Drops a reference (NULL-safe); the last one calls vtable->destroy. */
+/* Drops a reference (NULL-safe); the last one calls vtable->destroy. Errors: none. */
 C10C_API void c10c_allocator_release(c10c_allocator *allocator);
 
-/* Allocates nbytes (alignment 64 on CPU) into *out; free it with c10c_data_ptr_free.
- * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR for nbytes above PTRDIFF_MAX
- * ("alloc_cpu() seems to have been called with negative number: <n>", as c10), and for a host
- * allocator that reports success without memory for nbytes > 0 ("allocator 'my_pool' returned
- * no memory for 16 bytes"); C10C_STATUS_OUT_OF_MEMORY with the sizes involved. */
+/* Allocates nbytes (alignment 64 on CPU) into *out; free it with c10c_data_ptr_free. On failure
+ * *out holds nothing to free (data, ctx and deleter NULL).
+ * Errors: C10C_STATUS_NULL_POINTER (out, allocator); C10C_STATUS_ERROR for nbytes above
+ * PTRDIFF_MAX ("alloc_cpu() seems to have been called with negative number:
+ * 18446744073709551615" for SIZE_MAX, as c10), and for a host allocator that reports success
+ * without memory for nbytes > 0 ("allocator 'my_pool' returned no memory for 16 bytes");
+ * C10C_STATUS_OUT_OF_MEMORY with the sizes involved (the built-in CPU allocators: c10's
+ * "DefaultCPUAllocator: can't allocate memory: you tried to allocate 1125899906842624 bytes. ...");
+ * a host allocator's failure as its status with "allocator 'my_pool' failed to allocate 16 bytes
+ * (out of memory)", a status that is not a c10c_status failure code as C10C_STATUS_ERROR
+ * ("... (status 5, which is not a c10c_status failure code)"); the caching CPU allocator's
+ * C10C_STATUS_INVALID_ARGUMENT "C10C_CPU_ALLOC_CONF: ..." while the environment's configuration is
+ * malformed (c10c_cpu_caching_allocator_configure); the CUDA allocator's (cuda.h). */
 C10C_API c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes,
                                              c10c_data_ptr *out);
 
-/* Copies nbytes with the allocator's copy function (memcpy by default). Errors: NULL pointers. */
+/* Copies nbytes with the allocator's copy function (memcpy by default).
+ * Errors: C10C_STATUS_NULL_POINTER (allocator; dst and src when nbytes > 0). */
 C10C_API c10c_status c10c_allocator_copy(c10c_allocator *allocator, void *dst, const void *src,
                                          size_t nbytes);
 
 /* The allocator's statistics (all zero when it keeps none). out->struct_size must be set.
- * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a struct_size below
- * the first version's. */
+ * Errors: C10C_STATUS_NULL_POINTER (allocator, out); C10C_STATUS_INVALID_ARGUMENT for a
+ * struct_size below the first version's ("c10c_memory_stats.struct_size is 8, smaller than any
+ * version (...); set it to sizeof(c10c_memory_stats)"); a host get_stats's failure as its status
+ * with "allocator 'my_pool' failed to report its statistics (invalid argument)" (as allocate's). */
 C10C_API c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_memory_stats *out);
 
 /* Returns the allocator's cached memory to the system (no-op when it caches nothing). For the
@@ -138,38 +154,41 @@ C10C_API c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_me
  * Errors: C10C_STATUS_NULL_POINTER. */
 C10C_API c10c_status c10c_allocator_empty_cache(c10c_allocator *allocator);
 
-/* The allocator's name ("cpu_caching", "cpu_default", or the host's). Ownership: borrowed. */
+/* The allocator's name ("cpu_caching", "cpu_default", the host's or "custom"; "" for NULL).
+ * Ownership: borrowed, lives as long as the allocator. Errors: none. */
 C10C_API const char *c10c_allocator_name(const c10c_allocator *allocator);
 
-/* The device type the allocator serves. */
+/* The device type the allocator serves (CPU for NULL). Errors: none. */
 C10C_API c10c_device_type c10c_allocator_device_type(const c10c_allocator *allocator);
 
 /* Frees what a data pointer owns (calls deleter(ctx) if both are set) and clears it.
- * NULL-safe. */
+ * NULL-safe. Errors: none. */
 C10C_API void c10c_data_ptr_free(c10c_data_ptr *data_ptr);
 
 /* ---- the registry: one allocator per device type (c10's SetAllocator / GetAllocator) ---- */
 
 /* Installs allocator for its device type if priority >= the installed one's (c10's rule; the
- * built-in CPU allocator is installed at priority 0). The registry keeps a reference.
- * Errors: C10C_STATUS_NULL_POINTER. */
+ * built-in CPU allocator is installed at priority 0); a lower priority is ignored, with
+ * C10C_STATUS_OK, as c10. The registry keeps a reference.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_allocator_set(c10c_allocator *allocator, int32_t priority);
 
 /* The installed allocator of a device type: by default the CPU caching allocator for CPU and,
  * for CUDA, the built-in caching allocator (PyTorch's algorithm over driver segments; its
  * allocations fail with C10C_STATUS_UNAVAILABLE when CUDA is unavailable). Ownership: *out is
  * borrowed; retain it to keep it past a later c10c_allocator_set. Errors: C10C_STATUS_NULL_POINTER;
- * C10C_STATUS_INVALID_ARGUMENT (invalid type); C10C_STATUS_UNAVAILABLE "Allocator for <type> is
- * not set." when none is installed. */
+ * C10C_STATUS_INVALID_ARGUMENT "Unknown device type 30"; C10C_STATUS_UNAVAILABLE "Allocator for
+ * XLA is not set." when none is installed. */
 C10C_API c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_type);
 
 /* ---- CPU allocators ---- */
 
 /* The plain CPU allocator: posix_memalign with 64-byte alignment, no caching (c10's default).
- * Ownership: borrowed, lives for the whole process. */
+ * Ownership: borrowed, lives for the whole process. Errors: none. */
 C10C_API c10c_allocator *c10c_cpu_default_allocator(void);
 
-/* The caching CPU allocator, installed for CPU by default. Ownership: borrowed, process-long. */
+/* The caching CPU allocator, installed for CPU by default. Ownership: borrowed, process-long.
+ * Errors: none. */
 C10C_API c10c_allocator *c10c_cpu_caching_allocator(void);
 
 /* Configures the caching CPU allocator with a "key:value,key:value" string (the environment
@@ -179,8 +198,10 @@ C10C_API c10c_allocator *c10c_cpu_caching_allocator(void);
  *   thread_cache_kb:N  per-thread cache of small blocks, per size class, in KiB (default 256)
  *   fill:none|zero|junk  what new blocks hold: whatever was there (default), zeros, or c10's junk
  *                      pattern 0x7fedbeef (NaN as float32) to expose reads of uninitialized memory
- * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT naming an unknown key or a bad
- * value; nothing changes then. */
+ * A malformed C10C_CPU_ALLOC_CONF makes every allocation of the caching allocator fail with
+ * C10C_STATUS_INVALID_ARGUMENT "C10C_CPU_ALLOC_CONF: <why>" until a call here succeeds.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT naming an unknown key
+ * ("Unrecognized key 'foo' in CPU allocator config.") or a bad value; nothing changes then. */
 C10C_API c10c_status c10c_cpu_caching_allocator_configure(const char *config);
 
 /* Resets the peak of every statistic to its current value (torch's reset_peak_memory_stats).
@@ -188,8 +209,11 @@ C10C_API c10c_status c10c_cpu_caching_allocator_configure(const char *config);
 C10C_API c10c_status c10c_allocator_reset_peak_stats(c10c_allocator *allocator);
 
 /* A text table of the statistics, like torch.cuda.memory_summary(). Writes at most out_size bytes
- * including the NUL; *out_len (if not NULL) receives the full length.
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_BUFFER_TOO_SMALL. */
+ * including the NUL (a truncated table when it does not fit); *out_len (if not NULL) receives the
+ * full length without the NUL. out may be NULL when out_size is 0, to ask for the length.
+ * Errors: C10C_STATUS_NULL_POINTER (allocator; out when out_size > 0);
+ * C10C_STATUS_BUFFER_TOO_SMALL "c10c_allocator_summary: 3667 bytes needed, the buffer has 0"
+ * when the table and its NUL do not fit; c10c_allocator_get_stats's failures. */
 C10C_API c10c_status c10c_allocator_summary(char *out, size_t out_size, size_t *out_len,
                                             c10c_allocator *allocator);
 

@@ -37,114 +37,151 @@ typedef struct c10c_tensor c10c_tensor;
 /* ---- inference mode (c10's InferenceMode, per thread) ---- */
 
 /* Turns inference mode on or off for the calling thread and returns the previous setting.
- * Tensors made while it is on are inference tensors: no autograd keys, no version counter. */
+ * Tensors made while it is on are inference tensors: no autograd keys, no version counter.
+ * Errors: none. */
 C10C_API bool c10c_inference_mode_set(bool enabled);
 
-/* Whether inference mode is on for the calling thread. */
+/* Whether inference mode is on for the calling thread. Errors: none. */
 C10C_API bool c10c_inference_mode_enabled(void);
 
 /* ---- creation ---- */
 
 /* A new tensor of the given sizes with uninitialized bytes from the device's installed allocator,
  * laid out as memory_format says: CONTIGUOUS (row-major), CHANNELS_LAST (4 dims) or
- * CHANNELS_LAST_3D (5 dims), as at::empty.
- * Ownership: *out is a new reference.
- * Errors: C10C_STATUS_NULL_POINTER (out; sizes with ndim > 0); C10C_STATUS_ERROR "Trying to
- * create tensor with negative dimension -1: [-1]"; C10C_STATUS_OVERFLOW for a numel or byte size
- * beyond int64 ("numel: integer multiplication overflow", "Storage size calculation overflowed
- * with sizes=[...]"); C10C_STATUS_ERROR "required rank 4 tensor to use channels_last format" (and
- * the 3d variant), "unsupported memory format Preserve"; C10C_STATUS_INVALID_ARGUMENT (invalid
- * dtype, device or memory format); C10C_STATUS_UNAVAILABLE (no allocator for the device);
- * C10C_STATUS_OUT_OF_MEMORY. */
+ * CHANNELS_LAST_3D (5 dims), as at::empty. A CPU device's index is dropped (torch's
+ * empty(device="cpu:0").device is cpu); a CUDA tensor with index -1 goes on the current device.
+ * Ownership: *out is a new reference (NULL on failure).
+ * Errors: C10C_STATUS_NULL_POINTER (out; sizes with ndim > 0); C10C_STATUS_INVALID_ARGUMENT for an
+ * invalid dtype (Undefined included: "invalid dtype 46"), device ("Unknown device type 40",
+ * "Device index must be -1 or non-negative, got -2") or memory format ("Unknown memory format
+ * 9"); C10C_STATUS_ERROR "Trying to create tensor with negative dimension -1: [-1]";
+ * C10C_STATUS_OVERFLOW "Storage size calculation overflowed with sizes=[1099511627776,
+ * 1099511627776]" for a byte size beyond int64 (also when a later size is 0: [2^62, 2^62, 0]) and
+ * "Stride calculation overflowed" for strides beyond int64 (sizes such as [0, 2^40, 2^40]), as
+ * torch; C10C_STATUS_ERROR "required rank 4 tensor to use channels_last format" ("required rank 5
+ * tensor to use channels_last_3d format"), "unsupported memory format Preserve";
+ * C10C_STATUS_UNAVAILABLE "Allocator for XLA is not set." (no allocator for the device type) and
+ * for CUDA when CUDA is unavailable; C10C_STATUS_ERROR "CUDA error: invalid device ordinal" for a
+ * CUDA index past the devices; C10C_STATUS_ERROR for a Caffe2 device type (MKLDNN, OPENGL,
+ * OPENCL, IDEEP) whose allocator a host installed (c10 gives them no dispatch key);
+ * C10C_STATUS_OUT_OF_MEMORY; and the allocator's other failures (c10c_allocator_allocate). */
 C10C_API c10c_status c10c_tensor_empty(c10c_tensor **out, const int64_t *sizes, size_t ndim,
                                        c10c_dtype dtype, c10c_device device,
                                        c10c_memory_format memory_format);
 
 /* A new tensor with the given sizes and strides over a new storage just large enough for them
- * (at::empty_strided). Errors: as c10c_tensor_empty, plus C10C_STATUS_ERROR for negative strides
- * ("as_strided: Negative strides are not supported at the moment, got strides: [1, -1]"). */
+ * (at::empty_strided). Ownership: *out is a new reference (NULL on failure).
+ * Errors: C10C_STATUS_NULL_POINTER (out; sizes and strides with ndim > 0);
+ * C10C_STATUS_INVALID_ARGUMENT for an invalid dtype or device; C10C_STATUS_ERROR "Trying to
+ * create tensor with negative dimension -5: [-5, 0]"; C10C_STATUS_OVERFLOW "Storage size
+ * calculation overflowed with sizes=[2, 3] and strides=[1, -1]" for a negative stride or a byte
+ * size beyond int64, and "numel: integer multiplication overflow" for sizes whose product
+ * overflows before a 0 ([2^62, 2^62, 0]), both as torch; and as c10c_tensor_empty the device's
+ * failures (C10C_STATUS_UNAVAILABLE, "CUDA error: invalid device ordinal",
+ * C10C_STATUS_OUT_OF_MEMORY, the allocator's). */
 C10C_API c10c_status c10c_tensor_empty_strided(c10c_tensor **out, const int64_t *sizes,
                                                const int64_t *strides, size_t ndim,
                                                c10c_dtype dtype, c10c_device device);
 
-/* A tensor over an existing storage (which it retains) at storage_offset elements, checked
- * against the storage's size as ATen's setStorage: "setStorage: sizes [2, 2], strides [1, 2],
- * storage offset 23, and itemsize 4 requiring a storage size of 108 are out of bounds for storage
- * of size 96". Zero-element tensors may sit at any non-negative offset.
- * Errors: as c10c_tensor_empty_strided, plus C10C_STATUS_ERROR "Tensor: invalid storage offset
- * -1" and the out-of-bounds message above. */
+/* A tensor over an existing storage (which it retains) at storage_offset elements, on the
+ * storage's device, checked against the storage's size as ATen's setStorage (as_strided; torch's
+ * set_ grows the storage instead): "setStorage: sizes [2, 2], strides [1, 2], storage offset 23,
+ * and itemsize 4 requiring a storage size of 108 are out of bounds for storage of size 96".
+ * Zero-element tensors may sit at any non-negative offset.
+ * Ownership: *out is a new reference (NULL on failure); the caller keeps its storage reference.
+ * Errors: C10C_STATUS_NULL_POINTER (out, storage; sizes and strides with ndim > 0);
+ * C10C_STATUS_INVALID_ARGUMENT for an invalid dtype; C10C_STATUS_ERROR "Tensor: invalid storage
+ * offset -1"; C10C_STATUS_ERROR "Trying to create tensor with negative dimension -1: [-1]" (torch's
+ * set_: "numel: integer multiplication overflow"); C10C_STATUS_OVERFLOW "Storage size
+ * calculation overflowed with sizes=[2, 2] and strides=[1, -2]" for a negative stride or an
+ * extent beyond int64 (as torch's set_) and "numel: integer multiplication overflow";
+ * C10C_STATUS_ERROR the out-of-bounds message above; C10C_STATUS_ERROR for a storage on a Caffe2
+ * device type (MKLDNN, OPENGL, OPENCL, IDEEP), which c10 gives no dispatch key;
+ * C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storage,
                                                   const int64_t *sizes, const int64_t *strides,
                                                   size_t ndim, int64_t storage_offset,
                                                   c10c_dtype dtype);
 
-/* Adds a reference (NULL-safe). Ownership: returns tensor, owned once more. */
+/* Adds a reference (NULL-safe). Ownership: returns tensor, owned once more. Errors: none. */
 C10C_API c10c_tensor *c10c_tensor_retain(c10c_tensor *tensor);
 
-/* Drops a reference (NULL-safe); the last one releases the storage reference. */
+/* Drops a reference (NULL-safe); the last one releases the storage reference. Errors: none. */
 C10C_API void c10c_tensor_release(c10c_tensor *tensor);
 
-/* ---- metadata (O(1); NULL-safe getters return 0 / NULL) ---- */
+/* ---- metadata ----
+ * O(1) getters. Errors: none; each is NULL-safe and says below what it returns for NULL. */
 
+/* The number of dimensions and of elements (0 for NULL). */
 C10C_API size_t c10c_tensor_dim(const c10c_tensor *tensor);
 C10C_API int64_t c10c_tensor_numel(const c10c_tensor *tensor);
 
-/* The sizes and strides arrays (dim() entries each). Ownership: borrowed, valid until the
- * tensor's geometry changes or it is freed. */
+/* The sizes and strides arrays (dim() entries each; NULL for NULL). Ownership: borrowed, valid
+ * until the tensor's geometry changes or it is freed. */
 C10C_API const int64_t *c10c_tensor_sizes(const c10c_tensor *tensor);
 C10C_API const int64_t *c10c_tensor_strides(const c10c_tensor *tensor);
 
-/* Size and stride of dimension dim, wrapped as c10's maybe_wrap_dim (-1 is the last; a 0-dim
- * tensor accepts 0 and -1). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INDEX_OUT_OF_RANGE
- * "Dimension out of range (expected to be in range of [-3, 2], but got 3)" (and "Dimension
- * specified as 0 but tensor has no dimensions" for a 0-dim tensor's size/stride). */
+/* Size and stride of dimension dim, wrapped as c10's maybe_wrap_dim (-1 is the last) without
+ * wrap_scalar: a 0-dim tensor has no dimension to name, as torch's size(0) and stride(-1).
+ * Errors: C10C_STATUS_NULL_POINTER (out, tensor); C10C_STATUS_INDEX_OUT_OF_RANGE "Dimension out
+ * of range (expected to be in range of [-3, 2], but got 3)", and "Dimension specified as 0 but
+ * tensor has no dimensions" for any dim of a 0-dim tensor; *out is left alone then. */
 C10C_API c10c_status c10c_tensor_size(int64_t *out, const c10c_tensor *tensor, int64_t dim);
 C10C_API c10c_status c10c_tensor_stride(int64_t *out, const c10c_tensor *tensor, int64_t dim);
 
+/* The storage offset in elements (0 for NULL). */
 C10C_API int64_t c10c_tensor_storage_offset(const c10c_tensor *tensor);
+
+/* The dtype (C10C_DTYPE_UNDEFINED for NULL). */
 C10C_API c10c_dtype c10c_tensor_dtype(const c10c_tensor *tensor);
+
+/* The device ({CPU, -1} for NULL). */
 C10C_API c10c_device c10c_tensor_device(const c10c_tensor *tensor);
+
+/* The dtype's size in bytes (0 for NULL). */
 C10C_API size_t c10c_tensor_itemsize(const c10c_tensor *tensor);
 
 /* numel * itemsize; INT64_MAX when that exceeds int64 (an expanded tensor: torch's nbytes
- * wraps). */
+ * wraps); 0 for NULL. */
 C10C_API int64_t c10c_tensor_nbytes(const c10c_tensor *tensor);
 
-/* The storage. Ownership: borrowed. */
+/* The storage (NULL for NULL). Ownership: borrowed. */
 C10C_API c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor);
 
-/* storage data + storage_offset * itemsize. NULL for a storage without bytes, and for a tensor
- * without elements whose offset lies past its storage's end (torch gives that address anyway).
- * NULL also when the storage no longer holds the tensor's elements (see the top of this file),
- * and then the thread's last error says so ("data: the tensor's elements ..."): for a tensor with
- * elements NULL always means that. Ownership: borrowed. */
+/* storage data + storage_offset * itemsize. NULL for NULL, for a storage without bytes, and for
+ * a tensor without elements whose offset lies past its storage's end (torch gives that address
+ * anyway). NULL also when the storage no longer holds the tensor's elements (see the top of this
+ * file), and then the thread's last error says so (C10C_STATUS_ERROR "data: the tensor's elements
+ * ..."): for a tensor with elements NULL always means that. Ownership: borrowed. */
 C10C_API void *c10c_tensor_data(const c10c_tensor *tensor);
 
-/* The dispatch key set c10 gives such a tensor. */
+/* The dispatch key set c10 gives such a tensor (the empty set for NULL). */
 C10C_API c10c_dispatch_key_set c10c_tensor_keys(const c10c_tensor *tensor);
 
 /* c10's is_contiguous(memory_format): CONTIGUOUS and PRESERVE ask for row-major contiguity,
- * CHANNELS_LAST(_3D) for channels-last contiguity. Errors: C10C_STATUS_NULL_POINTER,
- * C10C_STATUS_INVALID_ARGUMENT (invalid format). */
+ * CHANNELS_LAST(_3D) for channels-last contiguity. Errors: C10C_STATUS_NULL_POINTER (out,
+ * tensor); C10C_STATUS_INVALID_ARGUMENT "Unknown memory format 9". */
 C10C_API c10c_status c10c_tensor_is_contiguous(bool *out, const c10c_tensor *tensor,
                                                c10c_memory_format memory_format);
 
 /* c10's is_strides_like(format): channels-last strides (true even when not contiguous);
- * false for other formats. */
+ * false for other formats, invalid ones included, and for NULL. Errors: none. */
 C10C_API bool c10c_tensor_is_strides_like(const c10c_tensor *tensor,
                                           c10c_memory_format memory_format);
 
-/* c10's is_non_overlapping_and_dense. */
+/* c10's is_non_overlapping_and_dense (false for NULL). Errors: none. */
 C10C_API bool c10c_tensor_is_non_overlapping_and_dense(const c10c_tensor *tensor);
 
-/* Whether the tensor was made in inference mode (no version counter). */
+/* Whether the tensor was made in inference mode (no version counter; false for NULL).
+ * Errors: none. */
 C10C_API bool c10c_tensor_is_inference(const c10c_tensor *tensor);
 
-/* The version counter shared by tensors over the same storage. Errors: C10C_STATUS_NULL_POINTER;
- * C10C_STATUS_ERROR "Inference tensors do not track version counter." */
+/* The version counter shared by tensors over the same storage. Errors: C10C_STATUS_NULL_POINTER
+ * (out, tensor); C10C_STATUS_ERROR "Inference tensors do not track version counter." */
 C10C_API c10c_status c10c_tensor_version(int64_t *out, const c10c_tensor *tensor);
 
-/* Whether the tensor's storage is read-only (c10c_storage_set_read_only; false for NULL). */
+/* Whether the tensor's storage is read-only (c10c_storage_set_read_only; false for NULL).
+ * Errors: none. */
 C10C_API bool c10c_tensor_is_read_only(const c10c_tensor *tensor);
 
 /* Counts an in-place write, as ATen's in-place ops do: call it after writing through
@@ -152,19 +189,27 @@ C10C_API bool c10c_tensor_is_read_only(const c10c_tensor *tensor);
  * tensor has no counter: a no-op inside inference mode, outside it C10C_STATUS_ERROR
  * "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone
  * to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17
- * for more details." (sic, c10's message). */
+ * for more details." (sic, c10's message).
+ * Errors: C10C_STATUS_NULL_POINTER; the inference error above; C10C_STATUS_ERROR "cannot write to
+ * a read-only tensor: its memory was shared read-only (a read-only numpy array or DLPack
+ * export); clone() it to get a writable copy" over a read-only storage (checked first; beyond
+ * torch, which warns when it wraps such memory and then writes). Every in-place write (copy_,
+ * fill_, zero_) refuses the same two ways. */
 C10C_API c10c_status c10c_tensor_bump_version(c10c_tensor *tensor);
 
 /* ---- views: new tensors sharing the storage and its version counter ----
- * Each makes *out a new reference; dims are wrapped as ATen's maybe_wrap_dim (a 0-dim tensor
- * accepts 0 and -1), with IndexError-class errors C10C_STATUS_INDEX_OUT_OF_RANGE "Dimension out of
- * range (expected to be in range of [-2, 1], but got 2)". Errors otherwise as ATen words them;
- * C10C_STATUS_NULL_POINTER for NULL arguments; C10C_STATUS_OUT_OF_MEMORY; C10C_STATUS_OVERFLOW
- * where a new stride or offset would exceed int64 ("unsqueeze: the new dim's stride, size * stride
- * (4611686018427387904 and 4611686018427387904) overflows int64": only a tensor without elements,
- * whose sizes and strides may be anything, or over an external storage of more than 2^62 bytes
- * gets there; ATen lets the value wrap). Views are metadata: they are made over a storage that
- * shrank under their base as over any other, and refuse data access as their base does. */
+ * Each makes *out a new reference (NULL on failure); dims are wrapped as ATen's maybe_wrap_dim (a
+ * 0-dim tensor accepts 0 and -1), with IndexError-class errors C10C_STATUS_INDEX_OUT_OF_RANGE
+ * "Dimension out of range (expected to be in range of [-2, 1], but got 2)". The errors each lists
+ * are ATen's, with its words and its class: C10C_STATUS_ERROR (RuntimeError) unless marked an index
+ * error (IndexError, C10C_STATUS_INDEX_OUT_OF_RANGE). Beside them: C10C_STATUS_NULL_POINTER for
+ * out, tensor, and an array argument that is NULL with a non-zero length;
+ * C10C_STATUS_OUT_OF_MEMORY; C10C_STATUS_OVERFLOW where a new stride or offset would exceed int64
+ * ("unsqueeze: the new dim's stride, size * stride (4611686018427387904 and
+ * 4611686018427387904) overflows int64": only a tensor without elements, whose sizes and strides
+ * may be anything, or over an external storage of more than 2^62 bytes gets there; ATen lets the
+ * value wrap). Views are metadata: they are made over a storage that shrank under their base as
+ * over any other, and refuse data access as their base does. */
 
 /* torch.Tensor.view(shape): one -1 is inferred. Errors: "only one dimension can be inferred",
  * "invalid shape dimension -2 at index 0 of shape [-2, 12]", "shape '[5, 5]' is invalid for input
@@ -186,21 +231,23 @@ C10C_API c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor
                                             const int64_t *strides, size_t nstrides,
                                             const int64_t *storage_offset);
 
-/* torch.Tensor.transpose(dim0, dim1). */
+/* torch.Tensor.transpose(dim0, dim1). Errors: only the common ones above. */
 C10C_API c10c_status c10c_tensor_transpose(c10c_tensor **out, const c10c_tensor *tensor,
                                            int64_t dim0, int64_t dim1);
 
 /* torch.Tensor.permute(dims). Errors: "permute(sparse_coo): number of dimensions in the tensor
- * input does not match ..." (sic, as ATen), "permute(): duplicate dims are not allowed." */
+ * input does not match the length of the desired ordering of dimensions i.e. input.dim() = 3 is
+ * not equal to len(dims) = 2" (sic, as ATen), "permute(): duplicate dims are not allowed." */
 C10C_API c10c_status c10c_tensor_permute(c10c_tensor **out, const c10c_tensor *tensor,
                                          const int64_t *dims, size_t ndims);
 
 /* aten::slice(dim, start, end, step): negative start/end count from the end, both are clamped
  * to the size (use INT64_MAX for "to the end"). Errors: "slice() cannot be applied to a 0-dim
- * tensor." (index error), "slice step must be positive", and for a stride * step past int64
- * ATen's "as_strided: Negative strides are not supported at the moment, got strides: [...]" when
- * ATen's product wraps negative, C10C_STATUS_OVERFLOW when it wraps positive and the dim keeps
- * two or more elements (with one or none the stride never moves: ATen's value is kept). */
+ * tensor." (index error), "slice step must be positive" (step <= 0), and for a stride * step
+ * past int64 ATen's "as_strided: Negative strides are not supported at the moment, got strides:
+ * [...]" when ATen's product wraps negative, C10C_STATUS_OVERFLOW when it wraps positive and the
+ * dim keeps two or more elements (with one or none the stride never moves: ATen's value is
+ * kept). */
 C10C_API c10c_status c10c_tensor_slice(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
                                        int64_t start, int64_t end, int64_t step);
 
@@ -216,11 +263,12 @@ C10C_API c10c_status c10c_tensor_narrow(c10c_tensor **out, const c10c_tensor *te
 C10C_API c10c_status c10c_tensor_select(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
                                         int64_t index);
 
-/* torch.Tensor.unsqueeze(dim): dim in [-(dim+1), dim]. */
+/* torch.Tensor.unsqueeze(dim): dim in [-(dim+1), dim] ("Dimension out of range (expected to be
+ * in range of [-4, 3], but got 4)" for a 3-dim tensor). Errors: only the common ones above. */
 C10C_API c10c_status c10c_tensor_unsqueeze(c10c_tensor **out, const c10c_tensor *tensor,
                                            int64_t dim);
 
-/* torch.Tensor.squeeze(): drops every size-1 dim. */
+/* torch.Tensor.squeeze(): drops every size-1 dim. Errors: only the common ones above. */
 C10C_API c10c_status c10c_tensor_squeeze(c10c_tensor **out, const c10c_tensor *tensor);
 
 /* torch.Tensor.squeeze(dims): drops the listed dims that have size 1, keeps the others.
@@ -242,23 +290,30 @@ C10C_API c10c_status c10c_tensor_expand(c10c_tensor **out, const c10c_tensor *te
  * (stride 1) is rescaled, as ATen. Errors: "self.dim() cannot be 0 to view Float as Double
  * (different element sizes)", "self.stride(-1) must be 1 to view Float as Short (different
  * element sizes), but got 4", "self.size(-1) must be divisible by 2 ...", "self.storage_offset()
- * must be divisible by 2 ...", "self.stride(0) must be divisible by 2 ...". */
+ * must be divisible by 2 ...", "self.stride(0) must be divisible by 2 ..."; and
+ * C10C_STATUS_INVALID_ARGUMENT "view: invalid dtype 46" for a dtype that is not valid or is
+ * Undefined. */
 C10C_API c10c_status c10c_tensor_view_dtype(c10c_tensor **out, const c10c_tensor *tensor,
                                             c10c_dtype dtype);
 
 /* torch.Tensor.reshape(shape): a view when view() could make one, else a contiguous copy (a new
- * storage, version 0). One -1 is inferred; errors as c10c_tensor_view's size inference. */
+ * storage, version 0). One -1 is inferred; errors as c10c_tensor_view's size inference and
+ * "Stride calculation overflowed", and for the copy c10c_tensor_clone's ("copy_ (from this
+ * tensor): the tensor's elements ..." when its storage shrank). */
 C10C_API c10c_status c10c_tensor_reshape(c10c_tensor **out, const c10c_tensor *tensor,
                                          const int64_t *shape, size_t ndim);
 
-/* torch.Tensor.flatten(start_dim, end_dim) (reshape semantics; a 0-dim tensor becomes [1]).
- * Errors: "flatten() has invalid args: start_dim cannot come after end_dim". */
+/* torch.Tensor.flatten(start_dim, end_dim) (reshape semantics; a 0-dim tensor becomes [1];
+ * start_dim == end_dim gives the tensor itself, as ATen). Errors: "flatten() has invalid args:
+ * start_dim cannot come after end_dim", and c10c_tensor_reshape's when it copies. */
 C10C_API c10c_status c10c_tensor_flatten(c10c_tensor **out, const c10c_tensor *tensor,
                                          int64_t start_dim, int64_t end_dim);
 
 /* torch.Tensor.unflatten(dim, sizes) (a view; one -1 inferred). Errors: "unflatten: sizes must
  * be non-empty", "unflatten: Provided sizes [3, 2] don't multiply up to the size of dim 2 (4) in
- * the input tensor", "unflatten got an unexpected error:\n..." (ATen's wrapping). */
+ * the input tensor", and ATen's wrapping of the other size errors, "unflatten got an unexpected
+ * error:\nonly one dimension can be inferred" ("...\nDimension specified as 0 but tensor has no
+ * dimensions" for a 0-dim tensor). */
 C10C_API c10c_status c10c_tensor_unflatten(c10c_tensor **out, const c10c_tensor *tensor,
                                            int64_t dim, const int64_t *sizes, size_t nsizes);
 
@@ -281,66 +336,91 @@ C10C_API c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *te
                                         int64_t size, int64_t step);
 
 /* ---- copies and fills (CPU and CUDA tensors; other devices give C10C_STATUS_NOT_IMPLEMENTED) ----
- * In-place writes bump the version counter of every tensor over the storage, and inference
- * tensors refuse them outside inference mode with c10's message (see c10c_tensor_bump_version). */
+ * In-place writes bump the version counter of every tensor over the storage, and refuse, with
+ * C10C_STATUS_ERROR, a read-only storage and an inference tensor outside inference mode (c10's
+ * message; see c10c_tensor_bump_version). A tensor on another device than CPU and CUDA gives
+ * C10C_STATUS_NOT_IMPLEMENTED "copies and fills of XLA tensors are not implemented yet"; a CUDA
+ * tensor the driver's failures (C10C_STATUS_UNAVAILABLE "CUDA driver not found: ..." without
+ * one; cuda.h). */
 
 /* torch.Tensor.copy_(src): src broadcast to dst's shape and converted to dst's dtype with c10's
  * casts (bool, integers, Half, BFloat16, the five Float8 formats (e4m3fn saturating, as torch
- * 2.13), float, double, complex; C10C_STATUS_NOT_IMPLEMENTED naming any other dtype). NaN and
- * out-of-range floats to integers, undefined in C++, give what x86's scalar conversions give (and
- * 0 from the NaN of the fnuz and e8m0 Float8 formats, as torch). A src that is the same view of the
- * same storage is a no-op. Errors as TensorIterator: "unsupported operation: more than one element
- * of the written-to tensor refers to a single memory location. Please clone() the tensor before
- * performing the operation." (dst has a stride-0 dim), "unsupported operation: some elements of the
- * input tensor and the written-to tensor refer to a single memory location. ..." (dense views of
- * one storage that partly overlap), "The size of tensor a (4) must match the size of tensor b (3)
- * at non-singleton dimension 1", "output with shape [3] doesn't match the broadcast shape [2, 3]",
- * "copy_ (to this tensor): the tensor's elements ..." and "copy_ (from this tensor): ..." when a
- * storage no longer holds its tensor's elements. Other overlapping tensors (views ATen cannot
- * prove apart, such as t[:, 1:] from t[:, :3]; two storages over the same memory) are copied as
- * if src were read whole before dst is written, as numpy does (torch's result depends on its
- * vector width there). */
+ * 2.13), float, double, complex). The other dtypes (quantized, bits, sub-byte) copy only to their
+ * own dtype. NaN and out-of-range floats to integers, undefined in C++, give what x86's scalar
+ * conversions give (and 0 from the NaN of the fnuz and e8m0 Float8 formats, as torch). A src that
+ * is the same view of the same storage is a no-op (that still counts a write). Other overlapping
+ * tensors (views ATen cannot prove apart, such as t[:, 1:] from t[:, :3]; two storages over the
+ * same memory) are copied as if src were read whole before dst is written, as numpy does
+ * (torch's result depends on its vector width there).
+ * Errors: C10C_STATUS_NULL_POINTER (dst, src); TensorIterator's, as C10C_STATUS_ERROR:
+ * "unsupported operation: more than one element of the written-to tensor refers to a single
+ * memory location. Please clone() the tensor before performing the operation." (dst has a
+ * stride-0 dim), "unsupported operation: some elements of the input tensor and the written-to
+ * tensor refer to a single memory location. ..." (dense views of one storage that partly
+ * overlap), "The size of tensor a (4) must match the size of tensor b (3) at non-singleton
+ * dimension 1", "output with shape [3] doesn't match the broadcast shape [2, 3]";
+ * C10C_STATUS_ERROR "copy_ (to this tensor): the tensor's elements ..." and "copy_ (from this
+ * tensor): ..." when a storage no longer holds its tensor's elements;
+ * C10C_STATUS_NOT_IMPLEMENTED "copy_ from QInt8 to Float: conversions of QInt8 are not
+ * implemented" between two dtypes one of which has no conversions (torch raises
+ * NotImplementedError for the bits and sub-byte dtypes too, but RuntimeError "Copying from
+ * quantized Tensor to non-quantized Tensor is not allowed, ..." from a quantized src); the
+ * refusals of every in-place write and device (above); C10C_STATUS_OUT_OF_MEMORY and, for CUDA,
+ * the driver's errors. */
 C10C_API c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src);
 
 /* torch.Tensor.fill_(value): value points to one element of the tensor's dtype (itemsize bytes,
  * the dtype's native representation; it may lie in the tensor itself: it is read first).
- * Tensors with stride-0 dims are allowed, as ATen. Errors: C10C_STATUS_NULL_POINTER;
- * C10C_STATUS_ERROR "fill_: the tensor's elements ..." (see the top of this file), and the
- * inference-tensor and read-only errors of every in-place write. */
+ * Tensors with stride-0 dims are allowed, as ATen. Errors: C10C_STATUS_NULL_POINTER (tensor,
+ * value); C10C_STATUS_ERROR "fill_: the tensor's elements ..." (see the top of this file); the
+ * refusals of every in-place write and device (above). */
 C10C_API c10c_status c10c_tensor_fill_(c10c_tensor *tensor, const void *value);
 
 /* torch.Tensor.zero_(): all bytes zero (0, 0.0, false for every dtype). Errors: as fill_
- * ("zero_: the tensor's elements ..."). */
+ * (C10C_STATUS_NULL_POINTER, "zero_: the tensor's elements ...", the in-place refusals). */
 C10C_API c10c_status c10c_tensor_zero_(c10c_tensor *tensor);
 
 /* torch.full / torch.zeros: c10c_tensor_empty then every element set to *value (one element of
  * dtype, as c10c_tensor_fill_), or to zero bytes when value is NULL. The version counter of the
- * new tensor is 0, as torch's factories. CPU only for now. */
+ * new tensor is 0, as torch's factories. CPU and CUDA tensors.
+ * Ownership: *out is a new reference (NULL on failure).
+ * Errors: as c10c_tensor_empty; C10C_STATUS_NOT_IMPLEMENTED on a device other than CPU and CUDA
+ * (whose allocator a host installed). */
 C10C_API c10c_status c10c_tensor_full(c10c_tensor **out, const int64_t *sizes, size_t ndim,
                                       c10c_dtype dtype, c10c_device device,
                                       c10c_memory_format memory_format, const void *value);
 
 /* torch.empty_like(tensor, dtype, device, memory_format): tensor's sizes; PRESERVE keeps the
  * strides of a non-overlapping and dense tensor, else lays out dense strides in the order of the
- * tensor's strides (ATen's infer_dense_strides); other formats as c10c_tensor_empty. */
+ * tensor's strides (ATen's infer_dense_strides); other formats as c10c_tensor_empty.
+ * Ownership: *out is a new reference (NULL on failure).
+ * Errors: C10C_STATUS_NULL_POINTER (out, tensor); then as c10c_tensor_empty (PRESERVE: as
+ * c10c_tensor_empty_strided), "required rank 4 tensor to use channels_last format" included. */
 C10C_API c10c_status c10c_tensor_empty_like(c10c_tensor **out, const c10c_tensor *tensor,
                                             c10c_dtype dtype, c10c_device device,
                                             c10c_memory_format memory_format);
 
-/* torch.full_like / zeros_like: c10c_tensor_empty_like, filled as c10c_tensor_full. */
+/* torch.full_like / zeros_like: c10c_tensor_empty_like, filled as c10c_tensor_full.
+ * Ownership: *out is a new reference (NULL on failure). Errors: as c10c_tensor_empty_like, and
+ * C10C_STATUS_NOT_IMPLEMENTED as c10c_tensor_full. */
 C10C_API c10c_status c10c_tensor_full_like(c10c_tensor **out, const c10c_tensor *tensor,
                                            c10c_dtype dtype, c10c_device device,
                                            c10c_memory_format memory_format, const void *value);
 
 /* torch.Tensor.clone(memory_format): empty_like with the tensor's dtype and device, then a copy
- * of the data (version counter 0, as torch). Errors: as c10c_tensor_empty_like and copy_
- * ("copy_ (from this tensor): the tensor's elements ..." when its storage shrank). */
+ * of the data (version counter 0, as torch). Ownership: *out is a new reference (NULL on
+ * failure). Errors: as c10c_tensor_empty_like and copy_ ("copy_ (from this tensor): the tensor's
+ * elements ..." when its storage shrank; C10C_STATUS_NOT_IMPLEMENTED off CPU and CUDA). */
 C10C_API c10c_status c10c_tensor_clone(c10c_tensor **out, const c10c_tensor *tensor,
                                        c10c_memory_format memory_format);
 
 /* torch.Tensor.contiguous(memory_format): a new reference to the tensor itself when it is
- * already contiguous in that format, else clone(memory_format). PRESERVE is an error: "preserve
- * memory format is unsupported by the contiguous operator". */
+ * already contiguous in that format (PRESERVE asks for row-major contiguity, as
+ * c10c_tensor_is_contiguous), else clone(memory_format). Ownership: *out is a new reference (NULL
+ * on failure). Errors: C10C_STATUS_NULL_POINTER (out, tensor); C10C_STATUS_INVALID_ARGUMENT
+ * "Unknown memory format 9"; C10C_STATUS_ERROR "preserve memory format is unsupported by the
+ * contiguous operator" for PRESERVE and a tensor that is not row-major contiguous (torch returns
+ * a contiguous one as it is); otherwise as c10c_tensor_clone. */
 C10C_API c10c_status c10c_tensor_contiguous(c10c_tensor **out, const c10c_tensor *tensor,
                                             c10c_memory_format memory_format);
 

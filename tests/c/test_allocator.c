@@ -2,6 +2,8 @@
  * their statistics, configuration, empty_cache and out-of-memory behaviour. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -397,7 +399,168 @@ TEST(an_allocator_that_succeeds_without_memory_is_refused) {
   c10c_allocator_release(a);
 }
 
-RUN_TESTS(T(host_allocator_serves_storages_and_frees_through_its_deleter),
+/* In a child process (the environment is read once per process, on first use): a malformed
+ * C10C_CPU_ALLOC_CONF fails every allocation of the caching allocator until configure succeeds.
+ * Runs first, before this process's caching allocator has read its environment. */
+TEST(a_malformed_environment_configuration_fails_allocations_until_configured) {
+  fflush(stdout);
+  fflush(stderr);
+  pid_t child = fork();
+  if (child == 0) {
+    setenv("C10C_CPU_ALLOC_CONF", "foo:1", 1);
+    c10c_data_ptr dp;
+    int bad = 0;
+    bad |= c10c_allocator_allocate(c10c_cpu_caching_allocator(), 16, &dp) !=
+           C10C_STATUS_INVALID_ARGUMENT;
+    bad |= strcmp(c10c_last_error_message(),
+                  "C10C_CPU_ALLOC_CONF: Unrecognized key 'foo' in CPU allocator config.") != 0;
+    c10c_storage *s = NULL;
+    bad |= c10c_storage_new(&s, 1 << 20, NULL, C10C_DEVICE_TYPE_CPU, true) !=
+           C10C_STATUS_INVALID_ARGUMENT;
+    bad |= c10c_cpu_caching_allocator_configure("") != C10C_STATUS_OK;
+    bad |= c10c_allocator_allocate(c10c_cpu_caching_allocator(), 16, &dp) != C10C_STATUS_OK;
+    c10c_data_ptr_free(&dp);
+    _exit(bad);
+  }
+  ASSERT_TRUE(child > 0);
+  int status = -1;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+static c10c_status odd_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+  (void)nbytes, (void)alignment, (void)out;
+  return *(const c10c_status *)self; /* whatever number the host likes */
+}
+
+static c10c_status failing_stats(void *self, c10c_memory_stats *out) {
+  (void)out;
+  return *(const c10c_status *)self;
+}
+
+TEST(a_hosts_failures_become_statuses_with_messages) {
+  c10c_status returned = 5;
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = odd_allocate;
+  vt.get_stats = failing_stats;
+  vt.name = "odd";
+  c10c_allocator *a = NULL;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, &returned, C10C_DEVICE_TYPE_CPU));
+  c10c_data_ptr dp;
+  /* a number that is not a failure code is an error, never passed on */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(a, 16, &dp));
+  ASSERT_ERROR_MESSAGE(
+      "allocator 'odd' failed to allocate 16 bytes (status 5, which is not a c10c_status failure "
+      "code)");
+  ASSERT_TRUE(dp.data == NULL && dp.ctx == NULL && dp.deleter == NULL);
+  c10c_storage *s = NULL;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new(&s, 16, a, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_TRUE(s == NULL);
+  returned = -100;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(a, 16, &dp));
+  ASSERT_ERROR_MESSAGE(
+      "allocator 'odd' failed to allocate 16 bytes (status -100, which is not a c10c_status "
+      "failure code)");
+  /* get_stats: the host's status, with a message the host could not set */
+  returned = C10C_STATUS_UNAVAILABLE;
+  c10c_memory_stats stats;
+  stats.struct_size = sizeof stats;
+  c10c_clear_last_error();
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_allocator_get_stats(a, &stats));
+  ASSERT_ERROR_MESSAGE(
+      "allocator 'odd' failed to report its statistics (device or backend unavailable)");
+  char buf[64];
+  size_t len = 0;
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_allocator_summary(buf, sizeof buf, &len, a));
+  returned = 1;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_get_stats(a, &stats));
+  ASSERT_ERROR_MESSAGE(
+      "allocator 'odd' failed to report its statistics (status 1, which is not a c10c_status "
+      "failure code)");
+  c10c_allocator_release(a);
+}
+
+TEST(allocator_functions_refuse_bad_arguments_as_documented) {
+  c10c_data_ptr dp = {&dp, &dp, NULL, {C10C_DEVICE_TYPE_CPU, -1}};
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_allocate(NULL, 1, &dp));
+  ASSERT_ERROR_MESSAGE("c10c_allocator_allocate: argument 'allocator' must not be NULL");
+  ASSERT_TRUE(dp.data == NULL && dp.ctx == NULL); /* nothing to free */
+  ASSERT_STATUS(C10C_STATUS_ERROR,
+                c10c_allocator_allocate(c10c_cpu_default_allocator(), SIZE_MAX, &dp));
+  ASSERT_ERROR_MESSAGE(
+      "alloc_cpu() seems to have been called with negative number: 18446744073709551615");
+  char a[4] = "abc", b[4] = {0};
+  c10c_allocator *def = c10c_cpu_default_allocator();
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_copy(def, NULL, a, 4));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_copy(def, b, NULL, 4));
+  ASSERT_OK(c10c_allocator_copy(def, NULL, NULL, 0));
+  ASSERT_OK(c10c_allocator_copy(def, b, a, 4));
+  ASSERT_STR_EQ(b, "abc");
+  c10c_memory_stats stats;
+  stats.struct_size = sizeof stats;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get_stats(NULL, &stats));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get_stats(def, NULL));
+  stats.struct_size = 8;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_get_stats(def, &stats));
+  char expected[160]; /* the first version is today's struct, max_split_size its last field */
+  snprintf(expected, sizeof expected,
+           "c10c_memory_stats.struct_size is 8, smaller than any version (%zu); set it to "
+           "sizeof(c10c_memory_stats)",
+           sizeof(c10c_memory_stats));
+  ASSERT_ERROR_MESSAGE(expected);
+  /* the handle's constructor */
+  c10c_allocator_vtable vt = host_vtable();
+  c10c_allocator *made = NULL;
+  vt.struct_size = 4;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_allocator_new(&made, &vt, NULL, C10C_DEVICE_TYPE_CPU));
+  ASSERT_ERROR_MESSAGE(
+      "c10c_allocator_vtable.struct_size is 4, smaller than any version of the vtable (16); set "
+      "it to sizeof(c10c_allocator_vtable)");
+  vt = host_vtable();
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_new(&made, &vt, NULL, 21));
+  ASSERT_ERROR_MESSAGE("Unknown device type 21");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_new(&made, &vt, NULL, -1));
+  ASSERT_TRUE(made == NULL);
+  c10c_allocator *got = NULL;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_get(&got, 30));
+  ASSERT_ERROR_MESSAGE("Unknown device type 30");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_get(&got, -1));
+  ASSERT_TRUE(got == NULL);
+  /* NULL-safe getters */
+  ASSERT_STR_EQ(c10c_allocator_name(NULL), "");
+  ASSERT_EQ(c10c_allocator_device_type(NULL), C10C_DEVICE_TYPE_CPU);
+  c10c_data_ptr_free(NULL);
+}
+
+TEST(summary_reports_its_length_and_refuses_a_null_buffer) {
+  c10c_allocator *a = c10c_cpu_default_allocator();
+  size_t len = 0, full = 0;
+  char buf[8192];
+  ASSERT_OK(c10c_allocator_summary(buf, sizeof buf, &full, a));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_summary(NULL, 10, &len, a));
+  ASSERT_ERROR_MESSAGE("c10c_allocator_summary: argument 'out' must not be NULL");
+  /* out NULL with out_size 0: a length query */
+  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_allocator_summary(NULL, 0, &len, a));
+  ASSERT_EQ(len, full);
+  char expected[128];
+  snprintf(expected, sizeof expected, "c10c_allocator_summary: %zu bytes needed, the buffer has 0",
+           full + 1);
+  ASSERT_ERROR_MESSAGE(expected);
+  /* exactly one byte short: truncated, terminated */
+  char *small = malloc(full);
+  ASSERT_STATUS(C10C_STATUS_BUFFER_TOO_SMALL, c10c_allocator_summary(small, full, &len, a));
+  ASSERT_EQ(strlen(small), full - 1);
+  free(small);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_allocator_summary(buf, sizeof buf, NULL, NULL)); /* allocator */
+}
+
+RUN_TESTS(T(a_malformed_environment_configuration_fails_allocations_until_configured),
+          T(host_allocator_serves_storages_and_frees_through_its_deleter),
           T(host_allocator_failures_are_reported_with_its_name), T(vtable_is_validated),
           T(registry_follows_c10s_priority_rule),
           T(caching_allocator_statistics_follow_allocations), T(cached_large_blocks_are_reused),
@@ -405,4 +568,7 @@ RUN_TESTS(T(host_allocator_serves_storages_and_frees_through_its_deleter),
           T(fill_modes_write_zeros_or_cs_junk_pattern),
           T(out_of_memory_releases_the_cache_retries_and_reports_sizes),
           T(the_allocator_name_is_copied_so_the_host_may_free_it),
-          T(an_allocator_that_succeeds_without_memory_is_refused))
+          T(an_allocator_that_succeeds_without_memory_is_refused),
+          T(a_hosts_failures_become_statuses_with_messages),
+          T(allocator_functions_refuse_bad_arguments_as_documented),
+          T(summary_reports_its_length_and_refuses_a_null_buffer))

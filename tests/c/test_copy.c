@@ -318,6 +318,179 @@ TEST(half_and_bfloat16_nans_become_floats_as_torch_in_every_layout) {
   expect_float_bits(C10C_DTYPE_BFLOAT16, bf16_bits, bf16_want);
 }
 
+TEST(contiguous_preserve_returns_a_contiguous_tensor_itself_as_torch) {
+  /* torch 2.13: x.contiguous(memory_format=torch.preserve_format) is x when x is row-major
+   * contiguous; otherwise (a channels-last tensor included) it refuses */
+  c10c_tensor *base = arange(24), *out = NULL, *cl = NULL;
+  ASSERT_OK(c10c_tensor_contiguous(&out, base, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_TRUE(out == base);
+  c10c_tensor_release(out);
+  int64_t sizes[4] = {1, 2, 3, 4};
+  ASSERT_OK(
+      c10c_tensor_empty(&cl, sizes, 4, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CHANNELS_LAST));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_contiguous(&out, cl, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_ERROR_MESSAGE("preserve memory format is unsupported by the contiguous operator");
+  ASSERT_OK(c10c_tensor_contiguous(&out, cl, C10C_MEMORY_FORMAT_CHANNELS_LAST));
+  ASSERT_TRUE(out == cl);
+  c10c_tensor_release(out);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_contiguous(&out, base, 9));
+  ASSERT_ERROR_MESSAGE("Unknown memory format 9");
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_contiguous(NULL, base, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_contiguous(&out, NULL, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_TRUE(out == NULL);
+  c10c_tensor_release(cl);
+  c10c_tensor_release(base);
+}
+
+TEST(factories_refuse_null_and_invalid_arguments) {
+  c10c_tensor *t = arange(6), *out = NULL;
+  int64_t sizes[1] = {6};
+  c10c_device unknown = {40, 0};
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_empty_like(NULL, t, C10C_DTYPE_FLOAT32, cpu,
+                                                                 C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_empty_like(&out, NULL, C10C_DTYPE_FLOAT32,
+                                                                 cpu, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_empty_like(&out, t, 99, cpu, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_ERROR_MESSAGE("invalid dtype 99");
+  ASSERT_STATUS(
+      C10C_STATUS_INVALID_ARGUMENT,
+      c10c_tensor_empty_like(&out, t, C10C_DTYPE_FLOAT32, unknown, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_ERROR_MESSAGE("Unknown device type 40");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_empty_like(&out, t, C10C_DTYPE_FLOAT32, cpu, 9));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_full_like(NULL, t, C10C_DTYPE_FLOAT32, cpu,
+                                                                C10C_MEMORY_FORMAT_PRESERVE, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_full_like(&out, NULL, C10C_DTYPE_FLOAT32, cpu,
+                                                                C10C_MEMORY_FORMAT_PRESERVE, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_clone(NULL, t, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_clone(&out, NULL, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_clone(&out, t, 9));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_full(&out, sizes, 1, 99, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_full(&out, NULL, 1, C10C_DTYPE_FLOAT32, cpu,
+                                                           C10C_MEMORY_FORMAT_CONTIGUOUS, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_fill_(NULL, &(float){1.0f}));
+  ASSERT_TRUE(out == NULL);
+  c10c_tensor_release(t);
+}
+
+static c10c_status malloc_allocate(void *self, size_t nbytes, size_t alignment,
+                                   c10c_data_ptr *out) {
+  (void)self, (void)alignment;
+  if (nbytes == 0) return C10C_STATUS_OK;
+  out->data = out->ctx = malloc(nbytes);
+  out->deleter = free;
+  return out->data != NULL ? C10C_STATUS_OK : C10C_STATUS_OUT_OF_MEMORY;
+}
+
+TEST(copies_and_fills_off_cpu_and_cuda_are_not_implemented) {
+  /* an HPU allocator from the host: HPU tensors can be made, not written or read */
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = malloc_allocate;
+  c10c_allocator *hpu_allocator = NULL;
+  ASSERT_OK(c10c_allocator_new(&hpu_allocator, &vt, NULL, C10C_DEVICE_TYPE_HPU));
+  ASSERT_OK(c10c_allocator_set(hpu_allocator, 0));
+  c10c_allocator_release(hpu_allocator);
+  c10c_device hpu = {C10C_DEVICE_TYPE_HPU, 0};
+  int64_t sizes[1] = {4};
+  float one = 1.0f;
+  c10c_tensor *h = NULL, *c = arange(4), *out = NULL;
+  ASSERT_OK(
+      c10c_tensor_empty(&h, sizes, 1, C10C_DTYPE_FLOAT32, hpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  const char *message = "copies and fills of HPU tensors are not implemented yet";
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_fill_(h, &one));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_zero_(h));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(h, c));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(c, h));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
+                c10c_tensor_clone(&out, h, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED,
+                c10c_tensor_full(&out, sizes, 1, C10C_DTYPE_FLOAT32, hpu,
+                                 C10C_MEMORY_FORMAT_CONTIGUOUS, &one));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(
+      C10C_STATUS_NOT_IMPLEMENTED,
+      c10c_tensor_full_like(&out, c, C10C_DTYPE_FLOAT32, hpu, C10C_MEMORY_FORMAT_PRESERVE, NULL));
+  ASSERT_TRUE(out == NULL);
+  ASSERT_EQ(version(c), 0);
+  c10c_tensor_release(h);
+  c10c_tensor_release(c);
+}
+
+TEST(cuda_tensors_without_cuda_report_the_driver_unavailable) {
+  if (c10c_cuda_is_available()) return; /* the driver's own errors are test_cuda's */
+  static float device_memory[4];        /* a CUDA storage the driver never sees */
+  c10c_storage *s = NULL;
+  c10c_tensor *t = NULL, *c = arange(4), *out = NULL;
+  ASSERT_OK(c10c_storage_new_external(&s, device_memory, sizeof device_memory,
+                                      (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, NULL, NULL));
+  int64_t n = 4, one = 1;
+  ASSERT_OK(c10c_tensor_new_from_storage(&t, s, &n, &one, 1, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_fill_(t, &(float){1.0f}));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_zero_(t));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_copy_(t, c));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_copy_(c, t));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_clone(&out, t, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_TRUE(out == NULL);
+  ASSERT_EQ(version(t), 0);
+  c10c_tensor_release(t);
+  c10c_tensor_release(c);
+  c10c_storage_release(s);
+}
+
+TEST(copies_between_dtypes_without_conversions_are_not_implemented) {
+  /* torch 2.13 raises NotImplementedError too ('"copy_" not implemented for 'Bits8''); a copy
+   * within one such dtype moves bytes */
+  int64_t sizes[1] = {4};
+  c10c_tensor *b8 = NULL, *b16 = NULL, *other = NULL;
+  ASSERT_OK(c10c_tensor_empty(&b8, sizes, 1, C10C_DTYPE_BITS8, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_OK(
+      c10c_tensor_empty(&b16, sizes, 1, C10C_DTYPE_BITS16, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(b16, b8));
+  ASSERT_ERROR_MESSAGE("copy_ from Bits8 to Bits16: conversions of Bits8 are not implemented");
+  c10c_tensor *f = arange(4);
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(b8, f));
+  ASSERT_ERROR_MESSAGE("copy_ from Float to Bits8: conversions of Bits8 are not implemented");
+  ASSERT_OK(c10c_tensor_full_like(&other, b8, C10C_DTYPE_BITS8, cpu, C10C_MEMORY_FORMAT_PRESERVE,
+                                  &(uint8_t){0xa5}));
+  ASSERT_OK(c10c_tensor_copy_(b8, other));
+  ASSERT_EQ(((uint8_t *)c10c_tensor_data(b8))[3], 0xa5);
+  c10c_tensor *all[] = {b8, b16, other, f};
+  for (int i = 0; i < 4; i++) c10c_tensor_release(all[i]);
+}
+
+TEST(read_only_storages_refuse_every_in_place_write) {
+  c10c_tensor *t = arange(4), *src = arange(4), *out = NULL;
+  ASSERT_OK(c10c_storage_set_read_only(c10c_tensor_storage(t)));
+  const char *message =
+      "cannot write to a read-only tensor: its memory was shared read-only (a read-only numpy "
+      "array or DLPack export); clone() it to get a writable copy";
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_fill_(t, &(float){9.0f}));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_zero_(t));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_copy_(t, src));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_EQ(((float *)c10c_tensor_data(t))[3], 3); /* nothing written */
+  ASSERT_EQ(version(t), 0);
+  ASSERT_OK(c10c_tensor_copy_(src, t)); /* reading is fine */
+  ASSERT_OK(c10c_tensor_clone(&out, t, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_FALSE(c10c_tensor_is_read_only(out));
+  c10c_tensor_release(out);
+  c10c_tensor_release(src);
+  c10c_tensor_release(t);
+}
+
 RUN_TESTS(T(copy_of_a_transposed_view_matches_elementwise), T(copy_broadcasts_a_row_and_a_scalar),
           T(copy_refuses_overlapping_writes_as_tensor_iterator),
           T(copy_handles_high_rank_and_coalesces), T(fill_zero_and_full_write_every_element),
@@ -325,4 +498,10 @@ RUN_TESTS(T(copy_of_a_transposed_view_matches_elementwise), T(copy_broadcasts_a_
           T(contiguous_returns_the_tensor_itself_when_it_can),
           T(inference_tensors_refuse_writes_outside_inference_mode),
           T(float_to_half_keeps_nan_payloads_in_every_layout_as_torch),
-          T(half_and_bfloat16_nans_become_floats_as_torch_in_every_layout))
+          T(half_and_bfloat16_nans_become_floats_as_torch_in_every_layout),
+          T(contiguous_preserve_returns_a_contiguous_tensor_itself_as_torch),
+          T(factories_refuse_null_and_invalid_arguments),
+          T(copies_and_fills_off_cpu_and_cuda_are_not_implemented),
+          T(cuda_tensors_without_cuda_report_the_driver_unavailable),
+          T(copies_between_dtypes_without_conversions_are_not_implemented),
+          T(read_only_storages_refuse_every_in_place_write))

@@ -157,6 +157,48 @@ static c10c_status op_unflatten(void) {
   return c10c_tensor_unflatten(&made_tensor, view_base, 6, sizes, 2);
 }
 
+static c10c_status op_view_transpose(void) {
+  return c10c_tensor_transpose(&made_tensor, view_base, 0, 6);
+}
+static c10c_status op_view_slice(void) {
+  return c10c_tensor_slice(&made_tensor, view_base, 6, 0, 1, 1);
+}
+static c10c_status op_view_narrow(void) {
+  return c10c_tensor_narrow(&made_tensor, view_base, 0, 1, 1);
+}
+static c10c_status op_view_unsqueeze(void) {
+  return c10c_tensor_unsqueeze(&made_tensor, view_base, 3);
+}
+static c10c_status op_view_squeeze_dims(void) {
+  int64_t dims[2] = {1, 3};
+  return c10c_tensor_squeeze_dims(&made_tensor, view_base, dims, 2);
+}
+static c10c_status op_view_as_strided(void) {
+  int64_t sizes[7] = {2, 1, 2, 1, 2, 1, 2}, strides[7] = {1, 1, 2, 1, 4, 1, 8};
+  return c10c_tensor_as_strided(&made_tensor, view_base, sizes, 7, strides, 7, NULL);
+}
+static c10c_status op_view_dtype(void) {
+  return c10c_tensor_view_dtype(&made_tensor, view_base, C10C_DTYPE_INT16);
+}
+static c10c_status op_view_flatten(void) {
+  return c10c_tensor_flatten(&made_tensor, view_base, 1, 2);
+}
+static c10c_status op_view_diagonal(void) {
+  return c10c_tensor_diagonal(&made_tensor, view_base, 0, 0, 2);
+}
+static c10c_status op_view_unfold(void) {
+  return c10c_tensor_unfold(&made_tensor, view_base, 6, 1, 1);
+}
+static c10c_status op_empty_like(void) {
+  return c10c_tensor_empty_like(&made_tensor, view_base, C10C_DTYPE_FLOAT64, cpu_device,
+                                C10C_MEMORY_FORMAT_PRESERVE);
+}
+static c10c_status op_full_like(void) {
+  double value = 2.5;
+  return c10c_tensor_full_like(&made_tensor, view_base, C10C_DTYPE_FLOAT64, cpu_device,
+                               C10C_MEMORY_FORMAT_CONTIGUOUS, &value);
+}
+
 /* Runs op with the k-th request failing for k = 1, 2, ... until it succeeds; returns how many
  * failures it survived. */
 static int sweep(const char *name, operation op) {
@@ -295,6 +337,18 @@ TEST(every_view_survives_each_failure) {
   ASSERT_TRUE(sweep_tensor("reshape(copy)", op_reshape_copy) >= 3);
   ASSERT_TRUE(sweep_tensor("movedim", op_movedim) >= 1);
   ASSERT_TRUE(sweep_tensor("unflatten", op_unflatten) >= 1);
+  ASSERT_TRUE(sweep_tensor("transpose", op_view_transpose) >= 1);
+  ASSERT_TRUE(sweep_tensor("slice", op_view_slice) >= 1);
+  ASSERT_TRUE(sweep_tensor("narrow", op_view_narrow) >= 1);
+  ASSERT_TRUE(sweep_tensor("unsqueeze", op_view_unsqueeze) >= 1);
+  ASSERT_TRUE(sweep_tensor("squeeze_dims", op_view_squeeze_dims) >= 1);
+  ASSERT_TRUE(sweep_tensor("as_strided", op_view_as_strided) >= 1);
+  ASSERT_TRUE(sweep_tensor("view(dtype)", op_view_dtype) >= 1);
+  ASSERT_TRUE(sweep_tensor("flatten", op_view_flatten) >= 1);
+  ASSERT_TRUE(sweep_tensor("diagonal", op_view_diagonal) >= 1);
+  ASSERT_TRUE(sweep_tensor("unfold", op_view_unfold) >= 1);
+  ASSERT_TRUE(sweep_tensor("empty_like(preserve)", op_empty_like) >= 2);
+  ASSERT_TRUE(sweep_tensor("full_like", op_full_like) >= 2);
   ASSERT_EQ(c10c_storage_use_count(c10c_tensor_storage(view_base)), 1);
   c10c_tensor_release(view_base);
 }

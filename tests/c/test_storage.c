@@ -230,6 +230,75 @@ TEST(double_release_is_detected_while_a_weak_reference_keeps_the_shell) {
   c10c_weak_storage_release(w);
 }
 
+TEST(bad_arguments_get_the_documented_statuses_and_messages) {
+  c10c_storage *s = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_new(&s, 1, NULL, 40, true));
+  ASSERT_ERROR_MESSAGE("Unknown device type 40");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_storage_new(&s, 1, c10c_cpu_default_allocator(), -1, true));
+  ASSERT_ERROR_MESSAGE("allocator 'cpu_default' serves CPU memory, not an unknown device type");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_external(&s, &s, -3, cpu, NULL, NULL));
+  ASSERT_ERROR_MESSAGE(
+      "alloc_cpu() seems to have been called with negative number: 18446744073709551613");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_storage_new_external(&s, &s, 8, (c10c_device){40, 0}, NULL, NULL));
+  ASSERT_ERROR_MESSAGE("Unknown device type 40");
+  ASSERT_STATUS(
+      C10C_STATUS_INVALID_ARGUMENT,
+      c10c_storage_new_external(&s, &s, 8, (c10c_device){C10C_DEVICE_TYPE_CPU, -7}, NULL, NULL));
+  ASSERT_ERROR_MESSAGE("Device index must be -1 or non-negative, got -7");
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_new_external(NULL, &s, 8, cpu, NULL, NULL));
+  ASSERT_TRUE(s == NULL);
+  ASSERT_OK(c10c_storage_new_external(&s, NULL, 0, cpu, NULL, NULL)); /* no bytes, no data */
+  c10c_data_ptr dp;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_data_ptr(&dp, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_data_ptr(NULL, s));
+  /* torch's resize_(-1) and the storage over external memory */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_resize(s, -1));
+  ASSERT_ERROR_MESSAGE("Trying to resize storage that is not resizable"); /* checked first */
+  c10c_storage_release(s);
+  ASSERT_OK(c10c_storage_new(&s, 8, NULL, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_resize(s, -1));
+  ASSERT_ERROR_MESSAGE(
+      "alloc_cpu() seems to have been called with negative number: 18446744073709551615");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_set_nbytes(s, -2));
+  ASSERT_ERROR_MESSAGE("storage size must be non-negative, got -2");
+  ASSERT_EQ(c10c_storage_nbytes(s), 8);
+  c10c_storage_release(s);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_set_read_only(NULL));
+  ASSERT_FALSE(c10c_storage_is_read_only(NULL));
+  ASSERT_EQ(c10c_storage_device(NULL).index, -1);
+  ASSERT_EQ(c10c_weak_storage_use_count(NULL), 0);
+}
+
+static c10c_status failing_allocate(void *self, size_t nbytes, size_t alignment,
+                                    c10c_data_ptr *out) {
+  (void)self, (void)alignment, (void)out;
+  return nbytes == 0 ? C10C_STATUS_OK : C10C_STATUS_UNAVAILABLE;
+}
+
+TEST(an_allocators_failure_leaves_no_storage_and_resize_changes_nothing) {
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = failing_allocate;
+  vt.name = "offline";
+  c10c_allocator *a = NULL;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, C10C_DEVICE_TYPE_CPU));
+  c10c_storage *s = NULL;
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_storage_new(&s, 16, a, C10C_DEVICE_TYPE_CPU, true));
+  ASSERT_ERROR_MESSAGE(
+      "allocator 'offline' failed to allocate 16 bytes (device or backend "
+      "unavailable)");
+  ASSERT_TRUE(s == NULL);
+  ASSERT_OK(c10c_storage_new(&s, 0, a, C10C_DEVICE_TYPE_CPU, true)); /* 0 bytes: nothing */
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_storage_resize(s, 4));
+  ASSERT_EQ(c10c_storage_nbytes(s), 0);
+  c10c_storage_release(s);
+  c10c_allocator_release(a);
+}
+
 RUN_TESTS(T(double_release_is_detected_while_a_weak_reference_keeps_the_shell),
           T(new_storage_has_bytes_aligned_to_64), T(zero_byte_storage_has_no_data_pointer),
           T(every_size_and_allocator_gives_distinct_usable_aligned_bytes),
@@ -238,4 +307,6 @@ RUN_TESTS(T(double_release_is_detected_while_a_weak_reference_keeps_the_shell),
           T(non_resizable_storages_refuse_resize),
           T(external_memory_deleter_runs_exactly_once_at_the_last_release),
           T(external_deleter_runs_on_the_thread_that_drops_the_last_reference),
-          T(weak_references_lock_until_the_storage_dies))
+          T(weak_references_lock_until_the_storage_dies),
+          T(bad_arguments_get_the_documented_statuses_and_messages),
+          T(an_allocators_failure_leaves_no_storage_and_resize_changes_nothing))

@@ -1,6 +1,8 @@
 /* Tensors: creation, geometry, c10's contiguity flags (the verified table of reference section
  * 4.5), dimension wrapping, storage bounds, inference mode and the version counter. The same
  * behaviours are compared with torch itself in tests/python/test_tensor.py. */
+#include <stdlib.h>
+
 #include "harness.h"
 
 static const c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
@@ -248,8 +250,213 @@ TEST(inference_tensors_have_no_autograd_keys_or_version) {
   c10c_tensor_release(t);
 }
 
+TEST(creation_refuses_invalid_enums_with_invalid_argument) {
+  c10c_tensor *t = NULL;
+  int64_t sizes[2] = {2, 3}, strides[2] = {3, 1};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_empty(&t, sizes, 2, 99, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_ERROR_MESSAGE("invalid dtype 99");
+  ASSERT_STATUS(
+      C10C_STATUS_INVALID_ARGUMENT,
+      c10c_tensor_empty(&t, sizes, 2, C10C_DTYPE_UNDEFINED, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_ERROR_MESSAGE("invalid dtype 46");
+  c10c_device unknown = {40, 0}, negative = {C10C_DEVICE_TYPE_CPU, -2};
+  ASSERT_STATUS(
+      C10C_STATUS_INVALID_ARGUMENT,
+      c10c_tensor_empty(&t, sizes, 2, C10C_DTYPE_FLOAT32, unknown, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_ERROR_MESSAGE("Unknown device type 40");
+  ASSERT_STATUS(
+      C10C_STATUS_INVALID_ARGUMENT,
+      c10c_tensor_empty(&t, sizes, 2, C10C_DTYPE_FLOAT32, negative, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_ERROR_MESSAGE("Device index must be -1 or non-negative, got -2");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_empty(&t, sizes, 2, C10C_DTYPE_FLOAT32, cpu, 9));
+  ASSERT_ERROR_MESSAGE("Unknown memory format 9");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_empty(&t, sizes, 2, C10C_DTYPE_FLOAT32, cpu, -1));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_empty_strided(&t, sizes, strides, 2, 99, cpu));
+  ASSERT_ERROR_MESSAGE("invalid dtype 99");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_empty_strided(&t, sizes, strides, 2, C10C_DTYPE_FLOAT32, unknown));
+  ASSERT_ERROR_MESSAGE("Unknown device type 40");
+  ASSERT_TRUE(t == NULL);
+}
+
+TEST(creation_refuses_what_torch_refuses_with_its_words) {
+  c10c_tensor *t = NULL;
+  /* torch: torch.empty(0, 2**40, 2**40) fails the same way (the bytes are 0, the strides are not
+   * representable) */
+  int64_t wide[3] = {0, INT64_C(1) << 40, INT64_C(1) << 40};
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_empty(&t, wide, 3, C10C_DTYPE_FLOAT32, cpu,
+                                                        C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_ERROR_MESSAGE("Stride calculation overflowed");
+  int64_t wide4[4] = {0, INT64_C(1) << 40, INT64_C(1) << 40, INT64_C(1) << 40};
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_empty(&t, wide4, 4, C10C_DTYPE_FLOAT32, cpu,
+                                                        C10C_MEMORY_FORMAT_CHANNELS_LAST));
+  ASSERT_ERROR_MESSAGE("Stride calculation overflowed");
+  /* torch.empty_strided((-5, 0), (0, 0)) */
+  int64_t neg[2] = {-5, 0}, zeros[2] = {0, 0};
+  ASSERT_STATUS(C10C_STATUS_ERROR,
+                c10c_tensor_empty_strided(&t, neg, zeros, 2, C10C_DTYPE_FLOAT32, cpu));
+  ASSERT_ERROR_MESSAGE("Trying to create tensor with negative dimension -5: [-5, 0]");
+  int64_t sizes[2] = {2, 3};
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_empty_strided(NULL, sizes, sizes, 2, C10C_DTYPE_FLOAT32, cpu));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_empty_strided(&t, NULL, sizes, 2, C10C_DTYPE_FLOAT32, cpu));
+  ASSERT_OK(c10c_tensor_empty_strided(&t, NULL, NULL, 0, C10C_DTYPE_FLOAT32, cpu)); /* 0-dim */
+  c10c_tensor_release(t);
+  t = NULL;
+  /* a device type without an allocator, and CUDA without a driver or past its devices */
+  c10c_device xla = {C10C_DEVICE_TYPE_XLA, 0};
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_tensor_empty(&t, sizes, 2, C10C_DTYPE_FLOAT32, xla,
+                                                           C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_ERROR_MESSAGE("Allocator for XLA is not set.");
+  c10c_device cuda = {C10C_DEVICE_TYPE_CUDA, C10C_DEVICE_INDEX_MAX};
+  c10c_status st =
+      c10c_tensor_empty(&t, sizes, 2, C10C_DTYPE_FLOAT32, cuda, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (c10c_cuda_is_available()) {
+    ASSERT_EQ(st, C10C_STATUS_ERROR);
+    ASSERT_ERROR_MESSAGE("CUDA error: invalid device ordinal");
+  } else {
+    ASSERT_EQ(st, C10C_STATUS_UNAVAILABLE);
+  }
+  ASSERT_TRUE(t == NULL);
+}
+
+TEST(tensors_over_a_storage_refuse_bad_geometry_and_enums) {
+  c10c_storage *s;
+  ASSERT_OK(c10c_storage_new(&s, 96, NULL, C10C_DEVICE_TYPE_CPU, false));
+  int64_t sizes[2] = {2, 2}, strides[2] = {1, 2};
+  c10c_tensor *t = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_new_from_storage(NULL, s, sizes, strides, 2, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_new_from_storage(&t, s, NULL, strides, 2, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_new_from_storage(&t, s, sizes, NULL, 2, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c_tensor_new_from_storage(&t, s, sizes, strides, 2, 0, C10C_DTYPE_UNDEFINED));
+  ASSERT_ERROR_MESSAGE("invalid dtype 46");
+  int64_t neg_size[2] = {2, -1};
+  ASSERT_STATUS(C10C_STATUS_ERROR,
+                c10c_tensor_new_from_storage(&t, s, neg_size, strides, 2, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_ERROR_MESSAGE("Trying to create tensor with negative dimension -1: [2, -1]");
+  /* torch: torch.empty(0).set_(s, 0, (2, 2), (1, -2)) */
+  int64_t neg_stride[2] = {1, -2};
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW,
+                c10c_tensor_new_from_storage(&t, s, sizes, neg_stride, 2, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_ERROR_MESSAGE("Storage size calculation overflowed with sizes=[2, 2] and strides=[1, -2]");
+  ASSERT_TRUE(t == NULL);
+  ASSERT_EQ(c10c_storage_use_count(s), 1);
+  c10c_storage_release(s);
+  /* c10 gives the Caffe2 device types no dispatch key, hence no tensor */
+  static char buffer[16];
+  c10c_device mkldnn = {C10C_DEVICE_TYPE_MKLDNN, 0};
+  ASSERT_OK(c10c_storage_new_external(&s, buffer, sizeof buffer, mkldnn, NULL, NULL));
+  int64_t four = 4, one = 1;
+  ASSERT_STATUS(C10C_STATUS_ERROR,
+                c10c_tensor_new_from_storage(&t, s, &four, &one, 1, 0, C10C_DTYPE_FLOAT32));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "grandfathered Caffe2 device type MKLDNN") != NULL);
+  ASSERT_TRUE(t == NULL);
+  ASSERT_EQ(c10c_storage_use_count(s), 1);
+  c10c_storage_release(s);
+}
+
+static c10c_status malloc_allocate(void *self, size_t nbytes, size_t alignment,
+                                   c10c_data_ptr *out) {
+  (void)self, (void)alignment;
+  if (nbytes == 0) return C10C_STATUS_OK;
+  out->data = out->ctx = malloc(nbytes);
+  out->deleter = free;
+  return out->data != NULL ? C10C_STATUS_OK : C10C_STATUS_OUT_OF_MEMORY;
+}
+
+TEST(empty_refuses_a_caffe2_device_type_even_with_an_allocator) {
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = malloc_allocate;
+  c10c_allocator *a = NULL;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, C10C_DEVICE_TYPE_IDEEP));
+  ASSERT_OK(c10c_allocator_set(a, 0));
+  c10c_allocator_release(a);
+  c10c_tensor *t = NULL;
+  int64_t sizes[1] = {4};
+  c10c_device ideep = {C10C_DEVICE_TYPE_IDEEP, 0};
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_empty(&t, sizes, 1, C10C_DTYPE_FLOAT32, ideep,
+                                                     C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "grandfathered Caffe2 device type IDEEP") != NULL);
+  ASSERT_TRUE(t == NULL); /* and the storage it made is gone (the sanitizer runs check) */
+}
+
+TEST(getters_answer_null_as_documented) {
+  ASSERT_EQ(c10c_tensor_storage_offset(NULL), 0);
+  ASSERT_EQ(c10c_tensor_dtype(NULL), C10C_DTYPE_UNDEFINED);
+  ASSERT_EQ(c10c_tensor_device(NULL).type, C10C_DEVICE_TYPE_CPU);
+  ASSERT_EQ(c10c_tensor_device(NULL).index, -1);
+  ASSERT_EQ(c10c_tensor_itemsize(NULL), 0);
+  ASSERT_EQ(c10c_tensor_nbytes(NULL), 0);
+  ASSERT_TRUE(c10c_tensor_strides(NULL) == NULL);
+  ASSERT_TRUE(c10c_tensor_storage(NULL) == NULL);
+  ASSERT_TRUE(c10c_dispatch_key_set_is_empty(c10c_tensor_keys(NULL)));
+  ASSERT_FALSE(c10c_tensor_is_strides_like(NULL, C10C_MEMORY_FORMAT_CHANNELS_LAST));
+  ASSERT_FALSE(c10c_tensor_is_inference(NULL));
+  ASSERT_FALSE(c10c_tensor_is_read_only(NULL));
+  ASSERT_TRUE(c10c_tensor_retain(NULL) == NULL);
+  int64_t x = 7, sizes[4] = {2, 3, 4, 5};
+  bool b = false;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_size(&x, NULL, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_stride(&x, NULL, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_version(&x, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_is_contiguous(&b, NULL, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  c10c_tensor *t = NULL;
+  ASSERT_OK(
+      c10c_tensor_empty(&t, sizes, 4, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CHANNELS_LAST));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_size(NULL, t, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_stride(NULL, t, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_version(NULL, t));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_tensor_is_contiguous(NULL, t, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_is_contiguous(&b, t, 9));
+  ASSERT_ERROR_MESSAGE("Unknown memory format 9");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_is_contiguous(&b, t, -1));
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_size(&x, t, -5));
+  ASSERT_ERROR_MESSAGE("Dimension out of range (expected to be in range of [-4, 3], but got -5)");
+  ASSERT_EQ(x, 7); /* left alone */
+  ASSERT_TRUE(c10c_tensor_is_strides_like(t, C10C_MEMORY_FORMAT_CHANNELS_LAST));
+  ASSERT_FALSE(c10c_tensor_is_strides_like(t, 9)); /* an invalid format is no format */
+  ASSERT_OK(c10c_tensor_is_contiguous(&b, t, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_FALSE(b); /* PRESERVE asks for row-major contiguity */
+  c10c_tensor_release(t);
+}
+
+TEST(writes_to_a_read_only_storage_are_refused_before_the_inference_check) {
+  int64_t sizes[1] = {4};
+  bool before = c10c_inference_mode_set(true);
+  c10c_tensor *t = NULL;
+  ASSERT_OK(
+      c10c_tensor_empty(&t, sizes, 1, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  c10c_inference_mode_set(before);
+  ASSERT_OK(c10c_storage_set_read_only(c10c_tensor_storage(t)));
+  ASSERT_TRUE(c10c_tensor_is_read_only(t));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_bump_version(t));
+  ASSERT_ERROR_MESSAGE(
+      "cannot write to a read-only tensor: its memory was shared read-only (a read-only numpy "
+      "array or DLPack export); clone() it to get a writable copy");
+  c10c_tensor_release(t);
+}
+
 RUN_TESTS(T(contiguity_flags_follow_c10), T(empty_lays_out_memory_formats_as_aten),
           T(fresh_tensor_metadata), T(zero_dim_tensor_has_one_element_and_no_dimensions),
           T(every_rank_up_to_64_dims), T(bad_sizes_strides_and_overflow_are_atens_errors),
           T(tensors_over_a_storage_are_bounds_checked_as_aten),
-          T(inference_tensors_have_no_autograd_keys_or_version))
+          T(inference_tensors_have_no_autograd_keys_or_version),
+          T(creation_refuses_invalid_enums_with_invalid_argument),
+          T(creation_refuses_what_torch_refuses_with_its_words),
+          T(tensors_over_a_storage_refuse_bad_geometry_and_enums),
+          T(empty_refuses_a_caffe2_device_type_even_with_an_allocator),
+          T(getters_answer_null_as_documented),
+          T(writes_to_a_read_only_storage_are_refused_before_the_inference_check))

@@ -333,10 +333,197 @@ TEST(reshape_views_when_it_can_and_copies_when_it_must) {
   c10c_tensor_release(t);
 }
 
+/* A 3x1 tensor of dtype over a buffer on device (no allocator or driver needed). */
+static c10c_tensor *over(c10c_storage **s, c10c_device device, c10c_dtype dtype) {
+  static char buffer[64];
+  c10c_tensor *t = NULL;
+  ASSERT_OK(c10c_storage_new_external(s, buffer, sizeof buffer, device, NULL, NULL));
+  ASSERT_OK(
+      c10c_tensor_new_from_storage(&t, *s, (int64_t[]){3, 1}, (int64_t[]){1, 1}, 2, 0, dtype));
+  return t;
+}
+
+/* expand's message for a 3x1 tensor of dtype on device, expanded to [4]. */
+static void expect_expand_name(c10c_device device, c10c_dtype dtype, const char *name, int line) {
+  c10c_storage *s = NULL;
+  c10c_tensor *t = over(&s, device, dtype), *v = NULL;
+  char want[400];
+  snprintf(want, sizeof want,
+           "expand(%s{[3, 1]}, size=[4]): the number of sizes provided (1) must be greater or "
+           "equal to the number of dimensions in the tensor (2)",
+           name);
+  c10c_status st = c10c_tensor_expand(&v, t, (int64_t[]){4}, 1);
+  if (st != C10C_STATUS_ERROR || strcmp(c10c_last_error_message(), want) != 0) {
+    fprintf(stderr, "  line %d: %s: %s\n", line, c10c_status_name(st), c10c_last_error_message());
+    test_current_failed = 1;
+  }
+  c10c_tensor_release(t);
+  c10c_storage_release(s);
+}
+
+TEST(expand_names_the_tensor_type_as_torch) {
+  /* torch 2.13's Python messages: the legacy names exist for eight dtypes on CPU and CUDA only */
+  c10c_device cuda = {C10C_DEVICE_TYPE_CUDA, 0}, meta = {C10C_DEVICE_TYPE_META, -1};
+  c10c_device xla = {C10C_DEVICE_TYPE_XLA, 0}, pu1 = {C10C_DEVICE_TYPE_PRIVATEUSE1, 0};
+  expect_expand_name(cpu, C10C_DTYPE_FLOAT32, "torch.FloatTensor", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_FLOAT64, "torch.DoubleTensor", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_UINT8, "torch.ByteTensor", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_INT8, "torch.CharTensor", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_FLOAT16, "torch.HalfTensor", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_BOOL, "CPUBoolType", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_BFLOAT16, "CPUBFloat16Type", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_COMPLEX64, "CPUComplexFloatType", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_UINT16, "CPUUInt16Type", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_FLOAT8_E4M3FN, "CPUFloat8_e4m3fnType", __LINE__);
+  expect_expand_name(cpu, C10C_DTYPE_QINT8, "QuantizedCPUQInt8Type", __LINE__);
+  expect_expand_name(meta, C10C_DTYPE_FLOAT32, "MetaFloatType", __LINE__);
+  expect_expand_name(meta, C10C_DTYPE_BOOL, "MetaBoolType", __LINE__);
+  expect_expand_name(cuda, C10C_DTYPE_INT64, "torch.cuda.LongTensor", __LINE__);
+  expect_expand_name(cuda, C10C_DTYPE_BOOL, "CUDABoolType", __LINE__);
+  expect_expand_name(xla, C10C_DTYPE_FLOAT32, "XLAFloatType", __LINE__);
+  char name[64]; /* c10's get_privateuse1_backend() */
+  snprintf(name, sizeof name, "%sFloatType", c10c_privateuse1_backend_name(true));
+  expect_expand_name(pu1, C10C_DTYPE_FLOAT32, name, __LINE__);
+}
+
+TEST(every_view_wraps_dims_with_index_errors) {
+  int64_t s[3] = {2, 3, 4};
+  c10c_tensor *t = make(s, 3), *v = NULL;
+  const char *message = "Dimension out of range (expected to be in range of [-3, 2], but got 3)";
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                c10c_tensor_permute(&v, t, (int64_t[]){0, 1, 3}, 3));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_slice(&v, t, 3, 0, 1, 1));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_narrow(&v, t, 3, 0, 1));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_select(&v, t, 3, 0));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_squeeze_dims(&v, t, (int64_t[]){3}, 1));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                c10c_tensor_movedim(&v, t, (int64_t[]){3}, 1, (int64_t[]){0}, 1));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                c10c_tensor_movedim(&v, t, (int64_t[]){0}, 1, (int64_t[]){3}, 1));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE,
+                c10c_tensor_unflatten(&v, t, 3, (int64_t[]){2, 2}, 2));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_flatten(&v, t, 0, 3));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_diagonal(&v, t, 0, 0, 3));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_unfold(&v, t, 3, 2, 1));
+  ASSERT_ERROR_MESSAGE(message);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_unsqueeze(&v, t, 4));
+  ASSERT_ERROR_MESSAGE("Dimension out of range (expected to be in range of [-4, 3], but got 4)");
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_unsqueeze(&v, t, -5));
+  ASSERT_ERROR_MESSAGE("Dimension out of range (expected to be in range of [-4, 3], but got -5)");
+  /* a 0-dim tensor takes 0 and -1 */
+  c10c_tensor *scalar = make(s, 0);
+  ASSERT_OK(c10c_tensor_transpose(&v, scalar, 0, -1));
+  c10c_tensor_release(v);
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_transpose(&v, scalar, 0, 1));
+  ASSERT_ERROR_MESSAGE("Dimension out of range (expected to be in range of [-1, 0], but got 1)");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(scalar);
+  c10c_tensor_release(t);
+}
+
+TEST(view_errors_have_atens_words_and_class) {
+  /* each message and class as torch 2.13 raises it for the same call */
+  int64_t s[3] = {2, 3, 4};
+  c10c_tensor *t = make(s, 3), *scalar = make(s, 0), *v = NULL;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_permute(&v, t, (int64_t[]){0, 1}, 2));
+  ASSERT_ERROR_MESSAGE(
+      "permute(sparse_coo): number of dimensions in the tensor input does not match the length of "
+      "the desired ordering of dimensions i.e. input.dim() = 3 is not equal to len(dims) = 2");
+  ASSERT_STATUS(C10C_STATUS_INDEX_OUT_OF_RANGE, c10c_tensor_slice(&v, scalar, 0, 0, 1, 1));
+  ASSERT_ERROR_MESSAGE("slice() cannot be applied to a 0-dim tensor.");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_slice(&v, t, 0, 0, 1, -1));
+  ASSERT_ERROR_MESSAGE("slice step must be positive");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_narrow(&v, t, 1, 0, -1));
+  ASSERT_ERROR_MESSAGE("narrow(): length must be non-negative.");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_squeeze_dims(&v, scalar, (int64_t[]){0, -1}, 2));
+  ASSERT_ERROR_MESSAGE("dim 0 appears multiple times in the list of dims");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view(&v, t, (int64_t[]){-2, 12}, 2));
+  ASSERT_ERROR_MESSAGE("invalid shape dimension -2 at index 0 of shape [-2, 12]");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_reshape(&v, t, (int64_t[]){-1, -1}, 2));
+  ASSERT_ERROR_MESSAGE("only one dimension can be inferred");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unflatten(&v, t, 2, (int64_t[]){-1, -1}, 2));
+  ASSERT_ERROR_MESSAGE("unflatten got an unexpected error:\nonly one dimension can be inferred");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unflatten(&v, scalar, 0, (int64_t[]){1}, 1));
+  ASSERT_ERROR_MESSAGE(
+      "unflatten got an unexpected error:\nDimension specified as 0 but tensor has no dimensions");
+  ASSERT_STATUS(C10C_STATUS_ERROR,
+                c10c_tensor_movedim(&v, t, (int64_t[]){0, 1}, 2, (int64_t[]){2, 2}, 2));
+  ASSERT_ERROR_MESSAGE("movedim: repeated dim in `destination` ([2, 2])");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unfold(&v, t, 2, -1, 1));
+  ASSERT_ERROR_MESSAGE("size is -1 but must be >= 0");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_unfold(&v, scalar, 0, 2, 1));
+  ASSERT_ERROR_MESSAGE("maximum size for tensor at dimension 0 is 1 but size is 2");
+  /* view(dtype) */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view_dtype(&v, scalar, C10C_DTYPE_FLOAT64));
+  ASSERT_ERROR_MESSAGE("self.dim() cannot be 0 to view Float as Double (different element sizes)");
+  c10c_tensor *bytes = NULL, *part = NULL, *gappy = NULL;
+  ASSERT_OK(c10c_tensor_empty(&bytes, (int64_t[]){2, 4}, 2, C10C_DTYPE_UINT8, cpu,
+                              C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_OK(c10c_tensor_narrow(&part, bytes, 1, 0, 3));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view_dtype(&v, part, C10C_DTYPE_INT16));
+  ASSERT_ERROR_MESSAGE(
+      "self.size(-1) must be divisible by 2 to view Byte as Short (different element sizes), but "
+      "got 3");
+  c10c_tensor_release(part);
+  ASSERT_OK(c10c_tensor_narrow(&part, bytes, 1, 1, 2));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view_dtype(&v, part, C10C_DTYPE_INT16));
+  ASSERT_ERROR_MESSAGE(
+      "self.storage_offset() must be divisible by 2 to view Byte as Short (different element "
+      "sizes), but got 1");
+  ASSERT_OK(
+      c10c_tensor_as_strided(&gappy, bytes, (int64_t[]){2, 2}, 2, (int64_t[]){3, 1}, 2, NULL));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_view_dtype(&v, gappy, C10C_DTYPE_INT16));
+  ASSERT_ERROR_MESSAGE(
+      "self.stride(0) must be divisible by 2 to view Byte as Short (different element sizes), but "
+      "got 3");
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_view_dtype(&v, t, C10C_DTYPE_UNDEFINED));
+  ASSERT_ERROR_MESSAGE("view: invalid dtype 46");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor *all[] = {t, scalar, bytes, part, gappy};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) c10c_tensor_release(all[i]);
+}
+
+TEST(every_view_refuses_null_arguments) {
+  int64_t s[2] = {2, 3}, dims[2] = {0, 1};
+  c10c_tensor *t = make(s, 2), *v = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_slice(NULL, t, 0, 0, 1, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_slice(&v, NULL, 0, 0, 1, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_narrow(&v, NULL, 0, 0, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_select(&v, NULL, 0, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_unsqueeze(&v, NULL, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_squeeze(NULL, t));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_view_dtype(&v, NULL, C10C_DTYPE_INT32));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_reshape(&v, t, NULL, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_reshape(NULL, t, s, 2));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_as_strided(&v, t, NULL, 2, s, 2, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_flatten(&v, NULL, 0, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_unflatten(&v, t, 0, NULL, 2));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_movedim(&v, t, NULL, 1, dims, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_movedim(&v, t, dims, 1, NULL, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_diagonal(&v, NULL, 0, 0, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_unfold(&v, NULL, 0, 1, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_expand(&v, NULL, s, 2));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_permute(NULL, t, dims, 2));
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(t);
+}
+
 RUN_TESTS(T(transpose_permute_and_t), T(slice_narrow_select_follow_aten),
           T(unsqueeze_squeeze_and_expand), T(view_infers_sizes_and_needs_compatible_strides),
           T(as_strided_is_bounds_checked), T(views_share_storage_data_and_version),
           T(null_arguments_are_errors),
           T(inference_tensors_cannot_be_bumped_outside_inference_mode),
           T(reference_geometries_of_the_other_views),
-          T(reshape_views_when_it_can_and_copies_when_it_must))
+          T(reshape_views_when_it_can_and_copies_when_it_must),
+          T(expand_names_the_tensor_type_as_torch), T(every_view_wraps_dims_with_index_errors),
+          T(view_errors_have_atens_words_and_class), T(every_view_refuses_null_arguments))
