@@ -701,7 +701,13 @@ static void do_view(state *s, int bi) {
         r.ndim = 1, r.sizes[0] = 1;
       } else {
         int64_t p = 1;
-        for (int64_t d = a; d <= z; d++) p *= b->sizes[d]; /* numel fits: no overflow here */
+        bool wraps = false; /* only beside a size 0, whose sizes may be anything */
+        for (int64_t d = a; d <= z; d++) wraps |= __builtin_mul_overflow(p, b->sizes[d], &p);
+        if (wraps) {
+          FUZZ_CHECK(st == C10C_STATUS_OVERFLOW, "flatten of sizes whose product wraps: %s",
+                     c10c_status_name(st));
+          break;
+        }
         r.ndim = (size_t)(n - (z - a));
         for (int64_t d = 0, j = 0; d < n; d++) {
           if (d > a && d <= z) continue;
