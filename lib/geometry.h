@@ -45,7 +45,8 @@ static inline bool c10c__extent_nonempty(int64_t *out, const int64_t *sizes, con
     overflow |= c10c__umul_overflows((uint64_t)sizes[i] - 1, (uint64_t)strides[i], &term);
     overflow |= c10c__uadd_overflows(last, term, &last);
   }
-  overflow |= c10c__umul_overflows(last + 1, (uint64_t)itemsize, &last);
+  overflow |= c10c__uadd_overflows(last, 1, &last); /* the last element at 2^64 - 1 wraps here */
+  overflow |= c10c__umul_overflows(last, (uint64_t)itemsize, &last);
   if (overflow || last > (uint64_t)INT64_MAX) return false;
   *out = (int64_t)last;
   return true;

@@ -111,6 +111,20 @@ TEST(set_nbytes_shrinks_only_and_shrunk_tensors_are_refused) {
   c10c_tensor_release(t);
 }
 
+TEST(a_view_whose_last_element_sits_at_2_64_is_refused) {
+  /* fuzz_dlpack's finding: (2^62 - 2) * 4 + 7 = 2^64 - 1 fits, its + 1 wrapped to an extent of 0,
+   * every bounds check passed, and fill_ wrote far past the storage (torch refuses the view with
+   * this message) */
+  int64_t four = 4, sizes[2] = {(INT64_C(1) << 62) - 1, 2}, strides[2] = {4, 7};
+  c10c_tensor *t = NULL, *v = NULL;
+  ASSERT_OK(c10c_tensor_empty(&t, &four, 1, C10C_DTYPE_INT64, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_as_strided(&v, t, sizes, 2, strides, 2, NULL));
+  ASSERT_ERROR_MESSAGE(
+      "Storage size calculation overflowed with sizes=[4611686018427387903, 2] and strides=[4, 7]");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(t);
+}
+
 TEST(tensor_data_never_points_outside_the_storage) {
   c10c_tensor *t = floats(10), *v = NULL;
   /* no elements, at an offset past the storage's end (ATen allows it): no pointer to give */
@@ -391,6 +405,7 @@ TEST(a_tensor_refused_over_a_storage_leaves_the_storage_to_its_owner) {
 RUN_TESTS(T(a_storage_resized_under_a_tensor_refuses_every_access),
           T(set_nbytes_shrinks_only_and_shrunk_tensors_are_refused),
           T(tensor_data_never_points_outside_the_storage), T(nbytes_saturates_instead_of_wrapping),
+          T(a_view_whose_last_element_sits_at_2_64_is_refused),
           T(view_arithmetic_that_would_wrap_is_refused),
           T(negative_sizes_are_refused_even_beside_a_zero),
           T(empty_refuses_a_size_product_that_overflows_before_a_zero),
