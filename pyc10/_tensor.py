@@ -71,7 +71,6 @@ _FLOAT32 = DTYPE_NAMES["float32"]
 _CONTIGUOUS = MEMORY_FORMATS["contiguous_format"]
 _PRESERVE = MEMORY_FORMATS["preserve_format"]
 _STRIDED = LAYOUTS["strided"]
-_release = lib.c10c_tensor_release
 _wrap_address = _ctensor.wrap
 _UINTPTR = ffi.typeof("uintptr_t")
 _index = operator.index
@@ -236,8 +235,17 @@ class Tensor(_ctensor.TensorBase):
         return int(lib.c10c_tensor_nbytes(self._handle))
 
     def data_ptr(self) -> int:
-        """Address of the first element (0 when the storage has no bytes)."""
-        return int(ffi.cast("uintptr_t", lib.c10c_tensor_data(self._handle)))
+        """Address of the first element (0 when there is none and the storage has no bytes there).
+
+        Raises the library's RuntimeError when the storage no longer holds the tensor's
+        elements (``untyped_storage().resize_()`` shrank it since): every export of the data
+        (``numpy()``, ``__array_interface__``, ``tolist()``, ``repr``, ...) goes through here or
+        through the library, which refuse such a tensor where torch reads freed memory.
+        """
+        ptr = lib.c10c_tensor_data(self._handle)
+        if ptr == ffi.NULL and self.numel() > 0:
+            raise_status(lib.c10c_last_error_status())
+        return int(ffi.cast(_UINTPTR, ptr))
 
     def untyped_storage(self) -> UntypedStorage:
         """The storage (shared, not copied)."""
@@ -1114,7 +1122,7 @@ def from_numpy(a: Any) -> Tensor:
     cpu = ffi.new("c10c_device *", {"type": lib.C10C_DEVICE_TYPE_CPU, "index": -1})
     data = ffi.cast("void *", a.ctypes.data)
     st = lib.c10c_storage_new_external(
-        storage, data, nbytes, cpu[0], lib.pyc10_release_owner, handle
+        storage, data, nbytes, cpu[0], lib.pyc10_release_owner_safely, handle
     )
     if st != lib.C10C_STATUS_OK:
         del _owners[key]
