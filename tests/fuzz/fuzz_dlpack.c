@@ -234,6 +234,40 @@ static void build_model(model *m, const DLTensor *dl, bool versioned, DLPackVers
   m->first = first;
 }
 
+/* The importable entry of a dtype, or NULL. */
+static const dtype_entry *entry_of(c10c_dtype dtype) {
+  for (size_t i = 0; i < DTYPES; i++)
+    if (dtypes[i].dtype == dtype) return &dtypes[i];
+  return NULL;
+}
+
+/* What dlpack.h says an export of dtype carries: false for the dtypes it refuses (QInt, Bits).
+ * back: the dtype an import of that export makes (UNDEFINED: refused). */
+static bool exported_dtype(DLDataType *out, c10c_dtype *back, c10c_dtype dtype) {
+  const dtype_entry *e = entry_of(dtype);
+  *back = dtype;
+  if (e != NULL) {
+    *out = (DLDataType){e->code, e->bits, 1};
+    return true;
+  }
+  if (dtype >= C10C_DTYPE_UINT1 && dtype <= C10C_DTYPE_UINT7) {
+    *out = (DLDataType){kDLUInt, 8, 1};
+    *back = C10C_DTYPE_UINT8;
+    return true;
+  }
+  if (dtype >= C10C_DTYPE_INT1 && dtype <= C10C_DTYPE_INT7) {
+    *out = (DLDataType){kDLInt, 8, 1};
+    *back = C10C_DTYPE_INT8;
+    return true;
+  }
+  if (dtype == C10C_DTYPE_FLOAT4_E2M1FN_X2) {
+    *out = (DLDataType){kDLFloat4_e2m1fn, 4, 2};
+    *back = C10C_DTYPE_UNDEFINED;
+    return true;
+  }
+  return false; /* QInt*, QUInt*, Bits* */
+}
+
 /* ---- element-wise checks ---- */
 
 /* Calls visit(offset in bytes from the first element, ctx) for every element of a geometry with
@@ -500,10 +534,13 @@ static void check_tensor(run *r, c10c_tensor *t) {
   FUZZ_CHECK(first == r->m.first + (uintptr_t)(c10c_tensor_storage_offset(t) *
                                                (int64_t)c10c_tensor_itemsize(t)),
              "data is not the storage's data + offset");
+  /* (copies of the other dtypes may not be implemented: their elements are still checked) */
+  bool copyable = entry_of(c10c_tensor_dtype(t)) != NULL;
   if (!r->in_buffer || numel > MAX_CHECKED) return;
   memset(r->covered, 0, r->buffer_size);
   check_elements_inside(t, first, r->m.first, r->m.first + (uintptr_t)r->m.nbytes, r->buffer,
                         r->covered);
+  if (!copyable) return;
   check_reads(r, t, data);
   if (fuzz_bool(&r->in)) check_writes(r, t, data);
 }
@@ -523,6 +560,15 @@ static void check_export(run *r, c10c_tensor *t, const DLTensor *src) {
       versioned ? c10c_tensor_to_dlpack_versioned(&ev, t) : c10c_tensor_to_dlpack(&el, t);
   if (!versioned && c10c_tensor_is_read_only(t)) {
     FUZZ_CHECK(st == C10C_STATUS_UNSUPPORTED && el == NULL, "a legacy export of read-only memory");
+    return;
+  }
+  DLDataType want_dtype;
+  c10c_dtype back_dtype;
+  if (!exported_dtype(&want_dtype, &back_dtype, c10c_tensor_dtype(t))) {
+    bool past = extent_of(t) > c10c_storage_nbytes(c10c_tensor_storage(t)); /* checked first */
+    FUZZ_CHECK((st == C10C_STATUS_UNSUPPORTED || (past && st == C10C_STATUS_ERROR)) && ev == NULL &&
+                   el == NULL,
+               "an export of %s: %s", c10c_dtype_name(c10c_tensor_dtype(t)), c10c_status_name(st));
     return;
   }
   if (st == C10C_STATUS_ERROR) { /* past a shrunk storage */
@@ -551,13 +597,10 @@ static void check_export(run *r, c10c_tensor *t, const DLTensor *src) {
   }
   FUZZ_CHECK(dl->byte_offset == 0, "export byte_offset");
   FUZZ_CHECK(dl->data == (c10c_tensor_numel(t) > 0 ? c10c_tensor_data(t) : NULL), "export data");
-  const dtype_entry *e = NULL; /* the import's dtype, or a view's (view(dtype) picks these) */
-  for (size_t i = 0; i < DTYPES; i++)
-    if (dtypes[i].dtype == c10c_tensor_dtype(t)) e = &dtypes[i];
-  FUZZ_CHECK(
-      e != NULL && dl->dtype.code == e->code && dl->dtype.bits == e->bits && dl->dtype.lanes == 1,
-      "export dtype (%u, %u, %u) of %s", (unsigned)dl->dtype.code, (unsigned)dl->dtype.bits,
-      (unsigned)dl->dtype.lanes, c10c_dtype_name(c10c_tensor_dtype(t)));
+  FUZZ_CHECK(dl->dtype.code == want_dtype.code && dl->dtype.bits == want_dtype.bits &&
+                 dl->dtype.lanes == want_dtype.lanes,
+             "export dtype (%u, %u, %u) of %s", (unsigned)dl->dtype.code, (unsigned)dl->dtype.bits,
+             (unsigned)dl->dtype.lanes, c10c_dtype_name(c10c_tensor_dtype(t)));
   DLDevice want = expected_dl_device(&r->m, src), named;
   FUZZ_CHECK(dl->device.device_type == want.device_type && dl->device.device_id == want.device_id,
              "export device (%d, %d), imported from (%d, %d)", (int)dl->device.device_type,
@@ -574,15 +617,17 @@ static void check_export(run *r, c10c_tensor *t, const DLTensor *src) {
   c10c_tensor *back = NULL;
   st =
       versioned ? c10c_tensor_from_dlpack_versioned(&back, ev) : c10c_tensor_from_dlpack(&back, el);
-  FUZZ_CHECK(st == C10C_STATUS_OK || st == C10C_STATUS_OUT_OF_MEMORY, "import of an export: %s",
-             c10c_last_error_message());
+  FUZZ_CHECK(back_dtype == C10C_DTYPE_UNDEFINED
+                 ? st == C10C_STATUS_UNSUPPORTED
+                 : st == C10C_STATUS_OK || st == C10C_STATUS_OUT_OF_MEMORY,
+             "import of an export: %s", c10c_last_error_message());
   if (st != C10C_STATUS_OK) {
     add_holder(r, versioned ? EXPORT_VERSIONED : EXPORT_LEGACY,
                versioned ? (void *)ev : (void *)el);
     return;
   }
   FUZZ_CHECK(c10c_tensor_dim(back) == ndim && c10c_tensor_numel(back) == c10c_tensor_numel(t) &&
-                 c10c_tensor_dtype(back) == c10c_tensor_dtype(t) &&
+                 c10c_tensor_dtype(back) == back_dtype &&
                  c10c_tensor_is_read_only(back) == c10c_tensor_is_read_only(t),
              "the import of an export is another tensor");
   c10c_device d0 = c10c_tensor_device(t), d1 = c10c_tensor_device(back);
@@ -657,7 +702,11 @@ static c10c_tensor *make_view(run *r, c10c_tensor *t) {
     case 16:
       st = c10c_tensor_unfold(&out, t, fuzz_int64(in), fuzz_int64(in), fuzz_int64(in));
       break;
-    default: st = c10c_tensor_view_dtype(&out, t, dtypes[fuzz_u8(in) % DTYPES].dtype); break;
+    default: /* mostly the importable dtypes; any c10 dtype (exports refuse or map some) */
+      st = c10c_tensor_view_dtype(&out, t,
+                                  fuzz_bool(in) ? dtypes[fuzz_u8(in) % DTYPES].dtype
+                                                : (c10c_dtype)(fuzz_u8(in) % C10C_DTYPE_UNDEFINED));
+      break;
   }
   if (st != C10C_STATUS_OK) {
     FUZZ_CHECK(out == NULL && st < 0 && c10c_last_error_message()[0] != '\0',
