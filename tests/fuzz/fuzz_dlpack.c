@@ -215,7 +215,8 @@ static void build_model(model *m, const DLTensor *dl, bool versioned, DLPackVers
     overflow |= __builtin_mul_overflow((uint64_t)shape[i] - 1, (uint64_t)m->strides[i], &term);
     overflow |= __builtin_add_overflow(last, term, &last);
   }
-  overflow |= __builtin_mul_overflow(last + 1, (uint64_t)m->itemsize, &last);
+  overflow |= __builtin_add_overflow(last, 1, &last); /* the last element's bytes: (last + 1) */
+  overflow |= __builtin_mul_overflow(last, (uint64_t)m->itemsize, &last);
   if (overflow || last > (uint64_t)INT64_MAX) {
     m->errors |= bit(C10C_STATUS_OVERFLOW);
     return;
