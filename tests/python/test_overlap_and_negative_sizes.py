@@ -8,6 +8,9 @@ refuses them, and are refused too where torch makes a tensor of negative size be
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -166,3 +169,30 @@ def test_empty_with_overflowing_sizes_fails_as_torch(make):
     else:
         assert ours[0] != "ok" and issubclass(ours[0], theirs[0]), (theirs, ours)
         assert ours[1] == theirs[1]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="geometry.h's c10c__extent_nonempty wraps (last + 1) at 2^64: an extent of 0 "
+    "(fuzz_dlpack's finding, reported to the lead); the view then writes far past its storage",
+)
+def test_a_view_whose_elements_reach_2_64_bytes_is_refused_as_torch_refuses_it():
+    def make(m):
+        return m.zeros(4, dtype=m.int64).as_strided([2**62 - 1, 2], [4, 7])
+
+    theirs = outcome(make, torch)
+    assert theirs[0] is RuntimeError
+    # in a child: before the fix the view is made, and fill_ writes through it (a segfault)
+    script = (
+        "import pyc10\n"
+        "t = pyc10.zeros(4, dtype=pyc10.int64)\n"
+        "try:\n"
+        "    t.as_strided([2**62 - 1, 2], [4, 7]).fill_(1)\n"
+        "except RuntimeError as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.strip() == f"C10OverflowError {theirs[1]}"
