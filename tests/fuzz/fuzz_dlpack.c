@@ -653,8 +653,9 @@ static c10c_tensor *make_view(run *r, c10c_tensor *t) {
   c10c_tensor *out = NULL;
   c10c_status st;
   uint8_t op = fuzz_u8(in) % 18;
-  /* reshape and flatten copy what they cannot view: only memory that is there may be read */
-  if ((op == 11 || op == 12) && !r->in_buffer) op = 6;
+  /* reshape and flatten copy what they cannot view: only memory that is there may be read, and
+   * only small tensors copied (an expanded view of 2^31 elements would be gigabytes) */
+  if ((op == 11 || op == 12) && (!r->in_buffer || c10c_tensor_numel(t) > MAX_CHECKED)) op = 6;
   switch (op) {
     case 0: st = c10c_tensor_transpose(&out, t, fuzz_int64(in), fuzz_int64(in)); break;
     case 1: {
