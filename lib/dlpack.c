@@ -170,16 +170,19 @@ static c10c_status dtype_of_dl(c10c_dtype *out, DLDataType dt) {
 /* ---- devices ---- */
 
 static c10c_status dl_device_of(DLDevice *out, c10c_device device) {
-  /* ATen: the index for CUDA and PrivateUse1, 0 for the rest */
+  /* ATen names the index for CUDA and PrivateUse1 (and XPU) and 0 for HIP and MAIA, which would
+   * send a consumer of an export from HIP or MAIA device 1 to device 0; the index is kept for
+   * every device that has one here (as torch's ROCm builds keep it for kDLROCM), so that an
+   * import from (kDLROCM, 1) exports as (kDLROCM, 1) again. */
   int32_t index = device.index < 0 ? 0 : device.index;
   switch (device.type) {
     case C10C_DEVICE_TYPE_CPU: *out = (DLDevice){kDLCPU, 0}; return C10C_STATUS_OK;
     case C10C_DEVICE_TYPE_CUDA: *out = (DLDevice){kDLCUDA, index}; return C10C_STATUS_OK;
     case C10C_DEVICE_TYPE_PRIVATEUSE1: *out = (DLDevice){kDLExtDev, index}; return C10C_STATUS_OK;
     case C10C_DEVICE_TYPE_OPENCL: *out = (DLDevice){kDLOpenCL, 0}; return C10C_STATUS_OK;
-    case C10C_DEVICE_TYPE_HIP: *out = (DLDevice){kDLROCM, 0}; return C10C_STATUS_OK;
+    case C10C_DEVICE_TYPE_HIP: *out = (DLDevice){kDLROCM, index}; return C10C_STATUS_OK;
     case C10C_DEVICE_TYPE_XPU: *out = (DLDevice){kDLOneAPI, index}; return C10C_STATUS_OK;
-    case C10C_DEVICE_TYPE_MAIA: *out = (DLDevice){kDLMAIA, 0}; return C10C_STATUS_OK;
+    case C10C_DEVICE_TYPE_MAIA: *out = (DLDevice){kDLMAIA, index}; return C10C_STATUS_OK;
     default: break;
   }
   char name[64];
@@ -187,6 +190,10 @@ static c10c_status dl_device_of(DLDevice *out, c10c_device device) {
   return c10c__fail(C10C_STATUS_UNSUPPORTED, "Cannot pack tensors on %s", name);
 }
 
+/* ATen's getATenDevice, but for OpenCL: ATen maps it to c10's OPENCL and then fails inside
+ * from_blob with an internal assert (a grandfathered Caffe2 device type has no dispatch key, so no
+ * tensor lives there); here it is refused up front, as the device types without a c10 equivalent
+ * are, before the struct changes hands. */
 static c10c_status device_of_dl(c10c_device *out, DLDevice dl) {
   c10c_device_type type;
   switch ((int)dl.device_type) {
@@ -194,11 +201,15 @@ static c10c_status device_of_dl(c10c_device *out, DLDevice dl) {
     case kDLCUDAHost:
     case kDLROCMHost: *out = (c10c_device){C10C_DEVICE_TYPE_CPU, -1}; return C10C_STATUS_OK;
     case kDLCUDA: type = C10C_DEVICE_TYPE_CUDA; break;
-    case kDLOpenCL: type = C10C_DEVICE_TYPE_OPENCL; break;
     case kDLROCM: type = C10C_DEVICE_TYPE_HIP; break;
     case kDLOneAPI: type = C10C_DEVICE_TYPE_XPU; break;
     case kDLMAIA: type = C10C_DEVICE_TYPE_MAIA; break;
     case kDLExtDev: type = C10C_DEVICE_TYPE_PRIVATEUSE1; break;
+    case kDLOpenCL:
+      return c10c__fail(C10C_STATUS_UNSUPPORTED,
+                        "Unsupported device_type: %d (kDLOpenCL: c10's OpenCL is a grandfathered "
+                        "Caffe2 device type without tensors)",
+                        (int)dl.device_type);
     default:
       return c10c__fail(C10C_STATUS_UNSUPPORTED, "Unsupported device_type: %d",
                         (int)dl.device_type);
@@ -315,6 +326,32 @@ static void call_legacy_deleter(void *ctx) {
   if (m->deleter != NULL) m->deleter(m);
 }
 
+/* The strides of an import. The stride of a dim that never moves (of size 0 or 1, or any dim of
+ * a tensor without elements) addresses nothing: a negative one there (numpy exports a[::-1] of
+ * one element with stride -1) becomes the stride a contiguous layout gives that dim (1 past
+ * int64), as torch 2.13's from_dlpack makes it. Elsewhere c10 has no negative strides (torch
+ * aborts the process on them): refused. */
+static c10c_status import_strides(int64_t *strides, const DLTensor *dl, size_t ndim, bool empty) {
+  for (size_t i = ndim; i-- > 0;) {
+    int64_t stride = dl->strides[i];
+    if (stride < 0 && (empty || dl->shape[i] < 2)) {
+      int64_t below = i + 1 < ndim ? dl->shape[i + 1] : 1;
+      if (i + 1 == ndim || c10c__mul_overflows(strides[i + 1], below > 1 ? below : 1, &stride))
+        stride = 1;
+    }
+    if (stride < 0) {
+      char list[256];
+      c10c__format_int_list(list, sizeof list, dl->strides, ndim);
+      return c10c__fail(C10C_STATUS_UNSUPPORTED,
+                        "DLPack tensor with negative strides %s: libc10c tensors (as c10's) "
+                        "cannot have them; copy the data first",
+                        list);
+    }
+    strides[i] = stride;
+  }
+  return C10C_STATUS_OK;
+}
+
 /* Everything is checked before the storage takes the producer's deleter, so that a failure
  * leaves src with the caller; only running out of memory can fail after that, and then the
  * storage forgets the deleter before it goes. */
@@ -335,7 +372,9 @@ static c10c_status import(c10c_tensor **out, const DLTensor *dl, c10c_deleter de
     if (strides == NULL)
       return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory importing a tensor");
   }
+  bool empty = false;
   for (size_t i = 0; i < ndim && st == C10C_STATUS_OK; i++) {
+    empty |= dl->shape[i] == 0;
     if (dl->shape[i] < 0) {
       char list[256];
       c10c__format_int_list(list, sizeof list, dl->shape, ndim);
@@ -346,17 +385,7 @@ static c10c_status import(c10c_tensor **out, const DLTensor *dl, c10c_deleter de
   if (st == C10C_STATUS_OK && dl->strides == NULL) {
     st = c10c__default_strides(strides, dl->shape, ndim, C10C_MEMORY_FORMAT_CONTIGUOUS);
   } else if (st == C10C_STATUS_OK) {
-    for (size_t i = 0; i < ndim && st == C10C_STATUS_OK; i++) {
-      strides[i] = dl->strides[i];
-      if (strides[i] < 0) {
-        char list[256];
-        c10c__format_int_list(list, sizeof list, dl->strides, ndim);
-        st = c10c__fail(C10C_STATUS_UNSUPPORTED,
-                        "DLPack tensor with negative strides %s: libc10c tensors (as c10's) "
-                        "cannot have them; copy the data first",
-                        list);
-      }
-    }
+    st = import_strides(strides, dl, ndim, empty);
   }
   int64_t nbytes = 0, numel = 0;
   if (st == C10C_STATUS_OK)

@@ -81,6 +81,40 @@ static c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t inde
   c10c_tensor_select(&out, t, dim, index);
   return out;
 }
+
+/* C code that calls into Python, or that may run a deleter that does (pyc10.from_numpy's, or
+ * numpy's and torch's DLPack deleters over an import), can run while an exception is in flight:
+ * a failing call that drops the last tensor over a numpy array frees the array on the way out.
+ * Python code run then sees that exception set (cffi reports a SystemError from the callback,
+ * which then never drops its reference: the array leaked) and clears it (the caller's
+ * exception is lost: "error return without exception set"). These wrappers take the GIL (a
+ * deleter may run on any thread, after a DLPack consumer released it) and set the exception
+ * aside around the work; after the interpreter is gone nothing is released (numpy's rule). */
+static void pyc10_release_owner(void *ctx); /* extern "Python", below */
+
+static void pyc10_release_owner_safely(void *ctx) {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  pyc10_release_owner(ctx);
+  PyErr_Restore(type, value, traceback);
+  PyGILState_Release(gil);
+}
+
+/* The storage release of UntypedStorage's ffi.gc (cffi calls it with the GIL released). */
+static void pyc10_storage_release(c10c_storage *storage) {
+  if (!Py_IsInitialized()) {
+    c10c_storage_release(storage);
+    return;
+  }
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  c10c_storage_release(storage);
+  PyErr_Restore(type, value, traceback);
+  PyGILState_Release(gil);
+}
 """
 
 # Declarations of the preamble and of the macros Python needs; "..." takes values from the header.
@@ -96,8 +130,12 @@ c10c_storage *pyc10_storage_new(int64_t nbytes, c10c_device_type device_type);
 c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64_t *strides, size_t ndim,
                                         c10c_dtype dtype, c10c_device_type type,
                                         c10c_device_index index);
-/* Storage deleter for memory owned by a Python object (pyc10.from_numpy): ctx is its handle. */
+/* Storage deleter for memory owned by a Python object (pyc10.from_numpy): ctx is its handle.
+ * Storages are given pyc10_release_owner_safely, which calls it with the GIL held and any
+ * exception in flight set aside. */
 extern "Python" void pyc10_release_owner(void *ctx);
+void pyc10_release_owner_safely(void *ctx);
+void pyc10_storage_release(c10c_storage *storage);
 c10c_tensor *pyc10_slice(const c10c_tensor *t, int64_t dim, int64_t start, int64_t end,
                          int64_t step);
 c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t index);

@@ -73,6 +73,18 @@ static void replace(PyObject **slot, PyObject *value) {
   Py_XDECREF(old);
 }
 
+/* Drops a tensor reference keeping any exception in flight: the last reference to memory another
+ * library owns runs its deleter, which may run Python code (pyc10.from_numpy's deleter; numpy's
+ * and torch's DLPack deleters under an import) that must neither see nor clear that exception
+ * (a failing call dropping its temporary tensor has one set). */
+static void release_tensor(c10c_tensor *h) {
+  if (h == NULL) return;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  c10c_tensor_release(h);
+  PyErr_Restore(type, value, traceback);
+}
+
 static PyObject *raise_for(c10c_status st) {
   if (raise_status == NULL) {
     PyErr_Format(PyExc_RuntimeError, "libc10c error %d: %s", (int)st, c10c_last_error_message());
@@ -90,13 +102,13 @@ static PyObject *raise_for(c10c_status st) {
 /* A new pyc10.Tensor owning h (a new reference, released if the object cannot be made). */
 static PyObject *wrap_handle(c10c_tensor *h) {
   if (tensor_type == NULL) {
-    c10c_tensor_release(h);
+    release_tensor(h);
     PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.setup was not called");
     return NULL;
   }
   TensorObject *t = (TensorObject *)tensor_alloc(tensor_type, 0);
   if (t == NULL) {
-    c10c_tensor_release(h);
+    release_tensor(h);
     return NULL;
   }
   t->h = h;
@@ -182,7 +194,7 @@ static void tensor_dealloc(PyObject *self) {
   Py_CLEAR(t->handle);
   Py_CLEAR(t->shape);
   Py_CLEAR(t->strides);
-  c10c_tensor_release(h); /* may run a storage deleter that calls back into Python */
+  release_tensor(h); /* may run a storage deleter that calls back into Python */
   freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
   tp_free(self);
   Py_DECREF(tp);
@@ -510,17 +522,29 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t
         m->version.minor = minor < 0 ? 0 : (uint32_t)minor; /* at most what was asked for */
       if (copy_wanted) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
       capsule = PyCapsule_New(m, VERSIONED, capsule_destructor);
-      if (capsule == NULL) m->deleter(m);
+      if (capsule == NULL) {
+        PyObject *type, *value,
+            *traceback; /* the deleter may run Python code: see release_tensor */
+        PyErr_Fetch(&type, &value, &traceback);
+        m->deleter(m);
+        PyErr_Restore(type, value, traceback);
+      }
     }
   } else {
     DLManagedTensor *m = NULL;
     st = c10c_tensor_to_dlpack(&m, source);
     if (st == C10C_STATUS_OK) {
       capsule = PyCapsule_New(m, LEGACY, capsule_destructor);
-      if (capsule == NULL) m->deleter(m);
+      if (capsule == NULL) {
+        PyObject *type, *value,
+            *traceback; /* the deleter may run Python code: see release_tensor */
+        PyErr_Fetch(&type, &value, &traceback);
+        m->deleter(m);
+        PyErr_Restore(type, value, traceback);
+      }
     }
   }
-  c10c_tensor_release(copied); /* the export holds its own reference */
+  release_tensor(copied); /* the export holds its own reference */
   return st == C10C_STATUS_OK ? capsule : raise_for(st);
 }
 
@@ -564,7 +588,7 @@ static PyObject *consume_capsule(PyObject *capsule, int copy_wanted) {
   if (copy_wanted && !copied_by_producer) {
     c10c_tensor *copy = NULL;
     st = c10c_tensor_clone(&copy, out, C10C_MEMORY_FORMAT_PRESERVE);
-    c10c_tensor_release(out);
+    release_tensor(out);
     if (st != C10C_STATUS_OK) return raise_for(st);
     out = copy;
   }

@@ -7,12 +7,13 @@ from typing import Any, final
 
 from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
-from ._errors import C10RuntimeError, C10TypeError, check, raise_status
+from ._errors import C10IndexError, C10RuntimeError, C10TypeError, check, raise_status
 from ._lib import ffi, lib
 
 __all__ = ["UntypedStorage"]
 
-_release = lib.c10c_storage_release
+# (keeps an exception in flight: the last reference may run a deleter that runs Python code)
+_release = lib.pyc10_storage_release
 _new = lib.pyc10_storage_new
 _gc = ffi.gc
 _UINTPTR = ffi.typeof("uintptr_t")
@@ -124,13 +125,19 @@ class UntypedStorage:
             raise C10TypeError("reading bytes needs a CPU storage")
         return bytes(ffi.buffer(lib.c10c_storage_data(self._handle), n))
 
+    def _host_bytes(self) -> Any:
+        """The bytes as ``unsigned char *`` (CPU storages: other memory is not the host's)."""
+        if self.device.type != "cpu":
+            raise C10TypeError("reading bytes needs a CPU storage")
+        return ffi.cast("unsigned char *", lib.c10c_storage_data(self._handle))
+
     def __getitem__(self, index: int) -> int:
         n = self.nbytes()
         if type(index) is not int:
             raise C10TypeError(f"storage indices must be integers, not {type(index).__name__}")
         if not -n <= index < n:
-            raise IndexError(f"index {index} out of range for storage of size {n}")
-        return int(ffi.cast("unsigned char *", lib.c10c_storage_data(self._handle))[index % n])
+            raise C10IndexError(f"index {index} out of range for storage of size {n}")
+        return int(self._host_bytes()[index % n])
 
     def __setitem__(self, index: int, value: int) -> None:
         if lib.c10c_storage_is_read_only(self._handle):
@@ -139,8 +146,8 @@ class UntypedStorage:
         if type(index) is not int:
             raise C10TypeError(f"storage indices must be integers, not {type(index).__name__}")
         if not -n <= index < n:
-            raise IndexError(f"index {index} out of range for storage of size {n}")
-        ffi.cast("unsigned char *", lib.c10c_storage_data(self._handle))[index % n] = value & 0xFF
+            raise C10IndexError(f"index {index} out of range for storage of size {n}")
+        self._host_bytes()[index % n] = value & 0xFF
 
     def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:
         """Pickle (and deepcopy) by value: the bytes and the device (CPU storages)."""

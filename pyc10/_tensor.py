@@ -71,10 +71,8 @@ _FLOAT32 = DTYPE_NAMES["float32"]
 _CONTIGUOUS = MEMORY_FORMATS["contiguous_format"]
 _PRESERVE = MEMORY_FORMATS["preserve_format"]
 _STRIDED = LAYOUTS["strided"]
-_release = lib.c10c_tensor_release
 _wrap_address = _ctensor.wrap
 _UINTPTR = ffi.typeof("uintptr_t")
-_index = operator.index
 _TENSOR_PTR = ffi.typeof("c10c_tensor **")
 _INT64_MAX = (1 << 63) - 1
 _I64_PTR = ffi.typeof("int64_t *")
@@ -98,36 +96,73 @@ class Size(tuple):  # type: ignore[type-arg]
         return n
 
 
-def _int_list(values: Sequence[Any], what: str, allow_bool: bool = False) -> list[int]:
-    # torch's argument parser takes bools as sizes (True is 1) but not as strides.
-    if all(type(v) is int for v in values):  # the common case, without the per-item checks
-        return list(values)
+def _int_list(values: Sequence[Any], what: str) -> list[int]:
+    """Ints as torch 2.13's parser reads an int list.
+
+    The first item picks the overload, so it may not be a bool; later items may be anything with
+    ``__index__`` (True is 1, as in torch).
+    """
+    if all(type(v) is int and -_INT64_MAX - 1 <= v <= _INT64_MAX for v in values):
+        return list(values)  # the common case, without the per-item checks
     out = []
     for i, v in enumerate(values):
-        if (isinstance(v, bool) and not allow_bool) or not hasattr(v, "__index__"):
+        if i == 0 and (isinstance(v, bool) or not hasattr(v, "__index__")):
             raise C10TypeError(
                 f"{what} must be tuple of ints, but found element of type "
                 f"{type(v).__name__} at pos {i}"
             )
+        if not hasattr(v, "__index__"):
+            raise C10TypeError(
+                f"{what} failed to unpack the object at pos {i + 1} with error "
+                f'"type must be tuple of ints,but got {type(v).__name__}"'
+            )
         out.append(operator.index(v))
+    for i, v in enumerate(out):
+        if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+            raise C10TypeError(
+                f"{what} failed to unpack the object at pos {i + 1} with error "
+                '"Overflow when unpacking long long"'
+            )
     return out
+
+
+def _int(value: Any, what: str) -> int:
+    """An int argument as torch's parser reads one.
+
+    Anything with ``__index__`` but a bool (a TypeError naming ``what``), within int64 (torch's
+    ValueError past it).
+    """
+    if type(value) is int and -_INT64_MAX - 1 <= value <= _INT64_MAX:
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise C10TypeError(f"{what} must be int, not {type(value).__name__}")
+    v = operator.index(value)
+    if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
+        raise C10ValueError("Overflow when unpacking long long")
+    return v
+
+
+def _wrap64(value: int) -> int:
+    """The value ATen's int64 arithmetic leaves (two's complement wrap)."""
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def _c_div(a: int, b: int) -> int:
+    """C++'s integer division (truncating toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _clamped(value: Any) -> int:
+    """A slice bound as Python's slicing reads one (``__index__``), clamped to int64."""
+    return max(-_INT64_MAX - 1, min(_INT64_MAX, operator.index(value)))
 
 
 def _sizes_from_args(args: tuple[Any, ...], name: str, argname: str = "size") -> list[int]:
     if not args:
         raise C10TypeError(f'{name}() missing 1 required positional arguments: "{argname}"')
     values = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-    try:  # fast path: sizes accept anything with __index__ (bools too), as torch
-        sizes = list(map(_index, values))
-    except TypeError:
-        sizes = _int_list(values, f"{name}(): argument '{argname}'", allow_bool=True)
-    for i, v in enumerate(sizes):
-        if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
-            raise C10TypeError(
-                f"{name}(): argument '{argname}' failed to unpack the object at pos {i + 1} "
-                'with error "Overflow when unpacking long long"'
-            )
-    return sizes
+    return _int_list(values, f"{name}(): argument '{argname}'")
 
 
 def _check_dtype(d: Any) -> dtype:
@@ -139,6 +174,7 @@ def _check_dtype(d: Any) -> dtype:
 
 
 _CPU = _device_cls("cpu")
+_ALL_DIMS: Any = object()  # squeeze()'s default: no dim given
 
 
 def _check_device(d: Any) -> _device_cls:
@@ -177,7 +213,7 @@ class Tensor(_ctensor.TensorBase):
         if dim is None:
             return self.shape
         out = ffi.new(_I64_PTR)
-        check(lib.c10c_tensor_size(out, self._handle, operator.index(dim)))
+        check(lib.c10c_tensor_size(out, self._handle, _int(dim, "size(): argument 'dim'")))
         return int(out[0])
 
     def stride(self, dim: int | None = None) -> Any:
@@ -192,12 +228,23 @@ class Tensor(_ctensor.TensorBase):
                 )
                 return strides
         out = ffi.new(_I64_PTR)
-        check(lib.c10c_tensor_stride(out, self._handle, operator.index(dim)))
+        check(lib.c10c_tensor_stride(out, self._handle, _int(dim, "stride(): argument 'dim'")))
         return int(out[0])
 
     def storage_offset(self) -> int:
         """Offset of the first element in the storage, in elements."""
         return int(lib.c10c_tensor_storage_offset(self._handle))
+
+    def __bool__(self) -> builtins.bool:
+        """The one element's truth, as torch (a RuntimeError for any other count)."""
+        n = self.numel()
+        if n != 1:
+            raise C10RuntimeError(
+                "Boolean value of Tensor with "
+                + ("more than one value" if n else "no values")
+                + " is ambiguous"
+            )
+        return builtins.bool(self.item())
 
     def __len__(self) -> int:
         if self.dim() == 0:
@@ -236,8 +283,17 @@ class Tensor(_ctensor.TensorBase):
         return int(lib.c10c_tensor_nbytes(self._handle))
 
     def data_ptr(self) -> int:
-        """Address of the first element (0 when the storage has no bytes)."""
-        return int(ffi.cast("uintptr_t", lib.c10c_tensor_data(self._handle)))
+        """Address of the first element (0 when there is none and the storage has no bytes there).
+
+        Raises the library's RuntimeError when the storage no longer holds the tensor's
+        elements (``untyped_storage().resize_()`` shrank it since): every export of the data
+        (``numpy()``, ``__array_interface__``, ``tolist()``, ``repr``, ...) goes through here or
+        through the library, which refuse such a tensor where torch reads freed memory.
+        """
+        ptr = lib.c10c_tensor_data(self._handle)
+        if ptr == ffi.NULL and self.numel() > 0:
+            raise_status(lib.c10c_last_error_status())
+        return int(ffi.cast(_UINTPTR, ptr))
 
     def untyped_storage(self) -> UntypedStorage:
         """The storage (shared, not copied)."""
@@ -320,13 +376,16 @@ class Tensor(_ctensor.TensorBase):
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """Merge dims start_dim..end_dim into one (reshape semantics)."""
         return self._view_call(
-            lib.c10c_tensor_flatten, operator.index(start_dim), operator.index(end_dim)
+            lib.c10c_tensor_flatten,
+            _int(start_dim, "flatten(): argument 'start_dim'"),
+            _int(end_dim, "flatten(): argument 'end_dim'"),
         )
 
     def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
         """Split dim into sizes (one -1 inferred), a view."""
-        s = _int_list(sizes, "unflatten(): argument 'sizes'", allow_bool=True)
-        return self._view_call(lib.c10c_tensor_unflatten, operator.index(dim), s, len(s))
+        s = _int_list(sizes, "unflatten(): argument 'sizes'")
+        d = _int(dim, "unflatten(): argument 'dim'")
+        return self._view_call(lib.c10c_tensor_unflatten, d, s, len(s))
 
     def movedim(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
         """Move dims from source positions to destination positions (a permute)."""
@@ -340,18 +399,18 @@ class Tensor(_ctensor.TensorBase):
         """The diagonal of the (dim1, dim2) planes as a new last dim."""
         return self._view_call(
             lib.c10c_tensor_diagonal,
-            operator.index(offset),
-            operator.index(dim1),
-            operator.index(dim2),
+            _int(offset, "diagonal(): argument 'offset'"),
+            _int(dim1, "diagonal(): argument 'dim1'"),
+            _int(dim2, "diagonal(): argument 'dim2'"),
         )
 
     def unfold(self, dimension: int, size: int, step: int) -> Tensor:
         """Windows of size along dimension, every step elements, as a new last dim."""
         return self._view_call(
             lib.c10c_tensor_unfold,
-            operator.index(dimension),
-            operator.index(size),
-            operator.index(step),
+            _int(dimension, "unfold(): argument 'dimension'"),
+            _int(size, "unfold(): argument 'size'"),
+            _int(step, "unfold(): argument 'step'"),
         )
 
     @property
@@ -381,7 +440,7 @@ class Tensor(_ctensor.TensorBase):
         if isinstance(split_size, (list, tuple)):
             sizes = _int_list(split_size, "split_with_sizes(): argument 'split_sizes'")
             return self._split_with_sizes(sizes, dim, self.size(dim))
-        size = operator.index(cast(int, split_size))
+        size = _int(split_size, "split(): argument 'split_size'")
         if size < 0:
             raise C10RuntimeError(
                 f"split expects split_size be non-negative, but got split_size={size}"
@@ -416,18 +475,24 @@ class Tensor(_ctensor.TensorBase):
         """At most chunks pieces of equal size along dim (the last may be smaller)."""
         if self.dim() == 0:
             raise C10RuntimeError("chunk expects at least a 1-dimensional tensor")
-        chunks = operator.index(chunks)
+        chunks = _int(chunks, "chunk(): argument 'chunks'")
         if chunks <= 0:
             raise C10RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         dim_size = self.size(dim)
-        size = (dim_size + chunks - 1) // chunks
-        if size == 0 and dim_size == 0:
-            return self._split_with_sizes([0] * chunks, dim, 0)
+        size = _c_div(_wrap64(dim_size + chunks - 1), chunks)  # ATen's int64 arithmetic
+        if size == 0 and dim_size == 0:  # chunks empty pieces: as many as ATen's vector holds
+            if chunks > (1 << 60) - 1:
+                raise C10RuntimeError("cannot create std::vector larger than max_size()")
+            try:
+                sizes = [0] * chunks
+            except MemoryError:
+                raise C10RuntimeError("std::bad_alloc") from None  # torch's words
+            return self._split_with_sizes(sizes, dim, 0)
         return self.split(size, dim)
 
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
         """Every index along dim as a tensor without that dim."""
-        dim = operator.index(dim)
+        dim = _int(dim, "unbind(): argument 'dim'")
         if self.dim() == 0:  # the dim is wrapped as for a scalar first
             if dim not in (-1, 0):
                 raise C10IndexError(
@@ -440,9 +505,13 @@ class Tensor(_ctensor.TensorBase):
         self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
     ) -> Tensor:
         """A view with these sizes, strides and storage offset, as ``Tensor.as_strided``."""
-        sizes = _int_list(size, "as_strided(): argument 'size'", allow_bool=True)
+        sizes = _int_list(size, "as_strided(): argument 'size'")
         strides = _int_list(stride, "as_strided(): argument 'stride'")
-        offset = ffi.NULL if storage_offset is None else ffi.new(_I64_PTR, storage_offset)
+        offset = (
+            ffi.NULL
+            if storage_offset is None
+            else ffi.new(_I64_PTR, _int(storage_offset, "as_strided(): argument 'storage_offset'"))
+        )
         return self._view_call(
             lib.c10c_tensor_as_strided, sizes, len(sizes), strides, len(strides), offset
         )
@@ -450,7 +519,9 @@ class Tensor(_ctensor.TensorBase):
     def _transpose_py(self, dim0: int, dim1: int) -> Tensor:
         """Swap two dimensions."""
         return self._view_call(
-            lib.c10c_tensor_transpose, operator.index(dim0), operator.index(dim1)
+            lib.c10c_tensor_transpose,
+            _int(dim0, "transpose(): argument 'dim0'"),
+            _int(dim1, "transpose(): argument 'dim1'"),
         )
 
     swapdims = _ctensor.TensorBase.transpose
@@ -472,15 +543,19 @@ class Tensor(_ctensor.TensorBase):
         """Elements start .. start + length - 1 along dim."""
         return self._view_call(
             lib.c10c_tensor_narrow,
-            operator.index(dim),
-            operator.index(start),
-            operator.index(length),
+            _int(dim, "narrow(): argument 'dim'"),
+            _int(start, "narrow(): argument 'start'"),
+            _int(length, "narrow(): argument 'length'"),
         )
 
     def select(self, dim: int, index: int) -> Tensor:
         """The slice at index along dim, without that dim."""
         return self._wrap(
-            lib.pyc10_select(self._handle, operator.index(dim), operator.index(index))
+            lib.pyc10_select(
+                self._handle,
+                _int(dim, "select(): argument 'dim'"),
+                _int(index, "select(): argument 'index'"),
+            )
         )
 
     def _slice(
@@ -490,25 +565,28 @@ class Tensor(_ctensor.TensorBase):
         return self._wrap(
             lib.pyc10_slice(
                 self._handle,
-                operator.index(dim),
-                0 if start is None else operator.index(start),
-                _INT64_MAX if end is None else operator.index(end),
-                operator.index(step),
+                _int(dim, "slice(): argument 'dim'"),
+                0 if start is None else _clamped(start),
+                _INT64_MAX if end is None else _clamped(end),
+                _clamped(step),
             )
         )
 
     def unsqueeze(self, dim: int) -> Tensor:
         """Insert a dimension of size 1."""
-        return self._view_call(lib.c10c_tensor_unsqueeze, operator.index(dim))
+        return self._view_call(lib.c10c_tensor_unsqueeze, _int(dim, "unsqueeze(): argument 'dim'"))
 
-    def squeeze(self, dim: int | Sequence[int] | None = None) -> Tensor:
-        """Drop dimensions of size 1 (all of them, or those listed)."""
-        if dim is None:
+    def squeeze(self, dim: int | Sequence[int] = _ALL_DIMS) -> Tensor:
+        """Drop dimensions of size 1: all of them, or those of ``dim`` (an int or a sequence).
+
+        As torch, ``dim`` may not be None (torch's overloads take no dim, or an int, or ints).
+        """
+        if dim is _ALL_DIMS:
             return self._view_call(lib.c10c_tensor_squeeze)
         if isinstance(dim, (tuple, list)):
             dims = _int_list(dim, "squeeze(): argument 'dim'")
         else:
-            dims = [operator.index(cast(int, dim))]
+            dims = [_int(dim, "squeeze(): argument 'dim'")]
         return self._view_call(lib.c10c_tensor_squeeze_dims, dims, len(dims))
 
     def expand(self, *sizes: Any) -> Tensor:
@@ -542,6 +620,13 @@ class Tensor(_ctensor.TensorBase):
         return self._index_items((index,))
 
     def _index_items(self, items: tuple[Any, ...]) -> Tensor:
+        for it in items:  # advanced indexing first: a bool adds a dim, it consumes none
+            if isinstance(it, builtins.bool) or not (
+                it is None or it is Ellipsis or isinstance(it, slice) or hasattr(it, "__index__")
+            ):
+                raise C10NotImplementedError(
+                    f"indexing with {type(it).__name__} (advanced indexing) is not implemented yet"
+                )
         consumed = _count_indexed_dims(items)
         ndim = self.dim()
         if consumed > ndim:
@@ -856,19 +941,18 @@ class Tensor(_ctensor.TensorBase):
 
 def _count_indexed_dims(items: tuple[Any, ...]) -> int:
     """How many dims an index tuple consumes (all but None and one Ellipsis)."""
-    if sum(1 for it in items if it is Ellipsis) > 1:
-        raise C10IndexError("an index can only have a single ellipsis ('...')")
+    # torch 2.13 takes several ellipses: each skips the dims the other items leave
     return sum(1 for it in items if it is not None and it is not Ellipsis)
 
 
 def _dims_arg(value: Any, what: str) -> list[int]:
     if isinstance(value, (list, tuple)):
         return _int_list(value, what)
-    return [operator.index(value)]
+    return [_int(value, what)]
 
 
 def _slice_step(s: slice) -> int:
-    step = 1 if s.step is None else operator.index(s.step)
+    step = 1 if s.step is None else _clamped(s.step)
     if step <= 0:
         raise C10ValueError(
             "step must be greater than zero" if step < 0 else "slice step cannot be zero"
@@ -927,7 +1011,7 @@ def empty_strided(
     device: _device_cls | str | None = None,
 ) -> Tensor:
     """A tensor with these sizes and strides over a fresh storage, as ``torch.empty_strided``."""
-    sizes = _int_list(size, "empty_strided(): argument 'size'", allow_bool=True)
+    sizes = _int_list(size, "empty_strided(): argument 'size'")
     strides = _int_list(stride, "empty_strided(): argument 'stride'")
     if len(sizes) != len(strides):
         raise C10RuntimeError(
@@ -1114,7 +1198,7 @@ def from_numpy(a: Any) -> Tensor:
     cpu = ffi.new("c10c_device *", {"type": lib.C10C_DEVICE_TYPE_CPU, "index": -1})
     data = ffi.cast("void *", a.ctypes.data)
     st = lib.c10c_storage_new_external(
-        storage, data, nbytes, cpu[0], lib.pyc10_release_owner, handle
+        storage, data, nbytes, cpu[0], lib.pyc10_release_owner_safely, handle
     )
     if st != lib.C10C_STATUS_OK:
         del _owners[key]

@@ -9,7 +9,7 @@ caching CPU allocator by default).
 from __future__ import annotations
 
 from ._device import device as _device_cls
-from ._errors import check, read_text
+from ._errors import C10TypeError, check, read_text
 from ._lib import ffi, lib
 
 __all__ = ["empty_cache", "reset_peak_stats", "set_config", "stats", "summary"]
@@ -86,5 +86,5 @@ def set_config(config: str) -> None:
     ``C10C_CPU_ALLOC_CONF`` is read the same way.
     """
     if not isinstance(config, str):
-        raise TypeError(f"config must be str, not {type(config).__name__}")
+        raise C10TypeError(f"config must be str, not {type(config).__name__}")
     check(lib.c10c_cpu_caching_allocator_configure(config.encode()))

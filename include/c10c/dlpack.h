@@ -123,9 +123,13 @@ C10C_BEGIN_DECLS
 enum { C10C_DLPACK_MAJOR = 1, C10C_DLPACK_MINOR = 3 };
 
 /* The DLPack device of a c10 device, as ATen maps it (torch's __dlpack_device__): CPU (1, 0), CUDA
- * (2, index), HIP (kDLROCM, 0), OpenCL (4, 0), XPU (kDLOneAPI, index), MAIA (17, 0), PrivateUse1
- * (kDLExtDev, index). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_UNSUPPORTED "Cannot pack
- * tensors on meta" for the others. */
+ * (2, index), HIP (kDLROCM, index), OpenCL (4, 0), XPU (kDLOneAPI, index), MAIA (17, index),
+ * PrivateUse1 (kDLExtDev, index); an index of -1 (none) gives 0. ATen gives 0 for HIP and MAIA
+ * whatever the index, which would send a consumer of memory on device 1 to device 0; the index
+ * is kept here (torch's ROCm builds keep it for kDLROCM). No tensor lives on OpenCL (see the
+ * import below); the mapping is ATen's all the same.
+ * Errors: C10C_STATUS_NULL_POINTER (out); C10C_STATUS_UNSUPPORTED "Cannot pack tensors on meta"
+ * (and on every other device type, named as c10 prints it: "mps:0"). */
 C10C_API c10c_status c10c_device_to_dlpack(DLDevice *out, c10c_device device);
 
 /* Exports a tensor as a DLPack 1.3 DLManagedTensorVersioned sharing its memory: data is the
@@ -138,35 +142,56 @@ C10C_API c10c_status c10c_device_to_dlpack(DLDevice *out, c10c_device device);
  * dtypes as torch exports them: integer, unsigned, float, bfloat16, complex (bits = total size),
  * bool (kDLBool, 8 bits), float8 (kDLFloat8_e5m2, _e4m3fn, _e5m2fnuz, _e4m3fnuz, _e8m0fnu),
  * float4_e2m1fn_x2 (kDLFloat4_e2m1fn, 4 bits, 2 lanes), uint1..7 and int1..7 (8-bit containers);
- * devices: CPU, CUDA, HIP (kDLROCM), OpenCL, XPU (kDLOneAPI), MAIA, PrivateUse1 (kDLExtDev).
- * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_UNSUPPORTED "QUInt/QInt types are not supported
- * by dlpack", "Bit types are not supported by dlpack", "Cannot pack tensors on meta";
- * C10C_STATUS_ERROR "to_dlpack: the tensor's elements ..." when its storage no longer holds
- * them (tensor.h); C10C_STATUS_OUT_OF_MEMORY. */
+ * devices as c10c_device_to_dlpack maps them.
+ * Ownership: *out is the caller's until it calls its deleter (NULL on failure).
+ * Errors: C10C_STATUS_NULL_POINTER (out, tensor); C10C_STATUS_UNSUPPORTED "QUInt/QInt types are
+ * not supported by dlpack", "Bit types are not supported by dlpack", "Cannot pack tensors on
+ * meta" (c10c_device_to_dlpack); C10C_STATUS_ERROR "to_dlpack: the tensor's elements ..." when
+ * its storage no longer holds them (tensor.h); C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_tensor_to_dlpack_versioned(struct DLManagedTensorVersioned **out,
                                                      const c10c_tensor *tensor);
 
-/* The same as a legacy (pre-1.0) DLManagedTensor, which has no flags: a read-only tensor is
- * refused (C10C_STATUS_UNSUPPORTED), as numpy refuses it. */
+/* The same as a legacy (pre-1.0) DLManagedTensor, which has no flags.
+ * Errors: as c10c_tensor_to_dlpack_versioned, and C10C_STATUS_UNSUPPORTED "Cannot export a
+ * read-only tensor as a legacy DLManagedTensor, ..." for a read-only tensor (which the legacy
+ * struct cannot mark; numpy refuses it too). */
 C10C_API c10c_status c10c_tensor_to_dlpack(DLManagedTensor **out, const c10c_tensor *tensor);
 
 /* A tensor over a DLPack producer's memory, taking ownership of src on success: src->deleter(src)
- * is called exactly once when the last reference to the memory goes. On failure src is untouched
- * and still the caller's (call its deleter). NULL strides mean compact row-major; byte_offset is
- * applied; a READ_ONLY flag makes the tensor (and its views) refuse in-place writes.
+ * (if not NULL) is called exactly once, when the last reference to the memory (tensor, view,
+ * storage, export of them) goes. On failure src is untouched and still the caller's (call its
+ * deleter). The tensor has src's shape and strides (NULL strides: compact row-major) at offset
+ * 0 of a storage of exactly the bytes its elements reach from data + byte_offset (no bytes, and
+ * data ignored, without elements); a READ_ONLY flag makes it (and its views) refuse in-place
+ * writes; any 1.x minor version is read (later minors keep this layout).
+ * The stride of a dim that never moves (size 0 or 1, or any dim of a tensor without elements)
+ * addresses nothing: a negative one there (numpy exports a[::-1] of one element with stride -1)
+ * becomes the stride a contiguous layout gives that dim (1 past int64), as torch 2.13 makes it.
  * dtypes: every (code, bits, lanes 1) with a c10 equivalent (torch's toScalarType, plus the five
  * float8 codes c10 has); devices: CPU (also kDLCUDAHost and kDLROCMHost, host memory), CUDA,
- * kDLROCM (HIP), OpenCL, kDLOneAPI (XPU), MAIA, kDLExtDev (PrivateUse1).
- * Errors: C10C_STATUS_NULL_POINTER (out, src, shape with ndim > 0, data with elements);
- * C10C_STATUS_UNSUPPORTED for a major version other than 1, lanes != 1, sub-byte and other
- * dtypes without a c10 equivalent ("Unsupported kFloat bits 8", "Unsupported code 7"), unknown
- * devices ("Unsupported device_type: 5"), negative strides (c10 has none); C10C_STATUS_ERROR for
- * a negative ndim or size, or a device index above 127; C10C_STATUS_OVERFLOW when the extent
- * overflows; C10C_STATUS_OUT_OF_MEMORY. */
+ * kDLROCM (HIP), kDLOneAPI (XPU), MAIA, kDLExtDev (PrivateUse1), with device_id 0 to 127 (ignored
+ * for host memory). kDLOpenCL is refused: c10's OpenCL is a grandfathered Caffe2 device type
+ * without tensors (torch takes the struct and then fails with an internal assert).
+ * Ownership: *out is a new reference (NULL on failure).
+ * Errors: C10C_STATUS_NULL_POINTER (out, src, dl_tensor.shape with ndim > 0, dl_tensor.data with
+ * elements); C10C_STATUS_UNSUPPORTED for a major version other than 1 ("DLPack version 2.0 is not
+ * supported: ..."), lanes != 1 ("ATen does not support lanes != 1"), dtypes without a c10
+ * equivalent ("Unsupported kFloat bits 8", "Unsupported code 7"), other devices ("Unsupported
+ * device_type: 5", "Unsupported device_type: 4 (kDLOpenCL: ...)"), and negative strides on dims
+ * that move ("DLPack tensor with negative strides [3, -1]: ...": c10 has none; torch aborts the
+ * process); C10C_STATUS_ERROR for a negative ndim ("DLPack tensor with negative ndim -1"), a
+ * negative size ("Trying to create tensor with negative dimension -2: [-2, 3]") or a device_id
+ * outside 0..127 ("DLPack device_id 128 is outside the device indices c10 has (0 to 127)");
+ * C10C_STATUS_OVERFLOW when sizes and strides overflow int64 ("Storage size calculation overflowed
+ * with sizes=[...] and strides=[...]", "numel: integer multiplication overflow", and for NULL
+ * strides "Stride calculation overflowed") or data + byte_offset + the bytes reached overflow the
+ * address space ("DLPack byte_offset 18446744073709551615 overflows the address space");
+ * C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_tensor_from_dlpack_versioned(c10c_tensor **out,
                                                        struct DLManagedTensorVersioned *src);
 
-/* The same for a legacy DLManagedTensor (never read-only). */
+/* The same for a legacy DLManagedTensor (never read-only), with the same errors but the
+ * version's. */
 C10C_API c10c_status c10c_tensor_from_dlpack(c10c_tensor **out, DLManagedTensor *src);
 
 C10C_END_DECLS

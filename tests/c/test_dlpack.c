@@ -217,6 +217,13 @@ TEST(devices_map_as_aten) {
     if (d.type != C10C_DEVICE_TYPE_CPU) {
       ASSERT_OK(c10c_tensor_to_dlpack_versioned(&m, t));
       ASSERT_EQ(m->dl_tensor.device.device_type, ok[i].type);
+      /* the index too: ATen exports HIP and MAIA tensors as device 0 (fuzz_dlpack's round trip
+       * of (kDLROCM, 1) came back as (kDLROCM, 0)) */
+      ASSERT_EQ(m->dl_tensor.device.device_id, ok[i].id);
+      DLDevice named;
+      ASSERT_OK(c10c_device_to_dlpack(&named, d));
+      ASSERT_EQ(named.device_type, ok[i].type);
+      ASSERT_EQ(named.device_id, ok[i].id);
       m->deleter(m);
     }
     c10c_tensor_release(t);
@@ -232,18 +239,108 @@ TEST(devices_map_as_aten) {
     ASSERT_TRUE(t == NULL);
     free(p);
   }
-  /* OpenCL maps to c10's OPENCL, on which c10 makes no tensor: its error, src still ours */
+  /* device indices c10 cannot hold */
+  const int32_t bad_ids[] = {128, -1, INT32_MIN};
+  const char *bad_id_messages[] = {
+      "DLPack device_id 128 is outside the device indices c10 has (0 to 127)",
+      "DLPack device_id -1 is outside the device indices c10 has (0 to 127)",
+      "DLPack device_id -2147483648 is outside the device indices c10 has (0 to 127)"};
+  for (size_t i = 0; i < 3; i++) {
+    producer *p = new_producer(true);
+    p->managed.dl_tensor.device = (DLDevice){kDLCUDA, bad_ids[i]};
+    c10c_tensor *t = NULL;
+    int before = atomic_load(&deletes);
+    ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_from_dlpack_versioned(&t, &p->managed));
+    ASSERT_ERROR_MESSAGE(bad_id_messages[i]);
+    ASSERT_TRUE(t == NULL);
+    ASSERT_EQ(atomic_load(&deletes), before);
+    p->managed.deleter(&p->managed);
+  }
+  /* the device of a tensor that cannot be exported; NULL */
+  DLDevice named;
+  ASSERT_STATUS(C10C_STATUS_UNSUPPORTED,
+                c10c_device_to_dlpack(&named, (c10c_device){C10C_DEVICE_TYPE_META, -1}));
+  ASSERT_ERROR_MESSAGE("Cannot pack tensors on meta");
+  ASSERT_STATUS(C10C_STATUS_UNSUPPORTED,
+                c10c_device_to_dlpack(&named, (c10c_device){C10C_DEVICE_TYPE_MPS, 0}));
+  ASSERT_ERROR_MESSAGE("Cannot pack tensors on mps:0");
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_device_to_dlpack(NULL, cpu));
+}
+
+/* kDLOpenCL is c10's OPENCL, a grandfathered Caffe2 device type on which c10 makes no tensor
+ * (torch 2.13's from_dlpack takes the struct and then fails inside from_blob with an internal
+ * assert). It is refused as the device types without a c10 equivalent are, before the struct
+ * changes hands: fuzz_dlpack found it failing late, with a dispatch-key message. */
+TEST(opencl_is_refused_before_the_struct_changes_hands) {
+  for (int legacy = 0; legacy < 2; legacy++) {
+    producer *p = new_producer(true);
+    p->managed.dl_tensor.device = (DLDevice){kDLOpenCL, 0};
+    p->legacy.dl_tensor.device = (DLDevice){kDLOpenCL, 0};
+    c10c_tensor *t = NULL;
+    int before = atomic_load(&deletes);
+    ASSERT_STATUS(C10C_STATUS_UNSUPPORTED,
+                  legacy ? c10c_tensor_from_dlpack(&t, &p->legacy)
+                         : c10c_tensor_from_dlpack_versioned(&t, &p->managed));
+    ASSERT_ERROR_MESSAGE(
+        "Unsupported device_type: 4 (kDLOpenCL: c10's OpenCL is a grandfathered Caffe2 device "
+        "type without tensors)");
+    ASSERT_TRUE(t == NULL);
+    ASSERT_EQ(atomic_load(&deletes), before);
+    p->managed.deleter(&p->managed); /* still ours */
+    ASSERT_EQ(atomic_load(&deletes), before + 1);
+  }
+  /* c10's device maps to kDLOpenCL all the same (ATen's torchDeviceToDLDevice) */
+  DLDevice named;
+  ASSERT_OK(c10c_device_to_dlpack(&named, (c10c_device){C10C_DEVICE_TYPE_OPENCL, -1}));
+  ASSERT_EQ(named.device_type, kDLOpenCL);
+  ASSERT_EQ(named.device_id, 0);
+}
+
+/* A stride of a dim that never moves (size 0 or 1, or any dim of a tensor without elements)
+ * addresses nothing; numpy exports a[::-1] of one element with stride -1. torch 2.13 imports
+ * these, giving such a dim the stride a contiguous layout gives it; the strides below are what
+ * torch.from_dlpack made of the same structs (tests/python/test_dlpack.py compares with torch
+ * itself). fuzz_dlpack found them refused as negative strides. */
+TEST(negative_strides_of_dims_that_never_move_are_normalised_as_torch) {
+  const struct {
+    int32_t ndim;
+    int64_t shape[3], strides[3], expected[3];
+  } cases[] = {
+      {1, {1}, {-1}, {1}},
+      {2, {1, 3}, {-5, 2}, {6, 2}},
+      {2, {2, 1}, {1, -7}, {1, 1}},
+      {3, {2, 1, 4}, {8, -1, 2}, {8, 8, 2}},
+      {3, {2, 1, 4}, {4, -100, 1}, {4, 4, 1}},
+      {2, {0, 3}, {5, -1}, {5, 1}},
+      {3, {2, 0, 4}, {-4, 1, -1}, {1, 1, 1}},
+      {2, {1, INT64_C(1) << 62}, {-1, 2}, {1, 2}}, /* 2 * 2^62 is past int64: 1 */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    producer *p = new_producer(true);
+    DLTensor *dl = &p->managed.dl_tensor;
+    dl->ndim = cases[i].ndim;
+    memcpy(p->shape, cases[i].shape, sizeof cases[i].shape);
+    memcpy(p->strides, cases[i].strides, sizeof cases[i].strides);
+    if (cases[i].shape[1] == INT64_C(1) << 62) dl->dtype = (DLDataType){kDLInt, 8, 1};
+    c10c_tensor *t = NULL;
+    int before = atomic_load(&deletes);
+    ASSERT_OK(c10c_tensor_from_dlpack_versioned(&t, &p->managed));
+    for (int32_t d = 0; t != NULL && d < cases[i].ndim; d++) {
+      ASSERT_EQ(c10c_tensor_sizes(t)[d], cases[i].shape[d]);
+      ASSERT_EQ(c10c_tensor_strides(t)[d], cases[i].expected[d]);
+    }
+    c10c_tensor_release(t);
+    ASSERT_EQ(atomic_load(&deletes), before + 1);
+  }
+  /* on a dim that moves they are still refused, with the strides as given */
   producer *p = new_producer(true);
-  p->managed.dl_tensor.device = (DLDevice){kDLOpenCL, 0};
+  p->strides[1] = -1;
   c10c_tensor *t = NULL;
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_from_dlpack_versioned(&t, &p->managed));
-  ASSERT_TRUE(t == NULL);
-  free(p);
-  p = new_producer(true);
-  p->managed.dl_tensor.device = (DLDevice){kDLCUDA, 128};
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_from_dlpack_versioned(&t, &p->managed));
-  ASSERT_ERROR_MESSAGE("DLPack device_id 128 is outside the device indices c10 has (0 to 127)");
-  free(p);
+  ASSERT_STATUS(C10C_STATUS_UNSUPPORTED, c10c_tensor_from_dlpack_versioned(&t, &p->managed));
+  ASSERT_ERROR_MESSAGE(
+      "DLPack tensor with negative strides [3, -1]: libc10c tensors (as c10's) cannot have them; "
+      "copy the data first");
+  p->managed.deleter(&p->managed);
 }
 
 TEST(imports_share_memory_and_call_the_deleter_once_when_the_last_user_goes) {
@@ -324,7 +421,21 @@ TEST(malformed_inputs_are_refused_and_left_to_their_owner) {
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_from_dlpack_versioned(&t, NULL));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_from_dlpack(&t, NULL));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_to_dlpack_versioned(NULL, NULL));
-  enum { CASES = 14 };
+  DLManagedTensorVersioned *none = (DLManagedTensorVersioned *)&t; /* a non-NULL garbage value */
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_to_dlpack_versioned(&none, NULL));
+  ASSERT_TRUE(none == NULL);
+  DLManagedTensor *legacy_none = NULL;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_to_dlpack(&legacy_none, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_to_dlpack(NULL, NULL));
+  {
+    producer *p = new_producer(true);
+    ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_from_dlpack_versioned(NULL, &p->managed));
+    ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_from_dlpack(NULL, &p->legacy));
+    ASSERT_EQ(atomic_load(&deletes), before);
+    p->managed.deleter(&p->managed);
+    before++;
+  }
+  enum { CASES = 19 };
   const char *expected[CASES] = {
       "DLPack version 2.0 is not supported: libc10c reads major version 1",
       "ATen does not support lanes != 1",
@@ -342,13 +453,20 @@ TEST(malformed_inputs_are_refused_and_left_to_their_owner) {
       "Storage size calculation overflowed with sizes=[2, 3] and strides=[4611686018427387904, "
       "4611686018427387904]",
       "DLPack byte_offset 18446744073709551615 overflows the address space",
+      "numel: integer multiplication overflow",
+      "Stride calculation overflowed",
+      "Unsupported device_type: 5",
+      "DLPack device_id -1 is outside the device indices c10 has (0 to 127)",
+      "Unsupported kDLBool bits 16",
   };
   const c10c_status statuses[CASES] = {
       C10C_STATUS_UNSUPPORTED,  C10C_STATUS_UNSUPPORTED,  C10C_STATUS_UNSUPPORTED,
       C10C_STATUS_UNSUPPORTED,  C10C_STATUS_UNSUPPORTED,  C10C_STATUS_UNSUPPORTED,
       C10C_STATUS_UNSUPPORTED,  C10C_STATUS_ERROR,        C10C_STATUS_UNSUPPORTED,
       C10C_STATUS_NULL_POINTER, C10C_STATUS_NULL_POINTER, C10C_STATUS_ERROR,
-      C10C_STATUS_OVERFLOW,     C10C_STATUS_OVERFLOW,
+      C10C_STATUS_OVERFLOW,     C10C_STATUS_OVERFLOW,     C10C_STATUS_OVERFLOW,
+      C10C_STATUS_OVERFLOW,     C10C_STATUS_UNSUPPORTED,  C10C_STATUS_ERROR,
+      C10C_STATUS_UNSUPPORTED,
   };
   for (int i = 0; i < CASES; i++) {
     producer *p = new_producer(true);
@@ -369,10 +487,31 @@ TEST(malformed_inputs_are_refused_and_left_to_their_owner) {
       case 11: dl->ndim = -1; break;
       case 12: p->strides[0] = p->strides[1] = INT64_C(1) << 62; break;
       case 13: dl->byte_offset = UINT64_MAX; break;
+      case 14: /* 2^32 x 2^32 elements over one (stride 0) */
+        p->shape[0] = p->shape[1] = INT64_C(1) << 32;
+        p->strides[0] = p->strides[1] = 0;
+        break;
+      case 15: /* contiguous strides of [0, 2^40, 2^40, 2] are past int64, with no element */
+        dl->ndim = 4;
+        p->shape[0] = 0;
+        p->shape[1] = p->shape[2] = INT64_C(1) << 40;
+        p->shape[3] = 2;
+        dl->strides = NULL;
+        break;
+      case 16: dl->device.device_type = (DLDeviceType)5; break;
+      case 17: dl->device = (DLDevice){kDLExtDev, -1}; break;
+      case 18: dl->dtype = (DLDataType){kDLBool, 16, 1}; break;
     }
+    /* the versioned struct, and the same fields as a legacy struct */
     ASSERT_STATUS(statuses[i], c10c_tensor_from_dlpack_versioned(&t, m));
     if (expected[i] != NULL) ASSERT_ERROR_MESSAGE(expected[i]);
     ASSERT_TRUE(t == NULL);
+    if (i > 0) { /* (0: the version, which the legacy struct has not) */
+      p->legacy.dl_tensor = *dl;
+      ASSERT_STATUS(statuses[i], c10c_tensor_from_dlpack(&t, &p->legacy));
+      if (expected[i] != NULL) ASSERT_ERROR_MESSAGE(expected[i]);
+      ASSERT_TRUE(t == NULL);
+    }
     m->deleter(m); /* still the caller's */
   }
   ASSERT_EQ(atomic_load(&deletes), before + CASES);
@@ -384,6 +523,41 @@ TEST(malformed_inputs_are_refused_and_left_to_their_owner) {
   ASSERT_EQ(c10c_tensor_numel(t), 0);
   c10c_tensor_release(t);
   ASSERT_EQ(atomic_load(&deletes), before + CASES + 1);
+}
+
+/* An export reads nothing, but hands out a pointer to elements: refused when the storage no
+ * longer holds them (set_nbytes or a resize shrank it), as every data access is (tensor.h). */
+TEST(exports_refuse_a_tensor_whose_storage_shrank) {
+  int64_t s[2] = {4, 4};
+  c10c_tensor *t = make(s, 2, C10C_DTYPE_FLOAT32), *row = NULL;
+  ASSERT_OK(c10c_tensor_select(&row, t, 0, 1)); /* bytes 16..31 */
+  c10c_storage *storage = c10c_tensor_storage(t);
+  ASSERT_OK(c10c_storage_set_nbytes(storage, 24));
+  DLManagedTensorVersioned *m = NULL;
+  DLManagedTensor *legacy = NULL;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_to_dlpack_versioned(&m, row));
+  ASSERT_ERROR_MESSAGE(
+      "to_dlpack: the tensor's elements (sizes [4], strides [1], storage offset 4, itemsize 4) "
+      "reach 32 bytes of its storage, which holds 24 bytes now (resized or set_nbytes after the "
+      "tensor was made)");
+  ASSERT_TRUE(m == NULL);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_to_dlpack(&legacy, t));
+  ASSERT_TRUE(legacy == NULL);
+  ASSERT_OK(c10c_storage_resize(storage, 0));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_to_dlpack_versioned(&m, t));
+  /* an empty view still exports (NULL data), and everything does once the bytes are back */
+  c10c_tensor *none = NULL;
+  ASSERT_OK(c10c_tensor_narrow(&none, t, 0, 1, 0));
+  ASSERT_OK(c10c_tensor_to_dlpack_versioned(&m, none));
+  ASSERT_TRUE(m->dl_tensor.data == NULL);
+  m->deleter(m);
+  ASSERT_OK(c10c_storage_resize(storage, 64));
+  ASSERT_OK(c10c_tensor_to_dlpack_versioned(&m, row));
+  ASSERT_TRUE(m->dl_tensor.data == (char *)c10c_storage_data(storage) + 16);
+  m->deleter(m);
+  c10c_tensor_release(none);
+  c10c_tensor_release(row);
+  c10c_tensor_release(t);
 }
 
 /* Exports made on one thread, consumed (deleted) on another; imports made on one thread,
@@ -425,8 +599,9 @@ TEST(exports_and_imports_cross_threads) {
 }
 
 RUN_TESTS(T(export_fills_what_torch_fills), T(dtypes_export_as_torch_and_come_back),
-          T(devices_map_as_aten),
+          T(devices_map_as_aten), T(opencl_is_refused_before_the_struct_changes_hands),
+          T(negative_strides_of_dims_that_never_move_are_normalised_as_torch),
           T(imports_share_memory_and_call_the_deleter_once_when_the_last_user_goes),
           T(read_only_memory_refuses_in_place_writes),
           T(malformed_inputs_are_refused_and_left_to_their_owner),
-          T(exports_and_imports_cross_threads))
+          T(exports_refuse_a_tensor_whose_storage_shrank), T(exports_and_imports_cross_threads))
