@@ -579,8 +579,11 @@ c10c_status c10c_tensor_clone(c10c_tensor **out, const c10c_tensor *tensor,
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
   C10C__CHECK_NOT_NULL(tensor);
-  c10c_status st = c10c_tensor_empty_like(out, tensor, c10c_tensor_dtype(tensor),
-                                          c10c_tensor_device(tensor), memory_format);
+  /* before the copy is made: a shrunk storage is the error, not the copy's size */
+  c10c_status st = c10c__tensor_check_extent(tensor, "clone");
+  if (st == C10C_STATUS_OK)
+    st = c10c_tensor_empty_like(out, tensor, c10c_tensor_dtype(tensor), c10c_tensor_device(tensor),
+                                memory_format);
   if (st == C10C_STATUS_OK) st = copy_impl(*out, tensor);
   return finish_new(out, st);
 }

@@ -168,16 +168,16 @@ void c10c__format_int_list(char *buf, size_t size, const int64_t *values, size_t
 
 bool c10c__extent(int64_t *out, const int64_t *sizes, const int64_t *strides, size_t ndim,
                   int64_t offset, size_t itemsize) {
-  bool empty = false;
+  bool empty = false, negative = false;
   for (size_t i = 0; i < ndim; i++) {
-    if (sizes[i] < 0) return false;
+    negative |= sizes[i] < 0;
     empty |= sizes[i] == 0;
   }
-  if (empty) {
+  if (empty && !negative) {
     *out = 0;
     return true;
   }
-  return c10c__extent_nonempty(out, sizes, strides, ndim, offset, itemsize);
+  return c10c__extent_sum(out, sizes, strides, ndim, offset, itemsize, empty);
 }
 
 c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64_t *strides,

@@ -31,17 +31,22 @@ c10c_status c10c__default_strides(int64_t *strides, const int64_t *sizes, size_t
 
 /* The bytes of storage a tensor's elements reach: itemsize * (offset + 1 + sum((size - 1) *
  * stride)), or 0 when a size is 0 (no element: any offset will do). False when that exceeds int64
- * or a size, stride or the offset is negative (with no size 0). */
+ * or the offset or a stride is negative. Negative sizes are ATen's uint64 arithmetic
+ * (computeStorageNbytes): with stride 0 a size -5 reaches nothing, otherwise it overflows; beside
+ * a 0 they count as for the same sizes without the 0 (ATen would answer 0 and make a tensor of
+ * negative size). */
 bool c10c__extent(int64_t *out, const int64_t *sizes, const int64_t *strides, size_t ndim,
                   int64_t offset, size_t itemsize);
 
-/* The same for sizes known to be >= 1 (a tensor with elements): one pass, inlined on the view
- * path. A negative stride or offset fails as an overflow (it wraps past INT64_MAX unsigned). */
-static inline bool c10c__extent_nonempty(int64_t *out, const int64_t *sizes, const int64_t *strides,
-                                         size_t ndim, int64_t offset, size_t itemsize) {
+/* The sum behind c10c__extent, over the dims of a size other than 0 when skip_empty (else every
+ * dim, of sizes >= 1 or negative). */
+static inline bool c10c__extent_sum(int64_t *out, const int64_t *sizes, const int64_t *strides,
+                                    size_t ndim, int64_t offset, size_t itemsize, bool skip_empty) {
   uint64_t last = (uint64_t)offset, term;
-  bool overflow = false;
+  bool overflow = offset < 0;
   for (size_t i = 0; i < ndim; i++) {
+    if (skip_empty && sizes[i] == 0) continue;
+    overflow |= strides[i] < 0 && sizes[i] != 1;
     overflow |= c10c__umul_overflows((uint64_t)sizes[i] - 1, (uint64_t)strides[i], &term);
     overflow |= c10c__uadd_overflows(last, term, &last);
   }
@@ -50,6 +55,13 @@ static inline bool c10c__extent_nonempty(int64_t *out, const int64_t *sizes, con
   if (overflow || last > (uint64_t)INT64_MAX) return false;
   *out = (int64_t)last;
   return true;
+}
+
+/* The same for sizes known to be >= 1 (a tensor with elements): one pass, inlined on the view
+ * path. */
+static inline bool c10c__extent_nonempty(int64_t *out, const int64_t *sizes, const int64_t *strides,
+                                         size_t ndim, int64_t offset, size_t itemsize) {
+  return c10c__extent_sum(out, sizes, strides, ndim, offset, itemsize, false);
 }
 
 /* ATen's computeStorageNbytes (c10c__extent), and with strides NULL its contiguous variant

@@ -266,11 +266,11 @@ c10c_status c10c_tensor_unsqueeze(c10c_tensor **out, const c10c_tensor *t, int64
   st = geometry_init(&g, t, (size_t)n + 1);
   if (st != C10C_STATUS_OK) return st;
   int64_t stride = 1;
-  if (dim < n && c10c__mul_overflows(g.sizes[dim], g.strides[dim], &stride)) {
-    c10c__free(g.heap);
-    return overflow("unsqueeze", "the new dim's stride, size * stride", g.sizes[dim],
-                    g.strides[dim]);
-  }
+  if (dim < n && c10c__mul_overflows(g.sizes[dim], g.strides[dim], &stride))
+    return geometry_finish(
+        out, t, &g,
+        overflow("unsqueeze", "the new dim's stride, size * stride", g.sizes[dim], g.strides[dim]),
+        true); /* (the message is made before the scratch is freed) */
   memmove(g.sizes + dim + 1, g.sizes + dim, (size_t)(n - dim) * sizeof(int64_t));
   memmove(g.strides + dim + 1, g.strides + dim, (size_t)(n - dim) * sizeof(int64_t));
   g.sizes[dim] = 1;
@@ -584,6 +584,11 @@ c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *t, cons
   c10c_status st = c10c__check_in_bounds(c10c_tensor_storage(t), sizes, strides, nsizes, offset,
                                          c10c_tensor_itemsize(t));
   if (st != C10C_STATUS_OK) return st;
+  /* a negative size that passed (with stride 0) fails ATen's numel check, also beside a 0,
+   * where ATen's product is 0 and it makes a tensor of negative size */
+  for (size_t i = 0; i < nsizes; i++)
+    if (sizes[i] < 0)
+      return c10c__fail(C10C_STATUS_OVERFLOW, "numel: integer multiplication overflow");
   return c10c__tensor_make_view(out, t, sizes, strides, nsizes, offset, false);
 }
 

@@ -67,6 +67,15 @@ TEST(a_storage_resized_under_a_tensor_refuses_every_access) {
   expect_refused(t, "", __LINE__);
   ASSERT_OK(c10c_storage_resize(s, 100));
   expect_refused(t, "", __LINE__);
+  /* clone says so before it makes its copy (whose size would fail first for a big expansion) */
+  int64_t huge = INT64_C(1) << 40;
+  c10c_tensor *wide = NULL, *copy = NULL, *last = NULL;
+  ASSERT_OK(c10c_tensor_narrow(&last, t, 0, 99, 1)); /* element 99: bytes 396..400, past 100 */
+  ASSERT_OK(c10c_tensor_expand(&wide, last, &huge, 1));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_clone(&copy, wide, C10C_MEMORY_FORMAT_PRESERVE));
+  ASSERT_TRUE(strncmp(c10c_last_error_message(), "clone: the tensor's elements", 28) == 0);
+  c10c_tensor_release(wide);
+  c10c_tensor_release(last);
   /* views are metadata: made as before, refused as their base when they reach past the end */
   int64_t shape[2] = {10, 10};
   ASSERT_OK(c10c_tensor_view(&v, t, shape, 2));
@@ -240,6 +249,20 @@ TEST(view_arithmetic_that_would_wrap_is_refused) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) c10c_tensor_release(all[i]);
 }
 
+TEST(a_refused_unsqueeze_of_many_dims_reads_nothing_freed) {
+  /* fuzz_dlpack's finding: with 16 dims and more the scratch geometry is on the heap, and the
+   * overflow message read it after freeing it (ASan: heap-use-after-free) */
+  int64_t sizes[17], strides[17];
+  for (int d = 0; d < 17; d++) sizes[d] = 1, strides[d] = 1;
+  sizes[0] = 2, sizes[1] = 0, strides[0] = BIG;
+  c10c_tensor *t = empty_geometry(sizes, strides, 17), *v = NULL;
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_unsqueeze(&v, t, 0));
+  ASSERT_ERROR_MESSAGE(
+      "unsqueeze: the new dim's stride, size * stride (2 and 4611686018427387904) overflows int64");
+  ASSERT_TRUE(v == NULL);
+  c10c_tensor_release(t);
+}
+
 TEST(negative_sizes_are_refused_even_beside_a_zero) {
   c10c_tensor *v = NULL, *scalar = NULL, *one = floats(1), *zero = floats(0);
   ASSERT_OK(
@@ -248,9 +271,24 @@ TEST(negative_sizes_are_refused_even_beside_a_zero) {
   ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_expand(&v, scalar, (int64_t[]){-1, 0}, 2));
   ASSERT_ERROR_MESSAGE("numel: integer multiplication overflow");
   ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_expand(&v, one, (int64_t[]){-5, 0}, 2));
-  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_as_strided(&v, zero, (int64_t[]){-5, 0}, 2,
-                                                             (int64_t[]){0, 0}, 2, NULL));
-  ASSERT_ERROR_MESSAGE("Storage size calculation overflowed with sizes=[-5, 0] and strides=[0, 0]");
+  /* as_strided checks in ATen's order, with the messages torch gives the sizes without the 0:
+   * as_strided([-5], [0]) of empty(0) is out of bounds, of empty(10) a numel overflow */
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_as_strided(&v, zero, (int64_t[]){-5, 0}, 2,
+                                                          (int64_t[]){0, 0}, 2, NULL));
+  ASSERT_ERROR_MESSAGE(
+      "setStorage: sizes [-5, 0], strides [0, 0], storage offset 0, and itemsize 4 requiring a "
+      "storage size of 4 are out of bounds for storage of size 0");
+  c10c_tensor *ten = floats(10);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW,
+                c10c_tensor_as_strided(&v, ten, (int64_t[]){-5, 0}, 2, (int64_t[]){0, 0}, 2, NULL));
+  ASSERT_ERROR_MESSAGE("numel: integer multiplication overflow");
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW,
+                c10c_tensor_as_strided(&v, ten, (int64_t[]){-5}, 1, (int64_t[]){0}, 1, NULL));
+  ASSERT_ERROR_MESSAGE("numel: integer multiplication overflow");
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW,
+                c10c_tensor_as_strided(&v, ten, (int64_t[]){0, -1}, 2, (int64_t[]){1, 1}, 2, NULL));
+  ASSERT_ERROR_MESSAGE("Storage size calculation overflowed with sizes=[0, -1] and strides=[1, 1]");
+  c10c_tensor_release(ten);
   /* as torch, where torch refuses too */
   ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_expand(&v, one, (int64_t[]){-3}, 1));
   ASSERT_ERROR_MESSAGE("numel: integer multiplication overflow");
@@ -408,6 +446,7 @@ RUN_TESTS(T(a_storage_resized_under_a_tensor_refuses_every_access),
           T(a_view_whose_last_element_sits_at_2_64_is_refused),
           T(view_arithmetic_that_would_wrap_is_refused),
           T(negative_sizes_are_refused_even_beside_a_zero),
+          T(a_refused_unsqueeze_of_many_dims_reads_nothing_freed),
           T(empty_refuses_a_size_product_that_overflows_before_a_zero),
           T(overlapping_copies_read_the_source_whole_first_as_numpy),
           T(copies_between_storages_over_the_same_memory_read_the_source_first),
