@@ -404,6 +404,16 @@ static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
   if (st == C10C_STATUS_OK) st = c10c__tensor_check_extent(src, "copy_ (from this tensor)");
   if (st != C10C_STATUS_OK) return st;
   c10c_dtype to = c10c_tensor_dtype(dst), from = c10c_tensor_dtype(src);
+  /* ATen's quantized copy_: never to a plain dtype, nor between two quantized ones */
+  if (to != from && c10c_dtype_is_quantized(from))
+    return c10c__fail(C10C_STATUS_ERROR,
+                      c10c_dtype_is_quantized(to)
+                          ? "Expected self.scalar_type() == src.scalar_type() to be true, but got "
+                            "false.  (Could this error message be improved?  If so, please report "
+                            "an enhancement request to PyTorch.)"
+                          : "Copying from quantized Tensor to non-quantized Tensor is not "
+                            "allowed, please use dequantize to get a float Tensor from a "
+                            "quantized Tensor");
   if (to != from && (!c10c__convertible(to) || !c10c__convertible(from)))
     return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
                       "copy_ from %s to %s: conversions of %s are not implemented",

@@ -361,10 +361,13 @@ C10C_API c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *te
  * dimension 1", "output with shape [3] doesn't match the broadcast shape [2, 3]";
  * C10C_STATUS_ERROR "copy_ (to this tensor): the tensor's elements ..." and "copy_ (from this
  * tensor): ..." when a storage no longer holds its tensor's elements;
- * C10C_STATUS_NOT_IMPLEMENTED "copy_ from QInt8 to Float: conversions of QInt8 are not
- * implemented" between two dtypes one of which has no conversions (torch raises
- * NotImplementedError for the bits and sub-byte dtypes too, but RuntimeError "Copying from
- * quantized Tensor to non-quantized Tensor is not allowed, ..." from a quantized src); the
+ * torch's C10C_STATUS_ERROR "Copying from quantized Tensor to non-quantized Tensor is not
+ * allowed, please use dequantize to get a float Tensor from a quantized Tensor" from a quantized
+ * src, and c10's "Expected self.scalar_type() == src.scalar_type() to be true, but got false. ..."
+ * between two quantized dtypes; C10C_STATUS_NOT_IMPLEMENTED "copy_ from Float to QInt8:
+ * conversions of QInt8 are not implemented" into a quantized dtype (it needs a quantizer) and
+ * between two dtypes one of which has no conversions (bits, sub-byte; torch raises
+ * NotImplementedError for those too); the
  * refusals of every in-place write and device (above); C10C_STATUS_OUT_OF_MEMORY and, for CUDA,
  * the driver's errors. */
 C10C_API c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src);

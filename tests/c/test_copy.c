@@ -85,11 +85,23 @@ TEST(copy_broadcasts_a_row_and_a_scalar) {
   ASSERT_OK(c10c_tensor_copy_(dst, ints)); /* int32 to float32, converted */
   const float *fv = c10c_tensor_data(dst);
   ASSERT_TRUE(fv[0] == -3.0f && fv[5] == 7.0f);
-  c10c_tensor *q = NULL; /* quantized dtypes are not converted */
+  c10c_tensor *q = NULL, *q2 = NULL; /* quantized dtypes are not converted: torch's refusals */
   ASSERT_OK(c10c_tensor_empty(&q, sizes, 2, C10C_DTYPE_QINT8, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
-  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(dst, q));
-  ASSERT_ERROR_MESSAGE("copy_ from QInt8 to Float: conversions of QInt8 are not implemented");
+  ASSERT_OK(
+      c10c_tensor_empty(&q2, sizes, 2, C10C_DTYPE_QUINT8, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_copy_(dst, q));
+  ASSERT_ERROR_MESSAGE(
+      "Copying from quantized Tensor to non-quantized Tensor is not allowed, please use dequantize "
+      "to get a float Tensor from a quantized Tensor");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_copy_(q2, q));
+  ASSERT_ERROR_MESSAGE(
+      "Expected self.scalar_type() == src.scalar_type() to be true, but got false.  (Could this "
+      "error message be improved?  If so, please report an enhancement request to PyTorch.)");
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c_tensor_copy_(q, dst)); /* needs a quantizer */
+  ASSERT_ERROR_MESSAGE("copy_ from Float to QInt8: conversions of QInt8 are not implemented");
+  ASSERT_OK(c10c_tensor_copy_(q, q)); /* the same dtype: bytes */
   c10c_tensor_release(q);
+  c10c_tensor_release(q2);
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_copy_(dst, NULL));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_copy_(NULL, dst));
   c10c_tensor_release(ints);

@@ -134,8 +134,22 @@ def test_copy_broadcasts_and_checks_like_torch():
         pyc10.empty(3).copy_(ints).tolist()
         == torch.empty(3).copy_(torch.tensor([-2, 0, 7])).tolist()
     )
+    # quantized sources as torch refuses them; into a quantized dtype needs a quantizer
+    quantized = torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.quint8)
+    for dst, src in [
+        (torch.empty(3), quantized),
+        (torch.empty(3, dtype=torch.int8), quantized),
+        (torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8), quantized),
+    ]:
+        with pytest.raises(RuntimeError) as theirs:
+            dst.copy_(src)
+        with pytest.raises(RuntimeError) as ours:
+            pyc10.empty(3, dtype=getattr(pyc10, str(dst.dtype)[6:])).copy_(
+                pyc10.empty(3, dtype=pyc10.quint8)
+            )
+        assert str(ours.value) == str(theirs.value)
     with pytest.raises(NotImplementedError):
-        pyc10.empty(3).copy_(pyc10.empty(3, dtype=pyc10.quint8))
+        pyc10.empty(3, dtype=pyc10.quint8).copy_(pyc10.empty(3))
     with pytest.raises(TypeError):
         pyc10.empty(3).copy_(np.zeros(3))  # type: ignore[arg-type]
 
