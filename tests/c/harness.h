@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "c10c/c10c.h"
@@ -71,6 +72,28 @@ static int test_current_failed;
 
 /* Asserts the calling thread's last error message equals text. */
 #define ASSERT_ERROR_MESSAGE(text) ASSERT_STR_EQ(c10c_last_error_message(), text)
+
+/* A host allocator over malloc, installed (priority 0) for a device type that has none of its own,
+ * so that tests can make tensors there. */
+static inline c10c_status harness_malloc_allocate(void *self, size_t nbytes, size_t alignment,
+                                                  c10c_data_ptr *out) {
+  (void)self, (void)alignment;
+  if (nbytes == 0) return C10C_STATUS_OK;
+  out->data = out->ctx = malloc(nbytes);
+  out->deleter = free;
+  return out->data != NULL ? C10C_STATUS_OK : C10C_STATUS_OUT_OF_MEMORY;
+}
+
+static inline void install_malloc_allocator(c10c_device_type type) {
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = harness_malloc_allocate;
+  c10c_allocator *a = NULL;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, type));
+  ASSERT_OK(c10c_allocator_set(a, 0));
+  c10c_allocator_release(a);
+}
 
 #define RUN_TESTS(...)                                                           \
   int main(void) {                                                               \

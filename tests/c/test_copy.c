@@ -390,25 +390,9 @@ TEST(factories_refuse_null_and_invalid_arguments) {
   c10c_tensor_release(t);
 }
 
-static c10c_status malloc_allocate(void *self, size_t nbytes, size_t alignment,
-                                   c10c_data_ptr *out) {
-  (void)self, (void)alignment;
-  if (nbytes == 0) return C10C_STATUS_OK;
-  out->data = out->ctx = malloc(nbytes);
-  out->deleter = free;
-  return out->data != NULL ? C10C_STATUS_OK : C10C_STATUS_OUT_OF_MEMORY;
-}
-
 TEST(copies_and_fills_off_cpu_and_cuda_are_not_implemented) {
   /* an HPU allocator from the host: HPU tensors can be made, not written or read */
-  c10c_allocator_vtable vt;
-  memset(&vt, 0, sizeof vt);
-  vt.struct_size = sizeof vt;
-  vt.allocate = malloc_allocate;
-  c10c_allocator *hpu_allocator = NULL;
-  ASSERT_OK(c10c_allocator_new(&hpu_allocator, &vt, NULL, C10C_DEVICE_TYPE_HPU));
-  ASSERT_OK(c10c_allocator_set(hpu_allocator, 0));
-  c10c_allocator_release(hpu_allocator);
+  install_malloc_allocator(C10C_DEVICE_TYPE_HPU);
   c10c_device hpu = {C10C_DEVICE_TYPE_HPU, 0};
   int64_t sizes[1] = {4};
   float one = 1.0f;

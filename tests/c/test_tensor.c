@@ -364,24 +364,8 @@ TEST(tensors_over_a_storage_refuse_bad_geometry_and_enums) {
   c10c_storage_release(s);
 }
 
-static c10c_status malloc_allocate(void *self, size_t nbytes, size_t alignment,
-                                   c10c_data_ptr *out) {
-  (void)self, (void)alignment;
-  if (nbytes == 0) return C10C_STATUS_OK;
-  out->data = out->ctx = malloc(nbytes);
-  out->deleter = free;
-  return out->data != NULL ? C10C_STATUS_OK : C10C_STATUS_OUT_OF_MEMORY;
-}
-
 TEST(empty_refuses_a_caffe2_device_type_even_with_an_allocator) {
-  c10c_allocator_vtable vt;
-  memset(&vt, 0, sizeof vt);
-  vt.struct_size = sizeof vt;
-  vt.allocate = malloc_allocate;
-  c10c_allocator *a = NULL;
-  ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, C10C_DEVICE_TYPE_IDEEP));
-  ASSERT_OK(c10c_allocator_set(a, 0));
-  c10c_allocator_release(a);
+  install_malloc_allocator(C10C_DEVICE_TYPE_IDEEP);
   c10c_tensor *t = NULL;
   int64_t sizes[1] = {4};
   c10c_device ideep = {C10C_DEVICE_TYPE_IDEEP, 0};
