@@ -324,15 +324,16 @@ c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storag
   if (storage_offset < 0)
     return c10c__fail(C10C_STATUS_ERROR, "Tensor: invalid storage offset %lld",
                       (long long)storage_offset);
+  int64_t extent = 0;
   st = check_sizes(sizes, ndim);
   if (st == C10C_STATUS_OK) st = check_strides(sizes, strides, ndim);
   if (st == C10C_STATUS_OK)
-    st = c10c__check_in_bounds(storage, sizes, strides, ndim, storage_offset,
+    st = c10c__check_in_bounds(&extent, storage, sizes, strides, ndim, storage_offset,
                                c10c_dtype_itemsize(dtype));
   if (st != C10C_STATUS_OK) return st;
   c10c_tensor *t = new_shell_with(sizes, strides, ndim);
   if (t == NULL) return out_of_memory();
-  c10c__extent(&t->extent, sizes, strides, ndim, storage_offset, c10c_dtype_itemsize(dtype));
+  t->extent = extent;
   st = finish(t, c10c_storage_retain(storage), storage_offset, dtype, c10c_storage_device(storage));
   if (st != C10C_STATUS_OK) {
     c10c_tensor_release(t);
@@ -342,20 +343,19 @@ c10c_status c10c_tensor_new_from_storage(c10c_tensor **out, c10c_storage *storag
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c__check_in_bounds(const c10c_storage *storage, const int64_t *sizes,
-                                  const int64_t *strides, size_t ndim, int64_t storage_offset,
-                                  size_t itemsize) {
-  int64_t needed = 0;
-  c10c_status st = c10c__storage_nbytes(&needed, sizes, strides, ndim, storage_offset, itemsize);
+c10c_status c10c__check_in_bounds(int64_t *needed, const c10c_storage *storage,
+                                  const int64_t *sizes, const int64_t *strides, size_t ndim,
+                                  int64_t storage_offset, size_t itemsize) {
+  c10c_status st = c10c__storage_nbytes(needed, sizes, strides, ndim, storage_offset, itemsize);
   if (st != C10C_STATUS_OK) return st;
-  if (needed > c10c_storage_nbytes(storage)) {
+  if (*needed > c10c_storage_nbytes(storage)) {
     char s1[256], s2[256];
     c10c__format_int_list(s1, sizeof s1, sizes, ndim);
     c10c__format_int_list(s2, sizeof s2, strides, ndim);
     return c10c__fail(C10C_STATUS_ERROR,
                       "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize %zu "
                       "requiring a storage size of %lld are out of bounds for storage of size %lld",
-                      s1, s2, (long long)storage_offset, itemsize, (long long)needed,
+                      s1, s2, (long long)storage_offset, itemsize, (long long)*needed,
                       (long long)c10c_storage_nbytes(storage));
   }
   return C10C_STATUS_OK;

@@ -42,9 +42,10 @@ c10c_status c10c__tensor_check_extent(const c10c_tensor *tensor, const char *op)
 /* c10c_tensor_data for code that checked the extent already (copies, fills): no second check. */
 void *c10c__tensor_data_unchecked(const c10c_tensor *tensor);
 
-/* ATen's checkInBoundsForStorage with its "setStorage: ..." message. */
-c10c_status c10c__check_in_bounds(const c10c_storage *storage, const int64_t *sizes,
-                                  const int64_t *strides, size_t ndim, int64_t storage_offset,
-                                  size_t itemsize);
+/* ATen's checkInBoundsForStorage with its "setStorage: ..." message; *needed receives the
+ * storage bytes the geometry reaches (its extent, c10c__extent). */
+c10c_status c10c__check_in_bounds(int64_t *needed, const c10c_storage *storage,
+                                  const int64_t *sizes, const int64_t *strides, size_t ndim,
+                                  int64_t storage_offset, size_t itemsize);
 
 #endif /* C10C_TENSOR_INTERNAL_H */

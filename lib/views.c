@@ -581,8 +581,9 @@ c10c_status c10c_tensor_as_strided(c10c_tensor **out, const c10c_tensor *t, cons
     if (strides[i] < 0) return negative_strides(strides, nstrides);
   if (offset < 0)
     return c10c__fail(C10C_STATUS_ERROR, "Tensor: invalid storage offset %lld", (long long)offset);
-  c10c_status st = c10c__check_in_bounds(c10c_tensor_storage(t), sizes, strides, nsizes, offset,
-                                         c10c_tensor_itemsize(t));
+  int64_t extent;
+  c10c_status st = c10c__check_in_bounds(&extent, c10c_tensor_storage(t), sizes, strides, nsizes,
+                                         offset, c10c_tensor_itemsize(t));
   if (st != C10C_STATUS_OK) return st;
   /* a negative size that passed (with stride 0) fails ATen's numel check, also beside a 0,
    * where ATen's product is 0 and it makes a tensor of negative size */
