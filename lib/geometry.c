@@ -194,8 +194,8 @@ c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64
     overflow |= bytes > (uint64_t)INT64_MAX;
     if (!overflow) *out = (int64_t)bytes;
   } else {
-    /* computeStorageNbytes: 0 once a size is 0. A negative size fails even then (ATen lets
-     * [-5, 0] through and makes a tensor of size -5; alone, -5 fails with this message). */
+    /* computeStorageNbytes: 0 once a size is 0, unless a size is negative: then as for the same
+     * sizes without the 0 (ATen answers 0 for [-5, 0] and makes a tensor of size -5) */
     overflow = !c10c__extent(out, sizes, strides, ndim, offset, itemsize);
   }
   if (!overflow) return C10C_STATUS_OK;

@@ -67,7 +67,8 @@ static inline bool c10c__extent_nonempty(int64_t *out, const int64_t *sizes, con
 /* ATen's computeStorageNbytes (c10c__extent), and with strides NULL its contiguous variant
  * (itemsize * (offset + product of the sizes), the product's overflow sticky past a later 0).
  * Errors with ATen's "Storage size calculation overflowed with sizes=[...] and strides=[...]"
- * (strides omitted when NULL), which is also what a negative size gets, even beside a 0. */
+ * (strides omitted when NULL), which is also what a negative size with a stride other than 0
+ * gets, even beside a 0 (c10c__extent). */
 c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64_t *strides,
                                  size_t ndim, int64_t offset, size_t itemsize);
 

@@ -77,12 +77,12 @@ static c10c_status overflow(const char *op, const char *what, int64_t a, int64_t
 }
 
 /* strides[dim] *= step for a dim left with `count` elements (slice, unfold). ATen's product
- * wraps (t[::2**62] of a float tensor); wrapped negative, its as_strided refuses the view with
+ * wraps (t[::2**62] of a float tensor). Wrapped negative, its as_strided refuses the view with
  * that message, kept here (torch: as_strided([2], [8]).unfold(0, 1, 2**60 + 2**59); at exactly
- * INT64_MIN torch fails earlier, that its SymInt cannot hold the value); wrapped positive, ATen's
- * view has that
- * stride: harmless on a dim of 0 or 1 elements, which nothing moves along (kept, as torch), a
- * wrong view otherwise (refused). strides holds the n strides the message lists. */
+ * INT64_MIN torch fails earlier, that its SymInt cannot hold the value). Wrapped positive,
+ * ATen's view has that stride: harmless on a dim of 0 or 1 elements, which nothing moves along
+ * (kept, as torch), a wrong view otherwise (refused). strides holds the n strides the message
+ * lists. */
 static c10c_status step_stride(const char *op, int64_t *strides, size_t n, size_t dim, int64_t step,
                                int64_t count) {
   int64_t stride = strides[dim];
