@@ -92,28 +92,27 @@ static c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t inde
  * aside around the work; after the interpreter is gone nothing is released (numpy's rule). */
 static void pyc10_release_owner(void *ctx); /* extern "Python", below */
 
+/* Runs stmt with the GIL held and any exception in flight set aside. */
+#define PYC10_KEEPING_ERROR(stmt)                                 \
+  do {                                                            \
+    PyGILState_STATE gil_ = PyGILState_Ensure();                  \
+    PyObject *type_, *value_, *traceback_;                        \
+    PyErr_Fetch(&type_, &value_, &traceback_);                    \
+    stmt;                                                         \
+    PyErr_Restore(type_, value_, traceback_);                     \
+    PyGILState_Release(gil_);                                     \
+  } while (0)
+
 static void pyc10_release_owner_safely(void *ctx) {
-  if (!Py_IsInitialized()) return;
-  PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  pyc10_release_owner(ctx);
-  PyErr_Restore(type, value, traceback);
-  PyGILState_Release(gil);
+  if (Py_IsInitialized()) PYC10_KEEPING_ERROR(pyc10_release_owner(ctx));
 }
 
 /* The storage release of UntypedStorage's ffi.gc (cffi calls it with the GIL released). */
 static void pyc10_storage_release(c10c_storage *storage) {
-  if (!Py_IsInitialized()) {
+  if (Py_IsInitialized())
+    PYC10_KEEPING_ERROR(c10c_storage_release(storage));
+  else
     c10c_storage_release(storage);
-    return;
-  }
-  PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  c10c_storage_release(storage);
-  PyErr_Restore(type, value, traceback);
-  PyGILState_Release(gil);
 }
 """
 

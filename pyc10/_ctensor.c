@@ -73,16 +73,21 @@ static void replace(PyObject **slot, PyObject *value) {
   Py_XDECREF(old);
 }
 
-/* Drops a tensor reference keeping any exception in flight: the last reference to memory another
+/* Runs stmt with any exception in flight set aside: dropping the last reference to memory another
  * library owns runs its deleter, which may run Python code (pyc10.from_numpy's deleter; numpy's
  * and torch's DLPack deleters under an import) that must neither see nor clear that exception
  * (a failing call dropping its temporary tensor has one set). */
+#define KEEPING_ERROR(stmt)                    \
+  do {                                         \
+    PyObject *type_, *value_, *traceback_;     \
+    PyErr_Fetch(&type_, &value_, &traceback_); \
+    stmt;                                      \
+    PyErr_Restore(type_, value_, traceback_);  \
+  } while (0)
+
+/* Drops a tensor reference (NULL-safe), keeping any exception in flight. */
 static void release_tensor(c10c_tensor *h) {
-  if (h == NULL) return;
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  c10c_tensor_release(h);
-  PyErr_Restore(type, value, traceback);
+  if (h != NULL) KEEPING_ERROR(c10c_tensor_release(h));
 }
 
 static PyObject *raise_for(c10c_status st) {
@@ -522,26 +527,14 @@ static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t
         m->version.minor = minor < 0 ? 0 : (uint32_t)minor; /* at most what was asked for */
       if (copy_wanted) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
       capsule = PyCapsule_New(m, VERSIONED, capsule_destructor);
-      if (capsule == NULL) {
-        PyObject *type, *value,
-            *traceback; /* the deleter may run Python code: see release_tensor */
-        PyErr_Fetch(&type, &value, &traceback);
-        m->deleter(m);
-        PyErr_Restore(type, value, traceback);
-      }
+      if (capsule == NULL) KEEPING_ERROR(m->deleter(m)); /* it may run Python code */
     }
   } else {
     DLManagedTensor *m = NULL;
     st = c10c_tensor_to_dlpack(&m, source);
     if (st == C10C_STATUS_OK) {
       capsule = PyCapsule_New(m, LEGACY, capsule_destructor);
-      if (capsule == NULL) {
-        PyObject *type, *value,
-            *traceback; /* the deleter may run Python code: see release_tensor */
-        PyErr_Fetch(&type, &value, &traceback);
-        m->deleter(m);
-        PyErr_Restore(type, value, traceback);
-      }
+      if (capsule == NULL) KEEPING_ERROR(m->deleter(m)); /* it may run Python code */
     }
   }
   release_tensor(copied); /* the export holds its own reference */
