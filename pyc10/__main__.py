@@ -132,7 +132,7 @@ def _tensor_tour() -> None:
     print(f"  ... memory_format=channels_last: stride={c.stride()}")
     print(
         f"      contiguous={c.is_contiguous()} "
-        f"channels_last_contiguous={c.is_contiguous(pyc10.channels_last)}"
+        f"channels_last_contiguous={c.is_contiguous(memory_format=pyc10.channels_last)}"
     )
     s = pyc10.empty_strided((4, 3), (1, 4))
     print(

@@ -27,6 +27,7 @@ from ._errors import (
     raise_status,
 )
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
+from ._layout import layout as _layout_cls
 from ._lib import ffi, lib
 from ._scalar import scalar_bytes, scalar_dtype
 from ._storage import UntypedStorage, _storage_object
@@ -208,33 +209,6 @@ class Tensor(_ctensor.TensorBase):
 
     # ---- shape (shape, dim(), ndim and numel() are in C) ----
 
-    def size(self, dim: int | None = None) -> Any:
-        """The shape, or one dimension's size (negative dims count from the end)."""
-        if dim is None:
-            return self.shape
-        out = ffi.new(_I64_PTR)
-        check(lib.c10c_tensor_size(out, self._handle, _int(dim, "size(): argument 'dim'")))
-        return int(out[0])
-
-    def stride(self, dim: int | None = None) -> Any:
-        """The strides in elements, or one dimension's stride."""
-        if dim is None:
-            try:
-                return self._strides
-            except AttributeError:
-                n = lib.c10c_tensor_dim(self._handle)
-                strides = self._strides = tuple(
-                    ffi.unpack(lib.c10c_tensor_strides(self._handle), n)
-                )
-                return strides
-        out = ffi.new(_I64_PTR)
-        check(lib.c10c_tensor_stride(out, self._handle, _int(dim, "stride(): argument 'dim'")))
-        return int(out[0])
-
-    def storage_offset(self) -> int:
-        """Offset of the first element in the storage, in elements."""
-        return int(lib.c10c_tensor_storage_offset(self._handle))
-
     def __bool__(self) -> builtins.bool:
         """The one element's truth, as torch (a RuntimeError for any other count)."""
         n = self.numel()
@@ -267,10 +241,6 @@ class Tensor(_ctensor.TensorBase):
     def layout(self) -> Any:
         """``pyc10.strided``."""
         return _STRIDED
-
-    def element_size(self) -> int:
-        """Bytes per element."""
-        return int(lib.c10c_tensor_itemsize(self._handle))
 
     @property
     def itemsize(self) -> int:
@@ -315,17 +285,6 @@ class Tensor(_ctensor.TensorBase):
 
     # ---- layout facts ----
 
-    def _is_contiguous_py(self, memory_format: memory_format = _CONTIGUOUS) -> bool:
-        """c10's is_contiguous for a memory format (row-major by default)."""
-        if type(memory_format) is not type(_CONTIGUOUS):
-            raise C10TypeError(
-                "is_contiguous(): argument 'memory_format' must be pyc10.memory_format, not "
-                f"{type(memory_format).__name__}"
-            )
-        out = ffi.new("bool *")
-        check(lib.c10c_tensor_is_contiguous(out, self._handle, memory_format.value))
-        return bool(out[0])
-
     def _is_strides_like(self, memory_format: memory_format) -> bool:
         return bool(lib.c10c_tensor_is_strides_like(self._handle, memory_format.value))
 
@@ -353,66 +312,6 @@ class Tensor(_ctensor.TensorBase):
         check(fn(out, self._handle, *args))
         return self._wrap(out[0])
 
-    def _view_py(self, *shape: Any) -> Tensor:
-        """The same elements under another shape (one -1 is inferred), or as another dtype."""
-        if len(shape) == 1 and type(shape[0]) is dtype:
-            return self._view_call(lib.c10c_tensor_view_dtype, shape[0].value)
-        sizes = _sizes_from_args(shape, "view")
-        return self._view_call(lib.c10c_tensor_view, sizes, len(sizes))
-
-    def view_as(self, other: Tensor) -> Tensor:
-        """view(other.shape)."""
-        return self.view(other.shape)
-
-    def reshape(self, *shape: Any) -> Tensor:
-        """A view when the strides allow one, else a contiguous copy, as ``Tensor.reshape``."""
-        sizes = _sizes_from_args(shape, "reshape", "shape")
-        return self._view_call(lib.c10c_tensor_reshape, sizes, len(sizes))
-
-    def reshape_as(self, other: Tensor) -> Tensor:
-        """reshape(other.shape)."""
-        return self.reshape(other.shape)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        """Merge dims start_dim..end_dim into one (reshape semantics)."""
-        return self._view_call(
-            lib.c10c_tensor_flatten,
-            _int(start_dim, "flatten(): argument 'start_dim'"),
-            _int(end_dim, "flatten(): argument 'end_dim'"),
-        )
-
-    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
-        """Split dim into sizes (one -1 inferred), a view."""
-        s = _int_list(sizes, "unflatten(): argument 'sizes'")
-        d = _int(dim, "unflatten(): argument 'dim'")
-        return self._view_call(lib.c10c_tensor_unflatten, d, s, len(s))
-
-    def movedim(self, source: int | Sequence[int], destination: int | Sequence[int]) -> Tensor:
-        """Move dims from source positions to destination positions (a permute)."""
-        src = _dims_arg(source, "movedim(): argument 'source'")
-        dst = _dims_arg(destination, "movedim(): argument 'destination'")
-        return self._view_call(lib.c10c_tensor_movedim, src, len(src), dst, len(dst))
-
-    moveaxis = movedim
-
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
-        """The diagonal of the (dim1, dim2) planes as a new last dim."""
-        return self._view_call(
-            lib.c10c_tensor_diagonal,
-            _int(offset, "diagonal(): argument 'offset'"),
-            _int(dim1, "diagonal(): argument 'dim1'"),
-            _int(dim2, "diagonal(): argument 'dim2'"),
-        )
-
-    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
-        """Windows of size along dimension, every step elements, as a new last dim."""
-        return self._view_call(
-            lib.c10c_tensor_unfold,
-            _int(dimension, "unfold(): argument 'dimension'"),
-            _int(size, "unfold(): argument 'size'"),
-            _int(step, "unfold(): argument 'step'"),
-        )
-
     @property
     def mT(self) -> Tensor:  # noqa: N802 - torch's name
         """The last two dims transposed (matrices or batches of them)."""
@@ -433,131 +332,6 @@ class Tensor(_ctensor.TensorBase):
             )
         return self.transpose(-2, -1)
 
-    def split(self, split_size: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-        """Pieces of split_size along dim (the last may be smaller), or of the listed sizes."""
-        if self.dim() == 0:
-            raise C10RuntimeError("split expects at least a 1-dimensional tensor")
-        if isinstance(split_size, (list, tuple)):
-            sizes = _int_list(split_size, "split_with_sizes(): argument 'split_sizes'")
-            return self._split_with_sizes(sizes, dim, self.size(dim))
-        size = _int(split_size, "split(): argument 'split_size'")
-        if size < 0:
-            raise C10RuntimeError(
-                f"split expects split_size be non-negative, but got split_size={size}"
-            )
-        dim_size = self.size(dim)
-        if size == 0 and dim_size != 0:
-            raise C10RuntimeError(
-                "split_size can only be 0 if dimension size is 0, but got dimension size of "
-                f"{dim_size}"
-            )
-        count = max((dim_size + size - 1) // size, 1) if size else 1
-        last = size - (size * count - dim_size)
-        return tuple(
-            self.narrow(dim, i * size, size if i < count - 1 else last) for i in range(count)
-        )
-
-    def _split_with_sizes(self, sizes: list[int], dim: int, dim_size: int) -> tuple[Tensor, ...]:
-        if any(length < 0 for length in sizes):
-            raise C10RuntimeError(
-                "split_with_sizes expects split_sizes have only non-negative entries, but "
-                f"got split_sizes={sizes}"
-            )
-        if sum(sizes) != dim_size:
-            raise C10RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {dim_size} (input "
-                f"tensor's size at dimension {dim}), but got split_sizes={sizes}"
-            )
-        starts = [sum(sizes[:i]) for i in range(len(sizes))]
-        return tuple(self.narrow(dim, s, n) for s, n in zip(starts, sizes, strict=True))
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        """At most chunks pieces of equal size along dim (the last may be smaller)."""
-        if self.dim() == 0:
-            raise C10RuntimeError("chunk expects at least a 1-dimensional tensor")
-        chunks = _int(chunks, "chunk(): argument 'chunks'")
-        if chunks <= 0:
-            raise C10RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-        dim_size = self.size(dim)
-        size = _c_div(_wrap64(dim_size + chunks - 1), chunks)  # ATen's int64 arithmetic
-        if size == 0 and dim_size == 0:  # chunks empty pieces: as many as ATen's vector holds
-            if chunks > (1 << 60) - 1:
-                raise C10RuntimeError("cannot create std::vector larger than max_size()")
-            try:
-                sizes = [0] * chunks
-            except MemoryError:
-                raise C10RuntimeError("std::bad_alloc") from None  # torch's words
-            return self._split_with_sizes(sizes, dim, 0)
-        return self.split(size, dim)
-
-    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
-        """Every index along dim as a tensor without that dim."""
-        dim = _int(dim, "unbind(): argument 'dim'")
-        if self.dim() == 0:  # the dim is wrapped as for a scalar first
-            if dim not in (-1, 0):
-                raise C10IndexError(
-                    f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
-                )
-            raise C10IndexError("Dimension specified as 0 but tensor has no dimensions")
-        return tuple(self.select(dim, i) for i in range(self.size(dim)))
-
-    def as_strided(
-        self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
-    ) -> Tensor:
-        """A view with these sizes, strides and storage offset, as ``Tensor.as_strided``."""
-        sizes = _int_list(size, "as_strided(): argument 'size'")
-        strides = _int_list(stride, "as_strided(): argument 'stride'")
-        offset = (
-            ffi.NULL
-            if storage_offset is None
-            else ffi.new(_I64_PTR, _int(storage_offset, "as_strided(): argument 'storage_offset'"))
-        )
-        return self._view_call(
-            lib.c10c_tensor_as_strided, sizes, len(sizes), strides, len(strides), offset
-        )
-
-    def _transpose_py(self, dim0: int, dim1: int) -> Tensor:
-        """Swap two dimensions."""
-        return self._view_call(
-            lib.c10c_tensor_transpose,
-            _int(dim0, "transpose(): argument 'dim0'"),
-            _int(dim1, "transpose(): argument 'dim1'"),
-        )
-
-    swapdims = _ctensor.TensorBase.transpose
-    swapaxes = _ctensor.TensorBase.transpose
-
-    def _t_py(self) -> Tensor:
-        """Transpose a tensor of at most 2 dims (0- and 1-dim tensors come back as they are)."""
-        n = self.dim()
-        if n > 2:
-            raise C10RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {n}D")
-        return self.transpose(0, 0 if n < 2 else 1)
-
-    def permute(self, *dims: Any) -> Tensor:
-        """Reorder the dimensions."""
-        order = _sizes_from_args(dims, "permute", "dims")
-        return self._view_call(lib.c10c_tensor_permute, order, len(order))
-
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        """Elements start .. start + length - 1 along dim."""
-        return self._view_call(
-            lib.c10c_tensor_narrow,
-            _int(dim, "narrow(): argument 'dim'"),
-            _int(start, "narrow(): argument 'start'"),
-            _int(length, "narrow(): argument 'length'"),
-        )
-
-    def select(self, dim: int, index: int) -> Tensor:
-        """The slice at index along dim, without that dim."""
-        return self._wrap(
-            lib.pyc10_select(
-                self._handle,
-                _int(dim, "select(): argument 'dim'"),
-                _int(index, "select(): argument 'index'"),
-            )
-        )
-
     def _slice(
         self, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
     ) -> Tensor:
@@ -571,32 +345,6 @@ class Tensor(_ctensor.TensorBase):
                 _clamped(step),
             )
         )
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        """Insert a dimension of size 1."""
-        return self._view_call(lib.c10c_tensor_unsqueeze, _int(dim, "unsqueeze(): argument 'dim'"))
-
-    def squeeze(self, dim: int | Sequence[int] = _ALL_DIMS) -> Tensor:
-        """Drop dimensions of size 1: all of them, or those of ``dim`` (an int or a sequence).
-
-        As torch, ``dim`` may not be None (torch's overloads take no dim, or an int, or ints).
-        """
-        if dim is _ALL_DIMS:
-            return self._view_call(lib.c10c_tensor_squeeze)
-        if isinstance(dim, (tuple, list)):
-            dims = _int_list(dim, "squeeze(): argument 'dim'")
-        else:
-            dims = [_int(dim, "squeeze(): argument 'dim'")]
-        return self._view_call(lib.c10c_tensor_squeeze_dims, dims, len(dims))
-
-    def expand(self, *sizes: Any) -> Tensor:
-        """Broadcast size-1 dimensions (and new leading ones) to sizes; -1 keeps a size."""
-        target = _sizes_from_args(sizes, "expand")
-        return self._view_call(lib.c10c_tensor_expand, target, len(target))
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        """expand(other.shape)."""
-        return self.expand(other.shape)
 
     # ---- indexing (basic: ints, slices, None, Ellipsis) ----
 
@@ -655,9 +403,7 @@ class Tensor(_ctensor.TensorBase):
                         f"index {i} is out of bounds for dimension {position} with size {size}"
                     )
                 result = result.select(dim, i)
-        return (
-            result if result is not self else self._view_call(lib.c10c_tensor_squeeze_dims, [], 0)
-        )
+        return result if result is not self else self.squeeze([])
 
     def _getitem_py(self, index: Any) -> Tensor:
         """Basic indexing as torch: ints select, slices (step > 0) narrow, None adds a dim."""
@@ -674,13 +420,6 @@ class Tensor(_ctensor.TensorBase):
             target.fill_(value)
 
     # ---- data ----
-
-    def copy_(self, src: Tensor) -> Tensor:
-        """Copy src (broadcast to this shape, same dtype) into this tensor; returns self."""
-        if not isinstance(src, Tensor):
-            raise C10TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
-        check(lib.c10c_tensor_copy_(self._handle, src._handle))
-        return self
 
     def fill_(self, value: Any) -> Tensor:
         """Set every element to value (ATen's overflow checks); returns self."""
@@ -699,10 +438,6 @@ class Tensor(_ctensor.TensorBase):
         """Set every element to zero; returns self."""
         check(lib.c10c_tensor_zero_(self._handle))
         return self
-
-    def clone(self, *, memory_format: memory_format = _PRESERVE) -> Tensor:
-        """A copy with its own storage; preserve_format keeps dense strides, as torch."""
-        return self._view_call(lib.c10c_tensor_clone, _check_format(memory_format, "clone").value)
 
     # ---- devices ----
 
@@ -862,11 +597,6 @@ class Tensor(_ctensor.TensorBase):
         if device is None:
             return self.to("cuda")
         return self.to(device if not isinstance(device, int) else _device_cls("cuda", device))
-
-    def contiguous(self, memory_format: memory_format = _CONTIGUOUS) -> Tensor:
-        """Return self when contiguous in memory_format, else a contiguous copy."""
-        fmt = _check_format(memory_format, "contiguous")
-        return self._view_call(lib.c10c_tensor_contiguous, fmt.value)
 
     @property
     def __array_interface__(self) -> dict[str, Any]:
@@ -1244,6 +974,18 @@ _ctensor.setup(
     _zeros_py,
     {d: d.value for d in DTYPE_NAMES.values()},
     _FLOAT32,
+)
+_ctensor.setup_parser(
+    dtype,
+    _layout_cls,
+    memory_format,
+    _device_cls,
+    UntypedStorage,
+    dict(MEMORY_FORMATS),
+    C10TypeError,
+    C10ValueError,
+    C10RuntimeError,
+    C10IndexError,
 )
 
 from_dlpack: Callable[..., Tensor] = _ctensor.from_dlpack

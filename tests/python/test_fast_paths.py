@@ -153,7 +153,7 @@ def test_zeros_is_zero_and_empty_with_format_goes_to_python():
 def test_is_contiguous_with_and_without_a_format():
     t, p = pair((2, 3, 4, 5), transpose=True)
     assert p.is_contiguous() == t.is_contiguous()
-    assert p.is_contiguous(pyc10.channels_last) == t.is_contiguous(
+    assert p.is_contiguous(memory_format=pyc10.channels_last) == t.is_contiguous(
         memory_format=torch.channels_last
     )
     with pytest.raises(TypeError):

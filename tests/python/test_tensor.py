@@ -34,8 +34,8 @@ def flags(t, is_torch):
         )
     return (
         t.is_contiguous(),
-        t.is_contiguous(pyc10.channels_last),
-        t.is_contiguous(pyc10.channels_last_3d),
+        t.is_contiguous(memory_format=pyc10.channels_last),
+        t.is_contiguous(memory_format=pyc10.channels_last_3d),
         t._is_strides_like(pyc10.channels_last),
         t._is_strides_like(pyc10.channels_last_3d),
         t._is_non_overlapping_and_dense(),

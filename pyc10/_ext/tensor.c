@@ -20,6 +20,7 @@
 
 #include "c10c/c10c.h"
 #include "c10c/dlpack.h"
+#include "common.h"
 
 /* Vectorcall entered the limited API's headers in 3.12, but every CPython since 3.9 exports these
  * functions: declared here, calls with keywords skip building a dict per call (the kwargs dict
@@ -28,14 +29,6 @@
 PyAPI_FUNC(PyObject *) PyObject_VectorcallMethod(PyObject *name, PyObject *const *args,
                                                  size_t nargsf, PyObject *kwnames);
 #endif
-
-typedef struct {
-  PyObject_HEAD c10c_tensor *h; /* one reference, released in tp_dealloc */
-  PyObject *handle;  /* the same pointer as a cffi cdata, made on first use by Python code */
-  PyObject *shape;   /* pyc10.Size, made on first use */
-  PyObject *strides; /* tuple, cached by Python code (stride()) */
-  PyObject *weakreflist;
-} TensorObject;
 
 enum { MAX_FAST_DIMS = 64 };
 
@@ -188,6 +181,41 @@ static int size_args(PyObject *const *args, Py_ssize_t nargs, int64_t *out, Py_s
   return exact_ints(args, nargs, out);
 }
 
+/* ---- what the other files of the module call (common.h) ---- */
+
+PyObject *pyc10_wrap(c10c_tensor *h) { return wrap_handle(h); }
+PyObject *pyc10_raise(c10c_status st) { return raise_for(st); }
+PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out) { return result(st, out); }
+
+PyObject *pyc10_size_new(const int64_t *sizes, size_t n) {
+  PyObject *shape = size_alloc(size_type, (Py_ssize_t)n);
+  if (shape == NULL) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    PyObject *v = PyLong_FromLongLong((long long)sizes[i]);
+    if (v == NULL || PyTuple_SetItem(shape, (Py_ssize_t)i, v) < 0) {
+      Py_DECREF(shape);
+      return NULL;
+    }
+  }
+  return shape;
+}
+
+PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n) {
+  PyObject *t = PyTuple_New((Py_ssize_t)n);
+  size_t i = 0;
+  for (; t != NULL && i < n; i++) {
+    PyObject *x = wrap_handle(hs[i]);
+    hs[i] = NULL;
+    if (x == NULL || PyTuple_SetItem(t, (Py_ssize_t)i, x) < 0) {
+      Py_CLEAR(t);
+      i++;
+      break;
+    }
+  }
+  for (; i < n; i++) release_tensor(hs[i]);
+  return t;
+}
+
 /* ---- TensorBase ---- */
 
 static void tensor_dealloc(PyObject *self) {
@@ -210,6 +238,8 @@ static c10c_tensor *handle_of(PyObject *self) {
   if (h == NULL) PyErr_SetString(PyExc_RuntimeError, "this pyc10.Tensor holds no tensor");
   return h;
 }
+
+c10c_tensor *pyc10_handle(PyObject *self) { return handle_of(self); }
 
 static PyObject *tensor_get_handle(PyObject *self, void *closure) {
   (void)closure;
@@ -236,17 +266,8 @@ static PyObject *tensor_get_shape(PyObject *self, void *closure) {
   if (t->shape == NULL) {
     c10c_tensor *h = handle_of(self);
     if (h == NULL) return NULL;
-    size_t n = c10c_tensor_dim(h);
-    const int64_t *sizes = c10c_tensor_sizes(h);
-    PyObject *shape = size_alloc(size_type, (Py_ssize_t)n);
+    PyObject *shape = pyc10_size_new(c10c_tensor_sizes(h), c10c_tensor_dim(h));
     if (shape == NULL) return NULL;
-    for (size_t i = 0; i < n; i++) {
-      PyObject *v = PyLong_FromLongLong((long long)sizes[i]);
-      if (v == NULL || PyTuple_SetItem(shape, (Py_ssize_t)i, v) < 0) {
-        Py_DECREF(shape);
-        return NULL;
-      }
-    }
     t->shape = shape;
   }
   Py_INCREF(t->shape);
@@ -257,57 +278,6 @@ static PyObject *tensor_get_ndim(PyObject *self, void *closure) {
   (void)closure;
   c10c_tensor *h = handle_of(self);
   return h ? PyLong_FromSize_t(c10c_tensor_dim(h)) : NULL;
-}
-
-static PyObject *tensor_dim(PyObject *self, PyObject *unused) {
-  (void)unused;
-  return tensor_get_ndim(self, NULL);
-}
-
-static PyObject *tensor_numel(PyObject *self, PyObject *unused) {
-  (void)unused;
-  c10c_tensor *h = handle_of(self);
-  return h ? PyLong_FromLongLong((long long)c10c_tensor_numel(h)) : NULL;
-}
-
-static PyObject *tensor_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  c10c_tensor *h = handle_of(self);
-  if (h == NULL) return NULL;
-  if (nargs != 0) return fall_back(self, "_is_contiguous_py", args, nargs); /* a memory format */
-  bool contiguous = false;
-  c10c_status st = c10c_tensor_is_contiguous(&contiguous, h, C10C_MEMORY_FORMAT_CONTIGUOUS);
-  if (st != C10C_STATUS_OK) return raise_for(st);
-  return PyBool_FromLong(contiguous);
-}
-
-static PyObject *tensor_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  c10c_tensor *h = handle_of(self);
-  if (h == NULL) return NULL;
-  int64_t shape[MAX_FAST_DIMS];
-  Py_ssize_t n = 0;
-  if (!size_args(args, nargs, shape, &n)) return fall_back(self, "_view_py", args, nargs);
-  c10c_tensor *out = NULL;
-  return result(c10c_tensor_view(&out, h, shape, (size_t)n), &out);
-}
-
-static PyObject *tensor_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  c10c_tensor *h = handle_of(self);
-  if (h == NULL) return NULL;
-  int64_t dims[2];
-  if (nargs != 2 || !exact_ints(args, 2, dims))
-    return fall_back(self, "_transpose_py", args, nargs);
-  c10c_tensor *out = NULL;
-  return result(c10c_tensor_transpose(&out, h, dims[0], dims[1]), &out);
-}
-
-static PyObject *tensor_t(PyObject *self, PyObject *unused) {
-  (void)unused;
-  c10c_tensor *h = handle_of(self);
-  if (h == NULL) return NULL;
-  size_t n = c10c_tensor_dim(h);
-  if (n > 2) return fall_back(self, "_t_py", NULL, 0); /* torch's message */
-  c10c_tensor *out = NULL;
-  return result(c10c_tensor_transpose(&out, h, 0, n < 2 ? 0 : 1), &out);
 }
 
 /* t[i] and t[a:b:c] on a tensor with dims; everything else (tuples, None, Ellipsis, negative
@@ -354,22 +324,12 @@ static PyMemberDef tensor_members[] = {
 };
 
 static PyMethodDef tensor_methods[] = {
-    {"dim", tensor_dim, METH_NOARGS, "The number of dimensions."},
-    {"numel", tensor_numel, METH_NOARGS, "The number of elements."},
     {"__dlpack__", (PyCFunction)(void (*)(void))tensor_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n\nA DLPack "
      "capsule sharing this tensor's memory: \"dltensor_versioned\" (DLPack 1.x) when max_version "
      "allows it, else a legacy \"dltensor\"."},
     {"__dlpack_device__", tensor_dlpack_device, METH_NOARGS,
      "(device_type, device_id) as DLPack numbers them."},
-    {"is_contiguous", (PyCFunction)(void (*)(void))tensor_is_contiguous, METH_FASTCALL,
-     "c10's is_contiguous for a memory format (row-major by default)."},
-    {"view", (PyCFunction)(void (*)(void))tensor_view, METH_FASTCALL,
-     "The same elements under another shape (one -1 is inferred), or as another dtype."},
-    {"transpose", (PyCFunction)(void (*)(void))tensor_transpose, METH_FASTCALL,
-     "Swap two dimensions."},
-    {"t", tensor_t, METH_NOARGS,
-     "Transpose a tensor of at most 2 dims (0- and 1-dim tensors come back as they are)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -783,6 +743,43 @@ static PyObject *module_setup(PyObject *module, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* setup_parser(dtype, layout, memory_format, device, storage, formats_by_name, TypeError,
+ * ValueError, RuntimeError, IndexError): the classes the argument parser checks and converts,
+ * and pyc10's exception classes it raises. */
+static PyObject *module_setup_parser(PyObject *module, PyObject *args) {
+  (void)module;
+  PyObject *dt, *lay, *fmt, *dev, *storage, *formats, *te, *ve, *re, *ie;
+  if (!PyArg_ParseTuple(args, "O!O!O!O!OO!OOOO:setup_parser", &PyType_Type, &dt, &PyType_Type, &lay,
+                        &PyType_Type, &fmt, &PyType_Type, &dev, &storage, &PyDict_Type, &formats,
+                        &te, &ve, &re, &ie))
+    return NULL;
+  replace(&pa_cls.type_error, te);
+  replace(&pa_cls.value_error, ve);
+  replace(&pa_cls.runtime_error, re);
+  replace(&pa_cls.index_error, ie);
+  if (tensor_type == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "setup_parser: call setup first");
+    return NULL;
+  }
+  pa_cls.tensor = tensor_type;
+  pa_cls.size = size_type;
+  replace((PyObject **)&pa_cls.dtype, dt);
+  replace((PyObject **)&pa_cls.layout, lay);
+  replace((PyObject **)&pa_cls.memory_format, fmt);
+  replace((PyObject **)&pa_cls.device, dev);
+  if (storage != Py_None) replace((PyObject **)&pa_cls.storage, storage);
+  replace(&pa_cls.formats_by_name, formats);
+  replace(&pa_cls.make_device, dev);
+  pa_cls.dtype_value = PyUnicode_InternFromString("value");
+  pa_cls.layout_value = PyUnicode_InternFromString("_value");
+  pa_cls.format_value = PyUnicode_InternFromString("_value");
+  pa_cls.device_type = PyUnicode_InternFromString("_type");
+  pa_cls.device_index = PyUnicode_InternFromString("_index");
+  if (!pa_cls.dtype_value || !pa_cls.layout_value || !pa_cls.device_type || !pa_cls.device_index)
+    return NULL;
+  Py_RETURN_NONE;
+}
+
 /* wrap(address, handle): a pyc10.Tensor taking over the reference at address (a
  * c10c_tensor *), with handle (its cffi cdata) kept for Python code. */
 static PyObject *module_wrap(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
@@ -887,6 +884,7 @@ static PyObject *module_zeros(PyObject *module, PyObject *const *args, Py_ssize_
 
 static PyMethodDef module_methods[] = {
     {"setup", module_setup, METH_VARARGS, "Connect the fast paths to pyc10's Python side."},
+    {"setup_parser", module_setup_parser, METH_VARARGS, "The classes the argument parser checks."},
     {"setup_dlpack", module_setup_dlpack, METH_VARARGS, "pyc10's error classes for DLPack."},
     {"from_dlpack", (PyCFunction)(void (*)(void))module_from_dlpack, METH_FASTCALL | METH_KEYWORDS,
      "from_dlpack(x, /, *, device=None, copy=None) -> Tensor\n\nA tensor sharing the memory of "
@@ -909,7 +907,29 @@ static struct PyModuleDef module_def = {
     .m_methods = module_methods,
 };
 
+/* TensorBase's methods: this file's and each concern's table, in one array made once. */
+static PyMethodDef *merged_methods(void) {
+  PyMethodDef *tables[] = {tensor_methods, pyc10_view_methods};
+  size_t n = 0;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (PyMethodDef *m = tables[t]; m->ml_name != NULL; m++) n++;
+  PyMethodDef *all = PyMem_Calloc(n + 1, sizeof *all); /* kept for the process, as the type */
+  if (all == NULL) return (PyMethodDef *)PyErr_NoMemory();
+  n = 0;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (PyMethodDef *m = tables[t]; m->ml_name != NULL; m++) {
+      all[n] = *m;
+      if (all[n].ml_doc == NULL) all[n].ml_doc = pa_doc("Tensor", m->ml_name);
+      n++;
+    }
+  return all;
+}
+
 PyMODINIT_FUNC PyInit__ctensor(void) {
+  PyMethodDef *methods = merged_methods();
+  if (methods == NULL) return NULL;
+  for (PyType_Slot *slot = tensor_slots; slot->slot != 0; slot++)
+    if (slot->slot == Py_tp_methods) slot->pfunc = methods;
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
   PyObject *type = PyType_FromSpec(&tensor_spec);

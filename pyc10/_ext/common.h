@@ -1,0 +1,39 @@
+/* What the files of pyc10._ctensor share: the tensor object's layout and the few helpers every
+ * method needs (wrapping a new tensor, raising a library error with pyc10's classes). The tensor
+ * type itself is in tensor.c; methods by concern in views.c, ...; the parser in argparse.c. */
+#ifndef PYC10_COMMON_H
+#define PYC10_COMMON_H
+
+#include <Python.h>
+#include <stdbool.h>
+
+#include "argparse.h"
+#include "c10c/c10c.h"
+
+typedef struct {
+  PyObject_HEAD c10c_tensor *h; /* one reference, released in tp_dealloc */
+  PyObject *handle;  /* the same pointer as a cffi cdata, made on first use by Python code */
+  PyObject *shape;   /* pyc10.Size, made on first use */
+  PyObject *strides; /* tuple, cached by Python code (stride()) */
+  PyObject *weakreflist;
+} TensorObject;
+
+/* A new pyc10.Tensor owning h (a new reference; released if the object cannot be made). */
+PyObject *pyc10_wrap(c10c_tensor *h);
+/* Raises the pyc10 exception for a library status; returns NULL. */
+PyObject *pyc10_raise(c10c_status st);
+/* The tensor a call made in *out, or its error. */
+PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out);
+/* self's tensor, or NULL with an error. */
+c10c_tensor *pyc10_handle(PyObject *self);
+/* A pyc10.Size of n sizes. */
+PyObject *pyc10_size_new(const int64_t *sizes, size_t n);
+/* A tuple of tensors made from the n handles (all released on failure). */
+PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n);
+
+/* The methods of views.c (NULL-terminated), merged into TensorBase's at module init. */
+extern PyMethodDef pyc10_view_methods[];
+
+#define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
+
+#endif

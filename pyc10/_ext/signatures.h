@@ -1,0 +1,90 @@
+/* The signature table: every function and method pyc10's argument parser binds, in torch's own
+ * signature strings (torch/csrc/autograd/generated/python_*.cpp, read from torch 2.13's
+ * libtorch_python.so), overloads in torch's order. One source for three things: the parser
+ * (argparse.c includes this file), the docstrings' signature lines, and the .pyi stubs
+ * (gen_stubs.py reads this file).
+ *
+ * PA_ENTRY(kind, name, doc, signature, ...): kind is the Python class (Tensor) or module (pyc10)
+ * the name belongs to. A signature may end in "-> Type" (the stub's return type) and in
+ * "|deprecated" or "|hidden" (bound but never printed, as torch).
+ */
+
+/* ---- Tensor: shape and strides ---- */
+PA_ENTRY(Tensor, size, "The sizes (a pyc10.Size), or the size of one dim.",
+         "size(int64_t? dim=None) -> Size | int")
+PA_ENTRY(Tensor, stride, "The strides (a tuple), or the stride of one dim.",
+         "stride(int64_t? dim=None) -> tuple[int, ...] | int")
+PA_ENTRY(Tensor, is_contiguous, "c10's is_contiguous for a memory format.",
+         "is_contiguous(*, MemoryFormat memory_format=contiguous_format) -> bool")
+
+/* ---- Tensor: views ---- */
+PA_ENTRY(Tensor, view,
+         "The same elements under another shape (one -1 is inferred), or as another dtype.",
+         "view(ScalarType dtype) -> Tensor", "view(SymIntArrayRef size) -> Tensor")
+PA_ENTRY(Tensor, view_as, "view(other.shape).", "view_as(Tensor other) -> Tensor")
+PA_ENTRY(Tensor, reshape, "A view when the strides allow one, else a contiguous copy.",
+         "reshape(SymIntArrayRef shape) -> Tensor")
+PA_ENTRY(Tensor, reshape_as, "reshape(other.shape).", "reshape_as(Tensor other) -> Tensor")
+PA_ENTRY(Tensor, permute, "The dimensions in another order.", "permute(IntArrayRef dims) -> Tensor")
+PA_ENTRY(Tensor, expand,
+         "Size-1 dimensions (and new leading ones) broadcast to size; -1 keeps a size.",
+         "expand(SymIntArrayRef size, *, bool implicit=False) -> Tensor")
+PA_ENTRY(Tensor, expand_as, "expand(other.shape).", "expand_as(Tensor other) -> Tensor")
+PA_ENTRY(Tensor, broadcast_to, "expand(size).", "broadcast_to(SymIntArrayRef size) -> Tensor")
+PA_ENTRY(Tensor, transpose, "Two dimensions swapped.",
+         "transpose(int64_t dim0, int64_t dim1) -> Tensor")
+PA_ENTRY(Tensor, swapaxes, "transpose(axis0, axis1).",
+         "swapaxes(int64_t axis0, int64_t axis1) -> Tensor")
+PA_ENTRY(Tensor, swapdims, "transpose(dim0, dim1).",
+         "swapdims(int64_t dim0, int64_t dim1) -> Tensor")
+PA_ENTRY(Tensor, squeeze, "Dimensions of size 1 dropped: all, or those named.",
+         "squeeze() -> Tensor", "squeeze(int64_t dim) -> Tensor",
+         "squeeze(IntArrayRef dim) -> Tensor")
+PA_ENTRY(Tensor, unsqueeze, "A dimension of size 1 inserted at dim.",
+         "unsqueeze(int64_t dim) -> Tensor")
+PA_ENTRY(Tensor, flatten, "Dims start_dim..end_dim merged into one (reshape semantics).",
+         "flatten(int64_t start_dim=0, int64_t end_dim=-1) -> Tensor")
+PA_ENTRY(Tensor, unflatten, "dim split into sizes (one -1 inferred).",
+         "unflatten(int64_t dim, SymIntArrayRef sizes) -> Tensor")
+PA_ENTRY(Tensor, narrow, "Elements start .. start + length - 1 along dim.",
+         "narrow(int64_t dim, Tensor start, SymInt length) -> Tensor",
+         "narrow(int64_t dim, SymInt start, SymInt length) -> Tensor")
+PA_ENTRY(Tensor, select, "The slice at index along dim, without that dim.",
+         "select(int64_t dim, SymInt index) -> Tensor")
+PA_ENTRY(Tensor, movedim, "Dims moved from source positions to destination positions.",
+         "movedim(int64_t source, int64_t destination) -> Tensor",
+         "movedim(IntArrayRef source, IntArrayRef destination) -> Tensor")
+PA_ENTRY(Tensor, moveaxis, "movedim(source, destination).",
+         "moveaxis(int64_t source, int64_t destination) -> Tensor",
+         "moveaxis(IntArrayRef source, IntArrayRef destination) -> Tensor")
+PA_ENTRY(Tensor, diagonal, "The diagonal of the (dim1, dim2) planes as a new last dim.",
+         "diagonal(int64_t offset=0, int64_t dim1=0, int64_t dim2=1) -> Tensor")
+PA_ENTRY(Tensor, unfold, "Windows of size along dimension, every step elements, as a new last dim.",
+         "unfold(int64_t dimension, int64_t size, int64_t step) -> Tensor")
+PA_ENTRY(
+    Tensor, as_strided, "A view with these sizes, strides and storage offset.",
+    "as_strided(SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None) -> Tensor")
+PA_ENTRY(Tensor, chunk, "At most chunks pieces of equal size along dim (the last may be smaller).",
+         "chunk(int64_t chunks, int64_t dim=0) -> tuple[Tensor, ...]")
+PA_ENTRY(Tensor, split_with_sizes, "Pieces of the listed sizes along dim.",
+         "split_with_sizes(SymIntArrayRef split_sizes, int64_t dim=0) -> tuple[Tensor, ...]")
+PA_ENTRY(Tensor, unbind, "Every index along dim as a tensor without that dim.",
+         "unbind(int64_t dim=0) -> tuple[Tensor, ...]")
+
+/* ---- Tensor: data ---- */
+PA_ENTRY(Tensor, clone, "A copy with its own storage; preserve_format keeps dense strides.",
+         "clone(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, contiguous, "self when already contiguous in memory_format, else a copy that is.",
+         "contiguous(*, MemoryFormat memory_format=contiguous_format) -> Tensor")
+PA_ENTRY(Tensor, copy_, "src (broadcast to this shape, any dtype) copied into self; returns self.",
+         "copy_(Tensor other, bool non_blocking=False) -> Tensor",
+         "copy_(Tensor other, bool async=False) -> Tensor|deprecated")
+PA_ENTRY(Tensor, split,
+         "Pieces of split_size along dim (the last may be smaller), or of the listed sizes.",
+         "split(SymInt split_size, int64_t dim=0) -> tuple[Tensor, ...]",
+         "split(SymIntArrayRef split_size, int64_t dim=0) -> tuple[Tensor, ...]")
+
+/* ---- pyc10 functions ---- */
+PA_ENTRY(pyc10, split_with_sizes, "Pieces of the listed sizes along dim.",
+         "split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0) -> "
+         "tuple[Tensor, ...]")

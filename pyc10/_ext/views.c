@@ -1,0 +1,698 @@
+/* Tensor methods over shape and strides: the metadata queries (size, stride, dim, numel, ...) and
+ * every view (view, reshape, permute, expand, transpose, squeeze, narrow, select, split, ...).
+ *
+ * Each method binds its arguments with the parser (torch's signatures from signatures.h) and
+ * calls libc10c's public ABI once; the library gives torch's value errors and messages.
+ */
+#include <string.h>
+
+#include "common.h"
+
+#define SELF_HANDLE(h)                 \
+  c10c_tensor *h = pyc10_handle(self); \
+  if (h == NULL) return NULL
+
+#define PARSE(parser, r) \
+  pa_args r;             \
+  if (pa_parse(&parser, args, nargs, kwnames, &r) < 0) return NULL
+
+#define VIEW(call)                   \
+  do {                               \
+    c10c_tensor *out_ = NULL;        \
+    c10c_status st_ = (call);        \
+    return pyc10_result(st_, &out_); \
+  } while (0)
+
+static PyObject *runtime_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+  va_end(ap);
+  if (msg == NULL) return NULL;
+  PyErr_SetObject(pa_cls.runtime_error != NULL ? pa_cls.runtime_error : PyExc_RuntimeError, msg);
+  Py_DECREF(msg);
+  return NULL;
+}
+
+/* ---- metadata ---- */
+
+static PyObject *t_dim(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  return PyLong_FromSize_t(c10c_tensor_dim(h));
+}
+
+static PyObject *t_numel(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  return PyLong_FromLongLong((long long)c10c_tensor_numel(h));
+}
+
+static PyObject *t_storage_offset(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  return PyLong_FromLongLong((long long)c10c_tensor_storage_offset(h));
+}
+
+static PyObject *t_element_size(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  return PyLong_FromSize_t(c10c_tensor_itemsize(h));
+}
+
+static pa_parser size_p = PA_PARSER("Tensor", "size");
+static PyObject *t_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  SELF_HANDLE(h);
+  if (nargs == 0 && kwnames == NULL) return PyObject_GetAttrString(self, "shape");
+  PARSE(size_p, r);
+  if (!pa_has(&r, 0)) return PyObject_GetAttrString(self, "shape");
+  int64_t dim, v;
+  if (pa_int(&r, 0, &dim) < 0) return NULL;
+  c10c_status st = c10c_tensor_size(&v, h, dim);
+  return st == C10C_STATUS_OK ? PyLong_FromLongLong((long long)v) : pyc10_raise(st);
+}
+
+static pa_parser stride_p = PA_PARSER("Tensor", "stride");
+static PyObject *t_stride(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(stride_p, r);
+  if (!pa_has(&r, 0)) {
+    TensorObject *t = (TensorObject *)self;
+    if (t->strides == NULL) {
+      size_t n = c10c_tensor_dim(h);
+      const int64_t *s = c10c_tensor_strides(h);
+      PyObject *tuple = PyTuple_New((Py_ssize_t)n);
+      for (size_t i = 0; tuple != NULL && i < n; i++) {
+        PyObject *v = PyLong_FromLongLong((long long)s[i]);
+        if (v == NULL || PyTuple_SetItem(tuple, (Py_ssize_t)i, v) < 0) Py_CLEAR(tuple);
+      }
+      if (tuple == NULL) return NULL;
+      t->strides = tuple;
+    }
+    Py_INCREF(t->strides);
+    return t->strides;
+  }
+  int64_t dim, v;
+  if (pa_int(&r, 0, &dim) < 0) return NULL;
+  c10c_status st = c10c_tensor_stride(&v, h, dim);
+  return st == C10C_STATUS_OK ? PyLong_FromLongLong((long long)v) : pyc10_raise(st);
+}
+
+static pa_parser is_contiguous_p = PA_PARSER("Tensor", "is_contiguous");
+static PyObject *t_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames) {
+  SELF_HANDLE(h);
+  int format = C10C_MEMORY_FORMAT_CONTIGUOUS;
+  if (nargs != 0 || kwnames != NULL) {
+    PARSE(is_contiguous_p, r);
+    if (pa_memory_format(&r, 0, &format) < 0) return NULL;
+  }
+  bool contiguous = false;
+  c10c_status st = c10c_tensor_is_contiguous(&contiguous, h, (c10c_memory_format)format);
+  return st == C10C_STATUS_OK ? PyBool_FromLong(contiguous) : pyc10_raise(st);
+}
+
+/* ---- views ---- */
+
+static pa_parser view_p = PA_PARSER("Tensor", "view");
+static PyObject *t_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(view_p, r);
+  if (r.overload == 0) {
+    int dtype;
+    if (pa_dtype(&r, 0, &dtype) < 0) return NULL;
+    VIEW(c10c_tensor_view_dtype(&out_, h, (c10c_dtype)dtype));
+  }
+  int64_t shape[PA_MAX_DIMS];
+  Py_ssize_t n;
+  if (pa_intlist(&r, 0, shape, PA_MAX_DIMS, &n) < 0) return NULL;
+  VIEW(c10c_tensor_view(&out_, h, shape, (size_t)n));
+}
+
+/* The other tensor of a (Tensor other) method, its handle. */
+static c10c_tensor *other_handle(const pa_args *r, int i) { return pyc10_handle(r->obj[i]); }
+
+static pa_parser view_as_p = PA_PARSER("Tensor", "view_as");
+static PyObject *t_view_as(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(view_as_p, r);
+  c10c_tensor *o = other_handle(&r, 0);
+  if (o == NULL) return NULL;
+  VIEW(c10c_tensor_view(&out_, h, c10c_tensor_sizes(o), c10c_tensor_dim(o)));
+}
+
+static pa_parser reshape_p = PA_PARSER("Tensor", "reshape");
+static PyObject *t_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(reshape_p, r);
+  int64_t shape[PA_MAX_DIMS];
+  Py_ssize_t n;
+  if (pa_intlist(&r, 0, shape, PA_MAX_DIMS, &n) < 0) return NULL;
+  VIEW(c10c_tensor_reshape(&out_, h, shape, (size_t)n));
+}
+
+static pa_parser reshape_as_p = PA_PARSER("Tensor", "reshape_as");
+static PyObject *t_reshape_as(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(reshape_as_p, r);
+  c10c_tensor *o = other_handle(&r, 0);
+  if (o == NULL) return NULL;
+  VIEW(c10c_tensor_reshape(&out_, h, c10c_tensor_sizes(o), c10c_tensor_dim(o)));
+}
+
+static pa_parser permute_p = PA_PARSER("Tensor", "permute");
+static PyObject *t_permute(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(permute_p, r);
+  int64_t dims[PA_MAX_DIMS];
+  Py_ssize_t n;
+  if (pa_intlist(&r, 0, dims, PA_MAX_DIMS, &n) < 0) return NULL;
+  VIEW(c10c_tensor_permute(&out_, h, dims, (size_t)n));
+}
+
+static pa_parser expand_p = PA_PARSER("Tensor", "expand");
+static PyObject *t_expand(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(expand_p, r);
+  int64_t sizes[PA_MAX_DIMS];
+  Py_ssize_t n;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0) return NULL;
+  VIEW(c10c_tensor_expand(&out_, h, sizes, (size_t)n));
+}
+
+static pa_parser expand_as_p = PA_PARSER("Tensor", "expand_as");
+static PyObject *t_expand_as(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(expand_as_p, r);
+  c10c_tensor *o = other_handle(&r, 0);
+  if (o == NULL) return NULL;
+  VIEW(c10c_tensor_expand(&out_, h, c10c_tensor_sizes(o), c10c_tensor_dim(o)));
+}
+
+static pa_parser broadcast_to_p = PA_PARSER("Tensor", "broadcast_to");
+static PyObject *t_broadcast_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(broadcast_to_p, r);
+  int64_t sizes[PA_MAX_DIMS];
+  Py_ssize_t n;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0) return NULL;
+  VIEW(c10c_tensor_expand(&out_, h, sizes, (size_t)n));
+}
+
+/* transpose and its two aliases: the same binding under each name's parameter names. */
+static PyObject *two_dims(PyObject *self, pa_parser *p, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  SELF_HANDLE(h);
+  int64_t d[2];
+  if (nargs == 2 && kwnames == NULL && PyLong_CheckExact(args[0]) && PyLong_CheckExact(args[1])) {
+    /* the common call, bound without the parser (same result: exact ints need no checks) */
+    d[0] = PyLong_AsLongLong(args[0]);
+    d[1] = PyLong_AsLongLong(args[1]);
+    if (!PyErr_Occurred()) VIEW(c10c_tensor_transpose(&out_, h, d[0], d[1]));
+    PyErr_Clear();
+  }
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  if (pa_int(&r, 0, &d[0]) < 0 || pa_int(&r, 1, &d[1]) < 0) return NULL;
+  VIEW(c10c_tensor_transpose(&out_, h, d[0], d[1]));
+}
+
+static pa_parser transpose_p = PA_PARSER("Tensor", "transpose");
+static pa_parser swapaxes_p = PA_PARSER("Tensor", "swapaxes");
+static pa_parser swapdims_p = PA_PARSER("Tensor", "swapdims");
+static PyObject *t_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  return two_dims(self, &transpose_p, args, nargs, kwnames);
+}
+static PyObject *t_swapaxes(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+  return two_dims(self, &swapaxes_p, args, nargs, kwnames);
+}
+static PyObject *t_swapdims(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+  return two_dims(self, &swapdims_p, args, nargs, kwnames);
+}
+
+static PyObject *t_t(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  size_t n = c10c_tensor_dim(h);
+  if (n > 2) return runtime_error("t() expects a tensor with <= 2 dimensions, but self is %zuD", n);
+  VIEW(c10c_tensor_transpose(&out_, h, 0, n < 2 ? 0 : 1));
+}
+
+static pa_parser squeeze_p = PA_PARSER("Tensor", "squeeze");
+static PyObject *t_squeeze(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(squeeze_p, r);
+  if (r.overload == 0) VIEW(c10c_tensor_squeeze(&out_, h));
+  int64_t dims[PA_MAX_DIMS];
+  Py_ssize_t n = 1;
+  if (r.overload == 1 ? pa_int(&r, 0, &dims[0]) : pa_intlist(&r, 0, dims, PA_MAX_DIMS, &n))
+    return NULL;
+  VIEW(c10c_tensor_squeeze_dims(&out_, h, dims, (size_t)n));
+}
+
+static pa_parser unsqueeze_p = PA_PARSER("Tensor", "unsqueeze");
+static PyObject *t_unsqueeze(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(unsqueeze_p, r);
+  int64_t dim;
+  if (pa_int(&r, 0, &dim) < 0) return NULL;
+  VIEW(c10c_tensor_unsqueeze(&out_, h, dim));
+}
+
+static pa_parser flatten_p = PA_PARSER("Tensor", "flatten");
+static PyObject *t_flatten(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(flatten_p, r);
+  int64_t a, b;
+  if (pa_int(&r, 0, &a) < 0 || pa_int(&r, 1, &b) < 0) return NULL;
+  VIEW(c10c_tensor_flatten(&out_, h, a, b));
+}
+
+static pa_parser unflatten_p = PA_PARSER("Tensor", "unflatten");
+static PyObject *t_unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(unflatten_p, r);
+  int64_t dim, sizes[PA_MAX_DIMS];
+  Py_ssize_t n;
+  if (pa_int(&r, 0, &dim) < 0 || pa_intlist(&r, 1, sizes, PA_MAX_DIMS, &n) < 0) return NULL;
+  VIEW(c10c_tensor_unflatten(&out_, h, dim, sizes, (size_t)n));
+}
+
+/* A 0-dim integer tensor's value (narrow's Tensor start). */
+static int tensor_index(PyObject *t, int64_t *out) { return pa_index(t, out); }
+
+static pa_parser narrow_p = PA_PARSER("Tensor", "narrow");
+static PyObject *t_narrow(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(narrow_p, r);
+  int64_t dim, start, length;
+  if (pa_int(&r, 0, &dim) < 0 || pa_int(&r, 2, &length) < 0) return NULL;
+  if (r.overload == 0 ? tensor_index(r.obj[1], &start) : pa_int(&r, 1, &start)) return NULL;
+  VIEW(c10c_tensor_narrow(&out_, h, dim, start, length));
+}
+
+static pa_parser select_p = PA_PARSER("Tensor", "select");
+static PyObject *t_select(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(select_p, r);
+  int64_t dim, index;
+  if (pa_int(&r, 0, &dim) < 0 || pa_int(&r, 1, &index) < 0) return NULL;
+  VIEW(c10c_tensor_select(&out_, h, dim, index));
+}
+
+static PyObject *move_dims(PyObject *self, pa_parser *p, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  SELF_HANDLE(h);
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  int64_t src[PA_MAX_DIMS], dst[PA_MAX_DIMS];
+  Py_ssize_t ns = 1, nd = 1;
+  if (r.overload == 0) {
+    if (pa_int(&r, 0, &src[0]) < 0 || pa_int(&r, 1, &dst[0]) < 0) return NULL;
+  } else if (pa_intlist(&r, 0, src, PA_MAX_DIMS, &ns) < 0 ||
+             pa_intlist(&r, 1, dst, PA_MAX_DIMS, &nd) < 0) {
+    return NULL;
+  }
+  VIEW(c10c_tensor_movedim(&out_, h, src, (size_t)ns, dst, (size_t)nd));
+}
+static pa_parser movedim_p = PA_PARSER("Tensor", "movedim");
+static pa_parser moveaxis_p = PA_PARSER("Tensor", "moveaxis");
+static PyObject *t_movedim(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  return move_dims(self, &movedim_p, args, nargs, kwnames);
+}
+static PyObject *t_moveaxis(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+  return move_dims(self, &moveaxis_p, args, nargs, kwnames);
+}
+
+static pa_parser diagonal_p = PA_PARSER("Tensor", "diagonal");
+static PyObject *t_diagonal(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(diagonal_p, r);
+  int64_t o, a, b;
+  if (pa_int(&r, 0, &o) < 0 || pa_int(&r, 1, &a) < 0 || pa_int(&r, 2, &b) < 0) return NULL;
+  VIEW(c10c_tensor_diagonal(&out_, h, o, a, b));
+}
+
+static pa_parser unfold_p = PA_PARSER("Tensor", "unfold");
+static PyObject *t_unfold(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(unfold_p, r);
+  int64_t d, s, st;
+  if (pa_int(&r, 0, &d) < 0 || pa_int(&r, 1, &s) < 0 || pa_int(&r, 2, &st) < 0) return NULL;
+  VIEW(c10c_tensor_unfold(&out_, h, d, s, st));
+}
+
+static pa_parser as_strided_p = PA_PARSER("Tensor", "as_strided");
+static PyObject *t_as_strided(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(as_strided_p, r);
+  int64_t sizes[PA_MAX_DIMS], strides[PA_MAX_DIMS], offset;
+  Py_ssize_t n, m;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 ||
+      pa_intlist(&r, 1, strides, PA_MAX_DIMS, &m) < 0)
+    return NULL;
+  bool has_offset = pa_has(&r, 2);
+  if (has_offset && pa_int(&r, 2, &offset) < 0) return NULL;
+  VIEW(c10c_tensor_as_strided(&out_, h, sizes, (size_t)n, strides, (size_t)m,
+                              has_offset ? &offset : NULL));
+}
+
+/* ---- pieces ---- */
+
+/* ATen's split_with_sizes: narrow views of the listed lengths. */
+static PyObject *split_sizes(c10c_tensor *h, int64_t dim, const int64_t *sizes, Py_ssize_t n) {
+  int64_t dim_size;
+  c10c_status st = c10c_tensor_size(&dim_size, h, dim);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  int64_t sum = 0;
+  bool negative = false;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    negative |= sizes[i] < 0;
+    sum += sizes[i] < 0 ? 0 : sizes[i];
+  }
+  if (negative || sum != dim_size) {
+    PyObject *list = PyUnicode_FromString("[");
+    for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
+      PyObject *s = PyUnicode_FromFormat("%U%s%lld", list, i ? ", " : "", (long long)sizes[i]);
+      PA_SETREF(list, s);
+    }
+    if (list == NULL) return NULL;
+    PA_SETREF(list, PyUnicode_FromFormat("%U]", list));
+    if (list == NULL) return NULL;
+    PyObject *r;
+    if (negative) {
+      r = runtime_error(
+          "split_with_sizes expects split_sizes have only non-negative entries, but got "
+          "split_sizes=%U",
+          list);
+    } else {
+      r = runtime_error(
+          "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
+          "dimension %lld), but got split_sizes=%U",
+          (long long)dim_size, (long long)dim, list);
+    }
+    Py_DECREF(list);
+    return r;
+  }
+  c10c_tensor **pieces = PyMem_Calloc((size_t)n + 1, sizeof *pieces);
+  if (pieces == NULL) return PyErr_NoMemory();
+  int64_t start = 0;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    st = c10c_tensor_narrow(&pieces[i], h, dim, start, sizes[i]);
+    if (st != C10C_STATUS_OK) {
+      for (Py_ssize_t k = 0; k < i; k++) c10c_tensor_release(pieces[k]);
+      PyMem_Free(pieces);
+      return pyc10_raise(st);
+    }
+    start += sizes[i];
+  }
+  PyObject *t = pyc10_wrap_tuple(pieces, (size_t)n);
+  PyMem_Free(pieces);
+  return t;
+}
+
+/* ATen's split(split_size): ceil(dim_size / size) pieces, the last smaller. */
+static PyObject *split_size(c10c_tensor *h, int64_t size, int64_t dim) {
+  if (c10c_tensor_dim(h) == 0)
+    return runtime_error("split expects at least a 1-dimensional tensor");
+  if (size < 0)
+    return runtime_error("split expects split_size be non-negative, but got split_size=%lld",
+                         (long long)size);
+  int64_t dim_size;
+  c10c_status st = c10c_tensor_size(&dim_size, h, dim);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  if (size == 0 && dim_size != 0) {
+    return runtime_error(
+        "split_size can only be 0 if dimension size is 0, but got dimension size of %lld",
+        (long long)dim_size);
+  }
+  int64_t count = size == 0 ? 1 : (dim_size + size - 1) / size;
+  if (count < 1) count = 1;
+  if (count > (int64_t)1 << 40) return PyErr_NoMemory();
+  int64_t *sizes = PyMem_Malloc(sizeof(int64_t) * (size_t)count);
+  if (sizes == NULL) return PyErr_NoMemory();
+  for (int64_t i = 0; i < count; i++)
+    sizes[i] = i < count - 1 ? size : dim_size - size * (count - 1);
+  PyObject *r = split_sizes(h, dim, sizes, (Py_ssize_t)count);
+  PyMem_Free(sizes);
+  return r;
+}
+
+static pa_parser chunk_p = PA_PARSER("Tensor", "chunk");
+static PyObject *t_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(chunk_p, r);
+  int64_t chunks, dim;
+  if (pa_int(&r, 0, &chunks) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  if (c10c_tensor_dim(h) == 0)
+    return runtime_error("chunk expects at least a 1-dimensional tensor");
+  if (chunks <= 0)
+    return runtime_error("chunk expects `chunks` to be greater than 0, got: %lld",
+                         (long long)chunks);
+  int64_t dim_size;
+  c10c_status st = c10c_tensor_size(&dim_size, h, dim);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  /* ATen: split_size = ceil(dim_size / chunks), in int64 arithmetic */
+  uint64_t sum = (uint64_t)dim_size + (uint64_t)chunks - 1;
+  int64_t wrapped = (int64_t)sum;
+  int64_t size = wrapped / chunks;
+  if (size == 0 && dim_size == 0) {
+    if (chunks > 1 << 20) return runtime_error("cannot create std::vector larger than max_size()");
+    int64_t *zeros = PyMem_Calloc((size_t)chunks, sizeof(int64_t));
+    if (zeros == NULL) return PyErr_NoMemory();
+    PyObject *out = split_sizes(h, dim, zeros, (Py_ssize_t)chunks);
+    PyMem_Free(zeros);
+    return out;
+  }
+  return split_size(h, size, dim);
+}
+
+static pa_parser split_with_sizes_p = PA_PARSER("Tensor", "split_with_sizes");
+static PyObject *t_split_with_sizes(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(split_with_sizes_p, r);
+  int64_t sizes[PA_MAX_DIMS * 16], dim;
+  Py_ssize_t n;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS * 16, &n) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  if (c10c_tensor_dim(h) == 0)
+    return runtime_error("split expects at least a 1-dimensional tensor");
+  return split_sizes(h, dim, sizes, n);
+}
+
+/* Tensor.split is a Python function in torch (torch/_tensor.py): split_size an int goes to
+ * split(), anything else to split_with_sizes(); its arguments bind as Python's. */
+static PyObject *t_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PyObject *size = NULL, *dim = NULL;
+  Py_ssize_t nk = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  if (nargs > 2) {
+    PyErr_Format(pa_cls.type_error,
+                 "Tensor.split() takes from 2 to 3 positional arguments but %zd were given",
+                 nargs + 1);
+    return NULL;
+  }
+  if (nargs > 0) size = args[0];
+  if (nargs > 1) dim = args[1];
+  for (Py_ssize_t k = 0; k < nk; k++) {
+    PyObject *key = PyTuple_GetItem(kwnames, k);
+    PyObject **slot = PyUnicode_CompareWithASCIIString(key, "split_size") == 0 ? &size
+                      : PyUnicode_CompareWithASCIIString(key, "dim") == 0      ? &dim
+                                                                               : NULL;
+    if (slot == NULL) {
+      PyErr_Format(pa_cls.type_error, "Tensor.split() got an unexpected keyword argument '%U'",
+                   key);
+      return NULL;
+    }
+    if (*slot != NULL) {
+      PyErr_Format(pa_cls.type_error, "Tensor.split() got multiple values for argument '%U'", key);
+      return NULL;
+    }
+    *slot = args[nargs + k];
+  }
+  if (size == NULL) {
+    PyErr_SetString(pa_cls.type_error,
+                    "Tensor.split() missing 1 required positional argument: 'split_size'");
+    return NULL;
+  }
+  PyObject *call_args[2] = {size, dim != NULL ? dim : NULL};
+  Py_ssize_t n = dim != NULL ? 2 : 1;
+  if (PyLong_Check(size) && !PyBool_Check(size)) {
+    /* torch: split(SymInt split_size, int64_t dim=0) */
+    static pa_parser split_p = PA_PARSER("Tensor", "split");
+    pa_args r;
+    if (pa_parse(&split_p, call_args, n, NULL, &r) < 0) return NULL;
+    int64_t s, d;
+    if (pa_int(&r, 0, &s) < 0 || pa_int(&r, 1, &d) < 0) return NULL;
+    return split_size(h, s, d);
+  }
+  /* torch calls torch._VF.split_with_sizes(self, split_size, dim): positions count self */
+  static pa_parser fn_p = PA_PARSER("pyc10", "split_with_sizes");
+  PyObject *fn_args[3] = {self, size, dim};
+  pa_args r;
+  if (pa_parse(&fn_p, fn_args, n + 1, NULL, &r) < 0) return NULL;
+  int64_t sizes[PA_MAX_DIMS * 16], d;
+  Py_ssize_t count;
+  if (pa_intlist(&r, 1, sizes, PA_MAX_DIMS * 16, &count) < 0 || pa_int(&r, 2, &d) < 0) return NULL;
+  if (c10c_tensor_dim(h) == 0)
+    return runtime_error("split expects at least a 1-dimensional tensor");
+  return split_sizes(h, d, sizes, count);
+}
+
+static pa_parser unbind_p = PA_PARSER("Tensor", "unbind");
+static PyObject *t_unbind(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(unbind_p, r);
+  int64_t dim, size;
+  if (pa_int(&r, 0, &dim) < 0) return NULL;
+  if (c10c_tensor_dim(h) == 0) {
+    if (dim != 0 && dim != -1) {
+      PyErr_Format(pa_cls.index_error,
+                   "Dimension out of range (expected to be in range of [-1, 0], but got %lld)",
+                   (long long)dim);
+      return NULL;
+    }
+    PyErr_SetString(pa_cls.index_error, "Dimension specified as 0 but tensor has no dimensions");
+    return NULL;
+  }
+  c10c_status st = c10c_tensor_size(&size, h, dim);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  c10c_tensor **pieces = PyMem_Calloc((size_t)size + 1, sizeof *pieces);
+  if (pieces == NULL) return PyErr_NoMemory();
+  for (int64_t i = 0; i < size; i++) {
+    st = c10c_tensor_select(&pieces[i], h, dim, i);
+    if (st != C10C_STATUS_OK) {
+      for (int64_t k = 0; k < i; k++) c10c_tensor_release(pieces[k]);
+      PyMem_Free(pieces);
+      return pyc10_raise(st);
+    }
+  }
+  PyObject *t = pyc10_wrap_tuple(pieces, (size_t)size);
+  PyMem_Free(pieces);
+  return t;
+}
+
+/* ---- copies ---- */
+
+static pa_parser clone_p = PA_PARSER("Tensor", "clone");
+static PyObject *t_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(clone_p, r);
+  int format;
+  if (pa_memory_format(&r, 0, &format) < 0) return NULL;
+  if (format < 0) format = C10C_MEMORY_FORMAT_PRESERVE;
+  VIEW(c10c_tensor_clone(&out_, h, (c10c_memory_format)format));
+}
+
+static pa_parser contiguous_p = PA_PARSER("Tensor", "contiguous");
+static PyObject *t_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  SELF_HANDLE(h);
+  int format = C10C_MEMORY_FORMAT_CONTIGUOUS;
+  if (nargs != 0 || kwnames != NULL) {
+    PARSE(contiguous_p, r);
+    if (pa_memory_format(&r, 0, &format) < 0) return NULL;
+  }
+  c10c_tensor *out = NULL;
+  c10c_status st = c10c_tensor_contiguous(&out, h, (c10c_memory_format)format);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  if (out == h) { /* torch returns self itself */
+    c10c_tensor_release(out);
+    Py_INCREF(self);
+    return self;
+  }
+  return pyc10_wrap(out);
+}
+
+static pa_parser copy_p = PA_PARSER("Tensor", "copy_");
+static PyObject *t_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(copy_p, r);
+  if (!PyObject_TypeCheck(r.obj[0],
+                          pa_cls.tensor)) { /* a number: torch copies it as a 0-dim tensor */
+    PyObject *res = PyObject_CallMethod(self, "fill_", "O", r.obj[0]);
+    return res;
+  }
+  c10c_tensor *src = other_handle(&r, 0);
+  if (src == NULL) return NULL;
+  c10c_status st = c10c_tensor_copy_(h, src);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  Py_INCREF(self);
+  return self;
+}
+
+#define M(name, fn) \
+  { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
+PyMethodDef pyc10_view_methods[] = {
+    {"dim", t_dim, METH_NOARGS, "dim() -> int\n\nThe number of dimensions."},
+    {"ndimension", t_dim, METH_NOARGS, "ndimension() -> int\n\nThe number of dimensions (dim())."},
+    {"numel", t_numel, METH_NOARGS, "numel() -> int\n\nThe number of elements."},
+    {"nelement", t_numel, METH_NOARGS, "nelement() -> int\n\nThe number of elements (numel())."},
+    {"storage_offset", t_storage_offset, METH_NOARGS,
+     "storage_offset() -> int\n\nThe offset in the storage, in elements."},
+    {"element_size", t_element_size, METH_NOARGS,
+     "element_size() -> int\n\nThe size of one element in bytes."},
+    {"t", t_t, METH_NOARGS, "t() -> Tensor\n\nA tensor of at most 2 dims transposed."},
+    M("size", t_size),
+    M("stride", t_stride),
+    M("is_contiguous", t_is_contiguous),
+    M("view", t_view),
+    M("view_as", t_view_as),
+    M("reshape", t_reshape),
+    M("reshape_as", t_reshape_as),
+    M("permute", t_permute),
+    M("expand", t_expand),
+    M("expand_as", t_expand_as),
+    M("broadcast_to", t_broadcast_to),
+    M("transpose", t_transpose),
+    M("swapaxes", t_swapaxes),
+    M("swapdims", t_swapdims),
+    M("squeeze", t_squeeze),
+    M("unsqueeze", t_unsqueeze),
+    M("flatten", t_flatten),
+    M("unflatten", t_unflatten),
+    M("narrow", t_narrow),
+    M("select", t_select),
+    M("movedim", t_movedim),
+    M("moveaxis", t_moveaxis),
+    M("diagonal", t_diagonal),
+    M("unfold", t_unfold),
+    M("as_strided", t_as_strided),
+    M("chunk", t_chunk),
+    M("split", t_split),
+    M("split_with_sizes", t_split_with_sizes),
+    M("unbind", t_unbind),
+    M("clone", t_clone),
+    M("contiguous", t_contiguous),
+    M("copy_", t_copy_),
+    {NULL, NULL, 0, NULL},
+};
