@@ -31,12 +31,14 @@ KeyLike = int | str  # a DispatchKey (an int), a key value or a key name
 
 
 def _settable_key_bits() -> dict[object, int]:
-    # The bits of DispatchKeySet(k) for every key a set can be built from, from the library.
+    # The bits of DispatchKeySet(k) for every key, from the library. Only the keys: a failing
+    # call (the EndOfFunctionalityKeys sentinel, 47, is no key) would leave the library's
+    # thread-local last error set after `import pyc10`, where a C caller sharing it would see it.
     bits: dict[object, int] = {}
     out = ffi.new(_SET_PTR)
-    for k in range(lib.C10C_DISPATCH_KEY_COUNT):
-        if lib.c10c_dispatch_key_set_from_key(out, k) == lib.C10C_STATUS_OK:
-            bits[k] = int(out[0].repr)
+    for k in DispatchKey:
+        check(lib.c10c_dispatch_key_set_from_key(out, k))
+        bits[int(k)] = int(out[0].repr)
     return bits
 
 

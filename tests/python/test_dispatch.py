@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pickle
 import random
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -232,3 +234,18 @@ def test_bad_keys_raise():
     with pytest.raises(RuntimeError, match="Invalid device string"):
         DispatchKeySet.for_tensor("cuda:")
     assert DispatchKeySet("CPU").__or__(3) is NotImplemented
+
+
+def test_import_leaves_no_last_error(tmp_path):
+    # A C, ctypes or cffi caller sharing libc10c reads its thread-local last error right after
+    # its own failing call: `import pyc10` in between must not have left one set.
+    code = (
+        "import pyc10\n"
+        "from pyc10._lib import ffi, lib\n"
+        "print(lib.c10c_last_error_status() == lib.C10C_STATUS_OK)\n"
+        "print(repr(ffi.string(lib.c10c_last_error_message())))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    assert proc.stdout.split("\n")[:2] == ["True", "b''"], proc.stdout + proc.stderr
