@@ -51,6 +51,21 @@ def _backend_mask() -> int:
     return mask
 
 
+def _key_str(self: DispatchKey) -> str:
+    return f"DispatchKey.{self.name}"
+
+
+def _key_format(self: DispatchKey, spec: str) -> str:
+    if spec:
+        raise C10TypeError("unsupported format string passed to pyc10.DispatchKey.__format__")
+    return _key_str(self)
+
+
+# torch's DispatchKey (a pybind11 enum, not an int) prints as "DispatchKey.CPU", where an IntEnum
+# prints its number, and takes no format spec; the repr, "<DispatchKey.CPU: 49>", is the same.
+DispatchKey.__str__ = _key_str  # type: ignore[method-assign,assignment]
+DispatchKey.__format__ = _key_format  # type: ignore[method-assign,assignment]
+
 #: DispatchKeySet(k).raw for every key value and key name that has one (memoised parsing).
 _KEY_BITS: dict[object, int] = _settable_key_bits()
 #: The backend-component bits, which c10's difference and remove never clear.
@@ -72,7 +87,8 @@ def _key_value(k: Any) -> int:
 def _bits(k: Any) -> int:
     """DispatchKeySet(k).raw; parses names and raises the library's errors for bad keys."""
     try:
-        return _KEY_BITS[k]
+        if type(k) is not bool:  # True == 1 would find Dense's bits; _key_value refuses bools
+            return _KEY_BITS[k]
     except (KeyError, TypeError):
         pass
     value = _key_value(k)
@@ -257,6 +273,13 @@ class DispatchKeySet:
         return str(ffi.string(buf).decode())
 
     __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if spec:
+            raise C10TypeError(
+                "unsupported format string passed to pyc10.DispatchKeySet.__format__"
+            )
+        return self.__repr__()
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (DispatchKeySet.from_raw, (self._raw,))
