@@ -60,7 +60,10 @@ def editable_python(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # --system-site-packages reaches the base interpreter's packages, not those of the virtual
     # environment running these tests: a .pth file adds them (after the new one's own).
     purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], ROOT)
-    Path(purelib.stdout.strip(), "_parent_env.pth").write_text("\n".join(site.getsitepackages()))
+    parents = site.getsitepackages()
+    if site.ENABLE_USER_SITE:
+        parents.append(site.getusersitepackages())
+    Path(purelib.stdout.strip(), "_parent_env.pth").write_text("\n".join(parents))
     BUILD_DIR.parent.mkdir(exist_ok=True)
     with open(BUILD_DIR.parent / "test-editable.lock", "w") as lock:
         # One build at a time in the shared build directory (parallel test runs in one checkout).
