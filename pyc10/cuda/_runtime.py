@@ -72,7 +72,7 @@ def _device_index(d: Any, optional: bool = False) -> int | None:
     device when ``optional`` (``None`` when no CUDA device is usable), else a ValueError.
     """
     if isinstance(d, int):
-        return int(d)
+        return d  # a bool too, as torch
     if isinstance(d, str):
         d = _device_cls(d)
     if isinstance(d, _device_cls):
