@@ -72,7 +72,7 @@ def _device_index(d: Any, optional: bool = False) -> int | None:
     device when ``optional`` (``None`` when no CUDA device is usable), else a ValueError.
     """
     if isinstance(d, int):
-        return int(d)
+        return d  # a bool too, as torch
     if isinstance(d, str):
         d = _device_cls(d)
     if isinstance(d, _device_cls):
@@ -135,7 +135,6 @@ def set_device(device: Any) -> None:
 
     A negative index changes nothing (torch); ``None`` and ``"cuda"`` name no device: ValueError.
     """
-    index = _device_index(device)
-    assert index is not None  # not optional: an index or a ValueError
+    index = _none_compared(_device_index(device))  # not optional: never None
     if index >= 0:
         check(lib.c10c_cuda_set_device(index))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -161,9 +162,11 @@ def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
     with _device_ctx(index):
         text = _alloc.summary("cuda")
     if abbreviated:
-        pools = ("      from large pool ", "      from small pool ")
+        pools = ("from large pool |", "from small pool |")  # the rows torch leaves out
         text = "".join(
-            line for line in text.splitlines(keepends=True) if not line[1:].startswith(pools)
+            line
+            for line in text.splitlines(keepends=True)
+            if not line.lstrip("| ").startswith(pools)
         )
     return text
 
@@ -209,7 +212,16 @@ def set_allocator_settings(config: str | bytes) -> None:
 
 
 def _set_allocator_settings(env: str | bytes) -> None:
-    """:func:`set_allocator_settings` under torch's name ``torch.cuda.memory``'s."""
+    """:func:`set_allocator_settings` under ``torch.cuda.memory``'s name, deprecated as torch's.
+
+    A FutureWarning first, as torch's; a type other than str or bytes raises torch's TypeError.
+    """
+    warnings.warn(
+        "pyc10.cuda.memory._set_allocator_settings is deprecated, as torch's. Use "
+        "pyc10.cuda.set_allocator_settings instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
     if not isinstance(env, (str, bytes)):  # pybind11's text, as torch's binding raises it
         raise C10TypeError(
             "_accelerator_setAllocatorSettings(): incompatible function arguments. The following"
@@ -364,6 +376,9 @@ def _record_memory_history_impl(  # noqa: PLR0917 - torch's signature
     elif enabled == "state":
         entries = 1
     _set_history(entries, clear_history, skip_actions)
+
+
+_record_memory_history.__signature__ = inspect.signature(_record_memory_history_impl)  # type: ignore[attr-defined]
 
 
 def _entries(value: Any, name: str) -> int:
