@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import builtins as _builtins
 import os as _os
+from typing import Any
 
+from . import _ctensor
 from ._device import device, get_privateuse1_backend_name, rename_privateuse1_backend
 from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
@@ -263,3 +265,9 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+#: torch's function forms of Tensor methods (pyc10.transpose(x, 0, 1), pyc10.chunk(x, 2), ...),
+#: made by the extension from the signature table: one per entry whose method Tensor has.
+_FUNCTIONS: dict[str, Any] = _ctensor.functions(Tensor, "pyc10")
+globals().update(_FUNCTIONS)
+__all__ += sorted(_FUNCTIONS)  # noqa: PLE0605

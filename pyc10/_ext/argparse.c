@@ -11,6 +11,8 @@
  */
 #include "argparse.h"
 
+#include "common.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +170,7 @@ static int parse_param(pa_param *p, const char *start, size_t len, bool keyword_
     if (copy == NULL) return PyErr_NoMemory(), -1;
     memcpy(copy, in_fmt, dlen);
     copy[dlen] = '\0';
+    p->default_text = copy;
     if (parse_default(p, copy, fmt) < 0) return -1;
   }
   if (strlen(name) >= sizeof p->cname) return bad_table(fmt, "name too long");
@@ -598,8 +601,15 @@ static void option_of(const pa_signature *s, option *o) {
       o->types[o->n] = "*";
       o->names[o->n++] = "*";
     }
-    o->types[o->n] = type_name(s->params[i].type);
-    o->names[o->n++] = s->params[i].cname;
+    if (s->params[i].optional) {
+      /* torch's _parseOption splits "bool copy = False" at its last space: the type is "bool
+       * copy =" (which no value matches) and the name is the default's text */
+      o->types[o->n] = "";
+      o->names[o->n++] = s->params[i].default_text;
+    } else {
+      o->types[o->n] = type_name(s->params[i].type);
+      o->names[o->n++] = s->params[i].cname;
+    }
   }
 }
 
@@ -613,8 +623,10 @@ static PyObject *option_text(const pa_signature *s) {
       kw = true;
       star = "*, ";
     }
-    PA_SETREF(out, PyUnicode_FromFormat("%U%s%s%s %s", out, sep, star, type_name(s->params[i].type),
-                                        s->params[i].cname));
+    const pa_param *p = &s->params[i];
+    PA_SETREF(out,
+              PyUnicode_FromFormat("%U%s%s%s %s%s%s", out, sep, star, type_name(p->type), p->cname,
+                                   p->optional ? " = " : "", p->optional ? p->default_text : ""));
   }
   if (out != NULL) PA_SETREF(out, PyUnicode_FromFormat("%U)", out));
   return out;
@@ -687,8 +699,9 @@ static PyObject *arg_desc(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     out = append(out, "%U, ", tn);
     Py_DECREF(tn);
   }
+  /* torch lists keywords in its std::unordered_map's order: the reverse of the call's */
   Py_ssize_t nk = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
-  for (Py_ssize_t k = 0; k < nk && out != NULL; k++) {
+  for (Py_ssize_t k = nk - 1; k >= 0 && out != NULL; k--) {
     PyObject *tn = typename_of(args[nargs + k]);
     if (tn == NULL) return Py_DECREF(out), NULL;
     out = append(out, "%U=%U, ", PyTuple_GetItem(kwnames, k), tn);
@@ -855,21 +868,47 @@ int pa_parse(pa_parser *p, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 /* ---- conversions (PythonArgs) ----------------------------------------------------------- */
 
 static int tensor_dtype_and_dim(PyObject *o, int64_t *ndim) {
-  PyObject *d = PyObject_GetAttrString(o, "ndim");
-  if (d == NULL) return PyErr_Clear(), -1;
-  *ndim = PyLong_AsLongLong(d);
-  Py_DECREF(d);
-  PyObject *dt = PyObject_GetAttrString(o, "dtype");
-  if (dt == NULL) return PyErr_Clear(), -1;
-  PyObject *v = PyObject_GetAttr(dt, pa_cls.dtype_value);
-  Py_DECREF(dt);
-  if (v == NULL) return PyErr_Clear(), -1;
-  long code = PyLong_AsLong(v);
-  Py_DECREF(v);
-  return (int)code;
+  c10c_tensor *h = ((TensorObject *)o)->h;
+  if (h == NULL) return -1;
+  *ndim = (int64_t)c10c_tensor_dim(h);
+  return (int)c10c_tensor_dtype(h);
+}
+
+int pa_tensor_int64(PyObject *o, int64_t *out) {
+  int64_t value = 0;
+  c10c_tensor *h = ((TensorObject *)o)->h, *cast = NULL;
+  /* read through a conversion to int64 on the CPU: any integer dtype, any device */
+  int64_t none = 0;
+  c10c_status st =
+      c10c_tensor_empty(&cast, &none, 0, C10C_DTYPE_INT64, (c10c_device){C10C_DEVICE_TYPE_CPU, -1},
+                        C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(cast, h);
+  if (st == C10C_STATUS_OK) {
+    const int64_t *data = c10c_tensor_data(cast);
+    if (data != NULL) value = *data;
+  }
+  c10c_tensor_release(cast);
+  if (st != C10C_STATUS_OK) {
+    pyc10_raise(st);
+    return -1;
+  }
+  *out = value;
+  return 0;
+}
+
+/* The value of a 0-dim integer tensor (torch's THPVariable branch of its int checks); 1 if o is
+ * one, 0 if not, -1 on error. */
+static int tensor_int(PyObject *o, int64_t *out) {
+  if (!is_tensor(o)) return 0;
+  int64_t ndim;
+  int dt = tensor_dtype_and_dim(o, &ndim);
+  if (dt < 0 || ndim != 0 || !c10c_dtype_is_integral((c10c_dtype)dt, false)) return 0;
+  return pa_tensor_int64(o, out) < 0 ? -1 : 1;
 }
 
 int pa_index(PyObject *obj, int64_t *out) {
+  int t = tensor_int(obj, out);
+  if (t != 0) return t < 0 ? -1 : 0;
   PyObject *i = PyNumber_Index(obj);
   if (i == NULL) return -1;
   int overflow;
@@ -918,6 +957,8 @@ static int unpack_element(const pa_args *r, int i, PyObject *item, Py_ssize_t id
                  "Overflow when unpacking long long");
     return -1;
   }
+  int t = tensor_int(item, out);
+  if (t != 0) return t < 0 ? -1 : 0;
   PyObject *ix = PyNumber_Index(item);
   if (ix != NULL) {
     int overflow;
@@ -1108,4 +1149,11 @@ const char *pa_doc(const char *kind, const char *name) {
     return doc;
   }
   return NULL;
+}
+
+size_t pa_table_count(void) { return sizeof table / sizeof table[0]; }
+
+void pa_table_entry(size_t i, const char **kind, const char **name) {
+  *kind = table[i].kind;
+  *name = table[i].name;
 }

@@ -57,6 +57,7 @@ typedef struct {
   int64_t default_ints[PA_MAX_DEFAULT_INTS];
   int n_default_ints;
   const char *default_enum; /* e.g. "contiguous_format", "torch.int64" */
+  const char *default_text; /* the default as the signature writes it, or NULL */
   char cname[32];
 } pa_param;
 
@@ -137,8 +138,15 @@ int pa_memory_format(const pa_args *r, int i, int *out);
 /* *has = false where None/absent. */
 int pa_device(const pa_args *r, int i, c10c_device *out, bool *has);
 
+/* A one-element tensor's value converted to int64 (c10's cast, as int(t)); -1 with an error. */
+int pa_tensor_int64(PyObject *tensor, int64_t *out);
+
 /* Converts anything with __index__ (not bool) to int64 as torch's THPUtils_unpackIndex. */
 int pa_index(PyObject *obj, int64_t *out);
+
+/* The table's entries, for code that makes one object per entry (functions.c). */
+size_t pa_table_count(void);
+void pa_table_entry(size_t i, const char **kind, const char **name);
 
 /* The docstring of a table entry: its signatures, a blank line, its summary (NULL if none). */
 const char *pa_doc(const char *kind, const char *name);

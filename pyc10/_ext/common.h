@@ -36,6 +36,16 @@ PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n);
 /* The methods of views.c (NULL-terminated), merged into TensorBase's at module init. */
 extern PyMethodDef pyc10_view_methods[];
 
+/* The function forms of the table's "Tensor input" entries (functions.c). */
+PyObject *pyc10_functions(PyObject *module_name, PyObject *tensor_class);
+
+/* Vectorcall entered the limited API's headers in 3.12, but every CPython since 3.9 exports these
+ * functions: declared here, calls with keywords skip building a dict per call. */
+#if defined(Py_LIMITED_API) && Py_LIMITED_API + 0 < 0x030C0000
+PyAPI_FUNC(PyObject *) PyObject_VectorcallMethod(PyObject *name, PyObject *const *args,
+                                                 size_t nargsf, PyObject *kwnames);
+#endif
+
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
 #endif

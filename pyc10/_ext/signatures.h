@@ -88,3 +88,58 @@ PA_ENTRY(Tensor, split,
 PA_ENTRY(pyc10, split_with_sizes, "Pieces of the listed sizes along dim.",
          "split_with_sizes(Tensor input, SymIntArrayRef split_sizes, int64_t dim=0) -> "
          "tuple[Tensor, ...]")
+
+/* ---- pyc10 functions: the function forms of Tensor methods (functions.c makes one for each
+ * entry whose method Tensor has); signatures in torch's order, from torch's error listings ---- */
+PA_ENTRY(pyc10, transpose, "Tensor.transpose as a function of input.",
+         "transpose(Tensor input, int64_t dim0, int64_t dim1) -> Tensor")
+PA_ENTRY(pyc10, swapaxes, "Tensor.swapaxes as a function of input.",
+         "swapaxes(Tensor input, int64_t axis0, int64_t axis1) -> Tensor")
+PA_ENTRY(pyc10, swapdims, "Tensor.swapdims as a function of input.",
+         "swapdims(Tensor input, int64_t dim0, int64_t dim1) -> Tensor")
+PA_ENTRY(pyc10, t, "Tensor.t as a function of input.", "t(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, permute, "Tensor.permute as a function of input.",
+         "permute(Tensor input, IntArrayRef dims) -> Tensor")
+PA_ENTRY(pyc10, reshape, "Tensor.reshape as a function of input.",
+         "reshape(Tensor input, SymIntArrayRef shape) -> Tensor")
+PA_ENTRY(pyc10, squeeze, "Tensor.squeeze as a function of input.",
+         "squeeze(Tensor input) -> Tensor", "squeeze(Tensor input, int64_t dim) -> Tensor",
+         "squeeze(Tensor input, IntArrayRef dim) -> Tensor")
+PA_ENTRY(pyc10, unsqueeze, "Tensor.unsqueeze as a function of input.",
+         "unsqueeze(Tensor input, int64_t dim) -> Tensor")
+PA_ENTRY(pyc10, flatten, "Tensor.flatten as a function of input.",
+         "flatten(Tensor input, int64_t start_dim=0, int64_t end_dim=-1) -> Tensor")
+PA_ENTRY(pyc10, unflatten, "Tensor.unflatten as a function of input.",
+         "unflatten(Tensor input, int64_t dim, SymIntArrayRef sizes) -> Tensor")
+PA_ENTRY(pyc10, narrow, "Tensor.narrow as a function of input.",
+         "narrow(Tensor input, int64_t dim, Tensor start, SymInt length) -> Tensor",
+         "narrow(Tensor input, int64_t dim, SymInt start, SymInt length) -> Tensor")
+PA_ENTRY(pyc10, select, "Tensor.select as a function of input.",
+         "select(Tensor input, int64_t dim, SymInt index) -> Tensor")
+PA_ENTRY(pyc10, movedim, "Tensor.movedim as a function of input.",
+         "movedim(Tensor input, int64_t source, int64_t destination) -> Tensor",
+         "movedim(Tensor input, IntArrayRef source, IntArrayRef destination) -> Tensor")
+PA_ENTRY(pyc10, moveaxis, "Tensor.moveaxis as a function of input.",
+         "moveaxis(Tensor input, int64_t source, int64_t destination) -> Tensor",
+         "moveaxis(Tensor input, IntArrayRef source, IntArrayRef destination) -> Tensor")
+PA_ENTRY(pyc10, diagonal, "Tensor.diagonal as a function of input.",
+         "diagonal(Tensor input, int64_t offset=0, int64_t dim1=0, int64_t dim2=1) -> Tensor")
+PA_ENTRY(pyc10, chunk, "Tensor.chunk as a function of input.",
+         "chunk(Tensor input, int64_t chunks, int64_t dim=0) -> tuple[Tensor, ...]")
+PA_ENTRY(pyc10, unbind, "Tensor.unbind as a function of input.",
+         "unbind(Tensor input, int64_t dim=0) -> tuple[Tensor, ...]")
+PA_ENTRY(pyc10, as_strided, "Tensor.as_strided as a function of input.",
+         "as_strided(Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? "
+         "storage_offset=None) -> Tensor")
+PA_ENTRY(pyc10, broadcast_to, "Tensor.broadcast_to as a function of input.",
+         "broadcast_to(Tensor input, SymIntArrayRef size) -> Tensor")
+PA_ENTRY(pyc10, clone, "Tensor.clone as a function of input.",
+         "clone(Tensor input, *, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(pyc10, numel, "Tensor.numel as a function of input.", "numel(Tensor input) -> int")
+PA_ENTRY(pyc10, is_inference, "Tensor.is_inference as a function of input.",
+         "is_inference(Tensor input) -> bool")
+
+/* ---- torch._VF functions pyc10 binds internally (no pyc10 name): Tensor.split's int path ---- */
+PA_ENTRY(_VF, split, "Tensor.split with an int split_size.",
+         "split(Tensor input, SymInt split_size, int64_t dim=0) -> tuple[Tensor, ...]",
+         "split(Tensor input, SymIntArrayRef split_size, int64_t dim=0) -> tuple[Tensor, ...]")

@@ -22,14 +22,6 @@
 #include "c10c/dlpack.h"
 #include "common.h"
 
-/* Vectorcall entered the limited API's headers in 3.12, but every CPython since 3.9 exports these
- * functions: declared here, calls with keywords skip building a dict per call (the kwargs dict
- * cost from_dlpack about 100 ns). */
-#if defined(Py_LIMITED_API) && Py_LIMITED_API + 0 < 0x030C0000
-PyAPI_FUNC(PyObject *) PyObject_VectorcallMethod(PyObject *name, PyObject *const *args,
-                                                 size_t nargsf, PyObject *kwnames);
-#endif
-
 enum { MAX_FAST_DIMS = 64 };
 
 /* Set once by pyc10._tensor (_C.setup): the Python-level pieces the fast paths hand over to. */
@@ -869,7 +861,17 @@ static PyObject *module_zeros(PyObject *module, PyObject *const *args, Py_ssize_
   return factory(args, nargs, kwnames, true, zeros_py);
 }
 
+/* functions(Tensor, module_name) */
+static PyObject *module_functions(PyObject *module, PyObject *args) {
+  (void)module;
+  PyObject *tensor, *name;
+  if (!PyArg_ParseTuple(args, "OU:functions", &tensor, &name)) return NULL;
+  return pyc10_functions(name, tensor);
+}
+
 static PyMethodDef module_methods[] = {
+    {"functions", module_functions, METH_VARARGS,
+     "The function forms (pyc10.transpose(x, 0, 1), ...) of the table's Tensor methods."},
     {"setup", module_setup, METH_VARARGS, "Connect the fast paths to pyc10's Python side."},
     {"setup_parser", module_setup_parser, METH_VARARGS, "The classes the argument parser checks."},
     {"setup_dlpack", module_setup_dlpack, METH_VARARGS, "pyc10's error classes for DLPack."},

@@ -34,6 +34,10 @@ static PyObject *runtime_error(const char *fmt, ...) {
   return NULL;
 }
 
+static int python_binding(const char *fname, const char *const *names, int n, int nrequired,
+                          PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                          PyObject **out);
+
 /* ---- metadata ---- */
 
 static PyObject *t_dim(PyObject *self, PyObject *unused) {
@@ -281,14 +285,31 @@ static PyObject *t_flatten(PyObject *self, PyObject *const *args, Py_ssize_t nar
   PARSE(flatten_p, r);
   int64_t a, b;
   if (pa_int(&r, 0, &a) < 0 || pa_int(&r, 1, &b) < 0) return NULL;
-  VIEW(c10c_tensor_flatten(&out_, h, a, b));
+  c10c_tensor *out = NULL;
+  c10c_status st = c10c_tensor_flatten(&out, h, a, b);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  int64_t n = (int64_t)c10c_tensor_dim(h);
+  if (n > 0 && (a < 0 ? a + n : a) == (b < 0 ? b + n : b)) { /* ATen: start == end is self */
+    c10c_tensor_release(out);
+    Py_INCREF(self);
+    return self;
+  }
+  return pyc10_wrap(out);
 }
 
 static pa_parser unflatten_p = PA_PARSER("Tensor", "unflatten");
+/* Tensor.unflatten(dim, sizes) is a Python function in torch (torch/_tensor.py): Python binds
+ * it, `if not sizes` refuses an empty one, then the C method binds (dim, sizes) positionally. */
 static PyObject *t_unflatten(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
   SELF_HANDLE(h);
-  PARSE(unflatten_p, r);
+  static const char *const names[] = {"dim", "sizes"};
+  PyObject *bound[2];
+  if (python_binding("unflatten", names, 2, 2, args, nargs, kwnames, bound) < 0) return NULL;
+  int truth = PyObject_IsTrue(bound[1]);
+  if (truth <= 0) return truth < 0 ? NULL : runtime_error("unflatten: sizes must be non-empty");
+  pa_args r;
+  if (pa_parse(&unflatten_p, bound, 2, NULL, &r) < 0) return NULL;
   int64_t dim, sizes[PA_MAX_DIMS];
   Py_ssize_t n;
   if (pa_int(&r, 0, &dim) < 0 || pa_intlist(&r, 1, sizes, PA_MAX_DIMS, &n) < 0) return NULL;
@@ -505,64 +526,108 @@ static PyObject *t_split_with_sizes(PyObject *self, PyObject *const *args, Py_ss
   return split_sizes(h, dim, sizes, n);
 }
 
-/* Tensor.split is a Python function in torch (torch/_tensor.py): split_size an int goes to
- * split(), anything else to split_with_sizes(); its arguments bind as Python's. */
+/* Binds a call as CPython binds a Python function `def fname(self, <names...>)` whose first
+ * `nrequired` names have no default: torch's Tensor.split and Tensor.unflatten are such
+ * functions (torch/_tensor.py), so their argument errors are Python's. out[k] is NULL where
+ * absent. */
+static int python_binding(const char *fname, const char *const *names, int n, int nrequired,
+                          PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                          PyObject **out) {
+  for (int k = 0; k < n; k++) out[k] = NULL;
+  if (nargs > n) {
+    if (nrequired == n)
+      PyErr_Format(pa_cls.type_error,
+                   "Tensor.%s() takes %d positional arguments but %zd were given", fname, n + 1,
+                   nargs + 1);
+    else
+      PyErr_Format(pa_cls.type_error,
+                   "Tensor.%s() takes from %d to %d positional arguments but %zd were given", fname,
+                   nrequired + 1, n + 1, nargs + 1);
+    return -1;
+  }
+  for (Py_ssize_t k = 0; k < nargs; k++) out[k] = args[k];
+  Py_ssize_t nk = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nk; k++) {
+    PyObject *key = PyTuple_GetItem(kwnames, k);
+    int slot = -1;
+    for (int q = 0; q < n; q++)
+      if (PyUnicode_CompareWithASCIIString(key, names[q]) == 0) slot = q;
+    if (slot < 0) {
+      PyErr_Format(pa_cls.type_error, "Tensor.%s() got an unexpected keyword argument '%U'", fname,
+                   key);
+      return -1;
+    }
+    if (out[slot] != NULL) {
+      PyErr_Format(pa_cls.type_error, "Tensor.%s() got multiple values for argument '%U'", fname,
+                   key);
+      return -1;
+    }
+    out[slot] = args[nargs + k];
+  }
+  int missing = 0;
+  for (int q = 0; q < nrequired; q++) missing += out[q] == NULL;
+  if (missing == 0) return 0;
+  PyObject *list = PyUnicode_FromString("");
+  int seen = 0;
+  for (int q = 0; q < nrequired && list != NULL; q++) {
+    if (out[q] != NULL) continue;
+    seen++;
+    const char *sep = seen == 1 ? "" : seen == missing ? (missing == 2 ? " and " : ", and ") : ", ";
+    PA_SETREF(list, PyUnicode_FromFormat("%U%s'%s'", list, sep, names[q]));
+  }
+  if (list != NULL) {
+    PyErr_Format(pa_cls.type_error, "Tensor.%s() missing %d required positional argument%s: %U",
+                 fname, missing, missing == 1 ? "" : "s", list);
+    Py_DECREF(list);
+  }
+  return -1;
+}
+
+/* Tensor.split(split_size, dim=0), torch/_tensor.py: an int (bools too) goes to
+ * torch._VF.split(self, split_size, dim), anything else to torch._VF.split_with_sizes(self,
+ * split_size, dim); their errors count self as position 1. */
 static PyObject *t_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
   SELF_HANDLE(h);
-  PyObject *size = NULL, *dim = NULL;
-  Py_ssize_t nk = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
-  if (nargs > 2) {
-    PyErr_Format(pa_cls.type_error,
-                 "Tensor.split() takes from 2 to 3 positional arguments but %zd were given",
-                 nargs + 1);
-    return NULL;
-  }
-  if (nargs > 0) size = args[0];
-  if (nargs > 1) dim = args[1];
-  for (Py_ssize_t k = 0; k < nk; k++) {
-    PyObject *key = PyTuple_GetItem(kwnames, k);
-    PyObject **slot = PyUnicode_CompareWithASCIIString(key, "split_size") == 0 ? &size
-                      : PyUnicode_CompareWithASCIIString(key, "dim") == 0      ? &dim
-                                                                               : NULL;
-    if (slot == NULL) {
-      PyErr_Format(pa_cls.type_error, "Tensor.split() got an unexpected keyword argument '%U'",
-                   key);
-      return NULL;
+  static const char *const names[] = {"split_size", "dim"};
+  PyObject *bound[2];
+  if (python_binding("split", names, 2, 1, args, nargs, kwnames, bound) < 0) return NULL;
+  PyObject *fn_args[3] = {self, bound[0], bound[1]};
+  Py_ssize_t n = bound[1] != NULL ? 3 : 2;
+  PyObject *as_int = NULL; /* torch: a one-element tensor split_size is int(split_size) */
+  if (PyObject_TypeCheck(bound[0], pa_cls.tensor)) {
+    c10c_tensor *t = pyc10_handle(bound[0]);
+    int64_t v;
+    if (t != NULL && c10c_tensor_numel(t) == 1) {
+      if (pa_tensor_int64(bound[0], &v) < 0) return NULL;
+      if ((as_int = PyLong_FromLongLong((long long)v)) == NULL) return NULL;
+      fn_args[1] = as_int;
     }
-    if (*slot != NULL) {
-      PyErr_Format(pa_cls.type_error, "Tensor.split() got multiple values for argument '%U'", key);
-      return NULL;
-    }
-    *slot = args[nargs + k];
   }
-  if (size == NULL) {
-    PyErr_SetString(pa_cls.type_error,
-                    "Tensor.split() missing 1 required positional argument: 'split_size'");
-    return NULL;
-  }
-  PyObject *call_args[2] = {size, dim != NULL ? dim : NULL};
-  Py_ssize_t n = dim != NULL ? 2 : 1;
-  if (PyLong_Check(size) && !PyBool_Check(size)) {
-    /* torch: split(SymInt split_size, int64_t dim=0) */
-    static pa_parser split_p = PA_PARSER("Tensor", "split");
-    pa_args r;
-    if (pa_parse(&split_p, call_args, n, NULL, &r) < 0) return NULL;
-    int64_t s, d;
-    if (pa_int(&r, 0, &s) < 0 || pa_int(&r, 1, &d) < 0) return NULL;
-    return split_size(h, s, d);
-  }
-  /* torch calls torch._VF.split_with_sizes(self, split_size, dim): positions count self */
-  static pa_parser fn_p = PA_PARSER("pyc10", "split_with_sizes");
-  PyObject *fn_args[3] = {self, size, dim};
+  PyObject *result = NULL;
   pa_args r;
-  if (pa_parse(&fn_p, fn_args, n + 1, NULL, &r) < 0) return NULL;
-  int64_t sizes[PA_MAX_DIMS * 16], d;
+  int64_t sizes[PA_MAX_DIMS * 16], d, one;
   Py_ssize_t count;
-  if (pa_intlist(&r, 1, sizes, PA_MAX_DIMS * 16, &count) < 0 || pa_int(&r, 2, &d) < 0) return NULL;
-  if (c10c_tensor_dim(h) == 0)
-    return runtime_error("split expects at least a 1-dimensional tensor");
-  return split_sizes(h, d, sizes, count);
+  if (PyLong_Check(fn_args[1])) {
+    static pa_parser split_p = PA_PARSER("_VF", "split");
+    if (pa_parse(&split_p, fn_args, n, NULL, &r) < 0) goto done;
+    if (r.overload == 0) {
+      if (pa_int(&r, 1, &one) == 0 && pa_int(&r, 2, &d) == 0) result = split_size(h, one, d);
+      goto done;
+    }
+  } else {
+    static pa_parser fn_p = PA_PARSER("pyc10", "split_with_sizes");
+    if (pa_parse(&fn_p, fn_args, n, NULL, &r) < 0) goto done;
+  }
+  if (pa_intlist(&r, 1, sizes, PA_MAX_DIMS * 16, &count) < 0 || pa_int(&r, 2, &d) < 0) goto done;
+  if (c10c_tensor_dim(h) == 0) {
+    runtime_error("split expects at least a 1-dimensional tensor");
+    goto done;
+  }
+  result = split_sizes(h, d, sizes, count);
+done:
+  Py_XDECREF(as_int);
+  return result;
 }
 
 static pa_parser unbind_p = PA_PARSER("Tensor", "unbind");
