@@ -512,8 +512,9 @@ static PyObject *t_is_nonzero(PyObject *self, PyObject *unused) {
   return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
-/* The one element (torch's ValueError for other counts). For int() and float(), a complex
- * element with an imaginary part is torch's RuntimeError. */
+/* The one element (torch's ValueError for other counts). For int() and float() of a complex
+ * element, torch's checked conversion: an imaginary part (and, for int64_t, a real part out of
+ * its range, inf or nan) is its RuntimeError. */
 static PyObject *scalar_of(PyObject *self, const char *cpp_type) {
   SELF_HANDLE(h);
   if (c10c_tensor_numel(h) != 1)
@@ -522,7 +523,8 @@ static PyObject *scalar_of(PyObject *self, const char *cpp_type) {
   if (v == NULL || cpp_type == NULL || !PyComplex_Check(v)) return v;
   double imag = PyComplex_ImagAsDouble(v), real = PyComplex_RealAsDouble(v);
   Py_DECREF(v);
-  if (imag != 0.0)
+  bool to_int = strcmp(cpp_type, "int64_t") == 0;
+  if (imag != 0.0 || (to_int && !(real >= -0x1p63 && real < 0x1p63)))
     return RUNTIME_ERROR("value cannot be converted to type %s without overflow", cpp_type);
   return PyFloat_FromDouble(real);
 }
