@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast, final
 
 from . import _ctensor
-from ._device import _from_c as _device_from_c
+from ._device import _make as _device_make
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
 from ._dtype import DTYPE_NAMES, WIDENED, dtype
@@ -76,7 +76,6 @@ _wrap_address = _ctensor.wrap
 _UINTPTR = ffi.typeof("uintptr_t")
 _TENSOR_PTR = ffi.typeof("c10c_tensor **")
 _INT64_MAX = (1 << 63) - 1
-_I64_PTR = ffi.typeof("int64_t *")
 
 
 Size = _ctensor.Size
@@ -193,63 +192,7 @@ class Tensor(_ctensor.TensorBase):
         # the C object releases the reference when it goes
         return cast(Tensor, _wrap_address(int(ffi.cast(_UINTPTR, handle)), handle))
 
-    # ---- shape (shape, dim(), ndim and numel() are in C) ----
-
-    def __bool__(self) -> builtins.bool:
-        """The one element's truth, as torch (a RuntimeError for any other count)."""
-        n = self.numel()
-        if n != 1:
-            raise C10RuntimeError(
-                "Boolean value of Tensor with "
-                + ("more than one value" if n else "no values")
-                + " is ambiguous"
-            )
-        return builtins.bool(self.item())
-
-    def __len__(self) -> int:
-        if self.dim() == 0:
-            raise C10TypeError("len() of a 0-d tensor")
-        return int(lib.c10c_tensor_sizes(self._handle)[0])
-
-    # ---- element type and place ----
-
-    @property
-    def dtype(self) -> dtype:
-        """The element type."""
-        return _DTYPES_BY_VALUE[lib.c10c_tensor_dtype(self._handle)]
-
-    @property
-    def device(self) -> _device_cls:
-        """The device of the elements."""
-        return _device_from_c(lib.c10c_tensor_device(self._handle))
-
-    @property
-    def layout(self) -> Any:
-        """``pyc10.strided``."""
-        return _STRIDED
-
-    @property
-    def itemsize(self) -> int:
-        """Bytes per element."""
-        return self.element_size()
-
-    @property
-    def nbytes(self) -> int:
-        """numel() * itemsize."""
-        return int(lib.c10c_tensor_nbytes(self._handle))
-
-    def data_ptr(self) -> int:
-        """Address of the first element (0 when there is none and the storage has no bytes there).
-
-        Raises the library's RuntimeError when the storage no longer holds the tensor's
-        elements (``untyped_storage().resize_()`` shrank it since): every export of the data
-        (``numpy()``, ``__array_interface__``, ``tolist()``, ``repr``, ...) goes through here or
-        through the library, which refuse such a tensor where torch reads freed memory.
-        """
-        ptr = lib.c10c_tensor_data(self._handle)
-        if ptr == ffi.NULL and self.numel() > 0:
-            raise_status(lib.c10c_last_error_status())
-        return int(ffi.cast(_UINTPTR, ptr))
+    # ---- shape, dtype, device, data_ptr(), __bool__, __len__ ...: in C (_ext/attrs.c) ----
 
     def untyped_storage(self) -> UntypedStorage:
         """The storage (shared, not copied)."""
@@ -277,16 +220,6 @@ class Tensor(_ctensor.TensorBase):
     def _is_non_overlapping_and_dense(self) -> bool:
         return bool(lib.c10c_tensor_is_non_overlapping_and_dense(self._handle))
 
-    def is_inference(self) -> bool:
-        """Whether the tensor was made in inference mode."""
-        return bool(lib.c10c_tensor_is_inference(self._handle))
-
-    @property
-    def _version(self) -> int:
-        out = ffi.new(_I64_PTR)
-        check(lib.c10c_tensor_version(out, self._handle))
-        return int(out[0])
-
     def _dispatch_keys(self) -> DispatchKeySet:
         """The dispatch key set (as ``torch._C._dispatch_keys(t)``)."""
         return DispatchKeySet.from_raw(int(lib.c10c_tensor_keys(self._handle).repr))
@@ -297,26 +230,6 @@ class Tensor(_ctensor.TensorBase):
         out = ffi.new(_TENSOR_PTR)
         check(fn(out, self._handle, *args))
         return self._wrap(out[0])
-
-    @property
-    def mT(self) -> Tensor:  # noqa: N802 - torch's name
-        """The last two dims transposed (matrices or batches of them)."""
-        n = self.dim()
-        if n == 0:  # torch: the identity, with a deprecation warning
-            import warnings
-
-            warnings.warn(
-                "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these "
-                "cases.",
-                UserWarning,
-                stacklevel=2,
-            )
-            return self.transpose(0, 0)
-        if n < 2:
-            raise C10RuntimeError(
-                f"tensor.mT is only supported on matrices or batches of matrices. Got {n}-D tensor."
-            )
-        return self.transpose(-2, -1)
 
     def _slice(
         self, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
@@ -424,13 +337,6 @@ class Tensor(_ctensor.TensorBase):
         """Set every element to zero; returns self."""
         check(lib.c10c_tensor_zero_(self._handle))
         return self
-
-    # ---- devices ----
-
-    @property
-    def is_cuda(self) -> bool:
-        """Whether the tensor is on a CUDA device."""
-        return bool(self.device.type == "cuda")
 
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
         """The tensor on another device and/or dtype, as torch's ``Tensor.to``.
@@ -961,6 +867,7 @@ _ctensor.setup(
     {d: d.value for d in DTYPE_NAMES.values()},
     _FLOAT32,
 )
+Tensor._setup_attrs(_DTYPES_BY_VALUE, _device_make, _STRIDED)
 _ctensor.setup_parser(
     dtype,
     _layout_cls,

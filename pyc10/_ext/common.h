@@ -35,6 +35,10 @@ PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n);
 
 /* The methods of views.c (NULL-terminated), merged into TensorBase's at module init. */
 extern PyMethodDef pyc10_view_methods[];
+/* attrs.c: attributes, small methods, and the number/sequence slots (dunders) of TensorBase. */
+extern PyMethodDef pyc10_attr_methods[];
+extern PyGetSetDef pyc10_attr_getset[];
+extern PyType_Slot pyc10_attr_slots[];
 
 /* The function forms of the table's "Tensor input" entries (functions.c). */
 PyObject *pyc10_functions(PyObject *module_name, PyObject *tensor_class);

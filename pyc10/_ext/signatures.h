@@ -143,3 +143,12 @@ PA_ENTRY(pyc10, is_inference, "Tensor.is_inference as a function of input.",
 PA_ENTRY(_VF, split, "Tensor.split with an int split_size.",
          "split(Tensor input, SymInt split_size, int64_t dim=0) -> tuple[Tensor, ...]",
          "split(Tensor input, SymIntArrayRef split_size, int64_t dim=0) -> tuple[Tensor, ...]")
+/* ---- Tensor: attributes and small methods (attrs.c) ---- */
+PA_ENTRY(Tensor, is_same_size, "Whether other has the same sizes.",
+         "is_same_size(Tensor other) -> bool")
+PA_ENTRY(Tensor, is_set_to, "Whether tensor has the same storage, offset, sizes and strides.",
+         "is_set_to(Tensor tensor) -> bool")
+PA_ENTRY(Tensor, requires_grad_, "self for False; True raises (pyc10 has no autograd).",
+         "requires_grad_(bool requires_grad=True) -> Tensor")
+PA_ENTRY(Tensor, type_as, "self with other's dtype and device (self if they match).",
+         "type_as(Tensor other) -> Tensor")

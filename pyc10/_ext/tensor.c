@@ -898,7 +898,7 @@ static struct PyModuleDef module_def = {
 
 /* TensorBase's methods: this file's and each concern's table, in one array made once. */
 static PyMethodDef *merged_methods(void) {
-  PyMethodDef *tables[] = {tensor_methods, pyc10_view_methods};
+  PyMethodDef *tables[] = {tensor_methods, pyc10_view_methods, pyc10_attr_methods};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyMethodDef *m = tables[t]; m->ml_name != NULL; m++) n++;
@@ -914,11 +914,47 @@ static PyMethodDef *merged_methods(void) {
   return all;
 }
 
+/* TensorBase's attributes: this file's and attrs.c's, in one array made once. */
+static PyGetSetDef *merged_getset(void) {
+  PyGetSetDef *tables[] = {tensor_getset, pyc10_attr_getset};
+  size_t n = 0;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (PyGetSetDef *g = tables[t]; g->name != NULL; g++) n++;
+  PyGetSetDef *all = PyMem_Calloc(n + 1, sizeof *all); /* kept for the process, as the type */
+  if (all == NULL) return (PyGetSetDef *)PyErr_NoMemory();
+  n = 0;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (PyGetSetDef *g = tables[t]; g->name != NULL; g++) all[n++] = *g;
+  return all;
+}
+
+/* TensorBase's slots: this file's and attrs.c's (the dunders), in one array made once. */
+static PyType_Slot *merged_slots(PyMethodDef *methods, PyGetSetDef *getset) {
+  PyType_Slot *tables[] = {tensor_slots, pyc10_attr_slots};
+  size_t n = 0;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (PyType_Slot *s = tables[t]; s->slot != 0; s++) n++;
+  PyType_Slot *all = PyMem_Calloc(n + 1, sizeof *all); /* kept for the process, as the type */
+  if (all == NULL) return (PyType_Slot *)PyErr_NoMemory();
+  n = 0;
+  for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+    for (PyType_Slot *s = tables[t]; s->slot != 0; s++) {
+      all[n] = *s;
+      if (s->slot == Py_tp_methods) all[n].pfunc = methods;
+      if (s->slot == Py_tp_getset) all[n].pfunc = getset;
+      n++;
+    }
+  return all;
+}
+
 PyMODINIT_FUNC PyInit__ctensor(void) {
   PyMethodDef *methods = merged_methods();
   if (methods == NULL) return NULL;
-  for (PyType_Slot *slot = tensor_slots; slot->slot != 0; slot++)
-    if (slot->slot == Py_tp_methods) slot->pfunc = methods;
+  PyGetSetDef *getset = merged_getset();
+  if (getset == NULL) return NULL;
+  PyType_Slot *slots = merged_slots(methods, getset);
+  if (slots == NULL) return NULL;
+  tensor_spec.slots = slots;
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
   PyObject *size = pyc10_size_type_create();

@@ -19,7 +19,12 @@ import pyc10
 
 # Deliberate divergences: a call pattern (fnmatch over the call text that _difftest prints, e.g.
 # "T(2, 3, 4).split(True, 0)") -> a one-line reason for the README. Keep this short.
-KNOWN_DIVERGENCES: dict[str, str] = {}
+_NO_AUTOGRAD = "pyc10 has no autograd: requires_grad_(True) raises RuntimeError (README)"
+KNOWN_DIVERGENCES: dict[str, str] = {
+    "*.requires_grad_(True)*": _NO_AUTOGRAD,
+    "*.requires_grad_(requires_grad=True)*": _NO_AUTOGRAD,
+    "*.requires_grad_()*": _NO_AUTOGRAD,
+}
 
 # Disagreements that are pyc10 bugs, by entry: the test is expected to fail until they are fixed.
 BUGS: dict[str, str] = {}
