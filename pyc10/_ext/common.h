@@ -33,6 +33,8 @@ PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n);
 
 /* The methods of views.c (NULL-terminated), merged into TensorBase's at module init. */
 extern PyMethodDef pyc10_view_methods[];
+/* The methods of data.c: fill_, zero_, to and the conversions, new_*. */
+extern PyMethodDef pyc10_data_methods[];
 
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
