@@ -414,7 +414,7 @@ static PyObject *type_name(c10c_tensor *h) {
 }
 
 /* torch's options_from_string: "torch[.cuda].<c10 name>Tensor" or "torch[.cuda].Tensor" (the
- * default dtype). -1 with ValueError "invalid type: '...'" for others. */
+ * default dtype, float32). -1 with ValueError "invalid type: '...'" for others. */
 static int parse_type_name(PyObject *str, int *dtype, c10c_device *device) {
   const char *s = PyUnicode_AsUTF8AndSize(str, NULL);
   if (s == NULL) return -1;
@@ -430,15 +430,9 @@ static int parse_type_name(PyObject *str, int *dtype, c10c_device *device) {
   size_t n = rest != NULL ? strlen(rest) : 0;
   if (rest != NULL && n >= 6 && strcmp(rest + n - 6, "Tensor") == 0) {
     n -= 6;
-    if (n == 0) {
-      PyObject *d = PyObject_CallNoArgs(pa_cls.default_dtype);
-      if (d == NULL) return -1;
-      PyObject *v = PyObject_GetAttr(d, pa_cls.dtype_value);
-      Py_DECREF(d);
-      if (v == NULL) return -1;
-      *dtype = (int)PyLong_AsLong(v);
-      Py_DECREF(v);
-      return PyErr_Occurred() ? -1 : 0;
+    if (n == 0) { /* the default dtype: float32 (pyc10 has no set_default_dtype yet) */
+      *dtype = C10C_DTYPE_FLOAT32;
+      return 0;
     }
     for (int t = 0; t < C10C_DTYPE_UNDEFINED; t++) {
       const char *name = c10c_dtype_c10_name((c10c_dtype)t);
