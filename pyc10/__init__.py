@@ -9,9 +9,16 @@ import os as _os
 
 # Imported from a source checkout (``python -m pyc10`` in the repository root puts the checkout
 # first on sys.path), this directory has no compiled extension: use the installed build instead.
+# An editable install (``pip install -e .``) runs this file from the checkout too, but its import
+# hook provides the compiled modules from its build directory: that is an installed pyc10.
 if _os.path.isfile(_os.path.join(_os.path.dirname(__file__), "meson.build")):
-    from ._source_tree import use_installed_package
+    from ._source_tree import lacks_compiled_extension, use_installed_package
 
+    _unbuilt = lacks_compiled_extension(__name__)
+else:
+    _unbuilt = False
+
+if _unbuilt:
     use_installed_package(__name__, __file__)
 else:
     from . import cuda as cuda

@@ -122,17 +122,33 @@ channels_last: memory_format = _MEMORY_FORMATS["channels_last"]
 channels_last_3d: memory_format = _MEMORY_FORMATS["channels_last_3d"]
 
 
+# Both look the files up through the package's resources, which find them where they are: the
+# package directory once installed, the source and build directories of an editable install
+# (meson-python's import hook maps them). importlib.resources is imported when asked for: it
+# costs more than all of pyc10's import.
+
+
 def get_include() -> str:
     """Directory holding ``c10c/c10c.h``, to compile C code against the bundled libc10c."""
+    import importlib.resources as _resources
+
+    header = _resources.files(__package__) / "include" / "c10c" / "c10c.h"
+    if header.is_file():
+        return _os.path.dirname(_os.path.dirname(str(header)))
     return _os.path.join(_os.path.dirname(__file__), "include")
 
 
 def get_library_path() -> str:
     """Path of the libc10c shared library pyc10 uses, for ctypes, Julia, Rust ... users."""
-    here = _os.path.dirname(__file__)
-    for name in sorted(_os.listdir(here)):
-        if name.startswith("libc10c.so"):
-            return _os.path.join(here, name)
+    import importlib.resources as _resources
+
+    bundled = sorted(
+        str(entry)
+        for entry in _resources.files(__package__).iterdir()
+        if entry.name.startswith("libc10c.so") and entry.is_file()
+    )
+    if bundled:
+        return bundled[0]
     import ctypes.util
 
     found = ctypes.util.find_library("c10c")

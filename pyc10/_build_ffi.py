@@ -89,7 +89,14 @@ static c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t inde
  * which then never drops its reference: the array leaked) and clears it (the caller's
  * exception is lost: "error return without exception set"). These wrappers take the GIL (a
  * deleter may run on any thread, after a DLPack consumer released it) and set the exception
- * aside around the work; after the interpreter is gone nothing is released (numpy's rule). */
+ * aside around the work; after the interpreter is gone nothing is released (numpy's rule).
+ *
+ * pyc10_release_owner is the one Python function libc10c ever calls (pyc10 installs no allocator
+ * or other callback written in Python). An exception raised inside it has no caller to go to: a
+ * deleter returns nothing and runs wherever the last reference went. cffi reports it through
+ * sys.unraisablehook (as Python reports one raised by __del__, naming the callback), the owner
+ * stays referenced (a leak, not a crash), and the exception set aside is restored as it was.
+ * tests/python/test_callbacks.py covers every route to the deleter, both ways. */
 static void pyc10_release_owner(void *ctx); /* extern "Python", below */
 
 /* Runs stmt with the GIL held and any exception in flight set aside. */

@@ -31,12 +31,14 @@ KeyLike = int | str  # a DispatchKey (an int), a key value or a key name
 
 
 def _settable_key_bits() -> dict[object, int]:
-    # The bits of DispatchKeySet(k) for every key a set can be built from, from the library.
+    # The bits of DispatchKeySet(k) for every key, from the library. Only the keys: a failing
+    # call (the EndOfFunctionalityKeys sentinel, 47, is no key) would leave the library's
+    # thread-local last error set after `import pyc10`, where a C caller sharing it would see it.
     bits: dict[object, int] = {}
     out = ffi.new(_SET_PTR)
-    for k in range(lib.C10C_DISPATCH_KEY_COUNT):
-        if lib.c10c_dispatch_key_set_from_key(out, k) == lib.C10C_STATUS_OK:
-            bits[k] = int(out[0].repr)
+    for k in DispatchKey:
+        check(lib.c10c_dispatch_key_set_from_key(out, k))
+        bits[int(k)] = int(out[0].repr)
     return bits
 
 
@@ -48,6 +50,21 @@ def _backend_mask() -> int:
         mask |= int(out[0].repr)
     return mask
 
+
+def _key_str(self: DispatchKey) -> str:
+    return f"DispatchKey.{self.name}"
+
+
+def _key_format(self: DispatchKey, spec: str) -> str:
+    if spec:
+        raise C10TypeError("unsupported format string passed to pyc10.DispatchKey.__format__")
+    return _key_str(self)
+
+
+# torch's DispatchKey (a pybind11 enum, not an int) prints as "DispatchKey.CPU", where an IntEnum
+# prints its number, and takes no format spec; the repr, "<DispatchKey.CPU: 49>", is the same.
+DispatchKey.__str__ = _key_str  # type: ignore[method-assign,assignment]
+DispatchKey.__format__ = _key_format  # type: ignore[method-assign,assignment]
 
 #: DispatchKeySet(k).raw for every key value and key name that has one (memoised parsing).
 _KEY_BITS: dict[object, int] = _settable_key_bits()
@@ -70,7 +87,8 @@ def _key_value(k: Any) -> int:
 def _bits(k: Any) -> int:
     """DispatchKeySet(k).raw; parses names and raises the library's errors for bad keys."""
     try:
-        return _KEY_BITS[k]
+        if type(k) is not bool:  # True == 1 would find Dense's bits; _key_value refuses bools
+            return _KEY_BITS[k]
     except (KeyError, TypeError):
         pass
     value = _key_value(k)
@@ -255,6 +273,13 @@ class DispatchKeySet:
         return str(ffi.string(buf).decode())
 
     __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if spec:
+            raise C10TypeError(
+                "unsupported format string passed to pyc10.DispatchKeySet.__format__"
+            )
+        return self.__repr__()
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (DispatchKeySet.from_raw, (self._raw,))

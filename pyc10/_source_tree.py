@@ -5,6 +5,10 @@ sources before the installed package, and the sources lack the compiled extensio
 fail, the installed package (what ``pip install .`` built from these sources) replaces the module
 being imported; the import system returns whatever ``sys.modules`` holds once the module's code
 has run.
+
+An editable install (``pip install -e .``, meson-python's import hook) also imports the package's
+Python files from the checkout, but the hook maps the package to its build directory, where the
+compiled extension is: such a checkout is not deferred.
 """
 
 from __future__ import annotations
@@ -13,7 +17,16 @@ import importlib.util
 import os
 import sys
 
-__all__ = ["use_installed_package"]
+__all__ = ["lacks_compiled_extension", "use_installed_package"]
+
+
+def lacks_compiled_extension(name: str) -> bool:
+    """Whether the package ``name``, being imported, cannot find its compiled extension.
+
+    The package's own search path decides: a plain source checkout has none there, an editable
+    install's import hook finds the one in its build directory.
+    """
+    return importlib.util.find_spec(f"{name}._c10c") is None
 
 
 def _installed_package_dir(source_dir: str) -> str | None:
@@ -35,7 +48,8 @@ def use_installed_package(name: str, source_init: str) -> None:
     if installed is None:
         raise ImportError(
             "pyc10 is being imported from its source tree, which has no compiled extension, "
-            "and no installed pyc10 was found: run `pip install .` first"
+            "and no installed pyc10 was found: run `pip install .` first (or, to work on "
+            "pyc10, `pip install --no-build-isolation -e .`)"
         )
     spec = importlib.util.spec_from_file_location(
         name,

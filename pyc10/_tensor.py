@@ -79,22 +79,8 @@ _INT64_MAX = (1 << 63) - 1
 _I64_PTR = ffi.typeof("int64_t *")
 
 
-@final
-class Size(tuple):  # type: ignore[type-arg]
-    """A tensor's shape, as ``torch.Size``: a tuple of ints printed ``pyc10.Size([2, 3])``."""
-
-    __module__ = "pyc10"
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"pyc10.Size({list(self)!r})"
-
-    def numel(self) -> int:
-        """The number of elements a tensor of this shape has."""
-        n = 1
-        for s in self:
-            n *= s
-        return n
+Size = _ctensor.Size
+"""A tensor's shape, as ``torch.Size``: a tuple of ints printed ``pyc10.Size([2, 3])``."""
 
 
 def _int_list(values: Sequence[Any], what: str) -> list[int]:

@@ -26,8 +26,10 @@ PyObject *pyc10_raise(c10c_status st);
 PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out);
 /* self's tensor, or NULL with an error. */
 c10c_tensor *pyc10_handle(PyObject *self);
-/* A pyc10.Size of n sizes. */
+/* A pyc10.Size of n sizes (size.c). */
 PyObject *pyc10_size_new(const int64_t *sizes, size_t n);
+/* Makes the pyc10.Size type (once, at module init); a new reference. */
+PyObject *pyc10_size_type_create(void);
 /* A tuple of tensors made from the n handles (all released on failure). */
 PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n);
 

@@ -187,19 +187,6 @@ PyObject *pyc10_wrap(c10c_tensor *h) { return wrap_handle(h); }
 PyObject *pyc10_raise(c10c_status st) { return raise_for(st); }
 PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out) { return result(st, out); }
 
-PyObject *pyc10_size_new(const int64_t *sizes, size_t n) {
-  PyObject *shape = size_alloc(size_type, (Py_ssize_t)n);
-  if (shape == NULL) return NULL;
-  for (size_t i = 0; i < n; i++) {
-    PyObject *v = PyLong_FromLongLong((long long)sizes[i]);
-    if (v == NULL || PyTuple_SetItem(shape, (Py_ssize_t)i, v) < 0) {
-      Py_DECREF(shape);
-      return NULL;
-    }
-  }
-  return shape;
-}
-
 PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n) {
   PyObject *t = PyTuple_New((Py_ssize_t)n);
   size_t i = 0;
@@ -932,6 +919,12 @@ PyMODINIT_FUNC PyInit__ctensor(void) {
     if (slot->slot == Py_tp_methods) slot->pfunc = methods;
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
+  PyObject *size = pyc10_size_type_create();
+  if (size == NULL || PyModule_AddObject(m, "Size", size) < 0) {
+    Py_XDECREF(size);
+    Py_DECREF(m);
+    return NULL;
+  }
   PyObject *type = PyType_FromSpec(&tensor_spec);
   if (type == NULL || PyModule_AddObject(m, "TensorBase", type) < 0) {
     Py_XDECREF(type);

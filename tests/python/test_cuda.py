@@ -70,8 +70,8 @@ def test_without_a_driver_cuda_is_unavailable_as_in_torchs_cpu_wheel():
                 print("no error")
             except RuntimeError as e:
                 print(type(e).__name__, str(e) == c._unavailable_reason())
-        with c.device(None):  # changes nothing, even without CUDA, as torch
-            print("device(None) ok")
+        with c.device(-1):  # changes nothing, even without CUDA, as torch
+            print("device(-1) ok")
         """,
         C10C_CUDA_DRIVER="/nonexistent/libcuda.so.1",
     )
@@ -79,7 +79,7 @@ def test_without_a_driver_cuda_is_unavailable_as_in_torchs_cpu_wheel():
     assert lines[0] == "False 0"
     assert lines[1].startswith("CUDA driver not found: /nonexistent/libcuda.so.1")
     assert lines[2:9] == ["C10RuntimeError True"] * 7
-    assert lines[9] == "device(None) ok"
+    assert lines[9] == "device(-1) ok"
 
 
 @pytest.mark.parametrize(
@@ -372,4 +372,103 @@ def test_snapshots_array_interface_and_dlpack_streams(stub):
         "[False, True]",
         "segment_map",
         "[[], []] True",
+    ]
+
+
+def test_torch_cuda_names_through_the_stand_in(stub):
+    """The names and argument rules taken from torch.cuda, with a driver (the stand-in)."""
+    out = run(
+        """
+        import warnings
+        import pyc10
+        c = pyc10.cuda
+        print("before", c.is_initialized(), c.memory_stats(), c.memory_allocated(), c.empty_cache())
+        print("available", c.is_available(), c.is_initialized())
+        stats = c.memory_stats()
+        nested = c.memory_stats_as_nested_dict()
+        print(type(stats).__name__, list(stats) == sorted(stats),
+              nested["allocated_bytes"]["all"]["current"] == stats["allocated_bytes.all.current"],
+              nested["max_split_size"] == stats["max_split_size"],
+              nested["oversize_segments"]["peak"] == stats["oversize_segments.peak"])
+        print(c.memory.memory_stats is c.memory_stats, c.mem_get_info("cuda") == c.mem_get_info(0))
+        for bad in (lambda: c.set_device(None), lambda: c.memory_stats("cpu"),
+                    lambda: c.set_per_process_memory_fraction(1),
+                    lambda: c.memory._record_memory_history("bad"),
+                    lambda: c.memory._record_memory_history(context="x"),
+                    lambda: c.memory._record_memory_history(stacks="cpp"),
+                    lambda: c.memory._record_memory_history(skip_actions=["nope"]),
+                    lambda: c.memory_snapshot(mempool_id=(1, 2)),
+                    lambda: c.Event(interprocess=True).ipc_handle()):
+            try:
+                bad()
+            except (ValueError, TypeError, RuntimeError, NotImplementedError) as e:
+                print(type(e).__name__, e)
+        d = c.device(1)
+        with d:
+            print("device", d.idx, d.prev_idx, c.current_device())
+        with c.device(None), c.device("cuda"):
+            print("current", c.current_device())
+        c.set_stream(None)
+        with c.stream(None):
+            pass
+        s = c.Stream(1)
+        for ev in (c.Event(interprocess=True), c.Event(blocking=True), c.Event(external=True),
+                   c.Event(True, True, False, False)):
+            ev.record(s)
+            ev.synchronize()
+        print("events", ev.query())
+        summary = c.memory_summary(abbreviated=True)
+        print("from large pool" in summary, "Active memory" in summary,
+              "from large pool" in c.memory_summary(0))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            c.reset_max_memory_allocated()
+            c.memory_cached()
+            c.memory._set_allocator_settings("max_split_size_mb:64")
+        print([w.category.__name__ for w in caught], c.memory_stats()["max_split_size"])
+        c.memory._record_memory_history("state")
+        a = pyc10.zeros(4, device="cuda")
+        del a
+        print("state", len(c.memory._snapshot()["device_traces"][0]))
+        c.memory._record_memory_history(max_entries=100, skip_actions=["free_requested"])
+        a = pyc10.zeros(4, device="cuda")
+        del a
+        print("skip", [e["action"] for e in c.memory._snapshot()["device_traces"][0]])
+        c.memory._record_memory_history(clear_history=True, max_entries=100)
+        print("cleared", c.memory._snapshot()["device_traces"][0])
+        c.memory._record_memory_history(True, trace_alloc_max_entries=3)
+        for _ in range(3):
+            a = pyc10.zeros(4, device="cuda")
+            del a
+        print("legacy", len(c.memory._snapshot()["device_traces"][0]))
+        c.memory._record_memory_history(False)
+        print("off", c.memory._snapshot()["device_traces"][0])
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    assert out.splitlines() == [
+        "before False OrderedDict() 0 None",  # torch's answers before CUDA is initialized
+        "available True True",  # is_available() loads the driver: it initializes here
+        "OrderedDict True True True True",
+        "True True",
+        "C10ValueError Expected a torch.device with a specified index or an integer, but got:None",
+        "C10ValueError Expected a cuda device, but got: cpu",
+        "C10TypeError Invalid type for fraction argument, must be `float`",
+        "C10RuntimeError expected state to be 'state', 'all', or None",
+        "C10RuntimeError expected context to be 'state', 'alloc', 'all', or None",
+        "C10RuntimeError expected stacks to be 'python', or 'all'",
+        "C10RuntimeError Unknown action in skip_actions: 'nope' (one of alloc, free_completed, "
+        "free_requested, oom, segment_alloc, segment_free, segment_map, segment_unmap, snapshot)",
+        "C10NotImplementedError CUDA memory pools (mempool_id) are not supported",
+        "C10NotImplementedError sharing CUDA events between processes is not supported yet",
+        "device 1 0 1",
+        "current 0",
+        "events True",
+        "False True True",
+        "['FutureWarning', 'FutureWarning', 'FutureWarning'] 67108864",
+        "state 1",  # torch keeps one entry for "state"
+        "skip ['alloc', 'free_completed']",
+        "cleared []",
+        "legacy 3",
+        "off []",
     ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pickle
 import random
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -232,3 +234,62 @@ def test_bad_keys_raise():
     with pytest.raises(RuntimeError, match="Invalid device string"):
         DispatchKeySet.for_tensor("cuda:")
     assert DispatchKeySet("CPU").__or__(3) is NotImplemented
+
+
+def test_bools_are_not_keys():
+    for flag in (True, False):
+        with pytest.raises(TypeError, match=r"expected a pyc10\.DispatchKey"):
+            DispatchKeySet(flag)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            DispatchKeySet("CPU").has(flag)  # type: ignore[arg-type]
+
+
+def test_keys_print_as_torch_prints_them():
+    for name, tkey in TK.__members__.items():
+        if name.startswith("EndOf"):
+            continue
+        key = DispatchKey[name]
+        assert str(key) == str(tkey), name
+        assert repr(key) == repr(tkey), name
+        assert format(key) == format(tkey) == f"{tkey}" == f"{key}", name
+        assert "%s" % key == "%s" % tkey, name  # noqa: UP031
+        assert "{!r}".format(key) == "{!r}".format(tkey), name  # noqa: UP032
+
+
+def test_key_sets_print_as_torch_prints_them():
+    rng = random.Random(3)
+    for _ in range(50):
+        names = random_names(rng, rng.randint(0, 4))
+        t, o = torch_set(*names), ours_set(*names)
+        assert str(o) == str(t)
+        assert repr(o) == repr(t)
+        assert format(o) == format(t) == f"{t}" == f"{o}"
+
+
+@pytest.mark.parametrize("spec", [">20", "d", "s", "10", "x"])
+def test_format_specs_are_refused_as_torch_refuses_them(spec):
+    for ours, theirs in [
+        (DispatchKey.CPU, TK.CPU),
+        (DispatchKey.AutogradCPU, TK.AutogradCPU),
+        (ours_set("CPU", "AutogradCPU"), torch_set("CPU", "AutogradCPU")),
+    ]:
+        with pytest.raises(TypeError) as expected:
+            format(theirs, spec)
+        with pytest.raises(TypeError) as got:
+            format(ours, spec)
+        assert str(got.value) == str(expected.value).replace("torch._C.", "pyc10.")
+
+
+def test_import_leaves_no_last_error(tmp_path):
+    # A C, ctypes or cffi caller sharing libc10c reads its thread-local last error right after
+    # its own failing call: `import pyc10` in between must not have left one set.
+    code = (
+        "import pyc10\n"
+        "from pyc10._lib import ffi, lib\n"
+        "print(lib.c10c_last_error_status() == lib.C10C_STATUS_OK)\n"
+        "print(repr(ffi.string(lib.c10c_last_error_message())))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    assert proc.stdout.split("\n")[:2] == ["True", "b''"], proc.stdout + proc.stderr

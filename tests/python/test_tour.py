@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,12 +67,15 @@ def test_tour_runs_from_the_source_checkout_with_the_installed_build():
 
 
 def test_source_checkout_without_an_installed_build_says_what_to_do():
-    # -S leaves site-packages (and so the installed pyc10) off sys.path.
+    # -S leaves site-packages (and so the installed pyc10, or an editable install's import hook)
+    # off sys.path, and so does an environment without PYTHONPATH (a build run from there).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(
         [sys.executable, "-S", "-c", "import pyc10"],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
         check=False,
     )
     assert proc.returncode != 0

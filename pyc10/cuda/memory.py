@@ -1,0 +1,509 @@
+"""The CUDA caching allocator's statistics and controls, as ``torch.cuda.memory`` names them.
+
+Every function here is also a name of ``pyc10.cuda`` (as torch re-exports ``torch.cuda.memory``).
+They answer as torch does where CUDA is not initialized: ``memory_stats()`` is an empty
+``OrderedDict``, ``memory_allocated()`` and the other counters 0, ``memory_snapshot()`` ``[]``,
+``empty_cache()`` does nothing; allocator settings are accepted (no allocator will be made in
+a process without CUDA). Functions that need a device raise ``RuntimeError`` saying why CUDA is
+unavailable, as torch's CUDA build does.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import inspect
+import json
+import os
+import sys
+import warnings
+from typing import Any
+
+from .. import memory as _alloc
+from .._errors import C10NotImplementedError, C10RuntimeError, C10TypeError, check, read_text
+from .._lib import ffi, lib
+from ._runtime import (
+    _device_index,
+    _none_compared,
+    _require,
+    current_device,
+    device,
+    is_available,
+    is_initialized,
+)
+
+__all__ = [
+    "empty_cache",
+    "list_gpu_processes",
+    "max_memory_allocated",
+    "max_memory_cached",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_allocated",
+    "memory_cached",
+    "memory_reserved",
+    "memory_snapshot",
+    "memory_stats",
+    "memory_stats_as_nested_dict",
+    "memory_summary",
+    "reset_max_memory_allocated",
+    "reset_max_memory_cached",
+    "reset_peak_memory_stats",
+    "set_allocator_settings",
+    "set_per_process_memory_fraction",
+]
+
+_device_ctx = device  # the context manager, under a name the ``device`` parameters do not hide
+
+
+def memory_stats(device: Any = None) -> collections.OrderedDict[str, int]:
+    """The caching allocator's statistics for the device, under torch's key names, sorted.
+
+    Empty when CUDA is not initialized (the device is then not looked at), as torch.
+    """
+    if not is_initialized():
+        return collections.OrderedDict()
+    with _device_ctx(device):  # the allocator reports its current device
+        return collections.OrderedDict(sorted(_alloc.stats("cuda").items()))
+
+
+def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
+    """:func:`memory_stats` as nested dicts: ``stats["allocated_bytes"]["all"]["current"]``."""
+    nested: dict[str, Any] = {}
+    for key, value in memory_stats(device).items():
+        *path, last = key.split(".")
+        level = nested
+        for part in path:
+            level = level.setdefault(part, {})
+        level[last] = value
+    return nested
+
+
+def memory_allocated(device: Any = None) -> int:
+    """Bytes of tensors currently allocated on the device (0 when CUDA is not initialized)."""
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    """Peak of ``memory_allocated`` since the start or the last reset."""
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device: Any = None) -> int:
+    """Bytes the caching allocator holds from the driver on the device."""
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    """Peak of ``memory_reserved`` since the start or the last reset."""
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+def memory_cached(device: Any = None) -> int:
+    """Deprecated name of :func:`memory_reserved` (a FutureWarning, as torch)."""
+    warnings.warn(
+        "`pyc10.cuda.memory_cached` has been renamed to `pyc10.cuda.memory_reserved`",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return memory_reserved(device)
+
+
+def max_memory_cached(device: Any = None) -> int:
+    """Deprecated name of :func:`max_memory_reserved` (a FutureWarning, as torch)."""
+    warnings.warn(
+        "`pyc10.cuda.max_memory_cached` has been renamed to `pyc10.cuda.max_memory_reserved`",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return max_memory_reserved(device)
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    """Set every peak statistic of the device to its current value (needs CUDA)."""
+    index = _device_index(device, optional=True)
+    _require()
+    with _device_ctx(index):
+        _alloc.reset_peak_stats("cuda")
+
+
+def reset_max_memory_allocated(device: Any = None) -> None:
+    """Deprecated: :func:`reset_peak_memory_stats`, which resets every peak (a FutureWarning)."""
+    warnings.warn(
+        "pyc10.cuda.reset_max_memory_allocated now calls pyc10.cuda.reset_peak_memory_stats, "
+        "which resets /all/ peak memory stats.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device: Any = None) -> None:
+    """Deprecated: :func:`reset_peak_memory_stats`, which resets every peak (a FutureWarning)."""
+    warnings.warn(
+        "pyc10.cuda.reset_max_memory_cached now calls pyc10.cuda.reset_peak_memory_stats, "
+        "which resets /all/ peak memory stats.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    reset_peak_memory_stats(device)
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    """The statistics as a table laid out as ``torch.cuda.memory_summary()``'s.
+
+    ``abbreviated`` leaves out the rows of the large and small pools. Without CUDA
+    initialized torch finds no statistics and raises ``KeyError('allocated_bytes.all.current')``;
+    so does this.
+    """
+    index = _device_index(device, optional=True)
+    if not is_initialized():
+        raise KeyError("allocated_bytes.all.current")
+    with _device_ctx(index):
+        text = _alloc.summary("cuda")
+    if abbreviated:
+        pools = ("from large pool |", "from small pool |")  # the rows torch leaves out
+        text = "".join(
+            line
+            for line in text.splitlines(keepends=True)
+            if not line.lstrip("| ").startswith(pools)
+        )
+    return text
+
+
+def empty_cache() -> None:
+    """Return every cached, unused segment to the driver (all devices; nothing without CUDA)."""
+    if is_initialized():
+        _alloc.empty_cache("cuda")
+
+
+def mem_get_info(device: Any = None) -> tuple[int, int]:
+    """(free, total) bytes of the device, as the driver reports them (needs CUDA)."""
+    if device is None:
+        device = current_device()
+    index = _device_index(device, optional=True)
+    _require()
+    free_bytes = ffi.new("int64_t *")
+    total = ffi.new("int64_t *")
+    check(lib.c10c_cuda_mem_get_info(free_bytes, total, _none_compared(index)))
+    return int(free_bytes[0]), int(total[0])
+
+
+def set_allocator_settings(config: str | bytes) -> None:
+    """Configure the CUDA caching allocator with PyTorch's key names.
+
+    ``"max_split_size_mb:128,roundup_power2_divisions:[256:1,>:4],expandable_segments:True,
+    garbage_collection_threshold:0.6"``, as ``C10C_ALLOC_CONF`` (or ``PYTORCH_CUDA_ALLOC_CONF``)
+    and ``torch.cuda.memory._set_allocator_settings``; also ``stream_ordered_reuse:True`` (not
+    PyTorch's: a block cached for another stream is reused after making the allocating stream
+    wait for an event). A setting replaces all earlier ones. Unknown keys and bad values raise
+    ValueError (PyTorch's messages); options not implemented (``pinned_*``, expandable segments
+    without the driver's virtual memory API) NotImplementedError. Without CUDA any text is
+    accepted and changes nothing: no allocator will be made in this process.
+    """
+    if isinstance(config, str):
+        raw = config.encode()
+    elif isinstance(config, bytes):
+        raw = config
+    else:
+        raise C10TypeError(f"config must be str, not {type(config).__name__}")
+    if is_available():
+        check(lib.c10c_cuda_set_allocator_settings(raw))
+
+
+def _set_allocator_settings(env: str | bytes) -> None:
+    """:func:`set_allocator_settings` under ``torch.cuda.memory``'s name, deprecated as torch's.
+
+    A FutureWarning first, as torch's; a type other than str or bytes raises torch's TypeError.
+    """
+    warnings.warn(
+        "pyc10.cuda.memory._set_allocator_settings is deprecated, as torch's. Use "
+        "pyc10.cuda.set_allocator_settings instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    if not isinstance(env, (str, bytes)):  # pybind11's text, as torch's binding raises it
+        raise C10TypeError(
+            "_accelerator_setAllocatorSettings(): incompatible function arguments. The following"
+            f" argument types are supported:\n    1. (arg0: str) -> None\n\nInvoked with: {env!r}"
+        )
+    set_allocator_settings(env)
+
+
+def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+    """Let the caching allocator reserve at most ``fraction`` of the device's memory.
+
+    torch's checks in torch's order: CUDA first (RuntimeError), the device, then ``fraction``
+    must be a ``float`` (TypeError; an int is refused, as torch) in 0..1 (ValueError).
+    """
+    _require()
+    if device is None:
+        device = current_device()
+    index = _none_compared(_device_index(device))
+    if not isinstance(fraction, float):
+        raise C10TypeError("Invalid type for fraction argument, must be `float`")
+    check(lib.c10c_cuda_set_memory_fraction(fraction, index))
+
+
+# ---- snapshots and the allocator's event history ----
+
+_MAX_HISTORY = 1 << 24  # entries per device libc10c keeps at most
+_ACTIONS = frozenset(
+    {
+        "alloc",
+        "free_requested",
+        "free_completed",
+        "segment_alloc",
+        "segment_free",
+        "segment_map",
+        "segment_unmap",
+        "oom",
+        "snapshot",
+    }
+)
+_skipped_actions: set[str] = set()  # _record_memory_history(skip_actions=...)
+
+
+def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> dict[str, Any]:
+    """The allocator's state, as ``torch.cuda.memory._snapshot()``.
+
+    ``{"segments": [...], "device_traces": [[...] per device], "allocator_settings": {...}}``:
+    segments with their blocks (``state`` "active_allocated", "active_pending_free" or
+    "inactive"), and the events kept by :func:`_record_memory_history` (``action`` alloc,
+    free_requested, free_completed, segment_alloc, segment_free, segment_map, segment_unmap,
+    oom). Every device is reported and ``device`` is not looked at, as torch; no frames are
+    recorded, so ``augment_with_fx_traces`` has nothing to add. Without CUDA:
+    ``{"segments": [], "device_traces": []}``.
+    """
+    del device, augment_with_fx_traces
+    if not is_available():
+        return {"segments": [], "device_traces": []}
+    snapshot: dict[str, Any] = json.loads(read_text(lib.c10c_cuda_memory_snapshot))
+    if _skipped_actions:
+        snapshot["device_traces"] = [
+            [e for e in trace if e["action"] not in _skipped_actions]
+            for trace in snapshot["device_traces"]
+        ]
+    return snapshot
+
+
+def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> list[dict[str, Any]]:
+    """The segments of every device with their blocks, as ``torch.cuda.memory_snapshot()``.
+
+    ``[]`` without CUDA. There are no memory pools here: a ``mempool_id`` raises
+    NotImplementedError. ``include_traces`` is accepted (the segments do not carry traces).
+    """
+    del include_traces
+    if mempool_id is not None:
+        raise C10NotImplementedError("CUDA memory pools (mempool_id) are not supported")
+    return list(_snapshot()["segments"])
+
+
+def _record_memory_history(enabled: Any = "all", *args: Any, **kwargs: Any) -> None:
+    """Keep the last ``max_entries`` allocator events per device for :func:`_snapshot`.
+
+    As ``torch.cuda.memory._record_memory_history(enabled="all", context="all",
+    stacks="all", max_entries=sys.maxsize, device=None, clear_history=False,
+    compile_context=False, global_record_annotations=False, skip_actions=None)``, and
+    torch's legacy form with a bool ``enabled``. ``enabled=None`` stops and drops the events,
+    "state" keeps one (torch keeps 1 entry then), "all" ``max_entries``. torch's argument checks
+    come first, then CUDA is needed (RuntimeError without it, as torch's CUDA build).
+
+    No stack frames are recorded (``context``, ``stacks``, ``compile_context`` and
+    ``global_record_annotations`` are checked and otherwise ignored), at most 2**24 entries are
+    kept per device, and ``skip_actions`` are left out of the snapshots (they still take room
+    among the ``max_entries`` kept).
+    """
+    if isinstance(enabled, bool):
+        _record_memory_history_legacy(enabled, *args, **kwargs)
+    else:
+        _record_memory_history_impl(enabled, *args, **kwargs)
+
+
+def _record_memory_history_legacy(  # noqa: PLR0917 - torch's signature
+    enabled: bool,
+    record_context: bool = True,
+    trace_alloc_max_entries: int = 1,
+    trace_alloc_record_context: bool = False,
+    device: Any = None,
+    record_context_cpp: bool = False,
+    clear_history: bool = False,
+    compile_context: bool = False,
+    global_record_annotations: bool = False,
+    skip_actions: list[str] | None = None,
+) -> None:
+    del record_context, trace_alloc_record_context, device, record_context_cpp
+    del compile_context, global_record_annotations
+    _set_history(
+        _entries(trace_alloc_max_entries, "trace_alloc_max_entries") if enabled else 0,
+        clear_history,
+        skip_actions,
+    )
+
+
+def _record_memory_history_impl(  # noqa: PLR0917 - torch's signature
+    enabled: str | None = "all",
+    context: str | None = "all",
+    stacks: str = "all",
+    max_entries: int = sys.maxsize,
+    device: Any = None,
+    clear_history: bool = False,
+    compile_context: bool = False,
+    global_record_annotations: bool = False,
+    skip_actions: list[str] | None = None,
+) -> None:
+    del device, compile_context, global_record_annotations  # torch ignores device too
+    for name, value, optional in (
+        ("enabled", enabled, True),
+        ("context", context, True),
+        ("stacks", stacks, False),
+    ):
+        if not isinstance(value, str) and not (optional and value is None):
+            raise C10TypeError(
+                f"_record_memory_history(): {name} must be str{' or None' if optional else ''},"
+                f" not {type(value).__name__}"
+            )
+    # torch's checks (torch/csrc/cuda/memory_snapshot.cpp), in its order and words.
+    if enabled is not None and enabled not in ("state", "all"):
+        raise C10RuntimeError("expected state to be 'state', 'all', or None")
+    if context is not None and context not in ("state", "alloc", "all"):
+        raise C10RuntimeError("expected context to be 'state', 'alloc', 'all', or None")
+    if stacks not in ("python", "all"):
+        raise C10RuntimeError("expected stacks to be 'python', or 'all'")
+    entries = _entries(max_entries, "max_entries")
+    if enabled is None:
+        entries = 0
+    elif enabled == "state":
+        entries = 1
+    _set_history(entries, clear_history, skip_actions)
+
+
+_record_memory_history.__signature__ = inspect.signature(_record_memory_history_impl)  # type: ignore[attr-defined]
+
+
+def _entries(value: Any, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise C10TypeError(f"_record_memory_history(): {name} must be a non-negative int")
+    return value
+
+
+def _set_history(entries: int, clear_history: bool, skip_actions: list[str] | None) -> None:
+    skipped = frozenset(skip_actions or ())
+    unknown = sorted(skipped - _ACTIONS)
+    if unknown:
+        raise C10RuntimeError(
+            f"Unknown action in skip_actions: '{unknown[0]}' (one of {', '.join(sorted(_ACTIONS))})"
+        )
+    _require()
+    if clear_history and entries:
+        check(lib.c10c_cuda_record_memory_history(0))  # 0 drops what was kept
+    check(lib.c10c_cuda_record_memory_history(min(entries, _MAX_HISTORY)))
+    _skipped_actions.clear()
+    if entries:
+        _skipped_actions.update(skipped)
+
+
+# ---- processes (NVML, through pynvml when it is installed, as torch) ----
+
+
+def list_gpu_processes(device: Any = None) -> str:
+    """The processes using the device and their memory, as ``torch.cuda.list_gpu_processes``.
+
+    Through ``pynvml`` (nvidia-ml-py) as torch: without it, torch's message saying to install it;
+    with it but no driver, torch's "cuda driver can't be loaded" message. The device index is
+    mapped through ``CUDA_VISIBLE_DEVICES`` to NVML's, as torch does.
+    """
+    try:
+        pynvml: Any = importlib.import_module("pynvml")
+    except ModuleNotFoundError:
+        return "pynvml module not found, please install nvidia-ml-py"
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError_DriverNotLoaded:
+        return "cuda driver can't be loaded, is cuda enabled?"
+    index = _nvml_device_index(pynvml, device)
+    handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+    procs = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
+    lines = [f"GPU:{index}"]
+    if len(procs) == 0:
+        lines.append("no processes are running")
+    for p in procs:
+        mem = p.usedGpuMemory / (1024 * 1024)
+        lines.append(f"process {p.pid:>10d} uses {mem:>12.3f} MB GPU memory")
+    return "\n".join(lines)
+
+
+def _nvml_device_index(pynvml: Any, device: Any) -> int:
+    """The NVML index of a CUDA device index, through CUDA_VISIBLE_DEVICES (torch's rules)."""
+    optional_index = _device_index(device, optional=True)
+    visible = _parse_visible_devices()
+    if type(visible[0]) is str:  # IndexError for an empty list, as torch
+        visible = _uuids_to_ordinals([str(v) for v in visible], _nvml_uuids(pynvml))
+    index = _none_compared(optional_index)
+    if index < 0 or index >= len(visible):
+        raise C10RuntimeError(f"device {index} is not visible (CUDA_VISIBLE_DEVICES={visible})")
+    return int(visible[index])
+
+
+def _parse_visible_devices() -> list[int] | list[str]:
+    """CUDA_VISIBLE_DEVICES as the driver reads it (torch's ``_parse_visible_devices``).
+
+    Unset: 64 devices. "GPU-"/"MIG-" lists: the UUID prefixes up to the first other entry.
+    Otherwise each entry's leading integer (``strtoul``) up to the first negative or invalid
+    one; a repeated entry makes the list empty.
+    """
+    var = os.getenv("CUDA_VISIBLE_DEVICES")
+    if var is None:
+        return list(range(64))
+    for prefix in ("GPU-", "MIG-"):
+        if var.startswith(prefix):
+            uuids: list[str] = []
+            for elem in var.split(","):
+                if elem in uuids:
+                    return []
+                if not elem.startswith(prefix):
+                    break
+                uuids.append(elem)
+            return uuids
+    ordinals: list[int] = []
+    for elem in var.split(","):
+        x = _strtoul(elem.strip())
+        if x in ordinals:
+            return []
+        if x < 0:
+            break
+        ordinals.append(x)
+    return ordinals
+
+
+def _strtoul(s: str) -> int:
+    """The integer ``s`` starts with (a sign allowed first), -1 when there is none."""
+    end = 0
+    while end < len(s) and (s[end].isdigit() or (end == 0 and s[end] in "+-")):
+        end += 1
+    return int(s[:end]) if end > 0 else -1  # a sign alone: ValueError, as torch
+
+
+def _nvml_uuids(pynvml: Any) -> list[str]:
+    """The UUID of every device NVML sees, in NVML's order."""
+    try:
+        uuids = []
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            uuid = pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(i))
+            uuids.append(uuid.decode("ascii") if isinstance(uuid, bytes) else str(uuid))
+    except pynvml.NVMLError:
+        raise C10RuntimeError("Can't get device UUIDs") from None
+    return uuids
+
+
+def _uuids_to_ordinals(candidates: list[str], uuids: list[str]) -> list[int]:
+    """NVML ordinals of UUID prefixes, up to the first unknown or ambiguous one (torch's rule)."""
+    ordinals: list[int] = []
+    for candidate in candidates:
+        matches = [i for i, uuid in enumerate(uuids) if uuid.startswith(candidate)]
+        if len(matches) != 1:
+            break
+        if matches[0] in ordinals:
+            return []
+        ordinals.append(matches[0])
+    return ordinals
