@@ -318,119 +318,7 @@ class Tensor(_ctensor.TensorBase):
         else:
             target.fill_(value)
 
-    # ---- data ----
-
-    def fill_(self, value: Any) -> Tensor:
-        """Set every element to value (ATen's overflow checks); returns self."""
-        if isinstance(value, Tensor):
-            if value.dim() != 0:
-                raise C10RuntimeError(
-                    "fill_ only supports 0-dimension value tensor but got tensor with "
-                    f"{value.dim()} dimensions."
-                )
-            value = value.item()
-        data = scalar_bytes(value, self.dtype)
-        check(lib.c10c_tensor_fill_(self._handle, data))
-        return self
-
-    def zero_(self) -> Tensor:
-        """Set every element to zero; returns self."""
-        check(lib.c10c_tensor_zero_(self._handle))
-        return self
-
-    def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """The tensor on another device and/or dtype, as torch's ``Tensor.to``.
-
-        ``to(dtype)``, ``to(device[, dtype])``, ``to(other)`` (other's device and dtype), with
-        keywords ``device``, ``dtype``, ``copy``, ``non_blocking`` (accepted; copies are
-        synchronous) and ``memory_format``. Returns self when nothing changes and ``copy`` is
-        false. Conversions follow c10's casts (``copy_``).
-        """
-        copy = bool(kwargs.pop("copy", False))
-        kwargs.pop("non_blocking", None)
-        fmt = kwargs.pop("memory_format", _PRESERVE)
-        device = kwargs.pop("device", None)
-        dt = kwargs.pop("dtype", None)
-        if kwargs:
-            raise C10TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        rest = list(args)
-        if rest and isinstance(rest[0], Tensor):
-            other = rest.pop(0)
-            device, dt = other.device, other.dtype
-        else:
-            if rest and not isinstance(rest[0], (dtype, bool)):
-                device = rest.pop(0)
-            if rest and isinstance(rest[0], dtype):
-                dt = rest.pop(0)
-        if rest and isinstance(rest[0], bool):  # to(dtype, non_blocking, copy)
-            rest.pop(0)
-            if rest and isinstance(rest[0], bool):
-                copy = rest.pop(0)
-        if rest or (dt is not None and not isinstance(dt, dtype)):
-            got = ", ".join(type(x).__name__ for x in args)
-            raise C10TypeError(
-                f"to() received an invalid combination of arguments - got ({got}), but expected "
-                "(dtype), (device, dtype) or (Tensor)"
-            )
-        target = self.device if device is None else _device_cls(device)
-        if target.type == "cuda" and target.index is None:
-            from . import cuda
-
-            target = _device_cls("cuda", cuda.current_device())
-        target_dtype = self.dtype if dt is None else dt
-        if target == self.device and target_dtype == self.dtype and not copy and fmt is _PRESERVE:
-            return self
-        # preserve_format, as torch: a dense layout is kept, others get ATen's dense strides
-        out = empty_like(self, dtype=target_dtype, device=target, memory_format=fmt)
-        return out.copy_(self)
-
-    def float(self) -> Tensor:
-        """``self.to(float32)``."""
-        return self.to(DTYPE_NAMES["float32"])
-
-    def double(self) -> Tensor:
-        """``self.to(float64)``."""
-        return self.to(DTYPE_NAMES["float64"])
-
-    def half(self) -> Tensor:
-        """``self.to(float16)``."""
-        return self.to(DTYPE_NAMES["float16"])
-
-    def bfloat16(self) -> Tensor:
-        """``self.to(bfloat16)``."""
-        return self.to(DTYPE_NAMES["bfloat16"])
-
-    def int(self) -> Tensor:
-        """``self.to(int32)``."""
-        return self.to(DTYPE_NAMES["int32"])
-
-    def long(self) -> Tensor:
-        """``self.to(int64)``."""
-        return self.to(DTYPE_NAMES["int64"])
-
-    def short(self) -> Tensor:
-        """``self.to(int16)``."""
-        return self.to(DTYPE_NAMES["int16"])
-
-    def char(self) -> Tensor:
-        """``self.to(int8)``."""
-        return self.to(DTYPE_NAMES["int8"])
-
-    def byte(self) -> Tensor:
-        """``self.to(uint8)``."""
-        return self.to(DTYPE_NAMES["uint8"])
-
-    def bool(self) -> Tensor:
-        """``self.to(bool)``."""
-        return self.to(DTYPE_NAMES["bool"])
-
-    def cfloat(self) -> Tensor:
-        """``self.to(complex64)``."""
-        return self.to(DTYPE_NAMES["complex64"])
-
-    def cdouble(self) -> Tensor:
-        """``self.to(complex128)``."""
-        return self.to(DTYPE_NAMES["complex128"])
+    # ---- devices ----
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
@@ -463,15 +351,6 @@ class Tensor(_ctensor.TensorBase):
             "stream": stream,
         }
 
-    def type(self) -> str:
-        """The tensor type name, as torch's ``Tensor.type()`` without arguments.
-
-        "torch.FloatTensor", "torch.cuda.LongTensor", "torch.meta.BFloat16Tensor".
-        """
-        device_type = self.device.type
-        prefix = "torch." if device_type == "cpu" else f"torch.{device_type}."
-        return f"{prefix}{_c10_name(self.dtype)}Tensor"
-
     def record_stream(self, stream: Any) -> None:
         """Hold this CUDA tensor's memory back from reuse, once freed, for ``stream``'s work.
 
@@ -479,16 +358,6 @@ class Tensor(_ctensor.TensorBase):
         must complete first, as torch's ``record_stream``.
         """
         check(lib.c10c_cuda_record_stream(self._handle, stream._value[0]))
-
-    def cpu(self) -> Tensor:
-        """The tensor in host memory (self when it is there already)."""
-        return self.to(_CPU)
-
-    def cuda(self, device: Any = None) -> Tensor:
-        """The tensor on a CUDA device (the current one by default)."""
-        if device is None:
-            return self.to("cuda")
-        return self.to(device if not isinstance(device, int) else _device_cls("cuda", device))
 
     @property
     def __array_interface__(self) -> dict[str, Any]:

@@ -49,6 +49,8 @@ PyObject *pyc10_functions(PyObject *module_name, PyObject *tensor_class);
 PyAPI_FUNC(PyObject *) PyObject_VectorcallMethod(PyObject *name, PyObject *const *args,
                                                  size_t nargsf, PyObject *kwnames);
 #endif
+/* The methods of data.c: fill_, zero_, to and the conversions, new_*. */
+extern PyMethodDef pyc10_data_methods[];
 
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 

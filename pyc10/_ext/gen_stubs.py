@@ -22,28 +22,37 @@ END = "    # END GENERATED\n"
 _ENTRY = re.compile(r"PA_ENTRY\((\w+),\s*(\w+),((?:\s*\"(?:[^\"\\]|\\.)*\"\s*,?)+)\)", re.S)
 _STRING = re.compile(r"\"((?:[^\"\\]|\\.)*)\"")
 
-#: torch's C++ parameter types as the Python types a caller may pass.
+#: torch's C++ parameter types as the Python types a caller may pass. Builtins are qualified:
+#: TensorBase has methods named bool, int, float and type, which shadow them in the class body.
 _TYPES = {
     "Tensor": "TensorBase",
     "Scalar": "_Scalar",
     "int64_t": "SupportsIndex",
     "SymInt": "SupportsIndex",
-    "double": "float",
-    "complex": "complex",
+    "double": "builtins.float",
+    "complex": "builtins.complex",
     "IntArrayRef": "Sequence[SupportsIndex]",
     "SymIntArrayRef": "Sequence[SupportsIndex]",
-    "bool": "bool",
+    "bool": "builtins.bool",
     "Storage": "Any",
     "PyObject*": "Any",
-    "ScalarType": "_dtype | type",
+    "ScalarType": "_dtype | builtins.type",
     "Layout": "_layout",
     "MemoryFormat": "_memory_format",
-    "Device": "_device | str | int",
+    "Device": "_device | builtins.str | builtins.int",
     "Stream": "Any",
-    "c10::string_view": "str",
+    "c10::string_view": "builtins.str",
     "TensorList": "Sequence[TensorBase]",
 }
-_RETURNS = {"Tensor": "Self", "tuple[Tensor, ...]": "tuple[Self, ...]", "Size": "Any"}
+_RETURNS = {
+    "Tensor": "Self",
+    "tuple[Tensor, ...]": "tuple[Self, ...]",
+    "Size": "Any",
+    "int": "builtins.int",
+    "bool": "builtins.bool",
+    "str": "builtins.str",
+    "tuple[int, ...]": "tuple[builtins.int, ...]",
+}
 
 
 def entries(text: str) -> list[tuple[str, str, str, list[str]]]:

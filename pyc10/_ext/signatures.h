@@ -152,3 +152,70 @@ PA_ENTRY(Tensor, requires_grad_, "self for False; True raises (pyc10 has no auto
          "requires_grad_(bool requires_grad=True) -> Tensor")
 PA_ENTRY(Tensor, type_as, "self with other's dtype and device (self if they match).",
          "type_as(Tensor other) -> Tensor")
+/* ---- Tensor: data (data.c): fills, conversions, new_* ---- */
+PA_ENTRY(Tensor, fill_, "Every element set to value (c10's overflow checks); returns self.",
+         "fill_(Tensor value) -> Tensor", "fill_(Scalar value) -> Tensor")
+PA_ENTRY(Tensor, to,
+         "self on another device and/or dtype (self when nothing changes and copy is False).",
+         "to(Device device=None, ScalarType dtype=None, bool non_blocking=False, bool copy=False, "
+         "*, MemoryFormat? memory_format=None) -> Tensor",
+         "to(ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? "
+         "memory_format=None) -> Tensor",
+         "to(Tensor tensor, bool non_blocking=False, bool copy=False, *, MemoryFormat? "
+         "memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, float, "self.to(pyc10.float32).",
+         "float(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, double, "self.to(pyc10.float64).",
+         "double(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, half, "self.to(pyc10.float16).",
+         "half(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, bfloat16, "self.to(pyc10.bfloat16).",
+         "bfloat16(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, int, "self.to(pyc10.int32).", "int(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, long, "self.to(pyc10.int64).",
+         "long(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, short, "self.to(pyc10.int16).",
+         "short(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, char, "self.to(pyc10.int8).",
+         "char(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, byte, "self.to(pyc10.uint8).",
+         "byte(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, bool, "self.to(pyc10.bool).",
+         "bool(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, cfloat, "self.to(pyc10.complex64).",
+         "cfloat(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, cdouble, "self.to(pyc10.complex128).",
+         "cdouble(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, cpu, "self in host memory (self when it is there).",
+         "cpu(*, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, cuda, "self on a CUDA device, the current one by default (self when it is there).",
+         "cuda(Device? device=None, bool non_blocking=False, *, MemoryFormat? memory_format=None) "
+         "-> Tensor",
+         "cuda(Device? device=None, bool async=False, *, MemoryFormat? memory_format=None) -> "
+         "Tensor|deprecated")
+PA_ENTRY(Tensor, type,
+         "The legacy type name ('torch.FloatTensor'), or self converted to a dtype or type name.",
+         "type(PyObject* dtype=None, bool non_blocking=False, *, MemoryFormat? memory_format=None) "
+         "-> str | Tensor",
+         "type(PyObject* dtype=None, bool async=False, *, MemoryFormat? memory_format=None) -> str "
+         "| Tensor|deprecated")
+PA_ENTRY(Tensor, new_empty, "An uninitialized tensor with self's dtype and device unless given.",
+         "new_empty(SymIntArrayRef size, "
+         "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(Tensor, new_zeros, "Zeros with self's dtype and device unless given.",
+         "new_zeros(SymIntArrayRef size, "
+         "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(Tensor, new_ones, "Ones with self's dtype and device unless given.",
+         "new_ones(SymIntArrayRef size, "
+         "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(Tensor, new_full, "fill_value with self's dtype and device unless given.",
+         "new_full(SymIntArrayRef size, Scalar fill_value, "
+         "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(Tensor, new_empty_strided, "new_empty with these strides.",
+         "new_empty_strided(SymIntArrayRef size, SymIntArrayRef stride, "
+         "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")

@@ -898,7 +898,8 @@ static struct PyModuleDef module_def = {
 
 /* TensorBase's methods: this file's and each concern's table, in one array made once. */
 static PyMethodDef *merged_methods(void) {
-  PyMethodDef *tables[] = {tensor_methods, pyc10_view_methods, pyc10_attr_methods};
+  PyMethodDef *tables[] = {tensor_methods, pyc10_view_methods, pyc10_attr_methods,
+                           pyc10_data_methods};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyMethodDef *m = tables[t]; m->ml_name != NULL; m++) n++;

@@ -166,9 +166,9 @@ def test_to_follows_torchs_signatures() -> None:
         assert getattr(a, method)().tolist() == getattr(t, method)().tolist(), method
     assert a.byte().tolist() == torch.tensor([1.5, -2.5]).byte().tolist()  # 254, as c10
     assert a.cfloat().tolist() == t.cfloat().tolist()
+    # torch binds a number to to(Tensor tensor): a 0-dim float64 tensor's dtype
+    assert a.to(1.5).dtype == pyc10.float64 and torch.tensor([1.0]).to(1.5).dtype == torch.float64
     with pytest.raises(TypeError, match="invalid combination"):
-        a.to(1.5)
-    with pytest.raises(TypeError, match="unexpected keyword"):
         a.to(colour="red")
     with pytest.raises(NotImplementedError, match="conversions of QInt8 are not implemented"):
         a.to(pyc10.qint8)
