@@ -34,6 +34,12 @@ PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n);
 /* The methods of views.c (NULL-terminated), merged into TensorBase's at module init. */
 extern PyMethodDef pyc10_view_methods[];
 
+/* storage.c: Tensor.untyped_storage (merged into TensorBase's methods), StorageBase added to the
+ * module at init, and the one Python object of a borrowed storage (a new reference). */
+extern PyMethodDef pyc10_storage_tensor_methods[];
+int pyc10_storage_init(PyObject *module);
+PyObject *pyc10_storage_wrap(c10c_storage *s);
+
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
 #endif
