@@ -48,7 +48,7 @@ class UntypedStorage(_ctensor.StorageBase):
 
         ``shared=False`` maps a private copy (writes stay in memory); ``shared=True`` maps the
         file itself, creating it and growing it to ``nbytes`` as needed (writes reach the file).
-        ``nbytes=0`` maps the whole file. The storage is not resizable.
+        ``nbytes=0`` gives an empty storage, as torch 2.13. The storage is not resizable.
         """
         if not isinstance(filename, str):
             raise C10TypeError(f"argument 1 must be str, not {type(filename).__name__}")
@@ -75,10 +75,9 @@ class UntypedStorage(_ctensor.StorageBase):
                         f"size <{nbytes}>"
                     )
                 os.ftruncate(fd, nbytes)
-                size = nbytes
-            length = nbytes or size
+            length = nbytes  # torch 2.13 maps nothing for nbytes=0, whatever the file holds
             if length == 0:
-                return cls(0)
+                return cls(0)[:]  # an empty mapping: not resizable either
             access = mmap.ACCESS_WRITE if shared else mmap.ACCESS_COPY
             mapping = mmap.mmap(fd, length, access=access)
         finally:
@@ -90,13 +89,13 @@ class UntypedStorage(_ctensor.StorageBase):
         return storage
 
     def cpu(self) -> UntypedStorage:
-        """self on the CPU, else a CPU copy."""
+        """Self on the CPU, else a CPU copy."""
         if self.device.type == "cpu":
             return self
         return UntypedStorage(self.nbytes()).copy_(self)
 
     def untyped(self) -> UntypedStorage:
-        """self (torch's typed/untyped bridge)."""
+        """Self (torch's typed/untyped bridge)."""
         return self
 
     def get_device(self) -> int:
