@@ -30,7 +30,7 @@ from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._layout import layout as _layout_cls
 from ._lib import ffi, lib
 from ._scalar import scalar_bytes, scalar_dtype
-from ._storage import UntypedStorage, _storage_object
+from ._storage import UntypedStorage
 
 #: torch's _dtype_to_typestr: the dtypes __cuda_array_interface__ can describe.
 _CAI_TYPESTR = {
@@ -193,10 +193,6 @@ class Tensor(_ctensor.TensorBase):
         return cast(Tensor, _wrap_address(int(ffi.cast(_UINTPTR, handle)), handle))
 
     # ---- shape, dtype, device, data_ptr(), __bool__, __len__ ...: in C (_ext/attrs.c) ----
-
-    def untyped_storage(self) -> UntypedStorage:
-        """The storage (shared, not copied)."""
-        return _storage_object(lib.c10c_tensor_storage(self._handle))
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
         """Pickle (and deepcopy) as torch does: the storage, offset, sizes, strides and dtype.

@@ -52,6 +52,12 @@ PyAPI_FUNC(PyObject *) PyObject_VectorcallMethod(PyObject *name, PyObject *const
 /* The methods of data.c: fill_, zero_, to and the conversions, new_*. */
 extern PyMethodDef pyc10_data_methods[];
 
+/* storage.c: Tensor.untyped_storage (merged into TensorBase's methods), StorageBase added to the
+ * module at init, and the one Python object of a borrowed storage (a new reference). */
+extern PyMethodDef pyc10_storage_tensor_methods[];
+int pyc10_storage_init(PyObject *module);
+PyObject *pyc10_storage_wrap(c10c_storage *s);
+
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
 #endif

@@ -219,3 +219,23 @@ PA_ENTRY(Tensor, new_empty_strided, "new_empty with these strides.",
          "new_empty_strided(SymIntArrayRef size, SymIntArrayRef stride, "
          "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
          "pin_memory=False, bool? requires_grad=False) -> Tensor")
+/* ---- UntypedStorage (storage.c): torch's StorageBase; torch parses only __new__ and copy_ with
+ * PythonArgParser (these strings are its own, with pyc10 for torch), the others by hand: their
+ * signatures here are torch/storage.py's, and the methods keep torch's own checks and messages
+ * for the values the parser lets through (PyObject*). ---- */
+PA_ENTRY(UntypedStorage, __new__,
+         "Bytes on a device: empty, of a size, or from a sequence of ints.",
+         "pyc10.UntypedStorage(*, int64_t allocator=None, Device device=None)",
+         "pyc10.UntypedStorage(int64_t size, *, int64_t allocator=None, Device device=None)",
+         "pyc10.UntypedStorage(PyObject* sequence, *, int64_t allocator=None, Device device=None)")
+PA_ENTRY(UntypedStorage, resize_, "Resize to size bytes, keeping the common prefix; returns self.",
+         "resize_(PyObject* size) -> UntypedStorage")
+PA_ENTRY(UntypedStorage, fill_, "Every byte set to value (an int, modulo 256); returns self.",
+         "fill_(PyObject* value) -> UntypedStorage")
+PA_ENTRY(UntypedStorage, copy_,
+         "src's bytes (same size, any device) copied into self; returns self.",
+         "copy_(Storage src, bool? non_blocking=None) -> UntypedStorage")
+PA_ENTRY(UntypedStorage, from_buffer,
+         "A new CPU storage holding count elements of dtype from a buffer, in byte_order.",
+         "from_buffer(PyObject* buffer, std::string? byte_order=None, int64_t count=-1, "
+         "int64_t offset=0, ScalarType? dtype=None) -> UntypedStorage")

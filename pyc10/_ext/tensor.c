@@ -899,7 +899,7 @@ static struct PyModuleDef module_def = {
 /* TensorBase's methods: this file's and each concern's table, in one array made once. */
 static PyMethodDef *merged_methods(void) {
   PyMethodDef *tables[] = {tensor_methods, pyc10_view_methods, pyc10_attr_methods,
-                           pyc10_data_methods};
+                           pyc10_data_methods, pyc10_storage_tensor_methods};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyMethodDef *m = tables[t]; m->ml_name != NULL; m++) n++;
@@ -967,6 +967,10 @@ PyMODINIT_FUNC PyInit__ctensor(void) {
   PyObject *type = PyType_FromSpec(&tensor_spec);
   if (type == NULL || PyModule_AddObject(m, "TensorBase", type) < 0) {
     Py_XDECREF(type);
+    Py_DECREF(m);
+    return NULL;
+  }
+  if (pyc10_storage_init(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -105,7 +105,7 @@ def parse_signature(text: str) -> Signature:
     while "|" in text and text.rsplit("|", 1)[1].strip() in ("hidden", "deprecated"):
         text, flag = text.rsplit("|", 1)
         flags.append(flag.strip())
-    m = re.fullmatch(r"\s*(\w+)\((.*)\)\s*(?:->\s*(.*))?", text.strip())
+    m = re.fullmatch(r"\s*([\w.]+)\((.*)\)\s*(?:->\s*(.*))?", text.strip())
     if m is None:
         raise ValueError(f"unreadable signature {text!r}")
     name, body, returns = m.group(1), m.group(2).strip(), (m.group(3) or "").strip()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import gc
+import os
+import pickle
 import resource
 import threading
 import weakref
@@ -68,10 +71,8 @@ def test_impossible_size_raises_memory_error_with_the_size():
         pyc10.UntypedStorage(1 << 50)
     assert "you tried to allocate 1125899906842624 bytes" in str(info.value)
     assert "you tried to allocate 1125899906842624 bytes" in message
-    with pytest.raises(TypeError):
-        pyc10.UntypedStorage(1.5)  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
-        pyc10.UntypedStorage(4).resize_("8")  # type: ignore[arg-type]
+    for call in (lambda m: m.UntypedStorage(1.5), lambda m: m.UntypedStorage(4).resize_("8")):
+        same_error(call)
     with pytest.raises(RuntimeError, match=r"Allocator for MAIA is not set\."):
         pyc10.UntypedStorage(4, device="maia")
 
@@ -194,3 +195,230 @@ def test_junk_fill_writes_cs_pattern_into_new_storages():
         assert pyc10.UntypedStorage(300000).tolist()[-1] == 0
     finally:
         pyc10.memory.set_config("fill:none")
+
+
+def same_error(call):
+    """call(torch) and call(pyc10) raise the same class (pyc10's derives from it) and message."""
+    kind, message = torch_error(lambda: call(torch))
+    with pytest.raises(kind) as info:
+        call(pyc10)
+    assert isinstance(info.value, pyc10.C10Error)
+    assert str(info.value) == message.replace("torch.", "pyc10.")
+
+
+def filled(mod, values=(1, 2, 3, 4)):
+    s = mod.UntypedStorage(len(values))
+    for i, v in enumerate(values):
+        s[i] = v
+    return s
+
+
+def test_constructor_signatures_match_torch():
+    for args, kwargs in [
+        ((), {}),
+        ((), {"size": 3}),
+        ((np.int64(3),), {}),
+        ((np.int32(2),), {"device": "cpu"}),
+        ((3,), {"device": None, "allocator": None}),
+        (([1, 2, 300, -1, True],), {}),
+        ((b"abc",), {}),
+        ((bytearray(b"xy"),), {}),
+        ((range(4),), {}),
+    ]:
+        ours = pyc10.UntypedStorage(*args, **kwargs)
+        theirs = torch.UntypedStorage(*args, **kwargs)
+        assert ours.nbytes() == theirs.nbytes()
+        if not (args and isinstance(args[0], (int, np.integer))) and "size" not in kwargs:
+            assert ours.tolist() == theirs.tolist()
+    for bad in ([1.5], [1, "a"], "abc", 3.0, True, iter([1]), {1: 2}, np.arange(3)):
+        same_error(lambda m, bad=bad: m.UntypedStorage(bad))
+    with pytest.raises(TypeError, match="received an invalid combination of arguments"):
+        pyc10.UntypedStorage(3, 4)
+    with pytest.raises(TypeError, match="received an invalid combination of arguments"):
+        pyc10.UntypedStorage(3, foo=1)
+    same_error(lambda m: m.UntypedStorage(2**63))
+
+
+def test_indexing_matches_torch():
+    ours, theirs = filled(pyc10), filled(torch)
+    for index in (0, -1, 3, np.int64(1), -4):
+        assert ours[index] == theirs[index]
+    for index in (4, -5):
+        same_error(lambda m, i=index: filled(m)[i])
+    for index in (True, 1.0, "a", None, ...):
+        same_error(lambda m, i=index: filled(m)[i])
+    for sl in (slice(1, 3), slice(None), slice(3, 1), slice(5, 10), slice(-3, None)):
+        view, tview = ours[sl], theirs[sl]
+        assert type(view) is pyc10.UntypedStorage
+        assert view.tolist() == tview.tolist() and view.resizable() == tview.resizable()
+    view = ours[1:3]
+    assert view.data_ptr() - ours.data_ptr() == 1
+    view[0] = 77
+    assert ours[1] == 77  # a view of the same bytes, as torch
+    del ours
+    assert view.tolist() == [77, 3]  # the view keeps the base alive
+    for sl in (slice(None, None, 2), slice(0, 2, -1)):
+        same_error(lambda m, sl=sl: filled(m)[sl])
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        filled(pyc10)[0:2:0]
+
+
+def test_setitem_matches_torch():
+    for index, value in [(0, 300), (0, -1), (0, -129), (1, True), (np.int64(2), 5)]:
+        ours, theirs = filled(pyc10), filled(torch)
+        ours[index] = value
+        theirs[index] = value
+        assert ours.tolist() == theirs.tolist()
+    for sl, value in [(slice(1, 3), 9), (slice(None), 1000), (slice(5, 9), 3), (slice(3, 1), 3)]:
+        ours, theirs = filled(pyc10), filled(torch)
+        ours[sl] = value
+        theirs[sl] = value
+        assert ours.tolist() == theirs.tolist()
+
+    def setter(index, value):
+        def call(m):
+            s = filled(m)
+            s[index] = value
+
+        return call
+
+    for index, value in [(0, 1.5), (0, np.int64(5)), (0, "a"), (slice(1, 3), [1, 2])]:
+        same_error(setter(index, value))
+    for index in ("a", 1.0, True):
+        same_error(setter(index, 1))
+    same_error(setter(slice(None, None, 2), 1))
+    # deliberate difference: torch's __setitem__ refuses every negative index ("out of bounds")
+    s = filled(pyc10)
+    s[-1] = 9
+    assert s.tolist() == [1, 2, 3, 9]
+    with pytest.raises(IndexError, match="index 4 out of range for storage of size 4"):
+        s[4] = 0
+    with pytest.raises(TypeError):
+        del s[0]
+
+
+def test_methods_match_torch():
+    ours, theirs = filled(pyc10), filled(torch)
+    assert len(ours) == len(theirs) and list(ours) == list(theirs)
+    assert ours.element_size() == theirs.element_size() == 1
+    assert ours.is_cuda is theirs.is_cuda is False
+    assert ours.is_shared() is theirs.is_shared() is False
+    assert ours.cpu() is ours and ours.untyped() is ours
+    c = ours.clone()
+    assert c.tolist() == theirs.clone().tolist() and c.data_ptr() != ours.data_ptr()
+    for value in (7, 300, -1, True, -129):
+        assert ours.fill_(value).tolist() == theirs.fill_(value).tolist()
+    for value in (1.5, np.int64(3), np.float64(3), "a"):
+        same_error(lambda m, v=value: filled(m).fill_(v))
+    src_o, src_t = filled(pyc10, (9, 8, 7, 6)), filled(torch, (9, 8, 7, 6))
+    assert ours.copy_(src_o) is ours and ours.tolist() == theirs.copy_(src_t).tolist()
+    assert ours.copy_(filled(pyc10), non_blocking=True).tolist() == [1, 2, 3, 4]
+    assert ours.copy_(src=src_o, non_blocking=None).tolist() == [9, 8, 7, 6]
+    for call in (
+        lambda m: filled(m).copy_(m.UntypedStorage(3)),
+        lambda m: filled(m).copy_(m.zeros(4, dtype=m.uint8)),
+        lambda m: filled(m).copy_(1),
+        lambda m: filled(m).copy_(),
+        lambda m: filled(m).copy_(filled(m), 1),
+        lambda m: filled(m).copy_(filled(m), foo=1),
+        lambda m: filled(m).copy_(filled(m), True, 3),
+        lambda m: filled(m).resize_(1.0),
+        lambda m: filled(m).resize_(True),
+    ):
+        same_error(call)
+    assert ours.resize_(np.int64(6)).nbytes() == theirs.resize_(np.int64(6)).nbytes() == 6
+
+
+def test_from_buffer_matches_torch():
+    cases = [
+        ((b"abcd", "little"), {"dtype": "int16"}),
+        ((b"abcd", "big"), {"dtype": "int16"}),
+        ((b"abcd", "native"), {"dtype": "int16"}),
+        ((b"abcd", "big"), {"dtype": "int32"}),
+        ((b"abcdefgh", "big"), {"dtype": "complex64"}),
+        ((b"abcd",), {"dtype": "uint8"}),
+        ((b"ab\0d", "little"), {"dtype": "bool"}),
+        ((b"abcdef", "little"), {"count": 2, "offset": 1, "dtype": "int16"}),
+        ((bytearray(b"xy"),), {"dtype": "int8"}),
+        ((memoryview(b"xy"),), {"dtype": "uint8"}),
+        ((np.arange(3, dtype=np.int32), "little"), {"dtype": "float32"}),
+        ((b"",), {"dtype": "uint8"}),
+        ((b"abcd",), {"dtype": "uint8", "count": 0}),
+    ]
+    for args, kwargs in cases:
+        ours = pyc10.UntypedStorage.from_buffer(
+            *args, **{**kwargs, "dtype": getattr(pyc10, kwargs["dtype"])}
+        )
+        theirs = torch.UntypedStorage.from_buffer(
+            *args, **{**kwargs, "dtype": getattr(torch, kwargs["dtype"])}
+        )
+        assert type(ours) is pyc10.UntypedStorage and ours.resizable()
+        assert ours.tolist() == theirs.tolist()
+    for call in (
+        lambda m: m.UntypedStorage.from_buffer(b"abcd"),
+        lambda m: m.UntypedStorage.from_buffer(b"abcd", dtype=m.int16),
+        lambda m: m.UntypedStorage.from_buffer(b"abcde", "little", dtype=m.int16),
+        lambda m: m.UntypedStorage.from_buffer(b"abcd", "bad", dtype=m.int16),
+        lambda m: m.UntypedStorage.from_buffer(b"abcd", "little", dtype=m.complex64),
+        lambda m: m.UntypedStorage.from_buffer(b"abcd", offset=9, dtype=m.uint8),
+        lambda m: m.UntypedStorage.from_buffer(b"abcd", offset=-1, dtype=m.uint8),
+        lambda m: m.UntypedStorage.from_buffer(b"abcd", count=9, dtype=m.uint8),
+        lambda m: m.UntypedStorage.from_buffer(3, dtype=m.uint8),
+    ):
+        same_error(call)
+    with pytest.raises(TypeError):
+        pyc10.UntypedStorage.from_buffer()
+
+
+def test_from_file_matches_torch(tmp_path):
+    path = str(tmp_path / "f")
+    with open(path, "wb") as f:
+        f.write(bytes(range(10)))
+    for args in ((), (False,), (False, 4), (True, 4), (False, 0)):
+        ours = pyc10.UntypedStorage.from_file(path, *args)
+        theirs = torch.UntypedStorage.from_file(path, *args)
+        assert ours.tolist() == theirs.tolist() and ours.resizable() == theirs.resizable()
+    private = pyc10.UntypedStorage.from_file(path, False, 4)
+    private[0] = 99
+    shared = pyc10.UntypedStorage.from_file(path, shared=True, nbytes=4)
+    assert shared[0] == 0  # the private mapping's write did not reach the file
+    shared[1] = 98
+    del shared
+    with open(path, "rb") as f:
+        assert f.read(2) == b"\x00b"
+    grown = str(tmp_path / "g")
+    assert pyc10.UntypedStorage.from_file(grown, True, 4).tolist() == [0, 0, 0, 0]
+    assert os.path.getsize(grown) == 4
+    for call in (
+        lambda m: m.UntypedStorage.from_file(path, False, 20),
+        lambda m: m.UntypedStorage.from_file(path + "x", False, 4),
+    ):
+        kind, message = torch_error(lambda call=call: call(torch))
+        with pytest.raises(kind) as info:
+            call(pyc10)
+        assert str(info.value) == message
+    with pytest.raises(TypeError):
+        pyc10.UntypedStorage.from_file(3)  # type: ignore[arg-type]
+
+
+def test_share_memory_is_refused_on_the_cpu():
+    # deliberate difference: torch moves the bytes to POSIX shared memory; libc10c cannot
+    with pytest.raises(RuntimeError, match="shared memory"):
+        pyc10.UntypedStorage(3).share_memory_()
+
+
+def test_untyped_storage_gives_one_object_per_storage():
+    x = pyc10.zeros(4)
+    s = x.untyped_storage()
+    assert s is x.untyped_storage() is x[1:].untyped_storage()
+    assert type(s) is pyc10.UntypedStorage and isinstance(s, pyc10._ctensor.StorageBase)
+    assert s.nbytes() == torch.zeros(4).untyped_storage().nbytes()
+    y = pyc10.zeros(4)
+    assert y.untyped_storage() is not s
+
+
+def test_pickle_and_copies_keep_the_bytes():
+    s = filled(pyc10)
+    for t in (pickle.loads(pickle.dumps(s)), copy.copy(s), copy.deepcopy(s)):
+        assert t.tolist() == [1, 2, 3, 4] and t.data_ptr() != s.data_ptr()
+    assert repr(s) == repr(filled(torch)).replace("torch.storage.", "pyc10.")
