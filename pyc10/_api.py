@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins as _builtins
 import os as _os
 
+from ._defaults import get_default_dtype, set_default_dtype
 from ._device import device, get_privateuse1_backend_name, rename_privateuse1_backend
 from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
@@ -20,6 +21,7 @@ from ._errors import (
     C10TypeError,
     C10ValueError,
 )
+from ._finfo import finfo, iinfo
 from ._layout import LAYOUTS as _LAYOUTS
 from ._layout import MEMORY_FORMATS as _MEMORY_FORMATS
 from ._layout import layout, memory_format
@@ -182,6 +184,7 @@ __all__ = [
     "empty",
     "empty_like",
     "empty_strided",
+    "finfo",
     "float",
     "float4_e2m1fn_x2",
     "float8_e4m3fn",
@@ -196,10 +199,12 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "get_default_dtype",
     "get_include",
     "get_library_path",
     "get_privateuse1_backend_name",
     "half",
+    "iinfo",
     "int",
     "int1",
     "int2",
@@ -226,6 +231,7 @@ __all__ = [
     "quint4x2",
     "quint8",
     "rename_privateuse1_backend",
+    "set_default_dtype",
     "short",
     "sparse_bsc",
     "sparse_bsr",

@@ -11,7 +11,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, cast, final
 
-from . import _ctensor
+from . import _ctensor, _defaults
 from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
@@ -28,7 +28,7 @@ from ._errors import (
 )
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._lib import ffi, lib
-from ._scalar import scalar_bytes, scalar_dtype
+from ._scalar import scalar_bytes
 from ._storage import UntypedStorage, _storage_object
 
 #: torch's _dtype_to_typestr: the dtypes __cuda_array_interface__ can describe.
@@ -167,7 +167,7 @@ def _sizes_from_args(args: tuple[Any, ...], name: str, argname: str = "size") ->
 
 def _check_dtype(d: Any) -> dtype:
     if d is None:
-        return _FLOAT32
+        return _defaults.current()
     if type(d) is not dtype:
         raise C10TypeError(f"dtype must be pyc10.dtype, not {type(d).__name__}")
     return d
@@ -1050,7 +1050,7 @@ def full(
     device: _device_cls | str | None = None,
 ) -> Tensor:
     """A tensor filled with fill_value; the dtype follows the value when not given, as torch."""
-    d = scalar_dtype(fill_value) if dtype is None else _check_dtype(dtype)
+    d = _defaults.scalar_dtype(fill_value) if dtype is None else _check_dtype(dtype)
     return _full((size,), fill_value, d, device=device, fmt=_CONTIGUOUS, name="full")
 
 
