@@ -27,6 +27,7 @@ from ._layout import MEMORY_FORMATS as _MEMORY_FORMATS
 from ._layout import layout, memory_format
 from ._lib import ffi as _ffi
 from ._lib import lib as _lib
+from ._repr import set_printoptions
 from ._storage import UntypedStorage
 from ._tensor import (
     Size,
@@ -232,6 +233,7 @@ __all__ = [
     "quint8",
     "rename_privateuse1_backend",
     "set_default_dtype",
+    "set_printoptions",
     "short",
     "sparse_bsc",
     "sparse_bsr",

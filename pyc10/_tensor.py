@@ -11,7 +11,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, cast, final
 
-from . import _ctensor, _defaults
+from . import _ctensor, _defaults, _repr
 from ._device import _from_c as _device_from_c
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
@@ -927,16 +927,12 @@ class Tensor(_ctensor.TensorBase):
         return self._readable().reshape(()).item()
 
     def __repr__(self) -> str:
-        """Torch's format (``tensor([[0., 1.], ...])``) for CPU tensors numpy can read."""
-        from ._repr import tensor_repr
+        """Torch's format (``tensor([[0., 1.], ...])``): pyc10._repr.tensor_repr."""
+        return _repr.tensor_repr(self)
 
-        text = tensor_repr(self)
-        if text is not None:
-            return text
-        return (  # no host-readable data (other devices, dtypes numpy lacks)
-            f"pyc10.Tensor(shape={list(self.shape)}, stride={list(self.stride())}, "
-            f"dtype={self.dtype!r}, device='{self.device}')"
-        )
+    def __format__(self, spec: str) -> str:
+        """A 0-dim tensor formats its item (``f"{t:.2f}"``), as torch: pyc10._repr."""
+        return _repr.tensor_format(self, spec)
 
 
 def _count_indexed_dims(items: tuple[Any, ...]) -> int:
