@@ -356,17 +356,20 @@ def _add_suffixes(tensor_str: str, suffixes: list[str], indent: int, force_newli
 def _host_values(t: Any) -> Any:
     """The elements in a numpy array that holds the same numbers, or None where none can.
 
-    float4_e2m1fn_x2 as its bytes (uint8), as torch prints it.
+    float4_e2m1fn_x2 as its bytes (uint8), as torch prints it. An access the library refuses
+    (a storage shrunk under the tensor) raises its error, as every other read does.
     """
-    try:
-        if t.device.type != "cpu":
+    if t.device.type != "cpu":
+        try:
             t = t.cpu()
+        except RuntimeError:  # a device no copy reaches yet
+            return None
+    try:
         if t.dtype is _FLOAT4:
             return t.view(_UINT8).numpy()
         wider = WIDENED.get(t.dtype._name)
         return (t.to(DTYPE_NAMES[wider]) if wider is not None else t).numpy()
-    except (TypeError, NotImplementedError, RuntimeError):
-        # dtypes numpy cannot hold (bits, sub-byte integers), memory no copy reaches
+    except (TypeError, NotImplementedError):  # dtypes numpy cannot hold: bits, sub-byte ints
         return None
 
 
