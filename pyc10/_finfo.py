@@ -9,7 +9,7 @@ for the signatures ``finfo(ScalarType type)``, ``finfo()`` and ``iinfo(ScalarTyp
 from __future__ import annotations
 
 import builtins
-from typing import Any, ClassVar, final
+from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from . import _defaults
 from ._dtype import DTYPE_NAMES, dtype
@@ -46,6 +46,13 @@ _PYTHON_TYPES = {
     builtins.bool: DTYPE_NAMES["bool"],
     builtins.complex: DTYPE_NAMES["complex128"],
 }
+
+
+def _c10_name(d: dtype) -> str:
+    """c10's name of a dtype ("QUInt8"), as torch's messages give it."""
+    from ._lib import ffi, lib
+
+    return str(ffi.string(lib.c10c_dtype_c10_name(d.value)).decode())
 
 
 def _type_name(value: object) -> str:
@@ -109,43 +116,38 @@ def _parse(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], optional: b
 class _TypeInfo:
     """What finfo and iinfo share: read-only attributes, equality by dtype, torch's repr.
 
-    ``_values`` holds what torch can answer; an attribute it cannot (float4_e2m1fn_x2's
-    limits, a quantized dtype's name) raises torch's NotImplementedError when read, which
-    names the ``numeric_limits`` member c10 lacks.
+    The attributes are slots, set to what torch can answer; one it cannot (float4_e2m1fn_x2's
+    limits, a quantized dtype's name) stays empty and raises torch's NotImplementedError when
+    read, which names the ``numeric_limits`` member c10 lacks. One object per dtype is made
+    at import and handed out by every call (they are read-only).
     """
 
-    __slots__ = ("_c10_name", "_type", "_values")
+    __slots__ = ("_type",)
     _type: dtype
-    _values: dict[str, object]
-    _c10_name: str
     _fields: ClassVar[tuple[str, ...]] = ()
-    _public: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def _make(cls, d: dtype, values: dict[str, object]) -> Any:
-        from ._lib import ffi, lib
-
         self = object.__new__(cls)
         object.__setattr__(self, "_type", d)
-        object.__setattr__(self, "_values", values)
-        object.__setattr__(self, "_c10_name", ffi.string(lib.c10c_dtype_c10_name(d.value)).decode())
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
         return self
 
-    def _get(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            member = _C10_MEMBERS[name]
-            raise C10NotImplementedError(
-                f"\"{member}\" not implemented for '{self._c10_name}'"
-            ) from None
+    if not TYPE_CHECKING:  # (type checkers keep reporting unknown attributes)
 
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(f"'pyc10.{type(self).__name__}' object has no attribute '{name}'")
+        def __getattr__(self, name: str) -> Any:
+            # only reached for what is not set: a declared attribute torch cannot answer
+            if name in type(self).__slots__:
+                raise C10NotImplementedError(
+                    f"\"{_C10_MEMBERS[name]}\" not implemented for '{_c10_name(self._type)}'"
+                )
+            cls = f"pyc10.{type(self).__name__}"
+            raise AttributeError(f"'{cls}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: object) -> None:
         cls = f"pyc10.{type(self).__name__}"
-        if name in self._public:
+        if name in type(self).__slots__:
             raise AttributeError(f"attribute '{name}' of '{cls}' objects is not writable")
         raise AttributeError(f"'{cls}' object has no attribute '{name}'")
 
@@ -165,24 +167,14 @@ class _TypeInfo:
     # unhashable, as torch's
     __hash__ = None  # type: ignore[assignment]
 
-    @property
-    def bits(self) -> int:
-        """Bits per element."""
-        return int(self._get("bits"))
-
-    @property
-    def dtype(self) -> str:
-        """Name of the dtype described, as ``"float32"`` (finfo: the real one)."""
-        return str(self._get("dtype"))
-
     def __repr__(self) -> str:
         # torch writes each value through a C++ stream: %g of the value as a double; a value
         # it cannot read fails there as a TypeError
         try:
-            fields = ", ".join(f"{f}={builtins.float(self._get(f)):g}" for f in self._fields)
+            fields = ", ".join(f"{f}={builtins.float(getattr(self, f)):g}" for f in self._fields)
         except NotImplementedError:
             raise C10TypeError("bad argument type for built-in operation") from None
-        return f"{type(self).__name__}({fields}, dtype={self.dtype})"
+        return f"{type(self).__name__}({fields}, dtype={getattr(self, 'dtype')})"  # noqa: B009
 
     __str__ = __repr__
 
@@ -204,111 +196,122 @@ class finfo(_TypeInfo):
     """The numeric limits of a floating dtype, as ``torch.finfo``.
 
     ``finfo(type)`` or ``finfo()`` (the default dtype, :func:`pyc10.get_default_dtype`). A
-    complex dtype gives its real counterpart's limits. Attributes: ``bits``, ``eps`` (the
-    gap between 1.0 and the next value), ``max``, ``min`` (the lowest finite value),
-    ``tiny`` and ``smallest_normal`` (the smallest positive normal value), ``resolution``
-    (``10 ** -digits10``) and ``dtype`` (the name of the real dtype, a ``str``).
-    float4_e2m1fn_x2 is accepted but answers only ``bits``, as torch's.
+    complex dtype gives its real counterpart's limits. float4_e2m1fn_x2 is accepted but
+    answers only ``bits``, as torch's.
     """
 
     __module__ = "pyc10"
-    __slots__ = ()
+    __slots__ = ("bits", "dtype", "eps", "max", "min", "resolution", "smallest_normal", "tiny")
     _fields = ("resolution", "min", "max", "eps", "smallest_normal", "tiny")
-    _public = frozenset(("bits", "dtype", *_fields))
+
+    #: Bits per element.
+    bits: int
+    #: Name of the (real) dtype described, as ``"float32"``.
+    dtype: str
+    #: Smallest ``x`` with ``1.0 + x != 1.0``.
+    eps: float
+    #: Largest finite value.
+    max: float
+    #: Lowest finite value (``-max`` for the signed formats).
+    min: float
+    #: Smallest positive normal value.
+    tiny: float
+    #: Smallest positive normal value (the same as ``tiny``).
+    smallest_normal: float
+    #: Approximate decimal resolution, ``10 ** -digits10``.
+    resolution: float
 
     def __new__(cls, *args: Any, **kwargs: Any) -> finfo:
+        if len(args) == 1 and not kwargs and type(args[0]) is dtype:
+            known = _FINFO.get(args[0])  # the common calls, at once
+            if known is not None:
+                return known
+        elif not args and not kwargs:
+            return _FINFO[_defaults.current()]
         d = _parse("finfo", args, kwargs, optional=True)
-        if not (d.is_floating_point or d.is_complex):
-            raise C10TypeError(
-                "pyc10.finfo() requires a floating point input type. Use pyc10.iinfo to "
-                "handle 'pyc10.finfo'"
-            )
-        real = d.to_real()
-        values: dict[str, object] = {"bits": real.itemsize * 8}
-        limits = _FLOATING.get(real._name)  # none for float4_e2m1fn_x2
-        if limits is not None:
-            eps, high, low, tiny, digits10 = limits
-            values.update(
-                dtype=real._name,
-                eps=eps,
-                max=high,
-                min=low,
-                tiny=tiny,
-                smallest_normal=tiny,
-                resolution=10.0**-digits10,
-            )
-        return cls._make(real, values)  # type: ignore[no-any-return]
-
-    @property
-    def eps(self) -> float:
-        """Smallest ``x`` with ``1.0 + x != 1.0``."""
-        return float(self._get("eps"))
-
-    @property
-    def max(self) -> float:
-        """Largest finite value."""
-        return float(self._get("max"))
-
-    @property
-    def min(self) -> float:
-        """Lowest finite value (``-max`` for the signed formats)."""
-        return float(self._get("min"))
-
-    @property
-    def tiny(self) -> float:
-        """Smallest positive normal value."""
-        return float(self._get("tiny"))
-
-    @property
-    def smallest_normal(self) -> float:
-        """Smallest positive normal value (the same as ``tiny``)."""
-        return float(self._get("smallest_normal"))
-
-    @property
-    def resolution(self) -> float:
-        """Approximate decimal resolution, ``10 ** -digits10``."""
-        return float(self._get("resolution"))
+        _finfo_of(d)  # raises torch's error (every dtype it accepts is in _FINFO)
+        return _FINFO[d]
 
 
 @final
 class iinfo(_TypeInfo):
     """The numeric limits of an integer dtype, as ``torch.iinfo``.
 
-    ``iinfo(type)``; attributes ``bits``, ``min``, ``max`` (Python ints) and ``dtype`` (the
-    dtype's name, a ``str``). bool, the floating, complex, bits and sub-byte dtypes are
-    refused with torch's TypeError. The quantized dtypes are accepted with the limits of
-    their underlying integer, and no ``dtype`` (NotImplementedError), as torch's.
+    ``iinfo(type)``. bool, the floating, complex, bits and sub-byte dtypes are refused with
+    torch's TypeError. The quantized dtypes are accepted with the limits of their underlying
+    integer, and no ``dtype`` (NotImplementedError), as torch's.
     """
 
     __module__ = "pyc10"
-    __slots__ = ()
+    __slots__ = ("bits", "dtype", "max", "min")
     _fields = ("min", "max")
-    _public = frozenset(("bits", "dtype", *_fields))
+
+    #: Bits per element.
+    bits: int
+    #: Name of the dtype described, as ``"int32"``.
+    dtype: str
+    #: Largest value.
+    max: int
+    #: Smallest value.
+    min: int
 
     def __new__(cls, *args: Any, **kwargs: Any) -> iinfo:
+        if len(args) == 1 and not kwargs and type(args[0]) is dtype:
+            known = _IINFO.get(args[0])
+            if known is not None:
+                return known
         d = _parse("iinfo", args, kwargs, optional=False)
-        if d._name == "bool":
-            raise C10TypeError("pyc10.bool is not supported by pyc10.iinfo")
-        quantized = d._name in _QUANTIZED
-        if d._name not in _INTEGRAL and not quantized:
-            raise C10TypeError(
-                "pyc10.iinfo() requires an integer input type. Use pyc10.finfo to handle "
-                "'pyc10.iinfo'"
-            )
-        bits = d.itemsize * 8
-        signed = d._name.startswith("qint") if quantized else d.is_signed
-        low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
-        values: dict[str, object] = {"bits": bits, "min": low, "max": high}
-        if not quantized:  # c10 has no name for a quantized type's underlying values
-            values["dtype"] = d._name
-        return cls._make(d, values)  # type: ignore[no-any-return]
+        _iinfo_of(d)  # raises torch's error (every dtype it accepts is in _IINFO)
+        return _IINFO[d]
 
-    @property
-    def max(self) -> int:
-        """Largest value."""
-        return int(self._get("max"))
 
-    @property
-    def min(self) -> int:
-        """Smallest value."""
-        return int(self._get("min"))
+def _finfo_of(d: dtype) -> tuple[dtype, dict[str, object]]:
+    """What finfo(d) holds (its real dtype, the values torch can give), or torch's error."""
+    if not (d.is_floating_point or d.is_complex):
+        raise C10TypeError(
+            "pyc10.finfo() requires a floating point input type. Use pyc10.iinfo to "
+            "handle 'pyc10.finfo'"
+        )
+    real = d.to_real()
+    values: dict[str, object] = {"bits": real.itemsize * 8}
+    limits = _FLOATING.get(real._name)  # none for float4_e2m1fn_x2
+    if limits is not None:
+        eps, high, low, tiny, digits10 = limits
+        values.update(
+            dtype=real._name,
+            eps=eps,
+            max=high,
+            min=low,
+            tiny=tiny,
+            smallest_normal=tiny,
+            resolution=10.0**-digits10,
+        )
+    return real, values
+
+
+def _iinfo_of(d: dtype) -> tuple[dtype, dict[str, object]]:
+    """What iinfo(d) holds (d, the values torch can give), or torch's error."""
+    if d._name == "bool":
+        raise C10TypeError("pyc10.bool is not supported by pyc10.iinfo")
+    quantized = d._name in _QUANTIZED
+    if d._name not in _INTEGRAL and not quantized:
+        raise C10TypeError(
+            "pyc10.iinfo() requires an integer input type. Use pyc10.finfo to handle 'pyc10.iinfo'"
+        )
+    bits = d.itemsize * 8
+    signed = d._name.startswith("qint") if quantized else d.is_signed
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    values: dict[str, object] = {"bits": bits, "min": low, "max": high}
+    if not quantized:  # c10 has no name for a quantized type's underlying values
+        values["dtype"] = d._name
+    return d, values
+
+
+# One object for every dtype finfo and iinfo accept (complex dtypes share their real one's).
+_FINFO: dict[dtype, finfo] = {
+    d: finfo._make(*_finfo_of(d)) for d in DTYPE_NAMES.values() if d.is_floating_point
+}
+_FINFO.update({d: _FINFO[d.to_real()] for d in DTYPE_NAMES.values() if d.is_complex})
+_IINFO: dict[dtype, iinfo] = {
+    d: iinfo._make(*_iinfo_of(d)) for d in DTYPE_NAMES.values() if d._name in _INTEGRAL + _QUANTIZED
+}
