@@ -13,6 +13,7 @@ from typing import Any
 
 from ._dtype import DTYPE_NAMES, dtype
 from ._errors import C10TypeError
+from ._scalar import scalar_dtype as _inferred
 
 __all__ = [
     "add_listener",
@@ -52,9 +53,7 @@ def default_complex() -> dtype:
 
 def scalar_dtype(value: Any) -> dtype:
     """The dtype ``full`` infers from a Python scalar: bool, int64, the default, its complex."""
-    from ._scalar import scalar_dtype as _inferred  # float32 and complex64 for floats, complex
-
-    d = _inferred(value)
+    d = _inferred(value)  # float32 and complex64 for floats and complex numbers
     if d is _FLOAT32:
         return _default
     if d is _COMPLEX64:
