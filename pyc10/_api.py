@@ -7,6 +7,7 @@ import os as _os
 from typing import Any
 
 from . import _ctensor
+from ._defaults import get_default_dtype, set_default_dtype
 from ._device import device, get_privateuse1_backend_name, rename_privateuse1_backend
 from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
@@ -22,11 +23,13 @@ from ._errors import (
     C10TypeError,
     C10ValueError,
 )
+from ._finfo import finfo, iinfo
 from ._layout import LAYOUTS as _LAYOUTS
 from ._layout import MEMORY_FORMATS as _MEMORY_FORMATS
 from ._layout import layout, memory_format
 from ._lib import ffi as _ffi
 from ._lib import lib as _lib
+from ._repr import set_printoptions
 from ._storage import UntypedStorage
 from ._tensor import (
     Size,
@@ -200,6 +203,7 @@ __all__ = [
     "empty",
     "empty_like",
     "empty_strided",
+    "finfo",
     "float",
     "float4_e2m1fn_x2",
     "float8_e4m3fn",
@@ -214,10 +218,12 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "get_default_dtype",
     "get_include",
     "get_library_path",
     "get_privateuse1_backend_name",
     "half",
+    "iinfo",
     "int",
     "int1",
     "int2",
@@ -244,6 +250,8 @@ __all__ = [
     "quint4x2",
     "quint8",
     "rename_privateuse1_backend",
+    "set_default_dtype",
+    "set_printoptions",
     "short",
     "sparse_bsc",
     "sparse_bsr",

@@ -11,7 +11,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, cast, final
 
-from . import _ctensor
+from . import _ctensor, _defaults, _repr
 from ._device import _make as _device_make
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
@@ -29,7 +29,7 @@ from ._errors import (
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._layout import layout as _layout_cls
 from ._lib import ffi, lib
-from ._scalar import scalar_bytes, scalar_dtype
+from ._scalar import scalar_bytes
 from ._storage import UntypedStorage
 
 #: torch's _dtype_to_typestr: the dtypes __cuda_array_interface__ can describe.
@@ -153,7 +153,7 @@ def _sizes_from_args(args: tuple[Any, ...], name: str, argname: str = "size") ->
 
 def _check_dtype(d: Any) -> dtype:
     if d is None:
-        return _FLOAT32
+        return _defaults.current()
     if type(d) is not dtype:
         raise C10TypeError(f"dtype must be pyc10.dtype, not {type(d).__name__}")
     return d
@@ -414,16 +414,12 @@ class Tensor(_ctensor.TensorBase):
         return self._readable().reshape(()).item()
 
     def __repr__(self) -> str:
-        """Torch's format (``tensor([[0., 1.], ...])``) for CPU tensors numpy can read."""
-        from ._repr import tensor_repr
+        """Torch's format (``tensor([[0., 1.], ...])``): pyc10._repr.tensor_repr."""
+        return _repr.tensor_repr(self)
 
-        text = tensor_repr(self)
-        if text is not None:
-            return text
-        return (  # no host-readable data (other devices, dtypes numpy lacks)
-            f"pyc10.Tensor(shape={list(self.shape)}, stride={list(self.stride())}, "
-            f"dtype={self.dtype!r}, device='{self.device}')"
-        )
+    def __format__(self, spec: str) -> str:
+        """A 0-dim tensor formats its item (``f"{t:.2f}"``), as torch: pyc10._repr."""
+        return _repr.tensor_format(self, spec)
 
 
 def _count_indexed_dims(items: tuple[Any, ...]) -> int:
@@ -537,7 +533,7 @@ def full(
     device: _device_cls | str | None = None,
 ) -> Tensor:
     """A tensor filled with fill_value; the dtype follows the value when not given, as torch."""
-    d = scalar_dtype(fill_value) if dtype is None else _check_dtype(dtype)
+    d = _defaults.scalar_dtype(fill_value) if dtype is None else _check_dtype(dtype)
     return _full((size,), fill_value, d, device=device, fmt=_CONTIGUOUS, name="full")
 
 
