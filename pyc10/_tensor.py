@@ -729,6 +729,7 @@ _ctensor.setup(
     _FLOAT32,
 )
 Tensor._setup_attrs(_DTYPES_BY_VALUE, _device_make, _STRIDED)
+_defaults.add_listener(_ctensor.set_default_dtype)
 _ctensor.setup_parser(
     dtype,
     _layout_cls,

@@ -430,8 +430,8 @@ static int parse_type_name(PyObject *str, int *dtype, c10c_device *device) {
   size_t n = rest != NULL ? strlen(rest) : 0;
   if (rest != NULL && n >= 6 && strcmp(rest + n - 6, "Tensor") == 0) {
     n -= 6;
-    if (n == 0) { /* the default dtype: float32 (pyc10 has no set_default_dtype yet) */
-      *dtype = C10C_DTYPE_FLOAT32;
+    if (n == 0) { /* 'torch.Tensor': the default dtype */
+      *dtype = pyc10_default_dtype;
       return 0;
     }
     for (int t = 0; t < C10C_DTYPE_UNDEFINED; t++) {

@@ -48,7 +48,9 @@ static PyObject *kw_stream, *kw_max_version, *kw_dl_device, *kw_copy;
 static bool is_keyword(PyObject *name, PyObject *interned) {
   return name == interned || PyUnicode_Compare(name, interned) == 0;
 }
+/* The default dtype (pyc10.set_default_dtype), as the object and its code. */
 static PyObject *float32_dtype;
+int pyc10_default_dtype = C10C_DTYPE_FLOAT32;
 
 /* Stores a new reference in *slot, dropping the old one. */
 static void replace(PyObject **slot, PyObject *value) {
@@ -823,7 +825,7 @@ static PyObject *factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         fast = 0;
     }
   }
-  long code = C10C_DTYPE_FLOAT32;
+  long code = pyc10_default_dtype;
   if (fast && dtype != NULL && dtype != Py_None && dtype != float32_dtype) {
     PyObject *value = PyDict_GetItemWithError(dtype_codes, dtype); /* borrowed */
     if (value == NULL) {
@@ -861,6 +863,19 @@ static PyObject *module_zeros(PyObject *module, PyObject *const *args, Py_ssize_
   return factory(args, nargs, kwnames, true, zeros_py);
 }
 
+/* set_default_dtype(dtype): what factories without a dtype make (pyc10._defaults tells). */
+static PyObject *module_set_default_dtype(PyObject *module, PyObject *d) {
+  (void)module;
+  PyObject *v = PyObject_GetAttrString(d, "value");
+  if (v == NULL) return NULL;
+  long code = PyLong_AsLong(v);
+  Py_DECREF(v);
+  if (code == -1 && PyErr_Occurred()) return NULL;
+  replace(&float32_dtype, d);
+  pyc10_default_dtype = (int)code;
+  Py_RETURN_NONE;
+}
+
 /* functions(Tensor, module_name) */
 static PyObject *module_functions(PyObject *module, PyObject *args) {
   (void)module;
@@ -870,6 +885,8 @@ static PyObject *module_functions(PyObject *module, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"set_default_dtype", module_set_default_dtype, METH_O,
+     "The dtype factories make when given none (called by pyc10._defaults)."},
     {"functions", module_functions, METH_VARARGS,
      "The function forms (pyc10.transpose(x, 0, 1), ...) of the table's Tensor methods."},
     {"setup", module_setup, METH_VARARGS, "Connect the fast paths to pyc10's Python side."},

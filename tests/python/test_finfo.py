@@ -247,11 +247,6 @@ def test_factories_take_the_default_dtype_as_torch(restore_default):
                 assert a[1].dtype._name == str(b[1].dtype).split(".")[1], (default, label)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the C fast path of empty/zeros (pyc10/_ctensor.c) picks float32 itself: it must "
-    "read the default dtype (pyc10._defaults.add_listener) before this passes",
-)
 def test_the_fast_paths_take_the_default_dtype_as_torch(restore_default):
     pyc10.set_default_dtype(pyc10.float64)
     torch.set_default_dtype(torch.float64)
