@@ -15,6 +15,7 @@ typedef struct {
   PyObject *handle;  /* the same pointer as a cffi cdata, made on first use by Python code */
   PyObject *shape;   /* pyc10.Size, made on first use */
   PyObject *strides; /* tuple, cached by Python code (stride()) */
+  PyObject *storage; /* the pyc10.UntypedStorage untyped_storage() gave, or NULL (storage.c) */
   PyObject *weakreflist;
 } TensorObject;
 

@@ -954,10 +954,24 @@ static PyType_Spec storage_spec = {
 
 /* ---- Tensor.untyped_storage() and the module's entry point --------------------------------- */
 
+/* The tensor keeps the storage object it handed out (torch keeps it in the StorageImpl), so
+ * untyped_storage() in a loop costs a comparison; a tensor whose storage changed (set_, a new
+ * .data) gets the new one. */
 static PyObject *t_untyped_storage(PyObject *self, PyObject *unused) {
   (void)unused;
+  TensorObject *t = (TensorObject *)self;
   c10c_tensor *h = pyc10_handle(self);
-  return h ? wrap_borrowed(c10c_tensor_storage(h)) : NULL;
+  if (h == NULL) return NULL;
+  c10c_storage *st = c10c_tensor_storage(h);
+  if (t->storage != NULL && ((StorageObject *)t->storage)->s == st) {
+    Py_INCREF(t->storage);
+    return t->storage;
+  }
+  PyObject *o = wrap_borrowed(st);
+  if (o == NULL) return NULL;
+  Py_INCREF(o);
+  PA_SETREF(t->storage, o);
+  return o;
 }
 
 PyMethodDef pyc10_storage_tensor_methods[] = {

@@ -208,6 +208,7 @@ static void tensor_dealloc(PyObject *self) {
   Py_CLEAR(t->handle);
   Py_CLEAR(t->shape);
   Py_CLEAR(t->strides);
+  Py_CLEAR(t->storage);
   release_tensor(h); /* may run a storage deleter that calls back into Python */
   freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
   tp_free(self);

@@ -120,10 +120,45 @@ static PyObject *t_is_contiguous(PyObject *self, PyObject *const *args, Py_ssize
 
 /* ---- views ---- */
 
+/* The call every int-list method sees most: exact ints as varargs, or one tuple of exact ints,
+ * and no keywords. Bound here without the parser, which would bind them the same way; anything
+ * else (or an int beyond int64) returns 0 and goes through the parser. */
+static int exact_int_list(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int64_t *out,
+                          Py_ssize_t *n) {
+  if (kwnames != NULL || nargs == 0) return 0;
+  PyObject *const *items = args;
+  if (nargs == 1 && PyTuple_CheckExact(args[0])) {
+    nargs = PyTuple_Size(args[0]);
+    if (nargs > PA_MAX_DIMS) return 0;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+      PyObject *it = PyTuple_GetItem(args[0], i);
+      if (!PyLong_CheckExact(it)) return 0;
+      int overflow;
+      out[i] = PyLong_AsLongLongAndOverflow(it, &overflow);
+      if (overflow) return 0;
+    }
+    *n = nargs;
+    return 1;
+  }
+  if (nargs > PA_MAX_DIMS) return 0;
+  for (Py_ssize_t i = 0; i < nargs; i++) {
+    if (!PyLong_CheckExact(items[i])) return 0;
+    int overflow;
+    out[i] = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+    if (overflow) return 0;
+  }
+  *n = nargs;
+  return 1;
+}
+
 static pa_parser view_p = PA_PARSER("Tensor", "view");
 static PyObject *t_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
   SELF_HANDLE(h);
+  int64_t fast[PA_MAX_DIMS];
+  Py_ssize_t nfast;
+  if (exact_int_list(args, nargs, kwnames, fast, &nfast))
+    VIEW(c10c_tensor_view(&out_, h, fast, (size_t)nfast));
   PARSE(view_p, r);
   if (r.overload == 0) {
     int dtype;
@@ -153,6 +188,10 @@ static pa_parser reshape_p = PA_PARSER("Tensor", "reshape");
 static PyObject *t_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
   SELF_HANDLE(h);
+  int64_t fast[PA_MAX_DIMS];
+  Py_ssize_t nfast;
+  if (exact_int_list(args, nargs, kwnames, fast, &nfast))
+    VIEW(c10c_tensor_reshape(&out_, h, fast, (size_t)nfast));
   PARSE(reshape_p, r);
   int64_t shape[PA_MAX_DIMS];
   Py_ssize_t n;
@@ -174,6 +213,10 @@ static pa_parser permute_p = PA_PARSER("Tensor", "permute");
 static PyObject *t_permute(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            PyObject *kwnames) {
   SELF_HANDLE(h);
+  int64_t fast[PA_MAX_DIMS];
+  Py_ssize_t nfast;
+  if (exact_int_list(args, nargs, kwnames, fast, &nfast))
+    VIEW(c10c_tensor_permute(&out_, h, fast, (size_t)nfast));
   PARSE(permute_p, r);
   int64_t dims[PA_MAX_DIMS];
   Py_ssize_t n;
@@ -185,6 +228,10 @@ static pa_parser expand_p = PA_PARSER("Tensor", "expand");
 static PyObject *t_expand(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames) {
   SELF_HANDLE(h);
+  int64_t fast[PA_MAX_DIMS];
+  Py_ssize_t nfast;
+  if (exact_int_list(args, nargs, kwnames, fast, &nfast))
+    VIEW(c10c_tensor_expand(&out_, h, fast, (size_t)nfast));
   PARSE(expand_p, r);
   int64_t sizes[PA_MAX_DIMS];
   Py_ssize_t n;
