@@ -7,7 +7,12 @@ import os as _os
 from typing import Any
 
 from . import _ctensor
-from ._defaults import get_default_dtype, set_default_dtype
+from ._defaults import (
+    get_default_device,
+    get_default_dtype,
+    set_default_device,
+    set_default_dtype,
+)
 from ._device import device, get_privateuse1_backend_name, rename_privateuse1_backend
 from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
@@ -218,6 +223,7 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "get_default_device",
     "get_default_dtype",
     "get_include",
     "get_library_path",
@@ -250,6 +256,7 @@ __all__ = [
     "quint4x2",
     "quint8",
     "rename_privateuse1_backend",
+    "set_default_device",
     "set_default_dtype",
     "set_printoptions",
     "short",

@@ -83,6 +83,19 @@ class device:
     def __deepcopy__(self, memo: Any) -> device:
         return self
 
+    def __enter__(self) -> device:
+        """Make this the default device of factories in the block, on this thread, as torch's."""
+        from ._defaults import device_context_enter
+
+        device_context_enter(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """The previous default device comes back."""
+        from ._defaults import device_context_exit
+
+        device_context_exit()
+
 
 builtin_type = type  # the property is named "type", as torch's
 

@@ -22,6 +22,9 @@ typedef struct {
 /* The default dtype's code (pyc10.set_default_dtype; float32 until set). */
 extern int pyc10_default_dtype;
 
+/* This thread's default device for factories (pyc10.set_default_device; the CPU until set). */
+c10c_device pyc10_default_device(void);
+
 /* A new pyc10.Tensor owning h (a new reference; released if the object cannot be made). */
 PyObject *pyc10_wrap(c10c_tensor *h);
 /* Raises the pyc10 exception for a library status; returns NULL. */

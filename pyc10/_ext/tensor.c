@@ -864,6 +864,24 @@ static PyObject *module_zeros(PyObject *module, PyObject *const *args, Py_ssize_
   return factory(args, nargs, kwnames, true, zeros_py);
 }
 
+/* The default device of factories without a device= (pyc10.set_default_device, `with
+ * pyc10.device(...)`): per thread, as torch's. */
+static _Thread_local c10c_device default_device = {C10C_DEVICE_TYPE_CPU, -1};
+c10c_device pyc10_default_device(void) { return default_device; }
+
+/* set_default_device(device): this thread's default device (pyc10._defaults calls it). */
+static PyObject *module_set_default_device(PyObject *module, PyObject *d) {
+  (void)module;
+  PyObject *t = PyObject_GetAttrString(d, "_type"), *i = t ? PyObject_GetAttrString(d, "_index") : NULL;
+  long type = t ? PyLong_AsLong(t) : -1, index = i ? PyLong_AsLong(i) : -1;
+  Py_XDECREF(t);
+  Py_XDECREF(i);
+  if (PyErr_Occurred()) return NULL;
+  default_device.type = (c10c_device_type)type;
+  default_device.index = (c10c_device_index)index;
+  Py_RETURN_NONE;
+}
+
 /* set_default_dtype(dtype): what factories without a dtype make (pyc10._defaults tells). */
 static PyObject *module_set_default_dtype(PyObject *module, PyObject *d) {
   (void)module;
@@ -886,6 +904,8 @@ static PyObject *module_functions(PyObject *module, PyObject *args) {
 }
 
 static PyMethodDef module_methods[] = {
+    {"set_default_device", module_set_default_device, METH_O,
+     "This thread's device for factories given none (called by pyc10._defaults)."},
     {"set_default_dtype", module_set_default_dtype, METH_O,
      "The dtype factories make when given none (called by pyc10._defaults)."},
     {"functions", module_functions, METH_VARARGS,
