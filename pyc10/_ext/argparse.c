@@ -766,7 +766,7 @@ static PyObject *unmatched_kwargs(const option *o, PyObject *kwnames) {
   Py_ssize_t start = o->n - nk;
   if (start < 0) start = 0;
   PyObject *out = NULL;
-  for (Py_ssize_t k = 0; k < nk; k++) {
+  for (Py_ssize_t k = nk - 1; k >= 0; k--) { /* torch's map order: the call's, reversed */
     PyObject *key = PyTuple_GetItem(kwnames, k);
     int i = option_index(o, key);
     if (i >= 0 && i >= start) continue;

@@ -18,7 +18,7 @@
 
 #include "c10c/c10c.h"
 
-enum { PA_MAX_PARAMS = 12, PA_MAX_SIGS = 6, PA_MAX_DEFAULT_INTS = 4, PA_MAX_DIMS = 64 };
+enum { PA_MAX_PARAMS = 12, PA_MAX_SIGS = 6, PA_MAX_DEFAULT_INTS = 4, PA_MAX_DIMS = 256 };
 
 typedef enum {
   PA_TENSOR,

@@ -25,6 +25,13 @@ extern int pyc10_default_dtype;
 /* This thread's default device for factories (pyc10.set_default_device; the CPU until set). */
 c10c_device pyc10_default_device(void);
 
+/* value (a Python number, numpy scalar, ...) as one element of dt in out (16 bytes), with
+ * ATen's overflow checks (data.c); -1 with an error. */
+int pyc10_encode_scalar(unsigned char *out, c10c_dtype dt, PyObject *value);
+
+/* The module functions of factories.c (NULL-terminated), added at module init. */
+extern PyMethodDef pyc10_factory_functions[];
+
 /* A new pyc10.Tensor owning h (a new reference; released if the object cannot be made). */
 PyObject *pyc10_wrap(c10c_tensor *h);
 /* Raises the pyc10 exception for a library status; returns NULL. */

@@ -153,7 +153,7 @@ static PyObject *dtype_object(c10c_dtype dt) {
 }
 
 /* value (a Scalar the parser accepted) as one element of dt in out (16 bytes). */
-static int encode_scalar(unsigned char *out, c10c_dtype dt, PyObject *value) {
+int pyc10_encode_scalar(unsigned char *out, c10c_dtype dt, PyObject *value) {
   int rc = 1;
   if (PyFloat_CheckExact(value)) {
     rc = encode_double(out, dt, PyFloat_AsDouble(value));
@@ -236,7 +236,7 @@ static PyObject *t_fill_(PyObject *self, FASTCALL_ARGS) {
       goto fill;
     }
   }
-  if (encode_scalar(data, dt, value) < 0) return NULL;
+  if (pyc10_encode_scalar(data, dt, value) < 0) return NULL;
 fill:;
   c10c_status st = c10c_tensor_fill_(h, data);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
@@ -544,8 +544,8 @@ static PyObject *new_filled(PyObject *self, pa_parser *p, int kind, FASTCALL_ARG
   } else {
     _Alignas(16) unsigned char data[16] = {0};
     const void *value = NULL;
-    if (kind == 2 && encode_scalar(data, dt, Py_True) < 0) return NULL;
-    if (kind == 3 && encode_scalar(data, dt, r.obj[1]) < 0) return NULL;
+    if (kind == 2 && pyc10_encode_scalar(data, dt, Py_True) < 0) return NULL;
+    if (kind == 3 && pyc10_encode_scalar(data, dt, r.obj[1]) < 0) return NULL;
     if (kind >= 2) value = data;
     st = c10c_tensor_full(&out, sizes, (size_t)n, dt, device, C10C_MEMORY_FORMAT_CONTIGUOUS, value);
   }

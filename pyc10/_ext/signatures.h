@@ -239,3 +239,43 @@ PA_ENTRY(UntypedStorage, from_buffer,
          "A new CPU storage holding count elements of dtype from a buffer, in byte_order.",
          "from_buffer(PyObject* buffer, std::string? byte_order=None, int64_t count=-1, "
          "int64_t offset=0, ScalarType? dtype=None) -> UntypedStorage")
+
+/* ---- pyc10 factories (factories.c) ---- */
+PA_ENTRY(pyc10, empty, "A tensor with uninitialized elements.",
+         "empty(SymIntArrayRef size, *, MemoryFormat? memory_format=None, Tensor out=None, "
+         "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(
+    pyc10, zeros, "A tensor of zeros.",
+    "zeros(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, "
+    "Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(
+    pyc10, ones, "A tensor of ones.",
+    "ones(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, "
+    "Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, full,
+         "A tensor filled with fill_value; its dtype follows the value when not given.",
+         "full(SymIntArrayRef size, Scalar fill_value, *, Tensor out=None, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, empty_like,
+         "An uninitialized tensor shaped like input; preserve_format keeps its dense layout.",
+         "empty_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, zeros_like, "Zeros shaped like input.",
+         "zeros_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, ones_like, "Ones shaped like input.",
+         "ones_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, full_like, "fill_value shaped like input (input's dtype unless given).",
+         "full_like(Tensor input, Scalar fill_value, *, MemoryFormat? memory_format=None, "
+         "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, empty_strided, "A tensor with these sizes and strides over a fresh storage.",
+         "empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")

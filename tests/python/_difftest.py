@@ -153,7 +153,8 @@ LIST_BY_NAME = {
     "split_sizes": (1, 1), "split_size": (1, 1), "dim": (1,), "source": (0, 1),
     "destination": (2, 0),
 }  # fmt: skip
-TENSOR_BY_NAME = {"other": T((3, 4), "float64"), "start": T0(1), "input": SELF}
+TENSOR_BY_NAME = {"other": T((3, 4), "float64"), "start": T0(1), "input": SELF, "out": None}
+SCALAR_BY_NAME = {"fill_value": 2.5, "value": 1.5}
 OVERRIDES: dict[tuple[str, str], Any] = {
     ("expand", "size"): (5, 2, 3, 4),
     ("broadcast_to", "size"): (5, 2, 3, 4),
@@ -187,6 +188,14 @@ def good(entry: Entry, p: Param) -> Any:
         return Attr("contiguous_format")
     if p.base == "bool":
         return True
+    if p.base == "Scalar":
+        return SCALAR_BY_NAME.get(p.name, 2.5)
+    if p.base == "Layout":
+        return Attr("strided")
+    if p.base == "Device":
+        return "cpu"
+    if p.base == "PyObject*" and p.name == "dtype":  # Tensor.type(dtype)
+        return Attr("int32")
     raise NotImplementedError(f"no value for {p.type} {p.name} in {entry.id}")
 
 
@@ -210,6 +219,8 @@ def accepted_forms(p: Param, v: Any, varargs: bool) -> list[tuple[str, Any]]:
         forms += [("preserve", Attr("preserve_format")), ("channels_last", Attr("channels_last"))]
     elif p.base == "bool":
         forms += [("False", False), ("numpy bool", np.True_)]
+    elif p.base == "Scalar":
+        forms += [("int", 2), ("bool", True)]
     if p.optional:
         forms.append(("None", None))
     return forms
@@ -228,6 +239,14 @@ def wrong_types(p: Param, v: Any) -> list[tuple[str, Any]]:
         out = [("str", "a"), ("int", 1)]
     elif p.base == "bool":
         out = [("str", "a"), ("int", 1)]
+    elif p.base == "Scalar":
+        out = [("str", "a"), ("list", [1])]
+    elif p.base == "Layout":
+        out = [("str", "strided"), ("int", 1)]
+    elif p.base == "Device":
+        out = [("float", 1.5), ("list", [1])]
+    elif p.base == "PyObject*":
+        out = [("int", 1), ("list", [1])]
     else:  # Tensor
         out = [("str", "a"), ("int", 1), ("ndarray", Arr((1, 2)))]
     if not p.optional:
@@ -333,18 +352,23 @@ def generate(entry: Entry) -> list[Call]:
 EXC_CLASSES = (IndexError, ValueError, TypeError, NotImplementedError, RuntimeError, AttributeError)
 
 
-def _norm(lib: Any, r: Any, receiver: Any) -> Any:
+#: entries whose results hold uninitialized memory: their values are not compared
+UNINITIALIZED = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+
+
+def _norm(lib: Any, r: Any, receiver: Any, name: str = "") -> Any:
     if isinstance(r, lib.Tensor):
         try:
-            values = np.asarray(r.numpy()).tolist()
-        except Exception as e:
-            values = f"<numpy() failed: {type(e).__name__}: {e}>"
+            values = "<uninitialized>" if name in UNINITIALIZED else np.asarray(r.numpy()).tolist()
+        except Exception as e:  # pyc10's error classes derive from the builtin torch raises
+            builtin = next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+            values = f"<numpy() failed: {builtin.__name__}: {e}>"
         dtype = str(r.dtype).rsplit(".", 1)[-1]
         same = "self" if r is receiver else "new"
         geometry = (tuple(r.shape), tuple(r.stride()), r.storage_offset())
         return ("Tensor", *geometry, dtype, values, same)
     if isinstance(r, tuple | list) and not isinstance(r, lib.Size):
-        return (type(r).__name__, tuple(_norm(lib, x, receiver) for x in r))
+        return (type(r).__name__, tuple(_norm(lib, x, receiver, name) for x in r))
     if isinstance(r, lib.Size):
         return ("Size", tuple(r))
     return (type(r).__name__, r)
@@ -379,7 +403,7 @@ def run_on(lib: Any, call: Call) -> Outcome:
         r = fn(*args, **kwargs)
     except Exception as e:
         return Outcome(exc=e)
-    return Outcome(result=_norm(lib, r, receiver))
+    return Outcome(result=_norm(lib, r, receiver, call.entry.name))
 
 
 def _message(e: BaseException) -> str:
