@@ -239,3 +239,7 @@ PA_ENTRY(UntypedStorage, from_buffer,
          "A new CPU storage holding count elements of dtype from a buffer, in byte_order.",
          "from_buffer(PyObject* buffer, std::string? byte_order=None, int64_t count=-1, "
          "int64_t offset=0, ScalarType? dtype=None) -> UntypedStorage")
+/* ---- indexing.c: element access (item, tolist, __array__ and the indexing slots take no
+ * parser) ---- */
+PA_ENTRY(Tensor, numpy, "A numpy array sharing this CPU tensor's memory (force: a copy).",
+         "numpy(*, bool force=False)")
