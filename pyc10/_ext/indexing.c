@@ -284,28 +284,82 @@ static PyObject *typestr(c10c_dtype dt) {
   return cache[dt];
 }
 
-static PyObject *get_array_interface(PyObject *self, void *closure) {
-  (void)closure;
-  SELF_HANDLE(h);
+/* The checks before numpy may see a tensor's memory: a CPU tensor, of a dtype numpy has, whose
+ * storage still holds its elements. Its type string in *ts and its data (NULL for none) in *p. */
+static int numpy_checks(PyObject *self, c10c_tensor *h, PyObject **ts, void **p) {
   if (c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU) {
     PyObject *dev = PyObject_GetAttrString(self, "device");
-    if (dev == NULL) return NULL;
+    if (dev == NULL) return -1;
     TYPE_ERROR(
         "can't convert %S device type tensor to numpy. Use Tensor.cpu() to copy the "
         "tensor to host memory first.",
         dev);
     Py_DECREF(dev);
-    return NULL;
+    return -1;
   }
   c10c_dtype dt = c10c_tensor_dtype(h);
-  PyObject *ts = typestr(dt);
-  if (ts == NULL) {
-    if (PyErr_Occurred()) return NULL;
-    return TYPE_ERROR("Got unsupported ScalarType %s", c10c_dtype_c10_name(dt));
+  *ts = typestr(dt);
+  if (*ts == NULL) {
+    if (!PyErr_Occurred()) TYPE_ERROR("Got unsupported ScalarType %s", c10c_dtype_c10_name(dt));
+    return -1;
   }
+  *p = c10c_tensor_data(h);
+  if (*p == NULL && c10c_tensor_numel(h) > 0) return pyc10_raise(c10c_last_error_status()), -1;
+  return 0;
+}
+
+/* numpy's PyArrayInterface (the __array_struct__ protocol, defined by the protocol itself, so no
+ * numpy headers): numpy reads it without parsing a dict. */
+typedef struct {
+  int two, nd;
+  char typekind;
+  int itemsize, flags;
+  Py_intptr_t *shape, *strides;
+  void *data;
+  PyObject *descr;
+} array_struct;
+enum { NPY_ALIGNED = 0x100, NPY_NOTSWAPPED = 0x200, NPY_WRITEABLE = 0x400 };
+
+static void free_array_struct(PyObject *capsule) {
+  PyMem_Free(PyCapsule_GetPointer(capsule, NULL));
+}
+
+static PyObject *get_array_struct(PyObject *self, void *closure) {
+  (void)closure;
+  SELF_HANDLE(h);
+  PyObject *ts;
+  void *p;
+  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
+  size_t nd = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
+  array_struct *a = PyMem_Malloc(sizeof *a + 2 * (nd + 1) * sizeof(Py_intptr_t));
+  if (a == NULL) return PyErr_NoMemory();
+  a->two = 2;
+  a->nd = (int)nd;
+  a->typekind = PyUnicode_ReadChar(ts, 1) == 'b' ? 'b' : (char)PyUnicode_ReadChar(ts, 1);
+  a->itemsize = (int)item;
+  a->flags = NPY_ALIGNED | NPY_NOTSWAPPED | (c10c_tensor_is_read_only(h) ? 0 : NPY_WRITEABLE);
+  a->shape = (Py_intptr_t *)(a + 1);
+  a->strides = a->shape + nd;
+  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
+  for (size_t i = 0; i < nd; i++) {
+    a->shape[i] = (Py_intptr_t)sizes[i];
+    a->strides[i] = (Py_intptr_t)(strides[i] * (int64_t)item);
+  }
+  /* numpy refuses a NULL pointer even for no elements; any aligned address will do */
+  a->data = p != NULL ? p : (void *)(uintptr_t)item;
+  a->descr = NULL;
+  PyObject *capsule = PyCapsule_New(a, NULL, free_array_struct);
+  if (capsule == NULL) PyMem_Free(a);
+  return capsule;
+}
+
+static PyObject *get_array_interface(PyObject *self, void *closure) {
+  (void)closure;
+  SELF_HANDLE(h);
+  PyObject *ts;
+  void *p;
+  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
   size_t ndim = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
-  void *p = c10c_tensor_data(h);
-  if (p == NULL && c10c_tensor_numel(h) > 0) return pyc10_raise(c10c_last_error_status());
   const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
   PyObject *shape = PyTuple_New((Py_ssize_t)ndim), *st = PyTuple_New((Py_ssize_t)ndim);
   PyObject *data = NULL, *d = NULL;
@@ -677,12 +731,13 @@ static int bool_dim(c10c_tensor *v, const int64_t *bool_dims, size_t nbool, bool
 }
 
 /* self[index]: a view, or a copy when a bool took part (torch's advanced indexing). */
-static c10c_tensor *index_of(c10c_tensor *h, PyObject *index, bool for_write) {
+static c10c_tensor *index_of(c10c_tensor *h, PyObject *index, bool for_write, size_t *bools) {
   int64_t bool_dims[MAX_ITEMS];
   size_t nbool;
   bool all_true;
   c10c_tensor *v = NULL, *r = NULL;
   if (apply_index(h, index, &v, bool_dims, &nbool, &all_true) < 0) return NULL;
+  if (bools != NULL) *bools = nbool;
   if (nbool == 0) {
     if (v != h || for_write) return v;
     /* x[...], x[()]: a new tensor object over the same view, as torch's alias */
@@ -721,7 +776,7 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
         return pyc10_result(c10c_tensor_slice(&out, h, 0, start, stop, step), &out);
     }
   }
-  out = index_of(h, index, false);
+  out = index_of(h, index, false, NULL);
   return out == NULL ? NULL : pyc10_wrap(out);
 }
 
@@ -800,34 +855,48 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
     Py_XDECREF(type);
     return -1;
   }
-  if (index == Py_False) return 0; /* torch writes nothing and checks nothing */
-  c10c_tensor *dst = index_of(h, index, true);
-  if (dst == NULL) return -1;
-  c10c_status st = C10C_STATUS_OK;
-  int rc = 0;
+  /* a number: its element of self's dtype, converted with torch's checks before indexing */
   _Alignas(16) unsigned char bytes[16];
-  if (src != NULL) {
-    st = copy_to(dst, src);
-  } else if (encode_fast(value, c10c_tensor_dtype(dst), bytes)) {
-    st = c10c_tensor_fill_(dst, bytes);
-  } else {
+  PyObject *scalar = NULL; /* a 0-dim CPU tensor holding it, where fill_ converts it */
+  bool fast = src == NULL && encode_fast(value, c10c_tensor_dtype(h), bytes);
+  if (src == NULL && !fast) {
+    c10c_tensor *z = NULL;
+    c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+    c10c_status st =
+        c10c_tensor_empty(&z, NULL, 0, c10c_tensor_dtype(h), cpu, C10C_MEMORY_FORMAT_CONTIGUOUS);
+    scalar = st == C10C_STATUS_OK ? pyc10_wrap(z) : pyc10_raise(st);
+    if (scalar == NULL) return -1;
     static PyObject *fill_name;
     if (fill_name == NULL) fill_name = PyUnicode_InternFromString("fill_");
-    PyObject *view = pyc10_wrap(dst);
-    dst = NULL;
-    PyObject *call[2] = {view, value};
-    PyObject *r = view == NULL || fill_name == NULL
-                      ? NULL
-                      : PyObject_VectorcallMethod(fill_name, call, 2, NULL);
-    rc = r == NULL ? -1 : 0;
-    Py_XDECREF(r);
-    Py_XDECREF(view);
+    PyObject *call[2] = {scalar, value};
+    PyObject *r = fill_name == NULL ? NULL : PyObject_VectorcallMethod(fill_name, call, 2, NULL);
+    if (r == NULL) {
+      Py_DECREF(scalar);
+      return -1;
+    }
+    Py_DECREF(r);
+    src = pyc10_handle(scalar);
   }
-  c10c_tensor_release(dst);
-  if (st != C10C_STATUS_OK) {
-    pyc10_raise(st);
-    return -1;
+  int rc = 0;
+  if (index != Py_False) { /* x[False] = v: torch writes nothing and checks nothing */
+    size_t bools = 0;
+    c10c_tensor *dst = index_of(h, index, true, &bools);
+    c10c_status st = C10C_STATUS_OK;
+    if (dst == NULL) {
+      rc = -1;
+    } else if (bools > 0 && index != Py_True && !fast &&
+               c10c_tensor_dtype(src) != c10c_tensor_dtype(dst)) { /* torch's index_put_ */
+      RUNTIME_ERROR(
+          "Index put requires the source and destination dtypes match, got %s for the "
+          "destination and %s for the source.",
+          c10c_dtype_c10_name(c10c_tensor_dtype(dst)), c10c_dtype_c10_name(c10c_tensor_dtype(src)));
+      rc = -1;
+    }
+    if (rc == 0) st = fast ? c10c_tensor_fill_(dst, bytes) : copy_to(dst, src);
+    c10c_tensor_release(dst);
+    if (st != C10C_STATUS_OK) rc = (pyc10_raise(st), -1);
   }
+  Py_XDECREF(scalar);
   return rc;
 }
 
@@ -848,6 +917,10 @@ PyMethodDef pyc10_index_methods[] = {
 };
 
 PyGetSetDef pyc10_index_getset[] = {
+    {"__array_struct__", get_array_struct, NULL,
+     "The numpy array interface as a C struct (PyArrayInterface in a capsule), which numpy "
+     "reads first: what numpy.asarray(t) and t.numpy() use.",
+     NULL},
     {"__array_interface__", get_array_interface, NULL,
      "The numpy array interface (version 3): a zero-copy view of a CPU tensor, read-only when "
      "its memory is.",

@@ -2,8 +2,9 @@
  *
  * Everything pyc10 does goes through the cffi extension (pyc10._c10c) except the few calls a
  * program makes millions of times: creating a tensor and dropping it, its shape and rank, and the
- * cheapest views (view, transpose/t, t[i], t[a:b]). Through cffi each of these costs a Python
- * object with slots, a finalizer and a foreign call, 1-2 us in all, where numpy takes 0.1-0.2 us;
+ * cheapest views (view, transpose/t; t[i] and t[a:b] are in indexing.c). Through cffi each of
+ * these costs a Python object with slots, a finalizer and a foreign call, 1-2 us in all, where
+ * numpy takes 0.1-0.2 us;
  * here they take a fraction of that. TensorBase owns one reference to a c10c_tensor and releases
  * it in tp_dealloc. pyc10.Tensor (Python, _tensor.py) subclasses it with everything else.
  *
