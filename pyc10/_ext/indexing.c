@@ -730,12 +730,43 @@ static int bool_dim(c10c_tensor *v, const int64_t *bool_dims, size_t nbool, bool
   return 0;
 }
 
+/* t[i, j, ...] with exact ints in range, the common element access: one as_strided view instead
+ * of a select per int. 1 with the view in *out, 0 (no error) for any other index. */
+static int int_tuple(c10c_tensor *h, PyObject *index, c10c_tensor **out) {
+  if (!PyTuple_CheckExact(index)) return 0;
+  Py_ssize_t n = PyTuple_Size(index);
+  size_t ndim = c10c_tensor_dim(h);
+  if (n < 2 || (size_t)n > ndim) return 0;
+  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
+  int64_t offset = c10c_tensor_storage_offset(h);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *o = PyTuple_GetItem(index, i);
+    if (!PyLong_CheckExact(o)) return 0;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0 || v < -sizes[i] || v >= sizes[i]) {
+      PyErr_Clear();
+      return 0; /* the general path raises torch's error */
+    }
+    offset += (v < 0 ? v + sizes[i] : v) * strides[i];
+  }
+  c10c_status st = c10c_tensor_as_strided(out, h, sizes + n, ndim - (size_t)n, strides + n,
+                                          ndim - (size_t)n, &offset);
+  if (st != C10C_STATUS_OK) {
+    c10c_clear_last_error();
+    return 0;
+  }
+  return 1;
+}
+
 /* self[index]: a view, or a copy when a bool took part (torch's advanced indexing). */
 static c10c_tensor *index_of(c10c_tensor *h, PyObject *index, bool for_write, size_t *bools) {
   int64_t bool_dims[MAX_ITEMS];
   size_t nbool;
   bool all_true;
   c10c_tensor *v = NULL, *r = NULL;
+  if (bools != NULL) *bools = 0;
+  if (int_tuple(h, index, &v)) return v;
   if (apply_index(h, index, &v, bool_dims, &nbool, &all_true) < 0) return NULL;
   if (bools != NULL) *bools = nbool;
   if (nbool == 0) {
