@@ -6,7 +6,6 @@ data access follow.
 
 from __future__ import annotations
 
-import builtins
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any, cast, final
@@ -15,11 +14,10 @@ from . import _ctensor, _defaults, _repr
 from ._device import _make as _device_make
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
-from ._dtype import DTYPE_NAMES, WIDENED, dtype
+from ._dtype import DTYPE_NAMES, dtype
 from ._errors import (
     C10BufferError,
     C10IndexError,
-    C10NotImplementedError,
     C10RuntimeError,
     C10TypeError,
     C10ValueError,
@@ -240,79 +238,6 @@ class Tensor(_ctensor.TensorBase):
             )
         )
 
-    # ---- indexing (basic: ints, slices, None, Ellipsis) ----
-
-    def _index(self, index: Any) -> Tensor:
-        if not isinstance(index, tuple) and self.dim() == 0:
-            return self._index_scalar(index)
-        return self._index_items(index if isinstance(index, tuple) else (index,))
-
-    def _index_scalar(self, index: Any) -> Tensor:
-        """Index a 0-dim tensor with one non-tuple index (torch's fast paths)."""
-        if isinstance(index, slice):
-            return self._slice(0, index.start, index.stop, _slice_step(index))
-        if hasattr(index, "__index__") and not isinstance(index, bool):
-            i = operator.index(index)
-            raise C10IndexError(
-                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number"
-                if i == 0
-                else f"index {i} is out of bounds for dimension 0 with size 0"
-            )
-        return self._index_items((index,))
-
-    def _index_items(self, items: tuple[Any, ...]) -> Tensor:
-        for it in items:  # advanced indexing first: a bool adds a dim, it consumes none
-            if isinstance(it, builtins.bool) or not (
-                it is None or it is Ellipsis or isinstance(it, slice) or hasattr(it, "__index__")
-            ):
-                raise C10NotImplementedError(
-                    f"indexing with {type(it).__name__} (advanced indexing) is not implemented yet"
-                )
-        consumed = _count_indexed_dims(items)
-        ndim = self.dim()
-        if consumed > ndim:
-            raise C10IndexError(f"too many indices for tensor of dimension {ndim}")
-        result = self
-        dim = 0
-        for position, it in enumerate(items):
-            if it is None:
-                result = result.unsqueeze(dim)
-                dim += 1
-            elif it is Ellipsis:
-                dim += ndim - consumed
-            elif isinstance(it, slice):
-                result = result._slice(dim, it.start, it.stop, _slice_step(it))
-                dim += 1
-            elif isinstance(it, bool) or not hasattr(it, "__index__"):
-                raise C10NotImplementedError(
-                    f"indexing with {type(it).__name__} (advanced indexing) is not implemented yet"
-                )
-            else:
-                i = operator.index(it)
-                size = result.shape[dim]
-                if not -size <= i < size:
-                    raise C10IndexError(
-                        # torch names the index's position in the tuple, not the tensor dim
-                        f"index {i} is out of bounds for dimension {position} with size {size}"
-                    )
-                result = result.select(dim, i)
-        return result if result is not self else self.squeeze([])
-
-    def _getitem_py(self, index: Any) -> Tensor:
-        """Basic indexing as torch: ints select, slices (step > 0) narrow, None adds a dim."""
-        if type(index) is slice and index.step is None and self.dim() > 0:  # t[a:b]
-            return self._slice(0, index.start, index.stop)
-        return self._index(index)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        """Write a scalar or a (broadcast) tensor into ``self[index]``."""
-        target = self._index(index)
-        if isinstance(value, Tensor):
-            target.copy_(value)
-        else:
-            target.fill_(value)
-
     # ---- devices ----
 
     @property
@@ -354,64 +279,6 @@ class Tensor(_ctensor.TensorBase):
         """
         check(lib.c10c_cuda_record_stream(self._handle, stream._value[0]))
 
-    @property
-    def __array_interface__(self) -> dict[str, Any]:
-        """The numpy array interface: a zero-copy, writable view of a CPU tensor."""
-        if self.device.type != "cpu":
-            raise C10TypeError(
-                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
-                "copy the tensor to host memory first."
-            )
-        try:
-            typestr = self.dtype.to_numpy().str
-        except TypeError:
-            raise C10TypeError(f"Got unsupported ScalarType {_c10_name(self.dtype)}") from None
-        item = self.dtype.itemsize
-        ptr = self.data_ptr()
-        return {
-            "version": 3,
-            "shape": tuple(self.shape),
-            "typestr": typestr,
-            "strides": tuple(s * item for s in self.stride()),
-            # numpy refuses a NULL pointer even for no elements; any aligned address will do
-            "data": (ptr if ptr else item, bool(lib.c10c_tensor_is_read_only(self._handle))),
-        }
-
-    def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> Any:
-        """``numpy.asarray(t)``: a view of the tensor's memory (a copy if dtype differs)."""
-        import numpy as np
-
-        a = np.asarray(_ArrayView(self))
-        if dtype is not None and np.dtype(dtype) != a.dtype:
-            return a.astype(dtype)
-        return a.copy() if copy else a
-
-    def numpy(self, *, force: builtins.bool = False) -> Any:
-        """A numpy array sharing this CPU tensor's memory (``force`` copies instead)."""
-        a = self.__array__()
-        return a.copy() if force else a
-
-    def _readable(self) -> Any:
-        """The elements as a numpy array (for tolist, item and repr).
-
-        Dtypes numpy lacks are widened exactly: bfloat16 and float8 to float32, complex32 to
-        complex64.
-        """
-        t = self.cpu()
-        wider = WIDENED.get(t.dtype._name)
-        return (t.to(DTYPE_NAMES[wider]) if wider is not None else t).numpy()
-
-    def tolist(self) -> Any:
-        """The elements as (nested) Python lists of Python numbers (copied from a device)."""
-        return self._readable().tolist()
-
-    def item(self) -> Any:
-        """The one element as a Python number."""
-        n = self.numel()
-        if n != 1:
-            raise C10RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-        return self._readable().reshape(()).item()
-
     def __repr__(self) -> str:
         """Torch's format (``tensor([[0., 1.], ...])``): pyc10._repr.tensor_repr."""
         return _repr.tensor_repr(self)
@@ -421,35 +288,10 @@ class Tensor(_ctensor.TensorBase):
         return _repr.tensor_format(self, spec)
 
 
-def _count_indexed_dims(items: tuple[Any, ...]) -> int:
-    """How many dims an index tuple consumes (all but None and one Ellipsis)."""
-    # torch 2.13 takes several ellipses: each skips the dims the other items leave
-    return sum(1 for it in items if it is not None and it is not Ellipsis)
-
-
 def _dims_arg(value: Any, what: str) -> list[int]:
     if isinstance(value, (list, tuple)):
         return _int_list(value, what)
     return [_int(value, what)]
-
-
-def _slice_step(s: slice) -> int:
-    step = 1 if s.step is None else _clamped(s.step)
-    if step <= 0:
-        raise C10ValueError(
-            "step must be greater than zero" if step < 0 else "slice step cannot be zero"
-        )
-    return step
-
-
-class _ArrayView:
-    """Holds a tensor for numpy: the array's base, so the tensor lives as long as the array."""
-
-    __slots__ = ("__array_interface__", "tensor")
-
-    def __init__(self, tensor: Tensor) -> None:
-        self.tensor = tensor
-        self.__array_interface__ = tensor.__array_interface__
 
 
 def _c10_name(d: dtype) -> str:

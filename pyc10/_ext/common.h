@@ -72,6 +72,12 @@ extern PyMethodDef pyc10_storage_tensor_methods[];
 int pyc10_storage_init(PyObject *module);
 PyObject *pyc10_storage_wrap(c10c_storage *s);
 
+/* indexing.c: t[index], t[index] = value (the mapping slots), item, tolist, numpy, __array__
+ * and __array_interface__. */
+extern PyMethodDef pyc10_index_methods[];
+extern PyGetSetDef pyc10_index_getset[];
+extern PyType_Slot pyc10_index_slots[];
+
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
 #endif

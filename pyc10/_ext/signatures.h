@@ -279,3 +279,7 @@ PA_ENTRY(pyc10, empty_strided, "A tensor with these sizes and strides over a fre
          "empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, "
          "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
          "requires_grad=False) -> Tensor")
+/* ---- indexing.c: element access (item, tolist, __array__ and the indexing slots take no
+ * parser) ---- */
+PA_ENTRY(Tensor, numpy, "A numpy array sharing this CPU tensor's memory (force: a copy).",
+         "numpy(*, bool force=False)")

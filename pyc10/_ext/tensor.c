@@ -2,8 +2,9 @@
  *
  * Everything pyc10 does goes through the cffi extension (pyc10._c10c) except the few calls a
  * program makes millions of times: creating a tensor and dropping it, its shape and rank, and the
- * cheapest views (view, transpose/t, t[i], t[a:b]). Through cffi each of these costs a Python
- * object with slots, a finalizer and a foreign call, 1-2 us in all, where numpy takes 0.1-0.2 us;
+ * cheapest views (view, transpose/t; t[i] and t[a:b] are in indexing.c). Through cffi each of
+ * these costs a Python object with slots, a finalizer and a foreign call, 1-2 us in all, where
+ * numpy takes 0.1-0.2 us;
  * here they take a fraction of that. TensorBase owns one reference to a c10c_tensor and releases
  * it in tp_dealloc. pyc10.Tensor (Python, _tensor.py) subclasses it with everything else.
  *
@@ -21,8 +22,6 @@
 #include "c10c/c10c.h"
 #include "c10c/dlpack.h"
 #include "common.h"
-
-enum { MAX_FAST_DIMS = 64 };
 
 /* Set once by pyc10._tensor (_C.setup): the Python-level pieces the fast paths hand over to. */
 static PyTypeObject *tensor_type; /* pyc10.Tensor (a subclass of TensorBase) */
@@ -108,42 +107,6 @@ static PyObject *wrap_handle(c10c_tensor *h) {
  * argument `out` beside the call itself could be read before the call writes it.) */
 static PyObject *result(c10c_status st, c10c_tensor *const *out) {
   return st == C10C_STATUS_OK ? wrap_handle(*out) : raise_for(st);
-}
-
-/* Calls self.<name>(*args): the Python implementation for what a fast path does not take. */
-static PyObject *fall_back(PyObject *self, const char *name, PyObject *const *args,
-                           Py_ssize_t nargs) {
-  PyObject *method = PyObject_GetAttrString(self, name);
-  if (method == NULL) return NULL;
-  PyObject *tuple = PyTuple_New(nargs);
-  if (tuple == NULL) {
-    Py_DECREF(method);
-    return NULL;
-  }
-  for (Py_ssize_t i = 0; i < nargs; i++) {
-    Py_INCREF(args[i]);
-    PyTuple_SetItem(tuple, i, args[i]);
-  }
-  PyObject *r = PyObject_Call(method, tuple, NULL);
-  Py_DECREF(tuple);
-  Py_DECREF(method);
-  return r;
-}
-
-/* Reads exact ints (not bools, not other index types) into out; false (no error set) when an
- * item is anything else or does not fit an int64_t. */
-static int exact_ints(PyObject *const *items, Py_ssize_t n, int64_t *out) {
-  for (Py_ssize_t i = 0; i < n; i++) {
-    if (!PyLong_CheckExact(items[i])) return 0;
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(items[i], &overflow);
-    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
-      PyErr_Clear();
-      return 0;
-    }
-    out[i] = (int64_t)v;
-  }
-  return 1;
 }
 
 /* ---- what the other files of the module call (common.h) ---- */
@@ -233,30 +196,6 @@ static PyObject *tensor_get_ndim(PyObject *self, void *closure) {
   return h ? PyLong_FromSize_t(c10c_tensor_dim(h)) : NULL;
 }
 
-/* t[i] and t[a:b:c] on a tensor with dims; everything else (tuples, None, Ellipsis, negative
- * steps, out-of-range ints with their message, 0-dim tensors) in Python. */
-static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
-  c10c_tensor *h = handle_of(self);
-  if (h == NULL) return NULL;
-  if (c10c_tensor_dim(h) > 0) {
-    c10c_tensor *out = NULL;
-    if (PyLong_CheckExact(index)) {
-      int64_t i;
-      int64_t size = c10c_tensor_sizes(h)[0];
-      if (exact_ints(&index, 1, &i) && i >= -size && i < size)
-        return result(c10c_tensor_select(&out, h, 0, i), &out);
-    } else if (PySlice_Check(index)) {
-      Py_ssize_t start, stop, step;
-      if (PySlice_Unpack(index, &start, &stop, &step) < 0) {
-        PyErr_Clear(); /* a zero or non-int step: Python raises torch's error */
-      } else if (step > 0) {
-        return result(c10c_tensor_slice(&out, h, 0, start, stop, step), &out);
-      }
-    }
-  }
-  return fall_back(self, "_getitem_py", &index, 1);
-}
-
 /* in the DLPack section below */
 static PyObject *tensor_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames);
@@ -298,7 +237,6 @@ static PyType_Slot tensor_slots[] = {
     {Py_tp_getset, tensor_getset},
     {Py_tp_members, tensor_members},
     {Py_tp_methods, tensor_methods},
-    {Py_mp_subscript, (void *)tensor_getitem},
     {Py_tp_doc, (void *)"The C part of pyc10.Tensor: one reference to a libc10c tensor."},
     {0, NULL},
 };
@@ -818,8 +756,8 @@ static struct PyModuleDef module_def = {
 
 /* TensorBase's methods: this file's and each concern's table, in one array made once. */
 static PyMethodDef *merged_methods(void) {
-  PyMethodDef *tables[] = {tensor_methods, pyc10_view_methods, pyc10_attr_methods,
-                           pyc10_data_methods, pyc10_storage_tensor_methods};
+  PyMethodDef *tables[] = {tensor_methods,     pyc10_view_methods,           pyc10_attr_methods,
+                           pyc10_data_methods, pyc10_storage_tensor_methods, pyc10_index_methods};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyMethodDef *m = tables[t]; m->ml_name != NULL; m++) n++;
@@ -837,7 +775,7 @@ static PyMethodDef *merged_methods(void) {
 
 /* TensorBase's attributes: this file's and attrs.c's, in one array made once. */
 static PyGetSetDef *merged_getset(void) {
-  PyGetSetDef *tables[] = {tensor_getset, pyc10_attr_getset};
+  PyGetSetDef *tables[] = {tensor_getset, pyc10_attr_getset, pyc10_index_getset};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyGetSetDef *g = tables[t]; g->name != NULL; g++) n++;
@@ -851,7 +789,7 @@ static PyGetSetDef *merged_getset(void) {
 
 /* TensorBase's slots: this file's and attrs.c's (the dunders), in one array made once. */
 static PyType_Slot *merged_slots(PyMethodDef *methods, PyGetSetDef *getset) {
-  PyType_Slot *tables[] = {tensor_slots, pyc10_attr_slots};
+  PyType_Slot *tables[] = {tensor_slots, pyc10_attr_slots, pyc10_index_slots};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyType_Slot *s = tables[t]; s->slot != 0; s++) n++;

@@ -371,6 +371,8 @@ def _norm(lib: Any, r: Any, receiver: Any, name: str = "") -> Any:
         return (type(r).__name__, tuple(_norm(lib, x, receiver, name) for x in r))
     if isinstance(r, lib.Size):
         return ("Size", tuple(r))
+    if isinstance(r, np.ndarray):  # numpy(): compared by value, layout and dtype
+        return ("ndarray", r.dtype.str, r.shape, r.strides, r.tolist())
     return (type(r).__name__, r)
 
 
