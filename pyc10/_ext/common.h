@@ -29,6 +29,10 @@ c10c_device pyc10_default_device(void);
  * ATen's overflow checks (data.c); -1 with an error. */
 int pyc10_encode_scalar(unsigned char *out, c10c_dtype dt, PyObject *value);
 
+/* dlpack.c: Tensor.__dlpack__/__dlpack_device__, and the module's from_dlpack/setup_dlpack. */
+extern PyMethodDef pyc10_dlpack_methods[];
+extern PyMethodDef pyc10_dlpack_functions[];
+
 /* The module functions of factories.c (NULL-terminated), added at module init. */
 extern PyMethodDef pyc10_factory_functions[];
 
