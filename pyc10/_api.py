@@ -49,6 +49,7 @@ from ._tensor import (
     is_tensor,
     ones,
     ones_like,
+    split,
     zeros,
     zeros_like,
 )
@@ -267,6 +268,7 @@ __all__ = [
     "sparse_coo",
     "sparse_csc",
     "sparse_csr",
+    "split",
     "strided",
     "uint1",
     "uint2",

@@ -399,6 +399,16 @@ def _rebuild_tensor(
     return Tensor._wrap(out[0])
 
 
+def split(
+    tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
+) -> tuple[Tensor, ...]:
+    """Split tensor into chunks of a size, or of the listed sizes, along dim (views).
+
+    As ``torch.split`` (torch/functional.py, a Python function): ``tensor.split(...)``.
+    """
+    return tensor.split(split_size_or_sections, dim)
+
+
 empty: Callable[..., Tensor] = _ctensor.empty
 """A tensor with uninitialized elements, as ``torch.empty`` (pyc10._ctensor)."""
 zeros: Callable[..., Tensor] = _ctensor.zeros
