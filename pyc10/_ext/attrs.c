@@ -11,14 +11,6 @@
 
 #include "common.h"
 
-#define SELF_HANDLE(h)                 \
-  c10c_tensor *h = pyc10_handle(self); \
-  if (h == NULL) return NULL
-
-#define PARSE(parser, r) \
-  pa_args r;             \
-  if (pa_parse(&parser, args, nargs, kwnames, &r) < 0) return NULL
-
 enum { N_DTYPES = 64, N_DEVICE_TYPES = 32, N_DEVICE_INDEXES = 129 };
 
 static PyObject *dtype_objs[N_DTYPES];                          /* pyc10.dtype by code */
@@ -26,20 +18,6 @@ static PyObject *device_objs[N_DEVICE_TYPES][N_DEVICE_INDEXES]; /* made on first
 static PyObject *make_device;    /* (type value, index) -> pyc10's interned device */
 static PyObject *strided_layout; /* pyc10.strided */
 static PyObject *item_name, *to_name;
-
-static PyObject *raise_in(PyObject *cls, PyObject *fallback, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-  va_end(ap);
-  if (msg == NULL) return NULL;
-  PyErr_SetObject(cls != NULL ? cls : fallback, msg);
-  Py_DECREF(msg);
-  return NULL;
-}
-#define RUNTIME_ERROR(...) raise_in(pa_cls.runtime_error, PyExc_RuntimeError, __VA_ARGS__)
-#define TYPE_ERROR(...)    raise_in(pa_cls.type_error, PyExc_TypeError, __VA_ARGS__)
-#define VALUE_ERROR(...)   raise_in(pa_cls.value_error, PyExc_ValueError, __VA_ARGS__)
 
 static PyObject *not_set_up(void) {
   PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.TensorBase._setup_attrs was not called");

@@ -33,6 +33,11 @@ int pyc10_encode_scalar(unsigned char *out, c10c_dtype dt, PyObject *value);
 extern PyMethodDef pyc10_dlpack_methods[];
 extern PyMethodDef pyc10_dlpack_functions[];
 
+/* The options every factory and new_* ends with: dtype, layout, device, pin_memory,
+ * requires_grad at parameters first..first+4 of r. *dt and *device hold the defaults on entry;
+ * what pyc10 has not (other layouts, pinned memory, autograd) is refused (factories.c). */
+int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device);
+
 /* The module functions of factories.c (NULL-terminated), added at module init. */
 extern PyMethodDef pyc10_factory_functions[];
 
@@ -81,6 +86,46 @@ PyObject *pyc10_storage_wrap(c10c_storage *s);
 extern PyMethodDef pyc10_index_methods[];
 extern PyGetSetDef pyc10_index_getset[];
 extern PyType_Slot pyc10_index_slots[];
+
+/* ---- what every method file uses ---- */
+
+#define FASTCALL_ARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+
+/* self's tensor as h, or return NULL (the error set). */
+#define SELF_HANDLE(h)                 \
+  c10c_tensor *h = pyc10_handle(self); \
+  if (h == NULL) return NULL
+
+/* Binds this method's arguments as r, or returns NULL with torch's TypeError. */
+#define PARSE(parser, r) \
+  pa_args r;             \
+  if (pa_parse(&parser, args, nargs, kwnames, &r) < 0) return NULL
+
+/* Raises cls (fallback before pyc10 set its classes) with a formatted message; NULL. */
+PyObject *pyc10_raise_in(PyObject *cls, PyObject *fallback, const char *fmt, ...);
+#define RUNTIME_ERROR(...) pyc10_raise_in(pa_cls.runtime_error, PyExc_RuntimeError, __VA_ARGS__)
+#define TYPE_ERROR(...)    pyc10_raise_in(pa_cls.type_error, PyExc_TypeError, __VA_ARGS__)
+#define VALUE_ERROR(...)   pyc10_raise_in(pa_cls.value_error, PyExc_ValueError, __VA_ARGS__)
+#define INDEX_ERROR(...)   pyc10_raise_in(pa_cls.index_error, PyExc_IndexError, __VA_ARGS__)
+/* Raises pyc10's C10NotImplementedError (a RuntimeError) with what; NULL. */
+PyObject *pyc10_not_implemented(const char *what);
+
+/* Runs stmt with any exception in flight set aside: dropping the last reference to memory another
+ * library owns runs its deleter, which may run Python code (pyc10.from_numpy's deleter; numpy's
+ * and torch's DLPack deleters) that must neither see nor clear that exception (a failing call
+ * dropping its temporary tensor has one set). */
+#define KEEPING_ERROR(stmt)                    \
+  do {                                         \
+    PyObject *type_, *value_, *traceback_;     \
+    PyErr_Fetch(&type_, &value_, &traceback_); \
+    stmt;                                      \
+    PyErr_Restore(type_, value_, traceback_);  \
+  } while (0)
+
+/* Drops a tensor reference (NULL-safe), keeping any exception in flight. */
+void pyc10_release_tensor(c10c_tensor *h);
+/* Stores a new reference to value in *slot, dropping the old one. */
+void pyc10_replace(PyObject **slot, PyObject *value);
 
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 

@@ -11,43 +11,11 @@
 
 #include "common.h"
 
-#define SELF_HANDLE(h)                 \
-  c10c_tensor *h = pyc10_handle(self); \
-  if (h == NULL) return NULL
-
-#define PARSE(parser, r) \
-  pa_args r;             \
-  if (pa_parse(&parser, args, nargs, kwnames, &r) < 0) return NULL
-
-#define FASTCALL_ARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
-
 /* ---- errors ---- */
 
-static PyObject *raise_with(PyObject *cls, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-  va_end(ap);
-  if (msg == NULL) return NULL;
-  PyErr_SetObject(cls, msg);
-  Py_DECREF(msg);
-  return NULL;
-}
+#define raise_with(cls, ...) pyc10_raise_in(cls, PyExc_RuntimeError, __VA_ARGS__)
 
-/* pyc10._errors.<name> (cached), for the classes pa_cls does not carry. */
-static PyObject *error_class(const char *name) {
-  PyObject *mod = PyImport_ImportModule("pyc10._errors");
-  if (mod == NULL) return NULL;
-  PyObject *cls = PyObject_GetAttrString(mod, name);
-  Py_DECREF(mod);
-  return cls;
-}
-
-static PyObject *not_implemented(const char *what) {
-  static PyObject *cls;
-  if (cls == NULL && (cls = error_class("C10NotImplementedError")) == NULL) return NULL;
-  return raise_with(cls, "%s", what);
-}
+#define not_implemented pyc10_not_implemented
 
 /* ---- Python scalars as one element of a dtype ---- */
 
@@ -495,34 +463,9 @@ static PyObject *t_type(PyObject *self, FASTCALL_ARGS) {
  * other than strided, pinned memory and autograd are refused (pyc10 has none of them yet). */
 static int new_options(const pa_args *r, int first, c10c_tensor *h, c10c_dtype *dt,
                        c10c_device *device) {
-  int dtype, layout;
-  bool has_device, pin, grad;
-  if (pa_dtype(r, first, &dtype) < 0 || pa_layout(r, first + 1, &layout) < 0 ||
-      pa_device(r, first + 2, device, &has_device) < 0 || pa_bool(r, first + 3, &pin) < 0 ||
-      pa_bool(r, first + 4, &grad) < 0)
-    return -1;
-  *dt = dtype < 0 ? c10c_tensor_dtype(h) : (c10c_dtype)dtype;
-  if (!has_device) *device = c10c_tensor_device(h);
-  if (layout >= 0 && layout != C10C_LAYOUT_STRIDED) {
-    not_implemented(
-        "pyc10 tensors are strided: layouts other than pyc10.strided are not "
-        "implemented");
-    return -1;
-  }
-  if (pin) {
-    not_implemented("pin_memory=True: pyc10 has no pinned memory allocator yet");
-    return -1;
-  }
-  if (grad) {
-    if (!c10c_dtype_is_floating_point(*dt) && !c10c_dtype_is_complex(*dt)) {
-      raise_with(pa_cls.runtime_error,
-                 "Only Tensors of floating point and complex dtype can require gradients");
-      return -1;
-    }
-    not_implemented("requires_grad=True: pyc10 has no autograd");
-    return -1;
-  }
-  return 0;
+  *dt = c10c_tensor_dtype(h);
+  *device = c10c_tensor_device(h);
+  return pyc10_tensor_options(r, first, dt, device);
 }
 
 /* new_empty, new_zeros, new_ones, new_full: c10c_tensor_full (or empty) with value. */

@@ -11,25 +11,8 @@
 #define raise_for   pyc10_raise
 #define wrap_handle pyc10_wrap
 
-/* Runs stmt with any exception in flight set aside (deleters may run Python code). */
-#define KEEPING_ERROR(stmt)                    \
-  do {                                         \
-    PyObject *type_, *value_, *traceback_;     \
-    PyErr_Fetch(&type_, &value_, &traceback_); \
-    stmt;                                      \
-    PyErr_Restore(type_, value_, traceback_);  \
-  } while (0)
-
-static void release_tensor(c10c_tensor *h) {
-  if (h != NULL) KEEPING_ERROR(c10c_tensor_release(h));
-}
-
-static void replace(PyObject **slot, PyObject *value) {
-  PyObject *old = *slot;
-  Py_INCREF(value);
-  *slot = value;
-  Py_XDECREF(old);
-}
+#define release_tensor pyc10_release_tensor
+#define replace        pyc10_replace
 
 static PyObject *buffer_error;     /* pyc10's BufferError, TypeError and ValueError classes */
 static PyObject *dlpack_device_of; /* device -> DLPack (type, id) it may import to, or raises */

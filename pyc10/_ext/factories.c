@@ -9,21 +9,9 @@
  */
 #include "common.h"
 
-#define FASTCALL_ARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+#define not_implemented pyc10_not_implemented
 
-static PyObject *not_implemented(const char *what) {
-  PyObject *mod = PyImport_ImportModule("pyc10._errors");
-  PyObject *cls = mod != NULL ? PyObject_GetAttrString(mod, "C10NotImplementedError") : NULL;
-  Py_XDECREF(mod);
-  if (cls == NULL) return NULL;
-  PyErr_SetString(cls, what);
-  Py_DECREF(cls);
-  return NULL;
-}
-
-/* The options every factory ends with: dtype, layout, device, pin_memory, requires_grad at
- * indices first..first+4. dt and device hold the defaults on entry. */
-static int options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device) {
+int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device) {
   int dtype, layout;
   bool has_device, pin, grad;
   if (pa_dtype(r, first, &dtype) < 0 || pa_layout(r, first + 1, &layout) < 0 ||
@@ -141,7 +129,7 @@ static PyObject *f_empty(PyObject *module, FASTCALL_ARGS) {
   c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
   c10c_device device = pyc10_default_device();
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 || pa_memory_format(&r, 1, &format) < 0 ||
-      no_out(&r, 2) < 0 || options(&r, 3, &dt, &device) < 0)
+      no_out(&r, 2) < 0 || pyc10_tensor_options(&r, 3, &dt, &device) < 0)
     return NULL;
   return make(0, sizes, n, dt, device, format < 0 ? C10C_MEMORY_FORMAT_CONTIGUOUS : format, NULL);
 }
@@ -158,7 +146,7 @@ static PyObject *filled(int kind, pa_parser *p, FASTCALL_ARGS) {
   c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
   c10c_device device = pyc10_default_device();
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 || no_out(&r, 1) < 0 ||
-      options(&r, 2, &dt, &device) < 0)
+      pyc10_tensor_options(&r, 2, &dt, &device) < 0)
     return NULL;
   return make(kind, sizes, n, dt, device, C10C_MEMORY_FORMAT_CONTIGUOUS, NULL);
 }
@@ -185,7 +173,7 @@ static PyObject *f_full(PyObject *module, FASTCALL_ARGS) {
   c10c_dtype dt;
   c10c_device device = pyc10_default_device();
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 || inferred_dtype(r.obj[1], &dt) < 0 ||
-      no_out(&r, 2) < 0 || options(&r, 3, &dt, &device) < 0)
+      no_out(&r, 2) < 0 || pyc10_tensor_options(&r, 3, &dt, &device) < 0)
     return NULL;
   return make(3, sizes, n, dt, device, C10C_MEMORY_FORMAT_CONTIGUOUS, r.obj[1]);
 }
@@ -200,7 +188,8 @@ static PyObject *like(int kind, pa_parser *p, FASTCALL_ARGS) {
   int at = kind == 3 ? 2 : 1, format;
   c10c_dtype dt = c10c_tensor_dtype(in);
   c10c_device device = c10c_tensor_device(in);
-  if (pa_memory_format(&r, at, &format) < 0 || options(&r, at + 1, &dt, &device) < 0) return NULL;
+  if (pa_memory_format(&r, at, &format) < 0 || pyc10_tensor_options(&r, at + 1, &dt, &device) < 0)
+    return NULL;
   if (format < 0) format = C10C_MEMORY_FORMAT_PRESERVE;
   c10c_tensor *out = NULL;
   c10c_status st;
@@ -246,7 +235,8 @@ static PyObject *f_empty_strided(PyObject *m, FASTCALL_ARGS) {
   c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
   c10c_device device = pyc10_default_device();
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 ||
-      pa_intlist(&r, 1, strides, PA_MAX_DIMS, &k) < 0 || options(&r, 2, &dt, &device) < 0)
+      pa_intlist(&r, 1, strides, PA_MAX_DIMS, &k) < 0 ||
+      pyc10_tensor_options(&r, 2, &dt, &device) < 0)
     return NULL;
   if (n != k) {
     PyErr_Format(pa_cls.runtime_error,

@@ -23,25 +23,6 @@
 
 #include "common.h"
 
-#define SELF_HANDLE(h)                 \
-  c10c_tensor *h = pyc10_handle(self); \
-  if (h == NULL) return NULL
-
-static PyObject *raise_in(PyObject *cls, PyObject *fallback, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-  va_end(ap);
-  if (msg == NULL) return NULL;
-  PyErr_SetObject(cls != NULL ? cls : fallback, msg);
-  Py_DECREF(msg);
-  return NULL;
-}
-#define INDEX_ERROR(...)   raise_in(pa_cls.index_error, PyExc_IndexError, __VA_ARGS__)
-#define TYPE_ERROR(...)    raise_in(pa_cls.type_error, PyExc_TypeError, __VA_ARGS__)
-#define VALUE_ERROR(...)   raise_in(pa_cls.value_error, PyExc_ValueError, __VA_ARGS__)
-#define RUNTIME_ERROR(...) raise_in(pa_cls.runtime_error, PyExc_RuntimeError, __VA_ARGS__)
-
 /* pyc10's C10NotImplementedError (looked up on first use: only advanced indexing raises it). */
 static PyObject *not_implemented_class(void) {
   static PyObject *cls;
@@ -79,8 +60,8 @@ static PyObject *advanced(PyObject *item) {
   if (cls == NULL) return NULL;
   PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(item), "__name__");
   if (name == NULL) return NULL;
-  PyObject *r =
-      raise_in(cls, NULL, "indexing with %U (advanced indexing) is not implemented yet", name);
+  PyObject *r = pyc10_raise_in(cls, NULL,
+                               "indexing with %U (advanced indexing) is not implemented yet", name);
   Py_DECREF(name);
   return r;
 }

@@ -33,20 +33,14 @@ static PyObject *not_implemented; /* pyc10.C10NotImplementedError */
 static PyObject *cpu_device;      /* pyc10.device("cpu"), cached */
 static PyTypeObject *base_type;   /* StorageBase itself (before _setup) */
 
-#define TYPE_ERROR    (pa_cls.type_error != NULL ? pa_cls.type_error : PyExc_TypeError)
-#define VALUE_ERROR   (pa_cls.value_error != NULL ? pa_cls.value_error : PyExc_ValueError)
-#define RUNTIME_ERROR (pa_cls.runtime_error != NULL ? pa_cls.runtime_error : PyExc_RuntimeError)
-#define INDEX_ERROR   (pa_cls.index_error != NULL ? pa_cls.index_error : PyExc_IndexError)
+#define TYPE_ERROR_CLASS  (pa_cls.type_error != NULL ? pa_cls.type_error : PyExc_TypeError)
+#define VALUE_ERROR_CLASS (pa_cls.value_error != NULL ? pa_cls.value_error : PyExc_ValueError)
+#define RUNTIME_ERROR_CLASS \
+  (pa_cls.runtime_error != NULL ? pa_cls.runtime_error : PyExc_RuntimeError)
+#define INDEX_ERROR_CLASS (pa_cls.index_error != NULL ? pa_cls.index_error : PyExc_IndexError)
 
-/* Runs stmt with any exception in flight set aside: the last release of a storage over memory
- * another library owns runs its deleter, which may run Python code (tensor.c's KEEPING_ERROR). */
-#define KEEPING_ERROR(stmt)                    \
-  do {                                         \
-    PyObject *type_, *value_, *traceback_;     \
-    PyErr_Fetch(&type_, &value_, &traceback_); \
-    stmt;                                      \
-    PyErr_Restore(type_, value_, traceback_);  \
-  } while (0)
+/* The last release of a storage over memory another library owns runs its deleter, which may
+ * run Python code: KEEPING_ERROR (common.h) sets any exception in flight aside around it. */
 
 static void release_storage(c10c_storage *s) {
   if (s != NULL) KEEPING_ERROR(c10c_storage_release(s));
@@ -166,7 +160,7 @@ static PyObject *wrap_borrowed(c10c_storage *s) {
 
 static c10c_storage *storage_of(PyObject *self) {
   c10c_storage *s = ((StorageObject *)self)->s;
-  if (s == NULL) PyErr_SetString(RUNTIME_ERROR, "this pyc10.UntypedStorage holds no storage");
+  if (s == NULL) PyErr_SetString(RUNTIME_ERROR_CLASS, "this pyc10.UntypedStorage holds no storage");
   return s;
 }
 
@@ -268,7 +262,7 @@ static PyObject *read_bytes(c10c_storage *s, int64_t start, int64_t n) {
 static int fill_bytes(c10c_storage *s, int64_t start, int64_t stop, uint8_t value) {
   if (stop <= start) return 0;
   if (c10c_storage_is_read_only(s)) {
-    PyErr_SetString(RUNTIME_ERROR, "cannot write to a read-only storage");
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "cannot write to a read-only storage");
     return -1;
   }
   if (c10c_storage_device(s).type == C10C_DEVICE_TYPE_CPU) {
@@ -292,14 +286,14 @@ static c10c_status new_storage(c10c_storage **out, int64_t nbytes, c10c_device d
 /* UntypedStorage(sequence): each item an int (bool too), stored modulo 256, as torch. */
 static PyObject *from_sequence(PyTypeObject *type, PyObject *seq, c10c_device device) {
   if (!PySequence_Check(seq))
-    return raise_with_type(RUNTIME_ERROR,
+    return raise_with_type(RUNTIME_ERROR_CLASS,
                            "pyc10.UntypedStorage(): Expected a sequence type, but got %U", seq);
   Py_ssize_t n = PySequence_Size(seq);
   if (n < 0) {
     PyErr_Clear();
     return raise_with_type(
-        RUNTIME_ERROR, "pyc10.UntypedStorage(): Could not obtain the length of sequence of type %U",
-        seq);
+        RUNTIME_ERROR_CLASS,
+        "pyc10.UntypedStorage(): Could not obtain the length of sequence of type %U", seq);
   }
   c10c_storage *host = NULL;
   c10c_status st = c10c_storage_new(&host, n, NULL, C10C_DEVICE_TYPE_CPU, true);
@@ -316,7 +310,7 @@ static PyObject *from_sequence(PyTypeObject *type, PyObject *seq, c10c_device de
     if (!PyLong_Check(item) || overflow) {
       PyObject *tn = typename_of(seq), *itn = typename_of(item);
       if (tn != NULL && itn != NULL)
-        PyErr_Format(RUNTIME_ERROR,
+        PyErr_Format(RUNTIME_ERROR_CLASS,
                      "pyc10.UntypedStorage(): tried to construct a storage from a sequence (%U), "
                      "but one of the items was of type %U instead of int",
                      tn, itn);
@@ -351,7 +345,8 @@ static PyObject *storage_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   Py_ssize_t nargs = PyTuple_Size(args), nkw = kwargs != NULL ? PyDict_Size(kwargs) : 0;
   PyObject *stack[PA_MAX_PARAMS + 1];
   if (nargs + nkw > PA_MAX_PARAMS) {
-    PyErr_Format(TYPE_ERROR, "pyc10.UntypedStorage() takes at most %d arguments", PA_MAX_PARAMS);
+    PyErr_Format(TYPE_ERROR_CLASS, "pyc10.UntypedStorage() takes at most %d arguments",
+                 PA_MAX_PARAMS);
     return NULL;
   }
   for (Py_ssize_t i = 0; i < nargs; i++) stack[i] = PyTuple_GetItem(args, i);
@@ -376,7 +371,7 @@ static PyObject *storage_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
   int dev_param = r.overload == 0 ? 1 : 2, alloc_param = dev_param - 1;
   if (pa_device(&r, dev_param, &device, &has_device) < 0) goto done;
   if (pa_has(&r, alloc_param)) {
-    PyErr_SetString(RUNTIME_ERROR,
+    PyErr_SetString(RUNTIME_ERROR_CLASS,
                     "pyc10.UntypedStorage(): allocator= is not supported: pyc10 allocates from "
                     "the device's installed allocator (pyc10.memory)");
     goto done;
@@ -500,7 +495,7 @@ static PyObject *s_share_memory_(PyObject *self, PyObject *unused) {
   if (s == NULL) return NULL;
   c10c_device_type t = c10c_storage_device(s).type;
   if (t == C10C_DEVICE_TYPE_CPU || t == C10C_DEVICE_TYPE_META) {
-    PyErr_SetString(RUNTIME_ERROR,
+    PyErr_SetString(RUNTIME_ERROR_CLASS,
                     "share_memory_(): pyc10 cannot move a storage to shared memory (libc10c has "
                     "no shared-memory allocator, and pyc10 no torch.multiprocessing)");
     return NULL;
@@ -518,7 +513,7 @@ static PyObject *s_resize_(PyObject *self, PyObject *const *args, Py_ssize_t nar
   c10c_storage *s = storage_of(self);
   if (s == NULL || pa_parse(&p, args, nargs, kwnames, &r) < 0) return NULL;
   if (!check_long(r.obj[0]))
-    return raise_with_type(RUNTIME_ERROR, "resize_ expects an int, but got %U", r.obj[0]);
+    return raise_with_type(RUNTIME_ERROR_CLASS, "resize_ expects an int, but got %U", r.obj[0]);
   int64_t size;
   if (pa_index(r.obj[0], &size) < 0) return NULL;
   c10c_status st = c10c_storage_resize(s, size);
@@ -530,7 +525,7 @@ static int byte_value(PyObject *o, uint8_t *out) {
   int overflow;
   long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
   if (overflow) {
-    PyErr_SetString(VALUE_ERROR, "Overflow when unpacking long long");
+    PyErr_SetString(VALUE_ERROR_CLASS, "Overflow when unpacking long long");
     return -1;
   }
   if (v == -1 && PyErr_Occurred()) return -1;
@@ -545,7 +540,7 @@ static PyObject *s_fill_(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   c10c_storage *s = storage_of(self);
   if (s == NULL || pa_parse(&p, args, nargs, kwnames, &r) < 0) return NULL;
   if (!PyLong_Check(r.obj[0]))
-    return raise_with_type(RUNTIME_ERROR, "fill_ expects int, but got %U", r.obj[0]);
+    return raise_with_type(RUNTIME_ERROR_CLASS, "fill_ expects int, but got %U", r.obj[0]);
   uint8_t v;
   if (byte_value(r.obj[0], &v) < 0) return NULL;
   if (is_meta(s)) return Py_NewRef(self);
@@ -562,11 +557,11 @@ static PyObject *s_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   if (src == NULL) return NULL;
   int64_t n = c10c_storage_nbytes(s), m = c10c_storage_nbytes(src);
   if (n != m)
-    return PyErr_Format(RUNTIME_ERROR,
+    return PyErr_Format(RUNTIME_ERROR_CLASS,
                         "size does not match, self was %lld bytes but src was %lld bytes",
                         (long long)n, (long long)m);
   if (c10c_storage_is_read_only(s) && n > 0) {
-    PyErr_SetString(RUNTIME_ERROR, "cannot write to a read-only storage");
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "cannot write to a read-only storage");
     return NULL;
   }
   if (is_meta(s) || is_meta(src)) return Py_NewRef(self);
@@ -595,7 +590,7 @@ static PyObject *s_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t 
   if (pa_int(&r, 2, &count) < 0 || pa_int(&r, 3, &offset) < 0 || pa_dtype(&r, 4, &dtype) < 0)
     return NULL;
   if (dtype < 0) {
-    PyErr_SetString(RUNTIME_ERROR, "argument 'dtype' cannot be None");
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "argument 'dtype' cannot be None");
     return NULL;
   }
   c10c_dtype d = (c10c_dtype)dtype;
@@ -605,7 +600,7 @@ static PyObject *s_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t 
   const char *order = NULL;
   if (r.obj[1] != NULL && (order = PyUnicode_AsUTF8AndSize(r.obj[1], NULL)) == NULL) return NULL;
   if (!independent && order == NULL) {
-    PyErr_SetString(RUNTIME_ERROR, "function missing required argument 'byte_order' (pos 2)");
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "function missing required argument 'byte_order' (pos 2)");
     return NULL;
   }
   const uint16_t probe = 1;
@@ -618,7 +613,7 @@ static PyObject *s_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t 
     } else if (strcmp(order, "little") == 0) {
       swap = !little;
     } else {
-      return PyErr_Format(VALUE_ERROR,
+      return PyErr_Format(VALUE_ERROR_CLASS,
                           "invalid byte_order '%s' (expected 'big', 'little', or 'native')", order);
     }
   }
@@ -627,7 +622,7 @@ static PyObject *s_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t 
   if (mv == NULL) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
     PyErr_Clear();
-    return raise_with_type(TYPE_ERROR, "a bytes-like object is required, not '%U'", r.obj[0]);
+    return raise_with_type(TYPE_ERROR_CLASS, "a bytes-like object is required, not '%U'", r.obj[0]);
   }
   PyObject *bytes = PyBytes_FromObject(mv);
   Py_DECREF(mv);
@@ -636,7 +631,7 @@ static PyObject *s_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t 
   int64_t size = (int64_t)c10c_dtype_itemsize(d), len = (int64_t)PyBytes_Size(bytes);
   if (offset < 0 || offset > len) {
     /* torch's fmt arguments are in this order */
-    PyErr_Format(VALUE_ERROR,
+    PyErr_Format(VALUE_ERROR_CLASS,
                  "offset must be non-negative and no greater than buffer length (%lld) , but got "
                  "%lld",
                  (long long)offset, (long long)len);
@@ -644,14 +639,15 @@ static PyObject *s_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t 
   }
   if (count < 0) {
     if ((len - offset) % size != 0) {
-      PyErr_Format(VALUE_ERROR, "buffer size (%lld) must be a multiple of element size (%lld)",
-                   (long long)len, (long long)size);
+      PyErr_Format(VALUE_ERROR_CLASS,
+                   "buffer size (%lld) must be a multiple of element size (%lld)", (long long)len,
+                   (long long)size);
       goto done;
     }
     count = (len - offset) / size;
   }
   if (count > (len - offset) / size) {
-    PyErr_Format(VALUE_ERROR,
+    PyErr_Format(VALUE_ERROR_CLASS,
                  "buffer has only %lld elements after offset %lld, but specified a size of %lld",
                  (long long)(len - offset), (long long)offset, (long long)count);
     goto done;
@@ -661,7 +657,7 @@ static PyObject *s_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t 
                d == C10C_DTYPE_BFLOAT16 || d == C10C_DTYPE_FLOAT32 || d == C10C_DTYPE_FLOAT64 ||
                d == C10C_DTYPE_COMPLEX64 || d == C10C_DTYPE_COMPLEX128;
   if (!known) {
-    PyErr_Format(RUNTIME_ERROR, "Unknown type: %s", c10c_dtype_c10_name(d));
+    PyErr_Format(RUNTIME_ERROR_CLASS, "Unknown type: %s", c10c_dtype_c10_name(d));
     goto done;
   }
   c10c_storage *s = NULL;
@@ -732,7 +728,7 @@ static int unit_slice(PyObject *slice, int64_t n, Py_ssize_t *start, Py_ssize_t 
   if (PySlice_Unpack(slice, start, &stop, &step) < 0) return -1;
   *length = PySlice_AdjustIndices((Py_ssize_t)n, start, &stop, step);
   if (step != 1) {
-    PyErr_Format(RUNTIME_ERROR,
+    PyErr_Format(RUNTIME_ERROR_CLASS,
                  "Trying to slice with a step of %zd, but only a step of 1 is supported", step);
     return -1;
   }
@@ -751,7 +747,7 @@ static PyObject *storage_getitem(PyObject *self, PyObject *index) {
     if (pa_index(index, &i) < 0) return NULL;
     if (i < 0) i += n;
     if (i < 0 || i >= n)
-      return PyErr_Format(INDEX_ERROR, "index %lld out of range for storage of size %lld",
+      return PyErr_Format(INDEX_ERROR_CLASS, "index %lld out of range for storage of size %lld",
                           (long long)i, (long long)n);
     if (c10c_storage_device(s).type == C10C_DEVICE_TYPE_CPU)
       return PyLong_FromLong(((const unsigned char *)c10c_storage_data(s))[i]);
@@ -776,7 +772,7 @@ static PyObject *storage_getitem(PyObject *self, PyObject *index) {
     if (c10c_storage_is_read_only(s)) c10c_storage_set_read_only(view);
     return wrap_owned(default_type(), view);
   }
-  return raise_with_type(TYPE_ERROR, "can't index a pyc10.UntypedStorage with %U", index);
+  return raise_with_type(TYPE_ERROR_CLASS, "can't index a pyc10.UntypedStorage with %U", index);
 }
 
 /* s[i] = v and s[a:b] = v for an int v (modulo 256). Deliberate differences from torch, whose
@@ -786,11 +782,11 @@ static int storage_setitem(PyObject *self, PyObject *index, PyObject *value) {
   c10c_storage *s = storage_of(self);
   if (s == NULL) return -1;
   if (value == NULL) {
-    PyErr_SetString(TYPE_ERROR, "'UntypedStorage' object doesn't support item deletion");
+    PyErr_SetString(TYPE_ERROR_CLASS, "'UntypedStorage' object doesn't support item deletion");
     return -1;
   }
   if (!PyLong_Check(value)) {
-    raise_with_type(RUNTIME_ERROR,
+    raise_with_type(RUNTIME_ERROR_CLASS,
                     "can only set storage content with a int types, but got %U instead", value);
     return -1;
   }
@@ -802,8 +798,8 @@ static int storage_setitem(PyObject *self, PyObject *index, PyObject *value) {
     if (pa_index(index, &i) < 0) return -1;
     if (i < 0) i += n;
     if (i < 0 || i >= n) {
-      PyErr_Format(INDEX_ERROR, "index %lld out of range for storage of size %lld", (long long)i,
-                   (long long)n);
+      PyErr_Format(INDEX_ERROR_CLASS, "index %lld out of range for storage of size %lld",
+                   (long long)i, (long long)n);
       return -1;
     }
     return fill_bytes(s, i, i + 1, v);
@@ -813,7 +809,7 @@ static int storage_setitem(PyObject *self, PyObject *index, PyObject *value) {
     if (unit_slice(index, n, &start, &length) < 0) return -1;
     return fill_bytes(s, start, start + length, v);
   }
-  raise_with_type(RUNTIME_ERROR, "can't index a pyc10.UntypedStorage with %U", index);
+  raise_with_type(RUNTIME_ERROR_CLASS, "can't index a pyc10.UntypedStorage with %U", index);
   return -1;
 }
 

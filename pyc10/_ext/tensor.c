@@ -28,28 +28,14 @@ static PyObject *raise_status; /* status -> raises the matching pyc10 error */
 static PyObject *float32_dtype;
 int pyc10_default_dtype = C10C_DTYPE_FLOAT32;
 
-/* Stores a new reference in *slot, dropping the old one. */
-static void replace(PyObject **slot, PyObject *value) {
+void pyc10_replace(PyObject **slot, PyObject *value) {
   PyObject *old = *slot;
   Py_INCREF(value);
   *slot = value;
   Py_XDECREF(old);
 }
 
-/* Runs stmt with any exception in flight set aside: dropping the last reference to memory another
- * library owns runs its deleter, which may run Python code (pyc10.from_numpy's deleter; numpy's
- * and torch's DLPack deleters under an import) that must neither see nor clear that exception
- * (a failing call dropping its temporary tensor has one set). */
-#define KEEPING_ERROR(stmt)                    \
-  do {                                         \
-    PyObject *type_, *value_, *traceback_;     \
-    PyErr_Fetch(&type_, &value_, &traceback_); \
-    stmt;                                      \
-    PyErr_Restore(type_, value_, traceback_);  \
-  } while (0)
-
-/* Drops a tensor reference (NULL-safe), keeping any exception in flight. */
-static void release_tensor(c10c_tensor *h) {
+void pyc10_release_tensor(c10c_tensor *h) {
   if (h != NULL) KEEPING_ERROR(c10c_tensor_release(h));
 }
 
@@ -70,13 +56,13 @@ static PyObject *raise_for(c10c_status st) {
 /* A new pyc10.Tensor owning h (a new reference, released if the object cannot be made). */
 static PyObject *wrap_handle(c10c_tensor *h) {
   if (tensor_type == NULL) {
-    release_tensor(h);
+    pyc10_release_tensor(h);
     PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.setup was not called");
     return NULL;
   }
   TensorObject *t = (TensorObject *)tensor_alloc(tensor_type, 0);
   if (t == NULL) {
-    release_tensor(h);
+    pyc10_release_tensor(h);
     return NULL;
   }
   t->h = h;
@@ -90,6 +76,30 @@ static PyObject *result(c10c_status st, c10c_tensor *const *out) {
 }
 
 /* ---- what the other files of the module call (common.h) ---- */
+
+PyObject *pyc10_raise_in(PyObject *cls, PyObject *fallback, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+  va_end(ap);
+  if (msg == NULL) return NULL;
+  PyErr_SetObject(cls != NULL ? cls : fallback, msg);
+  Py_DECREF(msg);
+  return NULL;
+}
+
+PyObject *pyc10_not_implemented(const char *what) {
+  static PyObject *cls; /* pyc10._errors.C10NotImplementedError, looked up on first use */
+  if (cls == NULL) {
+    PyObject *mod = PyImport_ImportModule("pyc10._errors");
+    if (mod == NULL) return NULL;
+    cls = PyObject_GetAttrString(mod, "C10NotImplementedError");
+    Py_DECREF(mod);
+    if (cls == NULL) return NULL;
+  }
+  PyErr_SetString(cls, what);
+  return NULL;
+}
 
 PyObject *pyc10_wrap(c10c_tensor *h) { return wrap_handle(h); }
 PyObject *pyc10_raise(c10c_status st) { return raise_for(st); }
@@ -107,7 +117,7 @@ PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n) {
       break;
     }
   }
-  for (; i < n; i++) release_tensor(hs[i]);
+  for (; i < n; i++) pyc10_release_tensor(hs[i]);
   return t;
 }
 
@@ -123,7 +133,7 @@ static void tensor_dealloc(PyObject *self) {
   Py_CLEAR(t->shape);
   Py_CLEAR(t->strides);
   Py_CLEAR(t->storage);
-  release_tensor(h); /* may run a storage deleter that calls back into Python */
+  pyc10_release_tensor(h); /* may run a storage deleter that calls back into Python */
   freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
   tp_free(self);
   Py_DECREF(tp);
@@ -235,11 +245,11 @@ static PyObject *module_setup(PyObject *module, PyObject *args) {
     if (ok == 0) PyErr_SetString(PyExc_TypeError, "setup: Tensor must subclass TensorBase");
     return NULL;
   }
-  replace((PyObject **)&tensor_type, tensor);
-  replace((PyObject **)&size_type, size);
-  replace(&make_handle, handle_fn);
-  replace(&raise_status, raise_fn);
-  replace(&float32_dtype, f32);
+  pyc10_replace((PyObject **)&tensor_type, tensor);
+  pyc10_replace((PyObject **)&size_type, size);
+  pyc10_replace(&make_handle, handle_fn);
+  pyc10_replace(&raise_status, raise_fn);
+  pyc10_replace(&float32_dtype, f32);
   tensor_alloc = (allocfunc)PyType_GetSlot(tensor_type, Py_tp_alloc);
   size_alloc = (allocfunc)PyType_GetSlot(size_type, Py_tp_alloc);
   Py_RETURN_NONE;
@@ -255,23 +265,23 @@ static PyObject *module_setup_parser(PyObject *module, PyObject *args) {
                         &PyType_Type, &fmt, &PyType_Type, &dev, &storage, &PyDict_Type, &formats,
                         &te, &ve, &re, &ie))
     return NULL;
-  replace(&pa_cls.type_error, te);
-  replace(&pa_cls.value_error, ve);
-  replace(&pa_cls.runtime_error, re);
-  replace(&pa_cls.index_error, ie);
+  pyc10_replace(&pa_cls.type_error, te);
+  pyc10_replace(&pa_cls.value_error, ve);
+  pyc10_replace(&pa_cls.runtime_error, re);
+  pyc10_replace(&pa_cls.index_error, ie);
   if (tensor_type == NULL) {
     PyErr_SetString(PyExc_RuntimeError, "setup_parser: call setup first");
     return NULL;
   }
   pa_cls.tensor = tensor_type;
   pa_cls.size = size_type;
-  replace((PyObject **)&pa_cls.dtype, dt);
-  replace((PyObject **)&pa_cls.layout, lay);
-  replace((PyObject **)&pa_cls.memory_format, fmt);
-  replace((PyObject **)&pa_cls.device, dev);
-  if (storage != Py_None) replace((PyObject **)&pa_cls.storage, storage);
-  replace(&pa_cls.formats_by_name, formats);
-  replace(&pa_cls.make_device, dev);
+  pyc10_replace((PyObject **)&pa_cls.dtype, dt);
+  pyc10_replace((PyObject **)&pa_cls.layout, lay);
+  pyc10_replace((PyObject **)&pa_cls.memory_format, fmt);
+  pyc10_replace((PyObject **)&pa_cls.device, dev);
+  if (storage != Py_None) pyc10_replace((PyObject **)&pa_cls.storage, storage);
+  pyc10_replace(&pa_cls.formats_by_name, formats);
+  pyc10_replace(&pa_cls.make_device, dev);
   pa_cls.dtype_value = PyUnicode_InternFromString("value");
   pa_cls.layout_value = PyUnicode_InternFromString("_value");
   pa_cls.format_value = PyUnicode_InternFromString("_value");
@@ -329,7 +339,7 @@ static PyObject *module_set_default_dtype(PyObject *module, PyObject *d) {
   long code = PyLong_AsLong(v);
   Py_DECREF(v);
   if (code == -1 && PyErr_Occurred()) return NULL;
-  replace(&float32_dtype, d);
+  pyc10_replace(&float32_dtype, d);
   pyc10_default_dtype = (int)code;
   Py_RETURN_NONE;
 }

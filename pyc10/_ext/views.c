@@ -8,31 +8,12 @@
 
 #include "common.h"
 
-#define SELF_HANDLE(h)                 \
-  c10c_tensor *h = pyc10_handle(self); \
-  if (h == NULL) return NULL
-
-#define PARSE(parser, r) \
-  pa_args r;             \
-  if (pa_parse(&parser, args, nargs, kwnames, &r) < 0) return NULL
-
 #define VIEW(call)                   \
   do {                               \
     c10c_tensor *out_ = NULL;        \
     c10c_status st_ = (call);        \
     return pyc10_result(st_, &out_); \
   } while (0)
-
-static PyObject *runtime_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-  va_end(ap);
-  if (msg == NULL) return NULL;
-  PyErr_SetObject(pa_cls.runtime_error != NULL ? pa_cls.runtime_error : PyExc_RuntimeError, msg);
-  Py_DECREF(msg);
-  return NULL;
-}
 
 static int python_binding(const char *fname, const char *const *names, int n, int nrequired,
                           PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -298,7 +279,7 @@ static PyObject *t_t(PyObject *self, PyObject *unused) {
   (void)unused;
   SELF_HANDLE(h);
   size_t n = c10c_tensor_dim(h);
-  if (n > 2) return runtime_error("t() expects a tensor with <= 2 dimensions, but self is %zuD", n);
+  if (n > 2) return RUNTIME_ERROR("t() expects a tensor with <= 2 dimensions, but self is %zuD", n);
   VIEW(c10c_tensor_transpose(&out_, h, 0, n < 2 ? 0 : 1));
 }
 
@@ -354,7 +335,7 @@ static PyObject *t_unflatten(PyObject *self, PyObject *const *args, Py_ssize_t n
   PyObject *bound[2];
   if (python_binding("unflatten", names, 2, 2, args, nargs, kwnames, bound) < 0) return NULL;
   int truth = PyObject_IsTrue(bound[1]);
-  if (truth <= 0) return truth < 0 ? NULL : runtime_error("unflatten: sizes must be non-empty");
+  if (truth <= 0) return truth < 0 ? NULL : RUNTIME_ERROR("unflatten: sizes must be non-empty");
   pa_args r;
   if (pa_parse(&unflatten_p, bound, 2, NULL, &r) < 0) return NULL;
   int64_t dim, sizes[PA_MAX_DIMS];
@@ -473,12 +454,12 @@ static PyObject *split_sizes(c10c_tensor *h, int64_t dim, const int64_t *sizes, 
     if (list == NULL) return NULL;
     PyObject *r;
     if (negative) {
-      r = runtime_error(
+      r = RUNTIME_ERROR(
           "split_with_sizes expects split_sizes have only non-negative entries, but got "
           "split_sizes=%U",
           list);
     } else {
-      r = runtime_error(
+      r = RUNTIME_ERROR(
           "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at "
           "dimension %lld), but got split_sizes=%U",
           (long long)dim_size, (long long)dim, list);
@@ -506,15 +487,15 @@ static PyObject *split_sizes(c10c_tensor *h, int64_t dim, const int64_t *sizes, 
 /* ATen's split(split_size): ceil(dim_size / size) pieces, the last smaller. */
 static PyObject *split_size(c10c_tensor *h, int64_t size, int64_t dim) {
   if (c10c_tensor_dim(h) == 0)
-    return runtime_error("split expects at least a 1-dimensional tensor");
+    return RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
   if (size < 0)
-    return runtime_error("split expects split_size be non-negative, but got split_size=%lld",
+    return RUNTIME_ERROR("split expects split_size be non-negative, but got split_size=%lld",
                          (long long)size);
   int64_t dim_size;
   c10c_status st = c10c_tensor_size(&dim_size, h, dim);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   if (size == 0 && dim_size != 0) {
-    return runtime_error(
+    return RUNTIME_ERROR(
         "split_size can only be 0 if dimension size is 0, but got dimension size of %lld",
         (long long)dim_size);
   }
@@ -538,9 +519,9 @@ static PyObject *t_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   int64_t chunks, dim;
   if (pa_int(&r, 0, &chunks) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
   if (c10c_tensor_dim(h) == 0)
-    return runtime_error("chunk expects at least a 1-dimensional tensor");
+    return RUNTIME_ERROR("chunk expects at least a 1-dimensional tensor");
   if (chunks <= 0)
-    return runtime_error("chunk expects `chunks` to be greater than 0, got: %lld",
+    return RUNTIME_ERROR("chunk expects `chunks` to be greater than 0, got: %lld",
                          (long long)chunks);
   int64_t dim_size;
   c10c_status st = c10c_tensor_size(&dim_size, h, dim);
@@ -550,7 +531,7 @@ static PyObject *t_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   int64_t wrapped = (int64_t)sum;
   int64_t size = wrapped / chunks;
   if (size == 0 && dim_size == 0) {
-    if (chunks > 1 << 20) return runtime_error("cannot create std::vector larger than max_size()");
+    if (chunks > 1 << 20) return RUNTIME_ERROR("cannot create std::vector larger than max_size()");
     int64_t *zeros = PyMem_Calloc((size_t)chunks, sizeof(int64_t));
     if (zeros == NULL) return PyErr_NoMemory();
     PyObject *out = split_sizes(h, dim, zeros, (Py_ssize_t)chunks);
@@ -569,7 +550,7 @@ static PyObject *t_split_with_sizes(PyObject *self, PyObject *const *args, Py_ss
   Py_ssize_t n;
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS * 16, &n) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
   if (c10c_tensor_dim(h) == 0)
-    return runtime_error("split expects at least a 1-dimensional tensor");
+    return RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
   return split_sizes(h, dim, sizes, n);
 }
 
@@ -668,7 +649,7 @@ static PyObject *t_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   }
   if (pa_intlist(&r, 1, sizes, PA_MAX_DIMS * 16, &count) < 0 || pa_int(&r, 2, &d) < 0) goto done;
   if (c10c_tensor_dim(h) == 0) {
-    runtime_error("split expects at least a 1-dimensional tensor");
+    RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
     goto done;
   }
   result = split_sizes(h, d, sizes, count);
