@@ -397,7 +397,8 @@ static bool check_param(const pa_param *p, PyObject *o, Py_ssize_t *failed) {
 static PyObject *typename_of(PyObject *o) {
   PyTypeObject *t = Py_TYPE(o);
   if (t == pa_cls.dtype || t == pa_cls.layout || t == pa_cls.memory_format || t == pa_cls.device ||
-      t == pa_cls.size) {
+      t == pa_cls.size || (pa_cls.storage != NULL && PyObject_TypeCheck(o, pa_cls.storage))) {
+    /* storages too: torch names its own with their module (torch.storage.UntypedStorage) */
     PyObject *n = PyObject_GetAttrString((PyObject *)t, "__name__");
     if (n == NULL) return NULL;
     PyObject *r = PyUnicode_FromFormat("pyc10.%U", n);

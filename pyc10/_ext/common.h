@@ -81,6 +81,11 @@ extern PyMethodDef pyc10_storage_tensor_methods[];
 int pyc10_storage_init(PyObject *module);
 PyObject *pyc10_storage_wrap(c10c_storage *s);
 
+/* inplace.c: in-place views (t_, transpose_, resize_, set_, ...), tensor_split/hsplit/vsplit/
+ * dsplit, conj, is_shared, share_memory_, and the real/imag attributes. */
+extern PyMethodDef pyc10_inplace_methods[];
+extern PyGetSetDef pyc10_inplace_getset[];
+
 /* indexing.c: t[index], t[index] = value (the mapping slots), item, tolist, numpy, __array__
  * and __array_interface__. */
 extern PyMethodDef pyc10_index_methods[];

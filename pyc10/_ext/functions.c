@@ -12,6 +12,7 @@
 typedef struct {
   pa_parser parser;
   PyObject *method; /* interned method name */
+  bool attribute;   /* an attribute, not a method (real, imag): input.<name> */
   PyMethodDef def;
 } function;
 
@@ -28,6 +29,7 @@ static PyObject *call(PyObject *capsule, PyObject *const *args, Py_ssize_t nargs
   if (f == NULL) return NULL;
   pa_args r;
   if (pa_parse(&f->parser, args, nargs, kwnames, &r) < 0) return NULL;
+  if (f->attribute) return PyObject_GetAttr(r.obj[0], f->method);
   if (nargs > 0) return PyObject_VectorcallMethod(f->method, args, (size_t)nargs, kwnames);
   /* input came as a keyword: the method gets it as self, the other keywords as they were */
   Py_ssize_t nk = PyTuple_Size(kwnames);
@@ -83,6 +85,10 @@ PyObject *pyc10_functions(PyObject *module_name, PyObject *tensor_class) {
       Py_DECREF(capsule);
       continue;
     }
+    PyObject *attr = PyObject_GetAttr(tensor_class, f->method);
+    f->attribute = attr != NULL && !PyCallable_Check(attr); /* a getset descriptor */
+    Py_XDECREF(attr);
+    PyErr_Clear();
     f->def.ml_name = name;
     f->def.ml_meth = PYC10_FASTCALL(call);
     f->def.ml_flags = METH_FASTCALL | METH_KEYWORDS;

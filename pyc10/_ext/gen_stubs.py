@@ -34,7 +34,7 @@ _TYPES = {
     "IntArrayRef": "Sequence[SupportsIndex]",
     "SymIntArrayRef": "Sequence[SupportsIndex]",
     "bool": "builtins.bool",
-    "Storage": "Any",
+    "Storage": "StorageBase",
     "PyObject*": "Any",
     "ScalarType": "_dtype | builtins.type",
     "Layout": "_layout",

@@ -283,3 +283,79 @@ PA_ENTRY(pyc10, empty_strided, "A tensor with these sizes and strides over a fre
  * parser) ---- */
 PA_ENTRY(Tensor, numpy, "A numpy array sharing this CPU tensor's memory (force: a copy).",
          "numpy(*, bool force=False)")
+/* ---- inplace.c: in-place views, tensor_split and its kin; function forms of attrs.c's methods
+ * and of real/imag/conj ---- */
+PA_ENTRY(Tensor, transpose_, "transpose(dim0, dim1) in place; returns self.",
+         "transpose_(int64_t dim0, int64_t dim1) -> Tensor")
+PA_ENTRY(Tensor, swapdims_, "transpose_(dim0, dim1).",
+         "swapdims_(int64_t dim0, int64_t dim1) -> Tensor")
+PA_ENTRY(Tensor, swapaxes_, "transpose_(axis0, axis1).",
+         "swapaxes_(int64_t axis0, int64_t axis1) -> Tensor")
+PA_ENTRY(Tensor, squeeze_, "squeeze() in place; returns self.", "squeeze_() -> Tensor",
+         "squeeze_(int64_t dim) -> Tensor", "squeeze_(IntArrayRef dim) -> Tensor")
+PA_ENTRY(Tensor, unsqueeze_, "unsqueeze(dim) in place; returns self.",
+         "unsqueeze_(int64_t dim) -> Tensor")
+PA_ENTRY(Tensor, as_strided_, "as_strided(...) in place; returns self.",
+         "as_strided_(SymIntArrayRef size, SymIntArrayRef stride, SymInt? storage_offset=None) "
+         "-> Tensor")
+PA_ENTRY(Tensor, resize_,
+         "New sizes (contiguous strides unless unchanged), the storage grown when needed, "
+         "contents kept; returns self.",
+         "resize_(SymIntArrayRef size, *, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, resize_as_, "resize_(the_template.shape); returns self.",
+         "resize_as_(Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor")
+PA_ENTRY(Tensor, set_,
+         "self over another storage (or tensor's storage) with a new geometry; returns self.",
+         "set_() -> Tensor", "set_(Storage source) -> Tensor",
+         "set_(Storage source, SymInt storage_offset, SymIntArrayRef size, SymIntArrayRef "
+         "stride=None) -> Tensor",
+         "set_(Tensor source) -> Tensor",
+         "set_(Tensor source, SymInt storage_offset, SymIntArrayRef size, SymIntArrayRef "
+         "stride=None) -> Tensor")
+PA_ENTRY(Tensor, tensor_split, "Views split at indices, or into sections of near-equal size.",
+         "tensor_split(SymIntArrayRef indices, int64_t dim=0) -> tuple[Tensor, ...]",
+         "tensor_split(Tensor tensor_indices_or_sections, int64_t dim=0) -> tuple[Tensor, ...]",
+         "tensor_split(SymInt sections, int64_t dim=0) -> tuple[Tensor, ...]")
+PA_ENTRY(Tensor, hsplit, "tensor_split along dim 1 (dim 0 of a 1-dim tensor).",
+         "hsplit(int64_t sections) -> tuple[Tensor, ...]",
+         "hsplit(IntArrayRef indices) -> tuple[Tensor, ...]")
+PA_ENTRY(Tensor, vsplit, "tensor_split along dim 0 (at least 2 dims).",
+         "vsplit(int64_t sections) -> tuple[Tensor, ...]",
+         "vsplit(IntArrayRef indices) -> tuple[Tensor, ...]")
+PA_ENTRY(Tensor, dsplit, "tensor_split along dim 2 (at least 3 dims).",
+         "dsplit(int64_t sections) -> tuple[Tensor, ...]",
+         "dsplit(IntArrayRef indices) -> tuple[Tensor, ...]")
+PA_ENTRY(pyc10, tensor_split, "input.tensor_split(...).",
+         "tensor_split(Tensor input, SymIntArrayRef indices, int64_t dim=0) -> tuple[Tensor, ...]",
+         "tensor_split(Tensor input, Tensor tensor_indices_or_sections, int64_t dim=0) -> "
+         "tuple[Tensor, ...]",
+         "tensor_split(Tensor input, SymInt sections, int64_t dim=0) -> tuple[Tensor, ...]")
+PA_ENTRY(pyc10, hsplit, "input.hsplit(...).",
+         "hsplit(Tensor input, int64_t sections) -> tuple[Tensor, ...]",
+         "hsplit(Tensor input, IntArrayRef indices) -> tuple[Tensor, ...]")
+PA_ENTRY(pyc10, vsplit, "input.vsplit(...).",
+         "vsplit(Tensor input, int64_t sections) -> tuple[Tensor, ...]",
+         "vsplit(Tensor input, IntArrayRef indices) -> tuple[Tensor, ...]")
+PA_ENTRY(pyc10, dsplit, "input.dsplit(...).",
+         "dsplit(Tensor input, int64_t sections) -> tuple[Tensor, ...]",
+         "dsplit(Tensor input, IntArrayRef indices) -> tuple[Tensor, ...]")
+PA_ENTRY(pyc10, as_strided_, "input.as_strided_(...).",
+         "as_strided_(Tensor input, SymIntArrayRef size, SymIntArrayRef stride, SymInt? "
+         "storage_offset=None) -> Tensor")
+PA_ENTRY(pyc10, resize_as_, "input.resize_as_(the_template).",
+         "resize_as_(Tensor input, Tensor the_template, *, MemoryFormat? memory_format=None) -> "
+         "Tensor")
+PA_ENTRY(pyc10, ravel, "input.ravel().", "ravel(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, adjoint, "input.adjoint().", "adjoint(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, detach, "input.detach().", "detach(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, is_complex, "input.is_complex().", "is_complex(Tensor input) -> bool")
+PA_ENTRY(pyc10, is_floating_point, "input.is_floating_point().",
+         "is_floating_point(Tensor input) -> bool")
+PA_ENTRY(pyc10, is_nonzero, "input.is_nonzero().", "is_nonzero(Tensor input) -> bool")
+PA_ENTRY(pyc10, is_same_size, "input.is_same_size(other).",
+         "is_same_size(Tensor input, Tensor other) -> bool")
+PA_ENTRY(pyc10, is_signed, "input.is_signed().", "is_signed(Tensor input) -> bool")
+PA_ENTRY(pyc10, get_device, "input.get_device().", "get_device(Tensor input) -> int")
+PA_ENTRY(pyc10, real, "input.real.", "real(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, imag, "input.imag.", "imag(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, conj, "input.conj().", "conj(Tensor input) -> Tensor")

@@ -84,6 +84,16 @@ class Arr:
         return f"ndarray({list(self.values)!r})"
 
 
+@dataclass(frozen=True)
+class St:
+    """The untyped storage of a tensor made as T(shape) (for Storage parameters)."""
+
+    spec: T
+
+    def __repr__(self) -> str:
+        return f"{self.spec!r}.untyped_storage()"
+
+
 class _PyType:
     def __init__(self, t: type) -> None:
         self.t = t
@@ -101,6 +111,8 @@ def materialize(lib: Any, v: Any) -> Any:
     """The concrete value of an abstract argument for lib (pyc10 or torch)."""
     if isinstance(v, T):
         return _tensor(lib, v)
+    if isinstance(v, St):
+        return _tensor(lib, v.spec).untyped_storage()
     if isinstance(v, T0):
         return lib.from_numpy(np.array(v.value, dtype=np.int64))
     if isinstance(v, NpInt):
@@ -165,6 +177,8 @@ OVERRIDES: dict[tuple[str, str], Any] = {
     ("split", "dim"): 0,
     ("split_with_sizes", "dim"): 0,
     ("split", "split_size"): 1,
+    ("tensor_split", "tensor_indices_or_sections"): T((2,), "int64"),
+    ("resize_as_", "the_template"): T((4, 6)),
 }
 # names whose int values are dimensions (out of range: 9, -9) or counts (out of range: -1)
 DIM_NAMES = {"dim", "dim0", "dim1", "dim2", "axis0", "axis1", "start_dim", "end_dim",
@@ -196,6 +210,8 @@ def good(entry: Entry, p: Param) -> Any:
         return "cpu"
     if p.base == "PyObject*" and p.name == "dtype":  # Tensor.type(dtype)
         return Attr("int32")
+    if p.base == "Storage":
+        return St(T((24,)))
     raise NotImplementedError(f"no value for {p.type} {p.name} in {entry.id}")
 
 
@@ -409,7 +425,10 @@ def run_on(lib: Any, call: Call) -> Outcome:
 
 
 def _message(e: BaseException) -> str:
-    return str(e).split("\nException raised from", 1)[0].replace("pyc10.", "torch.")
+    msg = str(e).split("\nException raised from", 1)[0].replace("pyc10.", "torch.")
+    # torch's class is torch.storage.UntypedStorage (also torch.UntypedStorage), pyc10's
+    # pyc10.UntypedStorage: the same name in the two libraries' own paths
+    return msg.replace("torch.storage.UntypedStorage", "torch.UntypedStorage")
 
 
 def compare(ours: Outcome, theirs: Outcome) -> str | None:

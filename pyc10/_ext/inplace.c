@@ -1,0 +1,687 @@
+/* Tensor methods that change self's geometry in place (t_, transpose_, squeeze_, unsqueeze_,
+ * as_strided_, resize_, resize_as_, set_), the tensor_split family (tensor_split, hsplit, vsplit,
+ * dsplit), the complex views real/imag, conj, is_shared and share_memory_.
+ *
+ * libc10c's tensors have no in-place geometry API: an in-place view makes the new view with the
+ * public ABI and the Python object swaps its c10c_tensor handle for it (as `t.data = other`
+ * does), dropping its cached shape and strides. Everyone holding this Python object sees torch's
+ * semantics. A c10c tensor can be shared by two Python objects only through the C ABI (a host
+ * wrapping the same handle twice): such another object keeps the old geometry.
+ */
+#include <string.h>
+
+#include "common.h"
+
+#define SELF_HANDLE(h)                 \
+  c10c_tensor *h = pyc10_handle(self); \
+  if (h == NULL) return NULL
+
+#define PARSE(parser, r) \
+  pa_args r;             \
+  if (pa_parse(&parser, args, nargs, kwnames, &r) < 0) return NULL
+
+static PyObject *runtime_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+  va_end(ap);
+  if (msg == NULL) return NULL;
+  PyErr_SetObject(pa_cls.runtime_error != NULL ? pa_cls.runtime_error : PyExc_RuntimeError, msg);
+  Py_DECREF(msg);
+  return NULL;
+}
+
+/* self's object takes new_h (a new reference, consumed); returns self (a new reference), or NULL
+ * with the error of a failed call when new_h is NULL. */
+static PyObject *become(PyObject *self, c10c_status st, c10c_tensor *new_h) {
+  if (st != C10C_STATUS_OK) {
+    c10c_tensor_release(new_h);
+    return pyc10_raise(st);
+  }
+  TensorObject *t = (TensorObject *)self;
+  c10c_tensor *old = t->h;
+  t->h = new_h;
+  Py_CLEAR(t->handle);
+  Py_CLEAR(t->shape);
+  Py_CLEAR(t->strides);
+  PyObject *type, *val, *tb;
+  PyErr_Fetch(&type, &val, &tb); /* the release may run a deleter that calls into Python */
+  c10c_tensor_release(old);
+  PyErr_Restore(type, val, tb);
+  Py_INCREF(self);
+  return self;
+}
+
+#define BECOME(call)                \
+  do {                              \
+    c10c_tensor *out_ = NULL;       \
+    c10c_status st_ = (call);       \
+    return become(self, st_, out_); \
+  } while (0)
+
+/* ---- in-place views ---- */
+
+static PyObject *t_t_(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  size_t n = c10c_tensor_dim(h);
+  if (n > 2)
+    return runtime_error("t_() expects a tensor with <= 2 dimensions, but self is %zuD", n);
+  if (n < 2) return Py_NewRef(self);
+  BECOME(c10c_tensor_transpose(&out_, h, 0, 1));
+}
+
+static PyObject *transpose_with(PyObject *self, pa_parser *p, PyObject *const *args,
+                                Py_ssize_t nargs, PyObject *kwnames) {
+  SELF_HANDLE(h);
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  int64_t a, b;
+  if (pa_int(&r, 0, &a) < 0 || pa_int(&r, 1, &b) < 0) return NULL;
+  BECOME(c10c_tensor_transpose(&out_, h, a, b));
+}
+static pa_parser transpose__p = PA_PARSER("Tensor", "transpose_");
+static pa_parser swapdims__p = PA_PARSER("Tensor", "swapdims_");
+static pa_parser swapaxes__p = PA_PARSER("Tensor", "swapaxes_");
+static PyObject *t_transpose_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  return transpose_with(self, &transpose__p, args, nargs, kwnames);
+}
+static PyObject *t_swapdims_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  return transpose_with(self, &swapdims__p, args, nargs, kwnames);
+}
+static PyObject *t_swapaxes_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  return transpose_with(self, &swapaxes__p, args, nargs, kwnames);
+}
+
+static pa_parser squeeze__p = PA_PARSER("Tensor", "squeeze_");
+static PyObject *t_squeeze_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(squeeze__p, r);
+  if (r.overload == 0) BECOME(c10c_tensor_squeeze(&out_, h));
+  int64_t dims[PA_MAX_DIMS];
+  Py_ssize_t n = 1;
+  if (r.overload == 1 ? pa_int(&r, 0, &dims[0]) : pa_intlist(&r, 0, dims, PA_MAX_DIMS, &n))
+    return NULL;
+  BECOME(c10c_tensor_squeeze_dims(&out_, h, dims, (size_t)n));
+}
+
+static pa_parser unsqueeze__p = PA_PARSER("Tensor", "unsqueeze_");
+static PyObject *t_unsqueeze_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(unsqueeze__p, r);
+  int64_t dim;
+  if (pa_int(&r, 0, &dim) < 0) return NULL;
+  BECOME(c10c_tensor_unsqueeze(&out_, h, dim));
+}
+
+static pa_parser as_strided__p = PA_PARSER("Tensor", "as_strided_");
+static PyObject *t_as_strided_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(as_strided__p, r);
+  int64_t sizes[PA_MAX_DIMS], strides[PA_MAX_DIMS], offset;
+  Py_ssize_t n, m;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 ||
+      pa_intlist(&r, 1, strides, PA_MAX_DIMS, &m) < 0)
+    return NULL;
+  bool has_offset = pa_has(&r, 2);
+  if (has_offset && pa_int(&r, 2, &offset) < 0) return NULL;
+  BECOME(c10c_tensor_as_strided(&out_, h, sizes, (size_t)n, strides, (size_t)m,
+                                has_offset ? &offset : NULL));
+}
+
+/* ---- resize_, resize_as_, set_: new geometry over self's (or another) storage, which grows as
+ * ATen's maybe_resize_storage_cpu grows it ---- */
+
+/* c10's contiguous strides (CONTIGUOUS), or channels-last ones for 4 (5) dims. */
+static int layout_strides(int64_t *strides, const int64_t *sizes, size_t n, int format) {
+  static const int cl4[] = {1, 3, 2, 0}, cl5[] = {1, 4, 3, 2, 0};
+  const int *order = NULL;
+  if (format == C10C_MEMORY_FORMAT_CHANNELS_LAST) {
+    if (n != 4) return runtime_error("required rank 4 tensor to use channels_last format"), -1;
+    order = cl4;
+  } else if (format == C10C_MEMORY_FORMAT_CHANNELS_LAST_3D) {
+    if (n != 5) return runtime_error("required rank 5 tensor to use channels_last_3d format"), -1;
+    order = cl5;
+  } else if (format == C10C_MEMORY_FORMAT_PRESERVE) {
+    return runtime_error("Unsupported memory formatPreserve"), -1;
+  }
+  int64_t s = 1;
+  if (order != NULL) { /* c10's get_channels_last_strides: innermost first, sizes as they are */
+    for (size_t k = 0; k < n; k++) {
+      strides[order[k]] = s;
+      if (__builtin_mul_overflow(s, sizes[order[k]], &s)) s = INT64_MAX;
+    }
+    return 0;
+  }
+  for (size_t k = n; k-- > 0;) {
+    strides[k] = s;
+    if (__builtin_mul_overflow(s, sizes[k] > 1 ? sizes[k] : 1, &s)) s = INT64_MAX;
+  }
+  return 0;
+}
+
+/* Grows storage to hold sizes/strides at offset (ATen's maybe_resize_storage_cpu); -1 with an
+ * error. Negative sizes fail first with torch's message. */
+static int ensure_storage(c10c_storage *storage, const int64_t *sizes, const int64_t *strides,
+                          size_t n, int64_t offset, size_t itemsize) {
+  for (size_t i = 0; i < n; i++)
+    if (sizes[i] < 0) return runtime_error("numel: integer multiplication overflow"), -1;
+  if (offset < 0)
+    return runtime_error("Tensor: invalid storage offset %lld", (long long)offset), -1;
+  int64_t extent = 1; /* elements reached, counting the first */
+  for (size_t i = 0; i < n; i++) {
+    if (sizes[i] == 0) return 0;
+    int64_t step;
+    if (strides[i] < 0 || __builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+        __builtin_add_overflow(extent, step, &extent))
+      return 0; /* c10c_tensor_new_from_storage reports it with torch's words */
+  }
+  int64_t need;
+  if (__builtin_add_overflow(extent, offset, &need) ||
+      __builtin_mul_overflow(need, (int64_t)itemsize, &need))
+    return 0;
+  if (need <= c10c_storage_nbytes(storage)) return 0;
+  c10c_status st = c10c_storage_resize(storage, need);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st), -1;
+  return 0;
+}
+
+/* self becomes a tensor of its dtype over storage with this geometry (the storage grown). */
+static PyObject *set_geometry(PyObject *self, c10c_tensor *h, c10c_storage *storage,
+                              const int64_t *sizes, const int64_t *strides, size_t n,
+                              int64_t offset) {
+  if (ensure_storage(storage, sizes, strides, n, offset, c10c_tensor_itemsize(h)) < 0) return NULL;
+  BECOME(c10c_tensor_new_from_storage(&out_, storage, sizes, strides, n, offset,
+                                      c10c_tensor_dtype(h)));
+}
+
+/* ATen's resize_: same sizes keep the strides, others take contiguous ones; then a given memory
+ * format restrides (after the resize, as ATen: a bad format raises with self resized). */
+static PyObject *resize_to(PyObject *self, const int64_t *sizes, size_t n, int format) {
+  c10c_tensor *h = pyc10_handle(self);
+  if (h == NULL) return NULL;
+  int64_t strides[PA_MAX_DIMS];
+  bool same = n == c10c_tensor_dim(h) &&
+              (n == 0 || memcmp(sizes, c10c_tensor_sizes(h), n * sizeof(int64_t)) == 0);
+  PyObject *r;
+  if (same) {
+    r = Py_NewRef(self);
+  } else {
+    if (layout_strides(strides, sizes, n, C10C_MEMORY_FORMAT_CONTIGUOUS) < 0) return NULL;
+    r = set_geometry(self, h, c10c_tensor_storage(h), sizes, strides, n,
+                     c10c_tensor_storage_offset(h));
+  }
+  if (r == NULL || format < 0) return r;
+  Py_DECREF(r);
+  h = pyc10_handle(self);
+  if (layout_strides(strides, sizes, n, format) < 0) return NULL;
+  return set_geometry(self, h, c10c_tensor_storage(h), sizes, strides, n,
+                      c10c_tensor_storage_offset(h));
+}
+
+static pa_parser resize__p = PA_PARSER("Tensor", "resize_");
+static PyObject *t_resize_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  PARSE(resize__p, r);
+  int64_t sizes[PA_MAX_DIMS];
+  Py_ssize_t n;
+  int format;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 || pa_memory_format(&r, 1, &format) < 0)
+    return NULL;
+  return resize_to(self, sizes, (size_t)n, format);
+}
+
+static pa_parser resize_as__p = PA_PARSER("Tensor", "resize_as_");
+static PyObject *t_resize_as_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+  PARSE(resize_as__p, r);
+  int format;
+  if (pa_memory_format(&r, 1, &format) < 0) return NULL;
+  c10c_tensor *o = pyc10_handle(r.obj[0]);
+  if (o == NULL) return NULL;
+  if (format == C10C_MEMORY_FORMAT_PRESERVE) /* ATen: the template's suggest_memory_format() */
+    format = c10c_tensor_is_strides_like(o, C10C_MEMORY_FORMAT_CHANNELS_LAST)
+                 ? C10C_MEMORY_FORMAT_CHANNELS_LAST
+             : c10c_tensor_is_strides_like(o, C10C_MEMORY_FORMAT_CHANNELS_LAST_3D)
+                 ? C10C_MEMORY_FORMAT_CHANNELS_LAST_3D
+                 : C10C_MEMORY_FORMAT_CONTIGUOUS;
+  size_t n = c10c_tensor_dim(o);
+  int64_t sizes[PA_MAX_DIMS];
+  if (n > PA_MAX_DIMS) return runtime_error("resize_as_: too many dimensions (%zu)", n);
+  if (n > 0) memcpy(sizes, c10c_tensor_sizes(o), n * sizeof(int64_t));
+  return resize_to(self, sizes, n, format);
+}
+
+/* The c10c storage of a pyc10.UntypedStorage: storage.c's StorageObject begins so. */
+typedef struct {
+  PyObject_HEAD c10c_storage *s;
+} storage_head;
+
+/* c10's TypeMeta names, which torch's set_ prints ("long int", "float", ...). */
+static const char *type_meta_name(c10c_dtype d) {
+  switch (d) {
+    case C10C_DTYPE_UINT8: return "unsigned char";
+    case C10C_DTYPE_INT8: return "signed char";
+    case C10C_DTYPE_INT16: return "short int";
+    case C10C_DTYPE_INT32: return "int";
+    case C10C_DTYPE_INT64: return "long int";
+    case C10C_DTYPE_FLOAT16: return "c10::Half";
+    case C10C_DTYPE_FLOAT32: return "float";
+    case C10C_DTYPE_FLOAT64: return "double";
+    case C10C_DTYPE_COMPLEX32: return "c10::complex<c10::Half>";
+    case C10C_DTYPE_COMPLEX64: return "c10::complex<float>";
+    case C10C_DTYPE_COMPLEX128: return "c10::complex<double>";
+    case C10C_DTYPE_BOOL: return "bool";
+    case C10C_DTYPE_BFLOAT16: return "c10::BFloat16";
+    default: return c10c_dtype_c10_name(d);
+  }
+}
+
+/* "[2, 3]" */
+static PyObject *int_list(const int64_t *v, size_t n) {
+  PyObject *out = PyUnicode_FromString("[");
+  for (size_t i = 0; out != NULL && i < n; i++)
+    PA_SETREF(out, PyUnicode_FromFormat("%U%s%lld", out, i ? ", " : "", (long long)v[i]));
+  if (out != NULL) PA_SETREF(out, PyUnicode_FromFormat("%U]", out));
+  return out;
+}
+
+/* set_(storage, offset, size[, stride]) with self's sizes (and strides, if given): ATen's resize
+ * returns early, self keeps its strides, the storage does not grow, and the bounds check names
+ * the strides as given ([] for None). */
+static PyObject *set_same_sizes(PyObject *self, c10c_tensor *h, c10c_storage *storage,
+                                int64_t offset, bool has_stride) {
+  size_t n = c10c_tensor_dim(h);
+  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
+  int64_t itemsize = (int64_t)c10c_tensor_itemsize(h), need = 0, extent = 1;
+  bool empty = false, overflow = offset < 0;
+  for (size_t i = 0; i < n; i++) {
+    empty |= sizes[i] == 0;
+    int64_t step;
+    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+                __builtin_add_overflow(extent, step, &extent);
+  }
+  overflow |= __builtin_add_overflow(extent, offset, &need) ||
+              __builtin_mul_overflow(need, itemsize, &need);
+  if (!empty && !overflow && need > c10c_storage_nbytes(storage)) {
+    PyObject *sz = int_list(sizes, n), *st = int_list(strides, has_stride ? n : 0);
+    if (sz != NULL && st != NULL)
+      runtime_error(
+          "setStorage: sizes %U, strides %U, storage offset %lld, and itemsize %lld "
+          "requiring a storage size of %lld are out of bounds for storage of size %lld",
+          sz, st, (long long)offset, (long long)itemsize, (long long)need,
+          (long long)c10c_storage_nbytes(storage));
+    Py_XDECREF(sz);
+    Py_XDECREF(st);
+    return NULL;
+  }
+  BECOME(c10c_tensor_new_from_storage(&out_, storage, sizes, strides, n, offset,
+                                      c10c_tensor_dtype(h)));
+}
+
+static pa_parser set__p = PA_PARSER("Tensor", "set_");
+static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(set__p, r);
+  if (r.overload == 0) { /* an empty storage of self's dtype and device, sizes [0] */
+    int64_t zero = 0;
+    BECOME(c10c_tensor_empty(&out_, &zero, 1, c10c_tensor_dtype(h), c10c_tensor_device(h),
+                             C10C_MEMORY_FORMAT_CONTIGUOUS));
+  }
+  c10c_storage *storage;
+  if (r.overload <= 2) {
+    storage = ((storage_head *)r.obj[0])->s;
+    if (storage == NULL) return runtime_error("this pyc10.UntypedStorage holds no storage");
+  } else {
+    c10c_tensor *src = pyc10_handle(r.obj[0]);
+    if (src == NULL) return NULL;
+    if (r.overload == 3 && c10c_tensor_dtype(src) != c10c_tensor_dtype(h)) /* as torch */
+      return runtime_error("Could not set tensor of type %s to a tensor of type %s",
+                           type_meta_name(c10c_tensor_dtype(src)),
+                           type_meta_name(c10c_tensor_dtype(h)));
+    if (r.overload == 3) {
+      if (src == h) return Py_NewRef(self);
+      BECOME(c10c_tensor_new_from_storage(&out_, c10c_tensor_storage(src), c10c_tensor_sizes(src),
+                                          c10c_tensor_strides(src), c10c_tensor_dim(src),
+                                          c10c_tensor_storage_offset(src), c10c_tensor_dtype(h)));
+    }
+    storage = c10c_tensor_storage(src);
+  }
+  if (r.overload == 1) { /* the whole storage as a 1-dim tensor */
+    int64_t size = c10c_storage_nbytes(storage) / (int64_t)c10c_tensor_itemsize(h), one = 1;
+    BECOME(c10c_tensor_new_from_storage(&out_, storage, &size, &one, 1, 0, c10c_tensor_dtype(h)));
+  }
+  int64_t offset, sizes[PA_MAX_DIMS], strides[PA_MAX_DIMS];
+  Py_ssize_t n, m;
+  if (pa_int(&r, 1, &offset) < 0 || pa_intlist(&r, 2, sizes, PA_MAX_DIMS, &n) < 0) return NULL;
+  bool has_stride = pa_has(&r, 3);
+  if (has_stride) {
+    if (pa_intlist(&r, 3, strides, PA_MAX_DIMS, &m) < 0) return NULL;
+    if (m != n) return runtime_error("unequal size length (%zd) and stride length (%zd)", n, m);
+  }
+  size_t nd = c10c_tensor_dim(h);
+  if ((size_t)n == nd &&
+      (nd == 0 ||
+       (memcmp(sizes, c10c_tensor_sizes(h), nd * sizeof(int64_t)) == 0 &&
+        (!has_stride || memcmp(strides, c10c_tensor_strides(h), nd * sizeof(int64_t)) == 0))))
+    return set_same_sizes(self, h, storage, offset, has_stride);
+  if (!has_stride && layout_strides(strides, sizes, (size_t)n, C10C_MEMORY_FORMAT_CONTIGUOUS) < 0)
+    return NULL;
+  return set_geometry(self, h, storage, sizes, strides, (size_t)n, offset);
+}
+
+/* ---- tensor_split, hsplit, vsplit, dsplit (views, as ATen) ---- */
+
+static PyObject *need_dims(c10c_tensor *h) {
+  return runtime_error(
+      "tensor_split expected at least a 1-dimensional tensor, but got a tensor with %zu dims",
+      c10c_tensor_dim(h));
+}
+
+/* pieces[i] = slice(dim, bounds[i], bounds[i + 1]) for i < n (bounds increasing). */
+static PyObject *slices(c10c_tensor *h, int64_t dim, const int64_t *bounds, size_t n) {
+  c10c_tensor **pieces = PyMem_Calloc(n + 1, sizeof *pieces);
+  if (pieces == NULL) return PyErr_NoMemory();
+  for (size_t i = 0; i < n; i++) {
+    c10c_status st = c10c_tensor_slice(&pieces[i], h, dim, bounds[i], bounds[i + 1], 1);
+    if (st != C10C_STATUS_OK) {
+      for (size_t k = 0; k < i; k++) c10c_tensor_release(pieces[k]);
+      PyMem_Free(pieces);
+      return pyc10_raise(st);
+    }
+  }
+  PyObject *t = pyc10_wrap_tuple(pieces, n);
+  PyMem_Free(pieces);
+  return t;
+}
+
+static PyObject *split_sections(c10c_tensor *h, int64_t sections, int64_t dim) {
+  if (c10c_tensor_dim(h) == 0) return need_dims(h);
+  if (sections <= 0)
+    return runtime_error("number of sections must be larger than 0, got %lld", (long long)sections);
+  int64_t dim_size;
+  c10c_status st = c10c_tensor_size(&dim_size, h, dim);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  if (dim < 0) dim += (int64_t)c10c_tensor_dim(h);
+  if (sections > (int64_t)1 << 24) return PyErr_NoMemory();
+  int64_t *bounds = PyMem_Malloc(sizeof(int64_t) * (size_t)(sections + 1));
+  if (bounds == NULL) return PyErr_NoMemory();
+  int64_t min = dim_size / sections, extra = dim_size % sections;
+  bounds[0] = 0;
+  for (int64_t i = 0; i < sections; i++) bounds[i + 1] = bounds[i] + min + (i < extra);
+  PyObject *out = slices(h, dim, bounds, (size_t)sections);
+  PyMem_Free(bounds);
+  return out;
+}
+
+/* ATen's tensor_split(indices): slice(prev, index) for each, then the rest. Each slice wraps
+ * and clamps its own bounds, so the bounds go to c10c_tensor_slice as they are. */
+static PyObject *split_indices(c10c_tensor *h, const int64_t *indices, size_t n, int64_t dim) {
+  if (c10c_tensor_dim(h) == 0) return need_dims(h);
+  int64_t dim_size;
+  c10c_status st = c10c_tensor_size(&dim_size, h, dim);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  if (dim < 0) dim += (int64_t)c10c_tensor_dim(h);
+  c10c_tensor **pieces = PyMem_Calloc(n + 2, sizeof *pieces);
+  if (pieces == NULL) return PyErr_NoMemory();
+  int64_t start = 0;
+  for (size_t i = 0; i <= n; i++) {
+    int64_t end = i < n ? indices[i] : dim_size;
+    st = c10c_tensor_slice(&pieces[i], h, dim, start, end, 1);
+    if (st != C10C_STATUS_OK) {
+      for (size_t k = 0; k < i; k++) c10c_tensor_release(pieces[k]);
+      PyMem_Free(pieces);
+      return pyc10_raise(st);
+    }
+    start = end;
+  }
+  PyObject *t = pyc10_wrap_tuple(pieces, n + 1);
+  PyMem_Free(pieces);
+  return t;
+}
+
+static pa_parser tensor_split_p = PA_PARSER("Tensor", "tensor_split");
+static PyObject *t_tensor_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(tensor_split_p, r);
+  int64_t dim;
+  if (pa_int(&r, 1, &dim) < 0) return NULL;
+  if (r.overload == 2) {
+    int64_t sections;
+    if (pa_int(&r, 0, &sections) < 0) return NULL;
+    return split_sections(h, sections, dim);
+  }
+  int64_t stack[PA_MAX_DIMS];
+  if (r.overload == 0) {
+    Py_ssize_t n;
+    if (pa_intlist(&r, 0, stack, PA_MAX_DIMS, &n) < 0) return NULL;
+    return split_indices(h, stack, (size_t)n, dim);
+  }
+  c10c_tensor *ix = pyc10_handle(r.obj[0]);
+  if (ix == NULL) return NULL;
+  c10c_device dev = c10c_tensor_device(ix);
+  if (dev.type != C10C_DEVICE_TYPE_CPU) {
+    PyObject *d = PyObject_GetAttrString(r.obj[0], "device");
+    if (d == NULL) return NULL;
+    runtime_error("tensor_split expected tensor_indices_or_sections to be on cpu, but it's on %S",
+                  d);
+    Py_DECREF(d);
+    return NULL;
+  }
+  if (c10c_tensor_dtype(ix) != C10C_DTYPE_INT64)
+    return runtime_error(
+        "tensor_split expected tensor_indices_or_sections to have dtype of long, but got %s",
+        c10c_dtype_c10_name(c10c_tensor_dtype(ix)));
+  size_t nd = c10c_tensor_dim(ix);
+  if (nd > 1)
+    return runtime_error(
+        "tensor_split expected tensor_indices_or_sections to be a "
+        "zero-dimensional or one-dimensional tensor, but got a tensor with %zu "
+        "dims",
+        nd);
+  if (nd == 0) {
+    int64_t sections;
+    if (pa_tensor_int64(r.obj[0], &sections) < 0) return NULL;
+    return split_sections(h, sections, dim);
+  }
+  int64_t n = c10c_tensor_numel(ix), stride = c10c_tensor_strides(ix)[0];
+  const int64_t *data = n > 0 ? c10c_tensor_data(ix) : NULL;
+  if (n > 0 && data == NULL) return pyc10_raise(C10C_STATUS_ERROR);
+  int64_t *indices = n > PA_MAX_DIMS ? PyMem_Malloc(sizeof(int64_t) * (size_t)n) : stack;
+  if (indices == NULL) return PyErr_NoMemory();
+  for (int64_t i = 0; i < n; i++) indices[i] = data[i * stride];
+  PyObject *out = split_indices(h, indices, (size_t)n, dim);
+  if (indices != stack) PyMem_Free(indices);
+  return out;
+}
+
+/* hsplit/vsplit/dsplit: tensor_split along dim (hsplit: 0 for 1-dim tensors, else 1) after
+ * torch's checks. */
+static PyObject *xsplit(PyObject *self, pa_parser *p, const char *name, size_t min_dims,
+                        PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  SELF_HANDLE(h);
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  int64_t sections = 0, indices[PA_MAX_DIMS];
+  Py_ssize_t n = 0;
+  if (r.overload == 0 ? pa_int(&r, 0, &sections) : pa_intlist(&r, 0, indices, PA_MAX_DIMS, &n))
+    return NULL;
+  size_t nd = c10c_tensor_dim(h);
+  if (nd < min_dims)
+    return runtime_error(
+        "torch.%s requires a tensor with at least %zu dimension, but got a "
+        "tensor with %zu dimensions!",
+        name, min_dims, nd);
+  int64_t dim = min_dims == 1 ? (nd == 1 ? 0 : 1) : min_dims == 2 ? 0 : 2;
+  if (r.overload == 1) return split_indices(h, indices, (size_t)n, dim);
+  int64_t dim_size = c10c_tensor_sizes(h)[dim];
+  if (sections == 0 || (sections != -1 && dim_size % sections != 0))
+    return runtime_error(
+        "torch.%s attempted to split along dimension %lld, but the size of the "
+        "dimension %lld is not divisible by the split_size %lld!",
+        name, (long long)dim, (long long)dim_size, (long long)sections);
+  return split_sections(h, sections, dim);
+}
+static pa_parser hsplit_p = PA_PARSER("Tensor", "hsplit");
+static pa_parser vsplit_p = PA_PARSER("Tensor", "vsplit");
+static pa_parser dsplit_p = PA_PARSER("Tensor", "dsplit");
+static PyObject *t_hsplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  return xsplit(self, &hsplit_p, "hsplit", 1, args, nargs, kwnames);
+}
+static PyObject *t_vsplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  return xsplit(self, &vsplit_p, "vsplit", 2, args, nargs, kwnames);
+}
+static PyObject *t_dsplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames) {
+  return xsplit(self, &dsplit_p, "dsplit", 3, args, nargs, kwnames);
+}
+
+/* ---- complex views ---- */
+
+/* The real (part 0) or imaginary (part 1) floats of a complex tensor: view_as_real's geometry
+ * with its last dim selected, over the same storage (so the same version counter). */
+static PyObject *complex_part(c10c_tensor *h, int part) {
+  c10c_dtype real;
+  c10c_status st = c10c_dtype_to_real(&real, c10c_tensor_dtype(h));
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  size_t n = c10c_tensor_dim(h);
+  int64_t strides[PA_MAX_DIMS], offset;
+  if (n > PA_MAX_DIMS) return runtime_error("real/imag: too many dimensions (%zu)", n);
+  const int64_t *s = c10c_tensor_strides(h);
+  bool overflow = __builtin_mul_overflow(c10c_tensor_storage_offset(h), 2, &offset) ||
+                  __builtin_add_overflow(offset, part, &offset);
+  for (size_t i = 0; i < n; i++) overflow |= __builtin_mul_overflow(s[i], 2, &strides[i]);
+  if (overflow) return pyc10_raise(C10C_STATUS_OVERFLOW);
+  c10c_tensor *out = NULL;
+  st = c10c_tensor_new_from_storage(&out, c10c_tensor_storage(h), c10c_tensor_sizes(h), strides, n,
+                                    offset, real);
+  return pyc10_result(st, &out);
+}
+
+static PyObject *get_real(PyObject *self, void *closure) {
+  (void)closure;
+  SELF_HANDLE(h);
+  if (!c10c_dtype_is_complex(c10c_tensor_dtype(h))) return Py_NewRef(self);
+  return complex_part(h, 0);
+}
+
+static PyObject *get_imag(PyObject *self, void *closure) {
+  (void)closure;
+  SELF_HANDLE(h);
+  if (!c10c_dtype_is_complex(c10c_tensor_dtype(h)))
+    return runtime_error("imag is not implemented for tensors with non-complex dtypes.");
+  return complex_part(h, 1);
+}
+
+/* t.real = v / t.imag = v: copies v into the part, as torch. */
+static int set_part(PyObject *self, PyObject *value, void *closure) {
+  PyObject *part = (closure != NULL ? get_imag : get_real)(self, NULL);
+  if (part == NULL) return -1;
+  if (value == NULL) {
+    Py_DECREF(part);
+    PyErr_SetString(pa_cls.type_error != NULL ? pa_cls.type_error : PyExc_TypeError,
+                    "cannot delete a tensor's real or imag part");
+    return -1;
+  }
+  PyObject *r = PyObject_CallMethod(part, "copy_", "O", value);
+  Py_DECREF(part);
+  Py_XDECREF(r);
+  return r == NULL ? -1 : 0;
+}
+
+/* conj(): self for real dtypes (as torch). pyc10 has no conjugate bit: for complex dtypes a new
+ * contiguous tensor holding the conjugated values (torch returns a lazy view of self; writes to
+ * pyc10's result do not reach self). The imaginary parts' sign bits are flipped, which negates
+ * every floating format (NaN and -0.0 as torch's conj). */
+static PyObject *t_conj(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  if (!c10c_dtype_is_complex(c10c_tensor_dtype(h))) return Py_NewRef(self);
+  c10c_tensor *out = NULL;
+  c10c_status st = c10c_tensor_clone(&out, h, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  int64_t numel = c10c_tensor_numel(out);
+  size_t item = c10c_tensor_itemsize(out);
+  unsigned char *data = numel > 0 ? c10c_tensor_data(out) : NULL;
+  if (numel > 0 && c10c_tensor_device(out).type != C10C_DEVICE_TYPE_CPU) {
+    c10c_tensor_release(out);
+    return runtime_error("conj(): pyc10 conjugates complex tensors on the CPU only");
+  }
+  if (numel > 0 && data == NULL) {
+    c10c_tensor_release(out);
+    return pyc10_raise(C10C_STATUS_ERROR);
+  }
+  for (int64_t i = 0; i < numel; i++) data[(size_t)i * item + item - 1] ^= 0x80;
+  return pyc10_wrap(out);
+}
+
+/* ---- shared memory: the storage's answer (storage.c: pyc10 has no shared-memory storages) ---- */
+
+static PyObject *t_is_shared(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *s = PyObject_CallMethod(self, "untyped_storage", NULL);
+  if (s == NULL) return NULL;
+  PyObject *r = PyObject_CallMethod(s, "is_shared", NULL);
+  Py_DECREF(s);
+  return r;
+}
+
+static PyObject *t_share_memory_(PyObject *self, PyObject *unused) {
+  (void)unused;
+  PyObject *s = PyObject_CallMethod(self, "untyped_storage", NULL);
+  if (s == NULL) return NULL;
+  PyObject *r = PyObject_CallMethod(s, "share_memory_", NULL);
+  Py_DECREF(s);
+  if (r == NULL) return NULL;
+  Py_DECREF(r);
+  return Py_NewRef(self);
+}
+
+#define M(name, fn) \
+  { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
+PyMethodDef pyc10_inplace_methods[] = {
+    {"t_", t_t_, METH_NOARGS, "t_() -> Tensor\n\nt() in place: self transposed, returned."},
+    {"conj", t_conj, METH_NOARGS,
+     "conj() -> Tensor\n\nself for real dtypes; for complex ones a new tensor holding the "
+     "conjugates (pyc10 has no conjugate bit: torch returns a lazy view of self)."},
+    {"is_shared", t_is_shared, METH_NOARGS,
+     "is_shared() -> bool\n\nWhether the storage is in shared memory: always False in pyc10."},
+    {"share_memory_", t_share_memory_, METH_NOARGS,
+     "share_memory_() -> Tensor\n\nThe storage's share_memory_(): self for storages off the CPU; "
+     "RuntimeError for CPU ones (pyc10 has no shared memory)."},
+    M("transpose_", t_transpose_),
+    M("swapdims_", t_swapdims_),
+    M("swapaxes_", t_swapaxes_),
+    M("squeeze_", t_squeeze_),
+    M("unsqueeze_", t_unsqueeze_),
+    M("as_strided_", t_as_strided_),
+    M("resize_", t_resize_),
+    M("resize_as_", t_resize_as_),
+    M("set_", t_set_),
+    M("tensor_split", t_tensor_split),
+    M("hsplit", t_hsplit),
+    M("vsplit", t_vsplit),
+    M("dsplit", t_dsplit),
+    {NULL, NULL, 0, NULL},
+};
+
+static char imag_closure;
+PyGetSetDef pyc10_inplace_getset[] = {
+    {"real", get_real, set_part,
+     "The real parts of a complex tensor as a view of floats; self for real dtypes.", NULL},
+    {"imag", get_imag, set_part,
+     "The imaginary parts of a complex tensor as a view of floats (RuntimeError for real "
+     "dtypes).",
+     &imag_closure},
+    {NULL, NULL, NULL, NULL, NULL},
+};
