@@ -80,6 +80,8 @@ extern PyMethodDef pyc10_data_methods[];
 extern PyMethodDef pyc10_storage_tensor_methods[];
 int pyc10_storage_init(PyObject *module);
 PyObject *pyc10_storage_wrap(c10c_storage *s);
+/* The c10c storage a pyc10.UntypedStorage holds (borrowed; the object must be one). */
+c10c_storage *pyc10_storage_of(PyObject *storage);
 
 /* inplace.c: in-place views (t_, transpose_, resize_, set_, ...), tensor_split/hsplit/vsplit/
  * dsplit, conj, is_shared, share_memory_, and the real/imag attributes. */

@@ -12,14 +12,6 @@
 
 #include "common.h"
 
-#define SELF_HANDLE(h)                 \
-  c10c_tensor *h = pyc10_handle(self); \
-  if (h == NULL) return NULL
-
-#define PARSE(parser, r) \
-  pa_args r;             \
-  if (pa_parse(&parser, args, nargs, kwnames, &r) < 0) return NULL
-
 static PyObject *runtime_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -258,11 +250,6 @@ static PyObject *t_resize_as_(PyObject *self, PyObject *const *args, Py_ssize_t 
   return resize_to(self, sizes, n, format);
 }
 
-/* The c10c storage of a pyc10.UntypedStorage: storage.c's StorageObject begins so. */
-typedef struct {
-  PyObject_HEAD c10c_storage *s;
-} storage_head;
-
 /* c10's TypeMeta names, which torch's set_ prints ("long int", "float", ...). */
 static const char *type_meta_name(c10c_dtype d) {
   switch (d) {
@@ -337,7 +324,7 @@ static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
   }
   c10c_storage *storage;
   if (r.overload <= 2) {
-    storage = ((storage_head *)r.obj[0])->s;
+    storage = pyc10_storage_of(r.obj[0]);
     if (storage == NULL) return runtime_error("this pyc10.UntypedStorage holds no storage");
   } else {
     c10c_tensor *src = pyc10_handle(r.obj[0]);

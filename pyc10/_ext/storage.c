@@ -979,6 +979,8 @@ PyMethodDef pyc10_storage_tensor_methods[] = {
 
 PyObject *pyc10_storage_wrap(c10c_storage *s) { return wrap_borrowed(s); }
 
+c10c_storage *pyc10_storage_of(PyObject *storage) { return ((StorageObject *)storage)->s; }
+
 int pyc10_storage_init(PyObject *module) {
   for (PyMethodDef *m = storage_methods; m->ml_name != NULL; m++)
     if (m->ml_doc == NULL) m->ml_doc = pa_doc("UntypedStorage", m->ml_name);
