@@ -1113,8 +1113,24 @@ int pa_device(const pa_args *r, int i, c10c_device *out, bool *has) {
   if (PyObject_TypeCheck(o, pa_cls.device)) {
     dev = o;
     Py_INCREF(dev);
+  } else if (PyUnicode_CheckExact(o)) {
+    /* device strings parsed before (pyc10.device is interned: the same string, the same object) */
+    static PyObject *parsed;
+    if (parsed == NULL && (parsed = PyDict_New()) == NULL) return -1;
+    dev = PyDict_GetItemWithError(parsed, o);
+    if (dev != NULL) {
+      Py_INCREF(dev);
+    } else {
+      if (PyErr_Occurred()) return -1;
+      dev = PyObject_CallFunctionObjArgs(pa_cls.make_device, o, NULL);
+      if (dev == NULL) return -1;
+      if (PyDict_Size(parsed) < 256 && PyDict_SetItem(parsed, o, dev) < 0) {
+        Py_DECREF(dev);
+        return -1;
+      }
+    }
   } else {
-    /* torch: an int is a CUDA index (or the current accelerator's); strings parse as devices */
+    /* torch: an int is a CUDA index (or the current accelerator's) */
     dev = PyObject_CallFunctionObjArgs(pa_cls.make_device, o, NULL);
     if (dev == NULL) return -1;
   }

@@ -49,6 +49,9 @@ PyObject *pyc10_raise(c10c_status st);
 PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out);
 /* self's tensor, or NULL with an error. */
 c10c_tensor *pyc10_handle(PyObject *self);
+/* self.shape: the tensor's pyc10.Size, made once (tensor.c). */
+PyObject *pyc10_shape(PyObject *self);
+
 /* A pyc10.Size of n sizes (size.c). */
 PyObject *pyc10_size_new(const int64_t *sizes, size_t n);
 /* Makes the pyc10.Size type (once, at module init); a new reference. */

@@ -49,6 +49,23 @@ static PyObject *size_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) 
     return NULL;
   }
   if (!PyArg_UnpackTuple(args, "Size", 0, 1, &arg)) return NULL;
+  if (arg != NULL && (PyList_CheckExact(arg) || PyTuple_CheckExact(arg))) {
+    /* the common call, Size([2, 3]): exact ints in range go in as they are */
+    Py_ssize_t n = PySequence_Size(arg);
+    bool plain = n >= 0;
+    for (Py_ssize_t i = 0; plain && i < n; i++) {
+      PyObject *it = PyList_CheckExact(arg) ? PyList_GetItem(arg, i) : PyTuple_GetItem(arg, i);
+      int overflow;
+      plain = PyLong_CheckExact(it) && (PyLong_AsLongLongAndOverflow(it, &overflow), !overflow);
+    }
+    if (plain) {
+      PyObject *t = PySequence_Tuple(arg);
+      if (t == NULL) return NULL;
+      PyObject *r = size_from_tuple(t);
+      Py_DECREF(t);
+      return r;
+    }
+  }
   PyObject *seq = arg == NULL ? PyTuple_New(0) : PySequence_Tuple(arg);
   if (seq == NULL) return NULL;
   Py_ssize_t n = PyTuple_Size(seq);

@@ -180,6 +180,8 @@ static PyObject *tensor_get_shape(PyObject *self, void *closure) {
   return t->shape;
 }
 
+PyObject *pyc10_shape(PyObject *self) { return tensor_get_shape(self, NULL); }
+
 static PyObject *tensor_get_ndim(PyObject *self, void *closure) {
   (void)closure;
   c10c_tensor *h = handle_of(self);

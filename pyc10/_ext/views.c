@@ -49,9 +49,9 @@ static pa_parser size_p = PA_PARSER("Tensor", "size");
 static PyObject *t_size(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
   SELF_HANDLE(h);
-  if (nargs == 0 && kwnames == NULL) return PyObject_GetAttrString(self, "shape");
+  if (nargs == 0 && kwnames == NULL) return pyc10_shape(self);
   PARSE(size_p, r);
-  if (!pa_has(&r, 0)) return PyObject_GetAttrString(self, "shape");
+  if (!pa_has(&r, 0)) return pyc10_shape(self);
   int64_t dim, v;
   if (pa_int(&r, 0, &dim) < 0) return NULL;
   c10c_status st = c10c_tensor_size(&v, h, dim);
