@@ -39,6 +39,7 @@ from ._storage import UntypedStorage
 from ._tensor import (
     Size,
     Tensor,
+    as_tensor,
     empty,
     empty_like,
     empty_strided,
@@ -50,6 +51,7 @@ from ._tensor import (
     ones,
     ones_like,
     split,
+    tensor,
     zeros,
     zeros_like,
 )
@@ -186,6 +188,7 @@ __all__ = [
     "UntypedStorage",
     "_mkldnn",
     "abi_version",
+    "as_tensor",
     "bfloat16",
     "bit",
     "bits1x8",
@@ -270,6 +273,7 @@ __all__ = [
     "sparse_csr",
     "split",
     "strided",
+    "tensor",
     "uint1",
     "uint2",
     "uint3",

@@ -6,7 +6,9 @@ data access follow.
 
 from __future__ import annotations
 
+import builtins
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, cast, final
 
@@ -399,6 +401,50 @@ def _rebuild_tensor(
     return Tensor._wrap(out[0])
 
 
+_COPY_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+)
+
+
+def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Tensor:
+    """Build tensor()/as_tensor() of what _ctensor does not take itself.
+
+    That is pyc10 tensors, numpy arrays and scalars, and sequences whose leaves are not Python
+    numbers (through numpy).
+    """
+    import numpy as np
+
+    kwargs: dict[str, Any] = {}
+    if d is not None:
+        kwargs["dtype"] = d
+    if device is not None:
+        kwargs["device"] = device
+    if isinstance(data, Tensor):
+        if copy:
+            warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
+            return data.to(**kwargs, copy=True)
+        return data.to(**kwargs)
+    if isinstance(data, str):
+        raise C10TypeError("new(): invalid data type 'str'")
+    if isinstance(data, np.ndarray):
+        a = data
+    elif isinstance(data, (np.generic, list, tuple)):
+        a = np.asarray(data)
+        copy = False  # already a new array
+    elif d is not None:  # torch reads an unknown object as one number of dtype
+        if d.is_floating_point or d.is_complex:
+            raise C10TypeError(f"must be real number, not {type(data).__name__}")
+        raise C10TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
+    else:
+        raise C10RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    if a.dtype == object:
+        raise C10RuntimeError("Could not infer dtype of object")
+    if copy or not a.flags.writeable or any(s < 0 or s % a.itemsize for s in a.strides):
+        a = np.array(a, copy=True)
+    return from_numpy(a).to(**kwargs)
+
+
 def split(
     tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
 ) -> tuple[Tensor, ...]:
@@ -427,6 +473,10 @@ full_like: Callable[..., Tensor] = _ctensor.full_like
 """fill_value shaped like input, as ``torch.full_like``."""
 empty_strided: Callable[..., Tensor] = _ctensor.empty_strided
 """A tensor with these sizes and strides, as ``torch.empty_strided``."""
+tensor: Callable[..., Tensor] = _ctensor.tensor
+"""A new tensor holding a copy of data, as ``torch.tensor``."""
+as_tensor: Callable[..., Tensor] = _ctensor.as_tensor
+"""data as a tensor, sharing its memory where it can, as ``torch.as_tensor``."""
 is_tensor: Callable[[Any], bool] = _ctensor.is_tensor
 """Whether obj is a pyc10.Tensor, as ``torch.is_tensor``."""
 

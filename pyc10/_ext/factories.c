@@ -6,7 +6,12 @@
  * device (pyc10.set_default_device, `with pyc10.device(...)`); full() infers its dtype from the
  * fill value; the *_like forms take the input's dtype and device and preserve its layout. What
  * pyc10 has not (out=, layouts other than strided, pinned memory, autograd) is refused clearly.
+ * tensor() and as_tensor() build nested lists of Python numbers here, in C (torch's inference:
+ * bools, ints, a float anywhere, a complex anywhere); numpy arrays and scalars, pyc10 tensors and
+ * other leaves go to pyc10._tensor._tensor_from_data (numpy walks those).
  */
+#include <string.h>
+
 #include "common.h"
 
 #define not_implemented pyc10_not_implemented
@@ -248,6 +253,227 @@ static PyObject *f_empty_strided(PyObject *m, FASTCALL_ARGS) {
   return pyc10_result(st, &out);
 }
 
+/* ---- tensor, as_tensor ---- */
+
+enum { SEEN_BOOL = 1, SEEN_INT = 2, SEEN_FLOAT = 4, SEEN_COMPLEX = 8, SEEN_OTHER = 16 };
+
+static bool is_seq(PyObject *o) { return PyList_Check(o) || PyTuple_Check(o); }
+
+/* The sizes of nested lists of Python numbers, following the first element of each level. */
+static int nested_sizes(PyObject *data, int64_t *sizes, int *ndim) {
+  *ndim = 0;
+  while (is_seq(data)) {
+    if (*ndim == PA_MAX_DIMS) return 0;
+    Py_ssize_t n = PySequence_Size(data);
+    sizes[(*ndim)++] = n;
+    if (n == 0) break;
+    data = PyList_Check(data) ? PyList_GetItem(data, 0) : PyTuple_GetItem(data, 0);
+  }
+  return 1;
+}
+
+/* Checks data against sizes from dim on, and collects what kinds of numbers its leaves are;
+ * -1 with torch's error for a ragged list. */
+static int scan(PyObject *data, const int64_t *sizes, int ndim, int dim, int *seen) {
+  if (dim == ndim) {
+    if (PyBool_Check(data))
+      *seen |= SEEN_BOOL;
+    else if (PyLong_Check(data))
+      *seen |= SEEN_INT;
+    else if (PyFloat_Check(data))
+      *seen |= SEEN_FLOAT;
+    else if (PyComplex_Check(data))
+      *seen |= SEEN_COMPLEX;
+    else
+      *seen |= SEEN_OTHER;
+    return 0;
+  }
+  if (!is_seq(data)) {
+    TYPE_ERROR("not a sequence");
+    return -1;
+  }
+  Py_ssize_t n = PySequence_Size(data);
+  if (n != sizes[dim]) {
+    VALUE_ERROR("expected sequence of length %lld at dim %d (got %zd)", (long long)sizes[dim], dim,
+                n);
+    return -1;
+  }
+  bool list = PyList_Check(data);
+  for (Py_ssize_t i = 0; i < n && !(*seen & SEEN_OTHER); i++) {
+    PyObject *item = list ? PyList_GetItem(data, i) : PyTuple_GetItem(data, i);
+    if (scan(item, sizes, ndim, dim + 1, seen) < 0) return -1;
+  }
+  return 0;
+}
+
+/* Writes the leaves of data, in order, as dt (bool, int64, float32/64, complex64/128) at *p. */
+static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, char **p) {
+  if (dim < ndim) {
+    bool list = PyList_Check(data);
+    Py_ssize_t n = PySequence_Size(data);
+    for (Py_ssize_t i = 0; i < n; i++) {
+      PyObject *item = list ? PyList_GetItem(data, i) : PyTuple_GetItem(data, i);
+      if (write_leaves(item, ndim, dim + 1, dt, p) < 0) return -1;
+    }
+    return 0;
+  }
+  switch (dt) {
+    case C10C_DTYPE_BOOL: *(*p)++ = (char)(data == Py_True); return 0;
+    case C10C_DTYPE_INT64: {
+      int overflow;
+      long long v = PyLong_AsLongLongAndOverflow(data, &overflow);
+      if (overflow) {
+        VALUE_ERROR("Overflow when unpacking long long");
+        return -1;
+      }
+      if (v == -1 && PyErr_Occurred()) return -1;
+      int64_t w = v;
+      memcpy(*p, &w, 8), *p += 8;
+      return 0;
+    }
+    case C10C_DTYPE_FLOAT32:
+    case C10C_DTYPE_FLOAT64: {
+      double v = PyFloat_AsDouble(data);
+      if (v == -1.0 && PyErr_Occurred()) return -1;
+      if (dt == C10C_DTYPE_FLOAT32) {
+        float f = (float)v;
+        memcpy(*p, &f, 4), *p += 4;
+      } else {
+        memcpy(*p, &v, 8), *p += 8;
+      }
+      return 0;
+    }
+    default: {
+      double re = PyComplex_RealAsDouble(data), im = PyComplex_ImagAsDouble(data);
+      if (re == -1.0 && PyErr_Occurred()) return -1;
+      if (dt == C10C_DTYPE_COMPLEX64) {
+        float f[2] = {(float)re, (float)im};
+        memcpy(*p, f, 8), *p += 8;
+      } else {
+        double d[2] = {re, im};
+        memcpy(*p, d, 16), *p += 16;
+      }
+      return 0;
+    }
+  }
+}
+
+/* src (stolen) as dtype on device: itself when both match, else a copy with c10's casts. */
+static PyObject *converted(PyObject *src, c10c_dtype dt, c10c_device device) {
+  if (src == NULL) return NULL;
+  c10c_tensor *h = pyc10_handle(src);
+  c10c_device have = c10c_tensor_device(h);
+  if (c10c_tensor_dtype(h) == dt && have.type == device.type &&
+      (device.index < 0 || have.index == device.index))
+    return src;
+  c10c_tensor *out = NULL;
+  c10c_status st = c10c_tensor_empty_like(&out, h, dt, device, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st == C10C_STATUS_OK) {
+    st = c10c_tensor_copy_(out, h);
+    if (st != C10C_STATUS_OK) c10c_tensor_release(out);
+  }
+  Py_DECREF(src);
+  return pyc10_result(st, &out);
+}
+
+/* A CPU tensor of nested Python numbers, or Py_None (a new reference) for data this does not
+ * take (other leaves: pyc10._tensor._tensor_from_data takes them). */
+static PyObject *from_numbers(PyObject *data) {
+  int64_t sizes[PA_MAX_DIMS];
+  int ndim, seen = 0;
+  if (!nested_sizes(data, sizes, &ndim)) Py_RETURN_NONE;
+  if (scan(data, sizes, ndim, 0, &seen) < 0) return NULL;
+  if (seen & SEEN_OTHER) Py_RETURN_NONE;
+  c10c_dtype dt;
+  if (seen & SEEN_COMPLEX)
+    dt = pyc10_default_dtype == C10C_DTYPE_FLOAT64 ? C10C_DTYPE_COMPLEX128 : C10C_DTYPE_COMPLEX64;
+  else if (seen & SEEN_FLOAT || seen == 0)
+    dt = (c10c_dtype)pyc10_default_dtype;
+  else if (seen & SEEN_INT)
+    dt = C10C_DTYPE_INT64;
+  else
+    dt = C10C_DTYPE_BOOL;
+  /* half and bfloat16 defaults are written as float32, then cast */
+  c10c_dtype write =
+      dt == C10C_DTYPE_FLOAT16 || dt == C10C_DTYPE_BFLOAT16 ? C10C_DTYPE_FLOAT32 : dt;
+  c10c_tensor *out = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_status st =
+      c10c_tensor_empty(&out, sizes, (size_t)ndim, write, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  PyObject *t = pyc10_wrap(out);
+  if (t == NULL) return NULL;
+  char *p = c10c_tensor_data(out);
+  if (write_leaves(data, ndim, 0, write, &p) < 0) {
+    Py_DECREF(t);
+    return NULL;
+  }
+  return write == dt ? t : converted(t, dt, cpu);
+}
+
+/* tensor() and as_tensor(): copy says which. */
+static PyObject *from_data(PyObject *data, PyObject *dtype_obj, int dtype, PyObject *device_obj,
+                           bool has_device, c10c_device device, bool copy) {
+  PyObject *t = NULL;
+  if (is_seq(data) || PyFloat_CheckExact(data) || PyLong_CheckExact(data) || PyBool_Check(data) ||
+      PyComplex_CheckExact(data)) {
+    t = from_numbers(data);
+    if (t == NULL) return NULL;
+    if (t == Py_None) {
+      Py_CLEAR(t);
+    } else {
+      if (!has_device) device = pyc10_default_device();
+      return converted(t, dtype < 0 ? c10c_tensor_dtype(pyc10_handle(t)) : (c10c_dtype)dtype,
+                       device);
+    }
+  }
+  static PyObject *slow; /* pyc10._tensor._tensor_from_data, looked up on first use */
+  if (slow == NULL) {
+    PyObject *mod = PyImport_ImportModule("pyc10._tensor");
+    slow = mod != NULL ? PyObject_GetAttrString(mod, "_tensor_from_data") : NULL;
+    Py_XDECREF(mod);
+    if (slow == NULL) return NULL;
+  }
+  return PyObject_CallFunctionObjArgs(slow, data, dtype_obj ? dtype_obj : Py_None,
+                                      device_obj ? device_obj : Py_None, copy ? Py_True : Py_False,
+                                      NULL);
+}
+
+static pa_parser tensor_p = PA_PARSER("pyc10", "tensor");
+static PyObject *f_tensor(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  pa_args r;
+  if (pa_parse(&tensor_p, args, nargs, kwnames, &r) < 0) return NULL;
+  int dtype;
+  c10c_device device;
+  bool has_device, pin, grad;
+  if (pa_dtype(&r, 1, &dtype) < 0 || pa_device(&r, 2, &device, &has_device) < 0 ||
+      pa_bool(&r, 3, &pin) < 0 || pa_bool(&r, 4, &grad) < 0)
+    return NULL;
+  /* torch's order (internal_new_from_data): a str is refused first, then pinned memory, then the
+   * data is read (ragged lists, bad leaves), then requires_grad */
+  if (pin && !PyUnicode_Check(r.obj[0]))
+    return not_implemented("pin_memory=True: pyc10 has no pinned memory allocator yet");
+  PyObject *t = from_data(r.obj[0], r.obj[1], dtype, r.obj[2], has_device, device, true);
+  if (t != NULL && grad) {
+    Py_DECREF(t);
+    return not_implemented("requires_grad=True: pyc10 has no autograd");
+  }
+  return t;
+}
+
+static pa_parser as_tensor_p = PA_PARSER("pyc10", "as_tensor");
+static PyObject *f_as_tensor(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  pa_args r;
+  if (pa_parse(&as_tensor_p, args, nargs, kwnames, &r) < 0) return NULL;
+  int dtype;
+  c10c_device device;
+  bool has_device;
+  if (pa_dtype(&r, 1, &dtype) < 0 || pa_device(&r, 2, &device, &has_device) < 0) return NULL;
+  return from_data(r.obj[0], r.obj[1], dtype, r.obj[2], has_device, device, false);
+}
+
 static PyObject *f_is_tensor(PyObject *m, PyObject *obj) {
   (void)m;
   return PyBool_FromLong(PyObject_TypeCheck(obj, pa_cls.tensor));
@@ -265,6 +491,8 @@ PyMethodDef pyc10_factory_functions[] = {
     F("ones_like", f_ones_like),
     F("full_like", f_full_like),
     F("empty_strided", f_empty_strided),
+    F("tensor", f_tensor),
+    F("as_tensor", f_as_tensor),
     {"is_tensor", f_is_tensor, METH_O, "is_tensor(obj) -> bool\n\nWhether obj is a pyc10.Tensor."},
     {NULL, NULL, 0, NULL},
 };

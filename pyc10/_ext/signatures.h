@@ -359,3 +359,8 @@ PA_ENTRY(pyc10, get_device, "input.get_device().", "get_device(Tensor input) -> 
 PA_ENTRY(pyc10, real, "input.real.", "real(Tensor input) -> Tensor")
 PA_ENTRY(pyc10, imag, "input.imag.", "imag(Tensor input) -> Tensor")
 PA_ENTRY(pyc10, conj, "input.conj().", "conj(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, tensor, "A new tensor holding a copy of data (nested numbers, arrays, tensors).",
+         "tensor(PyObject* data, *, ScalarType dtype=None, Device? device=None, bool "
+         "pin_memory=False, bool requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, as_tensor, "data as a tensor, sharing its memory where dtype and device allow.",
+         "as_tensor(PyObject* data, *, ScalarType dtype=None, Device? device=None) -> Tensor")

@@ -185,7 +185,7 @@ DIM_NAMES = {"dim", "dim0", "dim1", "dim2", "axis0", "axis1", "start_dim", "end_
              "dimension", "source", "destination", "dims"}  # fmt: skip
 
 
-def good(entry: Entry, p: Param) -> Any:
+def good(entry: Entry, p: Param) -> Any:  # noqa: PLR0912 - one case per parameter type
     """A value of p that makes sense for this entry on SELF."""
     key = (entry.name, p.name)
     if key in OVERRIDES and not (p.is_int_list and isinstance(OVERRIDES[key], int)):
@@ -210,6 +210,8 @@ def good(entry: Entry, p: Param) -> Any:
         return "cpu"
     if p.base == "PyObject*" and p.name == "dtype":  # Tensor.type(dtype)
         return Attr("int32")
+    if p.base == "PyObject*" and p.name == "data":  # tensor(), as_tensor()
+        return [1.0, 2.0]
     if p.base == "Storage":
         return St(T((24,)))
     raise NotImplementedError(f"no value for {p.type} {p.name} in {entry.id}")
@@ -237,6 +239,8 @@ def accepted_forms(p: Param, v: Any, varargs: bool) -> list[tuple[str, Any]]:
         forms += [("False", False), ("numpy bool", np.True_)]
     elif p.base == "Scalar":
         forms += [("int", 2), ("bool", True)]
+    elif p.base == "PyObject*" and p.name == "data":
+        forms += [("int list", [[1, 2], [3, 4]]), ("bool", True), ("ndarray", Arr((1, 2)))]
     if p.optional:
         forms.append(("None", None))
     return forms
@@ -261,6 +265,8 @@ def wrong_types(p: Param, v: Any) -> list[tuple[str, Any]]:
         out = [("str", "strided"), ("int", 1)]
     elif p.base == "Device":
         out = [("float", 1.5), ("list", [1])]
+    elif p.base == "PyObject*" and p.name == "data":
+        out = [("str", "a"), ("ragged", [[1], [2, 3]])]
     elif p.base == "PyObject*":
         out = [("int", 1), ("list", [1])]
     else:  # Tensor
