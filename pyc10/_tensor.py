@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, cast, final
 
@@ -54,6 +55,7 @@ _CAI_TYPESTR = {
 __all__ = [
     "Size",
     "Tensor",
+    "as_tensor",
     "empty",
     "empty_like",
     "empty_strided",
@@ -61,8 +63,10 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "is_tensor",
     "ones",
     "ones_like",
+    "tensor",
     "zeros",
     "zeros_like",
 ]
@@ -467,161 +471,6 @@ def _check_format(fmt: Any, name: str) -> memory_format:
     return fmt
 
 
-def _empty_py(
-    *size: Any,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-    memory_format: memory_format = _CONTIGUOUS,
-) -> Tensor:
-    """A tensor with uninitialized elements, as ``torch.empty``."""
-    sizes = _sizes_from_args(size, "empty")
-    d = _check_dtype(dtype)
-    dev = _check_device(device)
-    if type(memory_format) is not type(_CONTIGUOUS):
-        raise C10TypeError(
-            f"empty(): argument 'memory_format' must be pyc10.memory_format, not "
-            f"{type(memory_format).__name__}"
-        )
-    c_dev = {"type": dev._type, "index": dev._index}
-    return _new(lib.c10c_tensor_empty, sizes, len(sizes), d.value, c_dev, memory_format.value)
-
-
-def empty_strided(
-    size: Sequence[int],
-    stride: Sequence[int],
-    *,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-) -> Tensor:
-    """A tensor with these sizes and strides over a fresh storage, as ``torch.empty_strided``."""
-    sizes = _int_list(size, "empty_strided(): argument 'size'")
-    strides = _int_list(stride, "empty_strided(): argument 'stride'")
-    if len(sizes) != len(strides):
-        raise C10RuntimeError(
-            f"dimensionality of sizes ({len(sizes)}) must match dimensionality of strides "
-            f"({len(strides)})"
-        )
-    d = _check_dtype(dtype)
-    dev = _check_device(device)
-    return Tensor._wrap(
-        lib.pyc10_tensor_empty_strided(sizes, strides, len(sizes), d.value, dev._type, dev._index)
-    )
-
-
-def _new(fn: Any, *args: Any) -> Tensor:
-    out = ffi.new(_TENSOR_PTR)
-    check(fn(out, *args))
-    return Tensor._wrap(out[0])
-
-
-def _full(
-    size: tuple[Any, ...], value: Any, d: dtype, *, device: Any, fmt: Any, name: str
-) -> Tensor:
-    sizes = _sizes_from_args(size, name)
-    dev = _check_device(device)
-    data = ffi.NULL if value is None else scalar_bytes(value, d)
-    c_dev = {"type": dev._type, "index": dev._index}
-    fmt_value = _check_format(fmt, name).value
-    return _new(lib.c10c_tensor_full, sizes, len(sizes), d.value, c_dev, fmt_value, data)
-
-
-def full(
-    size: Sequence[int],
-    fill_value: Any,
-    *,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-) -> Tensor:
-    """A tensor filled with fill_value; the dtype follows the value when not given, as torch."""
-    d = _defaults.scalar_dtype(fill_value) if dtype is None else _check_dtype(dtype)
-    return _full((size,), fill_value, d, device=device, fmt=_CONTIGUOUS, name="full")
-
-
-def _zeros_py(
-    *size: Any,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-) -> Tensor:
-    """A tensor of zeros, as ``torch.zeros``."""
-    return _full(size, None, _check_dtype(dtype), device=device, fmt=_CONTIGUOUS, name="zeros")
-
-
-def ones(
-    *size: Any,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-) -> Tensor:
-    """A tensor of ones, as ``torch.ones``."""
-    return _full(size, 1, _check_dtype(dtype), device=device, fmt=_CONTIGUOUS, name="ones")
-
-
-def _like(t: Any, value: Any, *, dtype: Any, device: Any, memory_format: Any, name: str) -> Tensor:
-    if not isinstance(t, Tensor):
-        raise C10TypeError(f"{name}(): argument 'input' must be Tensor, not {type(t).__name__}")
-    d = t.dtype if dtype is None else _check_dtype(dtype)
-    dev = t.device if device is None else _check_device(device)
-    c_dev = {"type": dev._type, "index": dev._index}
-    fmt = _check_format(memory_format, name).value
-    if value is _EMPTY:
-        return _new(lib.c10c_tensor_empty_like, t._handle, d.value, c_dev, fmt)
-    data = ffi.NULL if value is None else scalar_bytes(value, d)
-    return _new(lib.c10c_tensor_full_like, t._handle, d.value, c_dev, fmt, data)
-
-
-_EMPTY = object()
-
-
-def empty_like(
-    t: Tensor,
-    *,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-    memory_format: memory_format = _PRESERVE,
-) -> Tensor:
-    """An uninitialized tensor shaped like t; preserve_format keeps t's dense layout."""
-    return _like(
-        t, _EMPTY, dtype=dtype, device=device, memory_format=memory_format, name="empty_like"
-    )
-
-
-def zeros_like(
-    t: Tensor,
-    *,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-    memory_format: memory_format = _PRESERVE,
-) -> Tensor:
-    """Zeros shaped like t, as ``torch.zeros_like``."""
-    return _like(
-        t, None, dtype=dtype, device=device, memory_format=memory_format, name="zeros_like"
-    )
-
-
-def ones_like(
-    t: Tensor,
-    *,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-    memory_format: memory_format = _PRESERVE,
-) -> Tensor:
-    """Ones shaped like t, as ``torch.ones_like``."""
-    return _like(t, 1, dtype=dtype, device=device, memory_format=memory_format, name="ones_like")
-
-
-def full_like(
-    t: Tensor,
-    fill_value: Any,
-    *,
-    dtype: dtype | None = None,
-    device: _device_cls | str | None = None,
-    memory_format: memory_format = _PRESERVE,
-) -> Tensor:
-    """fill_value shaped like t, as ``torch.full_like`` (dtype of t unless given)."""
-    return _like(
-        t, fill_value, dtype=dtype, device=device, memory_format=memory_format, name="full_like"
-    )
-
-
 # Python objects kept alive by storages over their memory (from_numpy), keyed by handle address.
 _owners: dict[int, Any] = {}
 
@@ -714,17 +563,61 @@ def _rebuild_tensor(
 
 
 empty: Callable[..., Tensor] = _ctensor.empty
-"""A tensor with uninitialized elements, as ``torch.empty`` (common cases in pyc10._ctensor)."""
 zeros: Callable[..., Tensor] = _ctensor.zeros
-"""A tensor of zeros, as ``torch.zeros`` (the common case in C, pyc10._ctensor)."""
+ones: Callable[..., Tensor] = _ctensor.ones
+full: Callable[..., Tensor] = _ctensor.full
+empty_like: Callable[..., Tensor] = _ctensor.empty_like
+zeros_like: Callable[..., Tensor] = _ctensor.zeros_like
+ones_like: Callable[..., Tensor] = _ctensor.ones_like
+full_like: Callable[..., Tensor] = _ctensor.full_like
+empty_strided: Callable[..., Tensor] = _ctensor.empty_strided
+tensor: Callable[..., Tensor] = _ctensor.tensor
+as_tensor: Callable[..., Tensor] = _ctensor.as_tensor
+is_tensor: Callable[[Any], bool] = _ctensor.is_tensor
+
+
+_COPY_WARNING = (
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+    "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor)."
+)
+
+
+def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Tensor:
+    """tensor()/as_tensor() for what _ctensor does not build itself: pyc10 tensors, numpy
+    arrays and scalars, and sequences whose leaves are not Python numbers (through numpy)."""
+    import numpy as np
+
+    kwargs: dict[str, Any] = {}
+    if d is not None:
+        kwargs["dtype"] = d
+    if device is not None:
+        kwargs["device"] = device
+    if isinstance(data, Tensor):
+        if copy:
+            warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
+            return data.to(**kwargs, copy=True)
+        return data.to(**kwargs)
+    if isinstance(data, str):
+        raise C10TypeError("new(): invalid data type 'str'")
+    if isinstance(data, np.ndarray):
+        a = data
+    elif isinstance(data, (np.generic, list, tuple)):
+        a = np.asarray(data)
+        copy = False  # already a new array
+    else:
+        raise C10RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    if a.dtype == object:
+        raise C10RuntimeError("Could not infer dtype of object")
+    if copy or not a.flags.writeable or any(s < 0 or s % a.itemsize for s in a.strides):
+        a = np.array(a, copy=True)
+    return from_numpy(a).to(**kwargs)
+
 
 _ctensor.setup(
     Tensor,
     Size,
     lambda address: ffi.cast("c10c_tensor *", address),
     raise_status,
-    _empty_py,
-    _zeros_py,
     {d: d.value for d in DTYPE_NAMES.values()},
     _FLOAT32,
 )

@@ -65,6 +65,10 @@ extern PyMethodDef pyc10_storage_tensor_methods[];
 int pyc10_storage_init(PyObject *module);
 PyObject *pyc10_storage_wrap(c10c_storage *s);
 
+/* factories.c: pyc10.empty, zeros, ones, full, the *_like forms, empty_strided, tensor,
+ * as_tensor, is_tensor, added to the module at init (docs from the signature table). */
+int pyc10_factories_init(PyObject *module);
+
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
 #endif

@@ -239,3 +239,50 @@ PA_ENTRY(UntypedStorage, from_buffer,
          "A new CPU storage holding count elements of dtype from a buffer, in byte_order.",
          "from_buffer(PyObject* buffer, std::string? byte_order=None, int64_t count=-1, "
          "int64_t offset=0, ScalarType? dtype=None) -> UntypedStorage")
+/* ---- module factories (factories.c): torch 2.13's strings, pyc10 for torch ---- */
+PA_ENTRY(pyc10, empty, "A tensor with uninitialized elements, as torch.empty.",
+         "empty(SymIntArrayRef size, *, MemoryFormat? memory_format=None, Tensor out=None, "
+         "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, zeros, "A tensor of zeros, as torch.zeros.",
+         "zeros(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, Layout? "
+         "layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) "
+         "-> Tensor")
+PA_ENTRY(pyc10, ones, "A tensor of ones, as torch.ones.",
+         "ones(SymIntArrayRef size, *, Tensor out=None, ScalarType? dtype=None, Layout? "
+         "layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) "
+         "-> Tensor")
+PA_ENTRY(pyc10, full,
+         "A tensor filled with fill_value; the dtype follows the value when not given, as torch.",
+         "full(SymIntArrayRef size, Scalar fill_value, *, Tensor out=None, ScalarType? "
+         "dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, empty_like,
+         "An uninitialized tensor shaped like input; preserve_format keeps its dense layout.",
+         "empty_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, zeros_like, "Zeros shaped like input, as torch.zeros_like.",
+         "zeros_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, ones_like, "Ones shaped like input, as torch.ones_like.",
+         "ones_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, full_like, "fill_value shaped like input (its dtype unless given).",
+         "full_like(Tensor input, Scalar fill_value, *, MemoryFormat? memory_format=None, "
+         "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+         "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, empty_strided, "A tensor with these sizes and strides over a fresh storage.",
+         "empty_strided(SymIntArrayRef size, SymIntArrayRef stride, *, ScalarType? dtype=None, "
+         "Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, tensor,
+         "A new tensor holding a copy of data (nested lists of numbers, an array, a tensor).",
+         "tensor(PyObject* data, *, ScalarType dtype=None, Device? device=None, bool "
+         "pin_memory=False, bool requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, as_tensor,
+         "data as a tensor, sharing memory with a tensor or numpy array where dtype and device "
+         "allow.",
+         "as_tensor(PyObject* data, *, ScalarType dtype=None, Device? device=None) -> Tensor")

@@ -31,8 +31,6 @@ static PyTypeObject *size_type; /* pyc10.Size */
 static allocfunc size_alloc;
 static PyObject *make_handle;      /* address -> cffi "c10c_tensor *" */
 static PyObject *raise_status;     /* status -> raises the matching pyc10 error */
-static PyObject *empty_py;         /* the full pyc10.empty */
-static PyObject *zeros_py;         /* the full pyc10.zeros */
 static PyObject *dtype_codes;      /* {pyc10.dtype: c10c_dtype value} */
 static PyObject *buffer_error;     /* pyc10's BufferError, TypeError and ValueError classes */
 static PyObject *dlpack_device_of; /* device -> DLPack (type, id) it may import to, or raises */
@@ -147,32 +145,6 @@ static int exact_ints(PyObject *const *items, Py_ssize_t n, int64_t *out) {
     out[i] = (int64_t)v;
   }
   return 1;
-}
-
-/* Sizes given as ints or as one tuple/list of ints (torch's IntArrayRef arguments). */
-static int size_args(PyObject *const *args, Py_ssize_t nargs, int64_t *out, Py_ssize_t *n) {
-  if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
-    PyObject *seq = args[0];
-    Py_ssize_t len = PySequence_Size(seq);
-    if (len < 0 || len > MAX_FAST_DIMS) {
-      PyErr_Clear();
-      return 0;
-    }
-    PyObject *items[MAX_FAST_DIMS];
-    for (Py_ssize_t i = 0; i < len; i++) {
-      /* borrowed: the sequence holds them while we read */
-      items[i] = PyTuple_Check(seq) ? PyTuple_GetItem(seq, i) : PyList_GetItem(seq, i);
-      if (items[i] == NULL) {
-        PyErr_Clear();
-        return 0;
-      }
-    }
-    *n = len;
-    return exact_ints(items, len, out);
-  }
-  if (nargs == 0 || nargs > MAX_FAST_DIMS) return 0;
-  *n = nargs;
-  return exact_ints(args, nargs, out);
 }
 
 /* ---- what the other files of the module call (common.h) ---- */
@@ -697,12 +669,12 @@ static PyObject *module_setup_dlpack(PyObject *module, PyObject *args) {
 
 /* ---- module functions ---- */
 
-/* setup(Tensor, Size, make_handle, raise_status, empty_py, zeros_py, dtype_codes, float32) */
+/* setup(Tensor, Size, make_handle, raise_status, dtype_codes, float32) */
 static PyObject *module_setup(PyObject *module, PyObject *args) {
   (void)module;
-  PyObject *tensor, *size, *handle_fn, *raise_fn, *empty_fn, *zeros_fn, *codes, *f32;
-  if (!PyArg_ParseTuple(args, "O!O!OOOOO!O:setup", &PyType_Type, &tensor, &PyType_Type, &size,
-                        &handle_fn, &raise_fn, &empty_fn, &zeros_fn, &PyDict_Type, &codes, &f32))
+  PyObject *tensor, *size, *handle_fn, *raise_fn, *codes, *f32;
+  if (!PyArg_ParseTuple(args, "O!O!OOO!O:setup", &PyType_Type, &tensor, &PyType_Type, &size,
+                        &handle_fn, &raise_fn, &PyDict_Type, &codes, &f32))
     return NULL;
   PyObject *base = PyObject_GetAttrString(module, "TensorBase");
   if (base == NULL) return NULL;
@@ -716,8 +688,6 @@ static PyObject *module_setup(PyObject *module, PyObject *args) {
   replace((PyObject **)&size_type, size);
   replace(&make_handle, handle_fn);
   replace(&raise_status, raise_fn);
-  replace(&empty_py, empty_fn);
-  replace(&zeros_py, zeros_fn);
   replace(&dtype_codes, codes);
   replace(&float32_dtype, f32);
   tensor_alloc = (allocfunc)PyType_GetSlot(tensor_type, Py_tp_alloc);
@@ -782,88 +752,6 @@ static PyObject *module_wrap(PyObject *module, PyObject *const *args, Py_ssize_t
   return (PyObject *)t;
 }
 
-/* fn(*args, **kwargs) from a METH_FASTCALL | METH_KEYWORDS call. */
-static PyObject *call_with_keywords(PyObject *fn, PyObject *const *args, Py_ssize_t nargs,
-                                    PyObject *kwnames) {
-  PyObject *tuple = PyTuple_New(nargs), *kwargs = NULL, *r = NULL;
-  if (tuple == NULL) return NULL;
-  for (Py_ssize_t i = 0; i < nargs; i++) {
-    Py_INCREF(args[i]);
-    PyTuple_SetItem(tuple, i, args[i]);
-  }
-  Py_ssize_t nkw = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
-  if (nkw > 0) {
-    kwargs = PyDict_New();
-    for (Py_ssize_t i = 0; kwargs != NULL && i < nkw; i++) {
-      if (PyDict_SetItem(kwargs, PyTuple_GetItem(kwnames, i), args[nargs + i]) < 0)
-        Py_CLEAR(kwargs);
-    }
-    if (kwargs == NULL) goto done;
-  }
-  r = PyObject_Call(fn, tuple, kwargs);
-done:
-  Py_DECREF(tuple);
-  Py_XDECREF(kwargs);
-  return r;
-}
-
-/* empty(*size, dtype=None) and zeros(...): sizes as exact ints on the CPU; anything else
- * (devices, memory formats, other argument types, errors worth torch's wording) goes to the
- * Python function. */
-static PyObject *factory(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, bool zero,
-                         PyObject *slow) {
-  int64_t sizes[MAX_FAST_DIMS];
-  Py_ssize_t n = 0;
-  PyObject *dtype = NULL;
-  int fast = slow != NULL && size_args(args, nargs, sizes, &n);
-  if (fast && kwnames != NULL) {
-    Py_ssize_t nkw = PyTuple_Size(kwnames);
-    for (Py_ssize_t i = 0; i < nkw && fast; i++) {
-      PyObject *name = PyTuple_GetItem(kwnames, i);
-      if (PyUnicode_CompareWithASCIIString(name, "dtype") == 0)
-        dtype = args[nargs + i];
-      else
-        fast = 0;
-    }
-  }
-  long code = pyc10_default_dtype;
-  if (fast && dtype != NULL && dtype != Py_None && dtype != float32_dtype) {
-    PyObject *value = PyDict_GetItemWithError(dtype_codes, dtype); /* borrowed */
-    if (value == NULL) {
-      PyErr_Clear(); /* not a pyc10.dtype: Python raises the TypeError */
-      fast = 0;
-    } else {
-      code = PyLong_AsLong(value);
-    }
-  }
-  if (!fast) {
-    if (slow == NULL) {
-      PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.setup was not called");
-      return NULL;
-    }
-    return call_with_keywords(slow, args, nargs, kwnames);
-  }
-  c10c_tensor *out = NULL;
-  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
-  c10c_status st = zero ? c10c_tensor_full(&out, sizes, (size_t)n, (c10c_dtype)code, cpu,
-                                           C10C_MEMORY_FORMAT_CONTIGUOUS, NULL)
-                        : c10c_tensor_empty(&out, sizes, (size_t)n, (c10c_dtype)code, cpu,
-                                            C10C_MEMORY_FORMAT_CONTIGUOUS);
-  return result(st, &out);
-}
-
-static PyObject *module_empty(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  (void)module;
-  return factory(args, nargs, kwnames, false, empty_py);
-}
-
-static PyObject *module_zeros(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  (void)module;
-  return factory(args, nargs, kwnames, true, zeros_py);
-}
-
 /* The default device of factories without a device= (pyc10.set_default_device, `with
  * pyc10.device(...)`): per thread, as torch's. */
 static _Thread_local c10c_device default_device = {C10C_DEVICE_TYPE_CPU, -1};
@@ -872,7 +760,8 @@ c10c_device pyc10_default_device(void) { return default_device; }
 /* set_default_device(device): this thread's default device (pyc10._defaults calls it). */
 static PyObject *module_set_default_device(PyObject *module, PyObject *d) {
   (void)module;
-  PyObject *t = PyObject_GetAttrString(d, "_type"), *i = t ? PyObject_GetAttrString(d, "_index") : NULL;
+  PyObject *t = PyObject_GetAttrString(d, "_type"),
+           *i = t ? PyObject_GetAttrString(d, "_index") : NULL;
   long type = t ? PyLong_AsLong(t) : -1, index = i ? PyLong_AsLong(i) : -1;
   Py_XDECREF(t);
   Py_XDECREF(i);
@@ -918,11 +807,6 @@ static PyMethodDef module_methods[] = {
      "x (anything with __dlpack__: numpy arrays, torch tensors, ...) or of a DLPack capsule."},
     {"wrap", (PyCFunction)(void (*)(void))module_wrap, METH_FASTCALL,
      "A pyc10.Tensor owning the reference at an address."},
-    {"empty", (PyCFunction)(void (*)(void))module_empty, METH_FASTCALL | METH_KEYWORDS,
-     "empty(*size, dtype=None, device=None, memory_format=pyc10.contiguous_format) -> Tensor\n\n"
-     "A tensor with uninitialized elements, as ``torch.empty``."},
-    {"zeros", (PyCFunction)(void (*)(void))module_zeros, METH_FASTCALL | METH_KEYWORDS,
-     "zeros(*size, dtype=None, device=None) -> Tensor\n\nA tensor of zeros, as ``torch.zeros``."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1008,7 +892,7 @@ PyMODINIT_FUNC PyInit__ctensor(void) {
     Py_DECREF(m);
     return NULL;
   }
-  if (pyc10_storage_init(m) < 0) {
+  if (pyc10_storage_init(m) < 0 || pyc10_factories_init(m) < 0) {
     Py_DECREF(m);
     return NULL;
   }

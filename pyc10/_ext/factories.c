@@ -1,0 +1,550 @@
+/* The module-level factories: pyc10.empty, zeros, ones, full, the *_like forms, empty_strided,
+ * tensor, as_tensor, is_tensor and from_numpy, with torch's signatures through the parser.
+ *
+ * empty and zeros with exact int sizes and no keywords (the hot call) skip the parser; every other
+ * call binds through it. tensor() builds nested lists of Python numbers here, in C (torch's
+ * inference: bools, ints, a float anywhere, a complex anywhere); numpy arrays and scalars, pyc10
+ * tensors and other leaves go to pyc10._tensor._tensor_from_data (numpy does the walking there).
+ */
+#include <string.h>
+
+#include "common.h"
+
+#define FASTCALL_ARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
+
+static PyObject *raise_with(PyObject *cls, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+  va_end(ap);
+  if (msg == NULL) return NULL;
+  PyErr_SetObject(cls, msg);
+  Py_DECREF(msg);
+  return NULL;
+}
+
+/* pyc10.<module>.<name>, imported once. */
+static PyObject *py_attr(PyObject **cache, const char *module, const char *name) {
+  if (*cache != NULL) return *cache;
+  PyObject *mod = PyImport_ImportModule(module);
+  if (mod == NULL) return NULL;
+  *cache = PyObject_GetAttrString(mod, name);
+  Py_DECREF(mod);
+  return *cache;
+}
+
+static PyObject *not_implemented(const char *what) {
+  static PyObject *cls;
+  if (py_attr(&cls, "pyc10._errors", "C10NotImplementedError") == NULL) return NULL;
+  return raise_with(cls, "%s", what);
+}
+
+/* ---- the keyword options every factory shares ---- */
+
+typedef struct {
+  c10c_dtype dtype;
+  c10c_device device;
+} options;
+
+/* dtype, layout, device, pin_memory, requires_grad at first..first+4: dtype and device default to
+ * dflt; a layout other than strided, pinned memory and autograd are refused as data.c's new_*. */
+static int read_options(const pa_args *r, int first, options dflt, options *o) {
+  int dtype, layout;
+  bool has_device, pin, grad;
+  if (pa_dtype(r, first, &dtype) < 0 || pa_layout(r, first + 1, &layout) < 0 ||
+      pa_device(r, first + 2, &o->device, &has_device) < 0 || pa_bool(r, first + 3, &pin) < 0 ||
+      pa_bool(r, first + 4, &grad) < 0)
+    return -1;
+  o->dtype = dtype < 0 ? dflt.dtype : (c10c_dtype)dtype;
+  if (!has_device) o->device = dflt.device;
+  if (layout >= 0 && layout != C10C_LAYOUT_STRIDED) {
+    not_implemented(
+        "pyc10 tensors are strided: layouts other than pyc10.strided are not implemented");
+    return -1;
+  }
+  if (pin) {
+    not_implemented("pin_memory=True: pyc10 has no pinned memory allocator yet");
+    return -1;
+  }
+  if (grad) {
+    if (!c10c_dtype_is_floating_point(o->dtype) && !c10c_dtype_is_complex(o->dtype)) {
+      raise_with(pa_cls.runtime_error,
+                 "Only Tensors of floating point and complex dtype can require gradients");
+      return -1;
+    }
+    not_implemented("requires_grad=True: pyc10 has no autograd");
+    return -1;
+  }
+  return 0;
+}
+
+static options default_options(void) {
+  options o = {(c10c_dtype)pyc10_default_dtype, pyc10_default_device()};
+  return o;
+}
+
+/* out=: pyc10 has no resize of a tensor in place, so it is refused (torch resizes out). */
+static int refuse_out(const pa_args *r, int i) {
+  if (!pa_has(r, i)) return 0;
+  not_implemented("out=: pyc10's factories do not write into an existing tensor yet");
+  return -1;
+}
+
+/* t.fill_(value) on a new tensor t (stolen): the parser and fill_'s conversions (data.c). */
+static PyObject *filled(PyObject *t, PyObject *value) {
+  static PyObject *fill_name;
+  if (t == NULL) return NULL;
+  if (fill_name == NULL && (fill_name = PyUnicode_InternFromString("fill_")) == NULL) {
+    Py_DECREF(t);
+    return NULL;
+  }
+  PyObject *stack[2] = {t, value};
+  PyObject *r = PyObject_VectorcallMethod(fill_name, stack, 2, NULL);
+  if (r == NULL) {
+    Py_DECREF(t);
+    return NULL;
+  }
+  Py_DECREF(r);
+  return t;
+}
+
+/* The dtype full() infers from its fill value, as torch: bool, int64, the default dtype, the
+ * default complex dtype; other Scalars (numpy scalars, 0-dim tensors) ask pyc10._defaults. */
+static int fill_dtype(PyObject *value, c10c_dtype *out) {
+  if (PyBool_Check(value)) {
+    *out = C10C_DTYPE_BOOL;
+  } else if (PyLong_CheckExact(value)) {
+    *out = C10C_DTYPE_INT64;
+  } else if (PyFloat_CheckExact(value)) {
+    *out = (c10c_dtype)pyc10_default_dtype;
+  } else if (PyComplex_CheckExact(value)) {
+    *out = pyc10_default_dtype == C10C_DTYPE_FLOAT64 ? C10C_DTYPE_COMPLEX128 : C10C_DTYPE_COMPLEX64;
+  } else {
+    static PyObject *scalar_dtype;
+    if (py_attr(&scalar_dtype, "pyc10._defaults", "scalar_dtype") == NULL) return -1;
+    PyObject *d = PyObject_CallFunctionObjArgs(scalar_dtype, value, NULL);
+    if (d == NULL) return -1;
+    PyObject *v = PyObject_GetAttr(d, pa_cls.dtype_value);
+    Py_DECREF(d);
+    if (v == NULL) return -1;
+    long code = PyLong_AsLong(v);
+    Py_DECREF(v);
+    if (code == -1 && PyErr_Occurred()) return -1;
+    *out = (c10c_dtype)code;
+  }
+  return 0;
+}
+
+/* ---- empty, zeros, ones, full ---- */
+
+/* empty(2, 3) and zeros((2, 3)): exact ints and nothing else; 0 (no error) for anything more. */
+static int plain_sizes(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int64_t *sizes,
+                       Py_ssize_t *n) {
+  if (kwnames != NULL && PyTuple_Size(kwnames) > 0) return 0;
+  PyObject *seq = NULL;
+  if (nargs == 1 && (PyTuple_CheckExact(args[0]) || PyList_CheckExact(args[0]))) {
+    seq = args[0];
+    nargs = PySequence_Size(seq);
+  }
+  if (nargs == 0 || nargs > PA_MAX_DIMS) return 0;
+  for (Py_ssize_t i = 0; i < nargs; i++) {
+    PyObject *item = seq == NULL          ? args[i]
+                     : PyTuple_Check(seq) ? PyTuple_GetItem(seq, i)
+                                          : PyList_GetItem(seq, i);
+    if (!PyLong_CheckExact(item)) return 0;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow || v < 0) return 0; /* the parser gives torch's error */
+    sizes[i] = v;
+  }
+  *n = nargs;
+  return 1;
+}
+
+enum { EMPTY, ZEROS, ONES, FULL };
+
+static pa_parser empty_p = PA_PARSER("pyc10", "empty");
+static pa_parser zeros_p = PA_PARSER("pyc10", "zeros");
+static pa_parser ones_p = PA_PARSER("pyc10", "ones");
+static pa_parser full_p = PA_PARSER("pyc10", "full");
+
+static PyObject *make(int kind, FASTCALL_ARGS) {
+  int64_t sizes[PA_MAX_DIMS];
+  Py_ssize_t n;
+  c10c_tensor *out = NULL;
+  if (kind <= ZEROS && plain_sizes(args, nargs, kwnames, sizes, &n)) {
+    c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
+    c10c_device dev = pyc10_default_device();
+    c10c_status st = kind == EMPTY ? c10c_tensor_empty(&out, sizes, (size_t)n, dt, dev,
+                                                       C10C_MEMORY_FORMAT_CONTIGUOUS)
+                                   : c10c_tensor_full(&out, sizes, (size_t)n, dt, dev,
+                                                      C10C_MEMORY_FORMAT_CONTIGUOUS, NULL);
+    return pyc10_result(st, &out);
+  }
+  pa_parser *p = kind == EMPTY   ? &empty_p
+                 : kind == ZEROS ? &zeros_p
+                 : kind == ONES  ? &ones_p
+                                 : &full_p;
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0) return NULL;
+  int format = C10C_MEMORY_FORMAT_CONTIGUOUS, out_at = kind == EMPTY ? 2 : kind == FULL ? 2 : 1;
+  if (kind == EMPTY && pa_memory_format(&r, 1, &format) < 0) return NULL;
+  if (format < 0) format = C10C_MEMORY_FORMAT_CONTIGUOUS;
+  options dflt = default_options(), o;
+  if (kind == FULL && fill_dtype(r.obj[1], &dflt.dtype) < 0) return NULL;
+  if (read_options(&r, out_at + 1, dflt, &o) < 0 || refuse_out(&r, out_at) < 0) return NULL;
+  c10c_status st;
+  if (kind == EMPTY || kind >= ONES)
+    st = c10c_tensor_empty(&out, sizes, (size_t)n, o.dtype, o.device, (c10c_memory_format)format);
+  else
+    st = c10c_tensor_full(&out, sizes, (size_t)n, o.dtype, o.device, (c10c_memory_format)format,
+                          NULL);
+  PyObject *t = pyc10_result(st, &out);
+  if (kind == ONES) {
+    static PyObject *one;
+    if (one == NULL && (one = PyLong_FromLong(1)) == NULL) {
+      Py_XDECREF(t);
+      return NULL;
+    }
+    return filled(t, one);
+  }
+  if (kind == FULL) return filled(t, r.obj[1]);
+  return t;
+}
+
+static PyObject *f_empty(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make(EMPTY, args, nargs, kwnames);
+}
+static PyObject *f_zeros(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make(ZEROS, args, nargs, kwnames);
+}
+static PyObject *f_ones(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make(ONES, args, nargs, kwnames);
+}
+static PyObject *f_full(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make(FULL, args, nargs, kwnames);
+}
+
+/* ---- empty_like, zeros_like, ones_like, full_like ---- */
+
+static pa_parser empty_like_p = PA_PARSER("pyc10", "empty_like");
+static pa_parser zeros_like_p = PA_PARSER("pyc10", "zeros_like");
+static pa_parser ones_like_p = PA_PARSER("pyc10", "ones_like");
+static pa_parser full_like_p = PA_PARSER("pyc10", "full_like");
+
+static PyObject *make_like(int kind, FASTCALL_ARGS) {
+  pa_parser *p = kind == EMPTY   ? &empty_like_p
+                 : kind == ZEROS ? &zeros_like_p
+                 : kind == ONES  ? &ones_like_p
+                                 : &full_like_p;
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  c10c_tensor *h = pyc10_handle(r.obj[0]);
+  if (h == NULL) return NULL;
+  int first = kind == FULL ? 2 : 1, format;
+  if (pa_memory_format(&r, first, &format) < 0) return NULL;
+  if (format < 0) format = C10C_MEMORY_FORMAT_PRESERVE;
+  options dflt = {c10c_tensor_dtype(h), c10c_tensor_device(h)}, o;
+  if (read_options(&r, first + 1, dflt, &o) < 0) return NULL;
+  c10c_tensor *out = NULL;
+  c10c_status st =
+      kind == ZEROS
+          ? c10c_tensor_full_like(&out, h, o.dtype, o.device, (c10c_memory_format)format, NULL)
+          : c10c_tensor_empty_like(&out, h, o.dtype, o.device, (c10c_memory_format)format);
+  PyObject *t = pyc10_result(st, &out);
+  if (kind == ONES) {
+    static PyObject *one;
+    if (one == NULL && (one = PyLong_FromLong(1)) == NULL) {
+      Py_XDECREF(t);
+      return NULL;
+    }
+    return filled(t, one);
+  }
+  if (kind == FULL) return filled(t, r.obj[1]);
+  return t;
+}
+
+static PyObject *f_empty_like(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make_like(EMPTY, args, nargs, kwnames);
+}
+static PyObject *f_zeros_like(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make_like(ZEROS, args, nargs, kwnames);
+}
+static PyObject *f_ones_like(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make_like(ONES, args, nargs, kwnames);
+}
+static PyObject *f_full_like(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make_like(FULL, args, nargs, kwnames);
+}
+
+/* ---- empty_strided ---- */
+
+static pa_parser empty_strided_p = PA_PARSER("pyc10", "empty_strided");
+static PyObject *f_empty_strided(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  pa_args r;
+  if (pa_parse(&empty_strided_p, args, nargs, kwnames, &r) < 0) return NULL;
+  int64_t sizes[PA_MAX_DIMS], strides[PA_MAX_DIMS];
+  Py_ssize_t n, k;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 ||
+      pa_intlist(&r, 1, strides, PA_MAX_DIMS, &k) < 0)
+    return NULL;
+  options o;
+  if (read_options(&r, 2, default_options(), &o) < 0) return NULL;
+  if (n != k)
+    return raise_with(pa_cls.runtime_error,
+                      "dimensionality of sizes (%zd) must match dimensionality of strides (%zd)", n,
+                      k);
+  c10c_tensor *out = NULL;
+  c10c_status st = c10c_tensor_empty_strided(&out, sizes, strides, (size_t)n, o.dtype, o.device);
+  return pyc10_result(st, &out);
+}
+
+/* ---- tensor, as_tensor, is_tensor ---- */
+
+enum { SEEN_BOOL = 1, SEEN_INT = 2, SEEN_FLOAT = 4, SEEN_COMPLEX = 8, SEEN_OTHER = 16 };
+
+static bool is_seq(PyObject *o) { return PyList_Check(o) || PyTuple_Check(o); }
+
+/* The sizes of nested lists of Python numbers, following the first element of each level. */
+static int nested_sizes(PyObject *data, int64_t *sizes, int *ndim) {
+  *ndim = 0;
+  while (is_seq(data)) {
+    if (*ndim == PA_MAX_DIMS) return 0;
+    Py_ssize_t n = PySequence_Size(data);
+    sizes[(*ndim)++] = n;
+    if (n == 0) break;
+    data = PyList_Check(data) ? PyList_GetItem(data, 0) : PyTuple_GetItem(data, 0);
+  }
+  return 1;
+}
+
+/* Checks data against sizes from dim on, and collects what kinds of numbers its leaves are;
+ * -1 with torch's error for a ragged list. */
+static int scan(PyObject *data, const int64_t *sizes, int ndim, int dim, int *seen) {
+  if (dim == ndim) {
+    if (PyBool_Check(data))
+      *seen |= SEEN_BOOL;
+    else if (PyLong_Check(data))
+      *seen |= SEEN_INT;
+    else if (PyFloat_Check(data))
+      *seen |= SEEN_FLOAT;
+    else if (PyComplex_Check(data))
+      *seen |= SEEN_COMPLEX;
+    else
+      *seen |= SEEN_OTHER;
+    return 0;
+  }
+  if (!is_seq(data)) {
+    raise_with(pa_cls.type_error, "not a sequence");
+    return -1;
+  }
+  Py_ssize_t n = PySequence_Size(data);
+  if (n != sizes[dim]) {
+    raise_with(pa_cls.value_error, "expected sequence of length %lld at dim %d (got %zd)",
+               (long long)sizes[dim], dim, n);
+    return -1;
+  }
+  bool list = PyList_Check(data);
+  for (Py_ssize_t i = 0; i < n && !(*seen & SEEN_OTHER); i++) {
+    PyObject *item = list ? PyList_GetItem(data, i) : PyTuple_GetItem(data, i);
+    if (scan(item, sizes, ndim, dim + 1, seen) < 0) return -1;
+  }
+  return 0;
+}
+
+/* Writes the leaves of data, in order, as dt (bool, int64, float32/64, complex64/128) at *p. */
+static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, char **p) {
+  if (dim < ndim) {
+    bool list = PyList_Check(data);
+    Py_ssize_t n = PySequence_Size(data);
+    for (Py_ssize_t i = 0; i < n; i++) {
+      PyObject *item = list ? PyList_GetItem(data, i) : PyTuple_GetItem(data, i);
+      if (write_leaves(item, ndim, dim + 1, dt, p) < 0) return -1;
+    }
+    return 0;
+  }
+  switch (dt) {
+    case C10C_DTYPE_BOOL: *(*p)++ = (char)(data == Py_True); return 0;
+    case C10C_DTYPE_INT64: {
+      int overflow;
+      long long v = PyLong_AsLongLongAndOverflow(data, &overflow);
+      if (overflow) {
+        raise_with(pa_cls.value_error, "Overflow when unpacking long long");
+        return -1;
+      }
+      if (v == -1 && PyErr_Occurred()) return -1;
+      int64_t w = v;
+      memcpy(*p, &w, 8), *p += 8;
+      return 0;
+    }
+    case C10C_DTYPE_FLOAT32:
+    case C10C_DTYPE_FLOAT64: {
+      double v = PyFloat_AsDouble(data);
+      if (v == -1.0 && PyErr_Occurred()) return -1;
+      if (dt == C10C_DTYPE_FLOAT32) {
+        float f = (float)v;
+        memcpy(*p, &f, 4), *p += 4;
+      } else {
+        memcpy(*p, &v, 8), *p += 8;
+      }
+      return 0;
+    }
+    default: {
+      double re = PyComplex_RealAsDouble(data), im = PyComplex_ImagAsDouble(data);
+      if (re == -1.0 && PyErr_Occurred()) return -1;
+      if (dt == C10C_DTYPE_COMPLEX64) {
+        float f[2] = {(float)re, (float)im};
+        memcpy(*p, f, 8), *p += 8;
+      } else {
+        double d[2] = {re, im};
+        memcpy(*p, d, 16), *p += 16;
+      }
+      return 0;
+    }
+  }
+}
+
+/* src (stolen) as dtype on device: itself when both match, else a copy with c10's casts. */
+static PyObject *converted(PyObject *src, c10c_dtype dt, c10c_device device) {
+  if (src == NULL) return NULL;
+  c10c_tensor *h = pyc10_handle(src);
+  c10c_device have = c10c_tensor_device(h);
+  if (c10c_tensor_dtype(h) == dt && have.type == device.type &&
+      (device.index < 0 || have.index == device.index))
+    return src;
+  c10c_tensor *out = NULL;
+  c10c_status st = c10c_tensor_empty_like(&out, h, dt, device, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st == C10C_STATUS_OK) {
+    st = c10c_tensor_copy_(out, h);
+    if (st != C10C_STATUS_OK) c10c_tensor_release(out);
+  }
+  Py_DECREF(src);
+  return pyc10_result(st, &out);
+}
+
+/* A CPU tensor of nested Python numbers, or Py_None (a new reference) for data this does not
+ * take (other leaves: pyc10._tensor._tensor_from_data takes them). */
+static PyObject *from_numbers(PyObject *data) {
+  int64_t sizes[PA_MAX_DIMS];
+  int ndim, seen = 0;
+  if (!nested_sizes(data, sizes, &ndim)) Py_RETURN_NONE;
+  if (scan(data, sizes, ndim, 0, &seen) < 0) return NULL;
+  if (seen & SEEN_OTHER) Py_RETURN_NONE;
+  c10c_dtype dt;
+  if (seen & SEEN_COMPLEX)
+    dt = pyc10_default_dtype == C10C_DTYPE_FLOAT64 ? C10C_DTYPE_COMPLEX128 : C10C_DTYPE_COMPLEX64;
+  else if (seen & SEEN_FLOAT || seen == 0)
+    dt = (c10c_dtype)pyc10_default_dtype;
+  else if (seen & SEEN_INT)
+    dt = C10C_DTYPE_INT64;
+  else
+    dt = C10C_DTYPE_BOOL;
+  /* half and bfloat16 defaults are written as float32, then cast */
+  c10c_dtype write =
+      dt == C10C_DTYPE_FLOAT16 || dt == C10C_DTYPE_BFLOAT16 ? C10C_DTYPE_FLOAT32 : dt;
+  c10c_tensor *out = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_status st =
+      c10c_tensor_empty(&out, sizes, (size_t)ndim, write, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  PyObject *t = pyc10_wrap(out);
+  if (t == NULL) return NULL;
+  char *p = c10c_tensor_data(out);
+  if (write_leaves(data, ndim, 0, write, &p) < 0) {
+    Py_DECREF(t);
+    return NULL;
+  }
+  return write == dt ? t : converted(t, dt, cpu);
+}
+
+/* tensor() and as_tensor(): copy says which. */
+static PyObject *from_data(PyObject *data, PyObject *dtype_obj, int dtype, PyObject *device_obj,
+                           bool has_device, c10c_device device, bool copy) {
+  PyObject *t = NULL;
+  if (is_seq(data) || PyFloat_CheckExact(data) || PyLong_CheckExact(data) || PyBool_Check(data) ||
+      PyComplex_CheckExact(data)) {
+    t = from_numbers(data);
+    if (t == NULL) return NULL;
+    if (t == Py_None) {
+      Py_CLEAR(t);
+    } else {
+      if (!has_device) device = pyc10_default_device();
+      return converted(t, dtype < 0 ? c10c_tensor_dtype(pyc10_handle(t)) : (c10c_dtype)dtype,
+                       device);
+    }
+  }
+  static PyObject *slow;
+  if (py_attr(&slow, "pyc10._tensor", "_tensor_from_data") == NULL) return NULL;
+  return PyObject_CallFunctionObjArgs(slow, data, dtype_obj ? dtype_obj : Py_None,
+                                      device_obj ? device_obj : Py_None, copy ? Py_True : Py_False,
+                                      NULL);
+}
+
+static pa_parser tensor_p = PA_PARSER("pyc10", "tensor");
+static PyObject *f_tensor(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  pa_args r;
+  if (pa_parse(&tensor_p, args, nargs, kwnames, &r) < 0) return NULL;
+  int dtype;
+  c10c_device device;
+  bool has_device, pin, grad;
+  if (pa_dtype(&r, 1, &dtype) < 0 || pa_device(&r, 2, &device, &has_device) < 0 ||
+      pa_bool(&r, 3, &pin) < 0 || pa_bool(&r, 4, &grad) < 0)
+    return NULL;
+  if (pin) return not_implemented("pin_memory=True: pyc10 has no pinned memory allocator yet");
+  if (grad) return not_implemented("requires_grad=True: pyc10 has no autograd");
+  return from_data(r.obj[0], r.obj[1], dtype, r.obj[2], has_device, device, true);
+}
+
+static pa_parser as_tensor_p = PA_PARSER("pyc10", "as_tensor");
+static PyObject *f_as_tensor(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  pa_args r;
+  if (pa_parse(&as_tensor_p, args, nargs, kwnames, &r) < 0) return NULL;
+  int dtype;
+  c10c_device device;
+  bool has_device;
+  if (pa_dtype(&r, 1, &dtype) < 0 || pa_device(&r, 2, &device, &has_device) < 0) return NULL;
+  return from_data(r.obj[0], r.obj[1], dtype, r.obj[2], has_device, device, false);
+}
+
+static PyObject *f_is_tensor(PyObject *m, PyObject *obj) {
+  (void)m;
+  int r = PyObject_TypeCheck(obj, pa_cls.tensor);
+  return PyBool_FromLong(r);
+}
+
+#define F(name, fn) \
+  { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
+PyMethodDef pyc10_factory_functions[] = {
+    F("empty", f_empty),
+    F("zeros", f_zeros),
+    F("ones", f_ones),
+    F("full", f_full),
+    F("empty_like", f_empty_like),
+    F("zeros_like", f_zeros_like),
+    F("ones_like", f_ones_like),
+    F("full_like", f_full_like),
+    F("empty_strided", f_empty_strided),
+    F("tensor", f_tensor),
+    F("as_tensor", f_as_tensor),
+    {"is_tensor", f_is_tensor, METH_O,
+     "is_tensor(obj, /) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
+    {NULL, NULL, 0, NULL},
+};
+
+int pyc10_factories_init(PyObject *module) {
+  for (PyMethodDef *f = pyc10_factory_functions; f->ml_name != NULL; f++)
+    if (f->ml_doc == NULL) f->ml_doc = pa_doc("pyc10", f->ml_name);
+  return PyModule_AddFunctions(module, pyc10_factory_functions);
+}
