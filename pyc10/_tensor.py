@@ -604,6 +604,10 @@ def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Te
     elif isinstance(data, (np.generic, list, tuple)):
         a = np.asarray(data)
         copy = False  # already a new array
+    elif d is not None:  # torch reads an unknown object as one number of dtype
+        if d.is_floating_point or d.is_complex:
+            raise C10TypeError(f"must be real number, not {type(data).__name__}")
+        raise C10TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
     else:
         raise C10RuntimeError(f"Could not infer dtype of {type(data).__name__}")
     if a.dtype == object:

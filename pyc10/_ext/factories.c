@@ -10,6 +10,9 @@
 
 #include "common.h"
 
+/* Factories take as many dimensions as c10 (torch.empty((1,) * 70) works): more than views. */
+enum { MAX_DIMS = 1024 };
+
 #define FASTCALL_ARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
 
 static PyObject *raise_with(PyObject *cls, const char *fmt, ...) {
@@ -146,7 +149,7 @@ static int plain_sizes(PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     seq = args[0];
     nargs = PySequence_Size(seq);
   }
-  if (nargs == 0 || nargs > PA_MAX_DIMS) return 0;
+  if (nargs == 0 || nargs > MAX_DIMS) return 0;
   for (Py_ssize_t i = 0; i < nargs; i++) {
     PyObject *item = seq == NULL          ? args[i]
                      : PyTuple_Check(seq) ? PyTuple_GetItem(seq, i)
@@ -169,7 +172,7 @@ static pa_parser ones_p = PA_PARSER("pyc10", "ones");
 static pa_parser full_p = PA_PARSER("pyc10", "full");
 
 static PyObject *make(int kind, FASTCALL_ARGS) {
-  int64_t sizes[PA_MAX_DIMS];
+  int64_t sizes[MAX_DIMS];
   Py_ssize_t n;
   c10c_tensor *out = NULL;
   if (kind <= ZEROS && plain_sizes(args, nargs, kwnames, sizes, &n)) {
@@ -187,7 +190,7 @@ static PyObject *make(int kind, FASTCALL_ARGS) {
                                  : &full_p;
   pa_args r;
   if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
-  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0) return NULL;
+  if (pa_intlist(&r, 0, sizes, MAX_DIMS, &n) < 0) return NULL;
   int format = C10C_MEMORY_FORMAT_CONTIGUOUS, out_at = kind == EMPTY ? 2 : kind == FULL ? 2 : 1;
   if (kind == EMPTY && pa_memory_format(&r, 1, &format) < 0) return NULL;
   if (format < 0) format = C10C_MEMORY_FORMAT_CONTIGUOUS;
@@ -293,10 +296,9 @@ static PyObject *f_empty_strided(PyObject *m, FASTCALL_ARGS) {
   (void)m;
   pa_args r;
   if (pa_parse(&empty_strided_p, args, nargs, kwnames, &r) < 0) return NULL;
-  int64_t sizes[PA_MAX_DIMS], strides[PA_MAX_DIMS];
+  int64_t sizes[MAX_DIMS], strides[MAX_DIMS];
   Py_ssize_t n, k;
-  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 ||
-      pa_intlist(&r, 1, strides, PA_MAX_DIMS, &k) < 0)
+  if (pa_intlist(&r, 0, sizes, MAX_DIMS, &n) < 0 || pa_intlist(&r, 1, strides, MAX_DIMS, &k) < 0)
     return NULL;
   options o;
   if (read_options(&r, 2, default_options(), &o) < 0) return NULL;

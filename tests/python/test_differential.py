@@ -31,15 +31,9 @@ _NO_VALUES = "_difftest.py has no values for {} parameters yet"
 BUGS: dict[str, str] = {
     # data.c's entries: _difftest.py generates no values for these parameter types yet (harness
     # gaps, not pyc10 bugs; test_data_methods.py compares these methods with torch meanwhile)
-    "Tensor.fill_": _NO_VALUES.format("Scalar"),
     "Tensor.to": _NO_VALUES.format("Device"),
     "Tensor.cuda": _NO_VALUES.format("Device"),
     "Tensor.type": _NO_VALUES.format("PyObject*"),
-    "Tensor.new_empty": _NO_VALUES.format("Layout"),
-    "Tensor.new_zeros": _NO_VALUES.format("Layout"),
-    "Tensor.new_ones": _NO_VALUES.format("Layout"),
-    "Tensor.new_full": _NO_VALUES.format("Scalar"),
-    "Tensor.new_empty_strided": _NO_VALUES.format("Layout"),
     "Tensor.bfloat16": "the harness prints numpy()'s failure by class name: pyc10's C10TypeError "
     "(a TypeError) against torch's TypeError",
 }
