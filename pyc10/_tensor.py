@@ -30,7 +30,6 @@ from ._errors import (
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._layout import layout as _layout_cls
 from ._lib import ffi, lib
-from ._scalar import scalar_bytes
 from ._storage import UntypedStorage
 
 #: torch's _dtype_to_typestr: the dtypes __cuda_array_interface__ can describe.
@@ -583,8 +582,11 @@ _COPY_WARNING = (
 
 
 def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Tensor:
-    """tensor()/as_tensor() for what _ctensor does not build itself: pyc10 tensors, numpy
-    arrays and scalars, and sequences whose leaves are not Python numbers (through numpy)."""
+    """tensor()/as_tensor() for the data _ctensor does not build itself.
+
+    pyc10 tensors, numpy arrays and scalars, and sequences whose leaves are not Python numbers
+    (through numpy).
+    """
     import numpy as np
 
     kwargs: dict[str, Any] = {}
@@ -610,11 +612,12 @@ def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Te
         raise C10TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
     else:
         raise C10RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    if a.dtype.kind in "US":
+        raise C10TypeError("new(): invalid data type 'str'")
     if a.dtype == object:
         raise C10RuntimeError("Could not infer dtype of object")
-    if copy or not a.flags.writeable or any(s < 0 or s % a.itemsize for s in a.strides):
-        a = np.array(a, copy=True)
-    return from_numpy(a).to(**kwargs)
+    t = from_numpy(a)  # torch's errors for negative or unaligned strides, copy or not
+    return t.to(**kwargs, copy=True) if copy else t.to(**kwargs)
 
 
 _ctensor.setup(

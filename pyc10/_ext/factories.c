@@ -138,6 +138,52 @@ static int fill_dtype(PyObject *value, c10c_dtype *out) {
   return 0;
 }
 
+/* value as one element of dt in out when that needs no conversion check (1 for ones, and a
+ * Python float, int or bool of its own inferred dtype); false for what fill_ must convert. */
+static bool plain_element(unsigned char *out, c10c_dtype dt, PyObject *value) {
+  if (value == NULL) { /* one */
+    switch (dt) {
+      case C10C_DTYPE_BOOL:
+      case C10C_DTYPE_UINT8:
+      case C10C_DTYPE_INT8: out[0] = 1; return true;
+      case C10C_DTYPE_INT16: *(int16_t *)out = 1; return true;
+      case C10C_DTYPE_INT32: *(int32_t *)out = 1; return true;
+      case C10C_DTYPE_INT64: *(int64_t *)out = 1; return true;
+      case C10C_DTYPE_FLOAT16: *(uint16_t *)out = 0x3C00; return true;
+      case C10C_DTYPE_BFLOAT16: *(uint16_t *)out = 0x3F80; return true;
+      case C10C_DTYPE_COMPLEX64:
+      case C10C_DTYPE_FLOAT32: *(float *)out = 1.0f; return true;
+      case C10C_DTYPE_COMPLEX128:
+      case C10C_DTYPE_FLOAT64: *(double *)out = 1.0; return true;
+      default: return false;
+    }
+  }
+  if (PyFloat_CheckExact(value) && dt == C10C_DTYPE_FLOAT64) {
+    *(double *)out = PyFloat_AsDouble(value);
+    return true;
+  }
+  if (PyFloat_CheckExact(value) && dt == C10C_DTYPE_FLOAT32) {
+    double v = PyFloat_AsDouble(value);
+    if (v == v && (v > 3.4028234663852886e38 || v < -3.4028234663852886e38) && v != 1.0 / 0.0 &&
+        v != -1.0 / 0.0)
+      return false; /* fill_ raises c10's overflow error */
+    *(float *)out = (float)v;
+    return true;
+  }
+  if (PyLong_CheckExact(value) && dt == C10C_DTYPE_INT64) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow) return false;
+    *(int64_t *)out = v;
+    return true;
+  }
+  if (PyBool_Check(value) && dt == C10C_DTYPE_BOOL) {
+    out[0] = value == Py_True;
+    return true;
+  }
+  return false;
+}
+
 /* ---- empty, zeros, ones, full ---- */
 
 /* empty(2, 3) and zeros((2, 3)): exact ints and nothing else; 0 (no error) for anything more. */
@@ -175,14 +221,20 @@ static PyObject *make(int kind, FASTCALL_ARGS) {
   int64_t sizes[MAX_DIMS];
   Py_ssize_t n;
   c10c_tensor *out = NULL;
-  if (kind <= ZEROS && plain_sizes(args, nargs, kwnames, sizes, &n)) {
+  _Alignas(16) unsigned char one[16] = {0};
+  if (kind <= ONES && plain_sizes(args, nargs, kwnames, sizes, &n)) {
     c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
     c10c_device dev = pyc10_default_device();
-    c10c_status st = kind == EMPTY ? c10c_tensor_empty(&out, sizes, (size_t)n, dt, dev,
-                                                       C10C_MEMORY_FORMAT_CONTIGUOUS)
-                                   : c10c_tensor_full(&out, sizes, (size_t)n, dt, dev,
-                                                      C10C_MEMORY_FORMAT_CONTIGUOUS, NULL);
-    return pyc10_result(st, &out);
+    if (kind == EMPTY) {
+      c10c_status st =
+          c10c_tensor_empty(&out, sizes, (size_t)n, dt, dev, C10C_MEMORY_FORMAT_CONTIGUOUS);
+      return pyc10_result(st, &out);
+    }
+    if (kind == ZEROS || plain_element(one, dt, NULL)) {
+      c10c_status st = c10c_tensor_full(&out, sizes, (size_t)n, dt, dev,
+                                        C10C_MEMORY_FORMAT_CONTIGUOUS, kind == ONES ? one : NULL);
+      return pyc10_result(st, &out);
+    }
   }
   pa_parser *p = kind == EMPTY   ? &empty_p
                  : kind == ZEROS ? &zeros_p
@@ -198,12 +250,15 @@ static PyObject *make(int kind, FASTCALL_ARGS) {
   if (kind == FULL && fill_dtype(r.obj[1], &dflt.dtype) < 0) return NULL;
   if (read_options(&r, out_at + 1, dflt, &o) < 0 || refuse_out(&r, out_at) < 0) return NULL;
   c10c_status st;
-  if (kind == EMPTY || kind >= ONES)
+  bool plain = kind == ZEROS ||
+               (kind >= ONES && plain_element(one, o.dtype, kind == FULL ? r.obj[1] : NULL));
+  if (!plain)
     st = c10c_tensor_empty(&out, sizes, (size_t)n, o.dtype, o.device, (c10c_memory_format)format);
   else
     st = c10c_tensor_full(&out, sizes, (size_t)n, o.dtype, o.device, (c10c_memory_format)format,
-                          NULL);
+                          kind == ZEROS ? NULL : one);
   PyObject *t = pyc10_result(st, &out);
+  if (plain) return t;
   if (kind == ONES) {
     static PyObject *one;
     if (one == NULL && (one = PyLong_FromLong(1)) == NULL) {
@@ -313,7 +368,14 @@ static PyObject *f_empty_strided(PyObject *m, FASTCALL_ARGS) {
 
 /* ---- tensor, as_tensor, is_tensor ---- */
 
-enum { SEEN_BOOL = 1, SEEN_INT = 2, SEEN_FLOAT = 4, SEEN_COMPLEX = 8, SEEN_OTHER = 16 };
+enum {
+  SEEN_BOOL = 1,
+  SEEN_INT = 2,
+  SEEN_FLOAT = 4,
+  SEEN_COMPLEX = 8,
+  SEEN_OTHER = 16,
+  SEEN_STR = 32
+};
 
 static bool is_seq(PyObject *o) { return PyList_Check(o) || PyTuple_Check(o); }
 
@@ -342,7 +404,9 @@ static int scan(PyObject *data, const int64_t *sizes, int ndim, int dim, int *se
       *seen |= SEEN_FLOAT;
     else if (PyComplex_Check(data))
       *seen |= SEEN_COMPLEX;
-    else
+    else if (PyUnicode_Check(data))
+      *seen |= SEEN_STR;
+    else if (!is_seq(data)) /* a list where a number belongs: write_leaves raises torch's error */
       *seen |= SEEN_OTHER;
     return 0;
   }
@@ -375,9 +439,33 @@ static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, char *
     }
     return 0;
   }
+  bool real = PyLong_Check(data) || PyFloat_Check(data),
+       integral = dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_INT64;
+  bool ok = integral ? real || (dt == C10C_DTYPE_BOOL && PyComplex_Check(data))
+                     : real || (PyComplex_Check(data) && c10c_dtype_is_complex(dt));
+  if (!ok) {
+    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(data), "__name__");
+    if (name == NULL) return -1;
+    raise_with(pa_cls.type_error,
+               integral ? "'%U' object cannot be interpreted as an integer"
+                        : "must be real number, not %U",
+               name);
+    Py_DECREF(name);
+    return -1;
+  }
   switch (dt) {
-    case C10C_DTYPE_BOOL: *(*p)++ = (char)(data == Py_True); return 0;
+    case C10C_DTYPE_BOOL: {
+      int b = PyObject_IsTrue(data);
+      if (b < 0) return -1;
+      *(*p)++ = (char)b;
+      return 0;
+    }
     case C10C_DTYPE_INT64: {
+      if (PyFloat_Check(data)) { /* torch truncates */
+        int64_t w = (int64_t)PyFloat_AsDouble(data);
+        memcpy(*p, &w, 8), *p += 8;
+        return 0;
+      }
       int overflow;
       long long v = PyLong_AsLongLongAndOverflow(data, &overflow);
       if (overflow) {
@@ -436,14 +524,18 @@ static PyObject *converted(PyObject *src, c10c_dtype dt, c10c_device device) {
 
 /* A CPU tensor of nested Python numbers, or Py_None (a new reference) for data this does not
  * take (other leaves: pyc10._tensor._tensor_from_data takes them). */
-static PyObject *from_numbers(PyObject *data) {
+static PyObject *from_numbers(PyObject *data, int dtype) {
   int64_t sizes[PA_MAX_DIMS];
   int ndim, seen = 0;
   if (!nested_sizes(data, sizes, &ndim)) Py_RETURN_NONE;
   if (scan(data, sizes, ndim, 0, &seen) < 0) return NULL;
   if (seen & SEEN_OTHER) Py_RETURN_NONE;
+  if (seen & SEEN_STR && dtype < 0)
+    return raise_with(pa_cls.type_error, "new(): invalid data type 'str'");
   c10c_dtype dt;
-  if (seen & SEEN_COMPLEX)
+  if (dtype >= 0)
+    dt = (c10c_dtype)dtype;
+  else if (seen & SEEN_COMPLEX)
     dt = pyc10_default_dtype == C10C_DTYPE_FLOAT64 ? C10C_DTYPE_COMPLEX128 : C10C_DTYPE_COMPLEX64;
   else if (seen & SEEN_FLOAT || seen == 0)
     dt = (c10c_dtype)pyc10_default_dtype;
@@ -451,9 +543,14 @@ static PyObject *from_numbers(PyObject *data) {
     dt = C10C_DTYPE_INT64;
   else
     dt = C10C_DTYPE_BOOL;
-  /* half and bfloat16 defaults are written as float32, then cast */
-  c10c_dtype write =
-      dt == C10C_DTYPE_FLOAT16 || dt == C10C_DTYPE_BFLOAT16 ? C10C_DTYPE_FLOAT32 : dt;
+  /* written as the widest dtype of its kind (each number converted as torch converts it), then
+   * cast where dt is another */
+  c10c_dtype write = dt;
+  if (dt != C10C_DTYPE_BOOL && dt != C10C_DTYPE_INT64 && dt != C10C_DTYPE_FLOAT32 &&
+      dt != C10C_DTYPE_FLOAT64 && dt != C10C_DTYPE_COMPLEX64 && dt != C10C_DTYPE_COMPLEX128)
+    write = c10c_dtype_is_complex(dt)          ? C10C_DTYPE_COMPLEX128
+            : c10c_dtype_is_floating_point(dt) ? C10C_DTYPE_FLOAT64
+                                               : C10C_DTYPE_INT64;
   c10c_tensor *out = NULL;
   c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
   c10c_status st =
@@ -475,7 +572,7 @@ static PyObject *from_data(PyObject *data, PyObject *dtype_obj, int dtype, PyObj
   PyObject *t = NULL;
   if (is_seq(data) || PyFloat_CheckExact(data) || PyLong_CheckExact(data) || PyBool_Check(data) ||
       PyComplex_CheckExact(data)) {
-    t = from_numbers(data);
+    t = from_numbers(data, dtype);
     if (t == NULL) return NULL;
     if (t == Py_None) {
       Py_CLEAR(t);
