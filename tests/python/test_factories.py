@@ -184,3 +184,48 @@ def test_many_dimensions_as_torch() -> None:
     for m in (pyc10, torch):
         assert m.zeros((1,) * 70).dim() == 70
         assert m.ones(*(1,) * 70).dim() == 70
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.ones((2, 0, 3), dtype=np.float32),
+        lambda: np.ones((3, 1, 2), dtype=np.float32),
+        lambda: np.arange(24).reshape(2, 3, 4).transpose(2, 0, 1),
+        lambda: np.arange(10, dtype=np.int16)[::3],
+        lambda: np.array(5.5),
+        lambda: np.array([1, 2], dtype=">i4"),
+        lambda: np.array([1], dtype=np.longlong),
+        lambda: np.array([1], dtype=np.uint16),
+        lambda: np.array(["a"]),
+        lambda: np.zeros(3, dtype=np.float16),
+        lambda: np.arange(10.0)[::-1],
+        lambda: np.zeros(4, dtype=np.uint8)[1:].view(np.int8),
+    ],
+)
+def test_from_numpy_as_torch(make: Any) -> None:
+    def geometry(m: Any) -> Any:
+        try:
+            t = m.from_numpy(make())
+        except Exception as e:
+            base = next(c for c in (ValueError, TypeError, RuntimeError) if isinstance(e, c))
+            return (base.__name__, str(e))
+        return (tuple(t.shape), t.stride(), _dtype_name(t.dtype), t.tolist())
+
+    assert geometry(pyc10) == geometry(torch)
+
+
+def test_from_numpy_shares_memory_and_releases_the_array() -> None:
+    import sys
+
+    a = np.arange(12.0)
+    before = sys.getrefcount(a)
+    t = pyc10.from_numpy(a)
+    a[0] = 7.0
+    assert t[0].item() == 7.0
+    del t
+    assert sys.getrefcount(a) == before
+    # a failing call that drops the last reference raises its own error (not SystemError)
+    with pytest.raises(RuntimeError, match="invalid for input of size 12"):
+        pyc10.from_numpy(a).view(5, 5)
+    assert sys.getrefcount(a) == before
