@@ -91,13 +91,8 @@ static c10c_tensor *pyc10_select(const c10c_tensor *t, int64_t dim, int64_t inde
  * deleter may run on any thread, after a DLPack consumer released it) and set the exception
  * aside around the work; after the interpreter is gone nothing is released (numpy's rule).
  *
- * pyc10_release_owner is the one Python function libc10c ever calls (pyc10 installs no allocator
- * or other callback written in Python). An exception raised inside it has no caller to go to: a
- * deleter returns nothing and runs wherever the last reference went. cffi reports it through
- * sys.unraisablehook (as Python reports one raised by __del__, naming the callback), the owner
- * stays referenced (a leak, not a crash), and the exception set aside is restored as it was.
- * tests/python/test_callbacks.py covers every route to the deleter, both ways. */
-static void pyc10_release_owner(void *ctx); /* extern "Python", below */
+ * libc10c calls no Python function of pyc10's: from_numpy's deleter is C (pyc10/_ext/
+ * factories.c: it drops the array with the GIL held and any exception set aside). */
 
 /* Runs stmt with the GIL held and any exception in flight set aside. */
 #define PYC10_KEEPING_ERROR(stmt)                                 \
@@ -109,10 +104,6 @@ static void pyc10_release_owner(void *ctx); /* extern "Python", below */
     PyErr_Restore(type_, value_, traceback_);                     \
     PyGILState_Release(gil_);                                     \
   } while (0)
-
-static void pyc10_release_owner_safely(void *ctx) {
-  if (Py_IsInitialized()) PYC10_KEEPING_ERROR(pyc10_release_owner(ctx));
-}
 
 /* The storage release of UntypedStorage's ffi.gc (cffi calls it with the GIL released). */
 static void pyc10_storage_release(c10c_storage *storage) {
@@ -136,11 +127,6 @@ c10c_storage *pyc10_storage_new(int64_t nbytes, c10c_device_type device_type);
 c10c_tensor *pyc10_tensor_empty_strided(const int64_t *sizes, const int64_t *strides, size_t ndim,
                                         c10c_dtype dtype, c10c_device_type type,
                                         c10c_device_index index);
-/* Storage deleter for memory owned by a Python object (pyc10.from_numpy): ctx is its handle.
- * Storages are given pyc10_release_owner_safely, which calls it with the GIL held and any
- * exception in flight set aside. */
-extern "Python" void pyc10_release_owner(void *ctx);
-void pyc10_release_owner_safely(void *ctx);
 void pyc10_storage_release(c10c_storage *storage);
 c10c_tensor *pyc10_slice(const c10c_tensor *t, int64_t dim, int64_t start, int64_t end,
                          int64_t step);

@@ -310,79 +310,6 @@ def _check_format(fmt: Any, name: str) -> memory_format:
     return fmt
 
 
-# Python objects kept alive by storages over their memory (from_numpy), keyed by handle address.
-_owners: dict[int, Any] = {}
-
-
-@ffi.def_extern()  # type: ignore[untyped-decorator]
-def pyc10_release_owner(ctx: Any) -> None:
-    """Storage deleter: drop the reference that kept the numpy array alive."""
-    _owners.pop(int(ffi.cast("uintptr_t", ctx)), None)
-
-
-_NUMPY_TYPES = (
-    "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
-    "uint32, uint16, uint8, and bool"
-)
-
-
-def from_numpy(a: Any) -> Tensor:
-    """A CPU tensor sharing a numpy array's memory (zero-copy; keeps the array alive).
-
-    A read-only array gives a read-only tensor: in-place writes raise instead of corrupting
-    memory numpy promised not to change (torch warns and lets them through).
-    """
-    import numpy as np
-
-    if not isinstance(a, np.ndarray):
-        raise C10TypeError(f"expected np.ndarray (got {type(a).__name__})")
-    try:
-        d = dtype.from_numpy(a.dtype)
-    except TypeError:
-        raise C10TypeError(
-            f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The only "
-            f"supported types are: {_NUMPY_TYPES}."
-        ) from None
-    item = a.dtype.itemsize
-    if any(s < 0 for s in a.strides):
-        raise C10ValueError(
-            "At least one stride in the given numpy array is negative, and tensors with "
-            "negative strides are not currently supported. (You can probably work around this "
-            "by making a copy of your array  with array.copy().) "
-        )
-    if any(s % item for s in a.strides):
-        raise C10ValueError(
-            "given numpy array strides not a multiple of the element byte size. Copy the numpy "
-            "array to reallocate the memory."
-        )
-    sizes = list(a.shape)
-    strides = [s // item for s in a.strides]
-    nbytes = (
-        0
-        if 0 in sizes
-        else item * (1 + sum((n - 1) * s for n, s in zip(sizes, strides, strict=True)))
-    )
-    handle = ffi.new_handle(a)
-    key = int(ffi.cast("uintptr_t", handle))
-    _owners[key] = handle
-    storage = ffi.new("c10c_storage **")
-    cpu = ffi.new("c10c_device *", {"type": lib.C10C_DEVICE_TYPE_CPU, "index": -1})
-    data = ffi.cast("void *", a.ctypes.data)
-    st = lib.c10c_storage_new_external(
-        storage, data, nbytes, cpu[0], lib.pyc10_release_owner_safely, handle
-    )
-    if st != lib.C10C_STATUS_OK:
-        del _owners[key]
-        raise_status(st)
-    if not a.flags.writeable:  # torch only warns; libc10c can refuse the writes instead
-        lib.c10c_storage_set_read_only(storage[0])
-    out = ffi.new(_TENSOR_PTR)
-    st = lib.c10c_tensor_new_from_storage(out, storage[0], sizes, strides, len(sizes), 0, d.value)
-    lib.c10c_storage_release(storage[0])  # the tensor holds it now (or it is gone, and a too)
-    check(st)
-    return Tensor._wrap(out[0])
-
-
 def _rebuild_tensor(
     storage: UntypedStorage,
     offset: int,
@@ -408,10 +335,10 @@ _COPY_WARNING = (
 
 
 def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Tensor:
-    """Build tensor()/as_tensor() of what _ctensor does not take itself.
+    """tensor()/as_tensor() for the data _ctensor does not build itself.
 
-    That is pyc10 tensors, numpy arrays and scalars, and sequences whose leaves are not Python
-    numbers (through numpy).
+    pyc10 tensors, numpy arrays and scalars, and sequences whose leaves are not Python numbers
+    (through numpy).
     """
     import numpy as np
 
@@ -438,11 +365,12 @@ def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Te
         raise C10TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
     else:
         raise C10RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+    if a.dtype.kind in "US":
+        raise C10TypeError("new(): invalid data type 'str'")
     if a.dtype == object:
         raise C10RuntimeError("Could not infer dtype of object")
-    if copy or not a.flags.writeable or any(s < 0 or s % a.itemsize for s in a.strides):
-        a = np.array(a, copy=True)
-    return from_numpy(a).to(**kwargs)
+    t = from_numpy(a)  # torch's errors for negative or unaligned strides, copy or not
+    return t.to(**kwargs, copy=True) if copy else t.to(**kwargs)
 
 
 def split(
@@ -478,6 +406,12 @@ tensor: Callable[..., Tensor] = _ctensor.tensor
 as_tensor: Callable[..., Tensor] = _ctensor.as_tensor
 """data as a tensor, sharing its memory where it can, as ``torch.as_tensor``."""
 is_tensor: Callable[[Any], bool] = _ctensor.is_tensor
+"""Whether obj is a pyc10.Tensor, as ``torch.is_tensor``."""
+from_numpy: Callable[[Any], Tensor] = _ctensor.from_numpy
+"""A CPU tensor sharing a numpy array's memory (zero-copy; keeps the array alive), as torch's.
+
+A read-only array gives a read-only tensor: in-place writes raise instead of corrupting memory
+numpy promised not to change (torch warns and lets them through)."""
 """Whether obj is a pyc10.Tensor, as ``torch.is_tensor``."""
 
 _ctensor.setup(

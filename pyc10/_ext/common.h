@@ -137,6 +137,10 @@ void pyc10_release_tensor(c10c_tensor *h);
 /* Stores a new reference to value in *slot, dropping the old one. */
 void pyc10_replace(PyObject **slot, PyObject *value);
 
+/* factories.c: pyc10.empty, zeros, ones, full, the *_like forms, empty_strided, tensor,
+ * as_tensor, is_tensor, added to the module at init (docs from the signature table). */
+int pyc10_factories_init(PyObject *module);
+
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
 #endif

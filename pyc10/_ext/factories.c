@@ -1,29 +1,51 @@
-/* The module-level factories: empty, zeros, ones, full, their *_like forms and empty_strided,
- * bound by the parser with torch's signatures (torch/csrc/autograd/generated/
- * python_torch_functions.cpp) and made by one libc10c call.
+/* The module-level factories: pyc10.empty, zeros, ones, full, the *_like forms, empty_strided,
+ * tensor, as_tensor, is_tensor and from_numpy, with torch's signatures through the parser.
  *
- * Defaults as torch's: the default dtype (pyc10.set_default_dtype) and this thread's default
- * device (pyc10.set_default_device, `with pyc10.device(...)`); full() infers its dtype from the
- * fill value; the *_like forms take the input's dtype and device and preserve its layout. What
- * pyc10 has not (out=, layouts other than strided, pinned memory, autograd) is refused clearly.
- * tensor() and as_tensor() build nested lists of Python numbers here, in C (torch's inference:
- * bools, ints, a float anywhere, a complex anywhere); numpy arrays and scalars, pyc10 tensors and
- * other leaves go to pyc10._tensor._tensor_from_data (numpy walks those).
+ * empty and zeros with exact int sizes and no keywords (the hot call) skip the parser; every other
+ * call binds through it. tensor() builds nested lists of Python numbers here, in C (torch's
+ * inference: bools, ints, a float anywhere, a complex anywhere); numpy arrays and scalars, pyc10
+ * tensors and other leaves go to pyc10._tensor._tensor_from_data (numpy does the walking there).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
 
+/* Factories take as many dimensions as c10 (torch.empty((1,) * 70) works): more than views. */
+enum { MAX_DIMS = 1024 };
+
+#define raise_with(cls, ...) pyc10_raise_in(cls, PyExc_RuntimeError, __VA_ARGS__)
+
+/* pyc10.<module>.<name>, imported once. */
+static PyObject *py_attr(PyObject **cache, const char *module, const char *name) {
+  if (*cache != NULL) return *cache;
+  PyObject *mod = PyImport_ImportModule(module);
+  if (mod == NULL) return NULL;
+  *cache = PyObject_GetAttrString(mod, name);
+  Py_DECREF(mod);
+  return *cache;
+}
+
 #define not_implemented pyc10_not_implemented
 
-int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device) {
+/* ---- the keyword options every factory shares ---- */
+
+typedef struct {
+  c10c_dtype dtype;
+  c10c_device device;
+} options;
+
+/* dtype, layout, device, pin_memory, requires_grad at first..first+4: dtype and device default to
+ * dflt; a layout other than strided, pinned memory and autograd are refused as data.c's new_*. */
+static int read_options(const pa_args *r, int first, options dflt, options *o) {
   int dtype, layout;
   bool has_device, pin, grad;
   if (pa_dtype(r, first, &dtype) < 0 || pa_layout(r, first + 1, &layout) < 0 ||
-      pa_device(r, first + 2, device, &has_device) < 0 || pa_bool(r, first + 3, &pin) < 0 ||
+      pa_device(r, first + 2, &o->device, &has_device) < 0 || pa_bool(r, first + 3, &pin) < 0 ||
       pa_bool(r, first + 4, &grad) < 0)
     return -1;
-  if (dtype >= 0) *dt = (c10c_dtype)dtype;
+  o->dtype = dtype < 0 ? dflt.dtype : (c10c_dtype)dtype;
+  if (!has_device) o->device = dflt.device;
   if (layout >= 0 && layout != C10C_LAYOUT_STRIDED) {
     not_implemented(
         "pyc10 tensors are strided: layouts other than pyc10.strided are not implemented");
@@ -34,9 +56,9 @@ int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_devic
     return -1;
   }
   if (grad) {
-    if (!c10c_dtype_is_floating_point(*dt) && !c10c_dtype_is_complex(*dt)) {
-      PyErr_SetString(pa_cls.runtime_error,
-                      "Only Tensors of floating point and complex dtype can require gradients");
+    if (!c10c_dtype_is_floating_point(o->dtype) && !c10c_dtype_is_complex(o->dtype)) {
+      raise_with(pa_cls.runtime_error,
+                 "Only Tensors of floating point and complex dtype can require gradients");
       return -1;
     }
     not_implemented("requires_grad=True: pyc10 has no autograd");
@@ -45,217 +67,309 @@ int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_devic
   return 0;
 }
 
-static int no_out(const pa_args *r, int i) {
+int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device) {
+  options dflt = {*dt, *device}, o;
+  if (read_options(r, first, dflt, &o) < 0) return -1;
+  *dt = o.dtype;
+  *device = o.device;
+  return 0;
+}
+
+static options default_options(void) {
+  options o = {(c10c_dtype)pyc10_default_dtype, pyc10_default_device()};
+  return o;
+}
+
+/* out=: pyc10 has no resize of a tensor in place, so it is refused (torch resizes out). */
+static int refuse_out(const pa_args *r, int i) {
   if (!pa_has(r, i)) return 0;
-  not_implemented("out=: pyc10's factories make new tensors; pass no out");
+  not_implemented("out=: pyc10's factories do not write into an existing tensor yet");
   return -1;
 }
 
-/* torch's full(): the dtype of a fill value given none (bool, int64, the default dtype, or the
- * complex dtype of the default). */
-static int inferred_dtype(PyObject *value, c10c_dtype *out) {
+/* t.fill_(value) on a new tensor t (stolen): the parser and fill_'s conversions (data.c). */
+static PyObject *filled(PyObject *t, PyObject *value) {
+  static PyObject *fill_name;
+  if (t == NULL) return NULL;
+  if (fill_name == NULL && (fill_name = PyUnicode_InternFromString("fill_")) == NULL) {
+    Py_DECREF(t);
+    return NULL;
+  }
+  PyObject *stack[2] = {t, value};
+  PyObject *r = PyObject_VectorcallMethod(fill_name, stack, 2, NULL);
+  if (r == NULL) {
+    Py_DECREF(t);
+    return NULL;
+  }
+  Py_DECREF(r);
+  return t;
+}
+
+/* The dtype full() infers from its fill value, as torch: bool, int64, the default dtype, the
+ * default complex dtype; other Scalars (numpy scalars, 0-dim tensors) ask pyc10._defaults. */
+static int fill_dtype(PyObject *value, c10c_dtype *out) {
   if (PyBool_Check(value)) {
     *out = C10C_DTYPE_BOOL;
-  } else if (PyLong_Check(value)) {
+  } else if (PyLong_CheckExact(value)) {
     *out = C10C_DTYPE_INT64;
-  } else if (PyFloat_Check(value)) {
+  } else if (PyFloat_CheckExact(value)) {
     *out = (c10c_dtype)pyc10_default_dtype;
-  } else if (PyComplex_Check(value)) {
+  } else if (PyComplex_CheckExact(value)) {
     *out = pyc10_default_dtype == C10C_DTYPE_FLOAT64 ? C10C_DTYPE_COMPLEX128 : C10C_DTYPE_COMPLEX64;
-  } else { /* numpy scalars, 0-dim tensors: pyc10._defaults.scalar_dtype */
-    PyObject *mod = PyImport_ImportModule("pyc10._defaults");
-    PyObject *d = mod != NULL ? PyObject_CallMethod(mod, "scalar_dtype", "O", value) : NULL;
-    Py_XDECREF(mod);
-    PyObject *v = d != NULL ? PyObject_GetAttrString(d, "value") : NULL;
-    Py_XDECREF(d);
+  } else {
+    static PyObject *scalar_dtype;
+    if (py_attr(&scalar_dtype, "pyc10._defaults", "scalar_dtype") == NULL) return -1;
+    PyObject *d = PyObject_CallFunctionObjArgs(scalar_dtype, value, NULL);
+    if (d == NULL) return -1;
+    PyObject *v = PyObject_GetAttr(d, pa_cls.dtype_value);
+    Py_DECREF(d);
     if (v == NULL) return -1;
-    *out = (c10c_dtype)PyLong_AsLong(v);
+    long code = PyLong_AsLong(v);
     Py_DECREF(v);
+    if (code == -1 && PyErr_Occurred()) return -1;
+    *out = (c10c_dtype)code;
   }
   return 0;
 }
 
-/* kind: 0 empty, 1 zeros, 2 ones, 3 full (value at index 1) */
-static PyObject *make(int kind, const int64_t *sizes, Py_ssize_t n, c10c_dtype dt,
-                      c10c_device device, int format, PyObject *value) {
-  c10c_tensor *out = NULL;
-  c10c_status st;
-  if (kind == 0) {
-    st = c10c_tensor_empty(&out, sizes, (size_t)n, dt, device, (c10c_memory_format)format);
-  } else {
-    _Alignas(16) unsigned char data[16] = {0};
-    if (kind >= 2 && pyc10_encode_scalar(data, dt, kind == 2 ? Py_True : value) < 0) return NULL;
-    st = c10c_tensor_full(&out, sizes, (size_t)n, dt, device, (c10c_memory_format)format,
-                          kind >= 2 ? data : NULL);
+/* value as one element of dt in out when that needs no conversion check (1 for ones, and a
+ * Python float, int or bool of its own inferred dtype); false for what fill_ must convert. */
+static bool plain_element(unsigned char *out, c10c_dtype dt, PyObject *value) {
+  if (value == NULL) { /* one */
+    switch (dt) {
+      case C10C_DTYPE_BOOL:
+      case C10C_DTYPE_UINT8:
+      case C10C_DTYPE_INT8: out[0] = 1; return true;
+      case C10C_DTYPE_INT16: *(int16_t *)out = 1; return true;
+      case C10C_DTYPE_INT32: *(int32_t *)out = 1; return true;
+      case C10C_DTYPE_INT64: *(int64_t *)out = 1; return true;
+      case C10C_DTYPE_FLOAT16: *(uint16_t *)out = 0x3C00; return true;
+      case C10C_DTYPE_BFLOAT16: *(uint16_t *)out = 0x3F80; return true;
+      case C10C_DTYPE_COMPLEX64:
+      case C10C_DTYPE_FLOAT32: *(float *)out = 1.0f; return true;
+      case C10C_DTYPE_COMPLEX128:
+      case C10C_DTYPE_FLOAT64: *(double *)out = 1.0; return true;
+      default: return false;
+    }
   }
-  return pyc10_result(st, &out);
+  if (PyFloat_CheckExact(value) && dt == C10C_DTYPE_FLOAT64) {
+    *(double *)out = PyFloat_AsDouble(value);
+    return true;
+  }
+  if (PyFloat_CheckExact(value) && dt == C10C_DTYPE_FLOAT32) {
+    double v = PyFloat_AsDouble(value);
+    if (v == v && (v > 3.4028234663852886e38 || v < -3.4028234663852886e38) && v != 1.0 / 0.0 &&
+        v != -1.0 / 0.0)
+      return false; /* fill_ raises c10's overflow error */
+    *(float *)out = (float)v;
+    return true;
+  }
+  if (PyLong_CheckExact(value) && dt == C10C_DTYPE_INT64) {
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow) return false;
+    *(int64_t *)out = v;
+    return true;
+  }
+  if (PyBool_Check(value) && dt == C10C_DTYPE_BOOL) {
+    out[0] = value == Py_True;
+    return true;
+  }
+  return false;
 }
 
-/* empty(2, 3) and empty((2, 3)): exact ints and no keywords, bound without the parser (the
- * parser binds them the same way). */
-static int exact_sizes(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int64_t *out,
+/* ---- empty, zeros, ones, full ---- */
+
+/* empty(2, 3) and zeros((2, 3)): exact ints and nothing else; 0 (no error) for anything more. */
+static int plain_sizes(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, int64_t *sizes,
                        Py_ssize_t *n) {
-  if (kwnames != NULL || nargs == 0) return 0;
-  if (nargs == 1 && PyTuple_CheckExact(args[0])) {
-    nargs = PyTuple_Size(args[0]);
-    if (nargs > PA_MAX_DIMS) return 0;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-      PyObject *it = PyTuple_GetItem(args[0], i);
-      int overflow;
-      if (!PyLong_CheckExact(it)) return 0;
-      out[i] = PyLong_AsLongLongAndOverflow(it, &overflow);
-      if (overflow) return 0;
-    }
-    *n = nargs;
-    return 1;
+  if (kwnames != NULL && PyTuple_Size(kwnames) > 0) return 0;
+  PyObject *seq = NULL;
+  if (nargs == 1 && (PyTuple_CheckExact(args[0]) || PyList_CheckExact(args[0]))) {
+    seq = args[0];
+    nargs = PySequence_Size(seq);
   }
-  if (nargs > PA_MAX_DIMS) return 0;
+  if (nargs == 0 || nargs > MAX_DIMS) return 0;
   for (Py_ssize_t i = 0; i < nargs; i++) {
+    PyObject *item = seq == NULL          ? args[i]
+                     : PyTuple_Check(seq) ? PyTuple_GetItem(seq, i)
+                                          : PyList_GetItem(seq, i);
+    if (!PyLong_CheckExact(item)) return 0;
     int overflow;
-    if (!PyLong_CheckExact(args[i])) return 0;
-    out[i] = PyLong_AsLongLongAndOverflow(args[i], &overflow);
-    if (overflow) return 0;
+    long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow || v < 0) return 0; /* the parser gives torch's error */
+    sizes[i] = v;
   }
   *n = nargs;
   return 1;
 }
 
+enum { EMPTY, ZEROS, ONES, FULL };
+
 static pa_parser empty_p = PA_PARSER("pyc10", "empty");
-static PyObject *f_empty(PyObject *module, FASTCALL_ARGS) {
-  (void)module;
-  int64_t sizes[PA_MAX_DIMS];
-  Py_ssize_t n;
-  if (exact_sizes(args, nargs, kwnames, sizes, &n))
-    return make(0, sizes, n, (c10c_dtype)pyc10_default_dtype, pyc10_default_device(),
-                C10C_MEMORY_FORMAT_CONTIGUOUS, NULL);
-  pa_args r;
-  if (pa_parse(&empty_p, args, nargs, kwnames, &r) < 0) return NULL;
-  int format;
-  c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
-  c10c_device device = pyc10_default_device();
-  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 || pa_memory_format(&r, 1, &format) < 0 ||
-      no_out(&r, 2) < 0 || pyc10_tensor_options(&r, 3, &dt, &device) < 0)
-    return NULL;
-  return make(0, sizes, n, dt, device, format < 0 ? C10C_MEMORY_FORMAT_CONTIGUOUS : format, NULL);
-}
-
-/* zeros and ones: (size, *, out, dtype, layout, device, pin_memory, requires_grad) */
-static PyObject *filled(int kind, pa_parser *p, FASTCALL_ARGS) {
-  int64_t sizes[PA_MAX_DIMS];
-  Py_ssize_t n;
-  if (exact_sizes(args, nargs, kwnames, sizes, &n))
-    return make(kind, sizes, n, (c10c_dtype)pyc10_default_dtype, pyc10_default_device(),
-                C10C_MEMORY_FORMAT_CONTIGUOUS, NULL);
-  pa_args r;
-  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
-  c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
-  c10c_device device = pyc10_default_device();
-  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 || no_out(&r, 1) < 0 ||
-      pyc10_tensor_options(&r, 2, &dt, &device) < 0)
-    return NULL;
-  return make(kind, sizes, n, dt, device, C10C_MEMORY_FORMAT_CONTIGUOUS, NULL);
-}
-
 static pa_parser zeros_p = PA_PARSER("pyc10", "zeros");
-static PyObject *f_zeros(PyObject *module, FASTCALL_ARGS) {
-  (void)module;
-  return filled(1, &zeros_p, args, nargs, kwnames);
-}
-
 static pa_parser ones_p = PA_PARSER("pyc10", "ones");
-static PyObject *f_ones(PyObject *module, FASTCALL_ARGS) {
-  (void)module;
-  return filled(2, &ones_p, args, nargs, kwnames);
-}
-
 static pa_parser full_p = PA_PARSER("pyc10", "full");
-static PyObject *f_full(PyObject *module, FASTCALL_ARGS) {
-  (void)module;
-  pa_args r;
-  if (pa_parse(&full_p, args, nargs, kwnames, &r) < 0) return NULL;
-  int64_t sizes[PA_MAX_DIMS];
-  Py_ssize_t n;
-  c10c_dtype dt;
-  c10c_device device = pyc10_default_device();
-  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 || inferred_dtype(r.obj[1], &dt) < 0 ||
-      no_out(&r, 2) < 0 || pyc10_tensor_options(&r, 3, &dt, &device) < 0)
-    return NULL;
-  return make(3, sizes, n, dt, device, C10C_MEMORY_FORMAT_CONTIGUOUS, r.obj[1]);
-}
 
-/* empty_like, zeros_like, ones_like (input, *, memory_format, dtype, ...) and full_like (input,
- * fill_value, *, memory_format, dtype, ...): the input's dtype and device unless given. */
-static PyObject *like(int kind, pa_parser *p, FASTCALL_ARGS) {
+static PyObject *make(int kind, FASTCALL_ARGS) {
+  int64_t sizes[MAX_DIMS];
+  Py_ssize_t n;
+  c10c_tensor *out = NULL;
+  _Alignas(16) unsigned char one[16] = {0};
+  if (kind <= ONES && plain_sizes(args, nargs, kwnames, sizes, &n)) {
+    c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
+    c10c_device dev = pyc10_default_device();
+    if (kind == EMPTY) {
+      c10c_status st =
+          c10c_tensor_empty(&out, sizes, (size_t)n, dt, dev, C10C_MEMORY_FORMAT_CONTIGUOUS);
+      return pyc10_result(st, &out);
+    }
+    if (kind == ZEROS || plain_element(one, dt, NULL)) {
+      c10c_status st = c10c_tensor_full(&out, sizes, (size_t)n, dt, dev,
+                                        C10C_MEMORY_FORMAT_CONTIGUOUS, kind == ONES ? one : NULL);
+      return pyc10_result(st, &out);
+    }
+  }
+  pa_parser *p = kind == EMPTY   ? &empty_p
+                 : kind == ZEROS ? &zeros_p
+                 : kind == ONES  ? &ones_p
+                                 : &full_p;
   pa_args r;
   if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
-  c10c_tensor *in = pyc10_handle(r.obj[0]);
-  if (in == NULL) return NULL;
-  int at = kind == 3 ? 2 : 1, format;
-  c10c_dtype dt = c10c_tensor_dtype(in);
-  c10c_device device = c10c_tensor_device(in);
-  if (pa_memory_format(&r, at, &format) < 0 || pyc10_tensor_options(&r, at + 1, &dt, &device) < 0)
-    return NULL;
-  if (format < 0) format = C10C_MEMORY_FORMAT_PRESERVE;
-  c10c_tensor *out = NULL;
+  if (pa_intlist(&r, 0, sizes, MAX_DIMS, &n) < 0) return NULL;
+  int format = C10C_MEMORY_FORMAT_CONTIGUOUS, out_at = kind == EMPTY ? 2 : kind == FULL ? 2 : 1;
+  if (kind == EMPTY && pa_memory_format(&r, 1, &format) < 0) return NULL;
+  if (format < 0) format = C10C_MEMORY_FORMAT_CONTIGUOUS;
+  options dflt = default_options(), o;
+  if (kind == FULL && fill_dtype(r.obj[1], &dflt.dtype) < 0) return NULL;
+  if (read_options(&r, out_at + 1, dflt, &o) < 0 || refuse_out(&r, out_at) < 0) return NULL;
   c10c_status st;
-  if (kind == 0) {
-    st = c10c_tensor_empty_like(&out, in, dt, device, (c10c_memory_format)format);
-  } else {
-    _Alignas(16) unsigned char data[16] = {0};
-    if (kind >= 2 && pyc10_encode_scalar(data, dt, kind == 2 ? Py_True : r.obj[1]) < 0) return NULL;
-    st = c10c_tensor_full_like(&out, in, dt, device, (c10c_memory_format)format,
-                               kind >= 2 ? data : NULL);
+  bool plain = kind == ZEROS ||
+               (kind >= ONES && plain_element(one, o.dtype, kind == FULL ? r.obj[1] : NULL));
+  if (!plain)
+    st = c10c_tensor_empty(&out, sizes, (size_t)n, o.dtype, o.device, (c10c_memory_format)format);
+  else
+    st = c10c_tensor_full(&out, sizes, (size_t)n, o.dtype, o.device, (c10c_memory_format)format,
+                          kind == ZEROS ? NULL : one);
+  PyObject *t = pyc10_result(st, &out);
+  if (plain) return t;
+  if (kind == ONES) {
+    static PyObject *one;
+    if (one == NULL && (one = PyLong_FromLong(1)) == NULL) {
+      Py_XDECREF(t);
+      return NULL;
+    }
+    return filled(t, one);
   }
-  return pyc10_result(st, &out);
+  if (kind == FULL) return filled(t, r.obj[1]);
+  return t;
 }
+
+static PyObject *f_empty(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make(EMPTY, args, nargs, kwnames);
+}
+static PyObject *f_zeros(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make(ZEROS, args, nargs, kwnames);
+}
+static PyObject *f_ones(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make(ONES, args, nargs, kwnames);
+}
+static PyObject *f_full(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  return make(FULL, args, nargs, kwnames);
+}
+
+/* ---- empty_like, zeros_like, ones_like, full_like ---- */
 
 static pa_parser empty_like_p = PA_PARSER("pyc10", "empty_like");
 static pa_parser zeros_like_p = PA_PARSER("pyc10", "zeros_like");
 static pa_parser ones_like_p = PA_PARSER("pyc10", "ones_like");
 static pa_parser full_like_p = PA_PARSER("pyc10", "full_like");
+
+static PyObject *make_like(int kind, FASTCALL_ARGS) {
+  pa_parser *p = kind == EMPTY   ? &empty_like_p
+                 : kind == ZEROS ? &zeros_like_p
+                 : kind == ONES  ? &ones_like_p
+                                 : &full_like_p;
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  c10c_tensor *h = pyc10_handle(r.obj[0]);
+  if (h == NULL) return NULL;
+  int first = kind == FULL ? 2 : 1, format;
+  if (pa_memory_format(&r, first, &format) < 0) return NULL;
+  if (format < 0) format = C10C_MEMORY_FORMAT_PRESERVE;
+  options dflt = {c10c_tensor_dtype(h), c10c_tensor_device(h)}, o;
+  if (read_options(&r, first + 1, dflt, &o) < 0) return NULL;
+  c10c_tensor *out = NULL;
+  c10c_status st =
+      kind == ZEROS
+          ? c10c_tensor_full_like(&out, h, o.dtype, o.device, (c10c_memory_format)format, NULL)
+          : c10c_tensor_empty_like(&out, h, o.dtype, o.device, (c10c_memory_format)format);
+  PyObject *t = pyc10_result(st, &out);
+  if (kind == ONES) {
+    static PyObject *one;
+    if (one == NULL && (one = PyLong_FromLong(1)) == NULL) {
+      Py_XDECREF(t);
+      return NULL;
+    }
+    return filled(t, one);
+  }
+  if (kind == FULL) return filled(t, r.obj[1]);
+  return t;
+}
+
 static PyObject *f_empty_like(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return like(0, &empty_like_p, args, nargs, kwnames);
+  return make_like(EMPTY, args, nargs, kwnames);
 }
 static PyObject *f_zeros_like(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return like(1, &zeros_like_p, args, nargs, kwnames);
+  return make_like(ZEROS, args, nargs, kwnames);
 }
 static PyObject *f_ones_like(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return like(2, &ones_like_p, args, nargs, kwnames);
+  return make_like(ONES, args, nargs, kwnames);
 }
 static PyObject *f_full_like(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return like(3, &full_like_p, args, nargs, kwnames);
+  return make_like(FULL, args, nargs, kwnames);
 }
+
+/* ---- empty_strided ---- */
 
 static pa_parser empty_strided_p = PA_PARSER("pyc10", "empty_strided");
 static PyObject *f_empty_strided(PyObject *m, FASTCALL_ARGS) {
   (void)m;
   pa_args r;
   if (pa_parse(&empty_strided_p, args, nargs, kwnames, &r) < 0) return NULL;
-  int64_t sizes[PA_MAX_DIMS], strides[PA_MAX_DIMS];
+  int64_t sizes[MAX_DIMS], strides[MAX_DIMS];
   Py_ssize_t n, k;
-  c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
-  c10c_device device = pyc10_default_device();
-  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 ||
-      pa_intlist(&r, 1, strides, PA_MAX_DIMS, &k) < 0 ||
-      pyc10_tensor_options(&r, 2, &dt, &device) < 0)
+  if (pa_intlist(&r, 0, sizes, MAX_DIMS, &n) < 0 || pa_intlist(&r, 1, strides, MAX_DIMS, &k) < 0)
     return NULL;
-  if (n != k) {
-    PyErr_Format(pa_cls.runtime_error,
-                 "dimensionality of sizes (%zd) must match dimensionality of strides (%zd)", n, k);
-    return NULL;
-  }
+  options o;
+  if (read_options(&r, 2, default_options(), &o) < 0) return NULL;
+  if (n != k)
+    return raise_with(pa_cls.runtime_error,
+                      "dimensionality of sizes (%zd) must match dimensionality of strides (%zd)", n,
+                      k);
   c10c_tensor *out = NULL;
-  c10c_status st = c10c_tensor_empty_strided(&out, sizes, strides, (size_t)n, dt, device);
+  c10c_status st = c10c_tensor_empty_strided(&out, sizes, strides, (size_t)n, o.dtype, o.device);
   return pyc10_result(st, &out);
 }
 
-/* ---- tensor, as_tensor ---- */
+/* ---- tensor, as_tensor, is_tensor ---- */
 
-enum { SEEN_BOOL = 1, SEEN_INT = 2, SEEN_FLOAT = 4, SEEN_COMPLEX = 8, SEEN_OTHER = 16 };
+enum {
+  SEEN_BOOL = 1,
+  SEEN_INT = 2,
+  SEEN_FLOAT = 4,
+  SEEN_COMPLEX = 8,
+  SEEN_OTHER = 16,
+  SEEN_STR = 32
+};
 
 static bool is_seq(PyObject *o) { return PyList_Check(o) || PyTuple_Check(o); }
 
@@ -284,18 +398,20 @@ static int scan(PyObject *data, const int64_t *sizes, int ndim, int dim, int *se
       *seen |= SEEN_FLOAT;
     else if (PyComplex_Check(data))
       *seen |= SEEN_COMPLEX;
-    else
+    else if (PyUnicode_Check(data))
+      *seen |= SEEN_STR;
+    else if (!is_seq(data)) /* a list where a number belongs: write_leaves raises torch's error */
       *seen |= SEEN_OTHER;
     return 0;
   }
   if (!is_seq(data)) {
-    TYPE_ERROR("not a sequence");
+    raise_with(pa_cls.type_error, "not a sequence");
     return -1;
   }
   Py_ssize_t n = PySequence_Size(data);
   if (n != sizes[dim]) {
-    VALUE_ERROR("expected sequence of length %lld at dim %d (got %zd)", (long long)sizes[dim], dim,
-                n);
+    raise_with(pa_cls.value_error, "expected sequence of length %lld at dim %d (got %zd)",
+               (long long)sizes[dim], dim, n);
     return -1;
   }
   bool list = PyList_Check(data);
@@ -317,13 +433,37 @@ static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, char *
     }
     return 0;
   }
+  bool real = PyLong_Check(data) || PyFloat_Check(data),
+       integral = dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_INT64;
+  bool ok = integral ? real || (dt == C10C_DTYPE_BOOL && PyComplex_Check(data))
+                     : real || (PyComplex_Check(data) && c10c_dtype_is_complex(dt));
+  if (!ok) {
+    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(data), "__name__");
+    if (name == NULL) return -1;
+    raise_with(pa_cls.type_error,
+               integral ? "'%U' object cannot be interpreted as an integer"
+                        : "must be real number, not %U",
+               name);
+    Py_DECREF(name);
+    return -1;
+  }
   switch (dt) {
-    case C10C_DTYPE_BOOL: *(*p)++ = (char)(data == Py_True); return 0;
+    case C10C_DTYPE_BOOL: {
+      int b = PyObject_IsTrue(data);
+      if (b < 0) return -1;
+      *(*p)++ = (char)b;
+      return 0;
+    }
     case C10C_DTYPE_INT64: {
+      if (PyFloat_Check(data)) { /* torch truncates */
+        int64_t w = (int64_t)PyFloat_AsDouble(data);
+        memcpy(*p, &w, 8), *p += 8;
+        return 0;
+      }
       int overflow;
       long long v = PyLong_AsLongLongAndOverflow(data, &overflow);
       if (overflow) {
-        VALUE_ERROR("Overflow when unpacking long long");
+        raise_with(pa_cls.value_error, "Overflow when unpacking long long");
         return -1;
       }
       if (v == -1 && PyErr_Occurred()) return -1;
@@ -359,11 +499,11 @@ static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, char *
 }
 
 /* src (stolen) as dtype on device: itself when both match, else a copy with c10's casts. */
-static PyObject *converted(PyObject *src, c10c_dtype dt, c10c_device device) {
+static PyObject *copied(PyObject *src, c10c_dtype dt, c10c_device device, bool force) {
   if (src == NULL) return NULL;
   c10c_tensor *h = pyc10_handle(src);
   c10c_device have = c10c_tensor_device(h);
-  if (c10c_tensor_dtype(h) == dt && have.type == device.type &&
+  if (!force && c10c_tensor_dtype(h) == dt && have.type == device.type &&
       (device.index < 0 || have.index == device.index))
     return src;
   c10c_tensor *out = NULL;
@@ -375,17 +515,26 @@ static PyObject *converted(PyObject *src, c10c_dtype dt, c10c_device device) {
   Py_DECREF(src);
   return pyc10_result(st, &out);
 }
+static PyObject *converted(PyObject *src, c10c_dtype dt, c10c_device device) {
+  return copied(src, dt, device, false);
+}
+static PyObject *f_from_numpy(PyObject *m, PyObject *a);
+static PyObject *ndarray_type; /* numpy.ndarray, once imported */
 
 /* A CPU tensor of nested Python numbers, or Py_None (a new reference) for data this does not
  * take (other leaves: pyc10._tensor._tensor_from_data takes them). */
-static PyObject *from_numbers(PyObject *data) {
+static PyObject *from_numbers(PyObject *data, int dtype) {
   int64_t sizes[PA_MAX_DIMS];
   int ndim, seen = 0;
   if (!nested_sizes(data, sizes, &ndim)) Py_RETURN_NONE;
   if (scan(data, sizes, ndim, 0, &seen) < 0) return NULL;
   if (seen & SEEN_OTHER) Py_RETURN_NONE;
+  if (seen & SEEN_STR && dtype < 0)
+    return raise_with(pa_cls.type_error, "new(): invalid data type 'str'");
   c10c_dtype dt;
-  if (seen & SEEN_COMPLEX)
+  if (dtype >= 0)
+    dt = (c10c_dtype)dtype;
+  else if (seen & SEEN_COMPLEX)
     dt = pyc10_default_dtype == C10C_DTYPE_FLOAT64 ? C10C_DTYPE_COMPLEX128 : C10C_DTYPE_COMPLEX64;
   else if (seen & SEEN_FLOAT || seen == 0)
     dt = (c10c_dtype)pyc10_default_dtype;
@@ -393,9 +542,14 @@ static PyObject *from_numbers(PyObject *data) {
     dt = C10C_DTYPE_INT64;
   else
     dt = C10C_DTYPE_BOOL;
-  /* half and bfloat16 defaults are written as float32, then cast */
-  c10c_dtype write =
-      dt == C10C_DTYPE_FLOAT16 || dt == C10C_DTYPE_BFLOAT16 ? C10C_DTYPE_FLOAT32 : dt;
+  /* written as the widest dtype of its kind (each number converted as torch converts it), then
+   * cast where dt is another */
+  c10c_dtype write = dt;
+  if (dt != C10C_DTYPE_BOOL && dt != C10C_DTYPE_INT64 && dt != C10C_DTYPE_FLOAT32 &&
+      dt != C10C_DTYPE_FLOAT64 && dt != C10C_DTYPE_COMPLEX64 && dt != C10C_DTYPE_COMPLEX128)
+    write = c10c_dtype_is_complex(dt)          ? C10C_DTYPE_COMPLEX128
+            : c10c_dtype_is_floating_point(dt) ? C10C_DTYPE_FLOAT64
+                                               : C10C_DTYPE_INT64;
   c10c_tensor *out = NULL;
   c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
   c10c_status st =
@@ -417,7 +571,7 @@ static PyObject *from_data(PyObject *data, PyObject *dtype_obj, int dtype, PyObj
   PyObject *t = NULL;
   if (is_seq(data) || PyFloat_CheckExact(data) || PyLong_CheckExact(data) || PyBool_Check(data) ||
       PyComplex_CheckExact(data)) {
-    t = from_numbers(data);
+    t = from_numbers(data, dtype);
     if (t == NULL) return NULL;
     if (t == Py_None) {
       Py_CLEAR(t);
@@ -427,13 +581,16 @@ static PyObject *from_data(PyObject *data, PyObject *dtype_obj, int dtype, PyObj
                        device);
     }
   }
-  static PyObject *slow; /* pyc10._tensor._tensor_from_data, looked up on first use */
-  if (slow == NULL) {
-    PyObject *mod = PyImport_ImportModule("pyc10._tensor");
-    slow = mod != NULL ? PyObject_GetAttrString(mod, "_tensor_from_data") : NULL;
-    Py_XDECREF(mod);
-    if (slow == NULL) return NULL;
+  if (ndarray_type == NULL && py_attr(&ndarray_type, "numpy", "ndarray") == NULL) PyErr_Clear();
+  if (ndarray_type != NULL && PyObject_TypeCheck(data, (PyTypeObject *)ndarray_type)) {
+    t = f_from_numpy(NULL, data); /* numpy's dtype kept; torch's errors for its strides */
+    if (t == NULL) return NULL;
+    c10c_tensor *h = pyc10_handle(t);
+    return copied(t, dtype < 0 ? c10c_tensor_dtype(h) : (c10c_dtype)dtype,
+                  has_device ? device : c10c_tensor_device(h), copy);
   }
+  static PyObject *slow;
+  if (py_attr(&slow, "pyc10._tensor", "_tensor_from_data") == NULL) return NULL;
   return PyObject_CallFunctionObjArgs(slow, data, dtype_obj ? dtype_obj : Py_None,
                                       device_obj ? device_obj : Py_None, copy ? Py_True : Py_False,
                                       NULL);
@@ -476,7 +633,240 @@ static PyObject *f_as_tensor(PyObject *m, FASTCALL_ARGS) {
 
 static PyObject *f_is_tensor(PyObject *m, PyObject *obj) {
   (void)m;
-  return PyBool_FromLong(PyObject_TypeCheck(obj, pa_cls.tensor));
+  int r = PyObject_TypeCheck(obj, pa_cls.tensor);
+  return PyBool_FromLong(r);
+}
+
+/* ---- from_numpy ---- */
+
+/* The storage deleter of from_numpy: drops the array with the GIL held (it may run on any thread),
+ * keeping any exception in flight (a failing call dropping its temporary tensor has one set). */
+static void release_array(void *ctx) {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  Py_DECREF((PyObject *)ctx);
+  PyErr_Restore(type, value, traceback);
+  PyGILState_Release(gil);
+}
+
+/* numpy's typestr ("<f4", "|b1") as a dtype code torch takes, or -1. */
+static int typestr_dtype(PyObject *typestr) {
+  const char *t = PyUnicode_AsUTF8AndSize(typestr, NULL);
+  if (t == NULL || strlen(t) < 3) return -1;
+  if (t[0] == '>') return -2; /* not native on the little-endian hosts pyc10 runs on */
+  char kind = t[1];
+  long size = strtol(t + 2, NULL, 10);
+  switch (kind) {
+    case 'b': return size == 1 ? C10C_DTYPE_BOOL : -1;
+    case 'i':
+      return size == 1   ? C10C_DTYPE_INT8
+             : size == 2 ? C10C_DTYPE_INT16
+             : size == 4 ? C10C_DTYPE_INT32
+             : size == 8 ? C10C_DTYPE_INT64
+                         : -1;
+    case 'u':
+      return size == 1   ? C10C_DTYPE_UINT8
+             : size == 2 ? C10C_DTYPE_UINT16
+             : size == 4 ? C10C_DTYPE_UINT32
+             : size == 8 ? C10C_DTYPE_UINT64
+                         : -1;
+    case 'f':
+      return size == 2   ? C10C_DTYPE_FLOAT16
+             : size == 4 ? C10C_DTYPE_FLOAT32
+             : size == 8 ? C10C_DTYPE_FLOAT64
+                         : -1;
+    case 'c': return size == 8 ? C10C_DTYPE_COMPLEX64 : size == 16 ? C10C_DTYPE_COMPLEX128 : -1;
+    default: return -1;
+  }
+}
+
+static PyObject *unsupported_dtype(PyObject *a) {
+  PyObject *name = NULL, *d = PyObject_GetAttrString(a, "dtype");
+  PyObject *type = d ? PyObject_GetAttrString(d, "type") : NULL;
+  name = type ? PyObject_GetAttrString(type, "__name__") : NULL;
+  Py_XDECREF(d);
+  Py_XDECREF(type);
+  if (name == NULL) return NULL;
+  raise_with(pa_cls.type_error,
+             "can't convert np.ndarray of type numpy.%U. The only supported types are: float64, "
+             "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+             "uint16, uint8, and bool.",
+             name);
+  Py_DECREF(name);
+  return NULL;
+}
+
+/* Reads n ints of a tuple into out. */
+static int int_tuple(PyObject *t, int64_t *out, Py_ssize_t n) {
+  for (Py_ssize_t i = 0; i < n; i++) {
+    out[i] = PyLong_AsLongLong(PyTuple_GetItem(t, i));
+    if (out[i] == -1 && PyErr_Occurred()) return -1;
+  }
+  return 0;
+}
+
+/* What from_numpy reads of an array: its memory, sizes and byte strides, dtype, writability. */
+typedef struct {
+  void *data;
+  Py_ssize_t ndim;
+  int64_t sizes[MAX_DIMS], strides[MAX_DIMS]; /* strides in bytes */
+  int dtype;                                  /* -1: one torch does not take */
+  int read_only;
+} array_info;
+
+/* numpy's array object as numpy documents it (PyArrayObject_fields, the same in numpy 1 and 2),
+ * and the head of its dtype (PyArray_Descr: kind, type, byteorder, then type_num in both). */
+typedef struct {
+  PyObject_HEAD char *data;
+  int nd;
+  Py_ssize_t *dimensions, *strides;
+  PyObject *base;
+  struct {
+    PyObject_HEAD PyTypeObject *typeobj;
+    char kind, type, byteorder, flags;
+    int type_num;
+  } * descr;
+  int flags;
+} np_array;
+enum { NPY_WRITEABLE = 0x0400 };
+
+/* numpy's type numbers (stable: numpy's NPY_TYPES) as the dtypes torch takes. */
+static int type_num_dtype(int num) {
+  switch (num) {
+    case 0: return C10C_DTYPE_BOOL;
+    case 1: return C10C_DTYPE_INT8;
+    case 2: return C10C_DTYPE_UINT8;
+    case 3: return C10C_DTYPE_INT16;
+    case 4: return C10C_DTYPE_UINT16;
+    case 5: return C10C_DTYPE_INT32;
+    case 6: return C10C_DTYPE_UINT32;
+    case 7: return sizeof(long) == 8 ? C10C_DTYPE_INT64 : C10C_DTYPE_INT32;
+    case 8: return sizeof(long) == 8 ? C10C_DTYPE_UINT64 : C10C_DTYPE_UINT32;
+    case 9: return C10C_DTYPE_INT64;
+    case 10: return C10C_DTYPE_UINT64;
+    case 11: return C10C_DTYPE_FLOAT32;
+    case 12: return C10C_DTYPE_FLOAT64;
+    case 14: return C10C_DTYPE_COMPLEX64;
+    case 15: return C10C_DTYPE_COMPLEX128;
+    case 23: return C10C_DTYPE_FLOAT16;
+    default: return -1;
+  }
+}
+
+/* The fast reader: the array's fields directly (1), or 0 where the layout is not numpy's. */
+static int read_fields(PyObject *a, array_info *info) {
+  const np_array *arr = (const np_array *)a;
+  if (arr->nd < 0 || arr->nd > MAX_DIMS) return 0;
+  info->data = arr->data;
+  info->ndim = arr->nd;
+  for (int i = 0; i < arr->nd; i++)
+    info->sizes[i] = arr->dimensions[i], info->strides[i] = arr->strides[i];
+  info->dtype = arr->descr->byteorder == '>' ? -2 : type_num_dtype(arr->descr->type_num);
+  info->read_only = !(arr->flags & NPY_WRITEABLE);
+  return 1;
+}
+
+/* The portable reader: __array_interface__ and a.strides; 0 or -1 with an error. */
+static int read_interface(PyObject *a, array_info *info) {
+  PyObject *ai = PyObject_GetAttrString(a, "__array_interface__");
+  PyObject *strides = ai ? PyObject_GetAttrString(a, "strides") : NULL;
+  int rc = -1;
+  if (strides == NULL) goto done;
+  PyObject *typestr = PyDict_GetItemString(ai, "typestr"),
+           *shape = PyDict_GetItemString(ai, "shape"), *data = PyDict_GetItemString(ai, "data");
+  if (typestr == NULL || shape == NULL || data == NULL || !PyTuple_Check(shape) ||
+      !PyTuple_Check(data) || !PyTuple_Check(strides)) {
+    PyErr_SetString(PyExc_RuntimeError, "from_numpy: unexpected __array_interface__");
+    goto done;
+  }
+  info->dtype = typestr_dtype(typestr);
+  info->ndim = PyTuple_Size(shape);
+  if (info->ndim > MAX_DIMS) {
+    raise_with(pa_cls.runtime_error, "from_numpy: too many dimensions (%zd)", info->ndim);
+    goto done;
+  }
+  if (int_tuple(shape, info->sizes, info->ndim) < 0 ||
+      int_tuple(strides, info->strides, info->ndim) < 0)
+    goto done;
+  info->data = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
+  info->read_only = PyObject_IsTrue(PyTuple_GetItem(data, 1));
+  rc = PyErr_Occurred() || info->read_only < 0 ? -1 : 0;
+done:
+  Py_XDECREF(ai);
+  Py_XDECREF(strides);
+  return rc;
+}
+
+/* Whether numpy's arrays have the layout read_fields reads: checked once on a probe array. */
+static int fields_usable(void) {
+  static int usable = -1;
+  if (usable >= 0) return usable;
+  usable = 0;
+  PyObject *mod = PyImport_ImportModule("numpy");
+  PyObject *probe = mod ? PyObject_CallMethod(mod, "zeros", "((ii)s)", 2, 3, "float32") : NULL;
+  array_info f, i;
+  if (probe != NULL && read_fields(probe, &f) && read_interface(probe, &i) == 0)
+    usable = f.data == i.data && f.ndim == 2 && f.sizes[0] == 2 && f.sizes[1] == 3 &&
+             f.strides[0] == 12 && f.strides[1] == 4 && f.dtype == C10C_DTYPE_FLOAT32 &&
+             f.read_only == 0;
+  PyErr_Clear();
+  Py_XDECREF(probe);
+  Py_XDECREF(mod);
+  return usable;
+}
+
+/* from_numpy(a): a CPU tensor over a's memory, holding a reference to a until its storage goes
+ * (release_array). A read-only array gives a read-only tensor (torch only warns). */
+static PyObject *f_from_numpy(PyObject *m, PyObject *a) {
+  (void)m;
+  if (ndarray_type == NULL && py_attr(&ndarray_type, "numpy", "ndarray") == NULL) PyErr_Clear();
+  if (ndarray_type == NULL || !PyObject_TypeCheck(a, (PyTypeObject *)ndarray_type)) {
+    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(a), "__name__");
+    if (name == NULL) return NULL;
+    raise_with(pa_cls.type_error, "expected np.ndarray (got %U)", name);
+    Py_DECREF(name);
+    return NULL;
+  }
+  array_info info;
+  if (!(fields_usable() && read_fields(a, &info)) && read_interface(a, &info) < 0) return NULL;
+  if (info.dtype == -2)
+    return raise_with(pa_cls.value_error,
+                      "given numpy array has byte order different from the native byte order. "
+                      "Conversion between byte orders is currently not supported.");
+  if (info.dtype < 0) return unsupported_dtype(a);
+  int64_t item = (int64_t)c10c_dtype_itemsize((c10c_dtype)info.dtype), nbytes = item;
+  bool empty = false;
+  for (Py_ssize_t i = 0; i < info.ndim; i++) {
+    if (info.strides[i] < 0)
+      return raise_with(pa_cls.value_error,
+                        "At least one stride in the given numpy array is negative, and tensors "
+                        "with negative strides are not currently supported. (You can probably "
+                        "work around this by making a copy of your array  with array.copy().) ");
+    if (info.strides[i] % item != 0)
+      return raise_with(pa_cls.value_error,
+                        "given numpy array strides not a multiple of the element byte size. Copy "
+                        "the numpy array to reallocate the memory.");
+    info.strides[i] /= item;
+    if (info.sizes[i] == 0) empty = true;
+    nbytes += (info.sizes[i] - 1) * info.strides[i] * item;
+  }
+  if (empty) nbytes = 0;
+  c10c_storage *storage = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  Py_INCREF(a);
+  c10c_status st = c10c_storage_new_external(&storage, info.data, nbytes, cpu, release_array, a);
+  if (st != C10C_STATUS_OK) {
+    Py_DECREF(a);
+    return pyc10_raise(st);
+  }
+  if (info.read_only) c10c_storage_set_read_only(storage);
+  c10c_tensor *out = NULL;
+  st = c10c_tensor_new_from_storage(&out, storage, info.sizes, info.strides, (size_t)info.ndim, 0,
+                                    (c10c_dtype)info.dtype);
+  c10c_storage_release(storage); /* the tensor holds it now (or it is gone, and a with it) */
+  return pyc10_result(st, &out);
 }
 
 #define F(name, fn) \
@@ -493,6 +883,17 @@ PyMethodDef pyc10_factory_functions[] = {
     F("empty_strided", f_empty_strided),
     F("tensor", f_tensor),
     F("as_tensor", f_as_tensor),
-    {"is_tensor", f_is_tensor, METH_O, "is_tensor(obj) -> bool\n\nWhether obj is a pyc10.Tensor."},
+    {"from_numpy", f_from_numpy, METH_O,
+     "from_numpy(ndarray, /) -> Tensor\n\nA CPU tensor sharing a numpy array's memory (zero-copy; "
+     "keeps the array alive). A read-only array gives a read-only tensor: in-place writes raise "
+     "(torch only warns)."},
+    {"is_tensor", f_is_tensor, METH_O,
+     "is_tensor(obj, /) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
     {NULL, NULL, 0, NULL},
 };
+
+int pyc10_factories_init(PyObject *module) {
+  for (PyMethodDef *f = pyc10_factory_functions; f->ml_name != NULL; f++)
+    if (f->ml_doc == NULL) f->ml_doc = pa_doc("pyc10", f->ml_name);
+  return PyModule_AddFunctions(module, pyc10_factory_functions);
+}

@@ -440,10 +440,7 @@ PyMODINIT_FUNC PyInit__ctensor(void) {
   tensor_spec.slots = slots;
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
-  for (PyMethodDef *f = pyc10_factory_functions; f->ml_name != NULL; f++)
-    if (f->ml_doc == NULL) f->ml_doc = pa_doc("pyc10", f->ml_name);
-  if (PyModule_AddFunctions(m, pyc10_factory_functions) < 0 ||
-      PyModule_AddFunctions(m, pyc10_dlpack_functions) < 0) {
+  if (pyc10_factories_init(m) < 0 || PyModule_AddFunctions(m, pyc10_dlpack_functions) < 0) {
     Py_DECREF(m);
     return NULL;
   }

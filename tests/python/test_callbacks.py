@@ -1,8 +1,9 @@
 """Every place libc10c calls back into Python keeps Python's exception state whole.
 
-libc10c calls Python code in one place: the storage deleter of memory a Python object owns
-(``pyc10.from_numpy``'s, the cffi ``extern "Python"`` function ``pyc10_release_owner``, always
-reached through the C wrapper ``pyc10_release_owner_safely``). It runs wherever the last reference
+The storage deleter of memory a Python object owns (``pyc10.from_numpy``'s: C in
+pyc10/_ext/factories.c, which drops the array with the GIL held and any exception set aside;
+earlier a cffi ``extern "Python"`` function, whose tests below skip themselves now) runs
+wherever the last reference
 to such a storage goes: a tensor or ``UntypedStorage`` dropped while an exception unwinds, a
 DLPack capsule or consumer, a thread that does not hold the GIL, a thread Python never saw. Other
 libraries' DLPack deleters (numpy's, torch's) run the same way under an import.
