@@ -468,9 +468,13 @@ static c10c_status fill_impl(c10c_tensor *tensor, const void *value, const char 
     return c10c__fail(C10C_STATUS_INTERNAL, "%s: itemsize above %zu bytes", op, sizeof element);
   if (value != NULL) value = copy_element(element, value, c10c_tensor_itemsize(tensor));
   bool dense = c10c_tensor_is_non_overlapping_and_dense(tensor);
-  if (is_cuda(tensor) && dense && value == NULL) /* the driver's memset */
-    return c10c__cuda_memzero(c10c__tensor_data_unchecked(tensor), where(tensor),
-                              span_bytes(tensor));
+  if (dense && value == NULL) { /* zeros over a dense span: one memset (the driver's on CUDA) */
+    if (is_cuda(tensor))
+      return c10c__cuda_memzero(c10c__tensor_data_unchecked(tensor), where(tensor),
+                                span_bytes(tensor));
+    memset(c10c__tensor_data_unchecked(tensor), 0, span_bytes(tensor));
+    return C10C_STATUS_OK;
+  }
   if (value == NULL) value = zero_bytes;
   if (is_cuda(tensor)) { /* through a host twin of its span, as cuda_copy */
     c10c_tensor *staged = NULL;
