@@ -322,16 +322,7 @@ static int set_data(PyObject *self, PyObject *value, void *closure) {
   }
   c10c_tensor *o = pyc10_handle(value);
   if (o == NULL) return -1;
-  TensorObject *t = (TensorObject *)self;
-  c10c_tensor *old = t->h;
-  t->h = c10c_tensor_retain(o);
-  Py_CLEAR(t->handle);
-  Py_CLEAR(t->shape);
-  Py_CLEAR(t->strides);
-  PyObject *type, *val, *tb;
-  PyErr_Fetch(&type, &val, &tb); /* the release may run a deleter that calls into Python */
-  c10c_tensor_release(old);
-  PyErr_Restore(type, val, tb);
+  Py_DECREF(pyc10_become(self, C10C_STATUS_OK, c10c_tensor_retain(o)));
   return 0;
 }
 

@@ -47,6 +47,10 @@ PyObject *pyc10_wrap(c10c_tensor *h);
 PyObject *pyc10_raise(c10c_status st);
 /* The tensor a call made in *out, or its error. */
 PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out);
+/* In-place geometry: self's object takes new_h (a new reference, consumed) in place of its tensor
+ * and drops its cached shape and strides; returns self (a new reference). When st is an error,
+ * new_h is released and the error raised (NULL). (tensor.c) */
+PyObject *pyc10_become(PyObject *self, c10c_status st, c10c_tensor *new_h);
 /* self's tensor, or NULL with an error. */
 c10c_tensor *pyc10_handle(PyObject *self);
 /* self.shape: the tensor's pyc10.Size, made once (tensor.c). */

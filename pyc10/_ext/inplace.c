@@ -1,9 +1,10 @@
-/* Tensor methods that change self's geometry in place (t_, transpose_, squeeze_, unsqueeze_,
- * as_strided_, resize_, resize_as_, set_), the tensor_split family (tensor_split, hsplit, vsplit,
- * dsplit), the complex views real/imag, conj, is_shared and share_memory_.
+/* Tensor methods that give self a new geometry over new or grown storage (resize_, resize_as_,
+ * set_; the in-place views t_, transpose_, squeeze_, ... are views.c's bindings), the
+ * tensor_split family (tensor_split, hsplit, vsplit, dsplit), the complex views real/imag, conj,
+ * is_shared and share_memory_.
  *
- * libc10c's tensors have no in-place geometry API: an in-place view makes the new view with the
- * public ABI and the Python object swaps its c10c_tensor handle for it (as `t.data = other`
+ * libc10c's tensors have no in-place geometry API: the new geometry is made with the public ABI
+ * and the Python object swaps its c10c_tensor handle for it (pyc10_become, as `t.data = other`
  * does), dropping its cached shape and strides. Everyone holding this Python object sees torch's
  * semantics. A c10c tensor can be shared by two Python objects only through the C ABI (a host
  * wrapping the same handle twice): such another object keeps the old geometry.
@@ -12,120 +13,12 @@
 
 #include "common.h"
 
-static PyObject *runtime_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
-  va_end(ap);
-  if (msg == NULL) return NULL;
-  PyErr_SetObject(pa_cls.runtime_error != NULL ? pa_cls.runtime_error : PyExc_RuntimeError, msg);
-  Py_DECREF(msg);
-  return NULL;
-}
-
-/* self's object takes new_h (a new reference, consumed); returns self (a new reference), or NULL
- * with the error of a failed call when new_h is NULL. */
-static PyObject *become(PyObject *self, c10c_status st, c10c_tensor *new_h) {
-  if (st != C10C_STATUS_OK) {
-    c10c_tensor_release(new_h);
-    return pyc10_raise(st);
-  }
-  TensorObject *t = (TensorObject *)self;
-  c10c_tensor *old = t->h;
-  t->h = new_h;
-  Py_CLEAR(t->handle);
-  Py_CLEAR(t->shape);
-  Py_CLEAR(t->strides);
-  PyObject *type, *val, *tb;
-  PyErr_Fetch(&type, &val, &tb); /* the release may run a deleter that calls into Python */
-  c10c_tensor_release(old);
-  PyErr_Restore(type, val, tb);
-  Py_INCREF(self);
-  return self;
-}
-
-#define BECOME(call)                \
-  do {                              \
-    c10c_tensor *out_ = NULL;       \
-    c10c_status st_ = (call);       \
-    return become(self, st_, out_); \
+#define BECOME(call)                      \
+  do {                                    \
+    c10c_tensor *out_ = NULL;             \
+    c10c_status st_ = (call);             \
+    return pyc10_become(self, st_, out_); \
   } while (0)
-
-/* ---- in-place views ---- */
-
-static PyObject *t_t_(PyObject *self, PyObject *unused) {
-  (void)unused;
-  SELF_HANDLE(h);
-  size_t n = c10c_tensor_dim(h);
-  if (n > 2)
-    return runtime_error("t_() expects a tensor with <= 2 dimensions, but self is %zuD", n);
-  if (n < 2) return Py_NewRef(self);
-  BECOME(c10c_tensor_transpose(&out_, h, 0, 1));
-}
-
-static PyObject *transpose_with(PyObject *self, pa_parser *p, PyObject *const *args,
-                                Py_ssize_t nargs, PyObject *kwnames) {
-  SELF_HANDLE(h);
-  pa_args r;
-  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
-  int64_t a, b;
-  if (pa_int(&r, 0, &a) < 0 || pa_int(&r, 1, &b) < 0) return NULL;
-  BECOME(c10c_tensor_transpose(&out_, h, a, b));
-}
-static pa_parser transpose__p = PA_PARSER("Tensor", "transpose_");
-static pa_parser swapdims__p = PA_PARSER("Tensor", "swapdims_");
-static pa_parser swapaxes__p = PA_PARSER("Tensor", "swapaxes_");
-static PyObject *t_transpose_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  return transpose_with(self, &transpose__p, args, nargs, kwnames);
-}
-static PyObject *t_swapdims_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kwnames) {
-  return transpose_with(self, &swapdims__p, args, nargs, kwnames);
-}
-static PyObject *t_swapaxes_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kwnames) {
-  return transpose_with(self, &swapaxes__p, args, nargs, kwnames);
-}
-
-static pa_parser squeeze__p = PA_PARSER("Tensor", "squeeze_");
-static PyObject *t_squeeze_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames) {
-  SELF_HANDLE(h);
-  PARSE(squeeze__p, r);
-  if (r.overload == 0) BECOME(c10c_tensor_squeeze(&out_, h));
-  int64_t dims[PA_MAX_DIMS];
-  Py_ssize_t n = 1;
-  if (r.overload == 1 ? pa_int(&r, 0, &dims[0]) : pa_intlist(&r, 0, dims, PA_MAX_DIMS, &n))
-    return NULL;
-  BECOME(c10c_tensor_squeeze_dims(&out_, h, dims, (size_t)n));
-}
-
-static pa_parser unsqueeze__p = PA_PARSER("Tensor", "unsqueeze_");
-static PyObject *t_unsqueeze_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames) {
-  SELF_HANDLE(h);
-  PARSE(unsqueeze__p, r);
-  int64_t dim;
-  if (pa_int(&r, 0, &dim) < 0) return NULL;
-  BECOME(c10c_tensor_unsqueeze(&out_, h, dim));
-}
-
-static pa_parser as_strided__p = PA_PARSER("Tensor", "as_strided_");
-static PyObject *t_as_strided_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                               PyObject *kwnames) {
-  SELF_HANDLE(h);
-  PARSE(as_strided__p, r);
-  int64_t sizes[PA_MAX_DIMS], strides[PA_MAX_DIMS], offset;
-  Py_ssize_t n, m;
-  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 ||
-      pa_intlist(&r, 1, strides, PA_MAX_DIMS, &m) < 0)
-    return NULL;
-  bool has_offset = pa_has(&r, 2);
-  if (has_offset && pa_int(&r, 2, &offset) < 0) return NULL;
-  BECOME(c10c_tensor_as_strided(&out_, h, sizes, (size_t)n, strides, (size_t)m,
-                                has_offset ? &offset : NULL));
-}
 
 /* ---- resize_, resize_as_, set_: new geometry over self's (or another) storage, which grows as
  * ATen's maybe_resize_storage_cpu grows it ---- */
@@ -135,13 +28,13 @@ static int layout_strides(int64_t *strides, const int64_t *sizes, size_t n, int 
   static const int cl4[] = {1, 3, 2, 0}, cl5[] = {1, 4, 3, 2, 0};
   const int *order = NULL;
   if (format == C10C_MEMORY_FORMAT_CHANNELS_LAST) {
-    if (n != 4) return runtime_error("required rank 4 tensor to use channels_last format"), -1;
+    if (n != 4) return RUNTIME_ERROR("required rank 4 tensor to use channels_last format"), -1;
     order = cl4;
   } else if (format == C10C_MEMORY_FORMAT_CHANNELS_LAST_3D) {
-    if (n != 5) return runtime_error("required rank 5 tensor to use channels_last_3d format"), -1;
+    if (n != 5) return RUNTIME_ERROR("required rank 5 tensor to use channels_last_3d format"), -1;
     order = cl5;
   } else if (format == C10C_MEMORY_FORMAT_PRESERVE) {
-    return runtime_error("Unsupported memory formatPreserve"), -1;
+    return RUNTIME_ERROR("Unsupported memory formatPreserve"), -1;
   }
   int64_t s = 1;
   if (order != NULL) { /* c10's get_channels_last_strides: innermost first, sizes as they are */
@@ -163,9 +56,9 @@ static int layout_strides(int64_t *strides, const int64_t *sizes, size_t n, int 
 static int ensure_storage(c10c_storage *storage, const int64_t *sizes, const int64_t *strides,
                           size_t n, int64_t offset, size_t itemsize) {
   for (size_t i = 0; i < n; i++)
-    if (sizes[i] < 0) return runtime_error("numel: integer multiplication overflow"), -1;
+    if (sizes[i] < 0) return RUNTIME_ERROR("numel: integer multiplication overflow"), -1;
   if (offset < 0)
-    return runtime_error("Tensor: invalid storage offset %lld", (long long)offset), -1;
+    return RUNTIME_ERROR("Tensor: invalid storage offset %lld", (long long)offset), -1;
   int64_t extent = 1; /* elements reached, counting the first */
   for (size_t i = 0; i < n; i++) {
     if (sizes[i] == 0) return 0;
@@ -245,7 +138,7 @@ static PyObject *t_resize_as_(PyObject *self, PyObject *const *args, Py_ssize_t 
                  : C10C_MEMORY_FORMAT_CONTIGUOUS;
   size_t n = c10c_tensor_dim(o);
   int64_t sizes[PA_MAX_DIMS];
-  if (n > PA_MAX_DIMS) return runtime_error("resize_as_: too many dimensions (%zu)", n);
+  if (n > PA_MAX_DIMS) return RUNTIME_ERROR("resize_as_: too many dimensions (%zu)", n);
   if (n > 0) memcpy(sizes, c10c_tensor_sizes(o), n * sizeof(int64_t));
   return resize_to(self, sizes, n, format);
 }
@@ -299,7 +192,7 @@ static PyObject *set_same_sizes(PyObject *self, c10c_tensor *h, c10c_storage *st
   if (!empty && !overflow && need > c10c_storage_nbytes(storage)) {
     PyObject *sz = int_list(sizes, n), *st = int_list(strides, has_stride ? n : 0);
     if (sz != NULL && st != NULL)
-      runtime_error(
+      RUNTIME_ERROR(
           "setStorage: sizes %U, strides %U, storage offset %lld, and itemsize %lld "
           "requiring a storage size of %lld are out of bounds for storage of size %lld",
           sz, st, (long long)offset, (long long)itemsize, (long long)need,
@@ -325,12 +218,12 @@ static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
   c10c_storage *storage;
   if (r.overload <= 2) {
     storage = pyc10_storage_of(r.obj[0]);
-    if (storage == NULL) return runtime_error("this pyc10.UntypedStorage holds no storage");
+    if (storage == NULL) return RUNTIME_ERROR("this pyc10.UntypedStorage holds no storage");
   } else {
     c10c_tensor *src = pyc10_handle(r.obj[0]);
     if (src == NULL) return NULL;
     if (r.overload == 3 && c10c_tensor_dtype(src) != c10c_tensor_dtype(h)) /* as torch */
-      return runtime_error("Could not set tensor of type %s to a tensor of type %s",
+      return RUNTIME_ERROR("Could not set tensor of type %s to a tensor of type %s",
                            type_meta_name(c10c_tensor_dtype(src)),
                            type_meta_name(c10c_tensor_dtype(h)));
     if (r.overload == 3) {
@@ -351,7 +244,7 @@ static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
   bool has_stride = pa_has(&r, 3);
   if (has_stride) {
     if (pa_intlist(&r, 3, strides, PA_MAX_DIMS, &m) < 0) return NULL;
-    if (m != n) return runtime_error("unequal size length (%zd) and stride length (%zd)", n, m);
+    if (m != n) return RUNTIME_ERROR("unequal size length (%zd) and stride length (%zd)", n, m);
   }
   size_t nd = c10c_tensor_dim(h);
   if ((size_t)n == nd &&
@@ -367,7 +260,7 @@ static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 /* ---- tensor_split, hsplit, vsplit, dsplit (views, as ATen) ---- */
 
 static PyObject *need_dims(c10c_tensor *h) {
-  return runtime_error(
+  return RUNTIME_ERROR(
       "tensor_split expected at least a 1-dimensional tensor, but got a tensor with %zu dims",
       c10c_tensor_dim(h));
 }
@@ -392,7 +285,7 @@ static PyObject *slices(c10c_tensor *h, int64_t dim, const int64_t *bounds, size
 static PyObject *split_sections(c10c_tensor *h, int64_t sections, int64_t dim) {
   if (c10c_tensor_dim(h) == 0) return need_dims(h);
   if (sections <= 0)
-    return runtime_error("number of sections must be larger than 0, got %lld", (long long)sections);
+    return RUNTIME_ERROR("number of sections must be larger than 0, got %lld", (long long)sections);
   int64_t dim_size;
   c10c_status st = c10c_tensor_size(&dim_size, h, dim);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
@@ -458,18 +351,18 @@ static PyObject *t_tensor_split(PyObject *self, PyObject *const *args, Py_ssize_
   if (dev.type != C10C_DEVICE_TYPE_CPU) {
     PyObject *d = PyObject_GetAttrString(r.obj[0], "device");
     if (d == NULL) return NULL;
-    runtime_error("tensor_split expected tensor_indices_or_sections to be on cpu, but it's on %S",
+    RUNTIME_ERROR("tensor_split expected tensor_indices_or_sections to be on cpu, but it's on %S",
                   d);
     Py_DECREF(d);
     return NULL;
   }
   if (c10c_tensor_dtype(ix) != C10C_DTYPE_INT64)
-    return runtime_error(
+    return RUNTIME_ERROR(
         "tensor_split expected tensor_indices_or_sections to have dtype of long, but got %s",
         c10c_dtype_c10_name(c10c_tensor_dtype(ix)));
   size_t nd = c10c_tensor_dim(ix);
   if (nd > 1)
-    return runtime_error(
+    return RUNTIME_ERROR(
         "tensor_split expected tensor_indices_or_sections to be a "
         "zero-dimensional or one-dimensional tensor, but got a tensor with %zu "
         "dims",
@@ -503,7 +396,7 @@ static PyObject *xsplit(PyObject *self, pa_parser *p, const char *name, size_t m
     return NULL;
   size_t nd = c10c_tensor_dim(h);
   if (nd < min_dims)
-    return runtime_error(
+    return RUNTIME_ERROR(
         "torch.%s requires a tensor with at least %zu dimension, but got a "
         "tensor with %zu dimensions!",
         name, min_dims, nd);
@@ -511,7 +404,7 @@ static PyObject *xsplit(PyObject *self, pa_parser *p, const char *name, size_t m
   if (r.overload == 1) return split_indices(h, indices, (size_t)n, dim);
   int64_t dim_size = c10c_tensor_sizes(h)[dim];
   if (sections == 0 || (sections != -1 && dim_size % sections != 0))
-    return runtime_error(
+    return RUNTIME_ERROR(
         "torch.%s attempted to split along dimension %lld, but the size of the "
         "dimension %lld is not divisible by the split_size %lld!",
         name, (long long)dim, (long long)dim_size, (long long)sections);
@@ -543,7 +436,7 @@ static PyObject *complex_part(c10c_tensor *h, int part) {
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   size_t n = c10c_tensor_dim(h);
   int64_t strides[PA_MAX_DIMS], offset;
-  if (n > PA_MAX_DIMS) return runtime_error("real/imag: too many dimensions (%zu)", n);
+  if (n > PA_MAX_DIMS) return RUNTIME_ERROR("real/imag: too many dimensions (%zu)", n);
   const int64_t *s = c10c_tensor_strides(h);
   bool overflow = __builtin_mul_overflow(c10c_tensor_storage_offset(h), 2, &offset) ||
                   __builtin_add_overflow(offset, part, &offset);
@@ -566,7 +459,7 @@ static PyObject *get_imag(PyObject *self, void *closure) {
   (void)closure;
   SELF_HANDLE(h);
   if (!c10c_dtype_is_complex(c10c_tensor_dtype(h)))
-    return runtime_error("imag is not implemented for tensors with non-complex dtypes.");
+    return RUNTIME_ERROR("imag is not implemented for tensors with non-complex dtypes.");
   return complex_part(h, 1);
 }
 
@@ -602,7 +495,7 @@ static PyObject *t_conj(PyObject *self, PyObject *unused) {
   unsigned char *data = numel > 0 ? c10c_tensor_data(out) : NULL;
   if (numel > 0 && c10c_tensor_device(out).type != C10C_DEVICE_TYPE_CPU) {
     c10c_tensor_release(out);
-    return runtime_error("conj(): pyc10 conjugates complex tensors on the CPU only");
+    return RUNTIME_ERROR("conj(): pyc10 conjugates complex tensors on the CPU only");
   }
   if (numel > 0 && data == NULL) {
     c10c_tensor_release(out);
@@ -637,7 +530,6 @@ static PyObject *t_share_memory_(PyObject *self, PyObject *unused) {
 #define M(name, fn) \
   { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
 PyMethodDef pyc10_inplace_methods[] = {
-    {"t_", t_t_, METH_NOARGS, "t_() -> Tensor\n\nt() in place: self transposed, returned."},
     {"conj", t_conj, METH_NOARGS,
      "conj() -> Tensor\n\nself for real dtypes; for complex ones a new tensor holding the "
      "conjugates (pyc10 has no conjugate bit: torch returns a lazy view of self)."},
@@ -646,12 +538,6 @@ PyMethodDef pyc10_inplace_methods[] = {
     {"share_memory_", t_share_memory_, METH_NOARGS,
      "share_memory_() -> Tensor\n\nThe storage's share_memory_(): self for storages off the CPU; "
      "RuntimeError for CPU ones (pyc10 has no shared memory)."},
-    M("transpose_", t_transpose_),
-    M("swapdims_", t_swapdims_),
-    M("swapaxes_", t_swapaxes_),
-    M("squeeze_", t_squeeze_),
-    M("unsqueeze_", t_unsqueeze_),
-    M("as_strided_", t_as_strided_),
     M("resize_", t_resize_),
     M("resize_as_", t_resize_as_),
     M("set_", t_set_),

@@ -147,6 +147,22 @@ static c10c_tensor *handle_of(PyObject *self) {
 
 c10c_tensor *pyc10_handle(PyObject *self) { return handle_of(self); }
 
+PyObject *pyc10_become(PyObject *self, c10c_status st, c10c_tensor *new_h) {
+  if (st != C10C_STATUS_OK) {
+    pyc10_release_tensor(new_h);
+    return raise_for(st);
+  }
+  TensorObject *t = (TensorObject *)self;
+  c10c_tensor *old = t->h;
+  t->h = new_h;
+  Py_CLEAR(t->handle);
+  Py_CLEAR(t->shape);
+  Py_CLEAR(t->strides);
+  pyc10_release_tensor(old); /* may run a deleter that calls into Python */
+  Py_INCREF(self);
+  return self;
+}
+
 static PyObject *tensor_get_handle(PyObject *self, void *closure) {
   (void)closure;
   TensorObject *t = (TensorObject *)self;

@@ -8,6 +8,15 @@
 
 #include "common.h"
 
+/* The view `call` made: a new tensor, or, for the in-place forms (squeeze_, transpose_, ...),
+ * self taking it (pyc10_become). */
+#define VIEW_OR_BECOME(call)                                                    \
+  do {                                                                          \
+    c10c_tensor *out_ = NULL;                                                   \
+    c10c_status st_ = (call);                                                   \
+    return in_place ? pyc10_become(self, st_, out_) : pyc10_result(st_, &out_); \
+  } while (0)
+
 #define VIEW(call)                   \
   do {                               \
     c10c_tensor *out_ = NULL;        \
@@ -243,20 +252,20 @@ static PyObject *t_broadcast_to(PyObject *self, PyObject *const *args, Py_ssize_
 
 /* transpose and its two aliases: the same binding under each name's parameter names. */
 static PyObject *two_dims(PyObject *self, pa_parser *p, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames) {
+                          PyObject *kwnames, bool in_place) {
   SELF_HANDLE(h);
   int64_t d[2];
   if (nargs == 2 && kwnames == NULL && PyLong_CheckExact(args[0]) && PyLong_CheckExact(args[1])) {
     /* the common call, bound without the parser (same result: exact ints need no checks) */
     d[0] = PyLong_AsLongLong(args[0]);
     d[1] = PyLong_AsLongLong(args[1]);
-    if (!PyErr_Occurred()) VIEW(c10c_tensor_transpose(&out_, h, d[0], d[1]));
+    if (!PyErr_Occurred()) VIEW_OR_BECOME(c10c_tensor_transpose(&out_, h, d[0], d[1]));
     PyErr_Clear();
   }
   pa_args r;
   if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
   if (pa_int(&r, 0, &d[0]) < 0 || pa_int(&r, 1, &d[1]) < 0) return NULL;
-  VIEW(c10c_tensor_transpose(&out_, h, d[0], d[1]));
+  VIEW_OR_BECOME(c10c_tensor_transpose(&out_, h, d[0], d[1]));
 }
 
 static pa_parser transpose_p = PA_PARSER("Tensor", "transpose");
@@ -264,15 +273,15 @@ static pa_parser swapaxes_p = PA_PARSER("Tensor", "swapaxes");
 static pa_parser swapdims_p = PA_PARSER("Tensor", "swapdims");
 static PyObject *t_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
-  return two_dims(self, &transpose_p, args, nargs, kwnames);
+  return two_dims(self, &transpose_p, args, nargs, kwnames, false);
 }
 static PyObject *t_swapaxes(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) {
-  return two_dims(self, &swapaxes_p, args, nargs, kwnames);
+  return two_dims(self, &swapaxes_p, args, nargs, kwnames, false);
 }
 static PyObject *t_swapdims(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) {
-  return two_dims(self, &swapdims_p, args, nargs, kwnames);
+  return two_dims(self, &swapdims_p, args, nargs, kwnames, false);
 }
 
 static PyObject *t_t(PyObject *self, PyObject *unused) {
@@ -283,27 +292,35 @@ static PyObject *t_t(PyObject *self, PyObject *unused) {
   VIEW(c10c_tensor_transpose(&out_, h, 0, n < 2 ? 0 : 1));
 }
 
-static pa_parser squeeze_p = PA_PARSER("Tensor", "squeeze");
-static PyObject *t_squeeze(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *kwnames) {
+static PyObject *squeeze_with(PyObject *self, pa_parser *p, FASTCALL_ARGS, bool in_place) {
   SELF_HANDLE(h);
-  PARSE(squeeze_p, r);
-  if (r.overload == 0) VIEW(c10c_tensor_squeeze(&out_, h));
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  if (r.overload == 0) VIEW_OR_BECOME(c10c_tensor_squeeze(&out_, h));
   int64_t dims[PA_MAX_DIMS];
   Py_ssize_t n = 1;
   if (r.overload == 1 ? pa_int(&r, 0, &dims[0]) : pa_intlist(&r, 0, dims, PA_MAX_DIMS, &n))
     return NULL;
-  VIEW(c10c_tensor_squeeze_dims(&out_, h, dims, (size_t)n));
+  VIEW_OR_BECOME(c10c_tensor_squeeze_dims(&out_, h, dims, (size_t)n));
+}
+
+static PyObject *unsqueeze_with(PyObject *self, pa_parser *p, FASTCALL_ARGS, bool in_place) {
+  SELF_HANDLE(h);
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
+  int64_t dim;
+  if (pa_int(&r, 0, &dim) < 0) return NULL;
+  VIEW_OR_BECOME(c10c_tensor_unsqueeze(&out_, h, dim));
+}
+
+static pa_parser squeeze_p = PA_PARSER("Tensor", "squeeze");
+static PyObject *t_squeeze(PyObject *self, FASTCALL_ARGS) {
+  return squeeze_with(self, &squeeze_p, args, nargs, kwnames, false);
 }
 
 static pa_parser unsqueeze_p = PA_PARSER("Tensor", "unsqueeze");
-static PyObject *t_unsqueeze(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                             PyObject *kwnames) {
-  SELF_HANDLE(h);
-  PARSE(unsqueeze_p, r);
-  int64_t dim;
-  if (pa_int(&r, 0, &dim) < 0) return NULL;
-  VIEW(c10c_tensor_unsqueeze(&out_, h, dim));
+static PyObject *t_unsqueeze(PyObject *self, FASTCALL_ARGS) {
+  return unsqueeze_with(self, &unsqueeze_p, args, nargs, kwnames, false);
 }
 
 static pa_parser flatten_p = PA_PARSER("Tensor", "flatten");
@@ -414,11 +431,10 @@ static PyObject *t_unfold(PyObject *self, PyObject *const *args, Py_ssize_t narg
   VIEW(c10c_tensor_unfold(&out_, h, d, s, st));
 }
 
-static pa_parser as_strided_p = PA_PARSER("Tensor", "as_strided");
-static PyObject *t_as_strided(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                              PyObject *kwnames) {
+static PyObject *as_strided_with(PyObject *self, pa_parser *p, FASTCALL_ARGS, bool in_place) {
   SELF_HANDLE(h);
-  PARSE(as_strided_p, r);
+  pa_args r;
+  if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
   int64_t sizes[PA_MAX_DIMS], strides[PA_MAX_DIMS], offset;
   Py_ssize_t n, m;
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS, &n) < 0 ||
@@ -426,8 +442,52 @@ static PyObject *t_as_strided(PyObject *self, PyObject *const *args, Py_ssize_t 
     return NULL;
   bool has_offset = pa_has(&r, 2);
   if (has_offset && pa_int(&r, 2, &offset) < 0) return NULL;
-  VIEW(c10c_tensor_as_strided(&out_, h, sizes, (size_t)n, strides, (size_t)m,
-                              has_offset ? &offset : NULL));
+  VIEW_OR_BECOME(c10c_tensor_as_strided(&out_, h, sizes, (size_t)n, strides, (size_t)m,
+                                        has_offset ? &offset : NULL));
+}
+
+static pa_parser as_strided_p = PA_PARSER("Tensor", "as_strided");
+static PyObject *t_as_strided(PyObject *self, FASTCALL_ARGS) {
+  return as_strided_with(self, &as_strided_p, args, nargs, kwnames, false);
+}
+
+/* ---- the in-place views: the same bindings, self taking the view (pyc10_become) ---- */
+
+static PyObject *t_t_(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  size_t n = c10c_tensor_dim(h);
+  if (n > 2)
+    return RUNTIME_ERROR("t_() expects a tensor with <= 2 dimensions, but self is %zuD", n);
+  if (n < 2) return Py_NewRef(self);
+  c10c_tensor *out = NULL;
+  c10c_status st = c10c_tensor_transpose(&out, h, 0, 1);
+  return pyc10_become(self, st, out);
+}
+
+static pa_parser transpose__p = PA_PARSER("Tensor", "transpose_");
+static pa_parser swapdims__p = PA_PARSER("Tensor", "swapdims_");
+static pa_parser swapaxes__p = PA_PARSER("Tensor", "swapaxes_");
+static pa_parser squeeze__p = PA_PARSER("Tensor", "squeeze_");
+static pa_parser unsqueeze__p = PA_PARSER("Tensor", "unsqueeze_");
+static pa_parser as_strided__p = PA_PARSER("Tensor", "as_strided_");
+static PyObject *t_transpose_(PyObject *self, FASTCALL_ARGS) {
+  return two_dims(self, &transpose__p, args, nargs, kwnames, true);
+}
+static PyObject *t_swapdims_(PyObject *self, FASTCALL_ARGS) {
+  return two_dims(self, &swapdims__p, args, nargs, kwnames, true);
+}
+static PyObject *t_swapaxes_(PyObject *self, FASTCALL_ARGS) {
+  return two_dims(self, &swapaxes__p, args, nargs, kwnames, true);
+}
+static PyObject *t_squeeze_(PyObject *self, FASTCALL_ARGS) {
+  return squeeze_with(self, &squeeze__p, args, nargs, kwnames, true);
+}
+static PyObject *t_unsqueeze_(PyObject *self, FASTCALL_ARGS) {
+  return unsqueeze_with(self, &unsqueeze__p, args, nargs, kwnames, true);
+}
+static PyObject *t_as_strided_(PyObject *self, FASTCALL_ARGS) {
+  return as_strided_with(self, &as_strided__p, args, nargs, kwnames, true);
 }
 
 /* ---- pieces ---- */
@@ -780,6 +840,13 @@ PyMethodDef pyc10_view_methods[] = {
     M("diagonal", t_diagonal),
     M("unfold", t_unfold),
     M("as_strided", t_as_strided),
+    {"t_", t_t_, METH_NOARGS, "t_() -> Tensor\n\nt() in place: self transposed, returned."},
+    M("transpose_", t_transpose_),
+    M("swapdims_", t_swapdims_),
+    M("swapaxes_", t_swapaxes_),
+    M("squeeze_", t_squeeze_),
+    M("unsqueeze_", t_unsqueeze_),
+    M("as_strided_", t_as_strided_),
     M("chunk", t_chunk),
     M("split", t_split),
     M("split_with_sizes", t_split_with_sizes),
