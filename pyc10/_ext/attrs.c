@@ -459,28 +459,7 @@ static PyObject *read_element(c10c_tensor *h) {
   if (c10c_tensor_numel(h) != 1 || c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU) return NULL;
   const void *p = c10c_tensor_data(h);
   if (p == NULL) return NULL;
-  switch (c10c_tensor_dtype(h)) {
-    case C10C_DTYPE_BOOL: return PyBool_FromLong(*(const bool *)p);
-    case C10C_DTYPE_UINT8: return PyLong_FromLong(*(const uint8_t *)p);
-    case C10C_DTYPE_INT8: return PyLong_FromLong(*(const int8_t *)p);
-    case C10C_DTYPE_INT16: return PyLong_FromLong(*(const int16_t *)p);
-    case C10C_DTYPE_UINT16: return PyLong_FromLong(*(const uint16_t *)p);
-    case C10C_DTYPE_INT32: return PyLong_FromLong(*(const int32_t *)p);
-    case C10C_DTYPE_UINT32: return PyLong_FromUnsignedLong(*(const uint32_t *)p);
-    case C10C_DTYPE_INT64: return PyLong_FromLongLong(*(const int64_t *)p);
-    case C10C_DTYPE_UINT64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
-    case C10C_DTYPE_FLOAT32: return PyFloat_FromDouble(*(const float *)p);
-    case C10C_DTYPE_FLOAT64: return PyFloat_FromDouble(*(const double *)p);
-    case C10C_DTYPE_COMPLEX64: {
-      const float *c = p;
-      return PyComplex_FromDoubles(c[0], c[1]);
-    }
-    case C10C_DTYPE_COMPLEX128: {
-      const double *c = p;
-      return PyComplex_FromDoubles(c[0], c[1]);
-    }
-    default: return NULL;
-  }
+  return pyc10_load_element(p, c10c_tensor_dtype(h));
 }
 
 /* The one element as a Python number: read in place where C can, else the Python item(). */

@@ -85,8 +85,7 @@ static bool is_numpy_int(PyObject *o) {
 
 /* ---- reading elements ---- */
 
-/* One element of a dtype C reads natively; NULL with torch's TypeError for the others. */
-static PyObject *load(const char *p, c10c_dtype dt) {
+PyObject *pyc10_load_element(const void *p, c10c_dtype dt) {
   switch (dt) {
     case C10C_DTYPE_BOOL: return PyBool_FromLong(*(const bool *)p);
     case C10C_DTYPE_UINT8: return PyLong_FromLong(*(const uint8_t *)p);
@@ -100,15 +99,23 @@ static PyObject *load(const char *p, c10c_dtype dt) {
     case C10C_DTYPE_FLOAT32: return PyFloat_FromDouble(*(const float *)p);
     case C10C_DTYPE_FLOAT64: return PyFloat_FromDouble(*(const double *)p);
     case C10C_DTYPE_COMPLEX64: {
-      const float *c = (const float *)p;
+      const float *c = p;
       return PyComplex_FromDoubles(c[0], c[1]);
     }
     case C10C_DTYPE_COMPLEX128: {
-      const double *c = (const double *)p;
+      const double *c = p;
       return PyComplex_FromDoubles(c[0], c[1]);
     }
-    default: return TYPE_ERROR("Got unsupported ScalarType %s", c10c_dtype_c10_name(dt));
+    default: return NULL;
   }
+}
+
+/* One element of a dtype C reads natively; NULL with torch's TypeError for the others. */
+static PyObject *load(const char *p, c10c_dtype dt) {
+  PyObject *v = pyc10_load_element(p, dt);
+  if (v == NULL && !PyErr_Occurred())
+    return TYPE_ERROR("Got unsupported ScalarType %s", c10c_dtype_c10_name(dt));
+  return v;
 }
 
 /* The dtype elements of dt are read as: itself where load() reads it, double for the reduced
