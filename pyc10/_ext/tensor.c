@@ -6,7 +6,8 @@
  * new_*), indexing.c (getitem/setitem, item, tolist, numpy), storage.c (UntypedStorage),
  * dlpack.c (DLPack), factories.c and functions.c (module functions), size.c (Size); every method
  * binds its arguments with the parser (argparse.c) over the signature table (signatures.h).
- * pyc10.Tensor (Python, _tensor.py) subclasses TensorBase for what is rare (repr, pickling).
+ * TensorBase is pyc10.Tensor itself: _tensor.py adds its Python part (repr, pickling) to the type
+ * rather than subclassing it, so tensors are plain objects (no GC, no subtype_dealloc).
  *
  * Built against the limited API (abi3), like the cffi extension.
  */
@@ -18,8 +19,8 @@
 #include "common.h"
 
 /* Set once by pyc10._tensor (_C.setup): the Python-level pieces the fast paths hand over to. */
-static PyTypeObject *tensor_type; /* pyc10.Tensor (a subclass of TensorBase) */
-static allocfunc tensor_alloc;
+static PyTypeObject *tensor_type; /* pyc10.Tensor: TensorBase itself, its Python part added */
+static freefunc tensor_free;
 static PyTypeObject *size_type; /* pyc10.Size */
 static allocfunc size_alloc;
 static PyObject *make_handle;  /* address -> cffi "c10c_tensor *" */
@@ -36,7 +37,11 @@ void pyc10_replace(PyObject **slot, PyObject *value) {
 }
 
 void pyc10_release_tensor(c10c_tensor *h) {
-  if (h != NULL) KEEPING_ERROR(c10c_tensor_release(h));
+  if (h == NULL) return;
+  if (PyErr_Occurred() == NULL) /* the common case: nothing to set aside */
+    c10c_tensor_release(h);
+  else
+    KEEPING_ERROR(c10c_tensor_release(h));
 }
 
 static PyObject *raise_for(c10c_status st) {
@@ -60,12 +65,16 @@ static PyObject *wrap_handle(c10c_tensor *h) {
     PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.setup was not called");
     return NULL;
   }
-  TensorObject *t = (TensorObject *)tensor_alloc(tensor_type, 0);
+  /* PyType_GenericAlloc's work without its generality (no GC, no items): the type is not
+   * garbage-collected, so tp_free is PyObject_Free */
+  TensorObject *t = PyObject_Malloc(sizeof *t);
   if (t == NULL) {
     pyc10_release_tensor(h);
-    return NULL;
+    return PyErr_NoMemory();
   }
+  PyObject_Init((PyObject *)t, tensor_type);
   t->h = h;
+  t->handle = t->shape = t->strides = t->storage = t->weakreflist = NULL;
   return (PyObject *)t;
 }
 
@@ -134,7 +143,7 @@ static void tensor_dealloc(PyObject *self) {
   Py_CLEAR(t->strides);
   Py_CLEAR(t->storage);
   pyc10_release_tensor(h); /* may run a storage deleter that calls back into Python */
-  freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  freefunc tp_free = tp == tensor_type ? tensor_free : (freefunc)PyType_GetSlot(tp, Py_tp_free);
   tp_free(self);
   Py_DECREF(tp);
 }
@@ -239,7 +248,7 @@ static PyType_Slot tensor_slots[] = {
 };
 
 static PyType_Spec tensor_spec = {
-    .name = "pyc10._ctensor.TensorBase",
+    .name = "pyc10.Tensor",
     .basicsize = sizeof(TensorObject),
     .itemsize = 0,
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
@@ -257,10 +266,9 @@ static PyObject *module_setup(PyObject *module, PyObject *args) {
     return NULL;
   PyObject *base = PyObject_GetAttrString(module, "TensorBase");
   if (base == NULL) return NULL;
-  int ok = PyObject_IsSubclass(tensor, base);
-  Py_DECREF(base);
-  if (ok <= 0) {
-    if (ok == 0) PyErr_SetString(PyExc_TypeError, "setup: Tensor must subclass TensorBase");
+  Py_DECREF(base);      /* the module holds it */
+  if (tensor != base) { /* wrap_handle makes objects of exactly this size, freed as such */
+    PyErr_SetString(PyExc_TypeError, "setup: Tensor must be TensorBase (pyc10._tensor._adopt)");
     return NULL;
   }
   pyc10_replace((PyObject **)&tensor_type, tensor);
@@ -268,7 +276,7 @@ static PyObject *module_setup(PyObject *module, PyObject *args) {
   pyc10_replace(&make_handle, handle_fn);
   pyc10_replace(&raise_status, raise_fn);
   pyc10_replace(&float32_dtype, f32);
-  tensor_alloc = (allocfunc)PyType_GetSlot(tensor_type, Py_tp_alloc);
+  tensor_free = (freefunc)PyType_GetSlot(tensor_type, Py_tp_free);
   size_alloc = (allocfunc)PyType_GetSlot(size_type, Py_tp_alloc);
   Py_RETURN_NONE;
 }
