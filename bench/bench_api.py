@@ -176,7 +176,11 @@ ROWS: list[Row] = [
     row("x.expand(3, 4, 6)", "np.broadcast_to(x, (3, 4, 6))"),
     row("x.expand_as(b)", "np.broadcast_to(x, b.shape)"),
     row("M.broadcast_to(x, (3, 4, 6))", "np.broadcast_to(x, (3, 4, 6))"),
-    row("x.squeeze()", "x.squeeze()"),
+    # numpy's squeeze() returns the array itself when no dim has size 1, where torch and pyc10
+    # make a view: not the same operation, so x's row has no numpy figure; w's rows are the
+    # like-for-like ones (numpy makes a view there too)
+    row("x.squeeze()"),
+    row("w.squeeze()", "w.squeeze()"),
     row("w.squeeze(0)", "w.squeeze(0)"),
     row("x.unsqueeze(1)", "np.expand_dims(x, 1)"),
     row("x.flatten()", "x.ravel()"),
