@@ -9,7 +9,6 @@ from typing import Any
 from . import _ctensor
 from ._defaults import (
     get_default_device,
-    get_default_dtype,
     set_default_device,
     set_default_dtype,
 )
@@ -55,6 +54,10 @@ from ._tensor import (
     zeros,
     zeros_like,
 )
+
+get_default_dtype = _ctensor.get_default_dtype
+"""The default floating point dtype (``pyc10.float32`` until changed), as torch's (a builtin)."""
+get_default_dtype.__module__ = "pyc10"  # named pyc10.get_default_dtype in its errors, as torch's
 
 #: The release of the loaded libc10c ("0.1.0").
 __version__: str = _ffi.string(_lib.c10c_version_string()).decode()

@@ -370,6 +370,14 @@ static PyObject *module_set_default_dtype(PyObject *module, PyObject *d) {
   Py_RETURN_NONE;
 }
 
+/* get_default_dtype(): pyc10.get_default_dtype itself (a builtin, as torch's). */
+static PyObject *module_get_default_dtype(PyObject *module, PyObject *unused) {
+  (void)module, (void)unused;
+  if (float32_dtype == NULL) return RUNTIME_ERROR("pyc10._ctensor.setup was not called");
+  Py_INCREF(float32_dtype);
+  return float32_dtype;
+}
+
 /* functions(Tensor, module_name) */
 static PyObject *module_functions(PyObject *module, PyObject *args) {
   (void)module;
@@ -381,6 +389,10 @@ static PyObject *module_functions(PyObject *module, PyObject *args) {
 static PyMethodDef module_methods[] = {
     {"set_default_device", module_set_default_device, METH_O,
      "This thread's device for factories given none (called by pyc10._defaults)."},
+    {"get_default_dtype", module_get_default_dtype, METH_NOARGS,
+     "get_default_dtype() -> dtype\n\nThe default floating point dtype (pyc10.float32 until "
+     "changed), "
+     "as torch's."},
     {"set_default_dtype", module_set_default_dtype, METH_O,
      "The dtype factories make when given none (called by pyc10._defaults)."},
     {"functions", module_functions, METH_VARARGS,
