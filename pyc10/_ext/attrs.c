@@ -17,7 +17,7 @@ static PyObject *dtype_objs[N_DTYPES];                          /* pyc10.dtype b
 static PyObject *device_objs[N_DEVICE_TYPES][N_DEVICE_INDEXES]; /* made on first use */
 static PyObject *make_device;    /* (type value, index) -> pyc10's interned device */
 static PyObject *strided_layout; /* pyc10.strided */
-static PyObject *item_name, *to_name;
+static PyObject *item_name;
 
 static PyObject *not_set_up(void) {
   PyErr_SetString(PyExc_RuntimeError, "pyc10._ctensor.TensorBase._setup_attrs was not called");
@@ -44,8 +44,7 @@ static PyObject *t_setup_attrs(PyObject *unused, PyObject *args) {
   Py_INCREF(strided);
   PA_SETREF(strided_layout, strided);
   if (item_name == NULL) item_name = PyUnicode_InternFromString("item");
-  if (to_name == NULL) to_name = PyUnicode_InternFromString("to");
-  if (item_name == NULL || to_name == NULL) return NULL;
+  if (item_name == NULL) return NULL;
   Py_RETURN_NONE;
 }
 
@@ -438,17 +437,7 @@ static PyObject *t_type_as(PyObject *self, PyObject *const *args, Py_ssize_t nar
   PARSE(type_as_p, r);
   c10c_tensor *o = pyc10_handle(r.obj[0]);
   if (o == NULL) return NULL;
-  PyObject *dev = device_object(c10c_tensor_device(o));
-  if (dev == NULL) return NULL;
-  PyObject *dt = dtype_object(c10c_tensor_dtype(o));
-  if (dt == NULL) {
-    Py_DECREF(dev);
-    return NULL;
-  }
-  PyObject *res = PyObject_CallMethodObjArgs(self, to_name, dev, dt, NULL);
-  Py_DECREF(dev);
-  Py_DECREF(dt);
-  return res;
+  return pyc10_to(self, c10c_tensor_device(o), c10c_tensor_dtype(o));
 }
 
 /* ---- conversions to Python numbers ---- */
@@ -606,6 +595,21 @@ static PyObject *t_reversed(PyObject *self, PyObject *unused) {
   PyObject *result = pyc10_wrap(out); /* owns out from here */
   if (result == NULL) return NULL;
   int64_t n = c10c_tensor_sizes(h)[0];
+  bool contiguous = false;
+  if (c10c_tensor_device(h).type == C10C_DEVICE_TYPE_CPU && c10c_tensor_numel(h) > 0 &&
+      c10c_tensor_is_contiguous(&contiguous, h, C10C_MEMORY_FORMAT_CONTIGUOUS) == C10C_STATUS_OK &&
+      contiguous) { /* rows of the same bytes: one memcpy each (the data calls check bounds) */
+    const char *from = c10c_tensor_data(h);
+    char *to = c10c_tensor_data(out);
+    if (from == NULL || to == NULL) {
+      Py_DECREF(result);
+      return pyc10_raise(c10c_last_error_status());
+    }
+    size_t row = (size_t)c10c_tensor_nbytes(h) / (size_t)n;
+    for (int64_t i = 0; i < n; i++)
+      memcpy(to + (size_t)i * row, from + (size_t)(n - 1 - i) * row, row);
+    return result;
+  }
   for (int64_t i = 0; i < n && st == C10C_STATUS_OK; i++) {
     c10c_tensor *dst = NULL, *src = NULL;
     st = c10c_tensor_select(&dst, out, 0, i);

@@ -151,4 +151,7 @@ int pyc10_factories_init(PyObject *module);
 
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
+/* data.c: self.to(device, dtype), self itself where that aliases (torch's to_impl). */
+PyObject *pyc10_to(PyObject *self, c10c_device device, c10c_dtype dtype);
+
 #endif

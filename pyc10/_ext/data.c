@@ -562,3 +562,9 @@ PyMethodDef pyc10_data_methods[] = {
     M("new_empty_strided", t_new_empty_strided),
     {NULL, NULL, 0, NULL},
 };
+
+/* self.to(device, dtype) without a copy where it can alias (attrs.c's type_as). */
+PyObject *pyc10_to(PyObject *self, c10c_device device, c10c_dtype dtype) {
+  SELF_HANDLE(h);
+  return convert(self, h, device, (int)dtype, false, -1);
+}

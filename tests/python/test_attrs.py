@@ -212,6 +212,18 @@ def test_len_iter_and_reversed_match_torch(shape):
     same(lambda x: list(reversed(x)), t, p)
 
 
+@pytest.mark.parametrize("dtype_name", ["float32", "int8", "complex64", "bool", "bfloat16"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_reversed_copies_the_rows_as_torchs_flip(dtype_name, transposed):
+    # a contiguous CPU tensor's rows are copied as bytes, any other row by row
+    t = torch.arange(12).reshape(3, 4).to(getattr(torch, dtype_name))
+    t = t.t() if transposed else t[1:]
+    p = pyc10.from_dlpack(t)
+    r = reversed(p)
+    assert r.is_contiguous() and r.data_ptr() != p.data_ptr()
+    assert torch.equal(torch.from_dlpack(r), reversed(t))
+
+
 def test_iterating_a_0d_tensor_raises_torchs_type_error():
     t, p = pair("float32", ())
     same(iter, t, p)
