@@ -154,7 +154,7 @@ typedef struct {
   size_t ndim;
   int64_t sizes[MAXD], strides[MAXD];
   int64_t pos;
-  bool expanded; /* broadcast to the index shape (torch's .to(kLong) then makes an int32 dense) */
+  bool dense; /* non-overlapping and dense after the broadcast (an int32 one stays so as long) */
 } index_t;
 
 typedef struct {
@@ -273,7 +273,7 @@ static int expand(plan_t *p, const pyc10_adv *a) {
       memcpy(x->sizes, c10c_tensor_sizes(h), x->ndim * sizeof(int64_t));
       memcpy(x->strides, c10c_tensor_strides(h), x->ndim * sizeof(int64_t));
       x->pos = a->dims[i];
-      x->expanded = false;
+      x->dense = c10c_tensor_is_non_overlapping_and_dense(h);
       continue;
     }
     if (dt == C10C_DTYPE_UINT8 &&
@@ -333,7 +333,7 @@ static int expand(plan_t *p, const pyc10_adv *a) {
       x->sizes[0] = nnz;
       x->strides[0] = (int64_t)k;
       x->pos = a->dims[i] + (int64_t)j;
-      x->expanded = false;
+      x->dense = k == 1;
     }
   }
   return 0;
@@ -377,7 +377,7 @@ static int broadcast(plan_t *p) {
       bool has = d >= lead;
       int64_t s = has ? x->sizes[d - lead] : 1;
       strides[d] = has && s == p->bshape[d] ? x->strides[d - lead] : 0;
-      if (!has || s != p->bshape[d]) x->expanded = true;
+      if (strides[d] == 0 && p->bshape[d] > 1) x->dense = false;
       sizes[d] = p->bshape[d];
     }
     x->ndim = nd;
@@ -429,8 +429,17 @@ static int layout(plan_t *p) {
   for (size_t d = 0; d < r; d++)
     if (!p->is_b[d]) p->bstride[d] = 0;
   p->rnd = r;
-  /* the offsets, each value checked (in C order of the positions, then index by index) */
-  int64_t nb = bs;
+  return 0;
+}
+
+/* Every index position's offset into self, each value checked as the kernel does (in C order of
+ * the positions, then index by index), before anything is read or written. */
+static int offsets(plan_t *p) {
+  const int64_t *ss = c10c_tensor_sizes(p->self), *st = c10c_tensor_strides(p->self);
+  int64_t nb = 1, total = 1;
+  for (size_t d = 0; d < p->bnd; d++) nb *= p->bshape[d];
+  for (size_t d = 0; d < p->rnd; d++) total *= p->rsizes[d];
+  if (total == 0) nb = 0; /* the kernel runs over no element: nothing is read or checked */
   p->offs = PyMem_Malloc((size_t)(nb > 0 ? nb : 1) * sizeof(int64_t));
   if (p->offs == NULL) return PyErr_NoMemory(), -1;
   for (int64_t b = 0; b < nb; b++) {
@@ -475,6 +484,34 @@ static plan_t *make_plan(c10c_tensor *self, const pyc10_adv *a) {
   return p;
 }
 
+/* c10's computeStride: the strides of a view of (old sizes, old strides) as new sizes; false
+ * when there is none (reshape then copies). */
+static bool view_strides(const int64_t *os, const int64_t *ost, size_t on, const int64_t *ns,
+                         size_t nn, int64_t *out) {
+  if (on == 0) {
+    for (size_t d = 0; d < nn; d++) out[d] = 1;
+    return true;
+  }
+  int64_t view_d = (int64_t)nn - 1, base = ost[on - 1], tn = 1, vn = 1;
+  for (int64_t td = (int64_t)on - 1; td >= 0; td--) {
+    tn *= os[td];
+    if (td == 0 || (os[td - 1] != 1 && ost[td - 1] != tn * base)) {
+      while (view_d >= 0 && (vn < tn || ns[view_d] == 1)) {
+        out[view_d] = vn * base;
+        vn *= ns[view_d];
+        view_d--;
+      }
+      if (vn != tn) return false;
+      if (td > 0) {
+        base = ost[td - 1];
+        tn = 1;
+        vn = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
 /* TensorIterator's output strides for the index kernel: its insertion sort of the dims by the
  * operands' byte strides (the restrided source, then each index; broadcast dims compare with
  * nothing; equal strides put the smaller size first), then dense strides in that order. */
@@ -486,21 +523,24 @@ static void result_strides(const plan_t *p, size_t itemsize, int64_t *out) {
   for (size_t d = 0; d < n; d++) ops[0][d] = p->is_b[d] ? 0 : p->sstride[d] * (int64_t)itemsize;
   for (size_t i = 0; i < p->nidx; i++) {
     const index_t *x = &p->idx[i];
-    int64_t dense[MAXD], next = 1;
+    /* an int32 index is made long (dense ones keep their strides, others become contiguous),
+     * then reshaped with size-1 dims around the broadcast dims (torch's reshape_indexer) */
+    int64_t old[MAXD], news[MAXD], newst[MAXD], next = 1;
     for (size_t d = p->bnd; d-- > 0;) {
-      dense[d] = next;
-      next *= p->bshape[d];
+      old[d] = x->elsize == 4 && !x->dense ? next : x->strides[d];
+      next *= p->bshape[d] > 1 ? p->bshape[d] : 1;
     }
     size_t k = 0;
-    for (size_t d = 0; d < n; d++) {
-      if (!p->is_b[d]) {
-        ops[1 + i][d] = 0;
-        continue;
+    for (size_t d = 0; d < n; d++) news[d] = p->is_b[d] ? p->bshape[k++] : 1;
+    if (!view_strides(p->bshape, old, p->bnd, news, n, newst)) {
+      next = 1;
+      for (size_t d = n; d-- > 0;) {
+        newst[d] = next;
+        next *= news[d] > 1 ? news[d] : 1;
       }
-      int64_t s = x->elsize == 4 && x->expanded ? dense[k] : x->strides[k];
-      ops[1 + i][d] = p->rsizes[d] == 1 ? 0 : s * 8;
-      k++;
     }
+    for (size_t d = 0; d < n; d++) /* TensorIterator: a broadcast size-1 dim strides 0 */
+      ops[1 + i][d] = news[d] == 1 && p->rsizes[d] != 1 ? 0 : newst[d] * 8;
   }
   int64_t perm[MAXD];
   for (size_t i = 0; i < n; i++) perm[i] = (int64_t)(n - 1 - i);
@@ -612,7 +652,7 @@ c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a) {
   c10c_tensor *staged = tmp.nhold ? tmp.hold[0] : NULL;
   plan_t *p = make_plan(self, a);
   c10c_tensor *out = NULL;
-  char *src = p == NULL ? NULL : data_of(self);
+  char *src = p == NULL || offsets(p) < 0 ? NULL : data_of(self);
   if (src != NULL) {
     size_t item = c10c_tensor_itemsize(self);
     int64_t strides[MAXD];
@@ -663,7 +703,7 @@ static int no_overlap(c10c_tensor *dst, c10c_tensor *other) {
 /* torch's canDispatchToMaskedFill: one index, a mask (its shape checked here), and a value of
  * one element on the CPU. */
 static int masked_fill_case(c10c_tensor *self, const pyc10_adv *a, c10c_tensor *value) {
-  if (c10c_tensor_numel(value) != 1 || !on_cpu(value)) return 0;
+  if (value != NULL && (c10c_tensor_numel(value) != 1 || !on_cpu(value))) return 0;
   if (a->n != 1 || !is_mask(c10c_tensor_dtype(a->tensors[0]))) return 0;
   if (c10c_tensor_device(a->tensors[0]).type != c10c_tensor_device(self).type) return 0;
   return check_mask(self, a->tensors[0], a->dims[0]) < 0 ? -1 : 1;
@@ -701,6 +741,13 @@ int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, c
   bool fill = value == NULL;
   size_t vnd = 0;
   const int64_t *vs = NULL, *vst = NULL;
+  int mf = masked_fill_case(sliced, a, value); /* a number is a one-element value */
+  if (mf < 0) return -1;
+  if (mf && c10c_tensor_dtype(a->tensors[0]) == C10C_DTYPE_UINT8) {
+    RUNTIME_ERROR(
+        "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char");
+    return -1;
+  }
   if (fill) {
     memcpy(one, number, item);
   } else {
@@ -708,8 +755,6 @@ int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, c
     vnd = c10c_tensor_dim(value);
     vs = c10c_tensor_sizes(value), vst = c10c_tensor_strides(value);
     while (vnd > 0 && vs[0] == 1) vs++, vst++, vnd--;
-    int mf = masked_fill_case(sliced, a, value);
-    if (mf < 0) return -1;
     if (mf) {
       if (convert_one(value, dt, one) < 0) return -1;
       fill = true;
@@ -766,6 +811,7 @@ int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, c
       vstrides[d] = vs[j] == p->rsizes[d] ? vst[j] : 0;
     }
   }
+  if (offsets(p) < 0) goto done;
   char *dst = data_of(self);
   if (dst == NULL) goto done;
   c10c_status st = c10c_tensor_bump_version(sliced); /* the library's read-only check */
