@@ -761,28 +761,68 @@ static int bool_dim(c10c_tensor *v, const int64_t *bool_dims, size_t nbool, bool
   return 0;
 }
 
-/* t[i, j, ...] with exact ints in range, the common element access: one as_strided view instead
- * of a select per int. 1 with the view in *out, 0 (no error) for any other index. */
-static int int_tuple(c10c_tensor *h, PyObject *index, c10c_tensor **out) {
-  if (!PyTuple_CheckExact(index)) return 0;
+/* The geometry t[i, a:b:c, ...] makes for a tuple of exact ints in range and exact slices with a
+ * step > 0, the common calls: each int drops its dim and moves the offset, each slice narrows as
+ * torch's slice (start and stop clamped, stride times step). The kept dims' sizes and strides in
+ * sizes/strides (*nd of them) and the element offset from the tensor's first element in *delta;
+ * false (no error) for any other index, which the general path takes. */
+static bool basic_tuple(c10c_tensor *h, PyObject *index, int64_t *sizes, int64_t *strides,
+                        size_t *nd, int64_t *delta) {
+  if (!PyTuple_CheckExact(index)) return false;
   Py_ssize_t n = PyTuple_Size(index);
   size_t ndim = c10c_tensor_dim(h);
-  if (n < 2 || (size_t)n > ndim) return 0;
-  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
-  int64_t offset = c10c_tensor_storage_offset(h);
+  if (n < 1 || (size_t)n > ndim) return false;
+  const int64_t *hs = c10c_tensor_sizes(h), *hst = c10c_tensor_strides(h);
+  int64_t off = 0;
+  size_t k = 0;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *o = PyTuple_GetItem(index, i);
-    if (!PyLong_CheckExact(o)) return 0;
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow != 0 || v < -sizes[i] || v >= sizes[i]) {
-      PyErr_Clear();
-      return 0; /* the general path raises torch's error */
+    int64_t size = hs[i], stride = hst[i];
+    if (PyLong_CheckExact(o)) {
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow != 0 || v < -size || v >= size) {
+        PyErr_Clear();
+        return false; /* the general path raises torch's error */
+      }
+      off += (v < 0 ? v + size : v) * stride;
+    } else if (PySlice_Check(o)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(o, &start, &stop, &step) < 0) {
+        PyErr_Clear();
+        return false;
+      }
+      if (step <= 0) return false;
+      int64_t b = start, e = stop; /* torch's slice: negatives wrap once, then clamped */
+      if (b < 0) b += size;
+      if (e < 0) e += size;
+      b = b < 0 ? 0 : (b > size ? size : b);
+      e = e < b ? b : (e > size ? size : e);
+      sizes[k] = (e - b + step - 1) / step;
+      if (__builtin_mul_overflow(stride, (int64_t)step, &strides[k++])) return false;
+      off += b * stride;
+    } else {
+      return false;
     }
-    offset += (v < 0 ? v + sizes[i] : v) * strides[i];
   }
-  c10c_status st = c10c_tensor_as_strided(out, h, sizes + n, ndim - (size_t)n, strides + n,
-                                          ndim - (size_t)n, &offset);
+  for (size_t d = (size_t)n; d < ndim; d++) {
+    sizes[k] = hs[d];
+    strides[k++] = hst[d];
+  }
+  *nd = k;
+  *delta = off;
+  return true;
+}
+
+/* t[i, a:b, ...] (see basic_tuple) as one as_strided view instead of a select or slice per item.
+ * 1 with the view in *out, 0 (no error) for any other index. */
+static int int_tuple(c10c_tensor *h, PyObject *index, c10c_tensor **out) {
+  int64_t sizes[MAX_ITEMS], strides[MAX_ITEMS], delta;
+  size_t nd;
+  if (c10c_tensor_dim(h) > MAX_ITEMS || !basic_tuple(h, index, sizes, strides, &nd, &delta))
+    return 0;
+  int64_t offset = c10c_tensor_storage_offset(h) + delta;
+  c10c_status st = c10c_tensor_as_strided(out, h, sizes, nd, strides, nd, &offset);
   if (st != C10C_STATUS_OK) {
     c10c_clear_last_error();
     return 0;
@@ -908,12 +948,38 @@ static c10c_status copy_to(c10c_tensor *dst, c10c_tensor *src) {
   return st;
 }
 
+/* t[i, j, ...] = number with an exact int for every dim of a CPU tensor, the common element
+ * write: the element stored in place. 1 when done, 0 (no error) to take the general path, -1
+ * with the library's error (a read-only or inference tensor). */
+static int set_element(c10c_tensor *h, PyObject *index, PyObject *value) {
+  _Alignas(16) unsigned char bytes[16];
+  int64_t sizes[MAX_ITEMS], strides[MAX_ITEMS], delta;
+  size_t nd;
+  if (!PyTuple_CheckExact(index) || (size_t)PyTuple_Size(index) != c10c_tensor_dim(h) ||
+      c10c_tensor_dim(h) > MAX_ITEMS || c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU)
+    return 0;
+  c10c_dtype dt = c10c_tensor_dtype(h);
+  if (!encode_fast(value, dt, bytes) || !basic_tuple(h, index, sizes, strides, &nd, &delta) ||
+      nd != 0)
+    return 0;
+  char *p = c10c_tensor_data(h);
+  if (p == NULL) return 0;
+  c10c_status st = c10c_tensor_bump_version(h); /* the library's checks of an in-place write */
+  if (st != C10C_STATUS_OK) return pyc10_raise(st), -1;
+  memcpy(p + delta * (int64_t)c10c_tensor_itemsize(h), bytes, c10c_tensor_itemsize(h));
+  return 1;
+}
+
 static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
   c10c_tensor *h = pyc10_handle(self);
   if (h == NULL) return -1;
   if (value == NULL) {
     TYPE_ERROR("Tensor does not support deleting items");
     return -1;
+  }
+  if (PyFloat_CheckExact(value) || PyLong_CheckExact(value)) {
+    int done = set_element(h, index, value);
+    if (done != 0) return done < 0 ? -1 : 0;
   }
   c10c_tensor *src = NULL;
   if (pa_cls.tensor != NULL && PyObject_TypeCheck(value, pa_cls.tensor)) {
