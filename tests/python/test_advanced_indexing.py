@@ -176,8 +176,9 @@ SET_INDICES: list[Any] = [
 ]  # fmt: skip
 SET_VALUES: list[Any] = [
     2.5, 7, True, 1e40, -3, 1 + 2j, np.int64(3), T(9.0), T([9.0]), T(9.0, dtype=torch.float64),
-    T([9.0], dtype=torch.float64), T(300), T(4), T([1.0, 2.0]), T([[1.0], [2.0]]), T([1.0, 2.0, 3.0, 4.0, 5.0]),
-    torch.ones(1, 1, 5), torch.ones(3, 5), torch.ones(2, 3, 5), torch.ones(7), "a", None,
+    T([9.0], dtype=torch.float64), T(300), T(4), T([1.0, 2.0]), T([[1.0], [2.0]]),
+    T([1.0, 2.0, 3.0, 4.0, 5.0]), torch.ones(1, 1, 5), torch.ones(3, 5), torch.ones(2, 3, 5),
+    torch.ones(7), "a", None,
 ]  # fmt: skip
 
 
@@ -234,7 +235,7 @@ def test_read_only_memory_is_refused() -> None:
 
 
 def test_uint8_masks_warn_as_torch() -> None:
-    t, p = pair((4,))
+    _, p = pair((4,))
     with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
         p[to_pyc10(T([1, 0, 1, 0], dtype=torch.uint8))]
 
@@ -266,8 +267,8 @@ def cases(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...], bool]:
         if kind == "int":
             items.append(draw(st.integers(-size - 1, size)))
         elif kind == "slice":
-            items.append(slice(draw(st.none() | st.integers(-5, 5)), draw(st.none() | st.integers(-5, 5)),
-                               draw(st.none() | st.integers(1, 3))))  # fmt: skip
+            bound = st.none() | st.integers(-5, 5)
+            items.append(slice(draw(bound), draw(bound), draw(st.none() | st.integers(1, 3))))
         elif kind == "none":
             items.append(None)
             continue
@@ -283,13 +284,8 @@ def cases(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...], bool]:
             items.append(draw(st.lists(st.integers(-size - 1, size), min_size=0, max_size=4)))
         elif kind == "tensor":
             ishape = draw(st.sampled_from([(2,), (1,), (2, 1), (1, 2), (3,), (2, 2), (0,)]))
-            vals = draw(
-                st.lists(
-                    st.integers(-size, max(size - 1, -size)),
-                    min_size=int(np.prod(ishape)),
-                    max_size=int(np.prod(ishape)),
-                )  # fmt: skip
-            )
+            m = int(np.prod(ishape))
+            vals = draw(st.lists(st.integers(-size, max(size - 1, -size)), min_size=m, max_size=m))
             dt = draw(st.sampled_from([torch.int64, torch.int32]))
             items.append(torch.tensor(vals, dtype=dt).reshape(ishape))
         elif kind == "nd":
@@ -297,8 +293,8 @@ def cases(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...], bool]:
         else:  # mask over the next one or two dims
             k = draw(st.integers(1, 2))
             mshape = tuple(shape[dim : dim + k]) or (size,)
-            bits = draw(st.lists(st.booleans(), min_size=int(np.prod(mshape)),
-                                 max_size=int(np.prod(mshape))))  # fmt: skip
+            m = int(np.prod(mshape))
+            bits = draw(st.lists(st.booleans(), min_size=m, max_size=m))
             items.append(torch.tensor(bits, dtype=torch.bool).reshape(mshape))
             dim += len(mshape)
             continue
