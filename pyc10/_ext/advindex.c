@@ -111,8 +111,46 @@ int pyc10_adv_sequence_as_tuple(PyObject *index) {
 
 /* torch's indexing_tensor_from_data: pyc10.tensor(seq), kept when it is bool or uint8, else made
  * again as int64 (floats truncate, as torch's). A new reference, or NULL with the error. */
+/* A list of exact ints (the common index) as an int64 tensor without pyc10.tensor's inference;
+ * NULL without an error for any other sequence (or an int beyond int64). */
+static c10c_tensor *int_list(PyObject *seq) {
+  if (!PyList_CheckExact(seq)) return NULL;
+  Py_ssize_t n = PyList_Size(seq);
+  if (n < 1 || n > 256) return NULL;
+  int64_t buf[256];
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *o = PyList_GetItem(seq, i); /* borrowed */
+    if (!PyLong_CheckExact(o)) return NULL;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return NULL;
+    }
+    buf[i] = (int64_t)v;
+  }
+  c10c_tensor *t = NULL;
+  int64_t size = (int64_t)n;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  if (c10c_tensor_empty(&t, &size, 1, C10C_DTYPE_INT64, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS) !=
+      C10C_STATUS_OK) {
+    c10c_clear_last_error();
+    return NULL;
+  }
+  void *d = c10c_tensor_data(t);
+  if (d == NULL) {
+    c10c_clear_last_error();
+    c10c_tensor_release(t);
+    return NULL;
+  }
+  memcpy(d, buf, (size_t)n * sizeof *buf);
+  return t;
+}
+
 c10c_tensor *pyc10_adv_from_sequence(PyObject *seq) {
   static PyObject *make, *int64;
+  c10c_tensor *fast = int_list(seq);
+  if (fast != NULL) return fast;
   if (make == NULL) {
     PyObject *mod = PyImport_ImportModule("pyc10");
     if (mod == NULL) return NULL;
