@@ -223,9 +223,8 @@ static bool on_cpu(const c10c_tensor *t) {
   return c10c_tensor_device(t).type == C10C_DEVICE_TYPE_CPU;
 }
 
-/* t itself on the CPU, else a contiguous CPU copy held by the plan; NULL with an error. */
-static c10c_tensor *host(plan_t *p, c10c_tensor *t) {
-  if (on_cpu(t)) return t;
+/* A contiguous CPU copy of t (a new reference); NULL with an error. */
+static c10c_tensor *host_copy(c10c_tensor *t) {
   c10c_tensor *c = NULL;
   c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
   c10c_status st = c10c_tensor_empty(&c, c10c_tensor_sizes(t), c10c_tensor_dim(t),
@@ -236,7 +235,14 @@ static c10c_tensor *host(plan_t *p, c10c_tensor *t) {
     pyc10_raise(st);
     return NULL;
   }
-  p->hold[p->nhold++] = c;
+  return c;
+}
+
+/* t itself on the CPU, else a contiguous CPU copy held by the plan; NULL with an error. */
+static c10c_tensor *host(plan_t *p, c10c_tensor *t) {
+  if (on_cpu(t)) return t;
+  c10c_tensor *c = host_copy(t);
+  if (c != NULL) p->hold[p->nhold++] = c;
   return c;
 }
 
@@ -512,9 +518,11 @@ static int offsets(plan_t *p) {
 
 /* The plan for self[indices]: self (a CPU view) indexed by a's tensors. NULL with an error. */
 static plan_t *make_plan(c10c_tensor *self, const pyc10_adv *a) {
-  plan_t *p = PyMem_Calloc(1, sizeof *p);
+  plan_t *p = PyMem_Malloc(sizeof *p); /* large: only the counts are set */
   if (p == NULL) return (plan_t *)PyErr_NoMemory();
   p->self = self;
+  p->nidx = p->nbuf = p->nhold = p->bnd = p->rnd = 0;
+  p->offs = NULL;
   if (check_types(a) < 0 || expand(p, a) < 0 || broadcast(p) < 0 || layout(p) < 0) {
     plan_free(p);
     return NULL;
@@ -684,10 +692,11 @@ static c10c_tensor *to_device(c10c_tensor *src, c10c_device device) {
 }
 
 c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a) {
-  plan_t tmp = {0};
-  c10c_tensor *self = host(&tmp, sliced);
-  if (self == NULL) return NULL;
-  c10c_tensor *staged = tmp.nhold ? tmp.hold[0] : NULL;
+  c10c_tensor *self = sliced, *staged = NULL;
+  if (!on_cpu(sliced)) {
+    self = staged = host_copy(sliced);
+    if (self == NULL) return NULL;
+  }
   plan_t *p = make_plan(self, a);
   c10c_tensor *out = NULL;
   char *src = p == NULL || offsets(p) < 0 ? NULL : data_of(self);
@@ -802,10 +811,11 @@ int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, c
   }
   for (size_t i = 0; i < a->n; i++)
     if (no_overlap(sliced, a->tensors[i]) < 0) return -1;
-  plan_t tmp = {0};
-  c10c_tensor *self = host(&tmp, sliced);
-  if (self == NULL) return -1;
-  c10c_tensor *staged = tmp.nhold ? tmp.hold[0] : NULL;
+  c10c_tensor *self = sliced, *staged = NULL;
+  if (!on_cpu(sliced)) {
+    self = staged = host_copy(sliced);
+    if (self == NULL) return -1;
+  }
   int rc = -1;
   plan_t *p = make_plan(self, a);
   if (p == NULL) goto done;
