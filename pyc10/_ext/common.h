@@ -154,4 +154,34 @@ int pyc10_factories_init(PyObject *module);
 /* data.c: self.to(device, dtype), self itself where that aliases (torch's to_impl). */
 PyObject *pyc10_to(PyObject *self, c10c_device device, c10c_dtype dtype);
 
+/* ---- advindex.c: torch's advanced indexing (index tensors, lists, ndarrays, masks) ----
+ * indexing.c walks an index as torch's applySlicing and records each tensor index (a new
+ * reference) with the dim of the sliced view where it starts; the functions here index that view
+ * with them (at::index, index_put_). */
+enum { PYC10_MAX_ADV = 64 };
+typedef struct {
+  size_t n;
+  int64_t dims[PYC10_MAX_ADV];
+  c10c_tensor *tensors[PYC10_MAX_ADV];
+} pyc10_adv;
+/* Drops the recorded tensors (keeping any exception in flight). */
+void pyc10_adv_release(pyc10_adv *a);
+/* Records t (a new reference, consumed) at dim; -1 with an error. */
+int pyc10_adv_add(pyc10_adv *a, int64_t dim, c10c_tensor *t);
+/* Records a bool item as torch's one-element (True) or empty (False) long index. */
+int pyc10_adv_add_bool(pyc10_adv *a, int64_t dim, bool value);
+/* torch's treatSequenceAsTuple for a non-tuple index (with its deprecation warning): 1, 0, or -1
+ * when the warning raised. */
+int pyc10_adv_sequence_as_tuple(PyObject *index);
+/* Whether o is exactly a numpy.ndarray. */
+bool pyc10_adv_is_ndarray(PyObject *o);
+/* A sequence index (list, ndarray, ...) as torch's index tensor: bool or uint8 as pyc10.tensor
+ * infers it, else int64. A new reference, or NULL with the error. */
+c10c_tensor *pyc10_adv_from_sequence(PyObject *seq);
+/* sliced[indices]: a new tensor (a copy), or NULL with torch's error. */
+c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a);
+/* sliced[indices] = value (a tensor), or = the element at number (of sliced's dtype) when value
+ * is NULL; -1 with torch's error. */
+int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, const void *number);
+
 #endif

@@ -7,7 +7,8 @@
  * size 3", naming the index's position in the tuple), a slice narrows (step > 0), None and a bool
  * add a dim, each Ellipsis skips the dims the other items leave. A bool (or 0-dim bool/uint8
  * tensor) is torch's one-element advanced index: the result is a copy whose new dim has size 1
- * (True) or 0 (False). Other advanced indices (lists, tensors with dims) raise NotImplementedError.
+ * (True) or 0 (False). Other advanced indices (index tensors, masks, lists, numpy arrays) are
+ * recorded during the walk and handed with the sliced view to advindex.c (at::index, index_put_).
  * setitem converts the value first (torch's "can't assign a str to a torch.FloatTensor"), then
  * fills the indexed view with a number or copies a tensor into it as torch's copy_to (leading
  * size-1 dims of the value dropped, then expanded).
@@ -22,18 +23,6 @@
 #include <string.h>
 
 #include "common.h"
-
-/* pyc10's C10NotImplementedError (looked up on first use: only advanced indexing raises it). */
-static PyObject *not_implemented_class(void) {
-  static PyObject *cls;
-  if (cls == NULL) {
-    PyObject *mod = PyImport_ImportModule("pyc10._errors");
-    if (mod == NULL) return NULL;
-    cls = PyObject_GetAttrString(mod, "C10NotImplementedError");
-    Py_DECREF(mod);
-  }
-  return cls;
-}
 
 /* A type's name as CPython's tp_name reads ("str", "numpy.float32"): the limited API has no
  * tp_name, so __module__ (unless builtins) and __qualname__. */
@@ -52,17 +41,6 @@ static PyObject *type_name(PyObject *o) {
     Py_DECREF(name);
   }
   Py_DECREF(module);
-  return r;
-}
-
-static PyObject *advanced(PyObject *item) {
-  PyObject *cls = not_implemented_class();
-  if (cls == NULL) return NULL;
-  PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(item), "__name__");
-  if (name == NULL) return NULL;
-  PyObject *r = pyc10_raise_in(cls, NULL,
-                               "indexing with %U (advanced indexing) is not implemented yet", name);
-  Py_DECREF(name);
   return r;
 }
 
@@ -451,7 +429,7 @@ static PyObject *t_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 
 /* ---- indexing ---- */
 
-enum kind { K_INT, K_SLICE, K_NONE, K_ELLIPSIS, K_BOOL };
+enum kind { K_INT, K_SLICE, K_NONE, K_ELLIPSIS, K_BOOL, K_TENSOR };
 
 /* An index item's value as an int64 (torch's "Overflow when unpacking long long"). */
 static int unpack_long(PyObject *o, int64_t *out) {
@@ -466,9 +444,39 @@ static int unpack_long(PyObject *o, int64_t *out) {
   return 0;
 }
 
-/* What one item of an index is (ints and bools with their value in *v); -1 with torch's error
- * for what basic indexing does not take. */
-static int classify(PyObject *o, int64_t *v) {
+/* The one element of a 0-dim integral tensor as an int64. */
+static int item_long(c10c_tensor *h, int64_t *v) {
+  c10c_tensor *r = readable(h);
+  if (r == NULL) return -1;
+  const char *p = elements(r);
+  PyObject *x = p == NULL ? NULL : load(p, c10c_tensor_dtype(r));
+  c10c_tensor_release(r);
+  if (x == NULL) return -1;
+  int rc = unpack_long(x, v);
+  Py_DECREF(x);
+  return rc;
+}
+
+/* A tensor item, as torch's handleDimInMultiDimIndexing: a 0-dim integral one selects (K_INT),
+ * or adds a dim as a bool does when it is bool or uint8 (K_BOOL); any other is an index tensor
+ * for advanced indexing (K_TENSOR, a new reference in *t). */
+static int classify_tensor(c10c_tensor *h, int64_t *v, c10c_tensor **t) {
+  c10c_dtype dt = c10c_tensor_dtype(h);
+  if (c10c_tensor_dim(h) != 0 || !c10c_dtype_is_integral(dt, true)) {
+    *t = c10c_tensor_retain(h);
+    return K_TENSOR;
+  }
+  if (item_long(h, v) < 0) return -1;
+  if (dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_UINT8) {
+    *v = *v != 0;
+    return K_BOOL;
+  }
+  return K_INT;
+}
+
+/* What one item of an index is (ints and bools with their value in *v, index tensors and
+ * sequences as a tensor in *t); -1 with torch's error for what indexing does not take. */
+static int classify(PyObject *o, int64_t *v, c10c_tensor **t) {
   if (o == Py_None) return K_NONE;
   if (o == Py_Ellipsis) return K_ELLIPSIS;
   if (PyBool_Check(o)) {
@@ -478,31 +486,15 @@ static int classify(PyObject *o, int64_t *v) {
   if (PyLong_Check(o)) return unpack_long(o, v) < 0 ? -1 : K_INT;
   if (PySlice_Check(o)) return K_SLICE;
   if (pa_cls.tensor != NULL && PyObject_TypeCheck(o, pa_cls.tensor)) {
-    c10c_tensor *t = pyc10_handle(o);
-    if (t == NULL) return -1;
-    c10c_dtype dt = c10c_tensor_dtype(t);
-    if (!c10c_dtype_is_integral(dt, true)) {
-      INDEX_ERROR("tensors used as indices must be long, int, byte or bool tensors");
-      return -1;
-    }
-    if (c10c_tensor_dim(t) != 0) {
-      advanced(o);
-      return -1;
-    }
-    PyObject *x = t_item(o, NULL);
-    if (x == NULL) return -1;
-    int rc = unpack_long(x, v);
-    Py_DECREF(x);
-    if (rc < 0) return -1;
-    if (dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_UINT8) {
-      *v = *v != 0;
-      return K_BOOL;
-    }
-    return K_INT;
+    c10c_tensor *h = pyc10_handle(o);
+    return h == NULL ? -1 : classify_tensor(h, v, t);
   }
-  if (PySequence_Check(o)) {
-    advanced(o);
-    return -1;
+  if (PySequence_Check(o)) { /* torch's sequenceToVariable */
+    c10c_tensor *h = pyc10_adv_from_sequence(o);
+    if (h == NULL) return -1;
+    int k = classify_tensor(h, v, t);
+    c10c_tensor_release(h);
+    return k;
   }
   PyObject *i = PyIndex_Check(o) ? PyNumber_Index(o) : NULL;
   if (i == NULL) {
@@ -553,14 +545,15 @@ static int step_to(c10c_tensor **cur, c10c_status st, c10c_tensor *const *next) 
 
 /* torch's applySlicing: the view of h an index makes, in *out (a new reference). The dims that
  * bools added (each of size 1) are listed in bool_dims (*nbool of them; *all_true whether every
- * bool was True): the caller turns them into torch's advanced-index dim. */
-static int apply_index(c10c_tensor *h, PyObject *index, c10c_tensor **out, int64_t *bool_dims,
-                       size_t *nbool, bool *all_true) {
+ * bool was True): the caller turns them into torch's advanced-index dim. Index tensors (and
+ * sequences, made tensors) are recorded in adv with the dim of the view where they start; when
+ * there are any, the bools are recorded there too (torch's one-element or empty long indices). */
+static int apply_index_items(c10c_tensor *h, PyObject *index, bool tuple, c10c_tensor **out,
+                             int64_t *bool_dims, size_t *nbool, bool *all_true, pyc10_adv *adv) {
   PyObject *const *items = &index;
   Py_ssize_t n = 1;
   *nbool = 0;
   *all_true = true;
-  bool tuple = PyTuple_Check(index);
   if (tuple) {
     n = PyTuple_Size(index);
     if (n > MAX_ITEMS) {
@@ -575,13 +568,29 @@ static int apply_index(c10c_tensor *h, PyObject *index, c10c_tensor **out, int64
   }
   int kinds[MAX_ITEMS];
   int64_t values[MAX_ITEMS];
+  c10c_tensor *tens[MAX_ITEMS];
   int64_t ndim = (int64_t)c10c_tensor_dim(h), specified = 0;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    kinds[i] = classify(items[i], &values[i]);
-    if (kinds[i] < 0) return -1;
+  bool has_tensor = false;
+  int rc = 0;
+  Py_ssize_t classified = 0;
+  for (; classified < n; classified++) {
+    Py_ssize_t i = classified;
+    tens[i] = NULL;
+    kinds[i] = classify(items[i], &values[i], &tens[i]);
+    if (kinds[i] < 0) {
+      rc = -1;
+      break;
+    }
     if (kinds[i] == K_INT || kinds[i] == K_SLICE) specified++;
+    if (kinds[i] == K_TENSOR) { /* torch's count: a mask tensor its dims, anything else one */
+      c10c_dtype dt = c10c_tensor_dtype(tens[i]);
+      bool mask = dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_UINT8;
+      bool is_tensor = pa_cls.tensor != NULL && PyObject_TypeCheck(items[i], pa_cls.tensor);
+      specified += mask && is_tensor ? (int64_t)c10c_tensor_dim(tens[i]) : 1;
+      has_tensor = true;
+    }
   }
-  if (!tuple && ndim == 0 && kinds[0] == K_INT &&
+  if (rc == 0 && !tuple && ndim == 0 && kinds[0] == K_INT &&
       (PyLong_Check(index) || is_numpy_int(index))) { /* torch's applySelect on a 0-dim tensor */
     if (values[0] == 0)
       INDEX_ERROR(
@@ -589,9 +598,9 @@ static int apply_index(c10c_tensor *h, PyObject *index, c10c_tensor **out, int64
           "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
     else
       INDEX_ERROR("index %lld is out of bounds for dimension 0 with size 0", (long long)values[0]);
-    return -1;
+    rc = -1;
   }
-  if (!tuple && ndim == 0 && kinds[0] == K_SLICE) { /* torch's applySlice: the library's error */
+  if (rc == 0 && !tuple && ndim == 0 && kinds[0] == K_SLICE) { /* torch's applySlice */
     c10c_tensor *out_ = NULL;
     Py_ssize_t start, stop, step;
     if (unpack_slice(index, &start, &stop, &step) < 0) return -1;
@@ -600,14 +609,17 @@ static int apply_index(c10c_tensor *h, PyObject *index, c10c_tensor **out, int64
     *out = out_;
     return 0;
   }
-  if (specified > ndim) {
+  if (rc == 0 && specified > ndim) {
     INDEX_ERROR("too many indices for tensor of dimension %d", (int)ndim);
+    rc = -1;
+  }
+  if (rc < 0) {
+    for (Py_ssize_t i = 0; i < classified; i++) pyc10_release_tensor(tens[i]);
     return -1;
   }
   c10c_tensor *cur = c10c_tensor_retain(h), *next = NULL;
   int64_t dim = 0;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    int rc = 0;
+  for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
     switch (kinds[i]) {
       case K_NONE:
         rc = step_to(&cur, c10c_tensor_unsqueeze(&next, cur, dim), &next);
@@ -615,10 +627,24 @@ static int apply_index(c10c_tensor *h, PyObject *index, c10c_tensor **out, int64
         break;
       case K_BOOL:
         rc = step_to(&cur, c10c_tensor_unsqueeze(&next, cur, dim), &next);
-        bool_dims[(*nbool)++] = dim;
-        *all_true = *all_true && values[i] != 0;
+        if (rc == 0 && has_tensor) {
+          rc = pyc10_adv_add_bool(adv, dim, values[i] != 0);
+        } else {
+          bool_dims[(*nbool)++] = dim;
+          *all_true = *all_true && values[i] != 0;
+        }
         dim++;
         break;
+      case K_TENSOR: {
+        c10c_tensor *t = tens[i];
+        c10c_dtype dt = c10c_tensor_dtype(t);
+        int64_t step =
+            dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_UINT8 ? (int64_t)c10c_tensor_dim(t) : 1;
+        tens[i] = NULL;
+        rc = pyc10_adv_add(adv, dim, t);
+        dim += step;
+        break;
+      }
       case K_ELLIPSIS: dim += ndim - specified; break;
       case K_SLICE: {
         Py_ssize_t start, stop, step;
@@ -647,13 +673,30 @@ static int apply_index(c10c_tensor *h, PyObject *index, c10c_tensor **out, int64
         break;
       }
     }
-    if (rc < 0) {
-      c10c_tensor_release(cur);
-      return -1;
-    }
+  }
+  if (rc < 0) {
+    for (Py_ssize_t i = 0; i < n; i++) pyc10_release_tensor(tens[i]);
+    pyc10_adv_release(adv);
+    c10c_tensor_release(cur);
+    return -1;
   }
   *out = cur;
   return 0;
+}
+
+/* apply_index_items over index, a non-tuple sequence first read as a tuple where torch does. */
+static int apply_index(c10c_tensor *h, PyObject *index, c10c_tensor **out, int64_t *bool_dims,
+                       size_t *nbool, bool *all_true, pyc10_adv *adv) {
+  if (PyTuple_Check(index))
+    return apply_index_items(h, index, true, out, bool_dims, nbool, all_true, adv);
+  int as_tuple = pyc10_adv_sequence_as_tuple(index);
+  if (as_tuple < 0) return -1;
+  if (!as_tuple) return apply_index_items(h, index, false, out, bool_dims, nbool, all_true, adv);
+  PyObject *t = PySequence_Tuple(index);
+  if (t == NULL) return -1;
+  int rc = apply_index_items(h, t, true, out, bool_dims, nbool, all_true, adv);
+  Py_DECREF(t);
+  return rc;
 }
 
 static bool adjacent(const int64_t *dims, size_t n) {
@@ -718,28 +761,68 @@ static int bool_dim(c10c_tensor *v, const int64_t *bool_dims, size_t nbool, bool
   return 0;
 }
 
-/* t[i, j, ...] with exact ints in range, the common element access: one as_strided view instead
- * of a select per int. 1 with the view in *out, 0 (no error) for any other index. */
-static int int_tuple(c10c_tensor *h, PyObject *index, c10c_tensor **out) {
-  if (!PyTuple_CheckExact(index)) return 0;
+/* The geometry t[i, a:b:c, ...] makes for a tuple of exact ints in range and exact slices with a
+ * step > 0, the common calls: each int drops its dim and moves the offset, each slice narrows as
+ * torch's slice (start and stop clamped, stride times step). The kept dims' sizes and strides in
+ * sizes/strides (*nd of them) and the element offset from the tensor's first element in *delta;
+ * false (no error) for any other index, which the general path takes. */
+static bool basic_tuple(c10c_tensor *h, PyObject *index, int64_t *sizes, int64_t *strides,
+                        size_t *nd, int64_t *delta) {
+  if (!PyTuple_CheckExact(index)) return false;
   Py_ssize_t n = PyTuple_Size(index);
   size_t ndim = c10c_tensor_dim(h);
-  if (n < 2 || (size_t)n > ndim) return 0;
-  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
-  int64_t offset = c10c_tensor_storage_offset(h);
+  if (n < 1 || (size_t)n > ndim) return false;
+  const int64_t *hs = c10c_tensor_sizes(h), *hst = c10c_tensor_strides(h);
+  int64_t off = 0;
+  size_t k = 0;
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *o = PyTuple_GetItem(index, i);
-    if (!PyLong_CheckExact(o)) return 0;
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow != 0 || v < -sizes[i] || v >= sizes[i]) {
-      PyErr_Clear();
-      return 0; /* the general path raises torch's error */
+    int64_t size = hs[i], stride = hst[i];
+    if (PyLong_CheckExact(o)) {
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow != 0 || v < -size || v >= size) {
+        PyErr_Clear();
+        return false; /* the general path raises torch's error */
+      }
+      off += (v < 0 ? v + size : v) * stride;
+    } else if (PySlice_Check(o)) {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(o, &start, &stop, &step) < 0) {
+        PyErr_Clear();
+        return false;
+      }
+      if (step <= 0) return false;
+      int64_t b = start, e = stop; /* torch's slice: negatives wrap once, then clamped */
+      if (b < 0) b += size;
+      if (e < 0) e += size;
+      b = b < 0 ? 0 : (b > size ? size : b);
+      e = e < b ? b : (e > size ? size : e);
+      sizes[k] = (e - b + step - 1) / step;
+      if (__builtin_mul_overflow(stride, (int64_t)step, &strides[k++])) return false;
+      off += b * stride;
+    } else {
+      return false;
     }
-    offset += (v < 0 ? v + sizes[i] : v) * strides[i];
   }
-  c10c_status st = c10c_tensor_as_strided(out, h, sizes + n, ndim - (size_t)n, strides + n,
-                                          ndim - (size_t)n, &offset);
+  for (size_t d = (size_t)n; d < ndim; d++) {
+    sizes[k] = hs[d];
+    strides[k++] = hst[d];
+  }
+  *nd = k;
+  *delta = off;
+  return true;
+}
+
+/* t[i, a:b, ...] (see basic_tuple) as one as_strided view instead of a select or slice per item.
+ * 1 with the view in *out, 0 (no error) for any other index. */
+static int int_tuple(c10c_tensor *h, PyObject *index, c10c_tensor **out) {
+  int64_t sizes[MAX_ITEMS], strides[MAX_ITEMS], delta;
+  size_t nd;
+  if (c10c_tensor_dim(h) > MAX_ITEMS || !basic_tuple(h, index, sizes, strides, &nd, &delta))
+    return 0;
+  int64_t offset = c10c_tensor_storage_offset(h) + delta;
+  c10c_status st = c10c_tensor_as_strided(out, h, sizes, nd, strides, nd, &offset);
   if (st != C10C_STATUS_OK) {
     c10c_clear_last_error();
     return 0;
@@ -747,15 +830,24 @@ static int int_tuple(c10c_tensor *h, PyObject *index, c10c_tensor **out) {
   return 1;
 }
 
-/* self[index]: a view, or a copy when a bool took part (torch's advanced indexing). */
-static c10c_tensor *index_of(c10c_tensor *h, PyObject *index, bool for_write, size_t *bools) {
+/* self[index]: a view, or a copy when a bool took part (torch's advanced indexing); with index
+ * tensors, the copy advindex.c makes, or for a write the sliced view, the tensors left in adv. */
+static c10c_tensor *index_of(c10c_tensor *h, PyObject *index, bool for_write, size_t *bools,
+                             pyc10_adv *adv) {
   int64_t bool_dims[MAX_ITEMS];
   size_t nbool;
   bool all_true;
   c10c_tensor *v = NULL, *r = NULL;
   if (bools != NULL) *bools = 0;
   if (int_tuple(h, index, &v)) return v;
-  if (apply_index(h, index, &v, bool_dims, &nbool, &all_true) < 0) return NULL;
+  if (apply_index(h, index, &v, bool_dims, &nbool, &all_true, adv) < 0) return NULL;
+  if (adv->n > 0) {
+    if (for_write) return v;
+    r = pyc10_adv_get(v, adv);
+    pyc10_adv_release(adv);
+    pyc10_release_tensor(v);
+    return r;
+  }
   if (bools != NULL) *bools = nbool;
   if (nbool == 0) {
     if (v != h || for_write) return v;
@@ -795,7 +887,9 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
         return pyc10_result(c10c_tensor_slice(&out, h, 0, start, stop, step), &out);
     }
   }
-  out = index_of(h, index, false, NULL);
+  pyc10_adv adv;
+  adv.n = 0;
+  out = index_of(h, index, false, NULL, &adv);
   return out == NULL ? NULL : pyc10_wrap(out);
 }
 
@@ -854,12 +948,38 @@ static c10c_status copy_to(c10c_tensor *dst, c10c_tensor *src) {
   return st;
 }
 
+/* t[i, j, ...] = number with an exact int for every dim of a CPU tensor, the common element
+ * write: the element stored in place. 1 when done, 0 (no error) to take the general path, -1
+ * with the library's error (a read-only or inference tensor). */
+static int set_element(c10c_tensor *h, PyObject *index, PyObject *value) {
+  _Alignas(16) unsigned char bytes[16];
+  int64_t sizes[MAX_ITEMS], strides[MAX_ITEMS], delta;
+  size_t nd;
+  if (!PyTuple_CheckExact(index) || (size_t)PyTuple_Size(index) != c10c_tensor_dim(h) ||
+      c10c_tensor_dim(h) > MAX_ITEMS || c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU)
+    return 0;
+  c10c_dtype dt = c10c_tensor_dtype(h);
+  if (!encode_fast(value, dt, bytes) || !basic_tuple(h, index, sizes, strides, &nd, &delta) ||
+      nd != 0)
+    return 0;
+  char *p = c10c_tensor_data(h);
+  if (p == NULL) return 0;
+  c10c_status st = c10c_tensor_bump_version(h); /* the library's checks of an in-place write */
+  if (st != C10C_STATUS_OK) return pyc10_raise(st), -1;
+  memcpy(p + delta * (int64_t)c10c_tensor_itemsize(h), bytes, c10c_tensor_itemsize(h));
+  return 1;
+}
+
 static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
   c10c_tensor *h = pyc10_handle(self);
   if (h == NULL) return -1;
   if (value == NULL) {
     TYPE_ERROR("Tensor does not support deleting items");
     return -1;
+  }
+  if (PyFloat_CheckExact(value) || PyLong_CheckExact(value)) {
+    int done = set_element(h, index, value);
+    if (done != 0) return done < 0 ? -1 : 0;
   }
   c10c_tensor *src = NULL;
   if (pa_cls.tensor != NULL && PyObject_TypeCheck(value, pa_cls.tensor)) {
@@ -899,10 +1019,20 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
   int rc = 0;
   if (index != Py_False) { /* x[False] = v: torch writes nothing and checks nothing */
     size_t bools = 0;
-    c10c_tensor *dst = index_of(h, index, true, &bools);
+    pyc10_adv adv;
+    adv.n = 0;
+    c10c_tensor *dst = index_of(h, index, true, &bools, &adv);
     c10c_status st = C10C_STATUS_OK;
     if (dst == NULL) {
       rc = -1;
+    } else if (adv.n > 0) { /* torch's index_put_ */
+      const void *number = fast ? (const void *)bytes : NULL;
+      if (scalar != NULL) number = c10c_tensor_data(src);
+      rc = pyc10_adv_put(dst, &adv, number != NULL ? NULL : src, number);
+      pyc10_adv_release(&adv);
+      pyc10_release_tensor(dst);
+      Py_XDECREF(scalar);
+      return rc;
     } else if (bools > 0 && index != Py_True && !fast &&
                c10c_tensor_dtype(src) != c10c_tensor_dtype(dst)) { /* torch's index_put_ */
       RUNTIME_ERROR(

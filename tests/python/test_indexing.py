@@ -85,20 +85,6 @@ def test_getitem_as_torch(index, transpose):
     if transpose:
         t, p = t.transpose(0, 2), p.transpose(0, 2)
     pi = to_pyc10(index)
-    if isinstance(index, list) or (
-        isinstance(index, tuple) and any(isinstance(i, list) for i in index)
-    ):
-        with pytest.raises(NotImplementedError):
-            p[pi]
-        return
-    if isinstance(index, torch.Tensor) and index.dim() > 0:
-        with pytest.raises(NotImplementedError):
-            p[pi]
-        return
-    if isinstance(index, str):  # torch reads a str as a sequence (advanced); pyc10 refuses
-        with pytest.raises(NotImplementedError):
-            p[pi]
-        return
     agree(lambda: p[pi], lambda: t[index], t, p)
 
 
