@@ -472,3 +472,38 @@ def test_torch_cuda_names_through_the_stand_in(stub):
         "legacy 3",
         "off []",
     ]
+
+
+def test_advanced_indexing_of_cuda_tensors_through_the_stand_in(stub):
+    # staged through the host (advindex.c): the same answers as torch on the CPU
+    t = torch.arange(24.0).reshape(4, 6)
+    got = t[[0, 2]].tolist(), t[:, [1, -1]].tolist(), t[t > 20].tolist()
+    w = t.clone()
+    w[[1, 3], [0, 5]] = torch.tensor([-1.0, -2.0])
+    w[w > 21] = 0.0
+    out = run(
+        """
+        import numpy as np
+        import pyc10
+        a = pyc10.from_numpy(np.arange(24, dtype=np.float32).reshape(4, 6))
+        g = a.cuda()
+        mask = pyc10.from_numpy(np.arange(24).reshape(4, 6) > 20).cuda()
+        r = g[[0, 2]]
+        print(r.device, r.tolist())
+        print(g[:, [1, -1]].tolist(), g[mask].tolist(), g[mask].device)
+        g[[1, 3], [0, 5]] = pyc10.tensor([-1.0, -2.0], device="cuda")
+        g[pyc10.from_numpy(np.asarray(g.cpu()) > 21).cuda()] = 0.0
+        print(g.tolist())
+        try:
+            g[[0, 9]]
+        except IndexError as e:
+            print(type(e).__name__, e)
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    assert out.splitlines() == [
+        f"cuda:0 {got[0]}",
+        f"{got[1]} {got[2]} cuda:0",
+        f"{w.tolist()}",
+        "C10IndexError index 9 is out of bounds for dimension 0 with size 4",
+    ]
