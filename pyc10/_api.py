@@ -55,6 +55,7 @@ from ._tensor import (
     zeros,
     zeros_like,
 )
+from ._typed_storage import TypedStorage
 
 #: The release of the loaded libc10c ("0.1.0").
 __version__: str = _ffi.string(_lib.c10c_version_string()).decode()
@@ -185,6 +186,7 @@ __all__ = [
     "DispatchKeySet",
     "Size",
     "Tensor",
+    "TypedStorage",
     "UntypedStorage",
     "_mkldnn",
     "abi_version",
