@@ -21,8 +21,13 @@ else:
 if _unbuilt:
     use_installed_package(__name__, __file__)
 else:
+    from typing import TYPE_CHECKING as _TYPE_CHECKING
+
     from . import cuda as cuda
     from . import memory as memory
     from ._api import *  # noqa: F403
     from ._api import __all__ as __all__
     from ._api import __version__ as __version__
+
+    if _TYPE_CHECKING:  # the function forms (pyc10.transpose, ...) are made at import by _api
+        from ._functions import *  # noqa: F403

@@ -54,6 +54,7 @@ from ._tensor import (
     zeros,
     zeros_like,
 )
+from ._typed_storage import TypedStorage
 
 get_default_dtype = _ctensor.get_default_dtype
 """The default floating point dtype (``pyc10.float32`` until changed), as torch's (a builtin)."""
@@ -188,6 +189,7 @@ __all__ = [
     "DispatchKeySet",
     "Size",
     "Tensor",
+    "TypedStorage",
     "UntypedStorage",
     "_mkldnn",
     "abi_version",

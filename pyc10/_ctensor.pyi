@@ -122,6 +122,12 @@ class TensorBase:
     def unfold(
         self, dimension: SupportsIndex, size: SupportsIndex, step: SupportsIndex
     ) -> Self: ...
+    def as_strided(
+        self,
+        size: Sequence[SupportsIndex],
+        stride: Sequence[SupportsIndex],
+        storage_offset: SupportsIndex | None = ...,
+    ) -> Self: ...
     def chunk(self, chunks: SupportsIndex, dim: SupportsIndex = ...) -> tuple[Self, ...]: ...
     def split_with_sizes(
         self, split_sizes: Sequence[SupportsIndex], dim: SupportsIndex = ...
@@ -283,6 +289,14 @@ class TensorBase:
         device: _device | builtins.str | builtins.int | None = ...,
         pin_memory: builtins.bool | None = ...,
         requires_grad: builtins.bool | None = ...,
+    ) -> Self: ...
+    def new_tensor(
+        self,
+        data: Any,
+        *,
+        dtype: _dtype | builtins.type | None = ...,
+        device: _device | builtins.str | builtins.int | None = ...,
+        requires_grad: builtins.bool = ...,
     ) -> Self: ...
     def numpy(self, *, force: builtins.bool = ...) -> Any: ...
     def transpose_(self, dim0: SupportsIndex, dim1: SupportsIndex) -> Self: ...

@@ -164,9 +164,19 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     return result
 
 
+# Casting rules are a pure function of two dtypes too: answers the library gave once are kept.
+_CAN_CAST: dict[tuple[dtype, dtype], bool] = {}
+
+
 def can_cast(from_: dtype, to: dtype) -> bool:
     """Whether casting is allowed under torch's casting rules, as ``torch.can_cast``."""
-    return bool(lib.c10c_dtype_can_cast(_value_of(from_, "from_"), _value_of(to, "to")))
+    try:
+        return _CAN_CAST[from_, to]
+    except (KeyError, TypeError):  # TypeError: an unhashable argument, refused below
+        pass
+    result = bool(lib.c10c_dtype_can_cast(_value_of(from_, "from_"), _value_of(to, "to")))
+    _CAN_CAST[from_, to] = result  # both are dtypes here: _value_of refused anything else
+    return result
 
 
 #: Dtypes numpy lacks, and the dtype their values are read and written through exactly (tolist,

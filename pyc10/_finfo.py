@@ -113,7 +113,39 @@ def _parse(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], optional: b
     return d
 
 
-class _TypeInfo:
+_MISSING: Any = object()  # no argument given (finfo() is the default dtype; None is refused)
+
+
+class _TypeInfoMeta(type):
+    """Calls finfo(dtype)/iinfo(dtype) answer the object made at import, before type.__call__.
+
+    The call's fast path runs in the metaclass's ``__call__`` (one frame, no ``__new__`` and
+    ``__init__`` lookups; the dict is a module global, not a class attribute): finfo(float32)
+    costs one dict lookup past the call itself. Anything else goes through ``__new__``.
+    """
+
+
+class _FInfoMeta(_TypeInfoMeta):
+    def __call__(cls, type_: Any = _MISSING, /, *args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs:
+            try:  # every dtype finfo accepts is a key; anything else misses (or is unhashable)
+                return _FINFO[type_]
+            except (KeyError, TypeError):
+                pass
+        return super().__call__(*((type_, *args) if type_ is not _MISSING else args), **kwargs)
+
+
+class _IInfoMeta(_TypeInfoMeta):
+    def __call__(cls, type_: Any = _MISSING, /, *args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs:
+            try:  # as finfo's
+                return _IINFO[type_]
+            except (KeyError, TypeError):
+                pass
+        return super().__call__(*((type_, *args) if type_ is not _MISSING else args), **kwargs)
+
+
+class _TypeInfo(metaclass=_TypeInfoMeta):
     """What finfo and iinfo share: read-only attributes, equality by dtype, torch's repr.
 
     The attributes are slots, set to what torch can answer; one it cannot (float4_e2m1fn_x2's
@@ -192,7 +224,7 @@ _C10_MEMBERS = {
 
 
 @final
-class finfo(_TypeInfo):
+class finfo(_TypeInfo, metaclass=_FInfoMeta):
     """The numeric limits of a floating dtype, as ``torch.finfo``.
 
     ``finfo(type)`` or ``finfo()`` (the default dtype, :func:`pyc10.get_default_dtype`). A
@@ -234,7 +266,7 @@ class finfo(_TypeInfo):
 
 
 @final
-class iinfo(_TypeInfo):
+class iinfo(_TypeInfo, metaclass=_IInfoMeta):
     """The numeric limits of an integer dtype, as ``torch.iinfo``.
 
     ``iinfo(type)``. bool, the floating, complex, bits and sub-byte dtypes are refused with

@@ -98,9 +98,9 @@ class UntypedStorage(_ctensor.StorageBase):
         """Self (torch's typed/untyped bridge)."""
         return self
 
-    def get_device(self) -> int:
-        """The device index (-1 on the CPU)."""
-        index: int = self.device._index
+    def get_device(self) -> int | None:
+        """The device's index (None on the CPU, as torch's ``device.index``)."""
+        index: int | None = self.device.index
         return index
 
     def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:

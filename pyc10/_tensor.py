@@ -31,6 +31,9 @@ from ._layout import layout as _layout_cls
 from ._lib import ffi, lib
 from ._storage import UntypedStorage
 
+if TYPE_CHECKING:
+    from ._typed_storage import TypedStorage
+
 #: torch's _dtype_to_typestr: the dtypes __cuda_array_interface__ can describe.
 _CAI_TYPESTR = {
     DTYPE_NAMES["complex64"]: "<c8",
@@ -206,6 +209,16 @@ class Tensor(_ctensor.TensorBase):
             self.stride(),
             self.dtype._name,
         )
+
+    def storage(self) -> TypedStorage:
+        """The storage as a ``pyc10.TypedStorage`` of self's dtype (deprecated, as torch's).
+
+        Emits torch's UserWarning once per process; ``untyped_storage()`` is the supported form.
+        """
+        from ._typed_storage import TypedStorage, _warn_typed_storage_removal
+
+        _warn_typed_storage_removal(stacklevel=2)
+        return TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype, _internal=True)
 
     # ---- layout facts ----
 

@@ -8,6 +8,10 @@
  * "received an invalid combination of arguments" (its "!type!" marks and its quirks: "1 required
  * positional arguments", a trailing ", " after keyword-only descriptions). torch's and pyc10's
  * class names differ only in their prefix: pyc10.dtype where torch says torch.dtype.
+ *
+ * This file owns the table, the signature grammar, the type checks and the binding of a call
+ * (pa_parse); argparse_errors.c writes the "invalid combination of arguments" TypeError, and
+ * argparse_convert.c converts bound arguments to C values (pa_int, pa_intlist, pa_dtype, ...).
  */
 #include "argparse.h"
 
@@ -19,10 +23,6 @@
 #include <string.h>
 
 pa_classes pa_cls;
-
-/* pyc10's exception classes (C10TypeError derives from TypeError), the builtins before setup. */
-#define PA_TYPE_ERROR  (pa_cls.type_error != NULL ? pa_cls.type_error : PyExc_TypeError)
-#define PA_VALUE_ERROR (pa_cls.value_error != NULL ? pa_cls.value_error : PyExc_ValueError)
 
 /* ---- the table -------------------------------------------------------------------------- */
 
@@ -66,7 +66,7 @@ static const struct {
 };
 
 /* torch's FunctionParameter::type_name, with pyc10 in place of torch in class names. */
-static const char *type_name(pa_type t) {
+const char *pa__type_name(pa_type t) {
   switch (t) {
     case PA_TENSOR: return "Tensor";
     case PA_SCALAR: return "Number";
@@ -243,7 +243,7 @@ int pa_prepare(pa_parser *p) {
 
 /* ---- type checks (FunctionParameter::check) --------------------------------------------- */
 
-static bool is_tensor(PyObject *o) { return PyObject_TypeCheck(o, pa_cls.tensor); }
+bool pa__is_tensor(PyObject *o) { return PyObject_TypeCheck(o, pa_cls.tensor); }
 
 /* numpy's integer scalars, found by name as torch's is_numpy_int does (numpy need not be loaded).
  */
@@ -268,21 +268,18 @@ static bool is_numpy_int(PyObject *o) {
 }
 
 /* THPUtils_checkLong: int or numpy int, not bool. */
-static bool check_long(PyObject *o) {
+bool pa__check_long(PyObject *o) {
   if (PyBool_Check(o)) return false;
   return PyLong_Check(o) || is_numpy_int(o);
 }
 
-/* The dtype code of a tensor (-1 if it cannot be read). */
-static int tensor_dtype_and_dim(PyObject *o, int64_t *ndim);
-
 /* THPUtils_checkIndex: not bool; an int; or anything whose __index__ succeeds. */
 static bool check_index(PyObject *o) {
   if (PyBool_Check(o)) return false;
-  if (check_long(o)) return true;
-  if (is_tensor(o)) {
+  if (pa__check_long(o)) return true;
+  if (pa__is_tensor(o)) {
     int64_t ndim;
-    int dt = tensor_dtype_and_dim(o, &ndim);
+    int dt = pa__tensor_dtype_and_dim(o, &ndim);
     return dt >= 0 && ndim == 0 && c10c_dtype_is_integral((c10c_dtype)dt, false);
   }
   PyObject *i = PyNumber_Index(o);
@@ -302,7 +299,7 @@ static bool is_int_list(PyObject *o, int size, Py_ssize_t *failed) {
     if (!ok && failed != NULL) *failed = 0;
     return ok;
   }
-  return size > 0 && check_long(o);
+  return size > 0 && pa__check_long(o);
 }
 
 static bool is_int_list_args(PyObject *const *items, Py_ssize_t n) {
@@ -335,7 +332,7 @@ static bool check_scalar(PyObject *o) {
 static bool check_scalar(PyObject *o);
 static bool check_param(const pa_param *p, PyObject *o, Py_ssize_t *failed) {
   switch (p->type) {
-    case PA_TENSOR: return is_tensor(o) || (p->numbers_as_tensors && check_scalar(o));
+    case PA_TENSOR: return pa__is_tensor(o) || (p->numbers_as_tensors && check_scalar(o));
     case PA_SCALAR:
       if (check_scalar(o)) return true;
       /* fall through */
@@ -344,17 +341,17 @@ static bool check_param(const pa_param *p, PyObject *o, Py_ssize_t *failed) {
       /* fall through */
     case PA_DOUBLE: {
       if (check_double(o)) return true;
-      if (is_tensor(o)) {
+      if (pa__is_tensor(o)) {
         int64_t ndim;
-        return tensor_dtype_and_dim(o, &ndim) >= 0 && ndim == 0;
+        return pa__tensor_dtype_and_dim(o, &ndim) >= 0 && ndim == 0;
       }
       return false;
     }
     case PA_INT64: {
-      if (check_long(o)) return true;
-      if (is_tensor(o)) {
+      if (pa__check_long(o)) return true;
+      if (pa__is_tensor(o)) {
         int64_t ndim;
-        int dt = tensor_dtype_and_dim(o, &ndim);
+        int dt = pa__tensor_dtype_and_dim(o, &ndim);
         return dt >= 0 && ndim == 0 && c10c_dtype_is_integral((c10c_dtype)dt, false);
       }
       return false;
@@ -372,7 +369,7 @@ static bool check_param(const pa_param *p, PyObject *o, Py_ssize_t *failed) {
     case PA_LAYOUT: return PyObject_TypeCheck(o, pa_cls.layout);
     case PA_MEMORY_FORMAT: return PyObject_TypeCheck(o, pa_cls.memory_format);
     case PA_DEVICE:
-      return check_long(o) || PyUnicode_Check(o) || PyObject_TypeCheck(o, pa_cls.device);
+      return pa__check_long(o) || PyUnicode_Check(o) || PyObject_TypeCheck(o, pa_cls.device);
     case PA_STREAM: return pa_cls.stream != NULL && PyObject_TypeCheck(o, pa_cls.stream);
     case PA_STRING: return PyUnicode_Check(o);
     case PA_TENSOR_LIST: {
@@ -380,7 +377,7 @@ static bool check_param(const pa_param *p, PyObject *o, Py_ssize_t *failed) {
       Py_ssize_t n = PySequence_Size(o);
       for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *it = PySequence_GetItem(o, k);
-        bool ok = it != NULL && is_tensor(it);
+        bool ok = it != NULL && pa__is_tensor(it);
         Py_XDECREF(it);
         if (!ok) return PyErr_Clear(), false;
       }
@@ -394,7 +391,7 @@ static bool check_param(const pa_param *p, PyObject *o, Py_ssize_t *failed) {
 
 /* Py_TYPE(o)->tp_name: "module.Name" for C types outside builtins, the name for classes; pyc10's
  * own classes as "pyc10.Name" (torch's C types say "torch.Name"). */
-static PyObject *typename_of(PyObject *o) {
+PyObject *pa__typename_of(PyObject *o) {
   PyTypeObject *t = Py_TYPE(o);
   if (t == pa_cls.dtype || t == pa_cls.layout || t == pa_cls.memory_format || t == pa_cls.device ||
       t == pa_cls.size || (pa_cls.storage != NULL && PyObject_TypeCheck(o, pa_cls.storage))) {
@@ -493,8 +490,8 @@ static PyObject *keyword_value(const pa_param *p, PyObject *const *args, Py_ssiz
 }
 
 /* FunctionSignature::parse. Returns 1 if bound, 0 if not (an error set only when raise). */
-static int parse_one(const pa_signature *s, PyObject *const *args, Py_ssize_t nargs,
-                     PyObject *kwnames, pa_args *r, bool raise) {
+int pa__parse_one(const pa_signature *s, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                  pa_args *r, bool raise) {
   Py_ssize_t remaining = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
   bool allow_varargs = s->max_pos_args == 1 &&
                        (s->params[0].type == PA_INT_LIST || s->params[0].type == PA_SYM_INT_LIST);
@@ -535,27 +532,27 @@ static int parse_one(const pa_signature *s, PyObject *const *args, Py_ssize_t na
       continue;
     } else {
       if (!raise) return 0;
-      PyObject *tn = typename_of(obj);
+      PyObject *tn = pa__typename_of(obj);
       if (tn == NULL) return 0;
       if (is_kwd) {
         PyErr_Format(PA_TYPE_ERROR, "%s(): argument '%s' must be %s, not %U", s->name, p->cname,
-                     type_name(p->type), tn);
+                     pa__type_name(p->type), tn);
       } else if (failed >= 0) {
         PyObject *seq = (PyTuple_Check(obj) || PyList_Check(obj)) ? obj : NULL;
         PyObject *item =
             seq != NULL ? PySequence_GetItem(seq, failed) : (Py_INCREF(args[failed]), args[failed]);
-        PyObject *itn = item != NULL ? typename_of(item) : NULL;
+        PyObject *itn = item != NULL ? pa__typename_of(item) : NULL;
         Py_XDECREF(item);
         if (itn != NULL) {
           PyErr_Format(PA_TYPE_ERROR,
                        "%s(): argument '%s' (position %zd) must be %s, but found element of type "
                        "%U at pos %zd",
-                       s->name, p->cname, pos + 1, type_name(p->type), itn, failed);
+                       s->name, p->cname, pos + 1, pa__type_name(p->type), itn, failed);
           Py_DECREF(itn);
         }
       } else {
         PyErr_Format(PA_TYPE_ERROR, "%s(): argument '%s' (position %zd) must be %s, not %U",
-                     s->name, p->cname, pos + 1, type_name(p->type), tn);
+                     s->name, p->cname, pos + 1, pa__type_name(p->type), tn);
       }
       Py_DECREF(tn);
       return 0;
@@ -577,573 +574,24 @@ static int parse_one(const pa_signature *s, PyObject *const *args, Py_ssize_t na
   return 1;
 }
 
-/* ---- format_invalid_args (torch/csrc/utils/invalid_arguments.cpp) ----------------------- */
-
-/* An option as torch's _parseOption reads it back from toString(): its arguments' printed type
- * names ("*" included, which counts as an argument there) and names. */
-typedef struct {
-  const char *types[PA_MAX_PARAMS + 1];
-  const char *names[PA_MAX_PARAMS + 1];
-  int n;
-} option;
-
-static void option_of(const pa_signature *s, option *o) {
-  o->n = 0;
-  if (s->n_params == 0) { /* torch splits "" into one nameless argument */
-    o->types[0] = "";
-    o->names[0] = "";
-    o->n = 1;
-    return;
-  }
-  bool kw = false;
-  for (int i = 0; i < s->n_params; i++) {
-    if (s->params[i].keyword_only && !kw) {
-      kw = true;
-      o->types[o->n] = "*";
-      o->names[o->n++] = "*";
-    }
-    if (s->params[i].optional) {
-      /* torch's _parseOption splits "bool copy = False" at its last space: the type is "bool
-       * copy =" (which no value matches) and the name is the default's text */
-      o->types[o->n] = "";
-      o->names[o->n++] = s->params[i].default_text;
-    } else {
-      o->types[o->n] = type_name(s->params[i].type);
-      o->names[o->n++] = s->params[i].cname;
-    }
-  }
-}
-
-static PyObject *option_text(const pa_signature *s) {
-  PyObject *out = PyUnicode_FromString("(");
-  bool kw = false;
-  for (int i = 0; i < s->n_params && out != NULL; i++) {
-    const char *sep = i != 0 ? ", " : "";
-    const char *star = "";
-    if (s->params[i].keyword_only && !kw) {
-      kw = true;
-      star = "*, ";
-    }
-    const pa_param *p = &s->params[i];
-    PA_SETREF(out,
-              PyUnicode_FromFormat("%U%s%s%s %s%s%s", out, sep, star, type_name(p->type), p->cname,
-                                   p->optional ? " = " : "", p->optional ? p->default_text : ""));
-  }
-  if (out != NULL) PA_SETREF(out, PyUnicode_FromFormat("%U)", out));
-  return out;
-}
-
-/* SimpleType/MultiType::is_matching: by the printed type name. */
-static int name_matches(const char *type, PyObject *obj) {
-  PyObject *tn = typename_of(obj);
-  if (tn == NULL) return -1;
-  int r;
-  if (strcmp(type, "float") == 0) {
-    r = PyUnicode_CompareWithASCIIString(tn, "float") == 0 ||
-        PyUnicode_CompareWithASCIIString(tn, "int") == 0;
-  } else {
-    r = PyUnicode_CompareWithASCIIString(tn, type) == 0;
-  }
-  Py_DECREF(tn);
-  return r;
-}
-
-static PyObject *append(PyObject *s, const char *fmt, ...) {
-  if (s == NULL) return NULL;
-  va_list ap;
-  va_start(ap, fmt);
-  PyObject *add = PyUnicode_FromFormatV(fmt, ap);
-  va_end(ap);
-  if (add == NULL) {
-    Py_DECREF(s);
-    return NULL;
-  }
-  PyObject *r = PyUnicode_Concat(s, add);
-  Py_DECREF(s);
-  Py_DECREF(add);
-  return r;
-}
-
-/* One argument's description: "int", "tuple of (int, str)", "list of [int]". */
-static PyObject *describe(PyObject *out, PyObject *arg) {
-  PyObject *tn = typename_of(arg);
-  if (tn == NULL) {
-    Py_XDECREF(out);
-    return NULL;
-  }
-  bool tuple = PyTuple_Check(arg);
-  out = append(out, "%U", tn);
-  Py_DECREF(tn);
-  if (!tuple && !PyList_Check(arg)) return out;
-  Py_ssize_t n = PySequence_Size(arg);
-  out = append(out, tuple ? " of (" : " of [");
-  for (Py_ssize_t k = 0; k < n && out != NULL; k++) {
-    PyObject *item = PySequence_GetItem(arg, k);
-    PyObject *itn = item != NULL ? typename_of(item) : NULL;
-    Py_XDECREF(item);
-    if (itn == NULL) {
-      Py_DECREF(out);
-      return NULL;
-    }
-    out = append(out, "%s%U", k != 0 ? ", " : "", itn);
-    Py_DECREF(itn);
-  }
-  if (tuple) return append(out, n == 1 ? ",)" : ")");
-  return append(out, "]");
-}
-
-static PyObject *arg_desc(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-  PyObject *out = PyUnicode_FromString("(");
-  for (Py_ssize_t k = 0; k < nargs && out != NULL; k++) {
-    PyObject *tn = typename_of(args[k]);
-    if (tn == NULL) return Py_DECREF(out), NULL;
-    out = append(out, "%U, ", tn);
-    Py_DECREF(tn);
-  }
-  /* torch lists keywords in its std::unordered_map's order: the reverse of the call's */
-  Py_ssize_t nk = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
-  for (Py_ssize_t k = nk - 1; k >= 0 && out != NULL; k--) {
-    PyObject *tn = typename_of(args[nargs + k]);
-    if (tn == NULL) return Py_DECREF(out), NULL;
-    out = append(out, "%U=%U, ", PyTuple_GetItem(kwnames, k), tn);
-    Py_DECREF(tn);
-  }
-  if (out != NULL && nargs > 0)
-    PA_SETREF(out, PyUnicode_Substring(out, 0, PyUnicode_GetLength(out) - 2));
-  return append(out, ")");
-}
-
-static int option_index(const option *o, PyObject *key) {
-  for (int i = 0; i < o->n; i++) {
-    if (PyUnicode_CompareWithASCIIString(key, o->names[i]) == 0) return i;
-  }
-  return -1;
-}
-
-static PyObject *formatted_arg_desc(const option *o, PyObject *const *args, Py_ssize_t nargs,
-                                    PyObject *kwnames) {
-  Py_ssize_t nk = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
-  PyObject *out = PyUnicode_FromString("(");
-  for (Py_ssize_t i = 0; i < nargs + nk && out != NULL; i++) {
-    bool is_kwarg = i >= nargs;
-    PyObject *arg;
-    const char *kwname = NULL;
-    if (is_kwarg) {
-      /* torch looks the value up by the option's i-th argument name */
-      if (i >= o->n)
-        return Py_DECREF(out), PyErr_SetString(PA_TYPE_ERROR, "invalid arguments"), NULL;
-      kwname = o->names[i];
-      arg = NULL;
-      for (Py_ssize_t k = 0; k < nk; k++) {
-        if (PyUnicode_CompareWithASCIIString(PyTuple_GetItem(kwnames, k), kwname) == 0)
-          arg = args[nargs + k];
-      }
-      if (arg == NULL)
-        arg = args[i]; /* what torch's map lookup would throw on; keep the call's value */
-    } else {
-      arg = args[i];
-    }
-    int matching = i < o->n ? name_matches(o->types[i], arg) : 0;
-    if (matching < 0) return Py_DECREF(out), NULL;
-    if (!matching) out = append(out, "!");
-    if (is_kwarg) out = append(out, "%s=", kwname);
-    out = describe(out, arg);
-    if (!matching) out = append(out, "!");
-    out = append(out, ", ");
-  }
-  if (out != NULL && nargs > 0)
-    PA_SETREF(out, PyUnicode_Substring(out, 0, PyUnicode_GetLength(out) - 2));
-  return append(out, ")");
-}
-
-static bool argcount_match(const option *o, Py_ssize_t nargs, PyObject *kwnames) {
-  Py_ssize_t got = nargs + (kwnames != NULL ? PyTuple_Size(kwnames) : 0);
-  return got == o->n;
-}
-
-/* The keywords no argument of the option's tail is named (torch's _tryMatchKwargs). */
-static PyObject *unmatched_kwargs(const option *o, PyObject *kwnames) {
-  Py_ssize_t nk = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
-  Py_ssize_t start = o->n - nk;
-  if (start < 0) start = 0;
-  PyObject *out = NULL;
-  for (Py_ssize_t k = nk - 1; k >= 0; k--) { /* torch's map order: the call's, reversed */
-    PyObject *key = PyTuple_GetItem(kwnames, k);
-    int i = option_index(o, key);
-    if (i >= 0 && i >= start) continue;
-    out = out == NULL ? PyUnicode_FromFormat("%U", key) : append(out, ", %U", key);
-    if (out == NULL) return NULL;
-  }
-  return out;
-}
-
-static void print_error(const pa_parser *p, PyObject *const *args, Py_ssize_t nargs,
-                        PyObject *kwnames) {
-  Py_ssize_t num_args = nargs + (kwnames != NULL ? PyTuple_Size(kwnames) : 0);
-  int plausible = -1, n_plausible = 0, n_options = 0;
-  for (int i = 0; i < p->n_sigs; i++) {
-    const pa_signature *s = &p->sigs[i];
-    n_options += !s->hidden;
-    if (num_args >= s->min_args && num_args <= s->n_params && !s->hidden) {
-      plausible = i;
-      n_plausible++;
-    }
-  }
-  if (n_plausible == 1) {
-    pa_args scratch;
-    parse_one(&p->sigs[plausible], args, nargs, kwnames, &scratch, true);
-    if (PyErr_Occurred()) return;
-  }
-  bool has_kwargs = kwnames != NULL && PyTuple_Size(kwnames) > 0;
-  PyObject *msg =
-      PyUnicode_FromFormat("%s() received an invalid combination of arguments - ", p->sigs[0].name);
-  if (n_options > 1) {
-    PyObject *d = arg_desc(args, nargs, kwnames);
-    if (d == NULL) return Py_XDECREF(msg);
-    msg = append(msg, "got %U, but expected one of:\n", d);
-    Py_DECREF(d);
-  }
-  for (int i = 0; i < p->n_sigs && msg != NULL; i++) {
-    const pa_signature *s = &p->sigs[i];
-    if (s->hidden) continue;
-    option o;
-    option_of(s, &o);
-    PyObject *text = option_text(s);
-    if (text == NULL) return Py_DECREF(msg);
-    PyObject *unmatched = has_kwargs ? unmatched_kwargs(&o, kwnames) : NULL;
-    if (has_kwargs && unmatched == NULL && PyErr_Occurred()) return Py_DECREF(text), Py_DECREF(msg);
-    if (n_options == 1) {
-      if (unmatched != NULL) {
-        msg = append(msg, "got unrecognized keyword arguments: %U", unmatched);
-      } else {
-        PyObject *d = argcount_match(&o, nargs, kwnames)
-                          ? formatted_arg_desc(&o, args, nargs, kwnames)
-                          : arg_desc(args, nargs, kwnames);
-        if (d == NULL) return Py_DECREF(text), Py_DECREF(msg);
-        msg = append(msg, "got %U, but expected %U", d, text);
-        Py_DECREF(d);
-      }
-    } else {
-      msg = append(msg, " * %U\n", text);
-      if (msg != NULL && argcount_match(&o, nargs, kwnames)) {
-        if (unmatched != NULL) {
-          msg = append(msg, "      didn't match because some of the keywords were incorrect: %U\n",
-                       unmatched);
-        } else {
-          PyObject *d = formatted_arg_desc(&o, args, nargs, kwnames);
-          if (d == NULL) return Py_DECREF(text), Py_XDECREF(msg), Py_XDECREF(unmatched);
-          msg = append(
-              msg, "      didn't match because some of the arguments have invalid types: %U\n", d);
-          Py_DECREF(d);
-        }
-      }
-    }
-    Py_XDECREF(unmatched);
-    Py_DECREF(text);
-  }
-  if (msg == NULL) return;
-  PyErr_SetObject(PA_TYPE_ERROR, msg);
-  Py_DECREF(msg);
-}
-
 int pa_parse(pa_parser *p, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
              pa_args *out) {
   if (!p->ready && pa_prepare(p) < 0) return -1;
   if (kwnames != NULL && PyTuple_Size(kwnames) == 0) kwnames = NULL;
   if (p->n_sigs == 1) {
-    if (parse_one(&p->sigs[0], args, nargs, kwnames, out, true)) return 0;
+    if (pa__parse_one(&p->sigs[0], args, nargs, kwnames, out, true)) return 0;
     return -1;
   }
   for (int i = 0; i < p->n_sigs; i++) {
-    if (parse_one(&p->sigs[i], args, nargs, kwnames, out, false)) {
+    if (pa__parse_one(&p->sigs[i], args, nargs, kwnames, out, false)) {
       out->overload = i;
       return 0;
     }
     if (PyErr_Occurred()) return -1;
   }
-  print_error(p, args, nargs, kwnames);
+  pa__print_error(p, args, nargs, kwnames);
   if (!PyErr_Occurred()) PyErr_SetString(PA_TYPE_ERROR, "invalid arguments");
   return -1;
-}
-
-/* ---- conversions (PythonArgs) ----------------------------------------------------------- */
-
-static int tensor_dtype_and_dim(PyObject *o, int64_t *ndim) {
-  c10c_tensor *h = ((TensorObject *)o)->h;
-  if (h == NULL) return -1;
-  *ndim = (int64_t)c10c_tensor_dim(h);
-  return (int)c10c_tensor_dtype(h);
-}
-
-int pa_tensor_int64(PyObject *o, int64_t *out) {
-  int64_t value = 0;
-  c10c_tensor *h = ((TensorObject *)o)->h, *cast = NULL;
-  /* read through a conversion to int64 on the CPU: any integer dtype, any device */
-  int64_t none = 0;
-  c10c_status st =
-      c10c_tensor_empty(&cast, &none, 0, C10C_DTYPE_INT64, (c10c_device){C10C_DEVICE_TYPE_CPU, -1},
-                        C10C_MEMORY_FORMAT_CONTIGUOUS);
-  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(cast, h);
-  if (st == C10C_STATUS_OK) {
-    const int64_t *data = c10c_tensor_data(cast);
-    if (data != NULL) value = *data;
-  }
-  c10c_tensor_release(cast);
-  if (st != C10C_STATUS_OK) {
-    pyc10_raise(st);
-    return -1;
-  }
-  *out = value;
-  return 0;
-}
-
-/* The value of a 0-dim integer tensor (torch's THPVariable branch of its int checks); 1 if o is
- * one, 0 if not, -1 on error. */
-static int tensor_int(PyObject *o, int64_t *out) {
-  if (!is_tensor(o)) return 0;
-  int64_t ndim;
-  int dt = tensor_dtype_and_dim(o, &ndim);
-  if (dt < 0 || ndim != 0 || !c10c_dtype_is_integral((c10c_dtype)dt, false)) return 0;
-  return pa_tensor_int64(o, out) < 0 ? -1 : 1;
-}
-
-int pa_index(PyObject *obj, int64_t *out) {
-  int t = tensor_int(obj, out);
-  if (t != 0) return t < 0 ? -1 : 0;
-  PyObject *i = PyNumber_Index(obj);
-  if (i == NULL) return -1;
-  int overflow;
-  long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
-  Py_DECREF(i);
-  if (overflow) {
-    PyErr_SetString(PA_VALUE_ERROR, "Overflow when unpacking long long");
-    return -1;
-  }
-  if (v == -1 && PyErr_Occurred()) return -1;
-  *out = v;
-  return 0;
-}
-
-int pa_int(const pa_args *r, int i, int64_t *out) {
-  PyObject *o = r->obj[i];
-  if (o == NULL) {
-    *out = r->sig->params[i].default_int;
-    return 0;
-  }
-  if (PyLong_CheckExact(o)) {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (overflow) {
-      PyErr_SetString(PA_VALUE_ERROR, "Overflow when unpacking long long");
-      return -1;
-    }
-    *out = v;
-    return 0;
-  }
-  return pa_index(o, out);
-}
-
-/* THPUtils_unpackIndex on an int-list element; torch's wrapping of its failure. */
-static int unpack_element(const pa_args *r, int i, PyObject *item, Py_ssize_t idx, int64_t *out) {
-  if (PyLong_CheckExact(item)) {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
-    if (!overflow) {
-      *out = v;
-      return 0;
-    }
-    PyErr_Format(PA_TYPE_ERROR,
-                 "%s(): argument '%s' failed to unpack the object at pos %zd with error \"%s\"",
-                 r->sig->name, r->sig->params[i].cname, idx + 1,
-                 "Overflow when unpacking long long");
-    return -1;
-  }
-  int t = tensor_int(item, out);
-  if (t != 0) return t < 0 ? -1 : 0;
-  PyObject *ix = PyNumber_Index(item);
-  if (ix != NULL) {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
-    Py_DECREF(ix);
-    if (!overflow) {
-      *out = v;
-      return 0;
-    }
-    PyErr_Format(PA_TYPE_ERROR,
-                 "%s(): argument '%s' failed to unpack the object at pos %zd with error \"%s\"",
-                 r->sig->name, r->sig->params[i].cname, idx + 1,
-                 "Overflow when unpacking long long");
-    return -1;
-  }
-  PyErr_Clear();
-  PyObject *tn = typename_of(item);
-  if (tn == NULL) return -1;
-  PyErr_Format(PA_TYPE_ERROR,
-               "%s(): argument '%s' failed to unpack the object at pos %zd with error \"type must "
-               "be tuple of ints,but got %U\"",
-               r->sig->name, r->sig->params[i].cname, idx + 1, tn);
-  Py_DECREF(tn);
-  return -1;
-}
-
-static int too_many_dims(Py_ssize_t n, Py_ssize_t cap) {
-  PyErr_Format(PyExc_RuntimeError, "pyc10 supports at most %zd dimensions, got %zd", cap, n);
-  return -1;
-}
-
-int pa_intlist(const pa_args *r, int i, int64_t *out, Py_ssize_t cap, Py_ssize_t *n) {
-  if (i == 0 && r->varargs != NULL) {
-    if (r->n_varargs > cap) return too_many_dims(r->n_varargs, cap);
-    for (Py_ssize_t k = 0; k < r->n_varargs; k++) {
-      if (unpack_element(r, i, r->varargs[k], k, &out[k]) < 0) return -1;
-    }
-    *n = r->n_varargs;
-    return 0;
-  }
-  const pa_param *p = &r->sig->params[i];
-  PyObject *o = r->obj[i];
-  if (o == NULL) {
-    if (p->n_default_ints > cap) return too_many_dims(p->n_default_ints, cap);
-    memcpy(out, p->default_ints, sizeof(int64_t) * (size_t)p->n_default_ints);
-    *n = p->n_default_ints;
-    return 0;
-  }
-  if (p->size > 0 && check_long(o)) {
-    int64_t v;
-    if (pa_index(o, &v) < 0) return -1;
-    if (p->size > cap) return too_many_dims(p->size, cap);
-    for (int k = 0; k < p->size; k++) out[k] = v;
-    *n = p->size;
-    return 0;
-  }
-  Py_ssize_t len = PySequence_Size(o);
-  if (len < 0) return -1;
-  if (len > cap) return too_many_dims(len, cap);
-  bool tuple = PyTuple_Check(o);
-  for (Py_ssize_t k = 0; k < len; k++) {
-    PyObject *item = tuple ? PyTuple_GetItem(o, k) : PyList_GetItem(o, k);
-    if (item == NULL || unpack_element(r, i, item, k, &out[k]) < 0) return -1;
-  }
-  *n = len;
-  return 0;
-}
-
-int pa_bool(const pa_args *r, int i, bool *out) {
-  PyObject *o = r->obj[i];
-  *out = o == NULL ? r->sig->params[i].default_bool : o == Py_True;
-  return 0;
-}
-
-int pa_double(const pa_args *r, int i, double *out) {
-  PyObject *o = r->obj[i];
-  if (o == NULL) {
-    *out = r->sig->params[i].default_double;
-    return 0;
-  }
-  double v = PyFloat_AsDouble(o);
-  if (v == -1.0 && PyErr_Occurred()) return -1;
-  *out = v;
-  return 0;
-}
-
-static int code_attr(PyObject *o, PyObject *attr, int *out) {
-  PyObject *v = PyObject_GetAttr(o, attr);
-  if (v == NULL) return -1;
-  long code = PyLong_AsLong(v);
-  Py_DECREF(v);
-  if (code == -1 && PyErr_Occurred()) return -1;
-  *out = (int)code;
-  return 0;
-}
-
-int pa_dtype(const pa_args *r, int i, int *out) {
-  PyObject *o = r->obj[i];
-  if (o == NULL) {
-    const char *d = r->sig->params[i].default_enum;
-    if (d != NULL && strcmp(d, "torch.int64") == 0) {
-      *out = C10C_DTYPE_INT64;
-      return 0;
-    }
-    *out = -1;
-    return 0;
-  }
-  if (o == (PyObject *)&PyFloat_Type) {
-    *out = C10C_DTYPE_FLOAT64;
-  } else if (o == (PyObject *)&PyLong_Type) {
-    *out = C10C_DTYPE_INT64;
-  } else if (o == (PyObject *)&PyBool_Type) {
-    *out = C10C_DTYPE_BOOL;
-  } else if (o == (PyObject *)&PyComplex_Type) {
-    *out = C10C_DTYPE_COMPLEX128;
-  } else {
-    return code_attr(o, pa_cls.dtype_value, out);
-  }
-  return 0;
-}
-
-int pa_layout(const pa_args *r, int i, int *out) {
-  PyObject *o = r->obj[i];
-  if (o == NULL) {
-    *out = -1;
-    return 0;
-  }
-  return code_attr(o, pa_cls.layout_value, out);
-}
-
-int pa_memory_format(const pa_args *r, int i, int *out) {
-  PyObject *o = r->obj[i];
-  if (o == NULL) {
-    const char *d = r->sig->params[i].default_enum;
-    if (d != NULL && !r->sig->params[i].default_none && pa_cls.formats_by_name != NULL) {
-      o = PyDict_GetItemString(pa_cls.formats_by_name, d);
-    }
-    if (o == NULL) {
-      *out = -1;
-      return 0;
-    }
-  }
-  return code_attr(o, pa_cls.format_value, out);
-}
-
-int pa_device(const pa_args *r, int i, c10c_device *out, bool *has) {
-  PyObject *o = r->obj[i];
-  *has = o != NULL;
-  if (o == NULL) return 0;
-  PyObject *dev;
-  if (PyObject_TypeCheck(o, pa_cls.device)) {
-    dev = o;
-    Py_INCREF(dev);
-  } else if (PyUnicode_CheckExact(o)) {
-    /* device strings parsed before (pyc10.device is interned: the same string, the same object) */
-    static PyObject *parsed;
-    if (parsed == NULL && (parsed = PyDict_New()) == NULL) return -1;
-    dev = PyDict_GetItemWithError(parsed, o);
-    if (dev != NULL) {
-      Py_INCREF(dev);
-    } else {
-      if (PyErr_Occurred()) return -1;
-      dev = PyObject_CallFunctionObjArgs(pa_cls.make_device, o, NULL);
-      if (dev == NULL) return -1;
-      if (PyDict_Size(parsed) < 256 && PyDict_SetItem(parsed, o, dev) < 0) {
-        Py_DECREF(dev);
-        return -1;
-      }
-    }
-  } else {
-    /* torch: an int is a CUDA index (or the current accelerator's) */
-    dev = PyObject_CallFunctionObjArgs(pa_cls.make_device, o, NULL);
-    if (dev == NULL) return -1;
-  }
-  int type, index;
-  int rc = code_attr(dev, pa_cls.device_type, &type) < 0 ||
-                   code_attr(dev, pa_cls.device_index, &index) < 0
-               ? -1
-               : 0;
-  Py_DECREF(dev);
-  if (rc < 0) return -1;
-  out->type = (c10c_device_type)type;
-  out->index = (c10c_device_index)index;
-  return 0;
 }
 
 /* ---- documentation ---------------------------------------------------------------------- */

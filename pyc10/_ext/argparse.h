@@ -151,4 +151,28 @@ void pa_table_entry(size_t i, const char **kind, const char **name);
 /* The docstring of a table entry: its signatures, a blank line, its summary (NULL if none). */
 const char *pa_doc(const char *kind, const char *name);
 
+/* ---- shared by argparse.c, argparse_errors.c and argparse_convert.c only ---- */
+
+/* pyc10's exception classes (C10TypeError derives from TypeError), the builtins before setup. */
+#define PA_TYPE_ERROR  (pa_cls.type_error != NULL ? pa_cls.type_error : PyExc_TypeError)
+#define PA_VALUE_ERROR (pa_cls.value_error != NULL ? pa_cls.value_error : PyExc_ValueError)
+
+/* torch's FunctionParameter::type_name, with pyc10 in place of torch in class names. */
+const char *pa__type_name(pa_type t);
+/* The name torch's messages give o's type (its tp_name; pyc10's classes as "pyc10.Name"); a new
+ * reference. */
+PyObject *pa__typename_of(PyObject *o);
+/* FunctionSignature::parse: 1 if s binds the call into *r, 0 if not (an error set only when
+ * raise). */
+int pa__parse_one(const pa_signature *s, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                  pa_args *r, bool raise);
+/* Raises torch's "invalid combination of arguments" TypeError for a call p cannot bind. */
+void pa__print_error(const pa_parser *p, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames);
+bool pa__is_tensor(PyObject *o);
+/* THPUtils_checkLong: int or numpy int, not bool. */
+bool pa__check_long(PyObject *o);
+/* The dtype code of a tensor, its dims in *ndim (-1 if it cannot be read). */
+int pa__tensor_dtype_and_dim(PyObject *o, int64_t *ndim);
+
 #endif

@@ -1,5 +1,6 @@
 /* Tensor methods that write or convert data: fill_ and zero_, the conversions (to, float(),
- * half(), ..., cpu(), cuda(), type()) and the new_* factories over self's dtype and device.
+ * half(), ..., cpu(), cuda(), type()) and the new_* factories (new_tensor included) over self's
+ * dtype and device.
  *
  * A Python scalar becomes one element of the tensor's dtype here, in C, for the common dtypes
  * (c10's checked_convert: the same overflow errors as torch); other values and dtypes go through
@@ -534,6 +535,68 @@ static PyObject *t_new_empty_strided(PyObject *self, FASTCALL_ARGS) {
   return pyc10_result(st, &out);
 }
 
+/* new_tensor(data): a copy of data with self's dtype and device unless given (torch's
+ * tensor_new.cpp new_tensor: no type inference). A tensor is copied here, with torch's warning;
+ * every other kind of data goes through pyc10.tensor (factories.c). */
+static pa_parser new_tensor_p = PA_PARSER("Tensor", "new_tensor");
+static PyObject *t_new_tensor(PyObject *self, FASTCALL_ARGS) {
+  SELF_HANDLE(h);
+  PARSE(new_tensor_p, r);
+  int dtype;
+  c10c_device device;
+  bool has_device, grad;
+  if (pa_dtype(&r, 1, &dtype) < 0 || pa_device(&r, 2, &device, &has_device) < 0 ||
+      pa_bool(&r, 3, &grad) < 0)
+    return NULL;
+  c10c_dtype dt = dtype < 0 ? c10c_tensor_dtype(h) : (c10c_dtype)dtype;
+  if (!has_device) device = c10c_tensor_device(h);
+  PyObject *data = r.obj[0], *out;
+  if (PyObject_TypeCheck(data, pa_cls.tensor)) {
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "To copy construct from a tensor, it is recommended to use "
+                     "sourceTensor.detach().clone() or "
+                     "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                     "tensor.new_tensor(sourceTensor).",
+                     1) < 0)
+      return NULL;
+    c10c_tensor *src = pyc10_handle(data), *copy = NULL;
+    c10c_status st = c10c_tensor_empty_like(&copy, src, dt, device, C10C_MEMORY_FORMAT_PRESERVE);
+    if (st == C10C_STATUS_OK) {
+      st = c10c_tensor_copy_(copy, src);
+      if (st != C10C_STATUS_OK) {
+        pyc10_release_tensor(copy);
+        copy = NULL;
+      }
+    }
+    out = pyc10_result(st, &copy);
+  } else {
+    static PyObject *module, *name, *kwnames_dd;
+    if (module == NULL && (module = PyImport_ImportModule("pyc10._ctensor")) == NULL) return NULL;
+    if (name == NULL && (name = PyUnicode_InternFromString("tensor")) == NULL) return NULL;
+    if (kwnames_dd == NULL && (kwnames_dd = Py_BuildValue("(ss)", "dtype", "device")) == NULL)
+      return NULL;
+    PyObject *dtype_obj = dtype < 0 ? PyObject_GetAttrString(self, "dtype") : r.obj[1];
+    PyObject *device_obj = has_device ? r.obj[2] : PyObject_GetAttrString(self, "device");
+    out = NULL;
+    if (dtype_obj != NULL && device_obj != NULL) {
+      PyObject *call[] = {module, data, dtype_obj, device_obj}; /* module.tensor(data, ...) */
+      out = PyObject_VectorcallMethod(name, call, 2, kwnames_dd);
+    }
+    if (dtype < 0) Py_XDECREF(dtype_obj);
+    if (!has_device) Py_XDECREF(device_obj);
+  }
+  if (out != NULL && grad) {
+    /* torch sets requires_grad on the result: its dtype check first */
+    c10c_dtype got = c10c_tensor_dtype(pyc10_handle(out));
+    Py_DECREF(out);
+    if (!c10c_dtype_is_floating_point(got) && !c10c_dtype_is_complex(got))
+      return raise_with(pa_cls.runtime_error,
+                        "Only Tensors of floating point and complex dtype can require gradients");
+    return not_implemented("requires_grad=True: pyc10 has no autograd");
+  }
+  return out;
+}
+
 #define M(name, fn) \
   { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
 PyMethodDef pyc10_data_methods[] = {
@@ -560,6 +623,7 @@ PyMethodDef pyc10_data_methods[] = {
     M("new_ones", t_new_ones),
     M("new_full", t_new_full),
     M("new_empty_strided", t_new_empty_strided),
+    M("new_tensor", t_new_tensor),
     {NULL, NULL, 0, NULL},
 };
 

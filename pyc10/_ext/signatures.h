@@ -219,6 +219,9 @@ PA_ENTRY(Tensor, new_empty_strided, "new_empty with these strides.",
          "new_empty_strided(SymIntArrayRef size, SymIntArrayRef stride, "
          "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
          "pin_memory=False, bool? requires_grad=False) -> Tensor")
+PA_ENTRY(Tensor, new_tensor, "A copy of data with self's dtype and device unless given.",
+         "new_tensor(PyObject* data, *, ScalarType dtype=None, Device? device=None, bool "
+         "requires_grad=False) -> Tensor")
 /* ---- UntypedStorage (storage.c): torch's StorageBase; torch parses only __new__ and copy_ with
  * PythonArgParser (these strings are its own, with pyc10 for torch), the others by hand: their
  * signatures here are torch/storage.py's, and the methods keep torch's own checks and messages

@@ -48,21 +48,31 @@ static PyObject *size_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) 
     PyErr_SetString(type_error(), "Size() takes no keyword arguments");
     return NULL;
   }
-  if (!PyArg_UnpackTuple(args, "Size", 0, 1, &arg)) return NULL;
+  if (PyTuple_Size(args) == 1) {
+    arg = PyTuple_GetItem(args, 0);
+  } else if (!PyArg_UnpackTuple(args, "Size", 0, 1, &arg)) {
+    return NULL;
+  }
   if (arg != NULL && (PyList_CheckExact(arg) || PyTuple_CheckExact(arg))) {
-    /* the common call, Size([2, 3]): exact ints in range go in as they are */
-    Py_ssize_t n = PySequence_Size(arg);
+    /* the common call, Size([2, 3]): exact ints in range go in as they are, straight from the
+     * list or tuple into the new Size (no intermediate tuple) */
+    bool list = PyList_CheckExact(arg);
+    Py_ssize_t n = list ? PyList_Size(arg) : PyTuple_Size(arg);
     bool plain = n >= 0;
     for (Py_ssize_t i = 0; plain && i < n; i++) {
-      PyObject *it = PyList_CheckExact(arg) ? PyList_GetItem(arg, i) : PyTuple_GetItem(arg, i);
+      PyObject *it = list ? PyList_GetItem(arg, i) : PyTuple_GetItem(arg, i);
       int overflow;
       plain = PyLong_CheckExact(it) && (PyLong_AsLongLongAndOverflow(it, &overflow), !overflow);
     }
     if (plain) {
-      PyObject *t = PySequence_Tuple(arg);
-      if (t == NULL) return NULL;
-      PyObject *r = size_from_tuple(t);
-      Py_DECREF(t);
+      allocfunc alloc = (allocfunc)PyType_GetSlot(size_type, Py_tp_alloc);
+      PyObject *r = alloc(size_type, n);
+      if (r == NULL) return NULL;
+      for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *it = list ? PyList_GetItem(arg, i) : PyTuple_GetItem(arg, i);
+        Py_INCREF(it);
+        PyTuple_SetItem(r, i, it);
+      }
       return r;
     }
   }

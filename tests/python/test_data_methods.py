@@ -346,6 +346,74 @@ def test_new_factories_refuse_what_pyc10_lacks_with_runtime_errors(expr: str) ->
         eval(expr, {"x": x, "pyc10": pyc10})
 
 
+NEW_TENSORS = [
+    "x.new_tensor([1.5, 2])",
+    "x.new_tensor([[1, 2], [3, 4]])",
+    "x.new_tensor(3.7)",
+    "x.new_tensor(True)",
+    "x.new_tensor([True, False])",
+    "x.new_tensor([])",
+    "x.new_tensor(np.array([1.5, -2.5]))",
+    "x.new_tensor(np.array([[1, 2]], dtype=np.int16))",
+    "x.new_tensor(np.float64(2.5))",
+    "x.new_tensor([1], dtype=T.float64)",
+    "x.new_tensor([1], dtype=None, device=None)",
+    "x.new_tensor([1], device='cpu')",
+    "x.new_tensor(data=[1, 2])",
+    "x.new_tensor([1.0], requires_grad=False)",
+    "x.new_tensor(x)",
+    "x.new_tensor(x, dtype=T.int8)",
+    "x.new_tensor(x.t()).stride()",
+    "x.new_tensor(x[:, ::2]).stride()",
+    "x.new_tensor(x) is x",
+    "x.new_tensor([1 + 2j], dtype=T.complex64)",
+    # refused
+    "x.new_tensor()",
+    "x.new_tensor([1], [2])",
+    "x.new_tensor([1], float)",
+    "x.new_tensor('a')",
+    "x.new_tensor(None)",
+    "x.new_tensor([[1], [2, 3]])",
+    "x.new_tensor([1], pin_memory=False)",
+    "x.new_tensor([1], layout=T.strided)",
+    "x.new_tensor([1], requires_grad=None)",
+    "x.new_tensor([1], dtype=1)",
+    "x.new_tensor([1], dtype=T.int32, requires_grad=True)",
+    "x.new_tensor([1], device=1.5)",
+]
+
+
+@pytest.mark.filterwarnings("ignore:To copy construct")
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex64"])
+@pytest.mark.parametrize("expr", NEW_TENSORS)
+def test_new_tensor_agrees_with_torch(expr: str, dtype: str) -> None:
+    # dtype and device default to self's, not to the default dtype (no type inference)
+    agree(expr, dtype)
+
+
+def test_new_tensor_of_a_tensor_warns_as_torch_and_copies() -> None:
+    x, tx = pyc10.zeros(3), torch.zeros(3)
+    with pytest.warns(UserWarning) as ours:
+        y = x.new_tensor(x)
+    with pytest.warns(UserWarning) as theirs:
+        tx.new_tensor(tx)
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs]
+    assert ours[0].filename == __file__ and theirs[0].filename == __file__
+    assert y.data_ptr() != x.data_ptr()
+
+
+def test_new_tensor_always_copies_lists_and_arrays() -> None:
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    y = pyc10.zeros(1).new_tensor(a)
+    a[0] = 5.0
+    assert y.tolist() == torch.zeros(1).new_tensor(np.array([1.0, 2.0], np.float32)).tolist()
+
+
+def test_new_tensor_refuses_requires_grad_as_pyc10_lacks_autograd() -> None:
+    with pytest.raises(RuntimeError, match="autograd"):
+        pyc10.zeros(1).new_tensor([1.0], requires_grad=True)
+
+
 def test_new_empty_is_uninitialized_but_shaped_and_typed_as_self() -> None:
     x = pyc10.zeros(2, 3, dtype=pyc10.int16)
     e = x.new_empty(4)

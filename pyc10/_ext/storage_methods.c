@@ -1,0 +1,538 @@
+/* pyc10._ctensor.StorageBase's methods (nbytes, data_ptr, resize_, fill_, copy_, from_buffer,
+ * tolist, clone, ...) and its iteration and mapping protocol (s[i], s[a:b], s[i] = v), as
+ * torch's StorageMethods.cpp and Storage.cpp. Byte copies and fills go through uint8 tensors over
+ * the storages, so they work on every device libc10c's copy_ and fill_ serve. The type itself,
+ * its identity map and construction are in storage.c.
+ */
+#include <Python.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "storage.h"
+
+/* ---- byte copies through uint8 tensors ----------------------------------------------------- */
+
+/* A 1-d uint8 tensor over all of s's bytes. */
+static c10c_tensor *bytes_tensor(c10c_storage *s) {
+  c10c_tensor *t = NULL;
+  int64_t n = c10c_storage_nbytes(s), one = 1;
+  c10c_status st = c10c_tensor_new_from_storage(&t, s, &n, &one, 1, 0, C10C_DTYPE_UINT8);
+  if (st != C10C_STATUS_OK) pyc10_raise(st);
+  return t;
+}
+
+/* dst's bytes = src's bytes (same size), on any pair of devices copy_ serves. */
+int storage__copy_bytes(c10c_storage *dst, c10c_storage *src) {
+  if (c10c_storage_nbytes(dst) == 0) return 0;
+  c10c_tensor *d = bytes_tensor(dst);
+  if (d == NULL) return -1;
+  c10c_tensor *s = bytes_tensor(src);
+  if (s == NULL) {
+    c10c_tensor_release(d);
+    return -1;
+  }
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = c10c_tensor_copy_(d, s);
+  Py_END_ALLOW_THREADS c10c_tensor_release(d);
+  c10c_tensor_release(s);
+  return st == C10C_STATUS_OK ? 0 : (pyc10_raise(st), -1);
+}
+
+static bool is_meta(c10c_storage *s) {
+  return c10c_storage_device(s).type == C10C_DEVICE_TYPE_META;
+}
+
+static PyObject *meta_error(void) {
+  PyErr_SetString(
+      storage__not_implemented != NULL ? storage__not_implemented : PyExc_NotImplementedError,
+      "Not available for 'meta' device type");
+  return NULL;
+}
+
+/* A bytes object of n bytes from offset start of s (copied to the host first off the CPU). */
+static PyObject *read_bytes(c10c_storage *s, int64_t start, int64_t n) {
+  if (is_meta(s)) return meta_error();
+  if (n == 0) return PyBytes_FromStringAndSize(NULL, 0);
+  if (c10c_storage_device(s).type == C10C_DEVICE_TYPE_CPU)
+    return PyBytes_FromStringAndSize((const char *)c10c_storage_data(s) + start, (Py_ssize_t)n);
+  c10c_storage *host = NULL;
+  c10c_status st =
+      c10c_storage_new(&host, c10c_storage_nbytes(s), NULL, C10C_DEVICE_TYPE_CPU, true);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  PyObject *r =
+      storage__copy_bytes(host, s) < 0
+          ? NULL
+          : PyBytes_FromStringAndSize((const char *)c10c_storage_data(host) + start, (Py_ssize_t)n);
+  c10c_storage_release(host);
+  return r;
+}
+
+/* Sets bytes [start, stop) of s to value. */
+static int fill_bytes(c10c_storage *s, int64_t start, int64_t stop, uint8_t value) {
+  if (stop <= start) return 0;
+  if (c10c_storage_is_read_only(s)) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "cannot write to a read-only storage");
+    return -1;
+  }
+  if (c10c_storage_device(s).type == C10C_DEVICE_TYPE_CPU) {
+    memset((unsigned char *)c10c_storage_data(s) + start, value, (size_t)(stop - start));
+    return 0;
+  }
+  c10c_tensor *t = NULL;
+  int64_t n = stop - start, one = 1;
+  c10c_status st = c10c_tensor_new_from_storage(&t, s, &n, &one, 1, start, C10C_DTYPE_UINT8);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_fill_(t, &value);
+  c10c_tensor_release(t);
+  return st == C10C_STATUS_OK ? 0 : (pyc10_raise(st), -1);
+}
+
+/* ---- methods without arguments ------------------------------------------------------------- */
+
+static PyObject *s_nbytes(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  return s ? PyLong_FromLongLong((long long)c10c_storage_nbytes(s)) : NULL;
+}
+
+static PyObject *s_element_size(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return storage__of(self) ? PyLong_FromLong(1) : NULL;
+}
+
+static PyObject *s_data_ptr(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  return s ? PyLong_FromVoidPtr(c10c_storage_data(s)) : NULL;
+}
+
+static PyObject *s_resizable(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  return s ? PyBool_FromLong(c10c_storage_resizable(s)) : NULL;
+}
+
+static PyObject *s_use_count(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  return s ? PyLong_FromUnsignedLong(c10c_storage_use_count(s)) : NULL;
+}
+
+/* pyc10 has no shared-memory storages (libc10c has no such allocator): always False, where torch
+ * says True after share_memory_ and for from_file storages. */
+static PyObject *s_is_shared(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return storage__of(self) ? Py_NewRef(Py_False) : NULL;
+}
+
+static PyObject *s_tolist(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  PyObject *bytes = read_bytes(s, 0, c10c_storage_nbytes(s));
+  if (bytes == NULL) return NULL;
+  Py_ssize_t n = PyBytes_Size(bytes);
+  const unsigned char *data = (const unsigned char *)PyBytes_AsString(bytes);
+  PyObject *list = PyList_New(n);
+  for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
+    PyObject *v = PyLong_FromLong(data[i]); /* small ints: cached, cannot fail */
+    PyList_SetItem(list, i, v);
+  }
+  Py_DECREF(bytes);
+  return list;
+}
+
+static PyObject *s_bytes(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  return s ? read_bytes(s, 0, c10c_storage_nbytes(s)) : NULL;
+}
+
+PyObject *storage__iter(PyObject *self) {
+  PyObject *list = s_tolist(self, NULL);
+  if (list == NULL) return NULL;
+  PyObject *it = PyObject_GetIter(list);
+  Py_DECREF(list);
+  return it;
+}
+
+/* A storage of the same size on the same device holding a copy of the bytes (torch's clone). */
+static PyObject *s_clone(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  c10c_storage *out = NULL;
+  c10c_status st = storage__new(&out, c10c_storage_nbytes(s), c10c_storage_device(s));
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  if (!is_meta(s) && storage__copy_bytes(out, s) < 0) {
+    c10c_storage_release(out);
+    return NULL;
+  }
+  return storage__wrap_owned(storage__default_type(), out);
+}
+
+/* CPU storages cannot move to shared memory in pyc10 (torch moves them to POSIX shared memory
+ * for torch.multiprocessing); other devices need no move, as torch: self. */
+static PyObject *s_share_memory_(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  c10c_device_type t = c10c_storage_device(s).type;
+  if (t == C10C_DEVICE_TYPE_CPU || t == C10C_DEVICE_TYPE_META) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS,
+                    "share_memory_(): pyc10 cannot move a storage to shared memory (libc10c has "
+                    "no shared-memory allocator, and pyc10 no torch.multiprocessing)");
+    return NULL;
+  }
+  return Py_NewRef(self);
+}
+
+/* ---- methods with arguments (the parser, kind UntypedStorage) ------------------------------ */
+
+/* resize_(size): torch checks the type itself (RuntimeError "resize_ expects an int"). */
+static PyObject *s_resize_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames) {
+  static pa_parser p = PA_PARSER("UntypedStorage", "resize_");
+  pa_args r;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL || pa_parse(&p, args, nargs, kwnames, &r) < 0) return NULL;
+  if (!storage__check_long(r.obj[0]))
+    return storage__raise_with_type(RUNTIME_ERROR_CLASS, "resize_ expects an int, but got %U",
+                                    r.obj[0]);
+  int64_t size;
+  if (pa_index(r.obj[0], &size) < 0) return NULL;
+  c10c_status st = c10c_storage_resize(s, size);
+  return st == C10C_STATUS_OK ? Py_NewRef(self) : pyc10_raise(st);
+}
+
+/* torch's THPByteUtils_checkReal and unpackReal: an int or bool, kept modulo 256. */
+static int byte_value(PyObject *o, uint8_t *out) {
+  int overflow;
+  long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+  if (overflow) {
+    PyErr_SetString(VALUE_ERROR_CLASS, "Overflow when unpacking long long");
+    return -1;
+  }
+  if (v == -1 && PyErr_Occurred()) return -1;
+  *out = (uint8_t)v;
+  return 0;
+}
+
+static PyObject *s_fill_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  static pa_parser p = PA_PARSER("UntypedStorage", "fill_");
+  pa_args r;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL || pa_parse(&p, args, nargs, kwnames, &r) < 0) return NULL;
+  if (!PyLong_Check(r.obj[0]))
+    return storage__raise_with_type(RUNTIME_ERROR_CLASS, "fill_ expects int, but got %U", r.obj[0]);
+  uint8_t v;
+  if (byte_value(r.obj[0], &v) < 0) return NULL;
+  if (is_meta(s)) return Py_NewRef(self);
+  return fill_bytes(s, 0, c10c_storage_nbytes(s), v) < 0 ? NULL : Py_NewRef(self);
+}
+
+static PyObject *s_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  static pa_parser p = PA_PARSER("UntypedStorage", "copy_");
+  pa_args r;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL || pa_parse(&p, args, nargs, kwnames, &r) < 0) return NULL;
+  c10c_storage *src = storage__of(r.obj[0]);
+  if (src == NULL) return NULL;
+  int64_t n = c10c_storage_nbytes(s), m = c10c_storage_nbytes(src);
+  if (n != m)
+    return PyErr_Format(RUNTIME_ERROR_CLASS,
+                        "size does not match, self was %lld bytes but src was %lld bytes",
+                        (long long)n, (long long)m);
+  if (c10c_storage_is_read_only(s) && n > 0) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "cannot write to a read-only storage");
+    return NULL;
+  }
+  if (is_meta(s) || is_meta(src)) return Py_NewRef(self);
+  return storage__copy_bytes(s, src) < 0 ? NULL : Py_NewRef(self);
+}
+
+/* Reverses each unit-byte group of n bytes at p. */
+static void swap_units(unsigned char *p, size_t n, size_t unit) {
+  for (size_t i = 0; i + unit <= n; i += unit)
+    for (size_t a = i, b = i + unit - 1; a < b; a++, b--) {
+      unsigned char t = p[a];
+      p[a] = p[b];
+      p[b] = t;
+    }
+}
+
+/* from_buffer(buffer, byte_order=None, count=-1, offset=0, dtype=None): torch's
+ * THPStorage_fromBuffer (its checks, in its order, and its messages). */
+static PyObject *s_from_buffer(PyObject *cls, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+  static pa_parser p = PA_PARSER("UntypedStorage", "from_buffer");
+  pa_args r;
+  if (pa_parse(&p, args, nargs, kwnames, &r) < 0) return NULL;
+  int64_t count, offset;
+  int dtype;
+  if (pa_int(&r, 2, &count) < 0 || pa_int(&r, 3, &offset) < 0 || pa_dtype(&r, 4, &dtype) < 0)
+    return NULL;
+  if (dtype < 0) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "argument 'dtype' cannot be None");
+    return NULL;
+  }
+  c10c_dtype d = (c10c_dtype)dtype;
+  bool independent = d == C10C_DTYPE_UINT8 || d == C10C_DTYPE_INT8 || d == C10C_DTYPE_FLOAT8_E5M2 ||
+                     d == C10C_DTYPE_FLOAT8_E5M2FNUZ || d == C10C_DTYPE_FLOAT8_E4M3FN ||
+                     d == C10C_DTYPE_FLOAT8_E4M3FNUZ;
+  const char *order = NULL;
+  if (r.obj[1] != NULL && (order = PyUnicode_AsUTF8AndSize(r.obj[1], NULL)) == NULL) return NULL;
+  if (!independent && order == NULL) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "function missing required argument 'byte_order' (pos 2)");
+    return NULL;
+  }
+  const uint16_t probe = 1;
+  bool little = *(const unsigned char *)&probe == 1, swap = false;
+  if (!independent) {
+    if (strcmp(order, "native") == 0) {
+      swap = false;
+    } else if (strcmp(order, "big") == 0) {
+      swap = little;
+    } else if (strcmp(order, "little") == 0) {
+      swap = !little;
+    } else {
+      return PyErr_Format(VALUE_ERROR_CLASS,
+                          "invalid byte_order '%s' (expected 'big', 'little', or 'native')", order);
+    }
+  }
+  /* the bytes through a memoryview: the limited API (3.10) has no buffer protocol */
+  PyObject *mv = PyMemoryView_FromObject(r.obj[0]);
+  if (mv == NULL) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
+    PyErr_Clear();
+    return storage__raise_with_type(TYPE_ERROR_CLASS, "a bytes-like object is required, not '%U'",
+                                    r.obj[0]);
+  }
+  PyObject *bytes = PyBytes_FromObject(mv);
+  Py_DECREF(mv);
+  if (bytes == NULL) return NULL;
+  PyObject *result = NULL;
+  int64_t size = (int64_t)c10c_dtype_itemsize(d), len = (int64_t)PyBytes_Size(bytes);
+  if (offset < 0 || offset > len) {
+    /* torch's fmt arguments are in this order */
+    PyErr_Format(VALUE_ERROR_CLASS,
+                 "offset must be non-negative and no greater than buffer length (%lld) , but got "
+                 "%lld",
+                 (long long)offset, (long long)len);
+    goto done;
+  }
+  if (count < 0) {
+    if ((len - offset) % size != 0) {
+      PyErr_Format(VALUE_ERROR_CLASS,
+                   "buffer size (%lld) must be a multiple of element size (%lld)", (long long)len,
+                   (long long)size);
+      goto done;
+    }
+    count = (len - offset) / size;
+  }
+  if (count > (len - offset) / size) {
+    PyErr_Format(VALUE_ERROR_CLASS,
+                 "buffer has only %lld elements after offset %lld, but specified a size of %lld",
+                 (long long)(len - offset), (long long)offset, (long long)count);
+    goto done;
+  }
+  bool known = independent || d == C10C_DTYPE_BOOL || d == C10C_DTYPE_INT16 ||
+               d == C10C_DTYPE_INT32 || d == C10C_DTYPE_INT64 || d == C10C_DTYPE_FLOAT16 ||
+               d == C10C_DTYPE_BFLOAT16 || d == C10C_DTYPE_FLOAT32 || d == C10C_DTYPE_FLOAT64 ||
+               d == C10C_DTYPE_COMPLEX64 || d == C10C_DTYPE_COMPLEX128;
+  if (!known) {
+    PyErr_Format(RUNTIME_ERROR_CLASS, "Unknown type: %s", c10c_dtype_c10_name(d));
+    goto done;
+  }
+  c10c_storage *s = NULL;
+  size_t nbytes = (size_t)(count * size);
+  c10c_status st = c10c_storage_new(&s, (int64_t)nbytes, NULL, C10C_DEVICE_TYPE_CPU, true);
+  if (st != C10C_STATUS_OK) {
+    pyc10_raise(st);
+    goto done;
+  }
+  unsigned char *data = c10c_storage_data(s);
+  if (nbytes > 0) memcpy(data, PyBytes_AsString(bytes) + offset, nbytes);
+  if (d == C10C_DTYPE_BOOL) {
+    for (size_t i = 0; i < nbytes; i++) data[i] = data[i] != 0;
+  } else if (swap) {
+    /* complex numbers swap their real and imaginary parts each (torch's decode) */
+    bool complex = d == C10C_DTYPE_COMPLEX64 || d == C10C_DTYPE_COMPLEX128;
+    swap_units(data, nbytes, (size_t)size / (complex ? 2 : 1));
+  }
+  result = storage__wrap_owned(
+      cls == (PyObject *)storage__base_type ? storage__default_type() : (PyTypeObject *)cls, s);
+done:
+  Py_DECREF(bytes);
+  return result;
+}
+
+/* ---- memory owned by a Python object (from_file's mappings) -------------------------------- */
+
+/* The storage deleter of _from_owner: drops the owner with the GIL held (it may run on any
+ * thread), keeping any exception in flight; after the interpreter is gone nothing is released. */
+static void release_owner(void *ctx) {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  KEEPING_ERROR(Py_DECREF((PyObject *)ctx));
+  PyGILState_Release(gil);
+}
+
+/* _from_owner(address, nbytes, owner, read_only): a CPU storage over nbytes at address, memory
+ * that owner keeps valid (from_file's mapping), holding owner until its last reference goes. */
+static PyObject *s_from_owner(PyObject *cls, PyObject *args) {
+  PyObject *address, *owner;
+  long long nbytes;
+  int read_only;
+  if (!PyArg_ParseTuple(args, "OLOp:_from_owner", &address, &nbytes, &owner, &read_only))
+    return NULL;
+  void *data = PyLong_AsVoidPtr(address);
+  if (data == NULL && PyErr_Occurred()) return NULL;
+  c10c_storage *s = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  Py_INCREF(owner);
+  c10c_status st = c10c_storage_new_external(&s, data, (int64_t)nbytes, cpu, release_owner, owner);
+  if (st != C10C_STATUS_OK) {
+    Py_DECREF(owner);
+    return pyc10_raise(st);
+  }
+  if (read_only) c10c_storage_set_read_only(s);
+  return storage__wrap_owned(
+      cls == (PyObject *)storage__base_type ? storage__default_type() : (PyTypeObject *)cls, s);
+}
+
+/* ---- mapping protocol ---------------------------------------------------------------------- */
+
+Py_ssize_t storage__length(PyObject *self) {
+  c10c_storage *s = storage__of(self);
+  return s ? (Py_ssize_t)c10c_storage_nbytes(s) : -1;
+}
+
+/* The slice's bounds on n bytes, or -1 with torch's error for a step other than 1. */
+static int unit_slice(PyObject *slice, int64_t n, Py_ssize_t *start, Py_ssize_t *length) {
+  Py_ssize_t stop, step;
+  if (PySlice_Unpack(slice, start, &stop, &step) < 0) return -1;
+  *length = PySlice_AdjustIndices((Py_ssize_t)n, start, &stop, step);
+  if (step != 1) {
+    PyErr_Format(RUNTIME_ERROR_CLASS,
+                 "Trying to slice with a step of %zd, but only a step of 1 is supported", step);
+    return -1;
+  }
+  return 0;
+}
+
+/* The byte at an index (negative from the end); a slice is a new storage over the same bytes
+ * (not resizable, keeping the base alive), as torch. */
+PyObject *storage__getitem(PyObject *self, PyObject *index) {
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  if (is_meta(s)) return meta_error();
+  int64_t n = c10c_storage_nbytes(s);
+  if (storage__check_long(index)) {
+    int64_t i;
+    if (pa_index(index, &i) < 0) return NULL;
+    if (i < 0) i += n;
+    if (i < 0 || i >= n)
+      return PyErr_Format(INDEX_ERROR_CLASS, "index %lld out of range for storage of size %lld",
+                          (long long)i, (long long)n);
+    if (c10c_storage_device(s).type == C10C_DEVICE_TYPE_CPU)
+      return PyLong_FromLong(((const unsigned char *)c10c_storage_data(s))[i]);
+    PyObject *b = read_bytes(s, i, 1);
+    if (b == NULL) return NULL;
+    PyObject *v = PyLong_FromLong(((const unsigned char *)PyBytes_AsString(b))[0]);
+    Py_DECREF(b);
+    return v;
+  }
+  if (PySlice_Check(index)) {
+    Py_ssize_t start, length;
+    if (unit_slice(index, n, &start, &length) < 0) return NULL;
+    unsigned char *data = c10c_storage_data(s);
+    c10c_storage *view = NULL;
+    c10c_status st = c10c_storage_new_external(
+        &view, data != NULL ? data + start : NULL, (int64_t)length, c10c_storage_device(s),
+        (c10c_deleter)c10c_storage_release, c10c_storage_retain(s));
+    if (st != C10C_STATUS_OK) {
+      c10c_storage_release(s); /* the base reference the view did not take */
+      return pyc10_raise(st);
+    }
+    if (c10c_storage_is_read_only(s)) c10c_storage_set_read_only(view);
+    return storage__wrap_owned(storage__default_type(), view);
+  }
+  return storage__raise_with_type(TYPE_ERROR_CLASS, "can't index a pyc10.UntypedStorage with %U",
+                                  index);
+}
+
+/* s[i] = v and s[a:b] = v for an int v (modulo 256). Deliberate differences from torch, whose
+ * __setitem__ raises RuntimeError "out of bounds" for every negative index: a negative index
+ * counts from the end and an index out of range raises __getitem__'s IndexError. */
+int storage__setitem(PyObject *self, PyObject *index, PyObject *value) {
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return -1;
+  if (value == NULL) {
+    PyErr_SetString(TYPE_ERROR_CLASS, "'UntypedStorage' object doesn't support item deletion");
+    return -1;
+  }
+  if (!PyLong_Check(value)) {
+    storage__raise_with_type(RUNTIME_ERROR_CLASS,
+                             "can only set storage content with a int types, but got %U instead",
+                             value);
+    return -1;
+  }
+  uint8_t v;
+  if (byte_value(value, &v) < 0) return -1;
+  int64_t n = c10c_storage_nbytes(s);
+  if (storage__check_long(index)) {
+    int64_t i;
+    if (pa_index(index, &i) < 0) return -1;
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) {
+      PyErr_Format(INDEX_ERROR_CLASS, "index %lld out of range for storage of size %lld",
+                   (long long)i, (long long)n);
+      return -1;
+    }
+    return fill_bytes(s, i, i + 1, v);
+  }
+  if (PySlice_Check(index)) {
+    Py_ssize_t start, length;
+    if (unit_slice(index, n, &start, &length) < 0) return -1;
+    return fill_bytes(s, start, start + length, v);
+  }
+  storage__raise_with_type(RUNTIME_ERROR_CLASS, "can't index a pyc10.UntypedStorage with %U",
+                           index);
+  return -1;
+}
+
+#define FAST(fn) (PyCFunction)(void (*)(void))(fn)
+
+PyMethodDef storage__methods[] = {
+    {"nbytes", s_nbytes, METH_NOARGS, "nbytes() -> int\n\nSize in bytes."},
+    {"size", s_nbytes, METH_NOARGS, "size() -> int\n\nSize in bytes (nbytes())."},
+    {"element_size", s_element_size, METH_NOARGS,
+     "element_size() -> int\n\n1: an untyped storage counts bytes."},
+    {"data_ptr", s_data_ptr, METH_NOARGS,
+     "data_ptr() -> int\n\nAddress of the first byte (0 for an empty storage)."},
+    {"resizable", s_resizable, METH_NOARGS,
+     "resizable() -> bool\n\nWhether resize_ may change the size (storages over external "
+     "memory, such as slices and from_file mappings, may not)."},
+    {"use_count", s_use_count, METH_NOARGS,
+     "use_count() -> int\n\nStrong references to the storage (Python objects and C holders)."},
+    {"is_shared", s_is_shared, METH_NOARGS,
+     "is_shared() -> bool\n\nAlways False: pyc10 has no shared-memory storages."},
+    {"tolist", s_tolist, METH_NOARGS, "tolist() -> list[int]\n\nThe bytes as a list of ints."},
+    {"_bytes", s_bytes, METH_NOARGS, "The bytes as a bytes object (copied to the host)."},
+    {"clone", s_clone, METH_NOARGS,
+     "clone() -> UntypedStorage\n\nA copy of the bytes in a new storage on the same device."},
+    {"share_memory_", s_share_memory_, METH_NOARGS,
+     "share_memory_() -> UntypedStorage\n\nself for storages off the CPU (as torch); CPU "
+     "storages raise RuntimeError: pyc10 has no shared memory."},
+    {"resize_", FAST(s_resize_), METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"fill_", FAST(s_fill_), METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"copy_", FAST(s_copy_), METH_FASTCALL | METH_KEYWORDS, NULL},
+    {"from_buffer", FAST(s_from_buffer), METH_FASTCALL | METH_KEYWORDS | METH_CLASS, NULL},
+    {"_from_owner", s_from_owner, METH_VARARGS | METH_CLASS,
+     "A CPU storage over memory a Python object keeps valid, holding the object."},
+    {"_setup", storage__setup, METH_VARARGS | METH_CLASS, "Connect StorageBase to pyc10._storage."},
+    {NULL, NULL, 0, NULL},
+};
