@@ -121,6 +121,110 @@ static PyObject *describe(PyObject *out, PyObject *arg) {
   return append(out, "]");
 }
 
+/* ---- the order torch lists a call's keywords in ----
+ * format_invalid_args copies the keywords into a std::unordered_map<std::string, PyObject *> one
+ * by one, in the call's order, and prints them in the map's iteration order. With libstdc++ (the
+ * library torch's Linux wheels are built with) that order follows from std::hash<std::string> and
+ * the _Prime_rehash_policy: a key whose bucket is new goes to the front of the map's list,
+ * one whose bucket is taken to the front of that bucket's keys, and a rehash walks the list
+ * in order doing the same under the new bucket count. Checked against libstdc++ itself (g++ 12)
+ * for 20,000 random key sets of 1 to 40 keys. */
+
+static uint64_t shift_mix(uint64_t v) { return v ^ (v >> 47); }
+
+/* libstdc++'s _Hash_bytes (64-bit size_t) with std::hash<std::string>'s seed. */
+static uint64_t std_string_hash(const char *s, size_t len) {
+  const uint64_t mul = ((uint64_t)0xc6a4a793u << 32) + 0x5bd1e995u;
+  uint64_t hash = 0xc70f6907u ^ (len * mul);
+  size_t aligned = len & ~(size_t)7;
+  for (size_t i = 0; i < aligned; i += 8) {
+    uint64_t data;
+    memcpy(&data, s + i, 8); /* the machine's byte order, as its unaligned_load */
+    hash ^= shift_mix(data * mul) * mul;
+    hash *= mul;
+  }
+  if ((len & 7) != 0) {
+    uint64_t data = 0;
+    for (size_t n = len & 7; n-- > 0;) data = (data << 8) + (unsigned char)s[aligned + n];
+    hash ^= data;
+    hash *= mul;
+  }
+  return shift_mix(shift_mix(hash) * mul);
+}
+
+/* _Prime_rehash_policy::_M_next_bkt for the counts a call's keywords reach (0 beyond them);
+ * sets *next_resize as it does (max_load_factor 1). */
+static size_t next_bucket_count(size_t n, size_t *next_resize) {
+  static const unsigned char fast[] = {2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13};
+  static const unsigned short primes[] = {
+      17, 19,  23,  29,  31,  37,  41,  43,  47,  53,  59,  61,  67,  71,  73,  79,  83, 89,
+      97, 103, 109, 113, 127, 137, 139, 149, 157, 167, 179, 193, 199, 211, 227, 241, 257};
+  if (n < sizeof fast) {
+    if (n == 0) return 1;
+    return *next_resize = fast[n];
+  }
+  for (size_t i = 0; i < sizeof primes / sizeof primes[0]; i++)
+    if (primes[i] >= n) return *next_resize = primes[i];
+  return 0;
+}
+
+/* node into list (len nodes) at the front of its bucket's keys, or of the list. */
+static void insert_node(size_t *list, size_t len, size_t node, const uint64_t *hash,
+                        size_t buckets) {
+  size_t at = 0, b = hash[node] % buckets;
+  while (at < len && hash[list[at]] % buckets != b) at++;
+  if (at == len) at = 0;
+  memmove(list + at + 1, list + at, (len - at) * sizeof *list);
+  list[at] = node;
+}
+
+enum { MAP_MAX_KEYS = 64 };
+
+/* order[0..nk): indices into kwnames in the map's order; false (nothing set) for more than
+ * MAP_MAX_KEYS keywords or a name that is not text. */
+static bool map_order(PyObject *kwnames, Py_ssize_t nk, size_t *order) {
+  uint64_t hash[MAP_MAX_KEYS];
+  if (nk > MAP_MAX_KEYS) return false;
+  for (Py_ssize_t k = 0; k < nk; k++) {
+    Py_ssize_t len;
+    const char *name = PyUnicode_AsUTF8AndSize(PyTuple_GetItem(kwnames, k), &len);
+    if (name == NULL) {
+      PyErr_Clear();
+      return false;
+    }
+    hash[k] = std_string_hash(name, (size_t)len);
+  }
+  size_t buckets = 1, next_resize = 0, old[MAP_MAX_KEYS];
+  for (size_t i = 0; i < (size_t)nk; i++) {
+    if (i + 1 > next_resize) { /* _M_need_rehash */
+      size_t min_buckets = i + 1 > (next_resize != 0 ? 0 : 11) ? i + 1 : 11;
+      if (min_buckets >= buckets) {
+        size_t want = min_buckets + 1 > 2 * buckets ? min_buckets + 1 : 2 * buckets;
+        size_t count = next_bucket_count(want, &next_resize);
+        if (count == 0) return false;
+        memcpy(old, order, i * sizeof *order);
+        for (size_t k = 0; k < i; k++) insert_node(order, k, old[k], hash, count);
+        buckets = count;
+      } else {
+        next_resize = buckets;
+      }
+    }
+    insert_node(order, i, i, hash, buckets);
+  }
+  return true;
+}
+
+/* The call's nk keywords (indices into kwnames) in torch's order: the map's, or the call's
+ * reversed (which it is whenever no two share a bucket) where the map's is not computed. In stack
+ * (MAP_MAX_KEYS long) or memory to PyMem_Free; NULL with the error. */
+static size_t *keyword_order(PyObject *kwnames, Py_ssize_t nk, size_t *stack) {
+  size_t *order = nk <= MAP_MAX_KEYS ? stack : PyMem_Malloc((size_t)nk * sizeof *order);
+  if (order == NULL) return (size_t *)PyErr_NoMemory();
+  if (!map_order(kwnames, nk, order))
+    for (Py_ssize_t k = 0; k < nk; k++) order[k] = (size_t)(nk - 1 - k);
+  return order;
+}
+
 static PyObject *arg_desc(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   PyObject *out = PyUnicode_FromString("(");
   for (Py_ssize_t k = 0; k < nargs && out != NULL; k++) {
@@ -129,14 +233,19 @@ static PyObject *arg_desc(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     out = append(out, "%U, ", tn);
     Py_DECREF(tn);
   }
-  /* torch lists keywords in its std::unordered_map's order: the reverse of the call's */
   Py_ssize_t nk = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
-  for (Py_ssize_t k = nk - 1; k >= 0 && out != NULL; k--) {
+  size_t stack[MAP_MAX_KEYS], *order = out != NULL ? keyword_order(kwnames, nk, stack) : NULL;
+  if (order == NULL) return Py_XDECREF(out), NULL;
+  for (Py_ssize_t j = 0; j < nk && out != NULL; j++) {
+    Py_ssize_t k = (Py_ssize_t)order[j];
     PyObject *tn = pa__typename_of(args[nargs + k]);
-    if (tn == NULL) return Py_DECREF(out), NULL;
-    out = append(out, "%U=%U, ", PyTuple_GetItem(kwnames, k), tn);
-    Py_DECREF(tn);
+    if (tn == NULL)
+      Py_CLEAR(out);
+    else
+      out = append(out, "%U=%U, ", PyTuple_GetItem(kwnames, k), tn);
+    Py_XDECREF(tn);
   }
+  if (order != stack) PyMem_Free(order);
   if (out != NULL && nargs > 0)
     PA_SETREF(out, PyUnicode_Substring(out, 0, PyUnicode_GetLength(out) - 2));
   return append(out, ")");
@@ -196,13 +305,16 @@ static PyObject *unmatched_kwargs(const option *o, PyObject *kwnames) {
   Py_ssize_t start = o->n - nk;
   if (start < 0) start = 0;
   PyObject *out = NULL;
-  for (Py_ssize_t k = nk - 1; k >= 0; k--) { /* torch's map order: the call's, reversed */
-    PyObject *key = PyTuple_GetItem(kwnames, k);
+  size_t stack[MAP_MAX_KEYS], *order = keyword_order(kwnames, nk, stack);
+  if (order == NULL) return NULL;
+  for (Py_ssize_t j = 0; j < nk; j++) {
+    PyObject *key = PyTuple_GetItem(kwnames, (Py_ssize_t)order[j]);
     int i = option_index(o, key);
     if (i >= 0 && i >= start) continue;
     out = out == NULL ? PyUnicode_FromFormat("%U", key) : append(out, ", %U", key);
-    if (out == NULL) return NULL;
+    if (out == NULL) break;
   }
+  if (order != stack) PyMem_Free(order);
   return out;
 }
 
