@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING, Any, ClassVar, final
 
-from . import _defaults
+from . import _ctensor, _defaults
 from ._dtype import DTYPE_NAMES, dtype
 from ._errors import C10NotImplementedError, C10TypeError
 
@@ -347,3 +347,18 @@ _FINFO.update({d: _FINFO[d.to_real()] for d in DTYPE_NAMES.values() if d.is_comp
 _IINFO: dict[dtype, iinfo] = {
     d: iinfo._make(*_iinfo_of(d)) for d in DTYPE_NAMES.values() if d._name in _INTEGRAL + _QUANTIZED
 }
+
+
+def _made(cls: type) -> Any:
+    """What a call of cls does past its metaclass's fast path: type.__call__ (__new__, __init__)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return type.__call__(cls, *args, **kwargs)
+
+    return call
+
+
+# The calls' fast path in C: finfo(float32) is one dict lookup with no Python frame (the
+# metaclasses' __call__ above stay what type checkers read, and the documentation of the path).
+_FInfoMeta.__call__ = _ctensor.memo(_FINFO, _made(finfo))  # type: ignore[method-assign]
+_IInfoMeta.__call__ = _ctensor.memo(_IINFO, _made(iinfo))  # type: ignore[method-assign]

@@ -184,4 +184,7 @@ c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a);
  * is NULL; -1 with torch's error. */
 int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, const void *number);
 
+/* memo.c: pyc10._ctensor.memo (finfo's and iinfo's calls). */
+extern PyMethodDef pyc10_memo_functions[];
+
 #endif

@@ -476,7 +476,8 @@ PyMODINIT_FUNC PyInit__ctensor(void) {
   tensor_spec.slots = slots;
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
-  if (pyc10_factories_init(m) < 0 || PyModule_AddFunctions(m, pyc10_dlpack_functions) < 0) {
+  if (pyc10_factories_init(m) < 0 || PyModule_AddFunctions(m, pyc10_dlpack_functions) < 0 ||
+      PyModule_AddFunctions(m, pyc10_memo_functions) < 0) {
     Py_DECREF(m);
     return NULL;
   }
