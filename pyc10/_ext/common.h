@@ -99,10 +99,8 @@ c10c_storage *pyc10_storage_of(PyObject *storage);
 extern PyMethodDef pyc10_inplace_methods[];
 extern PyGetSetDef pyc10_inplace_getset[];
 
-/* indexing.c: t[index], t[index] = value (the mapping slots), item, tolist, numpy, __array__
- * and __array_interface__. */
+/* indexing.c: t[index], t[index] = value (the mapping slots), item, tolist. */
 extern PyMethodDef pyc10_index_methods[];
-extern PyGetSetDef pyc10_index_getset[];
 extern PyType_Slot pyc10_index_slots[];
 
 /* ---- what every method file uses ---- */
@@ -150,5 +148,14 @@ void pyc10_replace(PyObject **slot, PyObject *value);
 int pyc10_factories_init(PyObject *module);
 
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
+
+/* numpy.c: Tensor.numpy, __array__, __array_struct__, __array_interface__ (merged into
+ * TensorBase's), and pyc10.from_numpy (in factories.c's module functions). */
+extern PyMethodDef pyc10_numpy_methods[];
+extern PyGetSetDef pyc10_numpy_getset[];
+/* from_numpy(a): a CPU tensor over an ndarray's memory (METH_O; m unused). */
+PyObject *pyc10_from_numpy(PyObject *m, PyObject *a);
+/* Whether o is a numpy.ndarray (false, without an error, when numpy cannot be imported). */
+bool pyc10_is_ndarray(PyObject *o);
 
 #endif

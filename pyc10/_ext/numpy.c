@@ -1,0 +1,496 @@
+/* numpy interop: Tensor.numpy(), __array__, __array_struct__ and __array_interface__ (a tensor's
+ * memory seen by numpy), and pyc10.from_numpy (an array's memory seen as a tensor), with torch's
+ * errors. numpy arrays come from numpy.asarray(tensor) over __array_struct__ (a C struct in a
+ * capsule); from_numpy reads an array's fields directly (checked once against
+ * __array_interface__) and holds the array until the tensor's storage goes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+/* The most dimensions from_numpy reads (numpy's own limit, 64 in numpy 2, is below it). */
+enum { MAX_DIMS = 1024 };
+
+#define raise_with(cls, ...) pyc10_raise_in(cls, PyExc_RuntimeError, __VA_ARGS__)
+
+/* ---- tensor to numpy ---- */
+
+static PyObject *numpy_attr(const char *name) {
+  static PyObject *np;
+  if (np == NULL) {
+    np = PyImport_ImportModule("numpy");
+    if (np == NULL) return NULL;
+  }
+  return PyObject_GetAttrString(np, name);
+}
+
+/* numpy's type string of dt's elements (a borrowed, interned string), or NULL without an error. */
+static PyObject *typestr(c10c_dtype dt) {
+  static PyObject *cache[64];
+  const char *s;
+  switch (dt) {
+    case C10C_DTYPE_BOOL: s = "|b1"; break;
+    case C10C_DTYPE_UINT8: s = "|u1"; break;
+    case C10C_DTYPE_INT8: s = "|i1"; break;
+    case C10C_DTYPE_INT16: s = "<i2"; break;
+    case C10C_DTYPE_UINT16: s = "<u2"; break;
+    case C10C_DTYPE_INT32: s = "<i4"; break;
+    case C10C_DTYPE_UINT32: s = "<u4"; break;
+    case C10C_DTYPE_INT64: s = "<i8"; break;
+    case C10C_DTYPE_UINT64: s = "<u8"; break;
+    case C10C_DTYPE_FLOAT16: s = "<f2"; break;
+    case C10C_DTYPE_FLOAT32: s = "<f4"; break;
+    case C10C_DTYPE_FLOAT64: s = "<f8"; break;
+    case C10C_DTYPE_COMPLEX64: s = "<c8"; break;
+    case C10C_DTYPE_COMPLEX128: s = "<c16"; break;
+    default: return NULL;
+  }
+  if (cache[dt] == NULL) cache[dt] = PyUnicode_InternFromString(s);
+  return cache[dt];
+}
+
+/* The checks before numpy may see a tensor's memory: a CPU tensor, of a dtype numpy has, whose
+ * storage still holds its elements. Its type string in *ts and its data (NULL for none) in *p. */
+static int numpy_checks(PyObject *self, c10c_tensor *h, PyObject **ts, void **p) {
+  if (c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU) {
+    PyObject *dev = PyObject_GetAttrString(self, "device");
+    if (dev == NULL) return -1;
+    TYPE_ERROR(
+        "can't convert %S device type tensor to numpy. Use Tensor.cpu() to copy the "
+        "tensor to host memory first.",
+        dev);
+    Py_DECREF(dev);
+    return -1;
+  }
+  c10c_dtype dt = c10c_tensor_dtype(h);
+  *ts = typestr(dt);
+  if (*ts == NULL) {
+    if (!PyErr_Occurred()) TYPE_ERROR("Got unsupported ScalarType %s", c10c_dtype_c10_name(dt));
+    return -1;
+  }
+  *p = c10c_tensor_data(h);
+  if (*p == NULL && c10c_tensor_numel(h) > 0) return pyc10_raise(c10c_last_error_status()), -1;
+  return 0;
+}
+
+/* numpy's PyArrayInterface (the __array_struct__ protocol, defined by the protocol itself, so no
+ * numpy headers): numpy reads it without parsing a dict. */
+typedef struct {
+  int two, nd;
+  char typekind;
+  int itemsize, flags;
+  Py_intptr_t *shape, *strides;
+  void *data;
+  PyObject *descr;
+} array_struct;
+enum { NPY_ALIGNED = 0x100, NPY_NOTSWAPPED = 0x200, NPY_WRITEABLE = 0x400 };
+
+static void free_array_struct(PyObject *capsule) {
+  PyMem_Free(PyCapsule_GetPointer(capsule, NULL));
+}
+
+static PyObject *get_array_struct(PyObject *self, void *closure) {
+  (void)closure;
+  SELF_HANDLE(h);
+  PyObject *ts;
+  void *p;
+  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
+  size_t nd = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
+  array_struct *a = PyMem_Malloc(sizeof *a + 2 * (nd + 1) * sizeof(Py_intptr_t));
+  if (a == NULL) return PyErr_NoMemory();
+  a->two = 2;
+  a->nd = (int)nd;
+  a->typekind = PyUnicode_ReadChar(ts, 1) == 'b' ? 'b' : (char)PyUnicode_ReadChar(ts, 1);
+  a->itemsize = (int)item;
+  a->flags = NPY_ALIGNED | NPY_NOTSWAPPED | (c10c_tensor_is_read_only(h) ? 0 : NPY_WRITEABLE);
+  a->shape = (Py_intptr_t *)(a + 1);
+  a->strides = a->shape + nd;
+  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
+  for (size_t i = 0; i < nd; i++) {
+    a->shape[i] = (Py_intptr_t)sizes[i];
+    a->strides[i] = (Py_intptr_t)(strides[i] * (int64_t)item);
+  }
+  /* numpy refuses a NULL pointer even for no elements; any aligned address will do */
+  a->data = p != NULL ? p : (void *)(uintptr_t)item;
+  a->descr = NULL;
+  PyObject *capsule = PyCapsule_New(a, NULL, free_array_struct);
+  if (capsule == NULL) PyMem_Free(a);
+  return capsule;
+}
+
+static PyObject *get_array_interface(PyObject *self, void *closure) {
+  (void)closure;
+  SELF_HANDLE(h);
+  PyObject *ts;
+  void *p;
+  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
+  size_t ndim = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
+  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
+  PyObject *shape = PyTuple_New((Py_ssize_t)ndim), *st = PyTuple_New((Py_ssize_t)ndim);
+  PyObject *data = NULL, *d = NULL;
+  if (shape == NULL || st == NULL) goto done;
+  for (size_t i = 0; i < ndim; i++) {
+    PyObject *a = PyLong_FromLongLong((long long)sizes[i]);
+    PyObject *b = PyLong_FromLongLong((long long)(strides[i] * (int64_t)item));
+    if (a == NULL || b == NULL) {
+      Py_XDECREF(a);
+      Py_XDECREF(b);
+      goto done;
+    }
+    PyTuple_SetItem(shape, (Py_ssize_t)i, a);
+    PyTuple_SetItem(st, (Py_ssize_t)i, b);
+  }
+  /* numpy refuses a NULL pointer even for no elements; any aligned address will do */
+  data = Py_BuildValue("(NO)", PyLong_FromVoidPtr(p != NULL ? p : (void *)(uintptr_t)item),
+                       c10c_tensor_is_read_only(h) ? Py_True : Py_False);
+  if (data == NULL) goto done;
+  d = Py_BuildValue("{s:i,s:O,s:O,s:O,s:O}", "version", 3, "shape", shape, "typestr", ts, "strides",
+                    st, "data", data);
+done:
+  Py_XDECREF(shape);
+  Py_XDECREF(st);
+  Py_XDECREF(data);
+  return d;
+}
+
+/* numpy.asarray(self): an array over the tensor's memory whose base is the tensor. */
+static PyObject *as_array(PyObject *self) {
+  static PyObject *asarray;
+  if (asarray == NULL) {
+    asarray = numpy_attr("asarray");
+    if (asarray == NULL) return NULL;
+  }
+  return PyObject_CallFunctionObjArgs(asarray, self, NULL);
+}
+
+static PyObject *copy_of(PyObject *a) {
+  PyObject *r = PyObject_CallMethod(a, "copy", NULL);
+  Py_DECREF(a);
+  return r;
+}
+
+static pa_parser numpy_p = PA_PARSER("Tensor", "numpy");
+static PyObject *t_numpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  bool force = false;
+  if (nargs != 0 || kwnames != NULL) {
+    pa_args r;
+    if (pa_parse(&numpy_p, args, nargs, kwnames, &r) < 0) return NULL;
+    if (pa_bool(&r, 0, &force) < 0) return NULL;
+  }
+  PyObject *a = as_array(self);
+  return a == NULL || !force ? a : copy_of(a);
+}
+
+/* __array__(dtype=None, copy=None): numpy's protocol; a view, cast to dtype (a copy) if it
+ * differs, copied when copy is true. */
+static PyObject *t_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  PyObject *dtype = Py_None, *copy = Py_None;
+  if (nargs > 2) return TYPE_ERROR("__array__() takes at most 2 arguments (%zd given)", nargs);
+  if (nargs > 0) dtype = args[0];
+  if (nargs > 1) copy = args[1];
+  Py_ssize_t nkw = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nkw; i++) {
+    PyObject *key = PyTuple_GetItem(kwnames, i);
+    bool is_dtype = PyUnicode_CompareWithASCIIString(key, "dtype") == 0;
+    if ((!is_dtype && PyUnicode_CompareWithASCIIString(key, "copy") != 0) ||
+        (is_dtype ? nargs > 0 : nargs > 1))
+      return TYPE_ERROR("__array__() got an unexpected keyword argument '%U'", key);
+    if (is_dtype)
+      dtype = args[nargs + i];
+    else
+      copy = args[nargs + i];
+  }
+  PyObject *a = as_array(self);
+  if (a == NULL) return NULL;
+  if (dtype != Py_None) {
+    PyObject *make = numpy_attr("dtype");
+    PyObject *want = make == NULL ? NULL : PyObject_CallFunctionObjArgs(make, dtype, NULL);
+    Py_XDECREF(make);
+    PyObject *have = want == NULL ? NULL : PyObject_GetAttrString(a, "dtype");
+    int differs = have == NULL ? -1 : PyObject_RichCompareBool(want, have, Py_NE);
+    Py_XDECREF(have);
+    PyObject *r = differs <= 0 ? NULL : PyObject_CallMethod(a, "astype", "O", want);
+    Py_XDECREF(want);
+    if (differs != 0) {
+      Py_DECREF(a);
+      return r;
+    }
+  }
+  int c = PyObject_IsTrue(copy);
+  if (c < 0) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  return c ? copy_of(a) : a;
+}
+
+/* numpy.ndarray, once imported (NULL without an error while numpy cannot be imported). */
+static PyObject *ndarray_type(void) {
+  static PyObject *type;
+  if (type == NULL) {
+    type = numpy_attr("ndarray");
+    if (type == NULL) PyErr_Clear();
+  }
+  return type;
+}
+
+bool pyc10_is_ndarray(PyObject *o) {
+  PyObject *type = ndarray_type();
+  return type != NULL && PyObject_TypeCheck(o, (PyTypeObject *)type);
+}
+
+/* ---- from_numpy ---- */
+
+/* The storage deleter of from_numpy: drops the array with the GIL held (it may run on any thread),
+ * keeping any exception in flight (a failing call dropping its temporary tensor has one set). */
+static void release_array(void *ctx) {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  Py_DECREF((PyObject *)ctx);
+  PyErr_Restore(type, value, traceback);
+  PyGILState_Release(gil);
+}
+
+/* numpy's typestr ("<f4", "|b1") as a dtype code torch takes, or -1. */
+static int typestr_dtype(PyObject *typestr) {
+  const char *t = PyUnicode_AsUTF8AndSize(typestr, NULL);
+  if (t == NULL || strlen(t) < 3) return -1;
+  if (t[0] == '>') return -2; /* not native on the little-endian hosts pyc10 runs on */
+  char kind = t[1];
+  long size = strtol(t + 2, NULL, 10);
+  switch (kind) {
+    case 'b': return size == 1 ? C10C_DTYPE_BOOL : -1;
+    case 'i':
+      return size == 1   ? C10C_DTYPE_INT8
+             : size == 2 ? C10C_DTYPE_INT16
+             : size == 4 ? C10C_DTYPE_INT32
+             : size == 8 ? C10C_DTYPE_INT64
+                         : -1;
+    case 'u':
+      return size == 1   ? C10C_DTYPE_UINT8
+             : size == 2 ? C10C_DTYPE_UINT16
+             : size == 4 ? C10C_DTYPE_UINT32
+             : size == 8 ? C10C_DTYPE_UINT64
+                         : -1;
+    case 'f':
+      return size == 2   ? C10C_DTYPE_FLOAT16
+             : size == 4 ? C10C_DTYPE_FLOAT32
+             : size == 8 ? C10C_DTYPE_FLOAT64
+                         : -1;
+    case 'c': return size == 8 ? C10C_DTYPE_COMPLEX64 : size == 16 ? C10C_DTYPE_COMPLEX128 : -1;
+    default: return -1;
+  }
+}
+
+static PyObject *unsupported_dtype(PyObject *a) {
+  PyObject *name = NULL, *d = PyObject_GetAttrString(a, "dtype");
+  PyObject *type = d ? PyObject_GetAttrString(d, "type") : NULL;
+  name = type ? PyObject_GetAttrString(type, "__name__") : NULL;
+  Py_XDECREF(d);
+  Py_XDECREF(type);
+  if (name == NULL) return NULL;
+  raise_with(pa_cls.type_error,
+             "can't convert np.ndarray of type numpy.%U. The only supported types are: float64, "
+             "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+             "uint16, uint8, and bool.",
+             name);
+  Py_DECREF(name);
+  return NULL;
+}
+
+/* Reads n ints of a tuple into out. */
+static int int_tuple(PyObject *t, int64_t *out, Py_ssize_t n) {
+  for (Py_ssize_t i = 0; i < n; i++) {
+    out[i] = PyLong_AsLongLong(PyTuple_GetItem(t, i));
+    if (out[i] == -1 && PyErr_Occurred()) return -1;
+  }
+  return 0;
+}
+
+/* What from_numpy reads of an array: its memory, sizes and byte strides, dtype, writability. */
+typedef struct {
+  void *data;
+  Py_ssize_t ndim;
+  int64_t sizes[MAX_DIMS], strides[MAX_DIMS]; /* strides in bytes */
+  int dtype;                                  /* -1: one torch does not take */
+  int read_only;
+} array_info;
+
+/* numpy's array object as numpy documents it (PyArrayObject_fields, the same in numpy 1 and 2),
+ * and the head of its dtype (PyArray_Descr: kind, type, byteorder, then type_num in both). */
+typedef struct {
+  PyObject_HEAD char *data;
+  int nd;
+  Py_ssize_t *dimensions, *strides;
+  PyObject *base;
+  struct {
+    PyObject_HEAD PyTypeObject *typeobj;
+    char kind, type, byteorder, flags;
+    int type_num;
+  } * descr;
+  int flags;
+} np_array;
+
+/* numpy's type numbers (stable: numpy's NPY_TYPES) as the dtypes torch takes. */
+static int type_num_dtype(int num) {
+  switch (num) {
+    case 0: return C10C_DTYPE_BOOL;
+    case 1: return C10C_DTYPE_INT8;
+    case 2: return C10C_DTYPE_UINT8;
+    case 3: return C10C_DTYPE_INT16;
+    case 4: return C10C_DTYPE_UINT16;
+    case 5: return C10C_DTYPE_INT32;
+    case 6: return C10C_DTYPE_UINT32;
+    case 7: return sizeof(long) == 8 ? C10C_DTYPE_INT64 : C10C_DTYPE_INT32;
+    case 8: return sizeof(long) == 8 ? C10C_DTYPE_UINT64 : C10C_DTYPE_UINT32;
+    case 9: return C10C_DTYPE_INT64;
+    case 10: return C10C_DTYPE_UINT64;
+    case 11: return C10C_DTYPE_FLOAT32;
+    case 12: return C10C_DTYPE_FLOAT64;
+    case 14: return C10C_DTYPE_COMPLEX64;
+    case 15: return C10C_DTYPE_COMPLEX128;
+    case 23: return C10C_DTYPE_FLOAT16;
+    default: return -1;
+  }
+}
+
+/* The fast reader: the array's fields directly (1), or 0 where the layout is not numpy's. */
+static int read_fields(PyObject *a, array_info *info) {
+  const np_array *arr = (const np_array *)a;
+  if (arr->nd < 0 || arr->nd > MAX_DIMS) return 0;
+  info->data = arr->data;
+  info->ndim = arr->nd;
+  for (int i = 0; i < arr->nd; i++)
+    info->sizes[i] = arr->dimensions[i], info->strides[i] = arr->strides[i];
+  info->dtype = arr->descr->byteorder == '>' ? -2 : type_num_dtype(arr->descr->type_num);
+  info->read_only = !(arr->flags & NPY_WRITEABLE);
+  return 1;
+}
+
+/* The portable reader: __array_interface__ and a.strides; 0 or -1 with an error. */
+static int read_interface(PyObject *a, array_info *info) {
+  PyObject *ai = PyObject_GetAttrString(a, "__array_interface__");
+  PyObject *strides = ai ? PyObject_GetAttrString(a, "strides") : NULL;
+  int rc = -1;
+  if (strides == NULL) goto done;
+  PyObject *typestr = PyDict_GetItemString(ai, "typestr"),
+           *shape = PyDict_GetItemString(ai, "shape"), *data = PyDict_GetItemString(ai, "data");
+  if (typestr == NULL || shape == NULL || data == NULL || !PyTuple_Check(shape) ||
+      !PyTuple_Check(data) || !PyTuple_Check(strides)) {
+    PyErr_SetString(PyExc_RuntimeError, "from_numpy: unexpected __array_interface__");
+    goto done;
+  }
+  info->dtype = typestr_dtype(typestr);
+  info->ndim = PyTuple_Size(shape);
+  if (info->ndim > MAX_DIMS) {
+    raise_with(pa_cls.runtime_error, "from_numpy: too many dimensions (%zd)", info->ndim);
+    goto done;
+  }
+  if (int_tuple(shape, info->sizes, info->ndim) < 0 ||
+      int_tuple(strides, info->strides, info->ndim) < 0)
+    goto done;
+  info->data = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
+  info->read_only = PyObject_IsTrue(PyTuple_GetItem(data, 1));
+  rc = PyErr_Occurred() || info->read_only < 0 ? -1 : 0;
+done:
+  Py_XDECREF(ai);
+  Py_XDECREF(strides);
+  return rc;
+}
+
+/* Whether numpy's arrays have the layout read_fields reads: checked once on a probe array. */
+static int fields_usable(void) {
+  static int usable = -1;
+  if (usable >= 0) return usable;
+  usable = 0;
+  PyObject *mod = PyImport_ImportModule("numpy");
+  PyObject *probe = mod ? PyObject_CallMethod(mod, "zeros", "((ii)s)", 2, 3, "float32") : NULL;
+  array_info f, i;
+  if (probe != NULL && read_fields(probe, &f) && read_interface(probe, &i) == 0)
+    usable = f.data == i.data && f.ndim == 2 && f.sizes[0] == 2 && f.sizes[1] == 3 &&
+             f.strides[0] == 12 && f.strides[1] == 4 && f.dtype == C10C_DTYPE_FLOAT32 &&
+             f.read_only == 0;
+  PyErr_Clear();
+  Py_XDECREF(probe);
+  Py_XDECREF(mod);
+  return usable;
+}
+
+/* from_numpy(a): a CPU tensor over a's memory, holding a reference to a until its storage goes
+ * (release_array). A read-only array gives a read-only tensor (torch only warns). */
+PyObject *pyc10_from_numpy(PyObject *m, PyObject *a) {
+  (void)m;
+  if (!pyc10_is_ndarray(a)) {
+    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(a), "__name__");
+    if (name == NULL) return NULL;
+    raise_with(pa_cls.type_error, "expected np.ndarray (got %U)", name);
+    Py_DECREF(name);
+    return NULL;
+  }
+  array_info info;
+  if (!(fields_usable() && read_fields(a, &info)) && read_interface(a, &info) < 0) return NULL;
+  if (info.dtype == -2)
+    return raise_with(pa_cls.value_error,
+                      "given numpy array has byte order different from the native byte order. "
+                      "Conversion between byte orders is currently not supported.");
+  if (info.dtype < 0) return unsupported_dtype(a);
+  int64_t item = (int64_t)c10c_dtype_itemsize((c10c_dtype)info.dtype), nbytes = item;
+  bool empty = false;
+  for (Py_ssize_t i = 0; i < info.ndim; i++) {
+    if (info.strides[i] < 0)
+      return raise_with(pa_cls.value_error,
+                        "At least one stride in the given numpy array is negative, and tensors "
+                        "with negative strides are not currently supported. (You can probably "
+                        "work around this by making a copy of your array  with array.copy().) ");
+    if (info.strides[i] % item != 0)
+      return raise_with(pa_cls.value_error,
+                        "given numpy array strides not a multiple of the element byte size. Copy "
+                        "the numpy array to reallocate the memory.");
+    info.strides[i] /= item;
+    if (info.sizes[i] == 0) empty = true;
+    nbytes += (info.sizes[i] - 1) * info.strides[i] * item;
+  }
+  if (empty) nbytes = 0;
+  c10c_storage *storage = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  Py_INCREF(a);
+  c10c_status st = c10c_storage_new_external(&storage, info.data, nbytes, cpu, release_array, a);
+  if (st != C10C_STATUS_OK) {
+    Py_DECREF(a);
+    return pyc10_raise(st);
+  }
+  if (info.read_only) c10c_storage_set_read_only(storage);
+  c10c_tensor *out = NULL;
+  st = c10c_tensor_new_from_storage(&out, storage, info.sizes, info.strides, (size_t)info.ndim, 0,
+                                    (c10c_dtype)info.dtype);
+  c10c_storage_release(storage); /* the tensor holds it now (or it is gone, and a with it) */
+  return pyc10_result(st, &out);
+}
+
+#define M(name, fn) \
+  { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
+
+PyMethodDef pyc10_numpy_methods[] = {
+    M("numpy", t_numpy),
+    {"__array__", PYC10_FASTCALL(t_array), METH_FASTCALL | METH_KEYWORDS,
+     "__array__(dtype=None, copy=None) -> numpy.ndarray\n\nnumpy.asarray(t): a view of the "
+     "tensor's memory (cast to dtype, a copy, when it differs; copied when copy is true)."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyGetSetDef pyc10_numpy_getset[] = {
+    {"__array_struct__", get_array_struct, NULL,
+     "The numpy array interface as a C struct (PyArrayInterface in a capsule), which numpy "
+     "reads first: what numpy.asarray(t) and t.numpy() use.",
+     NULL},
+    {"__array_interface__", get_array_interface, NULL,
+     "The numpy array interface (version 3): a zero-copy view of a CPU tensor, read-only when "
+     "its memory is.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
