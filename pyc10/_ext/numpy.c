@@ -1,7 +1,9 @@
 /* numpy interop: Tensor.numpy(), __array__, __array_struct__ and __array_interface__ (a tensor's
  * memory seen by numpy), and pyc10.from_numpy (an array's memory seen as a tensor), with torch's
- * errors. numpy arrays come from numpy.asarray(tensor) over __array_struct__ (a C struct in a
- * capsule); from_numpy reads an array's fields directly (checked once against
+ * errors. numpy() and __array__ make their arrays through numpy's C API table (below), as torch's
+ * numpy() does: the array's base is a new tensor object over the same tensor, so the memory
+ * stays alive; where the table cannot be had, through numpy.asarray over __array_struct__ (a C
+ * struct in a capsule). from_numpy reads an array's fields directly (checked once against
  * __array_interface__) and holds the array until the tensor's storage goes.
  */
 #include <stdlib.h>
@@ -154,14 +156,189 @@ done:
   return d;
 }
 
-/* numpy.asarray(self): an array over the tensor's memory whose base is the tensor. */
-static PyObject *as_array(PyObject *self) {
+/* ---- numpy's C API ----
+ *
+ * numpy exports its C API as a table of function and type pointers: the _ARRAY_API capsule of
+ * numpy._core._multiarray_umath (numpy.core._multiarray_umath in numpy 1), the table numpy's own
+ * import_array() reads. The slots keep their index across releases (numpy's
+ * numpy/_core/code_generators/numpy_api.py fixes them; numpy 2.4's __multiarray_api.h has these
+ * indices, as numpy 1's). pyc10 is built for the limited API without numpy's headers, so the few
+ * slots it calls are named here, and arrays are made and given their base only through them. */
+typedef Py_intptr_t npy_intp;
+enum {
+  API_C_VERSION = 0,            /* unsigned int PyArray_GetNDArrayCVersion(void) */
+  API_ARRAY_TYPE = 2,           /* PyTypeObject PyArray_Type */
+  API_DESCR_FROM_TYPE = 45,     /* PyArray_Descr *PyArray_DescrFromType(int) */
+  API_NEW_FROM_DESCR = 94,      /* PyArray_NewFromDescr, below */
+  API_FEATURE_VERSION = 211,    /* unsigned int PyArray_GetNDArrayCFeatureVersion(void) */
+  API_SET_BASE_OBJECT = 282,    /* int PyArray_SetBaseObject(PyArrayObject *, PyObject *) */
+  NPY_ARRAY_WRITEABLE_ = 0x400, /* NPY_ARRAY_WRITEABLE */
+  API_MAX_DIMS = 64,            /* numpy 2's NPY_MAXDIMS (numpy 1's 32 is checked by numpy) */
+};
+/* PyArray_NewFromDescr(subtype, descr (stolen), nd, dims, strides, data, flags, obj): an array
+ * over data (numpy works out contiguity and alignment itself); PyArray_SetBaseObject steals its
+ * object, also on failure. */
+typedef PyObject *(*new_from_descr_fn)(PyTypeObject *, PyObject *, int, const npy_intp *,
+                                       const npy_intp *, void *, int, PyObject *);
+typedef int (*set_base_fn)(PyObject *, PyObject *);
+typedef PyObject *(*descr_from_type_fn)(int);
+typedef unsigned int (*version_fn)(void);
+
+/* numpy's type number of dt's elements as numpy's own dtypes give them (np.dtype("int64").num is
+ * NPY_LONG where a C long has 64 bits), or -1 for a dtype numpy has not. */
+static int type_num(c10c_dtype dt) {
+  switch (dt) {
+    case C10C_DTYPE_BOOL: return 0;
+    case C10C_DTYPE_INT8: return 1;
+    case C10C_DTYPE_UINT8: return 2;
+    case C10C_DTYPE_INT16: return 3;
+    case C10C_DTYPE_UINT16: return 4;
+    case C10C_DTYPE_INT32: return 5;
+    case C10C_DTYPE_UINT32: return 6;
+    case C10C_DTYPE_INT64: return sizeof(long) == 8 ? 7 : 9;
+    case C10C_DTYPE_UINT64: return sizeof(long) == 8 ? 8 : 10;
+    case C10C_DTYPE_FLOAT32: return 11;
+    case C10C_DTYPE_FLOAT64: return 12;
+    case C10C_DTYPE_COMPLEX64: return 14;
+    case C10C_DTYPE_COMPLEX128: return 15;
+    case C10C_DTYPE_FLOAT16: return 23;
+    default: return -1;
+  }
+}
+
+static void **api;           /* numpy's table, or NULL (not loaded yet, or not to be had) */
+static bool api_tried;       /* loaded once: numpy_api() answers from api afterwards */
+static PyObject *descrs[24]; /* numpy's dtypes by type number, made once and kept */
+
+/* An array over n elements at data made through the table; NULL with an error. */
+static PyObject *api_new(void **table, int num, int nd, const npy_intp *dims,
+                         const npy_intp *strides, void *data, bool writeable) {
+  PyObject *descr = ((descr_from_type_fn)table[API_DESCR_FROM_TYPE])(num);
+  if (descr == NULL) return NULL;
+  return ((new_from_descr_fn)table[API_NEW_FROM_DESCR])((PyTypeObject *)table[API_ARRAY_TYPE],
+                                                        descr, nd, dims, strides, data,
+                                                        writeable ? NPY_ARRAY_WRITEABLE_ : 0, NULL);
+}
+
+/* Whether an array the table makes is what numpy says it is: a float32 (2, 3) array over a
+ * buffer with byte strides (12, 4), read-only, whose base is the object given. */
+static bool api_agrees(void **table) {
+  static float buf[6];
+  npy_intp dims[2] = {2, 3}, strides[2] = {12, 4};
+  PyObject *a = api_new(table, 11, 2, dims, strides, buf, false);
+  if (a == NULL) return false;
+  PyObject *marker = PyList_New(0), *ai = NULL, *st = NULL, *base = NULL, *want = NULL;
+  bool ok = false;
+  if (marker == NULL) goto done;
+  Py_INCREF(marker);
+  if (((set_base_fn)table[API_SET_BASE_OBJECT])(a, marker) < 0) goto done;
+  ai = PyObject_GetAttrString(a, "__array_interface__");
+  st = PyObject_GetAttrString(a, "strides");
+  base = PyObject_GetAttrString(a, "base");
+  want = Py_BuildValue("((ii)(ii)(NO)s)", 2, 3, 12, 4, PyLong_FromVoidPtr(buf), Py_True, "<f4");
+  if (ai == NULL || st == NULL || base == NULL || want == NULL || !PyDict_Check(ai)) goto done;
+  PyObject *shape = PyDict_GetItemString(ai, "shape"), *data = PyDict_GetItemString(ai, "data"),
+           *ts = PyDict_GetItemString(ai, "typestr");
+  ok = Py_IS_TYPE(a, (PyTypeObject *)table[API_ARRAY_TYPE]) && base == marker && shape != NULL &&
+       data != NULL && ts != NULL &&
+       PyObject_RichCompareBool(shape, PyTuple_GetItem(want, 0), Py_EQ) == 1 &&
+       PyObject_RichCompareBool(st, PyTuple_GetItem(want, 1), Py_EQ) == 1 &&
+       PyObject_RichCompareBool(data, PyTuple_GetItem(want, 2), Py_EQ) == 1 &&
+       PyObject_RichCompareBool(ts, PyTuple_GetItem(want, 3), Py_EQ) == 1;
+done:
+  Py_DECREF(a);
+  Py_XDECREF(marker);
+  Py_XDECREF(ai);
+  Py_XDECREF(st);
+  Py_XDECREF(base);
+  Py_XDECREF(want);
+  return ok;
+}
+
+/* numpy's table, loaded on first use; NULL without an error where it cannot be had (numpy
+ * missing, a C API version whose slots may differ, or arrays that disagree with the probe): the
+ * callers then go through numpy.asarray and the array interface. */
+static void **numpy_api(void) {
+  if (api_tried) return api;
+  api_tried = true;
+  PyObject *mod = PyImport_ImportModule("numpy._core._multiarray_umath");
+  if (mod == NULL) {
+    PyErr_Clear();
+    mod = PyImport_ImportModule("numpy.core._multiarray_umath");
+  }
+  PyObject *capsule = mod != NULL ? PyObject_GetAttrString(mod, "_ARRAY_API") : NULL;
+  void **table = NULL;
+  if (capsule != NULL && PyCapsule_CheckExact(capsule))
+    table = PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));
+  if (table != NULL) {
+    /* numpy 1's ABI (with PyArray_SetBaseObject, numpy >= 1.7) or numpy 2's */
+    unsigned int abi = ((version_fn)table[API_C_VERSION])();
+    bool known =
+        abi >> 24 == 2 || (abi == 0x01000009 && ((version_fn)table[API_FEATURE_VERSION])() >= 7);
+    if (known && api_agrees(table)) {
+      api = table;
+      Py_INCREF(capsule); /* the table lives as long as its capsule: kept for the process */
+    }
+  }
+  PyErr_Clear();
+  Py_XDECREF(capsule);
+  Py_XDECREF(mod);
+  return api;
+}
+
+/* An array over a CPU tensor's memory (numpy_checks passed: data p, numpy type number num) made
+ * through numpy's table, as torch's numpy(): its base is a new tensor object over h, so the
+ * memory stays alive whatever self later becomes (set_, resize_, .data =). NULL with an error;
+ * Py_None (not a new reference) where the table cannot serve (the caller takes the slow path). */
+static PyObject *api_array(void **table, c10c_tensor *h, int num, void *p) {
+  size_t nd = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
+  if (nd > API_MAX_DIMS) return Py_None;
+  npy_intp dims[API_MAX_DIMS], strides[API_MAX_DIMS];
+  const int64_t *sizes = c10c_tensor_sizes(h), *st = c10c_tensor_strides(h);
+  for (size_t i = 0; i < nd; i++) {
+    dims[i] = (npy_intp)sizes[i];
+    strides[i] = (npy_intp)(st[i] * (int64_t)item);
+  }
+  PyObject *descr = descrs[num];
+  if (descr == NULL) {
+    descr = descrs[num] = ((descr_from_type_fn)table[API_DESCR_FROM_TYPE])(num);
+    if (descr == NULL) return NULL;
+  }
+  Py_INCREF(descr);
+  /* numpy refuses a NULL pointer even for no elements (it would allocate); any aligned address
+   * will do */
+  PyObject *a = ((new_from_descr_fn)table[API_NEW_FROM_DESCR])(
+      (PyTypeObject *)table[API_ARRAY_TYPE], descr, (int)nd, dims, strides,
+      p != NULL ? p : (void *)(uintptr_t)item,
+      c10c_tensor_is_read_only(h) ? 0 : NPY_ARRAY_WRITEABLE_, NULL);
+  if (a == NULL) return NULL;
+  PyObject *base = pyc10_wrap(c10c_tensor_retain(h));
+  if (base == NULL || ((set_base_fn)table[API_SET_BASE_OBJECT])(a, base) < 0) {
+    Py_DECREF(a);
+    return NULL;
+  }
+  return a;
+}
+
+/* numpy.asarray(self) over __array_struct__: the array's base is (self, the capsule). */
+static PyObject *slow_array(PyObject *self) {
   static PyObject *asarray;
   if (asarray == NULL) {
     asarray = numpy_attr("asarray");
     if (asarray == NULL) return NULL;
   }
   return PyObject_CallFunctionObjArgs(asarray, self, NULL);
+}
+
+/* An array over a tensor's memory: through numpy's table where it serves, else numpy.asarray. */
+static PyObject *as_array(PyObject *self, c10c_tensor *h) {
+  void **table = numpy_api();
+  if (table == NULL) return slow_array(self);
+  PyObject *ts;
+  void *p;
+  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
+  PyObject *a = api_array(table, h, type_num(c10c_tensor_dtype(h)), p);
+  return a == Py_None ? slow_array(self) : a;
 }
 
 static PyObject *copy_of(PyObject *a) {
@@ -179,8 +356,24 @@ static PyObject *t_numpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (pa_parse(&numpy_p, args, nargs, kwnames, &r) < 0) return NULL;
     if (pa_bool(&r, 0, &force) < 0) return NULL;
   }
-  PyObject *a = as_array(self);
-  return a == NULL || !force ? a : copy_of(a);
+  SELF_HANDLE(h);
+  if (!force || c10c_tensor_device(h).type == C10C_DEVICE_TYPE_CPU) return as_array(self, h);
+  /* torch's force=True: a CPU copy of a tensor elsewhere (torch's detach().cpu(); pyc10 has no
+   * autograd, conjugate or negative bits to resolve); the memory of a CPU tensor itself */
+  c10c_tensor *cpu = NULL;
+  c10c_device to = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_status st =
+      c10c_tensor_empty_like(&cpu, h, c10c_tensor_dtype(h), to, C10C_MEMORY_FORMAT_PRESERVE);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(cpu, h);
+  if (st != C10C_STATUS_OK) {
+    pyc10_release_tensor(cpu);
+    return pyc10_raise(st);
+  }
+  PyObject *t = pyc10_wrap(cpu);
+  if (t == NULL) return NULL;
+  PyObject *a = as_array(t, cpu);
+  Py_DECREF(t);
+  return a;
 }
 
 /* __array__(dtype=None, copy=None): numpy's protocol; a view, cast to dtype (a copy) if it
@@ -203,7 +396,8 @@ static PyObject *t_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     else
       copy = args[nargs + i];
   }
-  PyObject *a = as_array(self);
+  SELF_HANDLE(h);
+  PyObject *a = as_array(self, h);
   if (a == NULL) return NULL;
   if (dtype != Py_None) {
     PyObject *make = numpy_attr("dtype");
@@ -486,7 +680,7 @@ PyMethodDef pyc10_numpy_methods[] = {
 PyGetSetDef pyc10_numpy_getset[] = {
     {"__array_struct__", get_array_struct, NULL,
      "The numpy array interface as a C struct (PyArrayInterface in a capsule), which numpy "
-     "reads first: what numpy.asarray(t) and t.numpy() use.",
+     "reads first: what numpy.asarray(t) uses.",
      NULL},
     {"__array_interface__", get_array_interface, NULL,
      "The numpy array interface (version 3): a zero-copy view of a CPU tensor, read-only when "

@@ -204,9 +204,9 @@ def test_numpy_as_torch(dtype):
     assert (a == b).all() and a.base is not None
     a[0, 0] = 1  # shares memory
     assert p[0, 0].item() == a[0, 0]
-    f = p.numpy(force=True)
-    f[0, 1] = 0
-    assert p[0, 1].item() == b[0, 1]
+    f, g = p.numpy(force=True), t.numpy(force=True)  # a CPU tensor's memory, as torch's
+    f[0, 1] = g[0, 1] = 0
+    assert p[0, 1].item() == t[0, 1].item()
     assert np.asarray(p).__array_interface__["data"][0] == p.data_ptr()
     assert np.asarray(p, dtype=np.float64).dtype == np.float64
     assert p.__array__().dtype == b.dtype and p.__array__(copy=True).base is None
