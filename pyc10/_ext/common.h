@@ -149,12 +149,14 @@ int pyc10_factories_init(PyObject *module);
 
 #define PYC10_FASTCALL(fn) (PyCFunction)(void (*)(void))(fn)
 
-/* numpy.c: Tensor.numpy, __array__, __array_struct__, __array_interface__ (merged into
- * TensorBase's), and pyc10.from_numpy (in factories.c's module functions). */
+/* numpy.c: Tensor.numpy and __array__ (merged into TensorBase's methods), and pyc10.from_numpy
+ * (in factories.c's module functions). */
 extern PyMethodDef pyc10_numpy_methods[];
-extern PyGetSetDef pyc10_numpy_getset[];
 /* from_numpy(a): a CPU tensor over an ndarray's memory (METH_O; m unused). */
 PyObject *pyc10_from_numpy(PyObject *m, PyObject *a);
+/* _numpy_c_api(use): whether numpy() and __array__ go through numpy's C API table (True: where
+ * it can be had) or numpy.asarray (False, for the tests of that way); returns the old setting. */
+PyObject *pyc10_numpy_c_api(PyObject *m, PyObject *use);
 /* Whether o is a numpy.ndarray (false, without an error, when numpy cannot be imported). */
 bool pyc10_is_ndarray(PyObject *o);
 

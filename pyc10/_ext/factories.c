@@ -653,6 +653,9 @@ PyMethodDef pyc10_factory_functions[] = {
      "from_numpy(ndarray, /) -> Tensor\n\nA CPU tensor sharing a numpy array's memory (zero-copy; "
      "keeps the array alive). A read-only array gives a read-only tensor: in-place writes raise "
      "(torch only warns)."},
+    {"_numpy_c_api", pyc10_numpy_c_api, METH_O,
+     "_numpy_c_api(use, /) -> bool\n\nWhether Tensor.numpy() and __array__ make arrays through "
+     "numpy's C API table (where it can be had) or through numpy.asarray; the old setting."},
     {"is_tensor", f_is_tensor, METH_O,
      "is_tensor(obj, /) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
     {NULL, NULL, 0, NULL},

@@ -1,10 +1,17 @@
-/* numpy interop: Tensor.numpy(), __array__, __array_struct__ and __array_interface__ (a tensor's
- * memory seen by numpy), and pyc10.from_numpy (an array's memory seen as a tensor), with torch's
- * errors. numpy() and __array__ make their arrays through numpy's C API table (below), as torch's
- * numpy() does: the array's base is a new tensor object over the same tensor, so the memory
- * stays alive; where the table cannot be had, through numpy.asarray over __array_struct__ (a C
- * struct in a capsule). from_numpy reads an array's fields directly (checked once against
- * __array_interface__) and holds the array until the tensor's storage goes.
+/* numpy interop: Tensor.numpy() and __array__ (a tensor's memory seen by numpy), and
+ * pyc10.from_numpy (an array's memory seen as a tensor), with torch's errors.
+ *
+ * numpy() and __array__ make their arrays through numpy's C API table (below), as torch's numpy()
+ * does; the array's base is the tensor, which keeps the memory alive. (torch's base is a new,
+ * detached tensor object over the same storage, which it also makes unresizable, so that set_,
+ * .data = and resize_ on the tensor leave the array's memory alone; here an array made before
+ * those on its tensor may lose its memory, as before: a new tensor object per array would cost
+ * about 70 ns a call, a third of numpy() in all, and libc10c has no unresizable switch.)
+ * Where the table cannot be had, numpy.asarray reads the array interface from a stand-in object.
+ * The tensor itself has neither __array_struct__ nor __array_interface__ (torch's has neither):
+ * numpy.asarray(t) looks for them before __array__ and would take its slower way through them.
+ * from_numpy reads an array's fields directly (checked once against __array_interface__) and
+ * holds the array until the tensor's storage goes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,57 +83,9 @@ static int numpy_checks(PyObject *self, c10c_tensor *h, PyObject **ts, void **p)
   return 0;
 }
 
-/* numpy's PyArrayInterface (the __array_struct__ protocol, defined by the protocol itself, so no
- * numpy headers): numpy reads it without parsing a dict. */
-typedef struct {
-  int two, nd;
-  char typekind;
-  int itemsize, flags;
-  Py_intptr_t *shape, *strides;
-  void *data;
-  PyObject *descr;
-} array_struct;
-enum { NPY_ALIGNED = 0x100, NPY_NOTSWAPPED = 0x200, NPY_WRITEABLE = 0x400 };
-
-static void free_array_struct(PyObject *capsule) {
-  PyMem_Free(PyCapsule_GetPointer(capsule, NULL));
-}
-
-static PyObject *get_array_struct(PyObject *self, void *closure) {
-  (void)closure;
-  SELF_HANDLE(h);
-  PyObject *ts;
-  void *p;
-  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
-  size_t nd = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
-  array_struct *a = PyMem_Malloc(sizeof *a + 2 * (nd + 1) * sizeof(Py_intptr_t));
-  if (a == NULL) return PyErr_NoMemory();
-  a->two = 2;
-  a->nd = (int)nd;
-  a->typekind = PyUnicode_ReadChar(ts, 1) == 'b' ? 'b' : (char)PyUnicode_ReadChar(ts, 1);
-  a->itemsize = (int)item;
-  a->flags = NPY_ALIGNED | NPY_NOTSWAPPED | (c10c_tensor_is_read_only(h) ? 0 : NPY_WRITEABLE);
-  a->shape = (Py_intptr_t *)(a + 1);
-  a->strides = a->shape + nd;
-  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
-  for (size_t i = 0; i < nd; i++) {
-    a->shape[i] = (Py_intptr_t)sizes[i];
-    a->strides[i] = (Py_intptr_t)(strides[i] * (int64_t)item);
-  }
-  /* numpy refuses a NULL pointer even for no elements; any aligned address will do */
-  a->data = p != NULL ? p : (void *)(uintptr_t)item;
-  a->descr = NULL;
-  PyObject *capsule = PyCapsule_New(a, NULL, free_array_struct);
-  if (capsule == NULL) PyMem_Free(a);
-  return capsule;
-}
-
-static PyObject *get_array_interface(PyObject *self, void *closure) {
-  (void)closure;
-  SELF_HANDLE(h);
-  PyObject *ts;
-  void *p;
-  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
+/* numpy's array interface (version 3) of a CPU tensor's memory (numpy_checks passed: type
+ * string ts, data p), a new dict. */
+static PyObject *interface_dict(c10c_tensor *h, PyObject *ts, void *p) {
   size_t ndim = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
   const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
   PyObject *shape = PyTuple_New((Py_ssize_t)ndim), *st = PyTuple_New((Py_ssize_t)ndim);
@@ -166,14 +125,14 @@ done:
  * slots it calls are named here, and arrays are made and given their base only through them. */
 typedef Py_intptr_t npy_intp;
 enum {
-  API_C_VERSION = 0,            /* unsigned int PyArray_GetNDArrayCVersion(void) */
-  API_ARRAY_TYPE = 2,           /* PyTypeObject PyArray_Type */
-  API_DESCR_FROM_TYPE = 45,     /* PyArray_Descr *PyArray_DescrFromType(int) */
-  API_NEW_FROM_DESCR = 94,      /* PyArray_NewFromDescr, below */
-  API_FEATURE_VERSION = 211,    /* unsigned int PyArray_GetNDArrayCFeatureVersion(void) */
-  API_SET_BASE_OBJECT = 282,    /* int PyArray_SetBaseObject(PyArrayObject *, PyObject *) */
-  NPY_ARRAY_WRITEABLE_ = 0x400, /* NPY_ARRAY_WRITEABLE */
-  API_MAX_DIMS = 64,            /* numpy 2's NPY_MAXDIMS (numpy 1's 32 is checked by numpy) */
+  API_C_VERSION = 0,         /* unsigned int PyArray_GetNDArrayCVersion(void) */
+  API_ARRAY_TYPE = 2,        /* PyTypeObject PyArray_Type */
+  API_DESCR_FROM_TYPE = 45,  /* PyArray_Descr *PyArray_DescrFromType(int) */
+  API_NEW_FROM_DESCR = 94,   /* PyArray_NewFromDescr, below */
+  API_FEATURE_VERSION = 211, /* unsigned int PyArray_GetNDArrayCFeatureVersion(void) */
+  API_SET_BASE_OBJECT = 282, /* int PyArray_SetBaseObject(PyArrayObject *, PyObject *) */
+  NPY_WRITEABLE = 0x400,     /* NPY_ARRAY_WRITEABLE */
+  API_MAX_DIMS = 64,         /* numpy 2's NPY_MAXDIMS (numpy 1's 32 is checked by numpy) */
 };
 /* PyArray_NewFromDescr(subtype, descr (stolen), nd, dims, strides, data, flags, obj): an array
  * over data (numpy works out contiguity and alignment itself); PyArray_SetBaseObject steals its
@@ -217,7 +176,7 @@ static PyObject *api_new(void **table, int num, int nd, const npy_intp *dims,
   if (descr == NULL) return NULL;
   return ((new_from_descr_fn)table[API_NEW_FROM_DESCR])((PyTypeObject *)table[API_ARRAY_TYPE],
                                                         descr, nd, dims, strides, data,
-                                                        writeable ? NPY_ARRAY_WRITEABLE_ : 0, NULL);
+                                                        writeable ? NPY_WRITEABLE : 0, NULL);
 }
 
 /* Whether an array the table makes is what numpy says it is: a float32 (2, 3) array over a
@@ -286,11 +245,10 @@ static void **numpy_api(void) {
   return api;
 }
 
-/* An array over a CPU tensor's memory (numpy_checks passed: data p, numpy type number num) made
- * through numpy's table, as torch's numpy(): its base is a new tensor object over h, so the
- * memory stays alive whatever self later becomes (set_, resize_, .data =). NULL with an error;
- * Py_None (not a new reference) where the table cannot serve (the caller takes the slow path). */
-static PyObject *api_array(void **table, c10c_tensor *h, int num, void *p) {
+/* An array over the memory of a CPU tensor self (numpy_checks passed: h its tensor, data p, numpy
+ * type number num) made through numpy's table; its base is self. NULL with an error; Py_None (not
+ * a new reference) where the table cannot serve (the caller takes the slow path). */
+static PyObject *api_array(void **table, PyObject *self, c10c_tensor *h, int num, void *p) {
   size_t nd = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
   if (nd > API_MAX_DIMS) return Py_None;
   npy_intp dims[API_MAX_DIMS], strides[API_MAX_DIMS];
@@ -309,36 +267,65 @@ static PyObject *api_array(void **table, c10c_tensor *h, int num, void *p) {
    * will do */
   PyObject *a = ((new_from_descr_fn)table[API_NEW_FROM_DESCR])(
       (PyTypeObject *)table[API_ARRAY_TYPE], descr, (int)nd, dims, strides,
-      p != NULL ? p : (void *)(uintptr_t)item,
-      c10c_tensor_is_read_only(h) ? 0 : NPY_ARRAY_WRITEABLE_, NULL);
+      p != NULL ? p : (void *)(uintptr_t)item, c10c_tensor_is_read_only(h) ? 0 : NPY_WRITEABLE,
+      NULL);
   if (a == NULL) return NULL;
-  PyObject *base = pyc10_wrap(c10c_tensor_retain(h));
-  if (base == NULL || ((set_base_fn)table[API_SET_BASE_OBJECT])(a, base) < 0) {
+  Py_INCREF(self);
+  if (((set_base_fn)table[API_SET_BASE_OBJECT])(a, self) < 0) {
     Py_DECREF(a);
     return NULL;
   }
   return a;
 }
 
-/* numpy.asarray(self) over __array_struct__: the array's base is (self, the capsule). */
-static PyObject *slow_array(PyObject *self) {
-  static PyObject *asarray;
+/* Where numpy's table cannot serve: numpy.asarray over an object carrying the array interface
+ * and the tensor self (numpy's only way in without the table; the array's base is that object,
+ * which keeps the memory alive). */
+static PyObject *slow_array(PyObject *self, c10c_tensor *h, PyObject *ts, void *p) {
+  static PyObject *asarray, *holder;
   if (asarray == NULL) {
     asarray = numpy_attr("asarray");
     if (asarray == NULL) return NULL;
   }
-  return PyObject_CallFunctionObjArgs(asarray, self, NULL);
+  if (holder == NULL) {
+    PyObject *types = PyImport_ImportModule("types");
+    if (types == NULL) return NULL;
+    holder = PyObject_GetAttrString(types, "SimpleNamespace");
+    Py_DECREF(types);
+    if (holder == NULL) return NULL;
+  }
+  PyObject *d = interface_dict(h, ts, p), *kw = NULL, *o = NULL, *a = NULL;
+  if (d != NULL) kw = Py_BuildValue("{s:O,s:O}", "__array_interface__", d, "tensor", self);
+  PyObject *none = kw != NULL ? PyTuple_New(0) : NULL;
+  if (none != NULL) o = PyObject_Call(holder, none, kw);
+  if (o != NULL) a = PyObject_CallFunctionObjArgs(asarray, o, NULL);
+  Py_XDECREF(d);
+  Py_XDECREF(kw);
+  Py_XDECREF(none);
+  Py_XDECREF(o);
+  return a;
 }
 
-/* An array over a tensor's memory: through numpy's table where it serves, else numpy.asarray. */
+static bool api_off; /* _numpy_c_api(False): the slow path, for its tests */
+
+/* An array over a tensor's memory: through numpy's table where it serves, else slow_array. */
 static PyObject *as_array(PyObject *self, c10c_tensor *h) {
-  void **table = numpy_api();
-  if (table == NULL) return slow_array(self);
   PyObject *ts;
   void *p;
   if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
-  PyObject *a = api_array(table, h, type_num(c10c_tensor_dtype(h)), p);
-  return a == Py_None ? slow_array(self) : a;
+  void **table = api_off ? NULL : numpy_api();
+  PyObject *a =
+      table != NULL ? api_array(table, self, h, type_num(c10c_tensor_dtype(h)), p) : Py_None;
+  return a == Py_None ? slow_array(self, h, ts, p) : a;
+}
+
+PyObject *pyc10_numpy_c_api(PyObject *m, PyObject *use) {
+  (void)m;
+  int on = PyObject_IsTrue(use);
+  if (on < 0) return NULL;
+  bool was = !api_off;
+  api_off = !on;
+  return PyBool_FromLong(was);
 }
 
 static PyObject *copy_of(PyObject *a) {
@@ -675,16 +662,4 @@ PyMethodDef pyc10_numpy_methods[] = {
      "__array__(dtype=None, copy=None) -> numpy.ndarray\n\nnumpy.asarray(t): a view of the "
      "tensor's memory (cast to dtype, a copy, when it differs; copied when copy is true)."},
     {NULL, NULL, 0, NULL},
-};
-
-PyGetSetDef pyc10_numpy_getset[] = {
-    {"__array_struct__", get_array_struct, NULL,
-     "The numpy array interface as a C struct (PyArrayInterface in a capsule), which numpy "
-     "reads first: what numpy.asarray(t) uses.",
-     NULL},
-    {"__array_interface__", get_array_interface, NULL,
-     "The numpy array interface (version 3): a zero-copy view of a CPU tensor, read-only when "
-     "its memory is.",
-     NULL},
-    {NULL, NULL, NULL, NULL, NULL},
 };

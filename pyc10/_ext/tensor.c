@@ -414,8 +414,7 @@ static PyMethodDef *merged_methods(void) {
 
 /* TensorBase's attributes: this file's and attrs.c's, in one array made once. */
 static PyGetSetDef *merged_getset(void) {
-  PyGetSetDef *tables[] = {tensor_getset, pyc10_attr_getset, pyc10_inplace_getset,
-                           pyc10_numpy_getset};
+  PyGetSetDef *tables[] = {tensor_getset, pyc10_attr_getset, pyc10_inplace_getset};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyGetSetDef *g = tables[t]; g->name != NULL; g++) n++;

@@ -262,12 +262,3 @@ def test_an_array_keeps_its_tensor_alive():
     del p
     gc.collect()
     assert a.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and b.tolist() == [2.0, 3.0, 4.0, 5.0]
-
-
-def test_array_interface_as_the_python_version_gave():
-    p = pyc10.from_numpy(np.arange(6, dtype=np.int32)).view(2, 3).t()
-    d = p.__array_interface__
-    assert d["version"] == 3 and d["shape"] == (3, 2) and d["typestr"] == "<i4"
-    assert d["strides"] == (4, 12) and d["data"] == (p.data_ptr(), False)
-    with pytest.raises(TypeError, match="Got unsupported ScalarType BFloat16"):
-        _ = pyc10.zeros(2, dtype=pyc10.bfloat16).__array_interface__
