@@ -620,6 +620,9 @@ static PyObject *f_tensor(PyObject *m, FASTCALL_ARGS) {
 static pa_parser as_tensor_p = PA_PARSER("pyc10", "as_tensor");
 static PyObject *f_as_tensor(PyObject *m, FASTCALL_ARGS) {
   (void)m;
+  /* as_tensor(ndarray), the hot call: from_numpy itself (no dtype or device to convert to) */
+  if (nargs == 1 && kwnames == NULL && pyc10_is_ndarray(args[0]))
+    return pyc10_from_numpy(NULL, args[0]);
   pa_args r;
   if (pa_parse(&as_tensor_p, args, nargs, kwnames, &r) < 0) return NULL;
   int dtype;

@@ -18,8 +18,9 @@
 
 #include "common.h"
 
-/* The most dimensions from_numpy reads (numpy's own limit, 64 in numpy 2, is below it). */
-enum { MAX_DIMS = 1024 };
+/* The most dimensions from_numpy reads: numpy's own limit (NPY_MAXDIMS: 64 in numpy 2, 32 in
+ * numpy 1), so that its reading fits a small stack frame. */
+enum { MAX_DIMS = 64 };
 
 #define raise_with(cls, ...) pyc10_raise_in(cls, PyExc_RuntimeError, __VA_ARGS__)
 
