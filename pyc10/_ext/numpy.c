@@ -88,6 +88,8 @@ static int numpy_checks(PyObject *self, c10c_tensor *h, PyObject **ts, void **p)
  * string ts, data p), a new dict. */
 static PyObject *interface_dict(c10c_tensor *h, PyObject *ts, void *p) {
   size_t ndim = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
+  /* no elements: strides 0, as numpy gives torch's numpy() for them */
+  if (c10c_tensor_numel(h) == 0) item = 0;
   const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
   PyObject *shape = PyTuple_New((Py_ssize_t)ndim), *st = PyTuple_New((Py_ssize_t)ndim);
   PyObject *data = NULL, *d = NULL;
@@ -104,7 +106,7 @@ static PyObject *interface_dict(c10c_tensor *h, PyObject *ts, void *p) {
     PyTuple_SetItem(st, (Py_ssize_t)i, b);
   }
   /* numpy refuses a NULL pointer even for no elements; any aligned address will do */
-  data = Py_BuildValue("(NO)", PyLong_FromVoidPtr(p != NULL ? p : (void *)(uintptr_t)item),
+  data = Py_BuildValue("(NO)", PyLong_FromVoidPtr(p != NULL ? p : (void *)(uintptr_t)16),
                        c10c_tensor_is_read_only(h) ? Py_True : Py_False);
   if (data == NULL) goto done;
   d = Py_BuildValue("{s:i,s:O,s:O,s:O,s:O}", "version", 3, "shape", shape, "typestr", ts, "strides",
@@ -264,13 +266,21 @@ static PyObject *api_array(void **table, PyObject *self, c10c_tensor *h, int num
     if (descr == NULL) return NULL;
   }
   Py_INCREF(descr);
-  /* numpy refuses a NULL pointer even for no elements (it would allocate); any aligned address
-   * will do */
+  /* no elements: numpy's own empty memory, as torch's numpy() passes numpy no data (numpy's
+   * strides are then all 0, and 0 asks for numpy's default flags) */
+  bool empty = c10c_tensor_numel(h) == 0, read_only = c10c_tensor_is_read_only(h);
   PyObject *a = ((new_from_descr_fn)table[API_NEW_FROM_DESCR])(
-      (PyTypeObject *)table[API_ARRAY_TYPE], descr, (int)nd, dims, strides,
-      p != NULL ? p : (void *)(uintptr_t)item, c10c_tensor_is_read_only(h) ? 0 : NPY_WRITEABLE,
-      NULL);
+      (PyTypeObject *)table[API_ARRAY_TYPE], descr, (int)nd, dims, strides, empty ? NULL : p,
+      empty || read_only ? 0 : NPY_WRITEABLE, NULL);
   if (a == NULL) return NULL;
+  if (empty && read_only) {
+    PyObject *r = PyObject_CallMethod(a, "setflags", "(O)", Py_False);
+    if (r == NULL) {
+      Py_DECREF(a);
+      return NULL;
+    }
+    Py_DECREF(r);
+  }
   Py_INCREF(self);
   if (((set_base_fn)table[API_SET_BASE_OBJECT])(a, self) < 0) {
     Py_DECREF(a);
@@ -329,8 +339,9 @@ PyObject *pyc10_numpy_c_api(PyObject *m, PyObject *use) {
   return PyBool_FromLong(was);
 }
 
+/* A copy of a (stolen) in a's own layout, as numpy.array(t) makes of torch's array (order K). */
 static PyObject *copy_of(PyObject *a) {
-  PyObject *r = PyObject_CallMethod(a, "copy", NULL);
+  PyObject *r = PyObject_CallMethod(a, "copy", "s", "K");
   Py_DECREF(a);
   return r;
 }
@@ -518,7 +529,9 @@ typedef struct {
   int flags;
 } np_array;
 
-/* numpy's type numbers (stable: numpy's NPY_TYPES) as the dtypes torch takes. */
+/* numpy's type numbers (stable: numpy's NPY_TYPES) as the dtypes torch takes: torch's
+ * numpy_dtype_to_aten, which takes the unsigned ints only under numpy's NPY_UINT32/NPY_UINT64
+ * names (NPY_UINT and NPY_ULONG where a C long has 64 bits, so not NPY_ULONGLONG there). */
 static int type_num_dtype(int num) {
   switch (num) {
     case 0: return C10C_DTYPE_BOOL;
@@ -527,11 +540,11 @@ static int type_num_dtype(int num) {
     case 3: return C10C_DTYPE_INT16;
     case 4: return C10C_DTYPE_UINT16;
     case 5: return C10C_DTYPE_INT32;
-    case 6: return C10C_DTYPE_UINT32;
+    case 6: return sizeof(long) == 8 ? C10C_DTYPE_UINT32 : -1;
     case 7: return sizeof(long) == 8 ? C10C_DTYPE_INT64 : C10C_DTYPE_INT32;
     case 8: return sizeof(long) == 8 ? C10C_DTYPE_UINT64 : C10C_DTYPE_UINT32;
     case 9: return C10C_DTYPE_INT64;
-    case 10: return C10C_DTYPE_UINT64;
+    case 10: return sizeof(long) == 8 ? -1 : C10C_DTYPE_UINT64;
     case 11: return C10C_DTYPE_FLOAT32;
     case 12: return C10C_DTYPE_FLOAT64;
     case 14: return C10C_DTYPE_COMPLEX64;
