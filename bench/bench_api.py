@@ -129,7 +129,6 @@ ROWS: list[Row] = [
     row("x.data"),
     row("c.real", "c.real"),
     row("c.imag", "c.imag"),
-    row("x.__array_interface__", "x.__array_interface__"),
     row("x.dtype.itemsize", "x.dtype.itemsize"),
     # queries
     row("x.data_ptr()"),

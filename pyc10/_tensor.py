@@ -197,7 +197,7 @@ class Tensor(_ctensor.TensorBase):
     # ---- shape, dtype, device, data_ptr(), __bool__, __len__ ...: in C (_ext/attrs.c) ----
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
-        """Pickle (and deepcopy) as torch does: the storage, offset, sizes, strides and dtype.
+        """Pickle (and copy.copy) as torch does: the storage, offset, sizes, strides and dtype.
 
         Tensors pickled together that share a storage share one after loading (the storage is
         one object to pickle), which torch's ``pickle`` does not do and ``torch.save`` does.

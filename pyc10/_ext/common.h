@@ -99,10 +99,8 @@ c10c_storage *pyc10_storage_of(PyObject *storage);
 extern PyMethodDef pyc10_inplace_methods[];
 extern PyGetSetDef pyc10_inplace_getset[];
 
-/* indexing.c: t[index], t[index] = value (the mapping slots), item, tolist, numpy, __array__
- * and __array_interface__. */
+/* indexing.c: t[index], t[index] = value (the mapping slots), item, tolist. */
 extern PyMethodDef pyc10_index_methods[];
-extern PyGetSetDef pyc10_index_getset[];
 extern PyType_Slot pyc10_index_slots[];
 
 /* ---- what every method file uses ---- */
@@ -186,5 +184,16 @@ int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, c
 
 /* memo.c: pyc10._ctensor.memo (finfo's and iinfo's calls). */
 extern PyMethodDef pyc10_memo_functions[];
+
+/* numpy.c: Tensor.numpy and __array__ (merged into TensorBase's methods), and pyc10.from_numpy
+ * (in factories.c's module functions). */
+extern PyMethodDef pyc10_numpy_methods[];
+/* from_numpy(a): a CPU tensor over an ndarray's memory (METH_O; m unused). */
+PyObject *pyc10_from_numpy(PyObject *m, PyObject *a);
+/* _numpy_c_api(use): whether numpy() and __array__ go through numpy's C API table (True: where
+ * it can be had) or numpy.asarray (False, for the tests of that way); returns the old setting. */
+PyObject *pyc10_numpy_c_api(PyObject *m, PyObject *use);
+/* Whether o is a numpy.ndarray (false, without an error, when numpy cannot be imported). */
+bool pyc10_is_ndarray(PyObject *o);
 
 #endif

@@ -18,6 +18,91 @@
 
 #define not_implemented pyc10_not_implemented
 
+/* ---- copy.deepcopy ---- */
+
+/* memo[key] (a new reference), or NULL: absent (no error) or an error. `key in memo` first, as
+ * torch's __deepcopy__ asks (its TypeError for a memo that is no container). */
+static PyObject *memo_get(PyObject *memo, PyObject *key) {
+  int has = PySequence_Contains(memo, key);
+  return has > 0 ? PyObject_GetItem(memo, key) : NULL;
+}
+
+/* copy's _keep_alive: x joins the list at memo[id(memo)], so that ids stay unique while memo
+ * lives. */
+static int keep_alive(PyObject *memo, PyObject *x) {
+  PyObject *key = PyLong_FromVoidPtr(memo);
+  if (key == NULL) return -1;
+  PyObject *list = memo_get(memo, key);
+  int rc = -1;
+  if (list != NULL && PyList_Check(list)) {
+    rc = PyList_Append(list, x);
+  } else if (list != NULL) {
+    PyObject *none = PyObject_CallMethod(list, "append", "O", x);
+    rc = none != NULL ? 0 : -1;
+    Py_XDECREF(none);
+  } else if (!PyErr_Occurred()) {
+    list = PyList_New(1);
+    if (list != NULL) {
+      Py_INCREF(x);
+      PyList_SetItem(list, 0, x);
+      rc = PyObject_SetItem(memo, key, list);
+    }
+  }
+  Py_XDECREF(list);
+  Py_DECREF(key);
+  return rc;
+}
+
+/* The copy of storage (the storage's Python object) in this deepcopy: made once per memo, as
+ * copy.deepcopy(storage, memo) makes it (memo[id(storage)]), so tensors sharing a storage, and the
+ * storage itself, copied together share one copy. */
+static PyObject *storage_copy(PyObject *memo, PyObject *storage) {
+  PyObject *key = PyLong_FromVoidPtr(storage);
+  if (key == NULL) return NULL;
+  PyObject *copy = memo_get(memo, key);
+  if (copy == NULL && !PyErr_Occurred()) {
+    copy = PyObject_CallMethod(storage, "clone", NULL); /* torch's UntypedStorage.__deepcopy__ */
+    if (copy != NULL && (PyObject_SetItem(memo, key, copy) < 0 || keep_alive(memo, storage) < 0))
+      Py_CLEAR(copy);
+  } else if (copy != NULL && !PyObject_TypeCheck(copy, Py_TYPE(storage))) {
+    PyErr_SetString(PyExc_TypeError,
+                    "deepcopy: the memo holds a non-storage for a tensor's storage");
+    Py_CLEAR(copy);
+  }
+  Py_DECREF(key);
+  return copy;
+}
+
+/* __deepcopy__(memo): torch's Tensor.__deepcopy__ without autograd: the tensor memo already holds
+ * for self, else a view with self's sizes, strides, offset and dtype of a copy of self's whole
+ * storage (one copy per storage in one deepcopy); a meta tensor is cloned (torch's clone()). */
+static PyObject *t_deepcopy(PyObject *self, PyObject *memo) {
+  SELF_HANDLE(h);
+  PyObject *self_key = PyLong_FromVoidPtr(self);
+  if (self_key == NULL) return NULL;
+  PyObject *r = memo_get(memo, self_key), *storage = NULL, *copy = NULL;
+  if (r != NULL || PyErr_Occurred()) goto done;
+  c10c_tensor *out = NULL;
+  c10c_status st;
+  if (c10c_tensor_device(h).type == C10C_DEVICE_TYPE_META) {
+    st = c10c_tensor_clone(&out, h, C10C_MEMORY_FORMAT_PRESERVE);
+  } else {
+    storage = pyc10_storage_wrap(c10c_tensor_storage(h));
+    copy = storage != NULL ? storage_copy(memo, storage) : NULL;
+    if (copy == NULL) goto done;
+    st = c10c_tensor_new_from_storage(&out, pyc10_storage_of(copy), c10c_tensor_sizes(h),
+                                      c10c_tensor_strides(h), c10c_tensor_dim(h),
+                                      c10c_tensor_storage_offset(h), c10c_tensor_dtype(h));
+  }
+  r = pyc10_result(st, &out);
+  if (r != NULL && PyObject_SetItem(memo, self_key, r) < 0) Py_CLEAR(r);
+done:
+  Py_DECREF(self_key);
+  Py_XDECREF(storage);
+  Py_XDECREF(copy);
+  return r;
+}
+
 /* ---- Python scalars as one element of a dtype ---- */
 
 /* c10's C++ type name in "value cannot be converted to type ... without overflow". */
@@ -600,6 +685,9 @@ static PyObject *t_new_tensor(PyObject *self, FASTCALL_ARGS) {
 #define M(name, fn) \
   { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
 PyMethodDef pyc10_data_methods[] = {
+    {"__deepcopy__", t_deepcopy, METH_O,
+     "__deepcopy__(memo) -> Tensor\n\ncopy.deepcopy(t): a tensor of t's sizes, strides, offset "
+     "and dtype over a copy of t's storage, one copy per storage in one deepcopy (as torch)."},
     {"zero_", t_zero_, METH_NOARGS, "zero_() -> Tensor\n\nEvery element set to zero; self."},
     M("fill_", t_fill_),
     M("to", t_to),

@@ -1,5 +1,6 @@
 /* The module-level factories: pyc10.empty, zeros, ones, full, the *_like forms, empty_strided,
- * tensor, as_tensor, is_tensor and from_numpy, with torch's signatures through the parser.
+ * tensor, as_tensor, is_tensor and from_numpy (in numpy.c), with torch's signatures through the
+ * parser.
  *
  * empty and zeros with exact int sizes and no keywords (the hot call) skip the parser; every other
  * call binds through it. tensor() builds nested lists of Python numbers here, in C (torch's
@@ -518,8 +519,6 @@ static PyObject *copied(PyObject *src, c10c_dtype dt, c10c_device device, bool f
 static PyObject *converted(PyObject *src, c10c_dtype dt, c10c_device device) {
   return copied(src, dt, device, false);
 }
-static PyObject *f_from_numpy(PyObject *m, PyObject *a);
-static PyObject *ndarray_type; /* numpy.ndarray, once imported */
 
 /* A CPU tensor of nested Python numbers, or Py_None (a new reference) for data this does not
  * take (other leaves: pyc10._tensor._tensor_from_data takes them). */
@@ -581,9 +580,8 @@ static PyObject *from_data(PyObject *data, PyObject *dtype_obj, int dtype, PyObj
                        device);
     }
   }
-  if (ndarray_type == NULL && py_attr(&ndarray_type, "numpy", "ndarray") == NULL) PyErr_Clear();
-  if (ndarray_type != NULL && PyObject_TypeCheck(data, (PyTypeObject *)ndarray_type)) {
-    t = f_from_numpy(NULL, data); /* numpy's dtype kept; torch's errors for its strides */
+  if (pyc10_is_ndarray(data)) {
+    t = pyc10_from_numpy(NULL, data); /* numpy's dtype kept; torch's errors for its strides */
     if (t == NULL) return NULL;
     c10c_tensor *h = pyc10_handle(t);
     return copied(t, dtype < 0 ? c10c_tensor_dtype(h) : (c10c_dtype)dtype,
@@ -622,6 +620,9 @@ static PyObject *f_tensor(PyObject *m, FASTCALL_ARGS) {
 static pa_parser as_tensor_p = PA_PARSER("pyc10", "as_tensor");
 static PyObject *f_as_tensor(PyObject *m, FASTCALL_ARGS) {
   (void)m;
+  /* as_tensor(ndarray), the hot call: from_numpy itself (no dtype or device to convert to) */
+  if (nargs == 1 && kwnames == NULL && pyc10_is_ndarray(args[0]))
+    return pyc10_from_numpy(NULL, args[0]);
   pa_args r;
   if (pa_parse(&as_tensor_p, args, nargs, kwnames, &r) < 0) return NULL;
   int dtype;
@@ -635,238 +636,6 @@ static PyObject *f_is_tensor(PyObject *m, PyObject *obj) {
   (void)m;
   int r = PyObject_TypeCheck(obj, pa_cls.tensor);
   return PyBool_FromLong(r);
-}
-
-/* ---- from_numpy ---- */
-
-/* The storage deleter of from_numpy: drops the array with the GIL held (it may run on any thread),
- * keeping any exception in flight (a failing call dropping its temporary tensor has one set). */
-static void release_array(void *ctx) {
-  if (!Py_IsInitialized()) return;
-  PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  Py_DECREF((PyObject *)ctx);
-  PyErr_Restore(type, value, traceback);
-  PyGILState_Release(gil);
-}
-
-/* numpy's typestr ("<f4", "|b1") as a dtype code torch takes, or -1. */
-static int typestr_dtype(PyObject *typestr) {
-  const char *t = PyUnicode_AsUTF8AndSize(typestr, NULL);
-  if (t == NULL || strlen(t) < 3) return -1;
-  if (t[0] == '>') return -2; /* not native on the little-endian hosts pyc10 runs on */
-  char kind = t[1];
-  long size = strtol(t + 2, NULL, 10);
-  switch (kind) {
-    case 'b': return size == 1 ? C10C_DTYPE_BOOL : -1;
-    case 'i':
-      return size == 1   ? C10C_DTYPE_INT8
-             : size == 2 ? C10C_DTYPE_INT16
-             : size == 4 ? C10C_DTYPE_INT32
-             : size == 8 ? C10C_DTYPE_INT64
-                         : -1;
-    case 'u':
-      return size == 1   ? C10C_DTYPE_UINT8
-             : size == 2 ? C10C_DTYPE_UINT16
-             : size == 4 ? C10C_DTYPE_UINT32
-             : size == 8 ? C10C_DTYPE_UINT64
-                         : -1;
-    case 'f':
-      return size == 2   ? C10C_DTYPE_FLOAT16
-             : size == 4 ? C10C_DTYPE_FLOAT32
-             : size == 8 ? C10C_DTYPE_FLOAT64
-                         : -1;
-    case 'c': return size == 8 ? C10C_DTYPE_COMPLEX64 : size == 16 ? C10C_DTYPE_COMPLEX128 : -1;
-    default: return -1;
-  }
-}
-
-static PyObject *unsupported_dtype(PyObject *a) {
-  PyObject *name = NULL, *d = PyObject_GetAttrString(a, "dtype");
-  PyObject *type = d ? PyObject_GetAttrString(d, "type") : NULL;
-  name = type ? PyObject_GetAttrString(type, "__name__") : NULL;
-  Py_XDECREF(d);
-  Py_XDECREF(type);
-  if (name == NULL) return NULL;
-  raise_with(pa_cls.type_error,
-             "can't convert np.ndarray of type numpy.%U. The only supported types are: float64, "
-             "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
-             "uint16, uint8, and bool.",
-             name);
-  Py_DECREF(name);
-  return NULL;
-}
-
-/* Reads n ints of a tuple into out. */
-static int int_tuple(PyObject *t, int64_t *out, Py_ssize_t n) {
-  for (Py_ssize_t i = 0; i < n; i++) {
-    out[i] = PyLong_AsLongLong(PyTuple_GetItem(t, i));
-    if (out[i] == -1 && PyErr_Occurred()) return -1;
-  }
-  return 0;
-}
-
-/* What from_numpy reads of an array: its memory, sizes and byte strides, dtype, writability. */
-typedef struct {
-  void *data;
-  Py_ssize_t ndim;
-  int64_t sizes[MAX_DIMS], strides[MAX_DIMS]; /* strides in bytes */
-  int dtype;                                  /* -1: one torch does not take */
-  int read_only;
-} array_info;
-
-/* numpy's array object as numpy documents it (PyArrayObject_fields, the same in numpy 1 and 2),
- * and the head of its dtype (PyArray_Descr: kind, type, byteorder, then type_num in both). */
-typedef struct {
-  PyObject_HEAD char *data;
-  int nd;
-  Py_ssize_t *dimensions, *strides;
-  PyObject *base;
-  struct {
-    PyObject_HEAD PyTypeObject *typeobj;
-    char kind, type, byteorder, flags;
-    int type_num;
-  } * descr;
-  int flags;
-} np_array;
-enum { NPY_WRITEABLE = 0x0400 };
-
-/* numpy's type numbers (stable: numpy's NPY_TYPES) as the dtypes torch takes. */
-static int type_num_dtype(int num) {
-  switch (num) {
-    case 0: return C10C_DTYPE_BOOL;
-    case 1: return C10C_DTYPE_INT8;
-    case 2: return C10C_DTYPE_UINT8;
-    case 3: return C10C_DTYPE_INT16;
-    case 4: return C10C_DTYPE_UINT16;
-    case 5: return C10C_DTYPE_INT32;
-    case 6: return C10C_DTYPE_UINT32;
-    case 7: return sizeof(long) == 8 ? C10C_DTYPE_INT64 : C10C_DTYPE_INT32;
-    case 8: return sizeof(long) == 8 ? C10C_DTYPE_UINT64 : C10C_DTYPE_UINT32;
-    case 9: return C10C_DTYPE_INT64;
-    case 10: return C10C_DTYPE_UINT64;
-    case 11: return C10C_DTYPE_FLOAT32;
-    case 12: return C10C_DTYPE_FLOAT64;
-    case 14: return C10C_DTYPE_COMPLEX64;
-    case 15: return C10C_DTYPE_COMPLEX128;
-    case 23: return C10C_DTYPE_FLOAT16;
-    default: return -1;
-  }
-}
-
-/* The fast reader: the array's fields directly (1), or 0 where the layout is not numpy's. */
-static int read_fields(PyObject *a, array_info *info) {
-  const np_array *arr = (const np_array *)a;
-  if (arr->nd < 0 || arr->nd > MAX_DIMS) return 0;
-  info->data = arr->data;
-  info->ndim = arr->nd;
-  for (int i = 0; i < arr->nd; i++)
-    info->sizes[i] = arr->dimensions[i], info->strides[i] = arr->strides[i];
-  info->dtype = arr->descr->byteorder == '>' ? -2 : type_num_dtype(arr->descr->type_num);
-  info->read_only = !(arr->flags & NPY_WRITEABLE);
-  return 1;
-}
-
-/* The portable reader: __array_interface__ and a.strides; 0 or -1 with an error. */
-static int read_interface(PyObject *a, array_info *info) {
-  PyObject *ai = PyObject_GetAttrString(a, "__array_interface__");
-  PyObject *strides = ai ? PyObject_GetAttrString(a, "strides") : NULL;
-  int rc = -1;
-  if (strides == NULL) goto done;
-  PyObject *typestr = PyDict_GetItemString(ai, "typestr"),
-           *shape = PyDict_GetItemString(ai, "shape"), *data = PyDict_GetItemString(ai, "data");
-  if (typestr == NULL || shape == NULL || data == NULL || !PyTuple_Check(shape) ||
-      !PyTuple_Check(data) || !PyTuple_Check(strides)) {
-    PyErr_SetString(PyExc_RuntimeError, "from_numpy: unexpected __array_interface__");
-    goto done;
-  }
-  info->dtype = typestr_dtype(typestr);
-  info->ndim = PyTuple_Size(shape);
-  if (info->ndim > MAX_DIMS) {
-    raise_with(pa_cls.runtime_error, "from_numpy: too many dimensions (%zd)", info->ndim);
-    goto done;
-  }
-  if (int_tuple(shape, info->sizes, info->ndim) < 0 ||
-      int_tuple(strides, info->strides, info->ndim) < 0)
-    goto done;
-  info->data = PyLong_AsVoidPtr(PyTuple_GetItem(data, 0));
-  info->read_only = PyObject_IsTrue(PyTuple_GetItem(data, 1));
-  rc = PyErr_Occurred() || info->read_only < 0 ? -1 : 0;
-done:
-  Py_XDECREF(ai);
-  Py_XDECREF(strides);
-  return rc;
-}
-
-/* Whether numpy's arrays have the layout read_fields reads: checked once on a probe array. */
-static int fields_usable(void) {
-  static int usable = -1;
-  if (usable >= 0) return usable;
-  usable = 0;
-  PyObject *mod = PyImport_ImportModule("numpy");
-  PyObject *probe = mod ? PyObject_CallMethod(mod, "zeros", "((ii)s)", 2, 3, "float32") : NULL;
-  array_info f, i;
-  if (probe != NULL && read_fields(probe, &f) && read_interface(probe, &i) == 0)
-    usable = f.data == i.data && f.ndim == 2 && f.sizes[0] == 2 && f.sizes[1] == 3 &&
-             f.strides[0] == 12 && f.strides[1] == 4 && f.dtype == C10C_DTYPE_FLOAT32 &&
-             f.read_only == 0;
-  PyErr_Clear();
-  Py_XDECREF(probe);
-  Py_XDECREF(mod);
-  return usable;
-}
-
-/* from_numpy(a): a CPU tensor over a's memory, holding a reference to a until its storage goes
- * (release_array). A read-only array gives a read-only tensor (torch only warns). */
-static PyObject *f_from_numpy(PyObject *m, PyObject *a) {
-  (void)m;
-  if (ndarray_type == NULL && py_attr(&ndarray_type, "numpy", "ndarray") == NULL) PyErr_Clear();
-  if (ndarray_type == NULL || !PyObject_TypeCheck(a, (PyTypeObject *)ndarray_type)) {
-    PyObject *name = PyObject_GetAttrString((PyObject *)Py_TYPE(a), "__name__");
-    if (name == NULL) return NULL;
-    raise_with(pa_cls.type_error, "expected np.ndarray (got %U)", name);
-    Py_DECREF(name);
-    return NULL;
-  }
-  array_info info;
-  if (!(fields_usable() && read_fields(a, &info)) && read_interface(a, &info) < 0) return NULL;
-  if (info.dtype == -2)
-    return raise_with(pa_cls.value_error,
-                      "given numpy array has byte order different from the native byte order. "
-                      "Conversion between byte orders is currently not supported.");
-  if (info.dtype < 0) return unsupported_dtype(a);
-  int64_t item = (int64_t)c10c_dtype_itemsize((c10c_dtype)info.dtype), nbytes = item;
-  bool empty = false;
-  for (Py_ssize_t i = 0; i < info.ndim; i++) {
-    if (info.strides[i] < 0)
-      return raise_with(pa_cls.value_error,
-                        "At least one stride in the given numpy array is negative, and tensors "
-                        "with negative strides are not currently supported. (You can probably "
-                        "work around this by making a copy of your array  with array.copy().) ");
-    if (info.strides[i] % item != 0)
-      return raise_with(pa_cls.value_error,
-                        "given numpy array strides not a multiple of the element byte size. Copy "
-                        "the numpy array to reallocate the memory.");
-    info.strides[i] /= item;
-    if (info.sizes[i] == 0) empty = true;
-    nbytes += (info.sizes[i] - 1) * info.strides[i] * item;
-  }
-  if (empty) nbytes = 0;
-  c10c_storage *storage = NULL;
-  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
-  Py_INCREF(a);
-  c10c_status st = c10c_storage_new_external(&storage, info.data, nbytes, cpu, release_array, a);
-  if (st != C10C_STATUS_OK) {
-    Py_DECREF(a);
-    return pyc10_raise(st);
-  }
-  if (info.read_only) c10c_storage_set_read_only(storage);
-  c10c_tensor *out = NULL;
-  st = c10c_tensor_new_from_storage(&out, storage, info.sizes, info.strides, (size_t)info.ndim, 0,
-                                    (c10c_dtype)info.dtype);
-  c10c_storage_release(storage); /* the tensor holds it now (or it is gone, and a with it) */
-  return pyc10_result(st, &out);
 }
 
 #define F(name, fn) \
@@ -883,10 +652,13 @@ PyMethodDef pyc10_factory_functions[] = {
     F("empty_strided", f_empty_strided),
     F("tensor", f_tensor),
     F("as_tensor", f_as_tensor),
-    {"from_numpy", f_from_numpy, METH_O,
+    {"from_numpy", pyc10_from_numpy, METH_O,
      "from_numpy(ndarray, /) -> Tensor\n\nA CPU tensor sharing a numpy array's memory (zero-copy; "
      "keeps the array alive). A read-only array gives a read-only tensor: in-place writes raise "
      "(torch only warns)."},
+    {"_numpy_c_api", pyc10_numpy_c_api, METH_O,
+     "_numpy_c_api(use, /) -> bool\n\nWhether Tensor.numpy() and __array__ make arrays through "
+     "numpy's C API table (where it can be had) or through numpy.asarray; the old setting."},
     {"is_tensor", f_is_tensor, METH_O,
      "is_tensor(obj, /) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
     {NULL, NULL, 0, NULL},

@@ -1,6 +1,6 @@
 /* Indexing and element access: t[index] and t[index] = value with torch's basic indexing (ints,
  * slices, None, Ellipsis, bools, 0-dim integer and bool tensors, and tuples of those), and the
- * reads of elements into Python: item(), tolist(), numpy(), __array__ and __array_interface__.
+ * reads of elements into Python: item() and tolist() (numpy() and the array protocols: numpy.c).
  *
  * Indexing follows torch's THPVariable_getitem/setitem and applySlicing (python_variable_indexing
  * .cpp, TensorIndexing.h): an int selects (torch's "index 5 is out of bounds for dimension 0 with
@@ -15,8 +15,7 @@
  *
  * Elements are read in place for the dtypes C has (bool, the ints, float, double, complex); the
  * others (float16, bfloat16, float8, complex32) and tensors off the CPU go through a CPU copy
- * widened to double or complex double with the library's casts. numpy arrays come from
- * numpy.asarray(tensor) over __array_interface__ (a dict built here), whose base is the tensor.
+ * widened to double or complex double with the library's casts.
  */
 #include <float.h>
 #include <math.h>
@@ -212,219 +211,6 @@ static PyObject *t_tolist(PyObject *self, PyObject *unused) {
   }
   c10c_tensor_release(r);
   return list;
-}
-
-/* ---- numpy ---- */
-
-static PyObject *numpy_attr(const char *name) {
-  static PyObject *np;
-  if (np == NULL) {
-    np = PyImport_ImportModule("numpy");
-    if (np == NULL) return NULL;
-  }
-  return PyObject_GetAttrString(np, name);
-}
-
-/* numpy's type string of dt's elements (a borrowed, interned string), or NULL without an error. */
-static PyObject *typestr(c10c_dtype dt) {
-  static PyObject *cache[64];
-  const char *s;
-  switch (dt) {
-    case C10C_DTYPE_BOOL: s = "|b1"; break;
-    case C10C_DTYPE_UINT8: s = "|u1"; break;
-    case C10C_DTYPE_INT8: s = "|i1"; break;
-    case C10C_DTYPE_INT16: s = "<i2"; break;
-    case C10C_DTYPE_UINT16: s = "<u2"; break;
-    case C10C_DTYPE_INT32: s = "<i4"; break;
-    case C10C_DTYPE_UINT32: s = "<u4"; break;
-    case C10C_DTYPE_INT64: s = "<i8"; break;
-    case C10C_DTYPE_UINT64: s = "<u8"; break;
-    case C10C_DTYPE_FLOAT16: s = "<f2"; break;
-    case C10C_DTYPE_FLOAT32: s = "<f4"; break;
-    case C10C_DTYPE_FLOAT64: s = "<f8"; break;
-    case C10C_DTYPE_COMPLEX64: s = "<c8"; break;
-    case C10C_DTYPE_COMPLEX128: s = "<c16"; break;
-    default: return NULL;
-  }
-  if (cache[dt] == NULL) cache[dt] = PyUnicode_InternFromString(s);
-  return cache[dt];
-}
-
-/* The checks before numpy may see a tensor's memory: a CPU tensor, of a dtype numpy has, whose
- * storage still holds its elements. Its type string in *ts and its data (NULL for none) in *p. */
-static int numpy_checks(PyObject *self, c10c_tensor *h, PyObject **ts, void **p) {
-  if (c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU) {
-    PyObject *dev = PyObject_GetAttrString(self, "device");
-    if (dev == NULL) return -1;
-    TYPE_ERROR(
-        "can't convert %S device type tensor to numpy. Use Tensor.cpu() to copy the "
-        "tensor to host memory first.",
-        dev);
-    Py_DECREF(dev);
-    return -1;
-  }
-  c10c_dtype dt = c10c_tensor_dtype(h);
-  *ts = typestr(dt);
-  if (*ts == NULL) {
-    if (!PyErr_Occurred()) TYPE_ERROR("Got unsupported ScalarType %s", c10c_dtype_c10_name(dt));
-    return -1;
-  }
-  *p = c10c_tensor_data(h);
-  if (*p == NULL && c10c_tensor_numel(h) > 0) return pyc10_raise(c10c_last_error_status()), -1;
-  return 0;
-}
-
-/* numpy's PyArrayInterface (the __array_struct__ protocol, defined by the protocol itself, so no
- * numpy headers): numpy reads it without parsing a dict. */
-typedef struct {
-  int two, nd;
-  char typekind;
-  int itemsize, flags;
-  Py_intptr_t *shape, *strides;
-  void *data;
-  PyObject *descr;
-} array_struct;
-enum { NPY_ALIGNED = 0x100, NPY_NOTSWAPPED = 0x200, NPY_WRITEABLE = 0x400 };
-
-static void free_array_struct(PyObject *capsule) {
-  PyMem_Free(PyCapsule_GetPointer(capsule, NULL));
-}
-
-static PyObject *get_array_struct(PyObject *self, void *closure) {
-  (void)closure;
-  SELF_HANDLE(h);
-  PyObject *ts;
-  void *p;
-  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
-  size_t nd = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
-  array_struct *a = PyMem_Malloc(sizeof *a + 2 * (nd + 1) * sizeof(Py_intptr_t));
-  if (a == NULL) return PyErr_NoMemory();
-  a->two = 2;
-  a->nd = (int)nd;
-  a->typekind = PyUnicode_ReadChar(ts, 1) == 'b' ? 'b' : (char)PyUnicode_ReadChar(ts, 1);
-  a->itemsize = (int)item;
-  a->flags = NPY_ALIGNED | NPY_NOTSWAPPED | (c10c_tensor_is_read_only(h) ? 0 : NPY_WRITEABLE);
-  a->shape = (Py_intptr_t *)(a + 1);
-  a->strides = a->shape + nd;
-  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
-  for (size_t i = 0; i < nd; i++) {
-    a->shape[i] = (Py_intptr_t)sizes[i];
-    a->strides[i] = (Py_intptr_t)(strides[i] * (int64_t)item);
-  }
-  /* numpy refuses a NULL pointer even for no elements; any aligned address will do */
-  a->data = p != NULL ? p : (void *)(uintptr_t)item;
-  a->descr = NULL;
-  PyObject *capsule = PyCapsule_New(a, NULL, free_array_struct);
-  if (capsule == NULL) PyMem_Free(a);
-  return capsule;
-}
-
-static PyObject *get_array_interface(PyObject *self, void *closure) {
-  (void)closure;
-  SELF_HANDLE(h);
-  PyObject *ts;
-  void *p;
-  if (numpy_checks(self, h, &ts, &p) < 0) return NULL;
-  size_t ndim = c10c_tensor_dim(h), item = c10c_tensor_itemsize(h);
-  const int64_t *sizes = c10c_tensor_sizes(h), *strides = c10c_tensor_strides(h);
-  PyObject *shape = PyTuple_New((Py_ssize_t)ndim), *st = PyTuple_New((Py_ssize_t)ndim);
-  PyObject *data = NULL, *d = NULL;
-  if (shape == NULL || st == NULL) goto done;
-  for (size_t i = 0; i < ndim; i++) {
-    PyObject *a = PyLong_FromLongLong((long long)sizes[i]);
-    PyObject *b = PyLong_FromLongLong((long long)(strides[i] * (int64_t)item));
-    if (a == NULL || b == NULL) {
-      Py_XDECREF(a);
-      Py_XDECREF(b);
-      goto done;
-    }
-    PyTuple_SetItem(shape, (Py_ssize_t)i, a);
-    PyTuple_SetItem(st, (Py_ssize_t)i, b);
-  }
-  /* numpy refuses a NULL pointer even for no elements; any aligned address will do */
-  data = Py_BuildValue("(NO)", PyLong_FromVoidPtr(p != NULL ? p : (void *)(uintptr_t)item),
-                       c10c_tensor_is_read_only(h) ? Py_True : Py_False);
-  if (data == NULL) goto done;
-  d = Py_BuildValue("{s:i,s:O,s:O,s:O,s:O}", "version", 3, "shape", shape, "typestr", ts, "strides",
-                    st, "data", data);
-done:
-  Py_XDECREF(shape);
-  Py_XDECREF(st);
-  Py_XDECREF(data);
-  return d;
-}
-
-/* numpy.asarray(self): an array over the tensor's memory whose base is the tensor. */
-static PyObject *as_array(PyObject *self) {
-  static PyObject *asarray;
-  if (asarray == NULL) {
-    asarray = numpy_attr("asarray");
-    if (asarray == NULL) return NULL;
-  }
-  return PyObject_CallFunctionObjArgs(asarray, self, NULL);
-}
-
-static PyObject *copy_of(PyObject *a) {
-  PyObject *r = PyObject_CallMethod(a, "copy", NULL);
-  Py_DECREF(a);
-  return r;
-}
-
-static pa_parser numpy_p = PA_PARSER("Tensor", "numpy");
-static PyObject *t_numpy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kwnames) {
-  bool force = false;
-  if (nargs != 0 || kwnames != NULL) {
-    pa_args r;
-    if (pa_parse(&numpy_p, args, nargs, kwnames, &r) < 0) return NULL;
-    if (pa_bool(&r, 0, &force) < 0) return NULL;
-  }
-  PyObject *a = as_array(self);
-  return a == NULL || !force ? a : copy_of(a);
-}
-
-/* __array__(dtype=None, copy=None): numpy's protocol; a view, cast to dtype (a copy) if it
- * differs, copied when copy is true. */
-static PyObject *t_array(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kwnames) {
-  PyObject *dtype = Py_None, *copy = Py_None;
-  if (nargs > 2) return TYPE_ERROR("__array__() takes at most 2 arguments (%zd given)", nargs);
-  if (nargs > 0) dtype = args[0];
-  if (nargs > 1) copy = args[1];
-  Py_ssize_t nkw = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
-  for (Py_ssize_t i = 0; i < nkw; i++) {
-    PyObject *key = PyTuple_GetItem(kwnames, i);
-    bool is_dtype = PyUnicode_CompareWithASCIIString(key, "dtype") == 0;
-    if ((!is_dtype && PyUnicode_CompareWithASCIIString(key, "copy") != 0) ||
-        (is_dtype ? nargs > 0 : nargs > 1))
-      return TYPE_ERROR("__array__() got an unexpected keyword argument '%U'", key);
-    if (is_dtype)
-      dtype = args[nargs + i];
-    else
-      copy = args[nargs + i];
-  }
-  PyObject *a = as_array(self);
-  if (a == NULL) return NULL;
-  if (dtype != Py_None) {
-    PyObject *make = numpy_attr("dtype");
-    PyObject *want = make == NULL ? NULL : PyObject_CallFunctionObjArgs(make, dtype, NULL);
-    Py_XDECREF(make);
-    PyObject *have = want == NULL ? NULL : PyObject_GetAttrString(a, "dtype");
-    int differs = have == NULL ? -1 : PyObject_RichCompareBool(want, have, Py_NE);
-    Py_XDECREF(have);
-    PyObject *r = differs <= 0 ? NULL : PyObject_CallMethod(a, "astype", "O", want);
-    Py_XDECREF(want);
-    if (differs != 0) {
-      Py_DECREF(a);
-      return r;
-    }
-  }
-  int c = PyObject_IsTrue(copy);
-  if (c < 0) {
-    Py_DECREF(a);
-    return NULL;
-  }
-  return c ? copy_of(a) : a;
 }
 
 /* ---- indexing ---- */
@@ -1058,23 +844,7 @@ PyMethodDef pyc10_index_methods[] = {
     {"tolist", t_tolist, METH_NOARGS,
      "tolist() -> list\n\nThe elements as nested lists of Python numbers (a 0-dim tensor: its "
      "item)."},
-    M("numpy", t_numpy),
-    {"__array__", PYC10_FASTCALL(t_array), METH_FASTCALL | METH_KEYWORDS,
-     "__array__(dtype=None, copy=None) -> numpy.ndarray\n\nnumpy.asarray(t): a view of the "
-     "tensor's memory (cast to dtype, a copy, when it differs; copied when copy is true)."},
     {NULL, NULL, 0, NULL},
-};
-
-PyGetSetDef pyc10_index_getset[] = {
-    {"__array_struct__", get_array_struct, NULL,
-     "The numpy array interface as a C struct (PyArrayInterface in a capsule), which numpy "
-     "reads first: what numpy.asarray(t) and t.numpy() use.",
-     NULL},
-    {"__array_interface__", get_array_interface, NULL,
-     "The numpy array interface (version 3): a zero-copy view of a CPU tensor, read-only when "
-     "its memory is.",
-     NULL},
-    {NULL, NULL, NULL, NULL, NULL},
 };
 
 PyType_Slot pyc10_index_slots[] = {

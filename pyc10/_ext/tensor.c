@@ -416,7 +416,7 @@ static struct PyModuleDef module_def = {
 static PyMethodDef *merged_methods(void) {
   PyMethodDef *tables[] = {tensor_methods,       pyc10_view_methods,           pyc10_attr_methods,
                            pyc10_data_methods,   pyc10_storage_tensor_methods, pyc10_index_methods,
-                           pyc10_dlpack_methods, pyc10_inplace_methods};
+                           pyc10_dlpack_methods, pyc10_inplace_methods,        pyc10_numpy_methods};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyMethodDef *m = tables[t]; m->ml_name != NULL; m++) n++;
@@ -434,8 +434,7 @@ static PyMethodDef *merged_methods(void) {
 
 /* TensorBase's attributes: this file's and attrs.c's, in one array made once. */
 static PyGetSetDef *merged_getset(void) {
-  PyGetSetDef *tables[] = {tensor_getset, pyc10_attr_getset, pyc10_index_getset,
-                           pyc10_inplace_getset};
+  PyGetSetDef *tables[] = {tensor_getset, pyc10_attr_getset, pyc10_inplace_getset};
   size_t n = 0;
   for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
     for (PyGetSetDef *g = tables[t]; g->name != NULL; g++) n++;

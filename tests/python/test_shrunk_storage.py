@@ -41,7 +41,6 @@ def refused(call, t: pyc10.Tensor, nbytes: int) -> None:
 
 READS = {
     "data_ptr": lambda t: t.data_ptr(),
-    "__array_interface__": lambda t: t.__array_interface__,
     "numpy": lambda t: t.numpy(),
     "numpy(force=True)": lambda t: t.numpy(force=True),
     "__array__": lambda t: t.__array__(),
