@@ -264,7 +264,9 @@ ROWS: list[Row] = [
     row("x.numpy()", "x.view()"),
     row("M.from_numpy(a)", "a.view()"),
     row("np.asarray(x)", "np.asarray(mv)", np_setup="mv = memoryview(x)"),
-    row("M.as_tensor(a)", "np.asarray(a)"),
+    # np.asarray of an ndarray returns the array itself; as_tensor makes a tensor over its memory,
+    # as from_numpy does: numpy's like-for-like is a new array object over the same memory
+    row("M.as_tensor(a)", "a.view()"),
     row("x.__dlpack__()", "x.__dlpack__()"),
     row("x.__dlpack_device__()", "x.__dlpack_device__()"),
     row("M.from_dlpack(a)", "np.from_dlpack(a)", label="from_dlpack(numpy array)"),

@@ -442,10 +442,10 @@ bool pyc10_is_ndarray(PyObject *o) {
 static void release_array(void *ctx) {
   if (!Py_IsInitialized()) return;
   PyGILState_STATE gil = PyGILState_Ensure();
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  Py_DECREF((PyObject *)ctx);
-  PyErr_Restore(type, value, traceback);
+  if (PyErr_Occurred() == NULL) /* the common case: no exception to set aside */
+    Py_DECREF((PyObject *)ctx);
+  else
+    KEEPING_ERROR(Py_DECREF((PyObject *)ctx));
   PyGILState_Release(gil);
 }
 
