@@ -558,6 +558,33 @@ static bool view_strides(const int64_t *os, const int64_t *ost, size_t on, const
   return view_d == -1;
 }
 
+void pyc10_iter_order(size_t n, size_t nops, const int64_t *const *ops, const int64_t *sizes,
+                      int64_t *perm) {
+  for (size_t i = 0; i < n; i++) perm[i] = (int64_t)(n - 1 - i);
+  for (size_t i = 1; i < n; i++) {
+    size_t d1 = i;
+    for (size_t k = i; k-- > 0;) {
+      int64_t a = perm[k], b = perm[d1];
+      int cmp = 0; /* TensorIterator's should_swap */
+      for (size_t o = 0; o < nops && cmp == 0; o++) {
+        int64_t s0 = ops[o][a], s1 = ops[o][b];
+        if (s0 == 0 || s1 == 0) continue;
+        if (s0 < s1)
+          cmp = -1;
+        else if (s0 > s1 || sizes[a] > sizes[b])
+          cmp = 1;
+      }
+      if (cmp > 0) {
+        perm[k] = b;
+        perm[d1] = a;
+        d1 = k;
+      } else if (cmp < 0) {
+        break;
+      }
+    }
+  }
+}
+
 /* TensorIterator's output strides for the index kernel: its insertion sort of the dims by the
  * operands' byte strides (the restrided source, then each index; broadcast dims compare with
  * nothing; equal strides put the smaller size first), then dense strides in that order. */
@@ -589,34 +616,9 @@ static void result_strides(const plan_t *p, size_t itemsize, int64_t *out) {
       ops[1 + i][d] = news[d] == 1 && p->rsizes[d] != 1 ? 0 : newst[d] * 8;
   }
   int64_t perm[MAXD];
-  for (size_t i = 0; i < n; i++) perm[i] = (int64_t)(n - 1 - i);
-  if (n > 1) {
-    for (size_t i = 1; i < n; i++) {
-      size_t d1 = i;
-      for (size_t k = i; k-- > 0;) {
-        int64_t a = perm[k], b = perm[d1];
-        int cmp = 0;
-        for (size_t o = 0; o < nops && cmp == 0; o++) {
-          int64_t s0 = ops[o][a], s1 = ops[o][b];
-          if (s0 == 0 || s1 == 0) continue;
-          if (s0 < s1) {
-            cmp = -1;
-          } else if (s0 > s1) {
-            cmp = 1;
-          } else if (p->rsizes[a] > p->rsizes[b]) {
-            cmp = 1;
-          }
-        }
-        if (cmp > 0) {
-          perm[k] = b;
-          perm[d1] = a;
-          d1 = k;
-        } else if (cmp < 0) {
-          break;
-        }
-      }
-    }
-  }
+  const int64_t *op_strides[MAXD + 1];
+  for (size_t o = 0; o < nops; o++) op_strides[o] = ops[o];
+  pyc10_iter_order(n, nops, op_strides, p->rsizes, perm);
   bool inverted = true;
   for (size_t i = 0; i < n; i++) inverted = inverted && perm[i] == (int64_t)(n - 1 - i);
   if (inverted) { /* contiguous */

@@ -176,6 +176,11 @@ bool pyc10_adv_is_ndarray(PyObject *o);
 /* A sequence index (list, ndarray, ...) as torch's index tensor: bool or uint8 as pyc10.tensor
  * infers it, else int64. A new reference, or NULL with the error. */
 c10c_tensor *pyc10_adv_from_sequence(PyObject *seq);
+/* TensorIterator's reorder_dimensions: perm[0..n), the dims innermost first, by an insertion
+ * sort over nops operands' strides ops[o][d] (a 0 stride compares with nothing; equal strides
+ * put the larger size outer). */
+void pyc10_iter_order(size_t n, size_t nops, const int64_t *const *ops, const int64_t *sizes,
+                      int64_t *perm);
 /* sliced[indices]: a new tensor (a copy), or NULL with torch's error. */
 c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a);
 /* sliced[indices] = value (a tensor), or = the element at number (of sliced's dtype) when value

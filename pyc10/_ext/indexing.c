@@ -497,29 +497,11 @@ static bool adjacent(const int64_t *dims, size_t n) {
 static c10c_status index_copy(c10c_tensor **out, c10c_tensor *v, int64_t at) {
   size_t n = c10c_tensor_dim(v);
   const int64_t *sizes = c10c_tensor_sizes(v), *strides = c10c_tensor_strides(v);
-  int64_t perm[MAX_ITEMS * 2], out_strides[MAX_ITEMS * 2];
+  int64_t perm[MAX_ITEMS * 2], out_strides[MAX_ITEMS * 2], op[MAX_ITEMS * 2];
   if (n > MAX_ITEMS * 2) return c10c_tensor_clone(out, v, C10C_MEMORY_FORMAT_PRESERVE);
-  for (size_t i = 0; i < n; i++) perm[i] = (int64_t)(n - 1 - i);
-  for (size_t i = 1; i < n; i++) {
-    size_t d1 = i;
-    for (size_t k = i; k-- > 0;) {
-      int64_t a = perm[k], b = perm[d1];
-      int cmp = 0;
-      if (a != at && b != at && strides[a] != 0 && strides[b] != 0) {
-        if (strides[a] < strides[b])
-          cmp = -1;
-        else if (strides[a] > strides[b] || sizes[a] > sizes[b])
-          cmp = 1;
-      }
-      if (cmp > 0) {
-        perm[k] = b;
-        perm[d1] = a;
-        d1 = k;
-      } else if (cmp < 0) {
-        break;
-      }
-    }
-  }
+  for (size_t i = 0; i < n; i++) op[i] = (int64_t)i == at ? 0 : strides[i];
+  const int64_t *ops[1] = {op};
+  pyc10_iter_order(n, 1, ops, sizes, perm);
   int64_t next = 1;
   for (size_t i = 0; i < n; i++) {
     out_strides[perm[i]] = next;
