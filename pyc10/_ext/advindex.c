@@ -223,19 +223,30 @@ static bool on_cpu(const c10c_tensor *t) {
   return c10c_tensor_device(t).type == C10C_DEVICE_TYPE_CPU;
 }
 
-/* A contiguous CPU copy of t (a new reference); NULL with an error. */
-static c10c_tensor *host_copy(c10c_tensor *t) {
-  c10c_tensor *c = NULL;
-  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
-  c10c_status st = c10c_tensor_empty(&c, c10c_tensor_sizes(t), c10c_tensor_dim(t),
-                                     c10c_tensor_dtype(t), cpu, C10C_MEMORY_FORMAT_CONTIGUOUS);
-  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(c, t);
+/* A copy of src on device (a new reference) with src's strides, or contiguous; NULL with an
+ * error. */
+static c10c_tensor *copy_on(c10c_tensor *src, c10c_device device, bool same_strides) {
+  c10c_tensor *t = NULL;
+  const int64_t *sizes = c10c_tensor_sizes(src);
+  size_t n = c10c_tensor_dim(src);
+  c10c_dtype dtype = c10c_tensor_dtype(src);
+  c10c_status st =
+      same_strides
+          ? c10c_tensor_empty_strided(&t, sizes, c10c_tensor_strides(src), n, dtype, device)
+          : c10c_tensor_empty(&t, sizes, n, dtype, device, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(t, src);
   if (st != C10C_STATUS_OK) {
-    c10c_tensor_release(c);
+    c10c_tensor_release(t);
     pyc10_raise(st);
     return NULL;
   }
-  return c;
+  return t;
+}
+
+/* A contiguous CPU copy of t (a new reference); NULL with an error. */
+static c10c_tensor *host_copy(c10c_tensor *t) {
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  return copy_on(t, cpu, false);
 }
 
 /* t itself on the CPU, else a contiguous CPU copy held by the plan; NULL with an error. */
@@ -679,20 +690,6 @@ static void walk(const plan_t *p, char *self_base, char *other_base, const int64
   }
 }
 
-/* A new tensor on device shaped as src with src's strides, holding src's elements. */
-static c10c_tensor *to_device(c10c_tensor *src, c10c_device device) {
-  c10c_tensor *t = NULL;
-  c10c_status st = c10c_tensor_empty_strided(&t, c10c_tensor_sizes(src), c10c_tensor_strides(src),
-                                             c10c_tensor_dim(src), c10c_tensor_dtype(src), device);
-  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(t, src);
-  if (st != C10C_STATUS_OK) {
-    c10c_tensor_release(t);
-    pyc10_raise(st);
-    return NULL;
-  }
-  return t;
-}
-
 c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a) {
   c10c_tensor *self = sliced, *staged = NULL;
   if (!on_cpu(sliced)) {
@@ -721,7 +718,7 @@ c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a) {
   }
   if (p != NULL) plan_free(p);
   if (out != NULL && staged != NULL) {
-    c10c_tensor *d = to_device(out, c10c_tensor_device(sliced));
+    c10c_tensor *d = copy_on(out, c10c_tensor_device(sliced), true);
     c10c_tensor_release(out);
     out = d;
   }
