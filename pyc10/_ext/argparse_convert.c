@@ -85,44 +85,33 @@ int pa_int(const pa_args *r, int i, int64_t *out) {
 
 /* THPUtils_unpackIndex on an int-list element; torch's wrapping of its failure. */
 static int unpack_element(const pa_args *r, int i, PyObject *item, Py_ssize_t idx, int64_t *out) {
-  if (PyLong_CheckExact(item)) {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
-    if (!overflow) {
-      *out = v;
-      return 0;
+  PyObject *ix = NULL; /* item's __index__, for what is not an exact int */
+  if (!PyLong_CheckExact(item)) {
+    int t = tensor_int(item, out);
+    if (t != 0) return t < 0 ? -1 : 0;
+    ix = PyNumber_Index(item);
+    if (ix == NULL) {
+      PyErr_Clear();
+      PyObject *tn = pa__typename_of(item);
+      if (tn == NULL) return -1;
+      PyErr_Format(PA_TYPE_ERROR,
+                   "%s(): argument '%s' failed to unpack the object at pos %zd with error \"type "
+                   "must be tuple of ints,but got %U\"",
+                   r->sig->name, r->sig->params[i].cname, idx + 1, tn);
+      Py_DECREF(tn);
+      return -1;
     }
-    PyErr_Format(PA_TYPE_ERROR,
-                 "%s(): argument '%s' failed to unpack the object at pos %zd with error \"%s\"",
-                 r->sig->name, r->sig->params[i].cname, idx + 1,
-                 "Overflow when unpacking long long");
-    return -1;
   }
-  int t = tensor_int(item, out);
-  if (t != 0) return t < 0 ? -1 : 0;
-  PyObject *ix = PyNumber_Index(item);
-  if (ix != NULL) {
-    int overflow;
-    long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
-    Py_DECREF(ix);
-    if (!overflow) {
-      *out = v;
-      return 0;
-    }
-    PyErr_Format(PA_TYPE_ERROR,
-                 "%s(): argument '%s' failed to unpack the object at pos %zd with error \"%s\"",
-                 r->sig->name, r->sig->params[i].cname, idx + 1,
-                 "Overflow when unpacking long long");
-    return -1;
+  int overflow;
+  long long v = PyLong_AsLongLongAndOverflow(ix != NULL ? ix : item, &overflow);
+  Py_XDECREF(ix);
+  if (!overflow) {
+    *out = v;
+    return 0;
   }
-  PyErr_Clear();
-  PyObject *tn = pa__typename_of(item);
-  if (tn == NULL) return -1;
   PyErr_Format(PA_TYPE_ERROR,
-               "%s(): argument '%s' failed to unpack the object at pos %zd with error \"type must "
-               "be tuple of ints,but got %U\"",
-               r->sig->name, r->sig->params[i].cname, idx + 1, tn);
-  Py_DECREF(tn);
+               "%s(): argument '%s' failed to unpack the object at pos %zd with error \"%s\"",
+               r->sig->name, r->sig->params[i].cname, idx + 1, "Overflow when unpacking long long");
   return -1;
 }
 
