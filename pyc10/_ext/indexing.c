@@ -751,6 +751,55 @@ static int set_element(c10c_tensor *h, PyObject *index, PyObject *value) {
   return 1;
 }
 
+/* A 0-dim CPU tensor of dtype holding fill_(value). */
+static PyObject *filled_scalar(c10c_dtype dtype, PyObject *value) {
+  c10c_tensor *z = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_status st = c10c_tensor_empty(&z, NULL, 0, dtype, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  PyObject *scalar = st == C10C_STATUS_OK ? pyc10_wrap(z) : pyc10_raise(st);
+  if (scalar == NULL) return NULL;
+  static PyObject *fill_name;
+  if (fill_name == NULL && (fill_name = PyUnicode_InternFromString("fill_")) == NULL)
+    return Py_DECREF(scalar), NULL;
+  PyObject *call[2] = {scalar, value};
+  PyObject *r = PyObject_VectorcallMethod(fill_name, call, 2, NULL);
+  if (r == NULL) return Py_DECREF(scalar), NULL;
+  Py_DECREF(r);
+  return scalar;
+}
+
+/* torch's valueToTensor for a number: an int (or bool, or numpy integer) unpacked as a long long
+ * (its ValueError beyond), and the element of dtype; the reduced floats (half, bfloat16, the
+ * float8s) are made from the value as a double, cast without a range check (1e300 is inf there,
+ * a complex value fails as "type double"), where fill_ would check the range. */
+static PyObject *scalar_tensor(c10c_dtype dtype, PyObject *value) {
+  if (PyLong_Check(value) || is_numpy_int(value)) {
+    PyObject *ix = PyNumber_Index(value);
+    int overflow = 0;
+    if (ix != NULL) PyLong_AsLongLongAndOverflow(ix, &overflow);
+    Py_XDECREF(ix);
+    if (PyErr_Occurred()) return NULL;
+    if (overflow != 0) return VALUE_ERROR("Overflow when unpacking long long");
+  }
+  bool reduced = dtype == C10C_DTYPE_FLOAT16 || dtype == C10C_DTYPE_BFLOAT16 ||
+                 dtype == C10C_DTYPE_FLOAT8_E5M2 || dtype == C10C_DTYPE_FLOAT8_E4M3FN ||
+                 dtype == C10C_DTYPE_FLOAT8_E5M2FNUZ || dtype == C10C_DTYPE_FLOAT8_E4M3FNUZ ||
+                 dtype == C10C_DTYPE_FLOAT8_E8M0FNU;
+  if (!reduced) return filled_scalar(dtype, value);
+  PyObject *wide = filled_scalar(C10C_DTYPE_FLOAT64, value);
+  if (wide == NULL) return NULL;
+  c10c_tensor *z = NULL;
+  c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
+  c10c_status st = c10c_tensor_empty(&z, NULL, 0, dtype, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(z, pyc10_handle(wide));
+  Py_DECREF(wide);
+  if (st != C10C_STATUS_OK) {
+    c10c_tensor_release(z);
+    return pyc10_raise(st);
+  }
+  return pyc10_wrap(z);
+}
+
 static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
   c10c_tensor *h = pyc10_handle(self);
   if (h == NULL) return -1;
@@ -780,21 +829,8 @@ static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
   PyObject *scalar = NULL; /* a 0-dim CPU tensor holding it, where fill_ converts it */
   bool fast = src == NULL && encode_fast(value, c10c_tensor_dtype(h), bytes);
   if (src == NULL && !fast) {
-    c10c_tensor *z = NULL;
-    c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
-    c10c_status st =
-        c10c_tensor_empty(&z, NULL, 0, c10c_tensor_dtype(h), cpu, C10C_MEMORY_FORMAT_CONTIGUOUS);
-    scalar = st == C10C_STATUS_OK ? pyc10_wrap(z) : pyc10_raise(st);
+    scalar = scalar_tensor(c10c_tensor_dtype(h), value);
     if (scalar == NULL) return -1;
-    static PyObject *fill_name;
-    if (fill_name == NULL) fill_name = PyUnicode_InternFromString("fill_");
-    PyObject *call[2] = {scalar, value};
-    PyObject *r = fill_name == NULL ? NULL : PyObject_VectorcallMethod(fill_name, call, 2, NULL);
-    if (r == NULL) {
-      Py_DECREF(scalar);
-      return -1;
-    }
-    Py_DECREF(r);
     src = pyc10_handle(scalar);
   }
   int rc = 0;

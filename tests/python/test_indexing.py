@@ -248,3 +248,28 @@ def test_an_array_keeps_its_tensor_alive():
     del p
     gc.collect()
     assert a.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0] and b.tolist() == [2.0, 3.0, 4.0, 5.0]
+
+
+_NUMBER_DTYPES = [
+    "bool", "uint8", "int8", "int32", "int64", "uint64", "float16", "bfloat16", "float32",
+    "float64", "complex64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "float8_e8m0fnu",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", _NUMBER_DTYPES)
+@pytest.mark.parametrize(
+    "value", [1e300, -1e300, 1000.0, -1.0, 300, 2**63, -(2**70), 1 + 1j, True, np.uint64(2**64 - 1)]
+)
+@pytest.mark.parametrize("index", [0, (1, 2), Ellipsis, slice(1, None)])
+def test_setitem_of_a_number_converts_as_torchs_value_to_tensor(dtype, value, index):
+    # ints unpacked as long long (ValueError beyond), the reduced floats through a double cast
+    # without a range check, the others with fill_'s checks
+    t, p = pair(dtype=dtype)
+
+    def run(x: Any) -> Any:
+        x[index] = value
+        module = torch if isinstance(x, torch.Tensor) else pyc10
+        return x.contiguous().view(module.uint8)
+
+    agree(lambda: run(p), lambda: run(t))
