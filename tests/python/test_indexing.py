@@ -273,3 +273,12 @@ def test_setitem_of_a_number_converts_as_torchs_value_to_tensor(dtype, value, in
         return x.contiguous().view(module.uint8)
 
     agree(lambda: run(p), lambda: run(t))
+
+
+def test_several_ellipses_past_the_dims_raise_where_torch_reads_out_of_bounds():
+    # torch advances the dim at each "..." and then reads sizes[2] of a 2-dim tensor (a value
+    # past its sizes; its message names whatever it found there)
+    p = pyc10.zeros(2, 3)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "):
+        p[..., ..., -2, ...]
+    assert tuple(p[..., ...].shape) == tuple(torch.zeros(2, 3)[..., ...].shape)
