@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
 
-from . import _ctensor, _defaults, _repr
+from . import _ctensor, _defaults, _repr, _typed_storage
 from ._device import _make as _device_make
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
@@ -215,10 +215,8 @@ class Tensor(_ctensor.TensorBase):
 
         Emits torch's UserWarning once per process; ``untyped_storage()`` is the supported form.
         """
-        from ._typed_storage import TypedStorage, _warn_typed_storage_removal
-
-        _warn_typed_storage_removal(stacklevel=2)
-        return TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype, _internal=True)
+        _typed_storage._warn_typed_storage_removal(stacklevel=2)
+        return _typed_storage.TypedStorage._over(self.untyped_storage(), self.dtype)
 
     # ---- layout facts ----
 

@@ -125,6 +125,14 @@ class TypedStorage:
         else:
             raise C10RuntimeError(_INIT_ERROR + "\nToo many positional arguments")
 
+    @classmethod
+    def _over(cls, untyped: UntypedStorage, dtype: _dtype_cls) -> TypedStorage:
+        """One over untyped's bytes as dtype, without the constructor's checks (Tensor.storage)."""
+        self = cls.__new__(cls)
+        self.dtype = dtype
+        self._untyped_storage = untyped
+        return self
+
     def _wrap(self, args: tuple[Any, ...], device: Any, dtype: Any, wrap_storage: Any) -> None:
         if len(args) != 0:
             raise C10RuntimeError(
