@@ -10,9 +10,10 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _ctensor
+from ._adopt import adopt as _adopt
 from ._device import _make as _make_device
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
@@ -116,6 +117,9 @@ class UntypedStorage(_ctensor.StorageBase):
             return " \n" + header
         return " " + "\n ".join(str(b) for b in self._bytes()) + "\n" + header
 
+
+if not TYPE_CHECKING:
+    UntypedStorage = _adopt(UntypedStorage, _ctensor.StorageBase, "StorageBase")
 
 UntypedStorage._setup(
     UntypedStorage,

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
 
 from . import _ctensor, _defaults, _repr, _typed_storage
+from ._adopt import adopt as _adopt
 from ._device import _make as _device_make
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
@@ -301,30 +302,8 @@ class Tensor(_ctensor.TensorBase):
         return _repr.tensor_format(self, spec)
 
 
-def _adopt(cls: type) -> type:
-    """The C type itself as pyc10.Tensor, with the Python part (cls's body) moved onto it.
-
-    One type and no Python subclass: a subclass instance is garbage-collected (tracked, untracked,
-    ``subtype_dealloc``) and every C method checks it with ``PyType_IsSubtype``, which cost every
-    view and factory about a quarter of its time. The class statement above stays what type
-    checkers read.
-    """
-    base: type = _ctensor.TensorBase
-    # torch's C methods live on torch._C.TensorBase, and CPython names them so in its arity
-    # errors ("TensorBase.detach() takes no arguments (1 given)"); a method descriptor keeps the
-    # qualified name it is first asked for
-    base.__qualname__ = "TensorBase"
-    for value in vars(base).values():
-        getattr(value, "__qualname__", None)
-    base.__qualname__ = "Tensor"
-    for name, value in vars(cls).items():
-        if name not in ("__module__", "__qualname__", "__slots__", "__dict__", "__weakref__"):
-            setattr(base, name, value)
-    return base
-
-
 if not TYPE_CHECKING:
-    Tensor = _adopt(Tensor)
+    Tensor = _adopt(Tensor, _ctensor.TensorBase, "TensorBase")
 
 
 def _dims_arg(value: Any, what: str) -> list[int]:

@@ -415,7 +415,7 @@ static PyType_Slot storage_slots[] = {
 };
 
 static PyType_Spec storage_spec = {
-    .name = "pyc10._ctensor.StorageBase",
+    .name = "pyc10.UntypedStorage",
     .basicsize = sizeof(StorageObject),
     .itemsize = 0,
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
