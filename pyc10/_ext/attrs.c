@@ -501,7 +501,22 @@ static PyObject *scalar_of(PyObject *self, const char *cpp_type) {
   return PyFloat_FromDouble(real);
 }
 
+/* The one element of a CPU int64 tensor, the common index, read without the general path;
+ * NULL without an error for any other tensor. */
+static PyObject *int64_element(c10c_tensor *h) {
+  if (h == NULL || c10c_tensor_dtype(h) != C10C_DTYPE_INT64 || c10c_tensor_numel(h) != 1 ||
+      c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU)
+    return NULL;
+  const void *p = c10c_tensor_data(h);
+  if (p == NULL) return NULL; /* the general path raises the library's error */
+  int64_t v;
+  memcpy(&v, p, sizeof v);
+  return PyLong_FromLongLong((long long)v);
+}
+
 static PyObject *t_int(PyObject *self) {
+  PyObject *fast = int64_element(((TensorObject *)self)->h);
+  if (fast != NULL) return fast;
   PyObject *v = scalar_of(self, "int64_t");
   if (v == NULL) return NULL;
   PyObject *r = PyNumber_Long(v);
@@ -528,6 +543,8 @@ static PyObject *t_complex(PyObject *self, PyObject *unused) {
 
 /* Only integer (and bool) tensors of one element are indexes, as torch. */
 static PyObject *t_index(PyObject *self) {
+  PyObject *fast = int64_element(((TensorObject *)self)->h);
+  if (fast != NULL) return fast;
   SELF_HANDLE(h);
   if (c10c_tensor_numel(h) != 1 || !c10c_dtype_is_integral(c10c_tensor_dtype(h), true))
     return TYPE_ERROR("only integer tensors of a single element can be converted to an index");
