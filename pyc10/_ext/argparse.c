@@ -472,18 +472,47 @@ static void extra_kwargs(const pa_signature *s, PyObject *kwnames, Py_ssize_t na
   PyErr_SetString(PA_TYPE_ERROR, "invalid keyword arguments");
 }
 
+/* A call's keywords, read once: their names (kept here for up to KW_CACHED), and whether each is
+ * one of the signature's (interned) parameter names by identity. Then a parameter no name is
+ * identical to is not given, with no string compared. Keywords are interned where a call spells
+ * them; one from a built dict may be another string of equal text. */
+enum { KW_CACHED = 16 };
+typedef struct {
+  PyObject *tuple; /* kwnames, or NULL */
+  Py_ssize_t n;
+  PyObject *names[KW_CACHED];
+  bool identical;
+} keywords;
+
+static PyObject *kw_name(const keywords *kw, Py_ssize_t k) {
+  return kw->n <= KW_CACHED ? kw->names[k] : PyTuple_GetItem(kw->tuple, k);
+}
+
+static void read_keywords(const pa_signature *s, PyObject *kwnames, keywords *kw) {
+  kw->tuple = kwnames;
+  kw->n = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  kw->identical = true;
+  for (Py_ssize_t k = 0; k < kw->n; k++) {
+    PyObject *key = PyTuple_GetItem(kwnames, k);
+    if (k < KW_CACHED) kw->names[k] = key;
+    bool found = false;
+    for (int i = 0; i < s->n_params && !found; i++)
+      found = s->params[i].name == key || s->params[i].numpy_name == key;
+    kw->identical = kw->identical && found;
+  }
+}
+
 static PyObject *keyword_value(const pa_param *p, PyObject *const *args, Py_ssize_t nargs,
-                               PyObject *kwnames) {
-  if (kwnames == NULL) return NULL;
-  Py_ssize_t nk = PyTuple_Size(kwnames);
+                               const keywords *kw) {
   for (int pass = 0; pass < 2; pass++) {
     PyObject *want = pass == 0 ? p->name : p->numpy_name;
     if (want == NULL) break;
-    for (Py_ssize_t k = 0; k < nk; k++) {
-      if (PyTuple_GetItem(kwnames, k) == want) return args[nargs + k];
+    for (Py_ssize_t k = 0; k < kw->n; k++) {
+      if (kw_name(kw, k) == want) return args[nargs + k];
     }
-    for (Py_ssize_t k = 0; k < nk; k++) {
-      if (PyUnicode_Compare(PyTuple_GetItem(kwnames, k), want) == 0) return args[nargs + k];
+    if (kw->identical) continue;
+    for (Py_ssize_t k = 0; k < kw->n; k++) {
+      if (PyUnicode_Compare(kw_name(kw, k), want) == 0) return args[nargs + k];
     }
   }
   return NULL;
@@ -501,6 +530,8 @@ int pa__parse_one(const pa_signature *s, PyObject *const *args, Py_ssize_t nargs
   }
   memset(r, 0, sizeof *r);
   r->sig = s;
+  keywords kw;
+  read_keywords(s, kwnames, &kw);
   Py_ssize_t pos = 0;
   for (int i = 0; i < s->n_params; i++) {
     const pa_param *p = &s->params[i];
@@ -513,7 +544,7 @@ int pa__parse_one(const pa_signature *s, PyObject *const *args, Py_ssize_t nargs
       }
       obj = args[pos];
     } else if (kwnames != NULL) {
-      obj = keyword_value(p, args, nargs, kwnames);
+      obj = keyword_value(p, args, nargs, &kw);
       is_kwd = true;
     }
     Py_ssize_t failed = -1;
