@@ -202,3 +202,15 @@ def test_a_view_keeps_its_base_storage_alive():
     del p, a
     gc.collect()
     assert v.tolist() == [[3.0], [4.0], [5.0]]
+
+
+def test_keywords_built_at_run_time_bind_as_spelled_ones():
+    # the parser matches keywords by identity with its interned names first; a key made at run
+    # time is another string of the same text and must bind the same way
+    name = "".join(["dt", "ype"])
+    assert name is not "dtype"  # noqa: F632
+    p = pyc10.empty(2, 3, **{name: pyc10.float64})
+    assert p.dtype is pyc10.float64 and p.shape == (2, 3)
+    x = pyc10.zeros(2, 3)
+    assert x.view(**{"".join(["si", "ze"]): (3, 2)}).shape == (3, 2)
+    assert x.transpose(**{"".join(["di", "m0"]): 0, "dim1": 1}).shape == (3, 2)
