@@ -635,6 +635,9 @@ PyObject *pyc10_from_numpy(PyObject *m, PyObject *a) {
                       "Conversion between byte orders is currently not supported.");
   if (info.dtype < 0) return unsupported_dtype(a);
   int64_t item = (int64_t)c10c_dtype_itemsize((c10c_dtype)info.dtype), nbytes = item;
+  int shift = 0; /* numpy's itemsizes pyc10 takes are powers of two: a shift, not a division */
+  while (((int64_t)1 << shift) < item) shift++;
+  if (((int64_t)1 << shift) != item) return unsupported_dtype(a);
   bool empty = false;
   for (Py_ssize_t i = 0; i < info.ndim; i++) {
     if (info.strides[i] < 0)
@@ -642,11 +645,11 @@ PyObject *pyc10_from_numpy(PyObject *m, PyObject *a) {
                         "At least one stride in the given numpy array is negative, and tensors "
                         "with negative strides are not currently supported. (You can probably "
                         "work around this by making a copy of your array  with array.copy().) ");
-    if (info.strides[i] % item != 0)
+    if ((info.strides[i] & (item - 1)) != 0)
       return raise_with(pa_cls.value_error,
                         "given numpy array strides not a multiple of the element byte size. Copy "
                         "the numpy array to reallocate the memory.");
-    info.strides[i] /= item;
+    info.strides[i] >>= shift;
     if (info.sizes[i] == 0) empty = true;
     nbytes += (info.sizes[i] - 1) * info.strides[i] * item;
   }
