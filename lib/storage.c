@@ -15,6 +15,10 @@ struct c10c_storage {
   c10c_allocator *allocator; /* a reference, or NULL for external memory */
   bool resizable;
   bool read_only;
+  bool shared; /* moved into shared memory (c10c_storage_share_memory) */
+  /* The bytes data_ptr held before share_memory moved them: kept until the storage goes, so a
+   * pointer read before the move (a numpy array, a DLPack export) never dangles. */
+  c10c_data_ptr retired;
   /* The version counter of the tensors over this storage (c10 keeps one per view family; views
    * share their base's storage, so keeping it here shares it the same way without an object). */
   _Atomic int64_t version;
@@ -39,6 +43,7 @@ static const c10c_storage *from_weak_const(const c10c_weak_storage *w) {
 static void storage_release_resources(c10c__object *obj) {
   c10c_storage *s = (c10c_storage *)obj;
   c10c_data_ptr_free(&s->data_ptr);
+  c10c_data_ptr_free(&s->retired);
   c10c_allocator_release(s->allocator);
   s->allocator = NULL;
   s->nbytes = s->capacity = 0;
@@ -66,6 +71,8 @@ static c10c_storage *new_shell(int64_t nbytes, bool resizable) {
   s->allocator = NULL;
   s->resizable = resizable;
   s->read_only = false;
+  s->shared = false;
+  s->retired = (c10c_data_ptr){NULL, NULL, NULL, {C10C_DEVICE_TYPE_CPU, -1}};
   atomic_init(&s->version, 0);
   c10c__object_init(&s->obj, &storage_type);
   return s;
@@ -243,4 +250,54 @@ bool c10c_storage_is_read_only(const c10c_storage *storage) {
 void c10c__storage_forget_deleter(c10c_storage *storage) {
   storage->data_ptr.deleter = NULL;
   storage->data_ptr.ctx = NULL;
+}
+
+/* ---- shared memory ---- */
+
+typedef struct {
+  void *base;
+  size_t size;
+} shared_mapping;
+
+static void unmap_shared(void *ctx) {
+  shared_mapping *m = ctx;
+  c10c__os_unmap(m->base, m->size);
+  c10c__free(m);
+}
+
+c10c_status c10c_storage_share_memory(c10c_storage *storage) {
+  C10C__CHECK_NOT_NULL(storage);
+  c10c_device device = storage->data_ptr.device;
+  if (device.type == C10C_DEVICE_TYPE_CUDA) return C10C_STATUS_OK; /* shared through IPC */
+  if (device.type != C10C_DEVICE_TYPE_CPU)
+    return c10c__fail(C10C_STATUS_ERROR, "share_memory_: only CPU and CUDA storages can be shared");
+  if (storage->shared) return C10C_STATUS_OK;
+  size_t size = (size_t)storage->nbytes;
+  shared_mapping *m = NULL;
+  void *base = NULL;
+  if (size > 0) {
+    m = c10c__malloc(sizeof *m);
+    if (m == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in share_memory_");
+    int err = c10c__os_map_shared(&base, size);
+    if (err != 0) {
+      c10c__free(m);
+      return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
+                        "share_memory_: cannot map %zu bytes of shared memory (errno %d)", size,
+                        err);
+    }
+    memcpy(base, storage->data_ptr.data, size);
+    *m = (shared_mapping){base, size};
+  }
+  storage->retired = storage->data_ptr;
+  storage->data_ptr = (c10c_data_ptr){base, m, m != NULL ? unmap_shared : NULL, device};
+  storage->capacity = storage->nbytes;
+  c10c_allocator_release(storage->allocator);
+  storage->allocator = NULL;
+  storage->resizable = false; /* as torch's shared storages */
+  storage->shared = true;
+  return C10C_STATUS_OK;
+}
+
+bool c10c_storage_is_shared(const c10c_storage *storage) {
+  return storage != NULL && storage->shared;
 }

@@ -78,6 +78,15 @@ int c10c__os_map(void **out, size_t size, bool huge_pages) {
   return 0;
 }
 
+int c10c__os_map_shared(void **out, size_t size) {
+  *out = NULL;
+  if (!request_allowed()) return ENOMEM;
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return errno;
+  *out = p;
+  return 0;
+}
+
 int c10c__os_remap(void **inout, size_t old_size, size_t new_size, bool may_move) {
   if (!request_allowed()) return ENOMEM;
   void *p = mremap(*inout, old_size, new_size, may_move ? MREMAP_MAYMOVE : 0);

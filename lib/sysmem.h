@@ -20,6 +20,10 @@ void c10c__os_free(void *ptr);
 /* Page-aligned bytes mapped from the kernel; with huge_pages, 2 MiB-aligned and advised as
  * transparent huge pages. size must be a multiple of the page size. Returns 0 or an errno. */
 int c10c__os_map(void **out, size_t size, bool huge_pages);
+/* size bytes of anonymous memory shared with the processes this one forks (MAP_SHARED), freed
+ * with c10c__os_unmap; an errno value on failure (also when the test hook fails it). */
+int c10c__os_map_shared(void **out, size_t size);
+
 void c10c__os_unmap(void *ptr, size_t size);
 
 /* Resizes a mapping made by c10c__os_map, keeping its pages (they need not fault in again).

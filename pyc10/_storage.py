@@ -104,6 +104,20 @@ class UntypedStorage(_ctensor.StorageBase):
         index: int | None = self.device.index
         return index
 
+    def share_memory_(self) -> UntypedStorage:
+        """Move the bytes into memory shared with processes forked from now on; self.
+
+        In place, as torch's (every tensor over the storage sees the new memory; it is no longer
+        resizable, where torch says it is and its resize_ crashes). A storage already shared, or
+        on CUDA (shared through CUDA IPC), is left as it is. Memory read before the move stays
+        valid (torch frees it under numpy arrays made before).
+        """
+        self._share_memory()
+        return self
+
+    # torch's is a Python method of torch.storage._StorageBase, which names its arity errors
+    share_memory_.__qualname__ = "_StorageBase.share_memory_"
+
     def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:
         """Pickle (and copy, deepcopy) by value: the bytes and the device."""
         return _rebuild_storage, (self._bytes(), str(self.device))

@@ -219,6 +219,22 @@ class Tensor(_ctensor.TensorBase):
         _typed_storage._warn_typed_storage_removal(stacklevel=2)
         return _typed_storage.TypedStorage._over(self.untyped_storage(), self.dtype)
 
+    # ---- shared memory (Python methods in torch too, with their arity errors) ----
+
+    def is_shared(self) -> bool:
+        """Whether the storage is in shared memory (after ``share_memory_``; CUDA: always)."""
+        return bool(self.untyped_storage().is_shared())
+
+    def share_memory_(self) -> Tensor:
+        """Move the storage into memory shared with processes forked from now on; self.
+
+        In place, as torch's: every tensor over the storage sees the new memory, which is no
+        longer resizable (torch says it is, and its resize_ then crashes). A CUDA storage is
+        left as it is. Memory read before the move stays valid (torch frees it).
+        """
+        self.untyped_storage().share_memory_()
+        return self
+
     # ---- layout facts ----
 
     def _is_strides_like(self, memory_format: memory_format) -> bool:

@@ -135,6 +135,21 @@ C10C_API c10c_status c10c_storage_set_read_only(c10c_storage *storage);
 /* Whether the storage is read-only (false for NULL). Errors: none. */
 C10C_API bool c10c_storage_is_read_only(const c10c_storage *storage);
 
+/* torch's share_memory_(): moves a CPU storage's bytes into memory shared with the processes
+ * this one forks from then on (an anonymous MAP_SHARED mapping), in place: every tensor over
+ * the storage sees the new memory, and writes after a fork reach both processes. The storage
+ * becomes non-resizable (as torch's shared storages). The old bytes are kept until the storage
+ * is freed, so pointers read before the move (a numpy array, a DLPack export) stay valid (torch
+ * frees them). A shared storage or a CUDA storage (shared through CUDA IPC) is left as it is.
+ * Not thread-safe against other threads reading the storage's data pointer meanwhile (as c10's
+ * set_data_ptr). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_OUT_OF_MEMORY "share_memory_:
+ * cannot map N bytes of shared memory (errno E)"; C10C_STATUS_ERROR for other devices. */
+C10C_API c10c_status c10c_storage_share_memory(c10c_storage *storage);
+
+/* Whether c10c_storage_share_memory moved the storage into shared memory (false for NULL).
+ * Errors: none. */
+C10C_API bool c10c_storage_is_shared(const c10c_storage *storage);
+
 C10C_END_DECLS
 
 #endif /* C10C_STORAGE_H */

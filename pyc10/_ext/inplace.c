@@ -1,7 +1,7 @@
 /* Tensor methods that give self a new geometry over new or grown storage (resize_, resize_as_,
  * set_; the in-place views t_, transpose_, squeeze_, ... are views.c's bindings), the
- * tensor_split family (tensor_split, hsplit, vsplit, dsplit), the complex views real/imag, conj,
- * is_shared and share_memory_.
+ * tensor_split family (tensor_split, hsplit, vsplit, dsplit), the complex views real/imag and
+ * conj (is_shared and share_memory_ are _tensor.py's, as torch's are Python).
  *
  * libc10c's tensors have no in-place geometry API: the new geometry is made with the public ABI
  * and the Python object swaps its c10c_tensor handle for it (pyc10_become, as `t.data = other`
@@ -505,39 +505,12 @@ static PyObject *t_conj(PyObject *self, PyObject *unused) {
   return pyc10_wrap(out);
 }
 
-/* ---- shared memory: the storage's answer (storage.c: pyc10 has no shared-memory storages) ---- */
-
-static PyObject *t_is_shared(PyObject *self, PyObject *unused) {
-  (void)unused;
-  PyObject *s = PyObject_CallMethod(self, "untyped_storage", NULL);
-  if (s == NULL) return NULL;
-  PyObject *r = PyObject_CallMethod(s, "is_shared", NULL);
-  Py_DECREF(s);
-  return r;
-}
-
-static PyObject *t_share_memory_(PyObject *self, PyObject *unused) {
-  (void)unused;
-  PyObject *s = PyObject_CallMethod(self, "untyped_storage", NULL);
-  if (s == NULL) return NULL;
-  PyObject *r = PyObject_CallMethod(s, "share_memory_", NULL);
-  Py_DECREF(s);
-  if (r == NULL) return NULL;
-  Py_DECREF(r);
-  return Py_NewRef(self);
-}
-
 #define M(name, fn) \
   { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
 PyMethodDef pyc10_inplace_methods[] = {
     {"conj", t_conj, METH_NOARGS,
      "conj() -> Tensor\n\nself for real dtypes; for complex ones a new tensor holding the "
      "conjugates (pyc10 has no conjugate bit: torch returns a lazy view of self)."},
-    {"is_shared", t_is_shared, METH_NOARGS,
-     "is_shared() -> bool\n\nWhether the storage is in shared memory: always False in pyc10."},
-    {"share_memory_", t_share_memory_, METH_NOARGS,
-     "share_memory_() -> Tensor\n\nThe storage's share_memory_(): self for storages off the CPU; "
-     "RuntimeError for CPU ones (pyc10 has no shared memory)."},
     M("resize_", t_resize_),
     M("resize_as_", t_resize_as_),
     M("set_", t_set_),

@@ -118,11 +118,14 @@ static PyObject *s_use_count(PyObject *self, PyObject *unused) {
   return s ? PyLong_FromUnsignedLong(c10c_storage_use_count(s)) : NULL;
 }
 
-/* pyc10 has no shared-memory storages (libc10c has no such allocator): always False, where torch
- * says True after share_memory_ and for from_file storages. */
+/* Whether the bytes are in shared memory (c10c_storage_share_memory); a CUDA storage always
+ * is (shared through CUDA IPC), as torch's THPStorage_isShared. */
 static PyObject *s_is_shared(PyObject *self, PyObject *unused) {
   (void)unused;
-  return storage__of(self) ? Py_NewRef(Py_False) : NULL;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  return PyBool_FromLong(c10c_storage_is_shared(s) ||
+                         c10c_storage_device(s).type == C10C_DEVICE_TYPE_CUDA);
 }
 
 static PyObject *s_tolist(PyObject *self, PyObject *unused) {
@@ -171,20 +174,15 @@ static PyObject *s_clone(PyObject *self, PyObject *unused) {
   return storage__wrap_owned(storage__default_type(), out);
 }
 
-/* CPU storages cannot move to shared memory in pyc10 (torch moves them to POSIX shared memory
- * for torch.multiprocessing); other devices need no move, as torch: self. */
-static PyObject *s_share_memory_(PyObject *self, PyObject *unused) {
+/* _share_memory(): the bytes moved into memory shared with forked processes, in place
+ * (c10c_storage_share_memory; CUDA storages as they are). _storage.py's share_memory_ calls it. */
+static PyObject *s_share_memory(PyObject *self, PyObject *unused) {
   (void)unused;
   c10c_storage *s = storage__of(self);
   if (s == NULL) return NULL;
-  c10c_device_type t = c10c_storage_device(s).type;
-  if (t == C10C_DEVICE_TYPE_CPU || t == C10C_DEVICE_TYPE_META) {
-    PyErr_SetString(RUNTIME_ERROR_CLASS,
-                    "share_memory_(): pyc10 cannot move a storage to shared memory (libc10c has "
-                    "no shared-memory allocator, and pyc10 no torch.multiprocessing)");
-    return NULL;
-  }
-  return Py_NewRef(self);
+  c10c_status st = c10c_storage_share_memory(s);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  Py_RETURN_NONE;
 }
 
 /* ---- methods with arguments (the parser, kind UntypedStorage) ------------------------------ */
@@ -519,14 +517,15 @@ PyMethodDef storage__methods[] = {
     {"use_count", s_use_count, METH_NOARGS,
      "use_count() -> int\n\nStrong references to the storage (Python objects and C holders)."},
     {"is_shared", s_is_shared, METH_NOARGS,
-     "is_shared() -> bool\n\nAlways False: pyc10 has no shared-memory storages."},
+     "is_shared() -> bool\n\nWhether the bytes are in shared memory (share_memory_; CUDA: "
+     "always)."},
     {"tolist", s_tolist, METH_NOARGS, "tolist() -> list[int]\n\nThe bytes as a list of ints."},
     {"_bytes", s_bytes, METH_NOARGS, "The bytes as a bytes object (copied to the host)."},
     {"clone", s_clone, METH_NOARGS,
      "clone() -> UntypedStorage\n\nA copy of the bytes in a new storage on the same device."},
-    {"share_memory_", s_share_memory_, METH_NOARGS,
-     "share_memory_() -> UntypedStorage\n\nself for storages off the CPU (as torch); CPU "
-     "storages raise RuntimeError: pyc10 has no shared memory."},
+    {"_share_memory", s_share_memory, METH_NOARGS,
+     "_share_memory() -> None\n\nThe bytes moved into shared memory "
+     "(UntypedStorage.share_memory_)."},
     {"resize_", FAST(s_resize_), METH_FASTCALL | METH_KEYWORDS, NULL},
     {"fill_", FAST(s_fill_), METH_FASTCALL | METH_KEYWORDS, NULL},
     {"copy_", FAST(s_copy_), METH_FASTCALL | METH_KEYWORDS, NULL},

@@ -1,7 +1,11 @@
 /* Storages: creation from allocators and external memory, sizes, resize, weak references and the
  * deleter contract (exactly once, on the thread that drops the last reference). */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -299,6 +303,58 @@ TEST(an_allocators_failure_leaves_no_storage_and_resize_changes_nothing) {
   c10c_allocator_release(a);
 }
 
+static int deleter_calls;
+static void count_deleter(void *ctx) {
+  (void)ctx;
+  deleter_calls++;
+}
+
+TEST(share_memory_moves_the_bytes_where_a_forked_child_writes_them) {
+  c10c_storage *s = NULL;
+  ASSERT_OK(c10c_storage_new(&s, 64, NULL, C10C_DEVICE_TYPE_CPU, true));
+  memset(c10c_storage_data(s), 7, 64);
+  void *before = c10c_storage_data(s);
+  ASSERT_FALSE(c10c_storage_is_shared(s));
+  ASSERT_OK(c10c_storage_share_memory(s));
+  ASSERT_TRUE(c10c_storage_is_shared(s));
+  unsigned char *p = c10c_storage_data(s);
+  ASSERT_TRUE((void *)p != before);
+  ASSERT_EQ(p[0], 7);
+  ASSERT_EQ(p[63], 7);
+  ASSERT_EQ(((unsigned char *)before)[0], 7); /* the old bytes stay until the storage goes */
+  ASSERT_OK(c10c_storage_share_memory(s));    /* again: nothing to do */
+  ASSERT_TRUE(c10c_storage_data(s) == p);
+  ASSERT_FALSE(c10c_storage_resizable(s));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_resize(s, 128));
+  pid_t child = fork();
+  ASSERT_TRUE(child >= 0);
+  if (child == 0) {
+    p[1] = 42;
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_TRUE(waitpid(child, &status, 0) == child && WIFEXITED(status));
+  ASSERT_EQ(p[1], 42);
+  c10c_storage_release(s);
+
+  /* external memory: its deleter runs once, when the storage goes (not at the move) */
+  static unsigned char bytes[16];
+  deleter_calls = 0;
+  ASSERT_OK(c10c_storage_new_external(&s, bytes, 16, (c10c_device){C10C_DEVICE_TYPE_CPU, -1},
+                                      count_deleter, bytes));
+  ASSERT_OK(c10c_storage_share_memory(s));
+  ASSERT_EQ(deleter_calls, 0);
+  c10c_storage_release(s);
+  ASSERT_EQ(deleter_calls, 1);
+
+  ASSERT_OK(c10c_storage_new(&s, 0, NULL, C10C_DEVICE_TYPE_CPU, true)); /* no bytes */
+  ASSERT_OK(c10c_storage_share_memory(s));
+  ASSERT_TRUE(c10c_storage_is_shared(s) && c10c_storage_data(s) == NULL);
+  c10c_storage_release(s);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_share_memory(NULL));
+  ASSERT_FALSE(c10c_storage_is_shared(NULL));
+}
+
 RUN_TESTS(T(double_release_is_detected_while_a_weak_reference_keeps_the_shell),
           T(new_storage_has_bytes_aligned_to_64), T(zero_byte_storage_has_no_data_pointer),
           T(every_size_and_allocator_gives_distinct_usable_aligned_bytes),
@@ -309,4 +365,5 @@ RUN_TESTS(T(double_release_is_detected_while_a_weak_reference_keeps_the_shell),
           T(external_deleter_runs_on_the_thread_that_drops_the_last_reference),
           T(weak_references_lock_until_the_storage_dies),
           T(bad_arguments_get_the_documented_statuses_and_messages),
-          T(an_allocators_failure_leaves_no_storage_and_resize_changes_nothing))
+          T(an_allocators_failure_leaves_no_storage_and_resize_changes_nothing),
+          T(share_memory_moves_the_bytes_where_a_forked_child_writes_them))

@@ -507,3 +507,16 @@ def test_advanced_indexing_of_cuda_tensors_through_the_stand_in(stub):
         f"{w.tolist()}",
         "C10IndexError index 9 is out of bounds for dimension 0 with size 4",
     ]
+
+
+def test_share_memory_of_a_cuda_tensor_is_a_no_op_as_torchs(stub):
+    out = run(
+        """
+        import pyc10
+        g = pyc10.zeros(4, device="cuda")
+        p = g.data_ptr()
+        print(g.is_shared(), g.share_memory_() is g, g.data_ptr() == p, g.is_shared())
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    assert out.split() == ["True", "True", "True", "True"]

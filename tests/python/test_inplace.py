@@ -334,9 +334,36 @@ def test_conj_of_real_tensors_is_self() -> None:
 def test_is_shared_and_share_memory() -> None:
     ours, theirs = _arange(3)
     assert ours.is_shared() is theirs.is_shared() is False
-    # divergence: pyc10 has no shared-memory storages (storage.c): a CPU tensor cannot move there
-    with pytest.raises(RuntimeError, match="shared memory"):
-        ours.share_memory_()
+    view, tview = ours[1:], theirs[1:]
+    assert ours.share_memory_() is ours and theirs.share_memory_() is theirs
+    assert ours.is_shared() is theirs.is_shared() is True
+    assert view.is_shared() is tview.is_shared() is True  # the storage moved, in place
+    assert ours.tolist() == theirs.tolist() and view.tolist() == tview.tolist()
+    assert ours.share_memory_() is ours  # once shared, nothing to do
+    for call in (lambda x: x.share_memory_(1), lambda x: x.is_shared(1)):
+        with pytest.raises(TypeError) as a:
+            call(ours)
+        with pytest.raises(TypeError) as b:
+            call(theirs)
+        assert str(a.value) == str(b.value)
+
+
+def test_share_memory_is_seen_by_a_forked_child_and_keeps_earlier_arrays_valid() -> None:
+    import os
+
+    x = pyc10.zeros(4)
+    early = x.numpy()  # torch frees the memory under such an array; pyc10 keeps it
+    x.share_memory_()
+    pid = os.fork()
+    if pid == 0:  # the child writes through the shared mapping, and exits at once
+        x[1] = 5.0
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0
+    assert x.tolist() == [0.0, 5.0, 0.0, 0.0]
+    assert early.tolist() == [0.0, 0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="not resizable"):  # torch's resize_ crashes here
+        x.untyped_storage().resize_(64)
 
 
 FUNCTION_FORMS = [

@@ -401,10 +401,26 @@ def test_from_file_matches_torch(tmp_path):
         pyc10.UntypedStorage.from_file(3)  # type: ignore[arg-type]
 
 
-def test_share_memory_is_refused_on_the_cpu():
-    # deliberate difference: torch moves the bytes to POSIX shared memory; libc10c cannot
-    with pytest.raises(RuntimeError, match="shared memory"):
-        pyc10.UntypedStorage(3).share_memory_()
+def test_share_memory_as_torch():
+    ours, theirs = pyc10.UntypedStorage(3), torch.UntypedStorage(3)
+    ours.fill_(7)
+    theirs.fill_(7)
+    assert ours.is_shared() is theirs.is_shared() is False
+    assert ours.share_memory_() is ours and theirs.share_memory_() is theirs
+    assert ours.is_shared() is theirs.is_shared() is True
+    assert ours.tolist() == theirs.tolist()
+    empty, tempty = pyc10.UntypedStorage(0).share_memory_(), torch.UntypedStorage(0).share_memory_()
+    assert empty.is_shared() is tempty.is_shared() is True
+    for call in (lambda s: s.share_memory_(1), lambda s: s.is_shared(1)):
+        with pytest.raises(TypeError) as a:
+            call(ours)
+        with pytest.raises(TypeError) as b:
+            call(theirs)
+        assert str(a.value) == str(b.value)
+    # deliberate difference: torch's shared storage says resizable() and its resize_ crashes
+    assert not ours.resizable()
+    with pytest.raises(RuntimeError, match="Trying to resize storage that is not resizable"):
+        ours.resize_(8)
 
 
 def test_untyped_storage_gives_one_object_per_storage():
