@@ -223,6 +223,18 @@ static bool on_cpu(const c10c_tensor *t) {
   return c10c_tensor_device(t).type == C10C_DEVICE_TYPE_CPU;
 }
 
+/* The next element of a walk in row-major order over k dims of sizes and strides: advances the
+ * counters cnt and returns the element offset that follows off. */
+static int64_t odometer(int64_t *cnt, const int64_t *sizes, const int64_t *strides, size_t k,
+                        int64_t off) {
+  for (size_t j = k; j-- > 0;) {
+    if (++cnt[j] < sizes[j]) return off + strides[j];
+    off -= strides[j] * (sizes[j] - 1);
+    cnt[j] = 0;
+  }
+  return off;
+}
+
 /* A copy of src on device (a new reference) with src's strides, or contiguous; NULL with an
  * error. */
 static c10c_tensor *copy_on(c10c_tensor *src, c10c_device device, bool same_strides) {
@@ -351,14 +363,7 @@ static int expand(plan_t *p, const pyc10_adv *a) {
     int64_t n = c10c_tensor_numel(h), nnz = 0, cnt[MAXD] = {0}, off = 0;
     for (int64_t e = 0; e < n; e++) { /* count */
       nnz += d[off] != 0;
-      for (size_t j = k; j-- > 0;) {
-        if (++cnt[j] < ms[j]) {
-          off += mst[j];
-          break;
-        }
-        off -= mst[j] * (ms[j] - 1);
-        cnt[j] = 0;
-      }
+      off = odometer(cnt, ms, mst, k, off);
     }
     int64_t *coords = PyMem_Malloc((size_t)(nnz > 0 ? nnz : 1) * (k > 0 ? k : 1) * sizeof(int64_t));
     if (coords == NULL) return PyErr_NoMemory(), -1;
@@ -371,14 +376,7 @@ static int expand(plan_t *p, const pyc10_adv *a) {
         for (size_t j = 0; j < k; j++) coords[w * (int64_t)k + (int64_t)j] = cnt[j];
         w++;
       }
-      for (size_t j = k; j-- > 0;) {
-        if (++cnt[j] < ms[j]) {
-          off += mst[j];
-          break;
-        }
-        off -= mst[j] * (ms[j] - 1);
-        cnt[j] = 0;
-      }
+      off = odometer(cnt, ms, mst, k, off);
     }
     for (size_t j = 0; j < k; j++) {
       index_t *x = &p->idx[p->nidx++];
