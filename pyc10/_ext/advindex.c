@@ -305,7 +305,7 @@ static int check_mask(c10c_tensor *self, c10c_tensor *m, int64_t at) {
   size_t k = c10c_tensor_dim(m), nd = c10c_tensor_dim(self);
   const int64_t *ms = c10c_tensor_sizes(m), *ss = c10c_tensor_sizes(self);
   if ((size_t)at + k > nd) {
-    INDEX_ERROR("too many indices for tensor of dimension %zu", nd);
+    INDEX_ERROR("too many indices for tensor of dimension %zu (got %zu)", nd, (size_t)at + k);
     return -1;
   }
   for (size_t j = 0; j < k; j++) {
@@ -329,6 +329,13 @@ static int expand(plan_t *p, const pyc10_adv *a) {
   for (size_t i = 0; i < a->n; i++) {
     c10c_tensor *t = a->tensors[i];
     c10c_dtype dt = c10c_tensor_dtype(t);
+    size_t nd = c10c_tensor_dim(p->self);
+    if (!is_mask(dt) && (a->dims[i] < 0 || (size_t)a->dims[i] >= nd)) {
+      /* several "..." can place an index past the dims (torch's count of its indices) */
+      INDEX_ERROR("too many indices for tensor of dimension %zu (got %lld)", nd,
+                  (long long)a->dims[i] + 1);
+      return -1;
+    }
     if (!is_mask(dt)) {
       c10c_tensor *h = host(p, t);
       if (h == NULL) return -1;

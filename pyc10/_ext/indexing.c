@@ -461,8 +461,11 @@ static int apply_index_items(c10c_tensor *h, PyObject *index, bool tuple, c10c_t
           rc = -1;
           break;
         }
-        int64_t size = c10c_tensor_sizes(cur)[dim], v = values[i];
-        if (!(size > -1 - v && size > v)) {
+        /* several "..." can move dim past cur's dims, where torch reads a size out of bounds:
+         * select() then refuses the dim ("Dimension out of range") */
+        bool in_dims = dim >= 0 && dim < (int64_t)c10c_tensor_dim(cur);
+        int64_t size = in_dims ? c10c_tensor_sizes(cur)[dim] : 0, v = values[i];
+        if (in_dims && !(size > -1 - v && size > v)) {
           INDEX_ERROR("index %lld is out of bounds for dimension %zd with size %lld", (long long)v,
                       i, (long long)size);
           rc = -1;

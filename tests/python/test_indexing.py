@@ -281,4 +281,17 @@ def test_several_ellipses_past_the_dims_raise_where_torch_reads_out_of_bounds():
     p = pyc10.zeros(2, 3)
     with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "):
         p[..., ..., -2, ...]
+    with pytest.raises(IndexError, match=r"Dimension out of range"):
+        p[..., ..., 0] = 1.0
     assert tuple(p[..., ...].shape) == tuple(torch.zeros(2, 3)[..., ...].shape)
+    # where torch checks the count of its indices, the same errors
+    t = torch.zeros(2, 3)
+    for index in [
+        (..., ..., [0]),
+        (..., ..., torch.tensor([True, False])),
+        (..., [0], ..., [0]),
+        (0, ..., ..., [0]),
+        (..., [0], ..., torch.tensor([True, False, True])),
+    ]:
+        pindex = tuple(pyc10.from_dlpack(i) if isinstance(i, torch.Tensor) else i for i in index)
+        agree(lambda pindex=pindex: p[pindex], lambda index=index: t[index])
