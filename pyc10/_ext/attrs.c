@@ -461,8 +461,41 @@ static PyObject *item_of(PyObject *self) {
   return PyObject_CallMethodObjArgs(self, item_name, NULL);
 }
 
+/* The one element of a one-element CPU tensor of float32, float64, int64 or bool, read as a
+ * double without the general path (bool(t), float(t)); false (no error) for any other tensor
+ * or an int64 a double cannot hold exactly. */
+static bool fast_double(c10c_tensor *h, double *out) {
+  if (h == NULL || c10c_tensor_numel(h) != 1 || c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU)
+    return false;
+  c10c_dtype dt = c10c_tensor_dtype(h);
+  if (dt != C10C_DTYPE_FLOAT32 && dt != C10C_DTYPE_FLOAT64 && dt != C10C_DTYPE_BOOL &&
+      dt != C10C_DTYPE_INT64)
+    return false;
+  const void *p = c10c_tensor_data(h);
+  if (p == NULL) return false; /* the general path raises the library's error */
+  switch (dt) {
+    case C10C_DTYPE_FLOAT32: {
+      float f;
+      memcpy(&f, p, sizeof f);
+      *out = f;
+      return true;
+    }
+    case C10C_DTYPE_FLOAT64: memcpy(out, p, sizeof *out); return true;
+    case C10C_DTYPE_BOOL: *out = *(const unsigned char *)p != 0; return true;
+    default: {
+      int64_t v;
+      memcpy(&v, p, sizeof v);
+      if (v > ((int64_t)1 << 53) || v < -((int64_t)1 << 53)) return false;
+      *out = (double)v;
+      return true;
+    }
+  }
+}
+
 /* torch's is_nonzero and __bool__: the one element's truth. */
 static int truth(PyObject *self) {
+  double d;
+  if (fast_double(((TensorObject *)self)->h, &d)) return d != 0.0; /* NaN is true, as item()'s */
   c10c_tensor *h = pyc10_handle(self);
   if (h == NULL) return -1;
   int64_t n = c10c_tensor_numel(h);
@@ -525,6 +558,8 @@ static PyObject *t_int(PyObject *self) {
 }
 
 static PyObject *t_float(PyObject *self) {
+  double d;
+  if (fast_double(((TensorObject *)self)->h, &d)) return PyFloat_FromDouble(d);
   PyObject *v = scalar_of(self, "double");
   if (v == NULL) return NULL;
   PyObject *r = PyNumber_Float(v);

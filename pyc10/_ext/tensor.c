@@ -209,8 +209,8 @@ PyObject *pyc10_shape(PyObject *self) { return tensor_get_shape(self, NULL); }
 
 static PyObject *tensor_get_ndim(PyObject *self, void *closure) {
   (void)closure;
-  c10c_tensor *h = handle_of(self);
-  return h ? PyLong_FromSize_t(c10c_tensor_dim(h)) : NULL;
+  c10c_tensor *h = ((TensorObject *)self)->h;
+  return h != NULL ? PyLong_FromLong((long)c10c_tensor_dim(h)) : (handle_of(self), NULL);
 }
 
 static PyGetSetDef tensor_getset[] = {
