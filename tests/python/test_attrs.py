@@ -9,6 +9,7 @@ kernels; conjugating transposes of complex tensors: no conjugate views) the test
 from __future__ import annotations
 
 import builtins
+import operator
 import re
 import subprocess
 import sys
@@ -449,3 +450,15 @@ def test_tensors_hash_by_identity_and_work_in_containers_as_torchs():
     assert (a == None) is False  # noqa: E711 - the operator is what is tested
     assert (a != None) is True  # noqa: E711
     assert builtins.bool(a is not None)
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize(
+    "value", [0, 1, -2, 0.5, -0.0, float("nan"), float("inf"), 2**53 + 1, -(2**62)]
+)
+def test_one_element_numbers_as_torch(dtype_name, value):
+    # bool(), float(), int() and operator.index read these dtypes' element directly
+    t = torch.tensor(value).to(getattr(torch, dtype_name))
+    p = pyc10.from_dlpack(t.clone())
+    for fn in (bool, float, int, operator.index, lambda x: x.item()):
+        same(lambda x, fn=fn: repr(fn(x)), t, p)  # repr: nan equals nan
