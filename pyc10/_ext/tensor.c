@@ -59,6 +59,12 @@ static PyObject *raise_for(c10c_status st) {
 }
 
 /* A new pyc10.Tensor owning h (a new reference, released if the object cannot be made). */
+/* The memory of tensors that died, for the next ones (as CPython's own free lists do for its
+ * small objects): a view made and dropped in a loop costs no malloc/free. The GIL guards it. */
+enum { FREE_TENSORS = 32 };
+static TensorObject *free_tensors[FREE_TENSORS];
+static int n_free;
+
 static PyObject *wrap_handle(c10c_tensor *h) {
   if (tensor_type == NULL) {
     pyc10_release_tensor(h);
@@ -66,8 +72,8 @@ static PyObject *wrap_handle(c10c_tensor *h) {
     return NULL;
   }
   /* PyType_GenericAlloc's work without its generality (no GC, no items): the type is not
-   * garbage-collected, so tp_free is PyObject_Free */
-  TensorObject *t = PyObject_Malloc(sizeof *t);
+   * garbage-collected, so tp_free is PyObject_Free; a dead tensor's memory is reused first */
+  TensorObject *t = n_free > 0 ? free_tensors[--n_free] : PyObject_Malloc(sizeof *t);
   if (t == NULL) {
     pyc10_release_tensor(h);
     return PyErr_NoMemory();
@@ -143,8 +149,10 @@ static void tensor_dealloc(PyObject *self) {
   Py_CLEAR(t->strides);
   Py_CLEAR(t->storage);
   pyc10_release_tensor(h); /* may run a storage deleter that calls back into Python */
-  freefunc tp_free = tp == tensor_type ? tensor_free : (freefunc)PyType_GetSlot(tp, Py_tp_free);
-  tp_free(self);
+  if (tp == tensor_type && n_free < FREE_TENSORS)
+    free_tensors[n_free++] = t;
+  else
+    ((freefunc)(tp == tensor_type ? tensor_free : PyType_GetSlot(tp, Py_tp_free)))(self);
   Py_DECREF(tp);
 }
 
