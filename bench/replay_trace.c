@@ -5,10 +5,15 @@
  *   C10C_CUDA_DRIVER=<libc10c_cuda_stub.so> C10C_STUB_FAKE=1 \
  *     replay_trace TRACE.csv [--config "expandable_segments:True"] [--capacity BYTES]
  *                            [--no-search] [--repeat N] [--snapshot FILE]
- *                            [--skip-record-stream]
+ *                            [--skip-record-stream] [--keep-going]
  *
  * --skip-record-stream replays without telling the allocator about other streams' uses: the
  * unsafe-reuse check must then find some (the negative control of that metric).
+ * --keep-going goes on past an allocation that fails (as a program that catches PyTorch's
+ * OutOfMemoryError does): the figures then cover the whole trace, the failure is the first one,
+ * and later frees of a Pointer whose allocation failed are skipped.
+ * C10C_STUB_ADDRESS_ORDER=descending makes the stand-in hand out addresses downwards (some
+ * real runs had that order, and PyTorch's best fit breaks size ties by address).
  *
  * The trace is CSV with a header naming its columns: RMM's replay log
  * (Thread,Time,Action,Pointer,Size,Stream) with optional Step,Tag,Phase columns. Actions:
@@ -16,16 +21,24 @@
  * Stream), empty_cache, step_begin (Step). Time is the logical clock in ticks when it is an
  * integer (the stand-in's streams complete work by it); RMM's wall-clock times are ignored.
  * Stream values are names: the first one seen is the default stream, others pool streams.
- * bench/trace_csv.h says exactly what the reader accepts.
+ * bench/trace_csv.h says exactly what the reader accepts. A Pointer allocated again while it
+ * is live (no free between) is refused, as is one freed twice; a free of a Pointer the log never
+ * allocated (allocated before the log began) is skipped and counted (unknown_frees).
  *
- * Metrics: device mallocs and frees per steady step (steps >= 2; maps and unmaps count for
- * expandable segments), cache hit rate over steady steps, peak reserved / peak allocated,
- * peak live requested bytes, the smallest device capacity that completes the trace (binary
- * search, 2 MiB resolution) over peak live requested, address stability (steady-step
- * allocations at the address of the same allocation one step before), unsafe cross-stream
- * reuses (memory handed out while a stream that used it, by record_stream, may still be at work
- * and the allocating stream was not made to wait), retries and OOMs, and host ns per
- * malloc+free pair (median and mean over steady steps).
+ * Figures, always (over the whole replay, or up to the failure of one that runs out of memory):
+ * device mallocs and frees (maps and unmaps for expandable segments), allocations and cache
+ * hit rate (allocations that made no device allocation), peak reserved / peak allocated, peak
+ * live requested bytes, retries and OOMs, unknown frees, and host ns per malloc+free pair
+ * (median and mean; over the steady steps when steps are marked). When the trace marks steps
+ * (step_begin rows): per_step, each marked step's figures, and over the steady steps (>= 2) the
+ * mean device mallocs and frees per step, their hit rate and address stability (steady-step
+ * allocations at the address of the same allocation one step before; from step 3); null
+ * without steady steps. On success: the smallest device capacity that completes the trace
+ * (binary search, 2 MiB resolution) over peak live requested, and unsafe cross-stream reuses
+ * (memory handed out while a stream that used it, by record_stream, may still be at work and the
+ * allocating stream was not made to wait). On an out-of-memory failure, "failure": the
+ * allocation's number (1-based over the trace's allocations, and within its step), its line,
+ * size and step, the device's free bytes then, and the allocator's message.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -65,10 +78,86 @@ static int bind_stub(void) {
   return 0;
 }
 
+static void *checked(void *p) {
+  if (p == NULL) {
+    fprintf(stderr, "replay_trace: out of host memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+/* ---- the trace's pointers: a check before the replay ---- */
+
+/* Every Pointer the trace names, with whether it is live and the line that made it so. */
+typedef struct seen_id {
+  uint64_t id;
+  size_t line; /* 0: an empty slot */
+  bool live;
+} seen_id;
+
+typedef struct seen_table {
+  seen_id *slots;
+  size_t cap, count; /* cap: a power of two */
+} seen_table;
+
+static size_t hash_id(uint64_t id, size_t cap) {
+  return (size_t)(id * 0x9E3779B97F4A7C15ull >> 32) & (cap - 1);
+}
+
+static seen_id *seen_slot(seen_table *s, uint64_t id) {
+  if (2 * (s->count + 1) > s->cap) { /* at most half full */
+    seen_table grown = {checked(calloc(s->cap * 2, sizeof *s->slots)), s->cap * 2, 0};
+    for (size_t i = 0; i < s->cap; i++)
+      if (s->slots[i].line != 0) *seen_slot(&grown, s->slots[i].id) = s->slots[i], grown.count++;
+    free(s->slots);
+    *s = grown;
+  }
+  size_t i = hash_id(id, s->cap);
+  while (s->slots[i].line != 0 && s->slots[i].id != id) i = (i + 1) & (s->cap - 1);
+  return &s->slots[i];
+}
+
+/* Refuses a Pointer allocated while live or freed twice (the replay would otherwise lose one
+ * of the blocks or free one twice), naming both lines. Counts frees of Pointers the log never
+ * allocated. Returns 0, or -1 with a message in err. */
+static int check_pointers(const trace *t, int64_t *unknown_frees, char *err, size_t err_size) {
+  seen_table s = {checked(calloc(1024, sizeof(seen_id))), 1024, 0};
+  int status = 0;
+  *unknown_frees = 0;
+  for (size_t k = 0; k < t->count && status == 0; k++) {
+    const trace_event *e = &t->events[k];
+    if (e->act != TRACE_ALLOCATE && e->act != TRACE_FREE) continue;
+    seen_id *x = seen_slot(&s, e->id);
+    bool known = x->line != 0;
+    if (e->act == TRACE_ALLOCATE && known && x->live) {
+      snprintf(err, err_size,
+               "line %zu: Pointer 0x%" PRIx64
+               " is allocated again while live (allocated at "
+               "line %zu, not freed since)",
+               e->line, e->id, x->line);
+      status = -1;
+    } else if (e->act == TRACE_FREE && known && !x->live) {
+      snprintf(err, err_size,
+               "line %zu: Pointer 0x%" PRIx64
+               " is freed again (freed at line %zu, not "
+               "allocated since)",
+               e->line, e->id, x->line);
+      status = -1;
+    } else {
+      if (!known) s.count++;
+      if (e->act == TRACE_FREE && !known) ++*unknown_frees;
+      *x = (seen_id){e->id, e->line, e->act == TRACE_ALLOCATE};
+    }
+  }
+  free(s.slots);
+  return status;
+}
+
 /* ---- the replay ---- */
 
 static const char *snapshot_path; /* --snapshot: the allocator's state at peak reserved */
 static bool skip_record_stream;   /* --skip-record-stream: the negative control of the check */
+static bool keep_going;           /* --keep-going: on past an allocation that failed */
 static int64_t snapshot_reserved;
 
 static void write_snapshot(void) {
@@ -82,8 +171,11 @@ static void write_snapshot(void) {
   free(json);
 }
 
+enum { EMPTY, LIVE, GONE };
+
 typedef struct live_block {
-  uint64_t id; /* 0: empty, UINT64_MAX: tombstone */
+  uint64_t id;
+  int state; /* EMPTY, LIVE, or GONE (a tombstone) */
   c10c_data_ptr data;
   uint64_t size;
   uint64_t streams; /* bit i: used on trace stream i (allocated there, or record_stream) */
@@ -98,44 +190,85 @@ typedef struct busy_range {
   int user;
 } busy_range;
 
+/* One marked step (from its step_begin row to the next). */
+typedef struct step_figures {
+  int step;
+  int64_t mallocs_before, frees_before; /* the device counts when it began */
+  int64_t device_mallocs, device_frees, allocations, hits;
+  int64_t reserved_at_begin, peak_reserved; /* bytes reserved when it began, and at most in it */
+  uint64_t peak_live;                       /* requested bytes live at most in it */
+} step_figures;
+
+/* The allocation that ran out of memory. */
+typedef struct failure {
+  size_t allocation, allocation_in_step; /* 1-based */
+  size_t line;
+  uint64_t size;
+  int step;
+  int64_t device_free; /* bytes, -1 if the driver did not say */
+  char message[1024];
+} failure;
+
 typedef struct metrics {
-  int64_t steady_mallocs, steady_frees, steady_requests, steady_misses;
+  int64_t device_mallocs, device_frees, allocations, hits, unknown_frees;
+  int64_t failures; /* allocations that failed (more than one only with --keep-going) */
   int64_t peak_reserved, peak_allocated, retries, ooms, unsafe;
   int64_t stable, compared;
+  step_figures *steps; /* the marked steps, in order */
+  size_t nsteps, steps_cap;
   double host_ns_total;
   int64_t pairs;
   double *pair_ns;
   size_t npair;
   bool failed;
+  failure fail;
   bool timing; /* a timing run: no statistics read between calls (they would cool the caches) */
 } metrics;
 
 typedef struct replayer {
   trace *t;
+  bool marked;        /* the trace has step_begin rows */
   uint64_t peak_live; /* requested bytes, found by the measured replay */
   c10c_allocator *alloc;
   c10c_stream streams[64];
   void *handles[64];
   live_block *table;
-  size_t table_cap;
+  size_t table_cap, table_used; /* used: live blocks and tombstones */
   busy_range *busy;
   size_t nbusy, busy_cap;
   uintptr_t *addresses[2]; /* per allocation index within a step: this and the previous step */
   size_t naddr[2], addr_cap;
 } replayer;
 
-static live_block *slot_of(replayer *r, uint64_t id, bool insert) {
-  size_t i = (size_t)(id * 0x9E3779B97F4A7C15ull >> 40) & (r->table_cap - 1);
-  for (;; i = (i + 1) & (r->table_cap - 1)) {
-    live_block *b = &r->table[i];
-    if (b->id == id) return b;
-    if (b->id == 0) return insert ? b : NULL;
-    if (b->id == UINT64_MAX && insert) {
-      /* reuse the tombstone only if id is not further on */
-      live_block *later = slot_of(r, id, false);
-      return later ? later : b;
-    }
+static live_block *find_slot(live_block *table, size_t cap, uint64_t id, bool insert) {
+  live_block *tombstone = NULL;
+  for (size_t i = hash_id(id, cap);; i = (i + 1) & (cap - 1)) {
+    live_block *b = &table[i];
+    if (b->state == LIVE && b->id == id) return b;
+    if (b->state == GONE && tombstone == NULL) tombstone = b;
+    if (b->state == EMPTY) return !insert ? NULL : tombstone ? tombstone : b;
   }
+}
+
+/* The live block of id, or (insert) a free slot for it. The table is kept at most half full of
+ * live blocks and tombstones (rebuilt, twice as large if live blocks fill a quarter of it):
+ * a search always ends at an empty slot. */
+static live_block *slot_of(replayer *r, uint64_t id, bool insert) {
+  if (insert && 2 * (r->table_used + 1) > r->table_cap) {
+    size_t live = 0;
+    for (size_t i = 0; i < r->table_cap; i++) live += r->table[i].state == LIVE;
+    size_t cap = 4 * (live + 1) > r->table_cap ? 2 * r->table_cap : r->table_cap;
+    live_block *table = checked(calloc(cap, sizeof *table));
+    for (size_t i = 0; i < r->table_cap; i++)
+      if (r->table[i].state == LIVE) *find_slot(table, cap, r->table[i].id, true) = r->table[i];
+    free(r->table);
+    r->table = table;
+    r->table_cap = cap;
+    r->table_used = live;
+  }
+  live_block *b = find_slot(r->table, r->table_cap, id, insert);
+  if (insert && b->state == EMPTY) r->table_used++;
+  return b;
 }
 
 static void stats(replayer *r, c10c_memory_stats *s) {
@@ -146,12 +279,53 @@ static void stats(replayer *r, c10c_memory_stats *s) {
 
 static void free_all(replayer *r) {
   for (size_t i = 0; i < r->table_cap; i++) {
-    if (r->table[i].id != 0 && r->table[i].id != UINT64_MAX) c10c_data_ptr_free(&r->table[i].data);
-    r->table[i].id = 0;
+    if (r->table[i].state == LIVE) c10c_data_ptr_free(&r->table[i].data);
+    r->table[i].state = EMPTY;
   }
+  r->table_used = 0;
   r->nbusy = 0;
   c10c_allocator_empty_cache(r->alloc);
   c10c_allocator_reset_peak_stats(r->alloc);
+}
+
+/* Closes the figures of the step being replayed (if any) with the device counts now. */
+static void end_step(metrics *m, const c10c_memory_stats *s) {
+  if (m->nsteps == 0) return;
+  step_figures *f = &m->steps[m->nsteps - 1];
+  f->device_mallocs = s->num_device_alloc - f->mallocs_before;
+  f->device_frees = s->num_device_free - f->frees_before;
+}
+
+static void begin_step(metrics *m, int step, const c10c_memory_stats *s, uint64_t live) {
+  end_step(m, s);
+  if (m->nsteps == m->steps_cap) {
+    m->steps_cap = m->steps_cap * 2 + 16;
+    m->steps = checked(realloc(m->steps, m->steps_cap * sizeof *m->steps));
+  }
+  int64_t reserved = s->reserved_bytes[C10C_STAT_ALL].current;
+  m->steps[m->nsteps++] = (step_figures){.step = step,
+                                         .mallocs_before = s->num_device_alloc,
+                                         .frees_before = s->num_device_free,
+                                         .reserved_at_begin = reserved,
+                                         .peak_reserved = reserved,
+                                         .peak_live = live};
+}
+
+/* The figures of an allocation that failed: its numbers, and the device's free memory. */
+static void note_failure(metrics *m, const trace_event *e, size_t allocation, size_t in_step) {
+  if (m->failures++ > 0) return; /* the first one's */
+  int64_t free_bytes = -1, total = 0;
+  if (c10c_cuda_mem_get_info(&free_bytes, &total, 0) != C10C_STATUS_OK) free_bytes = -1;
+  m->failed = true;
+  m->fail = (failure){.allocation = allocation,
+                      .allocation_in_step = in_step,
+                      .line = e->line,
+                      .size = e->size,
+                      .step = e->step,
+                      .device_free = free_bytes};
+  snprintf(m->fail.message, sizeof m->fail.message, "%s", c10c_last_error_message());
+  fprintf(stderr, "line %zu: allocation %zu (%zu of step %d) of %" PRIu64 " bytes failed: %s\n",
+          e->line, allocation, in_step, e->step, e->size, m->fail.message);
 }
 
 /* Runs the trace once; with m, measures. Returns false on an out-of-memory failure. */
@@ -159,8 +333,9 @@ static bool run(replayer *r, metrics *m) {
   trace *t = r->t;
   c10c_memory_stats s;
   int step = 0;
-  int64_t step_start_mallocs = 0, step_start_frees = 0;
   uint64_t live = 0; /* requested bytes */
+  size_t allocation = 0, in_step = 0;
+  bool ok = true;
   r->nbusy = 0;
   r->naddr[0] = r->naddr[1] = 0;
   /* each run starts its trace's clock after everything queued by the one before */
@@ -169,26 +344,29 @@ static bool run(replayer *r, metrics *m) {
     uint64_t busy = stub_stream_busy(r->handles[i]);
     if (busy > base) base = busy;
   }
+  int64_t mallocs_before = 0, frees_before = 0; /* the device counts are the process's */
+  if (m != NULL && !m->timing) {
+    stats(r, &s);
+    mallocs_before = s.num_device_alloc;
+    frees_before = s.num_device_free;
+  }
   int cur = 0;
-  for (size_t k = 0; k < t->count; k++) {
+  for (size_t k = 0; k < t->count && (ok || keep_going); k++) {
     const trace_event *e = &t->events[k];
     if (e->time >= 0) {
       uint64_t now = stub_now(), at = base + (uint64_t)e->time;
       if (at > now) stub_advance(at - now);
     }
-    bool steady = step >= 2;
+    /* steady: a marked step from 2 on; host times over those, or all without marks */
+    bool steady = step >= 2, timed = r->marked ? steady : true;
     switch (e->act) {
       case TRACE_STEP_BEGIN: {
-        if (m != NULL) {
+        if (m != NULL && !m->timing) {
           stats(r, &s);
-          if (steady) {
-            m->steady_mallocs += s.num_device_alloc - step_start_mallocs;
-            m->steady_frees += s.num_device_free - step_start_frees;
-          }
-          step_start_mallocs = s.num_device_alloc;
-          step_start_frees = s.num_device_free;
+          begin_step(m, e->step, &s, live);
         }
         step = e->step;
+        in_step = 0;
         cur ^= 1;
         r->naddr[cur] = 0;
         break;
@@ -196,8 +374,9 @@ static bool run(replayer *r, metrics *m) {
       case TRACE_ALLOCATE: {
         c10c_cuda_set_current_stream(r->streams[e->stream]);
         live_block *b = slot_of(r, e->id, true);
+        allocation++, in_step++;
         int64_t before = 0;
-        if (m != NULL && steady && !m->timing) {
+        if (m != NULL && !m->timing) {
           stats(r, &s);
           before = s.num_device_alloc;
         }
@@ -206,14 +385,11 @@ static bool run(replayer *r, metrics *m) {
         c10c_status st = c10c_allocator_allocate(r->alloc, e->size, &d);
         double t1 = m ? now_ns() : 0;
         if (st != C10C_STATUS_OK) {
-          if (m != NULL) {
-            fprintf(stderr, "allocation %zu of %" PRIu64 " bytes failed: %s\n", k, e->size,
-                    c10c_last_error_message());
-            m->failed = true;
-          }
-          return false;
+          if (m != NULL && !m->timing) note_failure(m, e, allocation, in_step);
+          ok = false;
+          break;
         }
-        *b = (live_block){e->id, d, e->size, (uint64_t)1 << e->stream, SIZE_MAX};
+        *b = (live_block){e->id, LIVE, d, e->size, (uint64_t)1 << e->stream, SIZE_MAX};
         live += e->size;
         if (m != NULL && !m->timing && live > r->peak_live) r->peak_live = live;
         if (m == NULL) break;
@@ -224,12 +400,21 @@ static bool run(replayer *r, metrics *m) {
             write_snapshot();
           }
         }
-        if (steady && !m->timing) {
+        if (!m->timing) {
           stats(r, &s);
-          m->steady_requests++;
-          m->steady_misses += s.num_device_alloc != before;
+          bool hit = s.num_device_alloc == before;
+          m->allocations++;
+          m->hits += hit;
+          if (m->nsteps > 0) { /* reserved memory grows only when an allocation asks for it */
+            step_figures *f = &m->steps[m->nsteps - 1];
+            int64_t reserved = s.reserved_bytes[C10C_STAT_ALL].current;
+            f->allocations++;
+            f->hits += hit;
+            if (reserved > f->peak_reserved) f->peak_reserved = reserved;
+            if (live > f->peak_live) f->peak_live = live;
+          }
         }
-        if (steady && m->timing) {
+        if (timed && m->timing) {
           m->host_ns_total += (double)(t1 - t0);
           if (m->npair < (size_t)1 << 22) {
             b->pair = m->npair;
@@ -260,12 +445,14 @@ static bool run(replayer *r, metrics *m) {
       }
       case TRACE_FREE: {
         live_block *b = slot_of(r, e->id, false);
-        if (b == NULL) break;
+        if (b == NULL) { /* allocated before the log began: counted by check_pointers */
+          break;
+        }
         uintptr_t start = (uintptr_t)b->data.data; /* the free clears the data pointer */
         double t0 = m ? now_ns() : 0;
         c10c_data_ptr_free(&b->data);
         double t1 = m ? now_ns() : 0;
-        b->id = UINT64_MAX;
+        b->state = GONE;
         live -= b->size;
         if (m == NULL) break;
         if (b->pair != SIZE_MAX && m->timing) {
@@ -282,8 +469,10 @@ static bool run(replayer *r, metrics *m) {
         for (int i = 0; i < t->streams; i++) {
           uint64_t done = (b->streams >> i) & 1 ? stub_stream_busy(r->handles[i]) : 0;
           if (done <= now) continue;
-          if (r->nbusy == r->busy_cap)
-            r->busy = realloc(r->busy, (r->busy_cap = r->busy_cap * 2 + 16) * sizeof *r->busy);
+          if (r->nbusy == r->busy_cap) {
+            r->busy_cap = r->busy_cap * 2 + 16;
+            r->busy = checked(realloc(r->busy, r->busy_cap * sizeof *r->busy));
+          }
           r->busy[r->nbusy++] = (busy_range){start, start + b->size, done, i};
         }
         break;
@@ -299,18 +488,17 @@ static bool run(replayer *r, metrics *m) {
       case TRACE_EMPTY_CACHE: c10c_allocator_empty_cache(r->alloc); break;
     }
   }
-  if (m != NULL) {
+  if (m != NULL && !m->timing) { /* the figures up to the end, or to the failure */
     stats(r, &s);
-    if (step >= 2) {
-      m->steady_mallocs += s.num_device_alloc - step_start_mallocs;
-      m->steady_frees += s.num_device_free - step_start_frees;
-    }
+    end_step(m, &s);
+    m->device_mallocs = s.num_device_alloc - mallocs_before;
+    m->device_frees = s.num_device_free - frees_before;
     m->peak_reserved = s.reserved_bytes[C10C_STAT_ALL].peak;
     m->peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak;
     m->retries = s.num_alloc_retries;
     m->ooms = s.num_ooms;
   }
-  return true;
+  return ok;
 }
 
 static int compare_double(const void *a, const void *b) {
@@ -331,6 +519,112 @@ static double clock_overhead(void) {
   return d[N / 2];
 }
 
+/* ---- the report ---- */
+
+/* s as a JSON string. */
+static void put_string(const char *s) {
+  putchar('"');
+  for (; *s != '\0'; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      printf("\\%c", c);
+    else if (c < 0x20)
+      printf("\\u%04x", c);
+    else
+      putchar(c);
+  }
+  putchar('"');
+}
+
+/* a ratio, or null when there is nothing to divide by */
+static void put_ratio(const char *key, double num, double den, int digits) {
+  if (den > 0)
+    printf(", \"%s\": %.*f", key, digits, num / den);
+  else
+    printf(", \"%s\": null", key);
+}
+
+static void report(const char *path, const char *config, const trace *t, const replayer *r,
+                   const metrics *m, bool ok, size_t cmin, double p50, double mean,
+                   double overhead) {
+  size_t allocations = 0, steps = 0;
+  for (size_t k = 0; k < t->count; k++) {
+    allocations += t->events[k].act == TRACE_ALLOCATE;
+    steps += t->events[k].act == TRACE_STEP_BEGIN;
+  }
+  printf("{\"trace\": ");
+  put_string(path);
+  printf(", \"config\": ");
+  put_string(config);
+  printf(", \"ok\": %s, \"events\": %zu, \"allocations\": %zu, \"steps\": %zu, \"streams\": %d",
+         ok ? "true" : "false", t->count, allocations, steps, t->streams);
+  /* totals */
+  printf(", \"device_mallocs\": %" PRId64 ", \"device_frees\": %" PRId64
+         ", \"allocations_replayed\": %" PRId64,
+         m->device_mallocs, m->device_frees, m->allocations);
+  put_ratio("hit_rate", (double)m->hits, (double)m->allocations, 6);
+  printf(", \"peak_reserved\": %" PRId64 ", \"peak_allocated\": %" PRId64
+         ", \"peak_live_requested\": %" PRIu64,
+         m->peak_reserved, m->peak_allocated, r->peak_live);
+  put_ratio("reserved_over_allocated", (double)m->peak_reserved, (double)m->peak_allocated, 4);
+  printf(", \"unknown_frees\": %" PRId64 ", \"retries\": %" PRId64 ", \"ooms\": %" PRId64,
+         m->unknown_frees, m->retries, m->ooms);
+  /* per step, when the trace marks steps; the steady ones (>= 2) averaged */
+  int64_t steady = 0, mallocs = 0, frees = 0, requests = 0, hits = 0;
+  for (size_t i = 0; i < m->nsteps; i++) {
+    const step_figures *f = &m->steps[i];
+    if (f->step < 2) continue;
+    steady++, mallocs += f->device_mallocs, frees += f->device_frees;
+    requests += f->allocations, hits += f->hits;
+  }
+  printf(", \"steady_steps\": %" PRId64, steady);
+  put_ratio("device_mallocs_per_step", (double)mallocs, (double)steady, 3);
+  put_ratio("device_frees_per_step", (double)frees, (double)steady, 3);
+  put_ratio("steady_hit_rate", (double)hits, (double)requests, 6);
+  put_ratio("address_stability", (double)m->stable, (double)m->compared, 6);
+  if (r->marked) {
+    printf(", \"per_step\": [");
+    for (size_t i = 0; i < m->nsteps; i++) {
+      const step_figures *f = &m->steps[i];
+      printf("%s{\"step\": %d, \"device_mallocs\": %" PRId64 ", \"device_frees\": %" PRId64
+             ", \"allocations\": %" PRId64 ", \"hits\": %" PRId64
+             ", \"reserved_at_begin\": %" PRId64 ", \"peak_reserved\": %" PRId64
+             ", \"peak_live_requested\": %" PRIu64 "}",
+             i ? ", " : "", f->step, f->device_mallocs, f->device_frees, f->allocations, f->hits,
+             f->reserved_at_begin, f->peak_reserved, f->peak_live);
+    }
+    printf("]");
+  } else {
+    printf(", \"per_step\": null");
+  }
+  /* only for a replay that completed */
+  if (ok) {
+    printf(", \"min_capacity\": %zu", cmin);
+    put_ratio("min_capacity_over_peak_live", (double)cmin, (double)r->peak_live, 4);
+    printf(", \"unsafe_reuses\": %" PRId64 ", \"host_ns_p50\": %.1f, \"host_ns_mean\": %.1f",
+           m->unsafe, p50, mean);
+  } else {
+    printf(
+        ", \"min_capacity\": null, \"min_capacity_over_peak_live\": null, "
+        "\"unsafe_reuses\": %" PRId64 ", \"host_ns_p50\": null, \"host_ns_mean\": null",
+        m->unsafe);
+  }
+  printf(", \"clock_ns\": %.1f, \"failure\": ", overhead);
+  if (m->failed) {
+    const failure *f = &m->fail;
+    printf("{\"failures\": %" PRId64
+           ", \"allocation\": %zu, \"step\": %d, \"allocation_in_step\": %zu, \"line\": %zu, "
+           "\"size\": %" PRIu64 ", \"device_free\": %" PRId64 ", \"message\": ",
+           m->failures, f->allocation, f->step, f->allocation_in_step, f->line, f->size,
+           f->device_free);
+    put_string(f->message);
+    printf("}");
+  } else {
+    printf("null");
+  }
+  printf("}\n");
+}
+
 int main(int argc, char **argv) {
   const char *path = NULL, *config = "";
   size_t capacity = (size_t)80 << 30;
@@ -343,6 +637,8 @@ int main(int argc, char **argv) {
       capacity = (size_t)strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--no-search") == 0)
       search = false;
+    else if (strcmp(argv[i], "--keep-going") == 0)
+      keep_going = true;
     else if (strcmp(argv[i], "--skip-record-stream") == 0)
       skip_record_stream = true;
     else if (strcmp(argv[i], "--snapshot") == 0 && i + 1 < argc)
@@ -353,11 +649,13 @@ int main(int argc, char **argv) {
       path = argv[i];
   }
   if (path == NULL) {
-    fprintf(stderr, "usage: replay_trace TRACE.csv [--config S] [--capacity B] [--no-search]\n");
+    fprintf(stderr,
+            "usage: replay_trace TRACE.csv [--config S] [--capacity B] [--no-search] "
+            "[--repeat N] [--snapshot FILE] [--skip-record-stream] [--keep-going]\n");
     return 2;
   }
   trace t;
-  char err[256];
+  char err[512];
   FILE *f = fopen(path, "r");
   if (f == NULL) {
     fprintf(stderr, "cannot open %s\n", path);
@@ -365,19 +663,32 @@ int main(int argc, char **argv) {
   }
   int loaded = trace_csv_read(&t, f, err, sizeof err);
   fclose(f);
+  metrics m = {0};
+  if (loaded == 0 && check_pointers(&t, &m.unknown_frees, err, sizeof err) != 0) {
+    trace_free(&t);
+    loaded = -1;
+  }
   if (loaded != 0) {
     fprintf(stderr, "%s: %s\n", path, err);
     return 1;
   }
+  if (m.unknown_frees > 0)
+    fprintf(stderr,
+            "%s: %" PRId64
+            " frees of pointers the log never allocated (allocated before it "
+            "began) skipped\n",
+            path, m.unknown_frees);
   if (c10c_cuda_init() != C10C_STATUS_OK || bind_stub() != 0) {
     fprintf(stderr, "needs the stand-in driver (C10C_CUDA_DRIVER, C10C_STUB_FAKE=1): %s\n",
             c10c_last_error_message());
+    trace_free(&t);
     return 1;
   }
-  replayer r = {.t = &t, .table_cap = 1 << 20, .addr_cap = 1 << 20};
-  r.table = calloc(r.table_cap, sizeof *r.table);
-  r.addresses[0] = malloc(r.addr_cap * sizeof(uintptr_t));
-  r.addresses[1] = malloc(r.addr_cap * sizeof(uintptr_t));
+  replayer r = {.t = &t, .table_cap = 1024, .addr_cap = 1 << 20};
+  for (size_t k = 0; k < t.count && !r.marked; k++) r.marked = t.events[k].act == TRACE_STEP_BEGIN;
+  r.table = checked(calloc(r.table_cap, sizeof *r.table));
+  r.addresses[0] = checked(malloc(r.addr_cap * sizeof(uintptr_t)));
+  r.addresses[1] = checked(malloc(r.addr_cap * sizeof(uintptr_t)));
   if (c10c_allocator_get(&r.alloc, C10C_DEVICE_TYPE_CUDA) != C10C_STATUS_OK ||
       c10c_cuda_set_allocator_settings(config) != C10C_STATUS_OK) {
     fprintf(stderr, "%s\n", c10c_last_error_message());
@@ -390,12 +701,11 @@ int main(int argc, char **argv) {
       c10c_cuda_stream_from_pool(&r.streams[i], 0, 0);
     c10c_cuda_stream_handle(&r.handles[i], r.streams[i]);
   }
-  metrics m = {0};
-  m.pair_ns = malloc(((size_t)1 << 22) * sizeof *m.pair_ns);
+  m.pair_ns = checked(malloc(((size_t)1 << 22) * sizeof *m.pair_ns));
   stub_set_capacity(capacity);
   bool ok = run(&r, &m);
   free_all(&r);
-  /* host time per malloc+free pair: three more runs timing the calls only */
+  /* host time per malloc+free pair: more runs timing the calls only */
   metrics timing = {.pair_ns = m.pair_ns, .timing = true};
   for (int i = 0; ok && i < repeat; i++) {
     ok = run(&r, &timing);
@@ -429,27 +739,9 @@ int main(int argc, char **argv) {
   qsort(m.pair_ns, m.npair, sizeof *m.pair_ns, compare_double);
   double p50 = m.npair ? m.pair_ns[m.npair / 2] - 2 * overhead : 0;
   double mean = m.pairs ? m.host_ns_total / (double)m.pairs - 2 * overhead : 0;
-  printf(
-      "{\"trace\": \"%s\", \"config\": \"%s\", \"ok\": %s, \"events\": %zu, \"steps\": %d, "
-      "\"streams\": %d, \"device_mallocs_per_step\": %.3f, \"device_frees_per_step\": %.3f, "
-      "\"hit_rate\": %.6f, \"peak_reserved\": %" PRId64 ", \"peak_allocated\": %" PRId64
-      ", \"peak_live_requested\": %" PRIu64
-      ", \"reserved_over_allocated\": %.4f, "
-      "\"min_capacity\": %zu, \"min_capacity_over_peak_live\": %.4f, "
-      "\"address_stability\": %.6f, \"unsafe_reuses\": %" PRId64 ", \"retries\": %" PRId64
-      ", \"ooms\": %" PRId64
-      ", \"host_ns_p50\": %.1f, \"host_ns_mean\": %.1f, "
-      "\"clock_ns\": %.1f}\n",
-      path, config, ok ? "true" : "false", t.count, t.steps, t.streams,
-      t.steps > 2 ? (double)m.steady_mallocs / (t.steps - 2) : 0.0,
-      t.steps > 2 ? (double)m.steady_frees / (t.steps - 2) : 0.0,
-      m.steady_requests ? 1.0 - (double)m.steady_misses / (double)m.steady_requests : 1.0,
-      m.peak_reserved, m.peak_allocated, r.peak_live,
-      m.peak_allocated ? (double)m.peak_reserved / (double)m.peak_allocated : 0.0, cmin,
-      r.peak_live ? (double)cmin / (double)r.peak_live : 0.0,
-      m.compared ? (double)m.stable / (double)m.compared : 1.0, m.unsafe, m.retries, m.ooms, p50,
-      mean, overhead);
+  report(path, config, &t, &r, &m, ok, cmin, p50, mean, overhead);
   free(m.pair_ns);
+  free(m.steps);
   free(r.table);
   free(r.addresses[0]);
   free(r.addresses[1]);

@@ -175,7 +175,7 @@ static int next_step(loader *l, const span *v, int n, int *out) {
 
 static int read_row(loader *l, const span *v, int n) {
   trace *t = l->t;
-  trace_event e = {.time = -1, .step = l->step};
+  trace_event e = {.time = -1, .line = l->line, .step = l->step};
   if (!action_of(field(v, n, l->c_action), &e.act)) return 0; /* "allocate failure", ... */
   span ptr = field(v, n, l->c_ptr), size = field(v, n, l->c_size);
   if (!parse_u64(ptr, 16, &e.id))

@@ -27,12 +27,13 @@ typedef enum trace_action {
 } trace_action;
 
 typedef struct trace_event {
-  trace_action act;
   uint64_t id;   /* Pointer */
   uint64_t size; /* bytes, or ticks for enqueue */
-  int stream;    /* index into the trace's stream names: 0 .. streams - 1 */
   int64_t time;  /* -1: none */
-  int step;      /* the step it belongs to: 0 .. steps - 1 */
+  size_t line;   /* the 1-based line of the file it came from (for messages) */
+  trace_action act;
+  int stream; /* index into the trace's stream names: 0 .. streams - 1 */
+  int step;   /* the step it belongs to: 0 .. steps - 1 */
 } trace_event;
 
 /* Distinct Stream values a trace may name; more is an error. */

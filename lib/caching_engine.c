@@ -293,20 +293,49 @@ static bool oversize_refused(size_t block_size, size_t size, size_t max_split) {
   return block_size >= size + C10C__LARGE_BUFFER;
 }
 
-/* The smallest free block of stream that holds size (PyTorch's get_free_block). */
-static block *best_fit(const pool *p, c10c_stream_id stream, size_t size, size_t max_split) {
-  for (block *b = pool_from(p, bin_of(size)); b != NULL;) {
-    if (b->stream > stream) { /* this bin has no block of the stream left */
-      b = pool_from(p, b->bin + 1);
-      continue;
-    }
-    if (b->stream != stream || b->size < size) {
-      b = pool_after(p, b);
-      continue;
-    }
-    return oversize_refused(b->size, size, max_split) ? NULL : b; /* the rest are larger still */
+/* The block after b of the same stream in (size, address) order, or NULL. */
+static block *next_of_stream(const pool *p, block *b) {
+  c10c_stream_id stream = b->stream;
+  for (b = pool_after(p, b); b != NULL;) {
+    if (b->stream == stream) return b;
+    b = b->stream > stream ? pool_from(p, b->bin + 1) : pool_after(p, b);
   }
   return NULL;
+}
+
+/* What a free block of an expandable segment can grow to: itself and the unmapped range after
+ * it. */
+static size_t expandable_size(const block *b) {
+  return b->size + (b->next != NULL && !b->next->mapped ? b->next->size : 0);
+}
+
+/* The smallest free block of stream that holds size, as PyTorch's get_free_block picks it. A
+ * block of an expandable segment counts, for the best fit, as the size it can grow to: while
+ * expandable segments are on, the search moves on to the next larger block of the stream as
+ * long as that one can grow to less (so a request goes to a hole between allocated blocks
+ * rather than to the end of the mapped memory, which could map more pages instead); while they
+ * are off, blocks of expandable segments are passed over. */
+static block *best_fit(const pool *p, c10c_stream_id stream, size_t size, size_t max_split,
+                       bool expandable_on) {
+  block *b = pool_from(p, bin_of(size));
+  while (b != NULL && (b->stream != stream || b->size < size)) {
+    if (b->stream > stream) /* this bin has no block of the stream left */
+      b = pool_from(p, b->bin + 1);
+    else
+      b = pool_after(p, b);
+  }
+  if (b == NULL) return NULL;
+  if (b->seg->expandable && expandable_on) {
+    for (block *next = next_of_stream(p, b);
+         b->seg->expandable && next != NULL && expandable_size(next) < expandable_size(b);
+         next = next_of_stream(p, b))
+      b = next;
+  } else if (b->seg->expandable) {
+    do b = next_of_stream(p, b);
+    while (b != NULL && b->seg->expandable);
+    if (b == NULL) return NULL;
+  }
+  return oversize_refused(b->size, size, max_split) ? NULL : b; /* the rest are larger still */
 }
 
 static device_state *state_of(c10c__engine *e, const block *b) { return &e->state[b->seg->device]; }
@@ -986,10 +1015,13 @@ void c10c__engine_destroy(c10c__engine *e) {
   c10c__free(e);
 }
 
-static bool should_split(const block *b, size_t size, size_t max_split) {
+/* PyTorch's should_split: with expandable segments on (the setting, not the block's segment: a
+ * block of a segment made before they were switched on splits the same way), any remainder of
+ * 512 bytes or more. */
+static bool should_split(const c10c__engine *e, const block *b, size_t size) {
   size_t remaining = b->size - size;
-  if (b->small || b->seg->expandable) return remaining >= C10C__MIN_BLOCK;
-  return size < max_split && remaining > C10C__SMALL_SIZE;
+  if (b->small || e->config.expandable_segments) return remaining >= C10C__MIN_BLOCK;
+  return size < e->config.max_split_size && remaining > C10C__SMALL_SIZE;
 }
 
 /* A block for the request when no cached one fits: garbage collection, a new segment, then
@@ -1030,8 +1062,7 @@ static void split_off_rest(c10c__engine *e, block *b, size_t rounded, bool count
                            stream_list *still_used) {
   device_state *d = state_of(e, b);
   int64_t pieces = -(int64_t)counted, bytes = counted ? -(int64_t)b->size : 0;
-  block *rest =
-      should_split(b, rounded, e->config.max_split_size) ? split_after(e, b, rounded) : NULL;
+  block *rest = should_split(e, b, rounded) ? split_after(e, b, rounded) : NULL;
   if (rest != NULL && still_used->n > 0) {
     rest->uses = still_used->ids;
     rest->nuses = still_used->n;
@@ -1074,7 +1105,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   c10c_status st = C10C_STATUS_OK;
   size_t max_split = e->config.max_split_size;
   if (!small && e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX) d->gc_calls++;
-  block *b = best_fit(p, stream, rounded, max_split);
+  block *b = best_fit(p, stream, rounded, max_split, e->config.expandable_segments);
   bool was_free = b != NULL; /* a free block of the pool: counted in inactive_split if split */
   stream_list still_used = {NULL, 0};
   if (b != NULL) {

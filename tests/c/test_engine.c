@@ -594,6 +594,48 @@ TEST(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak) {
   }
 }
 
+/* PyTorch's get_free_block with expandable segments: a free block at the end of the mapped
+ * memory counts for the best fit as what it could grow to, so a request that fits both it and
+ * a larger hole between allocated blocks goes to the hole, and the end stays free to grow the
+ * next large request with fewer new pages. (Seen on a real trace, codelocation_train_expandable
+ * in bench/traces: libc10c used the end and mapped one 20 MiB page more than PyTorch.) */
+TEST(expandable_best_fit_prefers_a_hole_to_the_growable_end) {
+  c10c__engine *e = expandable(200 * MiB);
+  void *a = NULL, *b = NULL, *c = NULL, *r = NULL, *big = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 0, &a)); /* page 1: a, 8 MiB free */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 8 * MiB, 0, &b));  /* fills page 1 */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 16 * MiB, 0, &c)); /* page 2: c, 4 MiB free at the end */
+  ASSERT_EQ(maps, 2);
+  ASSERT_OK(c10c__engine_free(e, b)); /* an 8 MiB hole between a and c */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 3 * MiB, 0, &r));
+  ASSERT_TRUE(r == b); /* the hole (8 MiB), not the end (4 MiB, but growable) */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 24 * MiB, 0, &big));
+  ASSERT_TRUE((char *)big == (char *)c + 16 * MiB); /* the free 4 MiB and one new page */
+  ASSERT_EQ(maps, 3);
+  ASSERT_EQ(stats_of(e, 0).reserved_bytes[C10C_STAT_ALL].peak, 60 * MiB);
+  char msg[256];
+  ASSERT_TRUE(c10c__engine_validate(e, msg, sizeof msg));
+  void *all[] = {a, c, r, big};
+  for (int i = 0; i < 4; i++) ASSERT_OK(c10c__engine_free(e, all[i]));
+  c10c__engine_destroy(e);
+}
+
+/* PyTorch's get_free_block when expandable segments were switched off after some were made:
+ * their free blocks are passed over (memory for IPC must come from an ordinary segment). */
+TEST(expandable_blocks_are_not_reused_once_expandable_segments_are_off) {
+  c10c__engine *e = expandable(200 * MiB);
+  void *a = NULL, *b = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 0, &a));
+  ASSERT_OK(c10c__engine_free(e, a)); /* a free 20 MiB page of the expandable segment */
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  ASSERT_OK(c10c__engine_malloc(e, 0, 12 * MiB, 0, &b));
+  ASSERT_EQ(mallocs, 1); /* a segment of its own */
+  ASSERT_TRUE(b != a);
+  ASSERT_OK(c10c__engine_free(e, b));
+  c10c__engine_destroy(e);
+}
+
 /* Regression (fuzz_engine, corpus engine/expandable_reservation_size_wraps): 1.125 x a device's
  * total bytes, in pages, wrapped around for a total above 16 EiB x 8 / 9, and the engine reserved
  * 18 MiB of address space for a device it believed to be that large. Such a device is now full. */
@@ -1010,6 +1052,8 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(inactive_split_counts_free_pieces_of_split_segments),
           T(expandable_segments_grow_in_place_and_unmap_when_released),
           T(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak),
+          T(expandable_best_fit_prefers_a_hole_to_the_growable_end),
+          T(expandable_blocks_are_not_reused_once_expandable_segments_are_off),
           T(a_failed_map_leaves_the_segment_consistent),
           T(an_expandable_reservation_too_large_to_count_is_out_of_memory),
           T(releasing_pages_without_host_memory_for_the_split_leaves_the_block_mapped),

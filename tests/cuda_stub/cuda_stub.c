@@ -198,10 +198,31 @@ EXPORT void c10c_stub_set_capacity(size_t bytes) { capacity = bytes; }
 
 EXPORT void c10c_stub_set_fake(int on) { fake = on; }
 
-/* A fabricated address range (fake-address mode), 2 MiB aligned with a gap after it. Lock held. */
+/* ---- fake-address order ----
+ * The real driver's address order differs between runs and machines, and PyTorch's best fit
+ * breaks ties between equal-size free blocks by address, so a replay reproduces PyTorch's
+ * figures only with the order the driver had in the recorded run. Fabricated addresses ascend
+ * (each range above the last) unless C10C_STUB_ADDRESS_ORDER=descending, read at the first
+ * allocation: each range below the last, as the driver handed them out in sqattn_compress
+ * (bench/traces/README.md). */
+static CUdeviceptr next_fake_down = 1ull << 46; /* descending: the start of the last range */
+
+static int fake_descending(void) {
+  static int order = -1; /* -1: not read yet, else 1 descending, 0 ascending */
+  if (order < 0) {
+    const char *v = getenv("C10C_STUB_ADDRESS_ORDER");
+    order = v != NULL && strcmp(v, "descending") == 0;
+  }
+  return order == 1;
+}
+
+/* A fabricated address range (fake-address mode), 2 MiB aligned with a 2 MiB gap between it and
+ * the next one. Lock held. */
 static CUdeviceptr fabricate(size_t bytes) {
+  CUdeviceptr span = ((bytes + (2u << 20) - 1) & ~(CUdeviceptr)((2u << 20) - 1)) + (2u << 20);
+  if (fake_descending()) return next_fake_down -= span;
   CUdeviceptr at = next_fake;
-  next_fake += ((bytes + (2u << 20) - 1) & ~(CUdeviceptr)((2u << 20) - 1)) + (2u << 20);
+  next_fake += span;
   return at;
 }
 
