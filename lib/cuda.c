@@ -295,22 +295,35 @@ static bool has_primary_context(c10c_device_index index) {
 }
 
 /* c10's MaybeSetDevice: index becomes the thread's current device; its context is made current
- * only if it exists, else it is made when work first runs there (c10's targetDeviceIndex). */
-static c10c_status maybe_set_device(c10c_device_index index) {
+ * only if it exists, else it is made when work first runs there (c10's targetDeviceIndex).
+ * Right after libc10c's own work (restore) the context it left current is known; elsewhere (a
+ * guard's exit) the host may have switched contexts since, so it is set again. */
+static c10c_status maybe_set_device(c10c_device_index index, bool known) {
   current_device = index;
-  if (active_device == index || !has_primary_context(index)) return C10C_STATUS_OK;
+  if ((known && active_device == index) || !has_primary_context(index)) return C10C_STATUS_OK;
   return c10c__cuda_activate(index);
 }
 
+/* cudaGetDevice's answer for the thread: the device of its current context (a primary context
+ * libc10c retained), 0 with none (as the runtime answers on a fresh thread), -1 for a context
+ * libc10c does not know. */
+static c10c_device_index thread_device(void) {
+  CUcontext ctx = NULL;
+  if (c10c__cuda.cuCtxGetCurrent(&ctx) != 0) return -1;
+  if (ctx == NULL) return 0;
+  for (int i = 0; i < count; i++)
+    if (__atomic_load_n(&primary[i], __ATOMIC_ACQUIRE) == ctx) return (c10c_device_index)i;
+  return -1;
+}
+
 /* c10's SetDevice / ExchangeDevice: a device the thread asks for gets its context made current,
- * except the device the thread already is on without having used any (c10 skips cudaSetDevice
- * when cudaGetDevice already answers it: torch.cuda.set_device(0) on a fresh thread makes no
- * context). */
+ * unless the thread is already on it (c10 skips cudaSetDevice when cudaGetDevice answers the
+ * device: torch.cuda.set_device(0) on a fresh thread makes no context). */
 static c10c_status set_device(c10c_device_index index) {
   c10c_status st = ensure_loaded();
   if (st == C10C_STATUS_OK) st = check_index(index);
   if (st != C10C_STATUS_OK) return st;
-  if (!(index == current_device && active_device < 0)) st = c10c__cuda_activate(index);
+  if (thread_device() != index) st = c10c__cuda_activate(index);
   if (st == C10C_STATUS_OK) current_device = index;
   return st;
 }
@@ -376,14 +389,14 @@ c10c_status c10c_cuda_device_guard_exit(c10c_cuda_device_guard *guard) {
   guard->original = guard->current = -1;
   c10c_status st = ensure_loaded();
   if (st != C10C_STATUS_OK) return st;
-  return maybe_set_device(original); /* c10's CUDAGuardImpl::uncheckedSetDevice */
+  return maybe_set_device(original, false); /* c10's CUDAGuardImpl::uncheckedSetDevice */
 }
 
 /* After work on another device: c10's device guard exit (MaybeSetDevice), which never makes a
  * context on the thread's current device. */
 c10c_status c10c__cuda_restore(c10c_status st) {
   c10c_status restore =
-      active_device == current_device ? C10C_STATUS_OK : maybe_set_device(current_device);
+      active_device == current_device ? C10C_STATUS_OK : maybe_set_device(current_device, true);
   return st != C10C_STATUS_OK ? st : restore;
 }
 
