@@ -338,11 +338,13 @@ TEST(a_forked_child_is_refused_at_every_entry_point) {
   if (pid == 0) {
     static const char *const entries[] = {
         "cuEventQuery",  "cuEventSynchronize", "cuEventElapsedTime", "cuEventDestroy_v2",
-        "cuStreamQuery", "cuCtxSetCurrent",    "cuMemAlloc_v2",      "cuCtxSynchronize"};
-    long counts[9];
-    for (int i = 0; i < 9; i++) counts[i] = calls_of(entries[i]);
+        "cuStreamQuery", "cuCtxSetCurrent",    "cuMemAlloc_v2",      "cuCtxSynchronize",
+        "cuMemFree_v2",  "cuStreamWaitEvent",  "cuEventRecord",      "cuMemGetInfo_v2"};
+    enum { N = sizeof entries / sizeof entries[0] };
+    long counts[N];
+    for (int i = 0; i < N; i++) counts[i] = calls_of(entries[i]);
     int failures = child_calls(recorded, timed, s, dev);
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < N; i++)
       if (calls_of(entries[i]) != counts[i]) {
         fprintf(stderr, "  child: %s reached the driver\n", entries[i]);
         failures++;
