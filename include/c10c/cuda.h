@@ -83,9 +83,9 @@ C10C_API c10c_status c10c_cuda_current_device(c10c_device_index *out);
 
 /* Makes index the calling thread's current device and its primary context current
  * (torch.cuda.set_device: c10's SetDevice, which skips the switch when the thread is already on
- * index, so set_device(0) on a fresh thread makes no context). Errors: C10C_STATUS_UNAVAILABLE; C10C_STATUS_ERROR "CUDA error:
- * invalid device ordinal" for an index outside 0..count-1 (as torch); a driver failure as
- * C10C_STATUS_ERROR "CUDA driver error: <name> (<text>) in <call>". */
+ * index, so set_device(0) on a fresh thread makes no context). Errors: C10C_STATUS_UNAVAILABLE;
+ * C10C_STATUS_ERROR "CUDA error: invalid device ordinal" for an index outside 0..count-1 (as
+ * torch); a driver failure as C10C_STATUS_ERROR "CUDA driver error: <name> (<text>) in <call>". */
 C10C_API c10c_status c10c_cuda_set_device(c10c_device_index index);
 
 /* c10's CUDAGuard: makes index current for a scope (c10's ExchangeDevice: its context made
