@@ -402,7 +402,32 @@ TEST(expandable_pages_are_accessible_to_the_devices_that_can_access_them) {
   ASSERT_EQ(calls_of("cuDeviceCanAccessPeer"), 6); /* asked once per pair */
 }
 
+static void stub_fail(const char *entry, long k, int error) {
+  void (*fail)(const char *, long, int) = NULL;
+  void *address = stub("c10c_stub_fail");
+  memcpy(&fail, &address, sizeof address);
+  if (fail) fail(entry, k, error);
+}
+
 TEST(expandable_pages_follow_the_drivers_granularity) {
+  /* the granularity asked failing: the allocation fails naming it, nothing reserved or mapped,
+   * and the next one asks again */
+  const c10c_device cuda1 = {C10C_DEVICE_TYPE_CUDA, 1};
+  int64_t one[1] = {1};
+  c10c_tensor *x = NULL;
+  ASSERT_OK(c10c_cuda_init()); /* the stand-in is loaded: its failure injection works */
+  long reserves = calls_of("cuMemAddressReserve");
+  stub_fail("cuMemGetAllocationGranularity", 1, 1);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_empty(&x, one, 1, C10C_DTYPE_FLOAT32, cuda1, 0));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "in cuMemGetAllocationGranularity") != NULL);
+  ASSERT_EQ(calls_of("cuMemAddressReserve"), reserves);
+  ASSERT_OK(c10c_tensor_empty(&x, one, 1, C10C_DTYPE_FLOAT32, cuda1, 0));
+  ASSERT_EQ(stub_long("c10c_stub_used", 1), 8 << 20);
+  c10c_tensor_release(x);
+  c10c_allocator *cache = NULL;
+  ASSERT_OK(c10c_allocator_get(&cache, C10C_DEVICE_TYPE_CUDA));
+  ASSERT_OK(c10c_allocator_empty_cache(cache));
+
   int64_t small[1] = {256}, large[1] = {(30 << 20) / 4};
   c10c_tensor *a = NULL, *b = NULL;
   const c10c_device cuda0 = {C10C_DEVICE_TYPE_CUDA, 0};
