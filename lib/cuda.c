@@ -441,21 +441,29 @@ c10c_status c10c_cuda_synchronize(c10c_device_index index) {
 static uint64_t peer_masks[C10C_CUDA_MAX_DEVICES];
 static int peers_asked[C10C_CUDA_MAX_DEVICES]; /* 1 once peer_masks[i] is known */
 
-uint64_t c10c__cuda_peers(c10c_device_index device) {
-  if (device < 0 || device >= count || count > 64) return 0;
-  if (__atomic_load_n(&peers_asked[device], __ATOMIC_ACQUIRE))
-    return __atomic_load_n(&peer_masks[device], __ATOMIC_RELAXED);
-  uint64_t mask = 0;
-  CUdevice owner;
-  if (c10c__cuda.cuDeviceGet(&owner, device) != 0) return 0;
-  for (int i = 0; i < count; i++) {
-    CUdevice peer;
-    int can = 0;
-    if (i != device && c10c__cuda.cuDeviceGet(&peer, i) == 0 &&
-        c10c__cuda.cuDeviceCanAccessPeer(&can, peer, owner) == 0 && can)
-      mask |= (uint64_t)1 << i;
+c10c_status c10c__cuda_peers(uint64_t *out, c10c_device_index device) {
+  *out = 0;
+  c10c_status st = check_index(device);
+  if (st != C10C_STATUS_OK) return st;
+  if (__atomic_load_n(&peers_asked[device], __ATOMIC_ACQUIRE)) {
+    *out = __atomic_load_n(&peer_masks[device], __ATOMIC_RELAXED);
+    return C10C_STATUS_OK;
   }
+  uint64_t mask = 0;
+  CUdevice owner, peer;
+  st = c10c__cuda_check(c10c__cuda.cuDeviceGet(&owner, device), "cuDeviceGet");
+  for (int i = 0; i < count && st == C10C_STATUS_OK; i++) {
+    int can = 0;
+    if (i == device) continue;
+    st = c10c__cuda_check(c10c__cuda.cuDeviceGet(&peer, i), "cuDeviceGet");
+    if (st == C10C_STATUS_OK)
+      st = c10c__cuda_check(c10c__cuda.cuDeviceCanAccessPeer(&can, peer, owner),
+                            "cuDeviceCanAccessPeer");
+    if (st == C10C_STATUS_OK && can) mask |= (uint64_t)1 << i;
+  }
+  if (st != C10C_STATUS_OK) return st; /* asked again next time */
   __atomic_store_n(&peer_masks[device], mask, __ATOMIC_RELAXED);
   __atomic_store_n(&peers_asked[device], 1, __ATOMIC_RELEASE);
-  return mask;
+  *out = mask;
+  return C10C_STATUS_OK;
 }

@@ -127,7 +127,9 @@ static c10c_status segment_map(void *self, int device, void *ptr, size_t size, v
   CUdeviceptr at = (CUdeviceptr)(uintptr_t)ptr;
   c10c_status st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
-  uint64_t peers = c10c__cuda_peers((c10c_device_index)device);
+  uint64_t peers = 0;
+  st = c10c__cuda_peers(&peers, (c10c_device_index)device);
+  if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
   for (int p = 0; p < C10C_CUDA_MAX_DEVICES && n < C10C_CUDA_MAX_DEVICES; p++)
     if (peers >> p & 1)
       access[n++] =

@@ -160,8 +160,9 @@ c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes
 enum { CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1 };
 
 /* The devices whose kernels can access memory of device (cuDeviceCanAccessPeer, asked once per
- * device), as a bit mask (bit i: device i; never device itself). 0 when the driver says none. */
-uint64_t c10c__cuda_peers(c10c_device_index device);
+ * device until it answers), as a bit mask in *out (bit i: device i; never device itself).
+ * Errors: the driver's, naming the call; "CUDA error: invalid device ordinal". */
+c10c_status c10c__cuda_peers(uint64_t *out, c10c_device_index device);
 
 /* Whether the driver is loaded and this is not a child forked since (no error recorded): for
  * paths with no caller to report to (destroying an event) that must not reach the driver in a

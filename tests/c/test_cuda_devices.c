@@ -379,9 +379,25 @@ TEST(a_forked_child_is_refused_at_every_entry_point) {
 
 /* ---- peers and granularity (expandable segments) ---- */
 
+static void stub_fail(const char *entry, long k, int error) {
+  void (*fail)(const char *, long, int) = NULL;
+  void *address = stub("c10c_stub_fail");
+  memcpy(&fail, &address, sizeof address);
+  if (fail) fail(entry, k, error);
+}
+
 TEST(expandable_pages_are_accessible_to_the_devices_that_can_access_them) {
   int64_t n[1] = {(4 << 20) / 4};
   c10c_tensor *t[3] = {NULL, NULL, NULL};
+  /* the driver failing to answer: the allocation fails naming the call, nothing stays mapped,
+   * and the question is asked again (not remembered as "no peers") */
+  ASSERT_OK(c10c_cuda_init());
+  stub_fail("cuDeviceCanAccessPeer", 1, 1);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_empty(&t[0], n, 1, C10C_DTYPE_FLOAT32,
+                                                     (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, 0));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "in cuDeviceCanAccessPeer") != NULL);
+  ASSERT_EQ(stub_long("c10c_stub_mapped_bytes", 0), 0);
+  ASSERT_EQ(stub_long("c10c_stub_used", 0), 0);
   for (int d = 0; d < 3; d++)
     ASSERT_OK(c10c_tensor_empty(&t[d], n, 1, C10C_DTYPE_FLOAT32,
                                 (c10c_device){C10C_DEVICE_TYPE_CUDA, (c10c_device_index)d}, 0));
@@ -399,14 +415,7 @@ TEST(expandable_pages_are_accessible_to_the_devices_that_can_access_them) {
   for (int d = 0; d < 3; d++) c10c_tensor_release(t[d]);
   c10c_tensor_release(host);
   ASSERT_EQ(stub_long("c10c_stub_violations", 0), 0);
-  ASSERT_EQ(calls_of("cuDeviceCanAccessPeer"), 6); /* asked once per pair */
-}
-
-static void stub_fail(const char *entry, long k, int error) {
-  void (*fail)(const char *, long, int) = NULL;
-  void *address = stub("c10c_stub_fail");
-  memcpy(&fail, &address, sizeof address);
-  if (fail) fail(entry, k, error);
+  ASSERT_EQ(calls_of("cuDeviceCanAccessPeer"), 1 + 6); /* the failed one, then once per pair */
 }
 
 TEST(expandable_pages_follow_the_drivers_granularity) {
