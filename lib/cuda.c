@@ -328,6 +328,14 @@ static c10c_status set_device(c10c_device_index index) {
   return st;
 }
 
+c10c_device_index c10c__cuda_device_with_primary_context(void) {
+  if (has_primary_context(current_device)) return current_device;
+  for (int i = 0; i < count; i++)
+    if (i != current_device && has_primary_context((c10c_device_index)i))
+      return (c10c_device_index)i;
+  return -1;
+}
+
 /* ---- public API ---- */
 
 c10c_status c10c_cuda_init(void) { return ensure_loaded(); }

@@ -169,4 +169,9 @@ c10c_status c10c__cuda_peers(uint64_t *out, c10c_device_index device);
  * forked child. */
 bool c10c__cuda_usable(void);
 
+/* c10's getDeviceIndexWithPrimaryContext: the thread's current device if its primary context
+ * exists, else the first device whose context exists, else -1 (for work any device can do, e.g.
+ * page-locked host memory, so that it makes no new context: PyTorch's CachingHostAllocator). */
+c10c_device_index c10c__cuda_device_with_primary_context(void);
+
 #endif /* C10C_CUDA_INTERNAL_H */
