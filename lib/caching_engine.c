@@ -794,6 +794,15 @@ static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_
   size_t free_bytes = 0, total = 0, page = small ? C10C__SMALL_BUFFER : C10C__LARGE_BUFFER;
   c10c_status st = e->backend.mem_info(e->backend.self, device, &free_bytes, &total);
   if (st != C10C_STATUS_OK) return st;
+  if (e->backend.granularity != NULL) { /* pages the driver can map */
+    size_t granularity = 0;
+    st = e->backend.granularity(e->backend.self, device, &granularity);
+    if (st != C10C_STATUS_OK) return st;
+    if (granularity > 1) {
+      if (page > SIZE_MAX - (granularity - 1)) return C10C_STATUS_OUT_OF_MEMORY;
+      page = (page + granularity - 1) / granularity * granularity;
+    }
+  }
   /* 1.125 x total in whole pages; a device too large for that to be counted is full */
   if (total == 0 || total > SIZE_MAX - total / 8 - (page - 1)) return C10C_STATUS_OUT_OF_MEMORY;
   size_t size = (total + total / 8 + page - 1) / page * page;

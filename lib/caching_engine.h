@@ -57,6 +57,9 @@ typedef struct c10c__segment_backend {
   c10c_status (*stream_wait)(void *self, int device, c10c_stream_id stream, void *event);
   /* Optional: waits for all work on the device (before pages are unmapped). */
   void (*synchronize)(void *self, int device);
+  /* Optional, with the expandable entries: the mapping granularity of the device's memory;
+   * expandable pages (PyTorch's 2 MiB / 20 MiB) are rounded up to a multiple of it. */
+  c10c_status (*granularity)(void *self, int device, size_t *out);
 } c10c__segment_backend;
 
 typedef struct c10c__engine c10c__engine;

@@ -50,18 +50,26 @@ c10c__cuda_driver c10c__cuda;
   X(cuEventSynchronize, "cuEventSynchronize")                   \
   X(cuEventElapsedTime, "cuEventElapsedTime")                   \
   X(cuGetErrorName, "cuGetErrorName")                           \
-  X(cuGetErrorString, "cuGetErrorString")
+  X(cuGetErrorString, "cuGetErrorString")                       \
+  DEVICES_DRIVER_ENTRIES(X)
+
+/* Contexts only where used (c10's hasPrimaryContext) and peer access for expandable segments:
+ * both entry points are as old as the primary context API (CUDA 7 / 4). */
+#define DEVICES_DRIVER_ENTRIES(X)                             \
+  X(cuDevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState") \
+  X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer")
 
 /* Entry points libc10c works without (older drivers): expandable segments need them. */
-#define OPTIONAL_DRIVER_ENTRIES(X)              \
-  X(cuMemAddressReserve, "cuMemAddressReserve") \
-  X(cuMemAddressFree, "cuMemAddressFree")       \
-  X(cuMemCreate, "cuMemCreate")                 \
-  X(cuMemRelease, "cuMemRelease")               \
-  X(cuMemMap, "cuMemMap")                       \
-  X(cuMemUnmap, "cuMemUnmap")                   \
-  X(cuMemSetAccess, "cuMemSetAccess")           \
-  X(cuDeviceGetAttribute, "cuDeviceGetAttribute")
+#define OPTIONAL_DRIVER_ENTRIES(X)                \
+  X(cuMemAddressReserve, "cuMemAddressReserve")   \
+  X(cuMemAddressFree, "cuMemAddressFree")         \
+  X(cuMemCreate, "cuMemCreate")                   \
+  X(cuMemRelease, "cuMemRelease")                 \
+  X(cuMemMap, "cuMemMap")                         \
+  X(cuMemUnmap, "cuMemUnmap")                     \
+  X(cuMemSetAccess, "cuMemSetAccess")             \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute") \
+  X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity")
 
 typedef enum { NOT_LOADED, AVAILABLE, UNAVAILABLE } load_state;
 
@@ -70,12 +78,19 @@ static load_state state = NOT_LOADED;
 static char reason[512];
 static void *library;
 static int count;
-static bool forked; /* this process is a child forked after the driver was initialized */
+static bool forked;        /* this process is a child forked after the driver was initialized */
+static int driver_version; /* cuDriverGetVersion's answer, 0 when the driver gave none */
 static CUcontext primary[C10C_CUDA_MAX_DEVICES];
 static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* initial-exec: every CUDA allocation reads it (one load, no __tls_get_addr) */
+/* initial-exec: every CUDA allocation reads it (one load, no __tls_get_addr). The thread's
+ * current device as torch.cuda.current_device() reports it (0 until set): like c10's
+ * targetDeviceIndex, it may name a device whose context was never made current on this thread
+ * (made only when work runs there). */
 static _Thread_local c10c_device_index current_device __attribute__((tls_model("initial-exec")));
+/* The device whose primary context libc10c last made current on this thread, -1 for none. */
+static _Thread_local c10c_device_index active_device __attribute__((tls_model("initial-exec"))) =
+    -1;
 
 static void after_fork_in_child(void) {
   if (state == AVAILABLE) forked = true;
@@ -105,7 +120,8 @@ bool c10c__cuda_has_vmm(void) {
   return c10c__cuda.cuMemAddressReserve != NULL && c10c__cuda.cuMemAddressFree != NULL &&
          c10c__cuda.cuMemCreate != NULL && c10c__cuda.cuMemRelease != NULL &&
          c10c__cuda.cuMemMap != NULL && c10c__cuda.cuMemUnmap != NULL &&
-         c10c__cuda.cuMemSetAccess != NULL && c10c__cuda.cuDeviceGetAttribute != NULL;
+         c10c__cuda.cuMemSetAccess != NULL && c10c__cuda.cuDeviceGetAttribute != NULL &&
+         c10c__cuda.cuMemGetAllocationGranularity != NULL;
 }
 
 c10c_status c10c__cuda_check_vmm(void) {
@@ -143,6 +159,15 @@ static void load(void) {
     give_up();
     return;
   }
+  {
+    /* The version needs no cuInit (torch.cuda's _cuda_getDriverVersion answers without a
+     * device), so it is asked first and kept when CUDA turns out unavailable. */
+    CUresult (*get_version)(int *) = NULL;
+    void *address = dlsym(library, "cuDriverGetVersion");
+    memcpy(&get_version, &address, sizeof address);
+    int version = 0;
+    if (get_version != NULL && get_version(&version) == 0 && version > 0) driver_version = version;
+  }
   /* POSIX: a data pointer from dlsym converts to a function pointer (through memcpy, which
    * ISO C allows, as the conversion itself is not) */
 #define RESOLVE(field, symbol)                                                          \
@@ -166,7 +191,8 @@ static void load(void) {
   OPTIONAL_DRIVER_ENTRIES(RESOLVE_OPTIONAL)
 #undef RESOLVE_OPTIONAL
   if (!c10c__cuda_has_vmm()) /* all or none */
-    c10c__cuda.cuMemAddressReserve = NULL, c10c__cuda.cuDeviceGetAttribute = NULL;
+    c10c__cuda.cuMemAddressReserve = NULL, c10c__cuda.cuDeviceGetAttribute = NULL,
+    c10c__cuda.cuMemGetAllocationGranularity = NULL;
   char what[256];
   CUresult r = c10c__cuda.cuInit(0);
   if (r != 0) {
@@ -206,6 +232,10 @@ static c10c_status ensure_loaded(void) {
 
 c10c_status c10c__cuda_ensure(void) { return ensure_loaded(); }
 
+bool c10c__cuda_usable(void) {
+  return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == AVAILABLE && !forked;
+}
+
 c10c_device_index c10c__cuda_current(void) { return current_device; }
 
 c10c_status c10c__cuda_check(CUresult r, const char *call) {
@@ -242,11 +272,68 @@ c10c_status c10c__cuda_activate(c10c_device_index index) {
     if (st == C10C_STATUS_OK)
       st = c10c__cuda_check(c10c__cuda.cuDevicePrimaryCtxRetain(&ctx, device),
                             "cuDevicePrimaryCtxRetain");
-    if (st == C10C_STATUS_OK) primary[index] = ctx;
+    if (st == C10C_STATUS_OK) __atomic_store_n(&primary[index], ctx, __ATOMIC_RELEASE);
   }
   pthread_mutex_unlock(&primary_lock);
   if (st != C10C_STATUS_OK) return st;
-  return c10c__cuda_check(c10c__cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  st = c10c__cuda_check(c10c__cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  active_device = st == C10C_STATUS_OK ? index : -1;
+  return st;
+}
+
+/* c10's hasPrimaryContext: whether the device's primary context exists (libc10c retained it,
+ * or the driver reports it active: another library in the process made it). Making it current
+ * then creates nothing. */
+static bool has_primary_context(c10c_device_index index) {
+  if (index < 0 || index >= count) return false;
+  if (__atomic_load_n(&primary[index], __ATOMIC_ACQUIRE) != NULL) return true;
+  CUdevice device;
+  unsigned flags = 0;
+  int active = 0;
+  return c10c__cuda.cuDeviceGet(&device, index) == 0 &&
+         c10c__cuda.cuDevicePrimaryCtxGetState(device, &flags, &active) == 0 && active;
+}
+
+/* c10's MaybeSetDevice: index becomes the thread's current device; its context is made current
+ * only if it exists, else it is made when work first runs there (c10's targetDeviceIndex).
+ * Right after libc10c's own work (restore) the context it left current is known; elsewhere (a
+ * guard's exit) the host may have switched contexts since, so it is set again. */
+static c10c_status maybe_set_device(c10c_device_index index, bool known) {
+  current_device = index;
+  if ((known && active_device == index) || !has_primary_context(index)) return C10C_STATUS_OK;
+  return c10c__cuda_activate(index);
+}
+
+/* cudaGetDevice's answer for the thread: the device of its current context (a primary context
+ * libc10c retained), 0 with none (as the runtime answers on a fresh thread), -1 for a context
+ * libc10c does not know. */
+static c10c_device_index thread_device(void) {
+  CUcontext ctx = NULL;
+  if (c10c__cuda.cuCtxGetCurrent(&ctx) != 0) return -1;
+  if (ctx == NULL) return 0;
+  for (int i = 0; i < count; i++)
+    if (__atomic_load_n(&primary[i], __ATOMIC_ACQUIRE) == ctx) return (c10c_device_index)i;
+  return -1;
+}
+
+/* c10's SetDevice / ExchangeDevice: a device the thread asks for gets its context made current,
+ * unless the thread is already on it (c10 skips cudaSetDevice when cudaGetDevice answers the
+ * device: torch.cuda.set_device(0) on a fresh thread makes no context). */
+static c10c_status set_device(c10c_device_index index) {
+  c10c_status st = ensure_loaded();
+  if (st == C10C_STATUS_OK) st = check_index(index);
+  if (st != C10C_STATUS_OK) return st;
+  if (thread_device() != index) st = c10c__cuda_activate(index);
+  if (st == C10C_STATUS_OK) current_device = index;
+  return st;
+}
+
+c10c_device_index c10c__cuda_device_with_primary_context(void) {
+  if (has_primary_context(current_device)) return current_device;
+  for (int i = 0; i < count; i++)
+    if (i != current_device && has_primary_context((c10c_device_index)i))
+      return (c10c_device_index)i;
+  return -1;
 }
 
 /* ---- public API ---- */
@@ -271,9 +358,14 @@ const char *c10c_cuda_unavailable_reason(void) {
 
 c10c_status c10c_cuda_driver_version(int *out) {
   C10C__CHECK_NOT_NULL(out);
-  c10c_status st = ensure_loaded();
-  if (st != C10C_STATUS_OK) return st;
-  return c10c__cuda_check(c10c__cuda.cuDriverGetVersion(out), "cuDriverGetVersion");
+  pthread_once(&load_once, load);
+  if (driver_version > 0) { /* asked at load, before cuInit (no driver call in a forked child) */
+    *out = driver_version;
+    return C10C_STATUS_OK;
+  }
+  return ensure_loaded() != C10C_STATUS_OK
+             ? C10C_STATUS_UNAVAILABLE
+             : c10c__fail(C10C_STATUS_UNAVAILABLE, "the CUDA driver gave no version");
 }
 
 c10c_status c10c_cuda_current_device(c10c_device_index *out) {
@@ -283,11 +375,7 @@ c10c_status c10c_cuda_current_device(c10c_device_index *out) {
   return st;
 }
 
-c10c_status c10c_cuda_set_device(c10c_device_index index) {
-  c10c_status st = c10c__cuda_activate(index);
-  if (st == C10C_STATUS_OK) current_device = index;
-  return st;
-}
+c10c_status c10c_cuda_set_device(c10c_device_index index) { return set_device(index); }
 
 c10c_status c10c_cuda_device_guard_enter(c10c_cuda_device_guard *guard, c10c_device_index index) {
   C10C__CHECK_NOT_NULL(guard);
@@ -295,7 +383,7 @@ c10c_status c10c_cuda_device_guard_enter(c10c_cuda_device_guard *guard, c10c_dev
   c10c_status st = ensure_loaded();
   if (st != C10C_STATUS_OK || index < 0) return st;
   c10c_device_index before = current_device;
-  st = c10c_cuda_set_device(index);
+  st = set_device(index);
   if (st != C10C_STATUS_OK) return st;
   guard->original = before;
   guard->current = index;
@@ -307,11 +395,16 @@ c10c_status c10c_cuda_device_guard_exit(c10c_cuda_device_guard *guard) {
   if (guard->original < 0) return C10C_STATUS_OK;
   c10c_device_index original = guard->original;
   guard->original = guard->current = -1;
-  return c10c_cuda_set_device(original);
+  c10c_status st = ensure_loaded();
+  if (st != C10C_STATUS_OK) return st;
+  return maybe_set_device(original, false); /* c10's CUDAGuardImpl::uncheckedSetDevice */
 }
 
+/* After work on another device: c10's device guard exit (MaybeSetDevice), which never makes a
+ * context on the thread's current device. */
 c10c_status c10c__cuda_restore(c10c_status st) {
-  c10c_status restore = c10c__cuda_activate(current_device);
+  c10c_status restore =
+      active_device == current_device ? C10C_STATUS_OK : maybe_set_device(current_device, true);
   return st != C10C_STATUS_OK ? st : restore;
 }
 
@@ -349,4 +442,36 @@ c10c_status c10c_cuda_synchronize(c10c_device_index index) {
   c10c_status st = c10c__cuda_activate(index);
   if (st != C10C_STATUS_OK) return st;
   return c10c__cuda_restore(c10c__cuda_check(c10c__cuda.cuCtxSynchronize(), "cuCtxSynchronize"));
+}
+
+/* ---- peers ---- */
+
+static uint64_t peer_masks[C10C_CUDA_MAX_DEVICES];
+static int peers_asked[C10C_CUDA_MAX_DEVICES]; /* 1 once peer_masks[i] is known */
+
+c10c_status c10c__cuda_peers(uint64_t *out, c10c_device_index device) {
+  *out = 0;
+  c10c_status st = check_index(device);
+  if (st != C10C_STATUS_OK) return st;
+  if (__atomic_load_n(&peers_asked[device], __ATOMIC_ACQUIRE)) {
+    *out = __atomic_load_n(&peer_masks[device], __ATOMIC_RELAXED);
+    return C10C_STATUS_OK;
+  }
+  uint64_t mask = 0;
+  CUdevice owner, peer;
+  st = c10c__cuda_check(c10c__cuda.cuDeviceGet(&owner, device), "cuDeviceGet");
+  for (int i = 0; i < count && st == C10C_STATUS_OK; i++) {
+    int can = 0;
+    if (i == device) continue;
+    st = c10c__cuda_check(c10c__cuda.cuDeviceGet(&peer, i), "cuDeviceGet");
+    if (st == C10C_STATUS_OK)
+      st = c10c__cuda_check(c10c__cuda.cuDeviceCanAccessPeer(&can, peer, owner),
+                            "cuDeviceCanAccessPeer");
+    if (st == C10C_STATUS_OK && can) mask |= (uint64_t)1 << i;
+  }
+  if (st != C10C_STATUS_OK) return st; /* asked again next time */
+  __atomic_store_n(&peer_masks[device], mask, __ATOMIC_RELAXED);
+  __atomic_store_n(&peers_asked[device], 1, __ATOMIC_RELEASE);
+  *out = mask;
+  return C10C_STATUS_OK;
 }

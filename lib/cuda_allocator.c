@@ -69,6 +69,8 @@ static c10c_status segment_event_record(void *self, int device, c10c_stream_id s
 
 static c10c_status segment_event_query(void *self, void *event, bool *done) {
   (void)self;
+  c10c_status st = c10c__cuda_ensure(); /* not in a forked child */
+  if (st != C10C_STATUS_OK) return st;
   CUresult r = c10c__cuda.cuEventQuery((CUevent)event);
   *done = r == 0;
   return r == CUDA_ERROR_NOT_READY ? C10C_STATUS_OK : c10c__cuda_check(r, "cuEventQuery");
@@ -76,12 +78,12 @@ static c10c_status segment_event_query(void *self, void *event, bool *done) {
 
 static void segment_event_synchronize(void *self, void *event) {
   (void)self;
-  c10c__cuda.cuEventSynchronize((CUevent)event);
+  if (c10c__cuda_usable()) c10c__cuda.cuEventSynchronize((CUevent)event);
 }
 
 static void segment_event_destroy(void *self, void *event) {
   (void)self;
-  c10c__cuda.cuEventDestroy((CUevent)event);
+  if (c10c__cuda_usable()) c10c__cuda.cuEventDestroy((CUevent)event);
 }
 
 /* ---- expandable segments over the driver's virtual memory management ---- */
@@ -106,24 +108,37 @@ static void segment_unreserve(void *self, int device, void *base, size_t size) {
   }
 }
 
-/* New physical memory on the device, mapped at ptr and made read-write for the device
- * (PyTorch's ExpandableSegment::map: cuMemCreate, cuMemMap, cuMemSetAccess). */
+/* New physical memory on the device, mapped at ptr and made read-write for the device and for
+ * every device that can access it (PyTorch's ExpandableSegment::map: cuMemCreate, cuMemMap, and
+ * setAccess for the device and each of peers_). PyTorch adds a peer when a copy first needs it
+ * (get_p2p_access -> enablePeerAccess -> addPeer, which also grants the pages already mapped);
+ * libc10c grants every device the driver says can access the memory (cuDeviceCanAccessPeer)
+ * when the pages are mapped, so no page is ever missing a peer. */
 static c10c_status segment_map(void *self, int device, void *ptr, size_t size, void **handle) {
   (void)self;
   CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
                               .requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE,
                               .location = {CU_MEM_LOCATION_TYPE_DEVICE, device}};
-  CUmemAccessDesc access = {{CU_MEM_LOCATION_TYPE_DEVICE, device},
-                            CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  CUmemAccessDesc access[C10C_CUDA_MAX_DEVICES];
+  size_t n = 0;
+  access[n++] =
+      (CUmemAccessDesc){{CU_MEM_LOCATION_TYPE_DEVICE, device}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   CUmemGenericAllocationHandle h = 0;
   CUdeviceptr at = (CUdeviceptr)(uintptr_t)ptr;
   c10c_status st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
+  uint64_t peers = 0;
+  st = c10c__cuda_peers(&peers, (c10c_device_index)device);
+  if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
+  for (int p = 0; p < C10C_CUDA_MAX_DEVICES && n < C10C_CUDA_MAX_DEVICES; p++)
+    if (peers >> p & 1)
+      access[n++] =
+          (CUmemAccessDesc){{CU_MEM_LOCATION_TYPE_DEVICE, p}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   st = c10c__cuda_check(c10c__cuda.cuMemCreate(&h, size, &prop, 0), "cuMemCreate");
   if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
   st = c10c__cuda_check(c10c__cuda.cuMemMap(at, size, 0, h, 0), "cuMemMap");
   if (st == C10C_STATUS_OK) {
-    st = c10c__cuda_check(c10c__cuda.cuMemSetAccess(at, size, &access, 1), "cuMemSetAccess");
+    st = c10c__cuda_check(c10c__cuda.cuMemSetAccess(at, size, access, n), "cuMemSetAccess");
     if (st != C10C_STATUS_OK) c10c__cuda.cuMemUnmap(at, size);
   }
   if (st != C10C_STATUS_OK) {
@@ -132,6 +147,33 @@ static c10c_status segment_map(void *self, int device, void *ptr, size_t size, v
   }
   *handle = (void *)(uintptr_t)h;
   return c10c__cuda_restore(C10C_STATUS_OK);
+}
+
+/* The driver's minimum granularity for the device's memory (cuMemGetAllocationGranularity with
+ * CU_MEM_ALLOC_GRANULARITY_MINIMUM, what cuMemCreate and cuMemMap sizes must be multiples of),
+ * asked once per device. PyTorch maps fixed 2 MiB / 20 MiB pages without asking (a multiple of
+ * every NVIDIA GPU's granularity so far); the engine keeps those sizes and rounds them up to a
+ * multiple of this when a driver needs more. */
+static size_t granularities[C10C_CUDA_MAX_DEVICES];
+
+static c10c_status segment_granularity(void *self, int device, size_t *out) {
+  (void)self;
+  if (device < 0 || device >= C10C_CUDA_MAX_DEVICES)
+    return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
+  size_t g = __atomic_load_n(&granularities[device], __ATOMIC_RELAXED);
+  if (g == 0) {
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE,
+                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, device}};
+    c10c_status st = c10c__cuda_check(
+        c10c__cuda.cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity");
+    if (st != C10C_STATUS_OK) return st;
+    if (g == 0) g = 1;
+    __atomic_store_n(&granularities[device], g, __ATOMIC_RELAXED);
+  }
+  *out = g;
+  return C10C_STATUS_OK;
 }
 
 static void segment_unmap(void *self, int device, void *ptr, size_t size, void *handle) {
@@ -197,6 +239,7 @@ static void make_engine(void) {
                                    .map = vmm ? segment_map : NULL,
                                    .unmap = vmm ? segment_unmap : NULL,
                                    .unreserve = vmm ? segment_unreserve : NULL,
+                                   .granularity = vmm ? segment_granularity : NULL,
                                    .stream_wait = segment_stream_wait,
                                    .synchronize = segment_synchronize};
   c10c__engine *made = NULL;

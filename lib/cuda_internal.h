@@ -104,6 +104,11 @@ typedef struct c10c__cuda_driver {
   CUresult (*cuMemSetAccess)(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
                              size_t count);
   CUresult (*cuDeviceGetAttribute)(int *value, int attribute, CUdevice device);
+  /* Devices: contexts only where used, peers, the granularity (the last optional, with VMM). */
+  CUresult (*cuDevicePrimaryCtxGetState)(CUdevice device, unsigned int *flags, int *active);
+  CUresult (*cuDeviceCanAccessPeer)(int *can_access, CUdevice device, CUdevice peer);
+  CUresult (*cuMemGetAllocationGranularity)(size_t *granularity, const CUmemAllocationProp *prop,
+                                            int option);
 } c10c__cuda_driver;
 
 /* Whether the driver has the virtual memory management entry points. */
@@ -149,5 +154,24 @@ c10c_status c10c__cuda_memcpy(void *dst, c10c_device_index dst_device, const voi
 
 /* Sets bytes of device memory to zero. */
 c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes);
+
+/* ---- devices ---- */
+
+enum { CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1 };
+
+/* The devices whose kernels can access memory of device (cuDeviceCanAccessPeer, asked once per
+ * device until it answers), as a bit mask in *out (bit i: device i; never device itself).
+ * Errors: the driver's, naming the call; "CUDA error: invalid device ordinal". */
+c10c_status c10c__cuda_peers(uint64_t *out, c10c_device_index device);
+
+/* Whether the driver is loaded and this is not a child forked since (no error recorded): for
+ * paths with no caller to report to (destroying an event) that must not reach the driver in a
+ * forked child. */
+bool c10c__cuda_usable(void);
+
+/* c10's getDeviceIndexWithPrimaryContext: the thread's current device if its primary context
+ * exists, else the first device whose context exists, else -1 (for work any device can do, e.g.
+ * page-locked host memory, so that it makes no new context: PyTorch's CachingHostAllocator). */
+c10c_device_index c10c__cuda_device_with_primary_context(void);
 
 #endif /* C10C_CUDA_INTERNAL_H */

@@ -248,8 +248,9 @@ c10c_status c10c_cuda_event_new(c10c_cuda_event **out, bool enable_timing) {
 
 void c10c_cuda_event_free(c10c_cuda_event *event) {
   if (event == NULL) return;
-  if (event->handle != NULL && c10c__cuda.cuEventDestroy != NULL)
-    c10c__cuda.cuEventDestroy(event->handle); /* a failure here has no one to report to */
+  /* a failure here has no one to report to; a forked child must not reach the driver, so its
+   * copy of the parent's event is only forgotten */
+  if (event->handle != NULL && c10c__cuda_usable()) c10c__cuda.cuEventDestroy(event->handle);
   c10c__free(event);
 }
 
@@ -281,7 +282,8 @@ c10c_status c10c_cuda_event_query(bool *done, c10c_cuda_event *event) {
   C10C__CHECK_NOT_NULL(done);
   C10C__CHECK_NOT_NULL(event);
   *done = true;
-  if (!event->recorded) return C10C_STATUS_OK;
+  c10c_status st = c10c__cuda_ensure(); /* the fork guard, as every entry point */
+  if (st != C10C_STATUS_OK || !event->recorded) return st;
   CUresult r = c10c__cuda.cuEventQuery(event->handle);
   *done = r == 0;
   return r == CUDA_ERROR_NOT_READY ? C10C_STATUS_OK : c10c__cuda_check(r, "cuEventQuery");
@@ -289,7 +291,8 @@ c10c_status c10c_cuda_event_query(bool *done, c10c_cuda_event *event) {
 
 c10c_status c10c_cuda_event_synchronize(c10c_cuda_event *event) {
   C10C__CHECK_NOT_NULL(event);
-  if (!event->recorded) return C10C_STATUS_OK;
+  c10c_status st = c10c__cuda_ensure();
+  if (st != C10C_STATUS_OK || !event->recorded) return st;
   return c10c__cuda_check(c10c__cuda.cuEventSynchronize(event->handle), "cuEventSynchronize");
 }
 
@@ -308,6 +311,8 @@ c10c_status c10c_cuda_event_elapsed_time(float *ms, c10c_cuda_event *start, c10c
   C10C__CHECK_NOT_NULL(ms);
   C10C__CHECK_NOT_NULL(start);
   C10C__CHECK_NOT_NULL(end);
+  c10c_status st = c10c__cuda_ensure();
+  if (st != C10C_STATUS_OK) return st;
   if (!start->timing || !end->timing)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "Both events must be created with argument 'enable_timing=True'.");
@@ -315,7 +320,7 @@ c10c_status c10c_cuda_event_elapsed_time(float *ms, c10c_cuda_event *start, c10c
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "Both events must be recorded before calculating elapsed time.");
   bool a = false, b = false;
-  c10c_status st = c10c_cuda_event_query(&a, start);
+  st = c10c_cuda_event_query(&a, start);
   if (st == C10C_STATUS_OK) st = c10c_cuda_event_query(&b, end);
   if (st != C10C_STATUS_OK) return st;
   if (!a || !b)

@@ -10,9 +10,19 @@
  *
  * A process that forks after CUDA was initialized cannot use it in the child (the driver does
  * not survive fork): calls there fail with torch's message "Cannot re-initialize CUDA in forked
- * subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method".
+ * subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method"; every
+ * entry point that would reach the driver checks it (events included; c10c_cuda_event_free
+ * then forgets the event without calling the driver). c10c_cuda_driver_version still answers.
  *
  * The current device is per thread (0 until set), as c10's CUDA device guard keeps it.
+ * Contexts only where used (c10's MaybeSetDevice / ExchangeDevice rules): a device's primary
+ * context is retained (once per process) and made current on a thread only when the thread runs
+ * work on that device or asks for it (c10c_cuda_set_device or a device guard on a device other
+ * than the one it is on). After work on another device, and on a guard's exit, the thread's
+ * current device gets its context back only if that context exists (libc10c made it, or the
+ * driver reports it active); otherwise the last device's context stays current and the current
+ * device (as c10c_cuda_current_device reports it) is made only when work first runs there. A
+ * worker thread that only uses cuda:1 thus never makes a context on device 0.
  *
  * Tensors on cuda:N (c10c_tensor_empty and friends) allocate through the allocator registry,
  * which for CUDA defaults to the built-in caching allocator ("cuda_caching": PyTorch's pools,
@@ -60,21 +70,27 @@ C10C_API int c10c_cuda_device_count(void);
  * as the process. Errors: none. */
 C10C_API const char *c10c_cuda_unavailable_reason(void);
 
-/* The driver's version (cuDriverGetVersion: 1000 * major + 10 * minor, e.g. 12080).
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_UNAVAILABLE. */
+/* The driver's version (cuDriverGetVersion: 1000 * major + 10 * minor, e.g. 12080), asked when
+ * the driver is loaded, before cuInit: reported also when cuInit failed or there is no device
+ * (torch's _cuda_getDriverVersion answers without a device too), and in a forked child.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_UNAVAILABLE with the reason when there is no
+ * driver library or it gave no version. */
 C10C_API c10c_status c10c_cuda_driver_version(int *out);
 
-/* The calling thread's current device (torch.cuda.current_device(); 0 until set).
- * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_UNAVAILABLE. */
+/* The calling thread's current device (torch.cuda.current_device(); 0 until set). Makes no
+ * context. Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_UNAVAILABLE. */
 C10C_API c10c_status c10c_cuda_current_device(c10c_device_index *out);
 
 /* Makes index the calling thread's current device and its primary context current
- * (torch.cuda.set_device). Errors: C10C_STATUS_UNAVAILABLE; C10C_STATUS_ERROR "CUDA error:
- * invalid device ordinal" for an index outside 0..count-1 (as torch); a driver failure as
- * C10C_STATUS_ERROR "CUDA driver error: <name> (<text>) in <call>". */
+ * (torch.cuda.set_device: c10's SetDevice, which skips the switch when the thread is already on
+ * index, so set_device(0) on a fresh thread makes no context). Errors: C10C_STATUS_UNAVAILABLE;
+ * C10C_STATUS_ERROR "CUDA error: invalid device ordinal" for an index outside 0..count-1 (as
+ * torch); a driver failure as C10C_STATUS_ERROR "CUDA driver error: <name> (<text>) in <call>". */
 C10C_API c10c_status c10c_cuda_set_device(c10c_device_index index);
 
-/* c10's CUDAGuard: makes index current for a scope and restores the previous device on exit.
+/* c10's CUDAGuard: makes index current for a scope (c10's ExchangeDevice: its context made
+ * current, unless the thread is already on index) and restores the previous device on exit
+ * (c10's MaybeSetDevice: that device's context made current only if it exists).
  * A negative index leaves the device as it is (c10's OptionalDeviceGuard with no device). */
 typedef struct c10c_cuda_device_guard {
   c10c_device_index original; /* -1 when the guard changed nothing */
@@ -164,7 +180,10 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  *   memory passes T x the allowed bytes, old unsplit cached blocks are released before new
  *   segments are made;
  * - "expandable_segments:True|False": one growing segment per stream and pool over the driver's
- *   virtual memory management (pages of 2 MiB for the small pool, 20 MiB for the large one);
+ *   virtual memory management (pages of 2 MiB for the small pool, 20 MiB for the large one, as
+ *   PyTorch's, rounded up to a multiple of the driver's minimum allocation granularity where it
+ *   is larger; mapped read-write for the device and for every device that can access it, per
+ *   cuDeviceCanAccessPeer, as PyTorch grants its peers);
  * - "stream_ordered_reuse:True|False" (not PyTorch's): a cached block of another stream, or a
  *   freed one still waiting for record_stream's events, is reused by making the allocating
  *   stream wait for every stream that may still use it instead of allocating a new segment;
@@ -229,7 +248,8 @@ typedef struct c10c_cuda_event c10c_cuda_event;
  * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_cuda_event_new(c10c_cuda_event **out, bool enable_timing);
 
-/* Destroys the event (and its driver object). NULL is ignored. */
+/* Destroys the event (and its driver object; in a forked child only the event: the driver is
+ * not called there). NULL is ignored. */
 C10C_API void c10c_cuda_event_free(c10c_cuda_event *event);
 
 /* Records the work queued on stream so far. An event belongs to the device it was first
@@ -239,11 +259,11 @@ C10C_API void c10c_cuda_event_free(c10c_cuda_event *event);
 C10C_API c10c_status c10c_cuda_event_record(c10c_cuda_event *event, c10c_stream stream);
 
 /* Whether the recorded work has completed (true for a never recorded event, as c10).
- * Errors: C10C_STATUS_NULL_POINTER, driver errors. */
+ * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_UNAVAILABLE (a forked child), driver errors. */
 C10C_API c10c_status c10c_cuda_event_query(bool *done, c10c_cuda_event *event);
 
 /* Waits for the recorded work (no-op for a never recorded event). Errors: C10C_STATUS_NULL_POINTER,
- * driver errors. */
+ * C10C_STATUS_UNAVAILABLE (a forked child), driver errors. */
 C10C_API c10c_status c10c_cuda_event_synchronize(c10c_cuda_event *event);
 
 /* Makes stream wait for the recorded work before its later work (cuStreamWaitEvent; c10's
@@ -255,7 +275,7 @@ C10C_API c10c_status c10c_cuda_event_wait(c10c_cuda_event *event, c10c_stream st
  * C10C_STATUS_INVALID_ARGUMENT "Both events must be created with argument
  * 'enable_timing=True'.", "Both events must be recorded before calculating elapsed time.";
  * C10C_STATUS_ERROR "Both events must be completed before calculating elapsed time." (c10's
- * checks, statuses and messages); driver errors. */
+ * checks, statuses and messages); C10C_STATUS_UNAVAILABLE (a forked child); driver errors. */
 C10C_API c10c_status c10c_cuda_event_elapsed_time(float *ms, c10c_cuda_event *start,
                                                   c10c_cuda_event *end);
 

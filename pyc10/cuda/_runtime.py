@@ -51,7 +51,11 @@ def _require() -> None:
 
 
 def driver_version() -> int:
-    """The driver's version number (1000 * major + 10 * minor)."""
+    """The driver's version number (1000 * major + 10 * minor).
+
+    Reported whenever the driver library loads, even if ``cuInit`` fails or there is no device,
+    as ``torch._C._cuda_getDriverVersion`` (``cudaDriverGetVersion`` needs no initialization).
+    """
     out = ffi.new("int *")
     check(lib.c10c_cuda_driver_version(out))
     return int(out[0])

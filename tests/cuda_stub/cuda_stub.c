@@ -22,6 +22,13 @@
  *   cuMemUnmap / cuMemRelease / cuMemAddressFree undo these, with the driver's checks (maps
  *   outside a reservation, overlapping maps, unmaps of unmapped ranges and frees of
  *   reservations still mapped are refused and counted as violations).
+ * - Devices (contexts, peers, granularity): cuDevicePrimaryCtxRetain is counted per device
+ *   (c10c_stub_retains) and cuDevicePrimaryCtxGetState reports a context active while retained;
+ *   cuDeviceCanAccessPeer answers C10C_STUB_PEERS ("all", or pairs "a:b,..." where device a can
+ *   access device b's memory; none by default); cuMemSetAccess records which devices each
+ *   mapping is accessible to (c10c_stub_access) and refuses a device that cannot access it;
+ *   cuMemGetAllocationGranularity answers C10C_STUB_GRANULARITY (default 2 MiB), which the
+ *   virtual memory calls enforce; cuDriverGetVersion answers even when cuInit fails.
  * - Fake-address mode (C10C_STUB_FAKE=1 or c10c_stub_set_fake(1) before the first allocation):
  *   no memory behind allocations, addresses fabricated, capacity still enforced; copies and
  *   memsets fail. For replaying traces of tens of GiB (bench/replay_trace.c).
@@ -106,7 +113,7 @@ typedef struct mapping {
   CUdeviceptr ptr;
   size_t size;
   physical *phys;
-  int accessible;
+  unsigned long long accessible; /* bit d: device d may access it (cuMemSetAccess) */
   struct mapping *next;
 } mapping;
 
@@ -119,6 +126,36 @@ static CUdeviceptr next_fake = 1ull << 44; /* fabricated addresses */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized, device_count = -1;
 static size_t capacity;
+
+/* ---- devices: primary-context retains, peers, granularity ---- */
+static long retains[MAX_DEVICES], retained[MAX_DEVICES]; /* calls; references held */
+static unsigned long long peer_mask[MAX_DEVICES];        /* bit b of [a]: a can access b */
+static size_t granularity_bytes = 2 << 20;
+
+/* C10C_STUB_PEERS: "all", or "a:b,c:d" (device a can access device b's memory). */
+static void read_peers(void) {
+  const char *v = getenv("C10C_STUB_PEERS");
+  if (!v) return;
+  if (strcmp(v, "all") == 0) {
+    for (int a = 0; a < MAX_DEVICES; a++) peer_mask[a] = ~0ULL & ~(1ULL << a);
+    return;
+  }
+  while (*v) {
+    char *end = NULL;
+    long a = strtol(v, &end, 10);
+    if (end == v || *end != ':') return;
+    v = end + 1;
+    long b = strtol(v, &end, 10);
+    if (end == v) return;
+    if (a >= 0 && a < MAX_DEVICES && b >= 0 && b < MAX_DEVICES && a != b) peer_mask[a] |= 1ULL << b;
+    v = *end == ',' ? end + 1 : end;
+    if (end == v && *end) return;
+  }
+}
+
+EXPORT long c10c_stub_retains(int device) {
+  return device >= 0 && device < MAX_DEVICES ? retains[device] : 0;
+}
 static size_t used[MAX_DEVICES];
 static struct stub_context contexts[MAX_DEVICES];
 /* initial-exec, as libc10c's own thread-locals: the stand-in is dlopen'ed, and a general-dynamic
@@ -253,6 +290,9 @@ EXPORT CUresult cuInit(unsigned flags) {
     if (device_count > MAX_DEVICES) device_count = MAX_DEVICES;
     capacity = (size_t)env_long("C10C_STUB_CAPACITY", 1L << 30);
     if (env_long("C10C_STUB_FAKE", 0)) fake = 1;
+    long g = env_long("C10C_STUB_GRANULARITY", 2L << 20);
+    if (g > 0 && (g & (g - 1)) == 0) granularity_bytes = (size_t)g;
+    read_peers();
     for (int i = 0; i < MAX_DEVICES; i++) contexts[i].device = default_streams[i].device = i;
     initialized = 1;
   }
@@ -304,13 +344,45 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d) {
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice d) {
   ENTER("cuDevicePrimaryCtxRetain");
   CUresult r = check_device(d);
-  if (r == CUDA_SUCCESS) *ctx = &contexts[d];
+  if (r == CUDA_SUCCESS) {
+    *ctx = &contexts[d];
+    pthread_mutex_lock(&lock);
+    retains[d]++, retained[d]++;
+    pthread_mutex_unlock(&lock);
+  }
   return r;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) {
   ENTER("cuDevicePrimaryCtxRelease_v2");
-  return check_device(d);
+  CUresult r = check_device(d);
+  pthread_mutex_lock(&lock);
+  if (r == CUDA_SUCCESS && retained[d] > 0) retained[d]--;
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+/* Active while retained; the flags are the defaults (0). */
+EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active) {
+  ENTER("cuDevicePrimaryCtxGetState");
+  CUresult r = check_device(d);
+  if (r != CUDA_SUCCESS) return r;
+  if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  *flags = 0;
+  *active = retained[d] > 0;
+  pthread_mutex_unlock(&lock);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) {
+  ENTER("cuDeviceCanAccessPeer");
+  CUresult r = check_device(d);
+  if (r == CUDA_SUCCESS) r = check_device(peer);
+  if (r != CUDA_SUCCESS) return r;
+  if (!can) return CUDA_ERROR_INVALID_VALUE;
+  *can = d != peer && (peer_mask[d] >> peer & 1);
+  return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
@@ -318,6 +390,9 @@ EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
   current = ctx;
   return CUDA_SUCCESS;
 }
+
+/* The device of the calling thread's current context, -1 for none (devices block). */
+EXPORT int c10c_stub_current_device(void) { return current ? current->device : -1; }
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx) {
   ENTER("cuCtxGetCurrent");
@@ -673,7 +748,7 @@ typedef struct CUmemAccessDesc {
 
 typedef unsigned long long CUmemGenericAllocationHandle;
 
-enum { GRANULARITY = 2 << 20 };
+#define GRANULARITY granularity_bytes
 
 EXPORT long c10c_stub_mapped_bytes(void) {
   pthread_mutex_lock(&lock);
@@ -698,6 +773,8 @@ EXPORT CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAl
                                               int option) {
   ENTER("cuMemGetAllocationGranularity");
   if (!granularity || !prop || option < 0 || option > 1) return CUDA_ERROR_INVALID_VALUE;
+  if (prop->type != 1 || prop->location.type != 1) return CUDA_ERROR_INVALID_VALUE;
+  if (check_device(prop->location.id) != CUDA_SUCCESS) return CUDA_ERROR_INVALID_DEVICE;
   *granularity = GRANULARITY;
   return CUDA_SUCCESS;
 }
@@ -861,21 +938,43 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDe
                                size_t count) {
   ENTER("cuMemSetAccess");
   if (!current) return CUDA_ERROR_INVALID_CONTEXT;
-  if (!desc || count == 0 || desc->location.type != 1 || desc->flags != 3)
-    return CUDA_ERROR_INVALID_VALUE;
+  if (!desc || count == 0) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; i++)
+    if (desc[i].location.type != 1 || desc[i].flags != 3) return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&lock);
   size_t covered = 0;
+  CUresult r = CUDA_SUCCESS;
   for (mapping *m = mappings; m; m = m->next)
-    if (m->ptr >= ptr && m->ptr + m->size <= ptr + size) covered += m->size;
-  CUresult r = covered == size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (m->ptr >= ptr && m->ptr + m->size <= ptr + size) {
+      covered += m->size;
+      /* a device other than the memory's own must be able to access it (peer access) */
+      for (size_t i = 0; i < count; i++) {
+        int d = desc[i].location.id;
+        if (d < 0 || d >= device_count)
+          r = CUDA_ERROR_INVALID_DEVICE;
+        else if (d != m->phys->device && !(peer_mask[d] >> m->phys->device & 1))
+          r = CUDA_ERROR_INVALID_DEVICE;
+      }
+    }
+  if (r == CUDA_SUCCESS && covered != size) r = CUDA_ERROR_INVALID_VALUE;
   for (mapping *m = mappings; m && r == CUDA_SUCCESS; m = m->next)
     if (m->ptr >= ptr && m->ptr + m->size <= ptr + size) {
       if (!fake) mprotect((void *)(uintptr_t)m->ptr, m->size, PROT_READ | PROT_WRITE);
-      m->accessible = 1;
+      for (size_t i = 0; i < count; i++) m->accessible |= 1ULL << desc[i].location.id;
     }
   if (r != CUDA_SUCCESS) violations++;
   pthread_mutex_unlock(&lock);
   return r;
+}
+
+/* The devices the mapping holding ptr is accessible to (bit d: device d); -1 if none holds it. */
+EXPORT long long c10c_stub_access(CUdeviceptr ptr) {
+  pthread_mutex_lock(&lock);
+  long long bits = -1;
+  for (mapping *m = mappings; m; m = m->next)
+    if (ptr >= m->ptr && ptr < m->ptr + m->size) bits = (long long)m->accessible;
+  pthread_mutex_unlock(&lock);
+  return bits;
 }
 
 EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {

@@ -520,3 +520,56 @@ def test_share_memory_of_a_cuda_tensor_is_a_no_op_as_torchs(stub):
         C10C_CUDA_DRIVER=str(stub),
     )
     assert out.split() == ["True", "True", "True", "True"]
+
+
+def test_the_driver_version_is_reported_when_cuinit_fails(stub):
+    # torch._C._cuda_getDriverVersion answers without a device (cudaDriverGetVersion needs no
+    # cuInit); so does pyc10.cuda.driver_version, while CUDA stays unavailable
+    out = run(
+        """
+        import pyc10
+        c = pyc10.cuda
+        print(c.is_available(), c.driver_version())
+        try:
+            c.current_device()
+        except RuntimeError as e:
+            print(type(e).__name__, e)
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+        C10C_STUB_INIT_ERROR="3",
+    )
+    lines = out.splitlines()
+    assert lines[0] == "False 12080"
+    assert lines[1].startswith("C10RuntimeError cuInit failed: CUDA_ERROR_NOT_INITIALIZED")
+
+
+def test_a_thread_that_only_uses_cuda1_makes_no_context_on_device_0(stub):
+    # c10's MaybeSetDevice: torch.cuda.current_device() stays 0 on the worker, as torch's, but
+    # only device 1's primary context is retained (the stand-in counts retains per device)
+    out = run(
+        f"""
+        import ctypes, threading
+        import pyc10
+        c = pyc10.cuda
+        retains = ctypes.CDLL({str(stub)!r}).c10c_stub_retains
+        def work():
+            x = pyc10.tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0]).to("cuda:1")
+            y = x.clone().cpu()
+            with c.device(1):
+                c.synchronize()
+            s = c.Stream(device=1)
+            with c.stream(s):
+                z = pyc10.zeros(3, device="cuda:1")
+            s.synchronize()
+            print(y.tolist(), z.tolist(), c.mem_get_info(1)[1] > 0, c.current_device())
+        t = threading.Thread(target=work)
+        t.start(); t.join()
+        print(retains(0), retains(1))
+        print(c.current_device(), retains(0))
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    lines = out.splitlines()
+    assert lines[0] == "[0.0, 1.0, 2.0, 3.0, 4.0, 5.0] [0.0, 0.0, 0.0] True 0"
+    assert lines[1] == "0 1"
+    assert lines[2] == "0 0"  # asking the current device makes no context
