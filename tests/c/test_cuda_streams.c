@@ -135,6 +135,11 @@ TEST(a_copy_to_host_waits_for_the_work_queued_on_the_current_stream) {
   ASSERT_OK(c10c_tensor_copy_(host, dev));
   ASSERT_TRUE(now() >= queued); /* copy_ returned only when the stream got past it */
   ASSERT_EQ(races() - before, 0);
+  enqueue(s, 9); /* the other way too */
+  queued = stream_busy(s);
+  ASSERT_OK(c10c_tensor_copy_(dev, host));
+  ASSERT_TRUE(now() >= queued);
+  ASSERT_EQ(races() - before, 0);
   c10c_tensor_release(host);
   c10c_tensor_release(dev);
   use_default_stream(0);
@@ -211,6 +216,50 @@ TEST(a_copy_between_devices_is_ordered_with_both_current_streams) {
   use_default_stream(1);
 }
 
+/* The next call of entry fails with CUDA_ERROR_UNKNOWN (k 1), or none does (k 0). */
+static void fail_next(const char *entry, long k) {
+  typedef void (*fn_fail)(const char *, long, int);
+  STUB_FN(fn_fail, fn, "c10c_stub_fail");
+  if (fn) fn(entry, k, 999);
+}
+
+static long live_events(void) {
+  typedef long (*fn_events)(void);
+  STUB_FN(fn_events, fn, "c10c_stub_live_events");
+  return fn ? fn() : -1;
+}
+
+/* A failing driver call fails the copy naming it, with no event left behind. */
+TEST(a_failing_stream_copy_names_the_driver_call) {
+  static const char *const entries[] = {"cuMemcpyDtoHAsync_v2", "cuStreamSynchronize",
+                                        "cuMemsetD8Async",      "cuMemcpyDtoDAsync_v2",
+                                        "cuEventRecord",        "cuStreamWaitEvent"};
+  c10c_tensor *dev0 = NULL, *dev1 = NULL, *host = NULL;
+  ASSERT_OK(c10c_tensor_empty(&dev0, sizes, 1, C10C_DTYPE_FLOAT32,
+                              (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, 0));
+  ASSERT_OK(c10c_tensor_empty(&dev1, sizes, 1, C10C_DTYPE_FLOAT32,
+                              (c10c_device){C10C_DEVICE_TYPE_CUDA, 1}, 0));
+  ASSERT_OK(c10c_tensor_empty(&host, sizes, 1, C10C_DTYPE_FLOAT32, cpu, 0));
+  long events = live_events();
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+    fail_next(entries[i], 1);
+    c10c_status st = i < 2   ? c10c_tensor_copy_(host, dev0)
+                     : i < 3 ? c10c_tensor_zero_(dev0)
+                             : c10c_tensor_copy_(dev1, dev0);
+    ASSERT_EQ(st, C10C_STATUS_ERROR);
+    ASSERT_TRUE(strstr(c10c_last_error_message(), entries[i]) != NULL);
+    ASSERT_EQ(live_events(), events);
+    fail_next(entries[i], 0); /* not left armed for a later test */
+  }
+  ASSERT_OK(c10c_tensor_copy_(host, dev0)); /* and the next one works */
+  c10c_device_index device = -1;
+  ASSERT_OK(c10c_cuda_current_device(&device));
+  ASSERT_EQ(device, 0);
+  c10c_tensor_release(host);
+  c10c_tensor_release(dev1);
+  c10c_tensor_release(dev0);
+}
+
 /* The stand-in itself: the legacy default stream orders with blocking streams, not with
  * non-blocking ones; an event wait orders any two. */
 TEST(the_stand_in_orders_the_legacy_stream_with_blocking_streams_only) {
@@ -277,6 +326,7 @@ int main(void) {
       T(a_fill_on_a_pool_stream_then_a_kernel_there_is_ordered),
       T(on_the_default_stream_copies_are_ordered_with_the_legacy_stream),
       T(a_copy_between_devices_is_ordered_with_both_current_streams),
+      T(a_failing_stream_copy_names_the_driver_call),
       T(the_stand_in_orders_the_legacy_stream_with_blocking_streams_only)};
   int count = (int)(sizeof tests / sizeof tests[0]);
   for (int i = 0; i < count; i++) {
