@@ -51,13 +51,22 @@ c10c__cuda_driver c10c__cuda;
   X(cuEventElapsedTime, "cuEventElapsedTime")                   \
   X(cuGetErrorName, "cuGetErrorName")                           \
   X(cuGetErrorString, "cuGetErrorString")                       \
-  DEVICES_DRIVER_ENTRIES(X)
+  DEVICES_DRIVER_ENTRIES(X)                                     \
+  STREAM_COPY_DRIVER_ENTRIES(X)
 
 /* Contexts only where used (c10's hasPrimaryContext) and peer access for expandable segments:
  * both entry points are as old as the primary context API (CUDA 7 / 4). */
 #define DEVICES_DRIVER_ENTRIES(X)                             \
   X(cuDevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState") \
   X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer")
+
+/* Copies and memsets ordered on the current stream, as ATen's copy_ (CUDA 3.2 / 4.0: every
+ * driver libc10c can run on has them). */
+#define STREAM_COPY_DRIVER_ENTRIES(X)          \
+  X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") \
+  X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2") \
+  X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") \
+  X(cuMemsetD8Async, "cuMemsetD8Async")
 
 /* Entry points libc10c works without (older drivers): expandable segments need them. */
 #define OPTIONAL_DRIVER_ENTRIES(X)                \

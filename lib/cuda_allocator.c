@@ -338,30 +338,95 @@ static c10c_allocator cuda_allocator = {
 
 c10c_allocator *c10c__cuda_allocator(void) { return &cuda_allocator; }
 
+/* The driver handle of the device's current stream (NULL: the default stream). */
+static c10c_status current_handle(CUstream *out, c10c_device_index device) {
+  c10c_stream stream;
+  void *handle = NULL;
+  c10c_status st = c10c_cuda_current_stream(&stream, device);
+  if (st == C10C_STATUS_OK) st = c10c_cuda_stream_handle(&handle, stream);
+  *out = (CUstream)handle;
+  return st;
+}
+
+/* A copy between two devices, as Copy.cu's copy_device_to_device: on the source device's
+ * current stream, after the destination device's current stream (its earlier reads and writes
+ * of dst), and before the destination stream's later work. */
+static c10c_status copy_between_devices(CUdeviceptr dst, c10c_device_index dst_device,
+                                        CUdeviceptr src, c10c_device_index src_device,
+                                        size_t bytes) {
+  CUstream dst_stream = NULL, src_stream = NULL;
+  c10c_status st = current_handle(&dst_stream, dst_device);
+  if (st == C10C_STATUS_OK) st = current_handle(&src_stream, src_device);
+  if (st != C10C_STATUS_OK) return st;
+  CUevent dst_ready = NULL;
+  st = c10c__cuda_activate(dst_device);
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuEventCreate(&dst_ready, CU_EVENT_DISABLE_TIMING),
+                          "cuEventCreate");
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuEventRecord(dst_ready, dst_stream), "cuEventRecord");
+  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(src_device);
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuStreamWaitEvent(src_stream, dst_ready, 0),
+                          "cuStreamWaitEvent");
+  if (dst_ready != NULL) c10c__cuda.cuEventDestroy(dst_ready);
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuMemcpyDtoDAsync(dst, src, bytes, src_stream),
+                          "cuMemcpyDtoDAsync_v2");
+  CUevent src_ready = NULL;
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuEventCreate(&src_ready, CU_EVENT_DISABLE_TIMING),
+                          "cuEventCreate");
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuEventRecord(src_ready, src_stream), "cuEventRecord");
+  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(dst_device);
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuStreamWaitEvent(dst_stream, src_ready, 0),
+                          "cuStreamWaitEvent");
+  if (src_ready != NULL) c10c__cuda.cuEventDestroy(src_ready);
+  return st;
+}
+
+c10c_status c10c__cuda_memcpy_async(void *dst, c10c_device_index dst_device, const void *src,
+                                    c10c_device_index src_device, size_t bytes, bool synchronize) {
+  if (bytes == 0) return C10C_STATUS_OK;
+  CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst, s = (CUdeviceptr)(uintptr_t)src;
+  if (dst_device >= 0 && src_device >= 0 && dst_device != src_device)
+    return c10c__cuda_restore(copy_between_devices(d, dst_device, s, src_device, bytes));
+  c10c_device_index device = dst_device >= 0 ? dst_device : src_device;
+  CUstream stream = NULL;
+  c10c_status st = current_handle(&stream, device);
+  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(device);
+  if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
+  if (dst_device >= 0 && src_device >= 0)
+    return c10c__cuda_restore(c10c__cuda_check(c10c__cuda.cuMemcpyDtoDAsync(d, s, bytes, stream),
+                                               "cuMemcpyDtoDAsync_v2"));
+  if (dst_device >= 0)
+    st = c10c__cuda_check(c10c__cuda.cuMemcpyHtoDAsync(d, src, bytes, stream),
+                          "cuMemcpyHtoDAsync_v2");
+  else
+    st = c10c__cuda_check(c10c__cuda.cuMemcpyDtoHAsync(dst, s, bytes, stream),
+                          "cuMemcpyDtoHAsync_v2");
+  /* memcpy_and_sync: the host sees (or may reuse) its memory when copy_ returns */
+  if (st == C10C_STATUS_OK && synchronize)
+    st = c10c__cuda_check(c10c__cuda.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  return c10c__cuda_restore(st);
+}
+
 c10c_status c10c__cuda_memcpy(void *dst, c10c_device_index dst_device, const void *src,
                               c10c_device_index src_device, size_t bytes) {
-  if (bytes == 0) return C10C_STATUS_OK;
-  c10c_device_index device = dst_device >= 0 ? dst_device : src_device;
-  c10c_status st = c10c__cuda_activate(device);
-  if (st != C10C_STATUS_OK) return st;
-  CUresult r;
-  const char *call;
-  if (dst_device >= 0 && src_device >= 0)
-    r = c10c__cuda.cuMemcpyDtoD((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes),
-    call = "cuMemcpyDtoD_v2";
-  else if (dst_device >= 0)
-    r = c10c__cuda.cuMemcpyHtoD((CUdeviceptr)(uintptr_t)dst, src, bytes), call = "cuMemcpyHtoD_v2";
-  else
-    r = c10c__cuda.cuMemcpyDtoH(dst, (CUdeviceptr)(uintptr_t)src, bytes), call = "cuMemcpyDtoH_v2";
-  return c10c__cuda_restore(c10c__cuda_check(r, call));
+  return c10c__cuda_memcpy_async(dst, dst_device, src, src_device, bytes, true);
 }
 
 c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes) {
   if (bytes == 0) return C10C_STATUS_OK;
-  c10c_status st = c10c__cuda_activate(device);
-  if (st != C10C_STATUS_OK) return st;
-  return c10c__cuda_restore(c10c__cuda_check(
-      c10c__cuda.cuMemsetD8((CUdeviceptr)(uintptr_t)dst, 0, bytes), "cuMemsetD8_v2"));
+  CUstream stream = NULL;
+  c10c_status st = current_handle(&stream, device);
+  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(device);
+  if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
+  return c10c__cuda_restore(
+      c10c__cuda_check(c10c__cuda.cuMemsetD8Async((CUdeviceptr)(uintptr_t)dst, 0, bytes, stream),
+                       "cuMemsetD8Async"));
 }
 
 c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream stream) {

@@ -109,6 +109,11 @@ typedef struct c10c__cuda_driver {
   CUresult (*cuDeviceCanAccessPeer)(int *can_access, CUdevice device, CUdevice peer);
   CUresult (*cuMemGetAllocationGranularity)(size_t *granularity, const CUmemAllocationProp *prop,
                                             int option);
+  /* Stream-ordered copies and memsets (on the current stream, as ATen's copy_). */
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
+  CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream);
 } c10c__cuda_driver;
 
 /* Whether the driver has the virtual memory management entry points. */
@@ -148,11 +153,21 @@ c10c_device_index c10c__cuda_current(void);
 c10c_allocator *c10c__cuda_allocator(void);
 
 /* Copies bytes between host and device memory or within devices (pointers into CUDA storages
- * carry their device: src_device/dst_device, -1 for host memory). */
+ * carry their device: src_device/dst_device, -1 for host memory), as ATen's copy_kernel_cuda
+ * (aten/src/ATen/native/cuda/Copy.cu): queued on the device's current stream (the source
+ * device's for a copy between devices, which is ordered after the destination device's current
+ * stream and before its later work by events); a copy between host and device then synchronizes
+ * that stream when synchronize is true (memcpy_and_sync: copy_ with non_blocking=False). Copies
+ * within devices never synchronize. With synchronize false the host memory must stay untouched
+ * until the stream reaches the copy (page-locked memory held by an event: non_blocking=True). */
+c10c_status c10c__cuda_memcpy_async(void *dst, c10c_device_index dst_device, const void *src,
+                                    c10c_device_index src_device, size_t bytes, bool synchronize);
+
+/* c10c__cuda_memcpy_async synchronizing host copies (copy_ with non_blocking=False). */
 c10c_status c10c__cuda_memcpy(void *dst, c10c_device_index dst_device, const void *src,
                               c10c_device_index src_device, size_t bytes);
 
-/* Sets bytes of device memory to zero. */
+/* Sets bytes of device memory to zero, queued on the device's current stream (no wait). */
 c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes);
 
 /* ---- devices ---- */

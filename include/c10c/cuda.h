@@ -34,6 +34,17 @@
  * tensors of one layout and dtype; anything else (strided CUDA views, broadcasting, dtype
  * conversions) is arranged on the host: the source's span is copied there, a CUDA destination's
  * span read, written by the CPU copy and copied back.
+ * Stream order, as ATen's copy_ with non_blocking=False (Copy.cu copy_kernel_cuda): every driver
+ * copy and memset is queued on the device's current stream (c10c_cuda_current_stream; the
+ * default stream is the legacy NULL stream), never on another; a copy between host and device
+ * memory then synchronizes that stream, so copy_ (and reading values back: item, tolist, numpy)
+ * returns only after the stream's earlier work and the copy are done, and the host memory may
+ * be reused at once. Copies within one device and zero_ (a memset) are not waited for: later
+ * work on the same stream sees them, work on other streams must wait for them (an event, or
+ * c10c_cuda_record_stream for the memory). fill_ with a nonzero value and the host-arranged
+ * cases are host copies, so they return done. A copy between devices runs on the source
+ * device's current stream, after the destination device's current stream's earlier work and
+ * before its later work (events, as copy_device_to_device), without waiting on the host.
  *
  * Errors that every fallible call below may return besides its own: C10C_STATUS_UNAVAILABLE
  * (no usable driver or device, or a forked child) and a failing driver call as

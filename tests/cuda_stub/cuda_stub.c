@@ -11,6 +11,15 @@
  * - Streams and events run on a logical clock the tests move (c10c_stub_advance): work queued
  *   with c10c_stub_enqueue(stream, ticks) completes only when the clock passes it, so "not ready
  *   yet" and cross-stream ordering are deterministic; one tick is one millisecond of elapsed time.
+ * - Stream semantics: NULL and CU_STREAM_LEGACY (0x1) are the legacy default stream, which
+ *   orders with the blocking streams (created without CU_STREAM_NON_BLOCKING, and
+ *   CU_STREAM_PER_THREAD, 0x2, one for all threads here) both ways; non-blocking streams order only
+ *   by events, stream/context synchronization. Copies and memsets (the ...Async calls on their
+ *   stream, the synchronous ones on the legacy stream: host copies return when done, DtoD and
+ *   memsets before) take c10c_stub_set_copy_ticks ticks (default 0) of their stream; their device
+ *   reads and writes, and a test's c10c_stub_touch(ptr, bytes, stream, write) ("a kernel"), are
+ *   checked against other streams' unfinished work they do not wait for: each overlap, one side a
+ *   write, counts in c10c_stub_races (not in the violations). Data moves at once.
  * - Failure injection: c10c_stub_fail("cuMemAlloc_v2", k, error) makes the k-th next call of
  *   that entry point return error; c10c_stub_calls(name) counts calls.
  * - Built three times: the second copy (-DSTUB_WITHOUT_cuMemFree_v2) lacks one symbol, for the
@@ -76,6 +85,10 @@ struct stub_stream {
   int device;
   int priority;
   uint64_t busy_until;
+  unsigned flags;           /* CU_STREAM_NON_BLOCKING: no ordering with the legacy default stream */
+  int kind;                 /* STREAM_LEGACY, STREAM_PER_THREAD or STREAM_CREATED */
+  uint64_t serial;          /* identifies the stream in the access records (never reused) */
+  struct stub_stream *next; /* created streams, for the legacy stream's implicit waits */
 };
 
 struct stub_event {
@@ -84,6 +97,9 @@ struct stub_event {
   int recorded;
   uint64_t done_at; /* when the work recorded before it completes */
 };
+
+enum { STREAM_LEGACY, STREAM_PER_THREAD, STREAM_CREATED };
+enum { CU_STREAM_NON_BLOCKING = 1, CU_EVENT_DISABLE_TIMING = 2 };
 
 typedef struct block {
   struct block *next;
@@ -163,7 +179,9 @@ static struct stub_context contexts[MAX_DEVICES];
  * 12's) sometimes records with a garbage range ("DTLS 4 at 0x95-0x800001197") and then crashes
  * scanning ("Tracer caught signal 11"): about 1 fuzz run in 100 failed that way. */
 static _Thread_local CUcontext current __attribute__((tls_model("initial-exec")));
-static struct stub_stream default_streams[MAX_DEVICES];
+static struct stub_stream default_streams[MAX_DEVICES];    /* legacy: NULL, CU_STREAM_LEGACY */
+static struct stub_stream per_thread_streams[MAX_DEVICES]; /* CU_STREAM_PER_THREAD, shared */
+static struct stub_stream *created_streams;
 static long live_streams, live_events;
 static block *live;
 static uint64_t clock_now;
@@ -293,7 +311,12 @@ EXPORT CUresult cuInit(unsigned flags) {
     long g = env_long("C10C_STUB_GRANULARITY", 2L << 20);
     if (g > 0 && (g & (g - 1)) == 0) granularity_bytes = (size_t)g;
     read_peers();
-    for (int i = 0; i < MAX_DEVICES; i++) contexts[i].device = default_streams[i].device = i;
+    for (int i = 0; i < MAX_DEVICES; i++) {
+      contexts[i].device = default_streams[i].device = per_thread_streams[i].device = i;
+      default_streams[i].kind = STREAM_LEGACY, default_streams[i].serial = 1 + 2 * (uint64_t)i;
+      per_thread_streams[i].kind = STREAM_PER_THREAD;
+      per_thread_streams[i].serial = 2 + 2 * (uint64_t)i;
+    }
     initialized = 1;
   }
   pthread_mutex_unlock(&lock);
@@ -400,9 +423,15 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *ctx) {
   return CUDA_SUCCESS;
 }
 
+static void ctx_wait_all(int device);
+
 EXPORT CUresult cuCtxSynchronize(void) {
   ENTER("cuCtxSynchronize");
-  return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&lock);
+  ctx_wait_all(current->device); /* the host waited for every stream of the context */
+  pthread_mutex_unlock(&lock);
+  return CUDA_SUCCESS;
 }
 
 #ifndef STUB_WITHOUT_cuMemAlloc_v2
@@ -483,37 +512,194 @@ static int inside_block(CUdeviceptr ptr, size_t bytes) {
   return 0;
 }
 
-static CUresult copy_checked(void *dst, const void *src, size_t bytes, CUdeviceptr dcheck,
-                             CUdeviceptr scheck) {
+/* ---- stream-ordered copies and memsets, and the ordering checker ----
+ * Every copy, memset and c10c_stub_touch is an access of device memory by a stream: it starts
+ * when its stream's earlier work is done (start_time: the legacy default stream also waits for
+ * the device's blocking streams and they for it; non-blocking streams wait only for their own
+ * work and what they waited for by events) and takes copy_ticks (c10c_stub_set_copy_ticks,
+ * default 0). An access of a range that another stream reads or writes with work not done by
+ * the access's start (one of them a write) is a race: counted (c10c_stub_races), as a GPU
+ * would read or write memory still in use. The data moves at once (the order is what is
+ * checked). */
+
+typedef struct access_record {
+  CUdeviceptr ptr;
+  size_t bytes;
+  uint64_t stream; /* serial */
+  uint64_t done_at;
+  int write;
+  struct access_record *next;
+} access_record;
+
+static access_record *accesses;
+static long races;
+static uint64_t copy_ticks;
+
+EXPORT void c10c_stub_set_copy_ticks(uint64_t ticks) {
   pthread_mutex_lock(&lock);
-  int ok = (!dcheck || inside_block(dcheck, bytes)) && (!scheck || inside_block(scheck, bytes));
-  if (ok) memmove(dst, src, bytes);
+  copy_ticks = ticks;
   pthread_mutex_unlock(&lock);
-  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+EXPORT long c10c_stub_races(void) {
+  pthread_mutex_lock(&lock);
+  long n = races;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+static struct stub_stream *resolve(CUstream s);
+
+/* When new work on st can start (lock held). */
+static uint64_t start_time(struct stub_stream *st) {
+  uint64_t t = st->busy_until > clock_now ? st->busy_until : clock_now;
+  if (st->kind == STREAM_LEGACY) {
+    struct stub_stream *pt = &per_thread_streams[st->device];
+    if (pt->busy_until > t) t = pt->busy_until;
+    for (struct stub_stream *o = created_streams; o; o = o->next)
+      if (o->device == st->device && !(o->flags & CU_STREAM_NON_BLOCKING) && o->busy_until > t)
+        t = o->busy_until;
+  } else if (!(st->flags & CU_STREAM_NON_BLOCKING)) {
+    struct stub_stream *legacy = &default_streams[st->device];
+    if (legacy->busy_until > t) t = legacy->busy_until;
+  }
+  return t;
+}
+
+/* Checks an access of [ptr, ptr + bytes) by st from start to done against the other streams'
+ * unfinished accesses, and records it (lock held). */
+static void check_access(struct stub_stream *st, uint64_t start, uint64_t done, CUdeviceptr ptr,
+                         size_t bytes, int write) {
+  if (bytes == 0) return;
+  for (access_record *r = accesses; r; r = r->next)
+    if (r->stream != st->serial && r->done_at > start && (r->write || write) &&
+        ptr < r->ptr + r->bytes && r->ptr < ptr + bytes)
+      races++;
+  access_record *r = done > clock_now ? malloc(sizeof *r) : NULL;
+  if (r) {
+    *r = (access_record){ptr, bytes, st->serial, done, write, accesses};
+    accesses = r;
+  }
+}
+
+/* Queues ticks of work on st that reads [src, src + bytes) and writes [dst, dst + bytes) (0:
+ * none), checked; returns when it is done (lock held). */
+static uint64_t queue_access(struct stub_stream *st, CUdeviceptr src, CUdeviceptr dst, size_t bytes,
+                             uint64_t ticks) {
+  for (access_record **link = &accesses; *link;) { /* forget finished work */
+    access_record *r = *link;
+    if (r->done_at <= clock_now) {
+      *link = r->next;
+      free(r);
+    } else {
+      link = &r->next;
+    }
+  }
+  uint64_t start = start_time(st), done = start + ticks;
+  st->busy_until = done;
+  if (src) check_access(st, start, done, src, bytes, 0);
+  if (dst) check_access(st, start, done, dst, bytes, 1);
+  return done;
+}
+
+/* The host waits for every stream of the device (cuCtxSynchronize; lock held). */
+static void ctx_wait_all(int device) {
+  uint64_t t = clock_now;
+  if (default_streams[device].busy_until > t) t = default_streams[device].busy_until;
+  if (per_thread_streams[device].busy_until > t) t = per_thread_streams[device].busy_until;
+  for (struct stub_stream *o = created_streams; o; o = o->next)
+    if (o->device == device && o->busy_until > t) t = o->busy_until;
+  clock_now = t;
+}
+
+/* A "kernel" of the test: st reads (write 0) or writes [ptr, ptr + bytes), checked against the
+ * other streams' unfinished work like the copies; CUDA_ERROR_INVALID_VALUE for memory that is
+ * not device memory. */
+EXPORT CUresult c10c_stub_touch(CUdeviceptr ptr, size_t bytes, CUstream s, int write) {
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  CUresult r = !st                         ? CUDA_ERROR_INVALID_CONTEXT
+               : !inside_block(ptr, bytes) ? CUDA_ERROR_INVALID_VALUE
+                                           : CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS) queue_access(st, write ? 0 : ptr, write ? ptr : 0, bytes, copy_ticks);
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+/* A copy on stream s (dcheck/scheck: the device addresses to check and record, 0 for host
+ * memory); wait_host: the host waits until it is done (the synchronous calls' host copies). */
+static CUresult stream_copy(CUstream s, void *dst, const void *src, size_t bytes,
+                            CUdeviceptr dcheck, CUdeviceptr scheck, int wait_host) {
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  CUresult r = !st ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+  int ok = r == CUDA_SUCCESS && (!dcheck || inside_block(dcheck, bytes)) &&
+           (!scheck || inside_block(scheck, bytes));
+  if (r == CUDA_SUCCESS && !ok) r = CUDA_ERROR_INVALID_VALUE;
+  if (ok) {
+    memmove(dst, src, bytes);
+    uint64_t done = queue_access(st, scheck, dcheck, bytes, copy_ticks);
+    if (wait_host && done > clock_now) clock_now = done;
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+static CUresult stream_memset(CUstream s, CUdeviceptr dst, unsigned char value, size_t count) {
+  pthread_mutex_lock(&lock);
+  struct stub_stream *st = resolve(s);
+  CUresult r = !st                         ? CUDA_ERROR_INVALID_CONTEXT
+               : !inside_block(dst, count) ? CUDA_ERROR_INVALID_VALUE
+                                           : CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS) {
+    memset((void *)(uintptr_t)dst, value, count);
+    queue_access(st, 0, dst, count, copy_ticks);
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+/* The synchronous calls run on the legacy default stream; the host copies return when done,
+ * DtoD and memsets before (as the driver's). */
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
   ENTER("cuMemcpyHtoD_v2");
-  return copy_checked((void *)(uintptr_t)dst, src, bytes, dst, 0);
+  return stream_copy(NULL, (void *)(uintptr_t)dst, src, bytes, dst, 0, 1);
 }
 
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
   ENTER("cuMemcpyDtoH_v2");
-  return copy_checked(dst, (const void *)(uintptr_t)src, bytes, 0, src);
+  return stream_copy(NULL, dst, (const void *)(uintptr_t)src, bytes, 0, src, 1);
 }
 
 EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
   ENTER("cuMemcpyDtoD_v2");
-  return copy_checked((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes, dst, src);
+  return stream_copy(NULL, (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes, dst, src,
+                     0);
 }
 
 EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t count) {
   ENTER("cuMemsetD8_v2");
-  pthread_mutex_lock(&lock);
-  int ok = inside_block(dst, count);
-  if (ok) memset((void *)(uintptr_t)dst, value, count);
-  pthread_mutex_unlock(&lock);
-  return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return stream_memset(NULL, dst, value, count);
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
+  ENTER("cuMemcpyHtoDAsync_v2");
+  return stream_copy(s, (void *)(uintptr_t)dst, src, bytes, dst, 0, 0);
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  ENTER("cuMemcpyDtoHAsync_v2");
+  return stream_copy(s, dst, (const void *)(uintptr_t)src, bytes, 0, src, 0);
+}
+
+EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  ENTER("cuMemcpyDtoDAsync_v2");
+  return stream_copy(s, (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes, dst, src, 0);
+}
+
+EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream s) {
+  ENTER("cuMemsetD8Async");
+  return stream_memset(s, dst, value, count);
 }
 
 EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
@@ -559,19 +745,22 @@ EXPORT CUresult cuGetErrorString(CUresult error, const char **out) {
 
 /* ---- streams and events on the logical clock ---- */
 
-enum { CU_STREAM_NON_BLOCKING = 1, CU_EVENT_DISABLE_TIMING = 2 };
-
-/* NULL and the legacy/per-thread handles (0x1, 0x2) are the current device's default stream. */
+/* NULL and CU_STREAM_LEGACY (0x1) are the current device's legacy default stream,
+ * CU_STREAM_PER_THREAD (0x2) its per-thread default stream (one for all threads here: a blocking
+ * stream). */
 static struct stub_stream *resolve(CUstream s) {
   if ((uintptr_t)s > 2) return s;
-  return current ? &default_streams[current->device] : NULL;
+  if (!current) return NULL;
+  return (uintptr_t)s == 2 ? &per_thread_streams[current->device]
+                           : &default_streams[current->device];
 }
 
-/* Queues ticks of work on a stream (a kernel, a copy) from the test. */
+/* Queues ticks of work on a stream (a kernel, a copy) from the test: it starts when the stream
+ * could start new work (the legacy stream after the blocking ones, and they after it). */
 EXPORT void c10c_stub_enqueue(CUstream s, uint64_t ticks) {
   pthread_mutex_lock(&lock);
   struct stub_stream *st = resolve(s);
-  if (st) st->busy_until = (st->busy_until > clock_now ? st->busy_until : clock_now) + ticks;
+  if (st) queue_access(st, 0, 0, 0, ticks);
   pthread_mutex_unlock(&lock);
 }
 
@@ -602,7 +791,13 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *out, unsigned flags, int pr
   if (!st) return CUDA_ERROR_OUT_OF_MEMORY;
   st->device = current->device;
   st->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+  st->flags = flags;
+  st->kind = STREAM_CREATED;
   pthread_mutex_lock(&lock);
+  static uint64_t next_serial = 2 * MAX_DEVICES + 1;
+  st->serial = next_serial++;
+  st->next = created_streams;
+  created_streams = st;
   live_streams++;
   pthread_mutex_unlock(&lock);
   *out = st;
@@ -613,6 +808,9 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s) {
   ENTER("cuStreamDestroy_v2");
   if ((uintptr_t)s <= 2) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&lock);
+  struct stub_stream **link = &created_streams;
+  while (*link && *link != s) link = &(*link)->next;
+  if (*link) *link = s->next;
   live_streams--;
   pthread_mutex_unlock(&lock);
   free(s);
@@ -674,7 +872,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
     r = CUDA_ERROR_INVALID_HANDLE; /* an event records only on its own device's streams */
   } else {
     e->recorded = 1;
-    e->done_at = st->busy_until > clock_now ? st->busy_until : clock_now;
+    e->done_at = start_time(st); /* on the legacy stream: after the blocking streams too */
   }
   pthread_mutex_unlock(&lock);
   return r;

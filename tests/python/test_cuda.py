@@ -295,6 +295,48 @@ def test_cuda_tensors_through_the_stand_in(stub):
     )
 
 
+def test_values_read_back_wait_for_the_current_stream(stub):
+    # ATen's copy_ (Copy.cu copy_kernel_cuda, memcpy_and_sync): zeros/clone are queued on the
+    # current stream, reading values back (item, tolist, cpu) waits for that stream's work
+    out = run(
+        """
+        import ctypes, os
+        import pyc10
+        c = pyc10.cuda
+        driver = ctypes.CDLL(os.environ["C10C_CUDA_DRIVER"])
+        driver.c10c_stub_enqueue.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
+        driver.c10c_stub_stream_busy.argtypes = [ctypes.c_void_p]
+        driver.c10c_stub_stream_busy.restype = ctypes.c_uint64
+        driver.c10c_stub_now.restype = ctypes.c_uint64
+        driver.c10c_stub_set_copy_ticks.argtypes = [ctypes.c_uint64]
+        driver.c10c_stub_touch.argtypes = [ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p,
+                                           ctypes.c_int]
+        driver.c10c_stub_set_copy_ticks(3)
+        s = c.Stream()
+        with c.stream(s):
+            a = pyc10.zeros(4, device="cuda")
+            b = a.clone()
+            queued = driver.c10c_stub_stream_busy(s.cuda_stream)
+            print(queued > driver.c10c_stub_now())  # queued, not waited for
+            driver.c10c_stub_touch(b.data_ptr(), 16, s.cuda_stream, 0)  # a kernel reading b
+            for read in (lambda: b.tolist(), lambda: b[1].item(), lambda: b.cpu().tolist()):
+                driver.c10c_stub_enqueue(s.cuda_stream, 5)
+                queued = driver.c10c_stub_stream_busy(s.cuda_stream)
+                value = read()
+                print(value, driver.c10c_stub_now() >= queued)
+        print(driver.c10c_stub_races())
+        """,
+        C10C_CUDA_DRIVER=str(stub),
+    )
+    assert out.splitlines() == [
+        "True",
+        "[0.0, 0.0, 0.0, 0.0] True",
+        "0.0 True",
+        "[0.0, 0.0, 0.0, 0.0] True",
+        "0",
+    ]
+
+
 def test_snapshots_array_interface_and_dlpack_streams(stub):
     out = run(
         """
