@@ -12,9 +12,6 @@
 #ifndef C10C_REPLAY_H
 #define C10C_REPLAY_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 #include "common.h"
 #include "status.h"
 
