@@ -16,7 +16,7 @@ struct c10c_sim_device {
   uint64_t capacity, used;     /* device bytes: segments plus mapped pages */
   uint64_t next_up, next_down; /* the next ascending range; the last descending one */
   bool descending;
-  int64_t mallocs, frees, maps, unmaps;
+  int64_t mallocs, frees; /* fixed segments; the engine counts maps with them */
 };
 
 enum { SIM_ALIGN = 2 << 20 };
@@ -73,7 +73,6 @@ static c10c_status sim_map(void *self, int device, void *ptr, size_t size, void 
   c10c_sim_device *d = self;
   c10c_status st = take(d, size);
   if (st != C10C_STATUS_OK) return st;
-  d->maps++;
   *handle = ptr;
   return C10C_STATUS_OK;
 }
@@ -82,7 +81,6 @@ static void sim_unmap(void *self, int device, void *ptr, size_t size, void *hand
   (void)device, (void)ptr, (void)handle;
   c10c_sim_device *d = self;
   d->used -= size;
-  d->unmaps++;
 }
 
 static void sim_unreserve(void *self, int device, void *base, size_t size) {
@@ -179,8 +177,8 @@ c10c_status c10c_sim_device_get_stats(c10c_sim_device *d, c10c_sim_device_stats 
   *out = (c10c_sim_device_stats){.struct_size = (uint32_t)sizeof *out,
                                  .device_mallocs = d->mallocs,
                                  .device_frees = d->frees,
-                                 .maps = d->maps,
-                                 .unmaps = d->unmaps,
+                                 .maps = s.num_device_alloc - d->mallocs,
+                                 .unmaps = s.num_device_free - d->frees,
                                  .reserved = s.reserved_bytes[C10C_STAT_ALL].current,
                                  .peak_reserved = s.reserved_bytes[C10C_STAT_ALL].peak,
                                  .allocated = s.allocated_bytes[C10C_STAT_ALL].current,

@@ -4,23 +4,25 @@
                                     [--descending] [--json] [--plot OUT.png]
 
 SNAPSHOT is what ``torch.cuda.memory._dump_snapshot`` (or ``pyc10.cuda.memory._dump_snapshot``)
-writes, or the same dict as JSON. The pickle is read without running anything in it: the
-unpickler refuses every global and persistent id, so a pickle that would call a function (such
-as ``os.system``) is refused before any of it runs (exit status 2).
+writes, or the same dict as JSON. The pickle is read without running anything in it: the unpickler
+refuses every global and persistent id, so a pickle that would call a function (such as
+``os.system``) is refused before any of it runs (exit status 2).
 
 The snapshot's trace of one device (the one with the most events, or ``--device``) becomes a
-replay: a prologue that rebuilds the segments as they stood when the recording began (their
-live blocks and cached free space in address order, the free space allocated as fillers that are
-freed when the prologue ends), then the recorded window: ``alloc`` -> malloc of the requested
-size on the event's stream, ``free_completed`` -> free, each run of ``segment_free`` /
-``segment_unmap`` -> empty_cache, an ``oom`` -> a last malloc of the size that failed (on a
-device of the capacity PyTorch had: its reserved bytes then plus the free bytes the event
-recorded). It runs on a simulated device (include/c10c/replay.h: fabricated addresses, no
-memory touched), once per ``--settings`` (PYTORCH_CUDA_ALLOC_CONF syntax; by default the
-settings the snapshot records, and ``expandable_segments:True``), and prints PyTorch's figures
-for the window beside libc10c's: device mallocs and frees (page maps and unmaps for expandable
-segments), reserved bytes at the start, peak reserved; ``--plot`` draws reserved and allocated
-bytes over the window as a PNG. Exit status 0, 2 for a snapshot that cannot be read.
+replay: a prologue that rebuilds the segments as they stood when the recording began (their live
+blocks and cached free space in address order, the free space allocated as fillers that are freed
+when the prologue ends), then the recorded window: ``alloc`` -> malloc of the requested size on the
+event's stream, ``free_completed`` -> free, each run of ``segment_free`` / ``segment_unmap`` ->
+empty_cache, an ``oom`` -> a malloc of the size that failed (on a device of the capacity PyTorch
+had: its reserved bytes then plus the free bytes the event recorded, at the first one), expected to
+fail; the window goes on after it, as the program that caught PyTorch's OutOfMemoryError did (a
+failure where PyTorch did not fail ends the replay, its figures up to there). It runs on a
+simulated device (include/c10c/replay.h: fabricated addresses, no memory touched), once per
+``--settings`` (PYTORCH_CUDA_ALLOC_CONF syntax; by default the settings the snapshot records, and
+``expandable_segments:True``), and prints PyTorch's figures for the window beside libc10c's: device
+mallocs and frees (page maps and unmaps for expandable segments), reserved bytes at the start, peak
+reserved; ``--plot`` draws reserved and allocated bytes over the window as a PNG. Exit status 0, 2
+for a snapshot that cannot be read.
 """
 
 from __future__ import annotations
@@ -92,8 +94,10 @@ def _check(snapshot: Any) -> None:
             raise SnapshotError("a segment without address, total_size or blocks")
     for trace in traces:
         for e in trace:
-            if not isinstance(e, dict) or not {"action", "addr", "size"} <= set(e):
-                raise SnapshotError("a trace entry without action, addr or size")
+            # torch's oom entries name the device's free bytes instead of an address
+            addr = "device_free" if isinstance(e, dict) and e.get("action") == "oom" else "addr"
+            if not isinstance(e, dict) or not {"action", addr, "size"} <= set(e):
+                raise SnapshotError(f"a trace entry without action, {addr} or size")
 
 
 def _round(size: int) -> int:
@@ -113,7 +117,7 @@ class Trace:
     fillers: list[int] = field(default_factory=list)
     window: list[tuple[str, int, int, int]] = field(default_factory=list)
     window_at: list[int] = field(default_factory=list)  # each window op's trace event index
-    events: int = 0  # the trace's events (up to an oom)
+    events: int = 0  # the trace's events
     expandable: bool = False
     capacity: int | None = None  # PyTorch's at an out-of-memory event
     unknown_frees: int = 0
@@ -163,7 +167,8 @@ def _start_state(
                 requested[addr] = int(b.get("requested_size", b["size"]))
             at = addr + int(b["size"])
     for e in reversed(snapshot["device_traces"][device]):
-        action, addr, size = e["action"], int(e["addr"]), int(e["size"])
+        action, size = e["action"], int(e["size"])
+        addr = int(e.get("addr", e.get("device_free", 0)))
         stream = int(e.get("stream", 0))
         if action == "alloc":
             live.pop(addr, None)
@@ -264,7 +269,8 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
     reserved = sum(s[0] for s in segments.values())
     in_run = False
     for k, e in enumerate(snapshot["device_traces"][dev]):
-        action, addr, size = e["action"], int(e["addr"]), int(e["size"])
+        action, size = e["action"], int(e["size"])
+        addr = int(e.get("addr", e.get("device_free", 0)))
         stream = int(e.get("stream", 0))
         t.events = k + 1
         n = len(t.window)
@@ -289,10 +295,9 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
                 t.unknown_frees += 1
         elif action == "oom":
             t.window.append(("oom", new_id(), size, stream))
-            t.capacity = reserved + int(e.get("device_free", addr))
+            if t.capacity is None:
+                t.capacity = reserved + int(e.get("device_free", 0))
         t.window_at += [k] * (len(t.window) - n)
-        if action == "oom":
-            break
     return t
 
 
@@ -300,8 +305,9 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
     """What PyTorch did in the recorded window of one device.
 
     Segment mallocs and frees, page maps and unmaps, reserved bytes at the start and their peak
-    (up to an oom), peak live requested bytes, and the series of reserved and allocated
-    (requested) bytes after each event.
+    (over the whole window, past out-of-memory events, as the program went on), peak live
+    requested bytes, and the series of reserved and allocated (requested) bytes after each
+    event.
     """
     _check(snapshot)
     dev = _pick_device(snapshot, device)
@@ -319,7 +325,8 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
         "reserved_at_start": start,
         "peak_reserved": start,
         "peak_live_requested": live,
-        "oom": None,
+        "oom": None,  # the first: the size asked for, reserved plus free bytes then
+        "ooms": 0,
     }
     series: list[tuple[int, int]] = [(reserved, live)]
     names = {
@@ -329,7 +336,8 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
         "segment_unmap": "unmaps",
     }
     for e in snapshot["device_traces"][dev]:
-        action, addr, size = e["action"], int(e["addr"]), int(e["size"])
+        action, size = e["action"], int(e["size"])
+        addr = int(e.get("addr", e.get("device_free", 0)))
         if action in names:
             f[names[action]] += 1
             reserved += size if action in ("segment_alloc", "segment_map") else -size
@@ -339,8 +347,9 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
         elif action == "free_completed":
             live -= sizes.pop(addr, size)
         elif action == "oom":
-            f["oom"] = {"size": size, "capacity": reserved + int(e.get("device_free", addr))}
-            break
+            f["ooms"] += 1
+            if f["oom"] is None:
+                f["oom"] = {"size": size, "capacity": reserved + int(e.get("device_free", 0))}
         f["peak_reserved"] = max(f["peak_reserved"], reserved)
         f["peak_live_requested"] = max(f["peak_live_requested"], live)
         series.append((reserved, live))
@@ -401,13 +410,20 @@ def replay(  # noqa: PLR0915 - prologue, window, figures in one place
     lib.c10c_sim_device_reset_peaks(dev)
     points = [(0, s.reserved, s.allocated)]  # (trace events done, reserved, allocated)
     end = t.events
-    out["oom"] = None
+    out["oom"] = None  # the first failure
+    out["ooms"] = out["ooms_not_reproduced"] = 0
     for op, k in zip(t.window, t.window_at, strict=True):
         failure = run(op)
-        if failure is not None:
-            out["oom"] = {"size": op[2], "expected": op[0] == "oom", "message": failure}
-            end = k
-            break
+        if op[0] == "oom" and failure is None:  # it fitted here: the program never had it
+            out["ooms_not_reproduced"] += 1
+            run(("free", op[1], 0, 0))
+        elif failure is not None:
+            out["ooms"] += 1
+            if out["oom"] is None:
+                out["oom"] = {"size": op[2], "expected": op[0] == "oom", "message": failure}
+            if op[0] != "oom":  # PyTorch did not fail here: the figures end at the failure
+                end = k
+                break
         s = figures()
         points.append((k + 1, s.reserved, s.allocated))
     series: list[tuple[int, int]] = []  # after each trace event, as pytorch_figures'
@@ -463,10 +479,20 @@ def _table(pt: dict[str, Any], runs: list[dict[str, Any]]) -> str:
         if "error" in r:
             lines.append(f"{r['settings'] or '(defaults)'}: {r['error']}")
         elif r.get("oom"):
-            o = r["oom"]
+            o, name = r["oom"], r["settings"] or "(defaults)"
+            if o["expected"]:
+                lines.append(
+                    f"{name}: out of memory at {o['size']} bytes as PyTorch: {o['message']}"
+                )
+            else:
+                lines.append(
+                    f"{name}: out of memory at {o['size']} bytes where PyTorch was not"
+                    f" (figures up to there): {o['message']}"
+                )
+        if r.get("ooms_not_reproduced"):
             lines.append(
-                f"{r['settings'] or '(defaults)'}: out of memory at {o['size']} bytes"
-                f" ({'as PyTorch' if o['expected'] else 'PyTorch did not'}): {o['message']}"
+                f"{r['settings'] or '(defaults)'}: {r['ooms_not_reproduced']} of PyTorch's"
+                " out-of-memory failures did not happen here"
             )
     return "\n".join(lines)
 

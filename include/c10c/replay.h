@@ -29,8 +29,9 @@ typedef struct c10c_sim_device_stats {
   uint32_t reserved0;
   int64_t device_mallocs; /* fixed segments allocated (cudaMalloc) */
   int64_t device_frees;   /* fixed segments freed (cudaFree) */
-  int64_t maps;           /* expandable pages mapped */
-  int64_t unmaps;         /* expandable pages unmapped */
+  int64_t maps;           /* expandable-segment maps: runs of pages mapped at once (PyTorch's
+                           * segment_map events) */
+  int64_t unmaps;         /* runs of pages unmapped at once (segment_unmap events) */
   int64_t reserved;       /* bytes in segments and mapped pages now */
   int64_t peak_reserved;  /* since creation or c10c_sim_device_reset_peaks */
   int64_t allocated;      /* bytes of allocated blocks now */

@@ -288,10 +288,10 @@ def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> dict[
     for trace in snapshot["device_traces"]:
         for e in trace:
             if e["action"] == "oom":
-                # torch's TraceEntry keeps the device's free bytes in addr for an oom and its
-                # snapshot names them device_free too (torch/csrc/cuda/memory_snapshot.cpp);
-                # torch.cuda._memory_viz.trace reads that name.
-                e["device_free"] = e["addr"]
+                # torch's TraceEntry keeps the device's free bytes in addr for an oom; its
+                # snapshot names them device_free and has no addr there (as real snapshots
+                # show); torch.cuda._memory_viz.trace reads that name.
+                e["device_free"] = e.pop("addr")
     return snapshot
 
 

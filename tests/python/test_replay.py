@@ -112,7 +112,9 @@ def test_the_conversion_rebuilds_the_segments_then_replays_the_window() -> None:
 
 def test_an_oom_becomes_a_last_allocation_at_pytorchs_capacity() -> None:
     s = synthetic()
-    s["device_traces"][0].append(ev("oom", 70 * MIB, 100 * MIB, device_free=70 * MIB))
+    s["device_traces"][0].append(
+        {k: v for k, v in ev("oom", 0, 100 * MIB, device_free=70 * MIB).items() if k != "addr"}
+    )
     t = replay.convert(s)
     assert t.window[-1][0] == "oom" and t.capacity == 100 * MIB
     r = replay.replay(t)
@@ -194,3 +196,37 @@ def test_what_is_not_a_snapshot_is_an_error(tmp_path: Path, content: bytes, mess
     proc = cli(str(path))
     assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
     assert cli(str(tmp_path / "missing")).returncode == 2
+
+
+def test_the_window_goes_on_after_an_oom_as_the_program_did() -> None:
+    s = synthetic()
+    oom = {k: v for k, v in ev("oom", 0, 100 * MIB, device_free=70 * MIB).items() if k != "addr"}
+    after = [
+        ev("segment_alloc", BASE + (256 << 20), 60 * MIB),
+        ev("alloc", BASE + (256 << 20), 60 * MIB),
+    ]
+    s["device_traces"][0] += [oom, *after]
+    s["segments"].append(
+        {
+            **s["segments"][0],
+            "address": BASE + (256 << 20),
+            "total_size": 60 * MIB,
+            "blocks": [
+                {
+                    "address": BASE + (256 << 20),
+                    "size": 60 * MIB,
+                    "requested_size": 60 * MIB,
+                    "state": "active_allocated",
+                }
+            ],
+        }
+    )
+    pt = replay.pytorch_figures(s)
+    assert (pt["device_mallocs"], pt["ooms"], pt["peak_reserved"]) == (3, 1, 90 * MIB)
+    r = replay.replay(replay.convert(s))
+    assert (r["device_mallocs"], r["ooms"], r["peak_reserved"]) == (3, 1, 90 * MIB)
+    assert r["oom"]["expected"] and r["ooms_not_reproduced"] == 0
+    roomy = replay.replay(replay.convert(s), capacity=1 << 30)  # it fits: not reproduced
+    assert roomy["ooms"] == 0 and roomy["ooms_not_reproduced"] == 1
+    # the 100 MiB segment made for it stays cached and serves the 60 MiB after it
+    assert roomy["device_mallocs"] == 3 and roomy["peak_reserved"] == 130 * MIB
