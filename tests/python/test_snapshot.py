@@ -4,6 +4,7 @@ torch.cuda.memory._dump_snapshot's."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import shutil
@@ -124,3 +125,21 @@ def test_dump_snapshot_without_cuda_writes_an_empty_snapshot(tmp_path: Path) -> 
     )
     assert load(path) == {"segments": [], "device_traces": []}
     assert "segments: 0" in _memory_viz.segsum(load(path))
+
+
+def test_pyc10_replay_reproduces_the_allocator_that_dumped_it(dumped: Path) -> None:
+    # libc10c's own snapshot replayed on the simulated device: the same device allocations,
+    # peak and out-of-memory failure as the stand-in driver's run that recorded it
+    proc = subprocess.run(
+        [sys.executable, "-m", "pyc10.replay", str(dumped), "--json", "--settings", ""],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    pt, (mine,) = out["pytorch"], out["libc10c"]
+    assert (pt["device_mallocs"], pt["device_frees"], pt["ooms"]) == (3, 1, 1)
+    for key in ("device_mallocs", "device_frees", "reserved_at_start", "peak_reserved", "ooms"):
+        assert mine[key] == pt[key], key
+    assert mine["oom"]["expected"] and mine["capacity"] == 1 << 30
