@@ -156,6 +156,15 @@ c10c_status c10c_sim_device_empty_cache(c10c_sim_device *d) {
   return C10C_STATUS_OK;
 }
 
+c10c_status c10c_sim_device_set_memory_fraction(c10c_sim_device *d, double fraction) {
+  C10C__CHECK_NOT_NULL(d);
+  if (!(fraction >= 0.0 && fraction <= 1.0)) /* NaN too */
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "Invalid fraction value: %.17g. Allowed range: 0~1", fraction);
+  c10c__engine_set_limit(d->engine, 0, (size_t)(fraction * (double)d->capacity));
+  return C10C_STATUS_OK;
+}
+
 c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *d) {
   C10C__CHECK_NOT_NULL(d);
   c10c__engine_reset_peaks(d->engine, 0);

@@ -1,7 +1,8 @@
 """Replay a PyTorch memory snapshot through libc10c's caching allocator on a simulated device.
 
     python -m pyc10.replay SNAPSHOT [--settings S ...] [--device N] [--capacity BYTES]
-                                    [--descending] [--json] [--plot OUT.png]
+                                    [--memory-fraction F] [--descending] [--json]
+                                    [--plot OUT.png]
 
 SNAPSHOT is what ``torch.cuda.memory._dump_snapshot`` (or ``pyc10.cuda.memory._dump_snapshot``)
 writes, or the same dict as JSON. The pickle is read without running anything in it: the unpickler
@@ -358,7 +359,11 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
 
 
 def replay(  # noqa: PLR0915 - prologue, window, figures in one place
-    t: Trace, settings: str = "", capacity: int | None = None, descending: bool = False
+    t: Trace,
+    settings: str = "",
+    capacity: int | None = None,
+    descending: bool = False,
+    memory_fraction: float | None = None,
 ) -> dict[str, Any]:
     """Replays t on a simulated device.
 
@@ -375,6 +380,10 @@ def replay(  # noqa: PLR0915 - prologue, window, figures in one place
         out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
         return out
     dev = ffi.gc(ptr[0], lib.c10c_sim_device_destroy)
+    if memory_fraction is not None:
+        if lib.c10c_sim_device_set_memory_fraction(dev, memory_fraction) != lib.C10C_STATUS_OK:
+            out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
+            return out
     stats = ffi.new("c10c_sim_device_stats *")
     addr = ffi.new("uint64_t *")
     blocks: dict[int, int] = {}
@@ -507,6 +516,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settings", action="append", help="allocator settings (repeatable)")
     p.add_argument("--device", type=int, default=None, help="the device whose trace to replay")
     p.add_argument("--capacity", type=int, default=None, help="device bytes (default: 1 TiB)")
+    p.add_argument(
+        "--memory-fraction",
+        type=float,
+        default=None,
+        help="set_per_process_memory_fraction (garbage_collection_threshold acts only with it)",
+    )
     p.add_argument("--descending", action="store_true", help="hand out addresses downwards")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="PNG", help="reserved and allocated over the window")
@@ -524,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = [recorded]
         if "expandable_segments:true" not in recorded.lower():
             settings.append("expandable_segments:True")
-    runs = [replay(t, s, args.capacity, args.descending) for s in settings]
+    runs = [replay(t, s, args.capacity, args.descending, args.memory_fraction) for s in settings]
     if args.plot:
         from ._png import line_chart
 

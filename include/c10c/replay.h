@@ -68,6 +68,13 @@ C10C_API c10c_status c10c_sim_device_free(c10c_sim_device *device, uint64_t addr
  * C10C_STATUS_NULL_POINTER. */
 C10C_API c10c_status c10c_sim_device_empty_cache(c10c_sim_device *device);
 
+/* torch.cuda.set_per_process_memory_fraction(fraction): the segments may reserve at most
+ * fraction x capacity bytes (past it the device counts as full: cache released, retried, then
+ * out of memory), which also makes garbage_collection_threshold act, as PyTorch's. Errors:
+ * C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT outside [0, 1] (PyTorch's "Invalid
+ * fraction value: 1.5. Allowed range: 0~1"). */
+C10C_API c10c_status c10c_sim_device_set_memory_fraction(c10c_sim_device *device, double fraction);
+
 /* Sets the peaks to the current values. Errors: C10C_STATUS_NULL_POINTER. */
 C10C_API c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *device);
 

@@ -110,6 +110,21 @@ TEST(bad_input_is_an_error) {
   c10c_sim_device_destroy(NULL);
 }
 
+TEST(memory_fraction_caps_reserved_bytes) {
+  c10c_sim_device *d = NULL;
+  ASSERT_OK(c10c_sim_device_new(&d, 1000 * MIB, "garbage_collection_threshold:0.5", 0));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_set_memory_fraction(d, 1.5));
+  ASSERT_ERROR_MESSAGE("Invalid fraction value: 1.5. Allowed range: 0~1");
+  ASSERT_OK(c10c_sim_device_set_memory_fraction(d, 0.1)); /* 100 MiB */
+  uint64_t a = 0, b = 0;
+  ASSERT_OK(c10c_sim_device_malloc(d, 60 * MIB, 0, &a));
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_sim_device_malloc(d, 60 * MIB, 0, &b));
+  ASSERT_OK(c10c_sim_device_free(d, a));
+  ASSERT_OK(c10c_sim_device_malloc(d, 80 * MIB, 0, &b)); /* the 60 MiB segment released */
+  ASSERT_EQ(stats_of(d).reserved, (int64_t)(80 * MIB));
+  c10c_sim_device_destroy(d);
+}
+
 RUN_TESTS(T(segments_as_pytorchs_caching_allocator), T(descending_addresses),
           T(expandable_segments_map_pages), T(capacity_is_enforced_with_pytorchs_message),
-          T(bad_input_is_an_error))
+          T(bad_input_is_an_error), T(memory_fraction_caps_reserved_bytes))

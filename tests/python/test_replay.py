@@ -230,3 +230,24 @@ def test_the_window_goes_on_after_an_oom_as_the_program_did() -> None:
     assert roomy["ooms"] == 0 and roomy["ooms_not_reproduced"] == 1
     # the 100 MiB segment made for it stays cached and serves the 60 MiB after it
     assert roomy["device_mallocs"] == 3 and roomy["peak_reserved"] == 130 * MIB
+
+
+def test_a_memory_fraction_caps_reserved_bytes_with_gc_settings(tmp_path: Path) -> None:
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(synthetic()))
+    gc = "garbage_collection_threshold:0.5"
+    proc = cli(
+        str(path),
+        "--json",
+        "--settings",
+        gc,
+        "--memory-fraction",
+        "0.5",
+        "--capacity",
+        str(100 * MIB),
+    )
+    assert proc.returncode == 0, proc.stderr
+    (r,) = json.loads(proc.stdout)["libc10c"]
+    assert r["settings"] == gc and "error" not in r and r["peak_reserved"] <= 50 * MIB
+    bad = cli(str(path), "--json", "--settings", "", "--memory-fraction", "2")
+    assert "Invalid fraction value: 2" in json.loads(bad.stdout)["libc10c"][0]["error"]

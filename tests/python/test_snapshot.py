@@ -95,6 +95,7 @@ def test_memory_viz_reads_it(dumped: Path) -> None:
     trace = _memory_viz.trace(s)
     assert "cudaMalloc" in trace and "raise OutOfMemoryError" in trace
     assert "<gaps>" in "".join(_memory_viz.segments(s, format_flamegraph=lambda lines: lines))
+    assert "stream_0" in "".join(_memory_viz.memory(s, format_flamegraph=lambda lines: lines))
     for html in (
         _memory_viz.trace_plot(s),
         _memory_viz.trace_plot(s, plot_segments=True, filter_freed=True),
