@@ -156,6 +156,16 @@ c10c_status c10c_sim_device_empty_cache(c10c_sim_device *d) {
   return C10C_STATUS_OK;
 }
 
+c10c_status c10c_sim_device_configure(c10c_sim_device *d, const char *settings) {
+  C10C__CHECK_NOT_NULL(d);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  char msg[256];
+  c10c_status st =
+      c10c__parse_device_alloc_config(settings ? settings : "", &config, msg, sizeof msg);
+  if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
+  return c10c__engine_configure(d->engine, &config);
+}
+
 c10c_status c10c_sim_device_set_memory_fraction(c10c_sim_device *d, double fraction) {
   C10C__CHECK_NOT_NULL(d);
   if (!(fraction >= 0.0 && fraction <= 1.0)) /* NaN too */

@@ -10,20 +10,20 @@ refuses every global and persistent id, so a pickle that would call a function (
 ``os.system``) is refused before any of it runs (exit status 2).
 
 The snapshot's trace of one device (the one with the most events, or ``--device``) becomes a
-replay: a prologue that rebuilds the segments as they stood when the recording began (their live
-blocks and cached free space in address order, the free space allocated as fillers that are freed
-when the prologue ends), then the recorded window: ``alloc`` -> malloc of the requested size on the
-event's stream, ``free_completed`` -> free, each run of ``segment_free`` / ``segment_unmap`` ->
-empty_cache, an ``oom`` -> a malloc of the size that failed (on a device of the capacity PyTorch
-had: its reserved bytes then plus the free bytes the event recorded, at the first one), expected to
-fail; the window goes on after it, as the program that caught PyTorch's OutOfMemoryError did (a
-failure where PyTorch did not fail ends the replay, its figures up to there). It runs on a
-simulated device (include/c10c/replay.h: fabricated addresses, no memory touched), once per
-``--settings`` (PYTORCH_CUDA_ALLOC_CONF syntax; by default the settings the snapshot records, and
-``expandable_segments:True``), and prints PyTorch's figures for the window beside libc10c's: device
-mallocs and frees (page maps and unmaps for expandable segments), reserved bytes at the start, peak
-reserved; ``--plot`` draws reserved and allocated bytes over the window as a PNG. Exit status 0, 2
-for a snapshot that cannot be read.
+replay: a prologue that rebuilds the segments as they stood when the recording began, under the
+settings the snapshot records (their live blocks and cached free space in address order, the free
+space allocated as fillers that are freed when the prologue ends), then the recorded window:
+``alloc`` -> malloc of the requested size on the event's stream, ``free_completed`` -> free, each
+run of ``segment_free`` / ``segment_unmap`` -> empty_cache, an ``oom`` -> a malloc of the size that
+failed (on a device of the capacity PyTorch had: its reserved bytes then plus the free bytes the
+event recorded, at the first one), expected to fail; the window goes on after it, as the program
+that caught PyTorch's OutOfMemoryError did (a failure where PyTorch did not fail ends the replay,
+its figures up to there). It runs on a simulated device (include/c10c/replay.h: fabricated
+addresses, no memory touched), once per ``--settings`` (PYTORCH_CUDA_ALLOC_CONF syntax; by default
+the settings the snapshot records, and ``expandable_segments:True``), and prints PyTorch's figures
+for the window beside libc10c's: device mallocs and frees (page maps and unmaps for expandable
+segments), reserved bytes at the start, peak reserved; ``--plot`` draws reserved and allocated
+bytes over the window as a PNG. Exit status 0, 2 for a snapshot that cannot be read.
 """
 
 from __future__ import annotations
@@ -121,6 +121,7 @@ class Trace:
     events: int = 0  # the trace's events
     expandable: bool = False
     capacity: int | None = None  # PyTorch's at an out-of-memory event
+    recorded_settings: str = ""  # the allocator settings the snapshot records
     unknown_frees: int = 0
 
 
@@ -245,6 +246,7 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
     dev = _pick_device(snapshot, device)
     segments, live, _ = _start_state(snapshot, dev)
     t = Trace(dev, expandable=any(s[3] for s in segments.values()))
+    t.recorded_settings = _recorded_settings(snapshot)
     ids: dict[int, int] = {}  # PyTorch's address -> replay id of the block live there
     next_id = 0
 
@@ -358,7 +360,7 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
     return f
 
 
-def replay(  # noqa: PLR0915 - prologue, window, figures in one place
+def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
     t: Trace,
     settings: str = "",
     capacity: int | None = None,
@@ -375,15 +377,15 @@ def replay(  # noqa: PLR0915 - prologue, window, figures in one place
     cap = capacity or t.capacity or _DEFAULT_CAPACITY
     out: dict[str, Any] = {"settings": settings, "capacity": cap}
     ptr = ffi.new("c10c_sim_device **")
-    st = lib.c10c_sim_device_new(ptr, cap, settings.encode(), 1 if descending else 0)
-    if st != lib.C10C_STATUS_OK:
-        out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
-        return out
-    dev = ffi.gc(ptr[0], lib.c10c_sim_device_destroy)
-    if memory_fraction is not None:
-        if lib.c10c_sim_device_set_memory_fraction(dev, memory_fraction) != lib.C10C_STATUS_OK:
+    flags = 1 if descending else 0
+    # the recorded state is rebuilt under the recorded settings (where libc10c has them all)
+    layout = t.recorded_settings
+    if lib.c10c_sim_device_new(ptr, cap, layout.encode(), flags) != lib.C10C_STATUS_OK:
+        layout = settings
+        if lib.c10c_sim_device_new(ptr, cap, settings.encode(), flags) != lib.C10C_STATUS_OK:
             out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
             return out
+    dev = ffi.gc(ptr[0], lib.c10c_sim_device_destroy)
     stats = ffi.new("c10c_sim_device_stats *")
     addr = ffi.new("uint64_t *")
     blocks: dict[int, int] = {}
@@ -413,6 +415,13 @@ def replay(  # noqa: PLR0915 - prologue, window, figures in one place
             return out
     for i in t.fillers:
         run(("free", i, 0, 0))
+    if layout != settings and lib.c10c_sim_device_configure(dev, settings.encode()) != 0:
+        out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
+        return out
+    if memory_fraction is not None:  # for the window
+        if lib.c10c_sim_device_set_memory_fraction(dev, memory_fraction) != lib.C10C_STATUS_OK:
+            out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
+            return out
     s = figures()
     before = (s.device_mallocs, s.device_frees, s.maps, s.unmaps)
     out["reserved_at_start"] = s.reserved

@@ -68,6 +68,12 @@ C10C_API c10c_status c10c_sim_device_free(c10c_sim_device *device, uint64_t addr
  * C10C_STATUS_NULL_POINTER. */
 C10C_API c10c_status c10c_sim_device_empty_cache(c10c_sim_device *device);
 
+/* Applies settings (as c10c_sim_device_new's) from now on; segments already made keep their kind
+ * (c10c_cuda_set_allocator_settings). A replay rebuilds the recorded state under the recorded
+ * settings, then applies the ones to try. Errors: those of c10c_sim_device_new's settings; on an
+ * error nothing changes. */
+C10C_API c10c_status c10c_sim_device_configure(c10c_sim_device *device, const char *settings);
+
 /* torch.cuda.set_per_process_memory_fraction(fraction): the segments may reserve at most
  * fraction x capacity bytes (past it the device counts as full: cache released, retried, then
  * out of memory), which also makes garbage_collection_threshold act, as PyTorch's. Errors:

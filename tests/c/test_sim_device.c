@@ -125,6 +125,23 @@ TEST(memory_fraction_caps_reserved_bytes) {
   c10c_sim_device_destroy(d);
 }
 
+TEST(settings_change_from_now_on) {
+  c10c_sim_device *d = NULL;
+  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)1 << 30, NULL, 0));
+  uint64_t a = 0, b = 0;
+  ASSERT_OK(c10c_sim_device_malloc(d, 30 * MIB, 0, &a)); /* a fixed segment */
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_configure(d, "foo:1"));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_sim_device_configure(NULL, ""));
+  ASSERT_OK(c10c_sim_device_configure(d, "expandable_segments:True"));
+  ASSERT_OK(c10c_sim_device_malloc(d, 30 * MIB, 0, &b)); /* pages of an expandable one */
+  c10c_sim_device_stats s = stats_of(d);
+  ASSERT_EQ(s.device_mallocs, 1);
+  ASSERT_EQ(s.maps, 1);
+  ASSERT_EQ(s.reserved, (int64_t)(70 * MIB));
+  c10c_sim_device_destroy(d);
+}
+
 RUN_TESTS(T(segments_as_pytorchs_caching_allocator), T(descending_addresses),
           T(expandable_segments_map_pages), T(capacity_is_enforced_with_pytorchs_message),
-          T(bad_input_is_an_error), T(memory_fraction_caps_reserved_bytes))
+          T(bad_input_is_an_error), T(memory_fraction_caps_reserved_bytes),
+          T(settings_change_from_now_on))

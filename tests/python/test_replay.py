@@ -251,3 +251,10 @@ def test_a_memory_fraction_caps_reserved_bytes_with_gc_settings(tmp_path: Path) 
     assert r["settings"] == gc and "error" not in r and r["peak_reserved"] <= 50 * MIB
     bad = cli(str(path), "--json", "--settings", "", "--memory-fraction", "2")
     assert "Invalid fraction value: 2" in json.loads(bad.stdout)["libc10c"][0]["error"]
+
+
+def test_the_start_is_rebuilt_under_the_recorded_settings_whatever_is_tried() -> None:
+    t = replay.convert(synthetic())
+    for settings in ("max_split_size_mb:20", "roundup_power2_divisions:4", "expandable_segments:True"):
+        r = replay.replay(t, settings)
+        assert "error" not in r and r["reserved_at_start"] == 20 * MIB, settings
