@@ -255,6 +255,7 @@ def test_a_memory_fraction_caps_reserved_bytes_with_gc_settings(tmp_path: Path) 
 
 def test_the_start_is_rebuilt_under_the_recorded_settings_whatever_is_tried() -> None:
     t = replay.convert(synthetic())
-    for settings in ("max_split_size_mb:20", "roundup_power2_divisions:4", "expandable_segments:True"):
+    tried = ("max_split_size_mb:20", "roundup_power2_divisions:4", "expandable_segments:True")
+    for settings in tried:
         r = replay.replay(t, settings)
         assert "error" not in r and r["reserved_at_start"] == 20 * MIB, settings
