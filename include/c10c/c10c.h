@@ -22,6 +22,7 @@
 #include "dlpack.h"
 #include "dtype.h"
 #include "layout.h"
+#include "replay.h"
 #include "status.h"
 #include "storage.h"
 #include "stream.h"

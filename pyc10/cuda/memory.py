@@ -15,6 +15,7 @@ import importlib
 import inspect
 import json
 import os
+import pickle
 import sys
 import warnings
 from typing import Any
@@ -284,7 +285,27 @@ def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> dict[
             [e for e in trace if e["action"] not in _skipped_actions]
             for trace in snapshot["device_traces"]
         ]
+    for trace in snapshot["device_traces"]:
+        for e in trace:
+            if e["action"] == "oom":
+                # torch's TraceEntry keeps the device's free bytes in addr for an oom; its
+                # snapshot names them device_free and has no addr there (as real snapshots
+                # show); torch.cuda._memory_viz.trace reads that name.
+                e["device_free"] = e.pop("addr")
     return snapshot
+
+
+def _dump_snapshot(
+    filename: str | os.PathLike[str] = "dump_snapshot.pickle", augment_with_fx_traces: bool = False
+) -> None:
+    """Write :func:`_snapshot` to ``filename`` as a pickle, as ``torch.cuda.memory._dump_snapshot``.
+
+    The pickle holds only dicts, lists, strings, numbers and booleans, so torch's tools read it
+    (``torch.cuda._memory_viz``, pytorch.org/memory_viz) and ``python -m pyc10.replay`` replays it.
+    """
+    s = _snapshot(augment_with_fx_traces=augment_with_fx_traces)
+    with open(filename, "wb") as f:
+        pickle.dump(s, f)
 
 
 def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> list[dict[str, Any]]:

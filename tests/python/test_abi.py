@@ -87,7 +87,10 @@ def test_every_struct_has_the_headers_layout():
         "struct c10c_tensor",
         "c10c_cuda_event",
         "struct c10c_cuda_event",
+        "c10c_sim_device",
+        "struct c10c_sim_device",
     }
+    assert ffi.sizeof("c10c_sim_device_stats") == 88
     assert ffi.sizeof("c10c_data_ptr") == 32
     assert ffi.sizeof("c10c_stat") == 32
     assert ffi.sizeof("c10c_device") == 2

@@ -1,0 +1,93 @@
+/* libc10c: a simulated device for replaying allocation traces.
+ *
+ * The CUDA caching allocator's engine (PyTorch's pools, rounding, segment sizes, best fit per
+ * stream, splitting, coalescing, release-and-retry, expandable segments) over a device that
+ * exists only as bookkeeping: addresses are fabricated, no memory is touched and no driver is
+ * loaded, so traces of tens of GiB replay on any machine (python -m pyc10.replay). Segments (and
+ * expandable reservations) get 2 MiB aligned address ranges with a 2 MiB gap after each, above
+ * the last one (or below it with C10C_SIM_DESCENDING), as the stand-in driver's fake-address
+ * mode hands them out; the capacity is enforced. One stream id names one stream; there is no
+ * work on streams, so a freed block is reusable at once. Not thread-safe per device object.
+ */
+#ifndef C10C_REPLAY_H
+#define C10C_REPLAY_H
+
+#include "common.h"
+#include "status.h"
+
+C10C_BEGIN_DECLS
+
+typedef struct c10c_sim_device c10c_sim_device;
+
+/* Flags of c10c_sim_device_new. */
+enum { C10C_SIM_DESCENDING = 1 /* each new address range below the last */ };
+
+/* A simulated device's figures. struct_size set by the caller to sizeof(c10c_sim_device_stats);
+ * fields are only ever appended. */
+typedef struct c10c_sim_device_stats {
+  uint32_t struct_size;
+  uint32_t reserved0;
+  int64_t device_mallocs; /* fixed segments allocated (cudaMalloc) */
+  int64_t device_frees;   /* fixed segments freed (cudaFree) */
+  int64_t maps;           /* expandable-segment maps: runs of pages mapped at once (PyTorch's
+                           * segment_map events) */
+  int64_t unmaps;         /* runs of pages unmapped at once (segment_unmap events) */
+  int64_t reserved;       /* bytes in segments and mapped pages now */
+  int64_t peak_reserved;  /* since creation or c10c_sim_device_reset_peaks */
+  int64_t allocated;      /* bytes of allocated blocks now */
+  int64_t peak_allocated; /* since creation or c10c_sim_device_reset_peaks */
+  int64_t num_ooms;       /* allocations that failed for want of memory */
+  uint64_t capacity;      /* the device's bytes */
+} c10c_sim_device_stats;
+
+/* A simulated device of capacity bytes with the caching allocator configured by settings (the
+ * syntax and checks of PYTORCH_CUDA_ALLOC_CONF / c10c_cuda_set_allocator_settings; NULL or ""
+ * for the defaults) and flags (0 or C10C_SIM_DESCENDING). Errors: C10C_STATUS_NULL_POINTER
+ * (out); C10C_STATUS_INVALID_ARGUMENT for capacity 0, unknown flags, and settings that do not
+ * parse (PyTorch's messages, e.g. "Unrecognized key 'foo' in CUDA allocator config.");
+ * C10C_STATUS_NOT_IMPLEMENTED for PyTorch's options the engine does not implement;
+ * C10C_STATUS_OUT_OF_MEMORY (host). */
+C10C_API c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity,
+                                         const char *settings, uint32_t flags);
+
+/* Destroys the device (every block, allocated or cached, with it). NULL does nothing. */
+C10C_API void c10c_sim_device_destroy(c10c_sim_device *device);
+
+/* A block of at least size bytes for work on stream; *out_address its fabricated address (0 for
+ * size 0). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_OUT_OF_MEMORY with PyTorch's message
+ * ("Tried to allocate 2.00 GiB. GPU 0 has a total capacity of ...") when the device is full
+ * after releasing the cache. */
+C10C_API c10c_status c10c_sim_device_malloc(c10c_sim_device *device, size_t size, int64_t stream,
+                                            uint64_t *out_address);
+
+/* Frees the block at address. 0 does nothing. Errors: C10C_STATUS_NULL_POINTER;
+ * C10C_STATUS_INVALID_ARGUMENT for an address the device did not hand out or already freed. */
+C10C_API c10c_status c10c_sim_device_free(c10c_sim_device *device, uint64_t address);
+
+/* Releases every cached segment that holds no allocated block (torch.cuda.empty_cache). Errors:
+ * C10C_STATUS_NULL_POINTER. */
+C10C_API c10c_status c10c_sim_device_empty_cache(c10c_sim_device *device);
+
+/* Applies settings (as c10c_sim_device_new's) from now on; segments already made keep their kind
+ * (c10c_cuda_set_allocator_settings). A replay rebuilds the recorded state under the recorded
+ * settings, then applies the ones to try. Errors: those of c10c_sim_device_new's settings; on an
+ * error nothing changes. */
+C10C_API c10c_status c10c_sim_device_configure(c10c_sim_device *device, const char *settings);
+
+/* torch.cuda.set_per_process_memory_fraction(fraction): the segments may reserve at most
+ * fraction x capacity bytes (past it the device counts as full: cache released, retried, then
+ * out of memory), which also makes garbage_collection_threshold act, as PyTorch's. Errors:
+ * C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT outside [0, 1] (PyTorch's "Invalid
+ * fraction value: 1.5. Allowed range: 0~1"). */
+C10C_API c10c_status c10c_sim_device_set_memory_fraction(c10c_sim_device *device, double fraction);
+
+/* Sets the peaks to the current values. Errors: C10C_STATUS_NULL_POINTER. */
+C10C_API c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *device);
+
+/* The device's figures. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a
+ * struct_size smaller than the first version's. */
+C10C_API c10c_status c10c_sim_device_get_stats(c10c_sim_device *device, c10c_sim_device_stats *out);
+
+C10C_END_DECLS
+
+#endif /* C10C_REPLAY_H */

@@ -1,0 +1,208 @@
+/* A simulated device (include/c10c/replay.h): the caching engine over a backend that fabricates
+ * addresses and counts bytes, as the stand-in driver's fake-address mode does
+ * (tests/cuda_stub/cuda_stub.c), without a driver. */
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc_config.h"
+#include "c10c/replay.h"
+#include "caching_engine.h"
+#include "internal.h"
+#include "sysmem.h"
+
+struct c10c_sim_device {
+  c10c__engine *engine;
+  uint64_t capacity, used;     /* device bytes: segments plus mapped pages */
+  uint64_t next_up, next_down; /* the next ascending range; the last descending one */
+  bool descending;
+  int64_t mallocs, frees; /* fixed segments; the engine counts maps with them */
+};
+
+enum { SIM_ALIGN = 2 << 20 };
+
+/* A 2 MiB aligned range with a 2 MiB gap after it (the stand-in's fabricate). */
+static uint64_t fabricate(c10c_sim_device *d, size_t bytes) {
+  uint64_t span = (((uint64_t)bytes + SIM_ALIGN - 1) & ~(uint64_t)(SIM_ALIGN - 1)) + SIM_ALIGN;
+  if (d->descending) return d->next_down -= span;
+  uint64_t at = d->next_up;
+  d->next_up += span;
+  return at;
+}
+
+static c10c_status take(c10c_sim_device *d, size_t size) {
+  if (size > d->capacity - d->used)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "CUDA error: out of memory");
+  d->used += size;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status sim_malloc(void *self, int device, size_t size, void **out) {
+  (void)device;
+  c10c_sim_device *d = self;
+  c10c_status st = take(d, size);
+  if (st != C10C_STATUS_OK) return st;
+  d->mallocs++;
+  *out = (void *)(uintptr_t)fabricate(d, size);
+  return C10C_STATUS_OK;
+}
+
+static void sim_free(void *self, int device, void *ptr, size_t size) {
+  (void)device, (void)ptr;
+  c10c_sim_device *d = self;
+  d->used -= size;
+  d->frees++;
+}
+
+static c10c_status sim_mem_info(void *self, int device, size_t *free_bytes, size_t *total) {
+  (void)device;
+  c10c_sim_device *d = self;
+  *free_bytes = (size_t)(d->capacity - d->used);
+  *total = (size_t)d->capacity;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status sim_reserve(void *self, int device, size_t size, void **base) {
+  (void)device;
+  *base = (void *)(uintptr_t)fabricate(self, size);
+  return C10C_STATUS_OK;
+}
+
+static c10c_status sim_map(void *self, int device, void *ptr, size_t size, void **handle) {
+  (void)device;
+  c10c_sim_device *d = self;
+  c10c_status st = take(d, size);
+  if (st != C10C_STATUS_OK) return st;
+  *handle = ptr;
+  return C10C_STATUS_OK;
+}
+
+static void sim_unmap(void *self, int device, void *ptr, size_t size, void *handle) {
+  (void)device, (void)ptr, (void)handle;
+  c10c_sim_device *d = self;
+  d->used -= size;
+}
+
+static void sim_unreserve(void *self, int device, void *base, size_t size) {
+  (void)self, (void)device, (void)base, (void)size;
+}
+
+c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity, const char *settings,
+                                uint32_t flags) {
+  C10C__CHECK_NOT_NULL(out);
+  if (capacity == 0 || capacity > (uint64_t)SIZE_MAX / 2)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "a simulated device needs a capacity from 1 byte to %zu bytes, not %" PRIu64,
+                      (size_t)SIZE_MAX / 2, capacity);
+  if (flags & ~(uint32_t)C10C_SIM_DESCENDING)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "unknown simulated device flags 0x%x",
+                      (unsigned)flags);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  char msg[256];
+  c10c_status st =
+      c10c__parse_device_alloc_config(settings ? settings : "", &config, msg, sizeof msg);
+  if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
+  c10c_sim_device *d = c10c__malloc(sizeof *d);
+  if (d == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host)");
+  /* ranges from 16 TiB up, or down from 64 TiB (the stand-in's) */
+  *d = (c10c_sim_device){.capacity = capacity,
+                         .next_up = (uint64_t)1 << 44,
+                         .next_down = (uint64_t)1 << 46,
+                         .descending = flags & C10C_SIM_DESCENDING};
+  c10c__segment_backend backend = {.malloc = sim_malloc,
+                                   .free = sim_free,
+                                   .mem_info = sim_mem_info,
+                                   .self = d,
+                                   .reserve = sim_reserve,
+                                   .map = sim_map,
+                                   .unmap = sim_unmap,
+                                   .unreserve = sim_unreserve};
+  st = c10c__engine_new(&d->engine, backend, 1);
+  if (st == C10C_STATUS_OK) st = c10c__engine_configure(d->engine, &config);
+  if (st != C10C_STATUS_OK) {
+    if (d->engine != NULL) c10c__engine_destroy(d->engine);
+    c10c__free(d);
+    return st;
+  }
+  *out = d;
+  return C10C_STATUS_OK;
+}
+
+void c10c_sim_device_destroy(c10c_sim_device *d) {
+  if (d == NULL) return;
+  c10c__engine_destroy(d->engine);
+  c10c__free(d);
+}
+
+c10c_status c10c_sim_device_malloc(c10c_sim_device *d, size_t size, int64_t stream,
+                                   uint64_t *out_address) {
+  C10C__CHECK_NOT_NULL(d);
+  C10C__CHECK_NOT_NULL(out_address);
+  void *ptr = NULL;
+  c10c_status st = c10c__engine_malloc(d->engine, 0, size, (c10c_stream_id)stream, &ptr);
+  if (st == C10C_STATUS_OK) *out_address = (uint64_t)(uintptr_t)ptr;
+  return st;
+}
+
+c10c_status c10c_sim_device_free(c10c_sim_device *d, uint64_t address) {
+  C10C__CHECK_NOT_NULL(d);
+  if (address == 0) return C10C_STATUS_OK;
+  return c10c__engine_free(d->engine, (void *)(uintptr_t)address);
+}
+
+c10c_status c10c_sim_device_empty_cache(c10c_sim_device *d) {
+  C10C__CHECK_NOT_NULL(d);
+  c10c__engine_empty_cache(d->engine);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_sim_device_configure(c10c_sim_device *d, const char *settings) {
+  C10C__CHECK_NOT_NULL(d);
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  char msg[256];
+  c10c_status st =
+      c10c__parse_device_alloc_config(settings ? settings : "", &config, msg, sizeof msg);
+  if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
+  return c10c__engine_configure(d->engine, &config);
+}
+
+c10c_status c10c_sim_device_set_memory_fraction(c10c_sim_device *d, double fraction) {
+  C10C__CHECK_NOT_NULL(d);
+  if (!(fraction >= 0.0 && fraction <= 1.0)) /* NaN too */
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "Invalid fraction value: %.17g. Allowed range: 0~1", fraction);
+  c10c__engine_set_limit(d->engine, 0, (size_t)(fraction * (double)d->capacity));
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *d) {
+  C10C__CHECK_NOT_NULL(d);
+  c10c__engine_reset_peaks(d->engine, 0);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_sim_device_get_stats(c10c_sim_device *d, c10c_sim_device_stats *out) {
+  C10C__CHECK_NOT_NULL(d);
+  C10C__CHECK_NOT_NULL(out);
+  if (out->struct_size < sizeof(c10c_sim_device_stats))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "c10c_sim_device_stats: struct_size %u is smaller than %zu",
+                      (unsigned)out->struct_size, sizeof(c10c_sim_device_stats));
+  c10c_memory_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  c10c_status st = c10c__engine_stats(d->engine, 0, &s);
+  if (st != C10C_STATUS_OK) return st;
+  *out = (c10c_sim_device_stats){.struct_size = (uint32_t)sizeof *out,
+                                 .device_mallocs = d->mallocs,
+                                 .device_frees = d->frees,
+                                 .maps = s.num_device_alloc - d->mallocs,
+                                 .unmaps = s.num_device_free - d->frees,
+                                 .reserved = s.reserved_bytes[C10C_STAT_ALL].current,
+                                 .peak_reserved = s.reserved_bytes[C10C_STAT_ALL].peak,
+                                 .allocated = s.allocated_bytes[C10C_STAT_ALL].current,
+                                 .peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak,
+                                 .num_ooms = s.num_ooms,
+                                 .capacity = d->capacity};
+  return C10C_STATUS_OK;
+}
