@@ -150,4 +150,28 @@ c10c_status c10c__cuda_memcpy(void *dst, c10c_device_index dst_device, const voi
 /* Sets bytes of device memory to zero. */
 c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes);
 
+/* ---- pinned host memory (lib/cuda_host_allocator.c) ---- */
+
+enum { C10C_CU_MEMHOSTALLOC_PORTABLE = 1 };
+
+/* Driver entry points of the pinned host allocator, resolved with the others (lib/cuda.c). */
+typedef struct c10c__cuda_host_driver {
+  CUresult (*cuMemHostAlloc)(void **ptr, size_t bytes, unsigned int flags);
+  CUresult (*cuMemFreeHost)(void *ptr);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
+  CUresult (*cuMemcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
+} c10c__cuda_host_driver;
+
+/* Filled with c10c__cuda (NULL while CUDA is unavailable). */
+extern c10c__cuda_host_driver c10c__cuda_host;
+
+/* Whether the copy being made on this thread is non_blocking (c10c_tensor_copy_nonblocking_). */
+extern _Thread_local bool c10c__copy_non_blocking;
+
+/* c10c__cuda_memcpy, but when c10c__copy_non_blocking is set and the host side of a host-device
+ * copy is pinned: queued on the device's current stream (cuMemcpy{HtoD,DtoH}Async_v2), the host
+ * block recorded on that stream. */
+c10c_status c10c__cuda_memcpy_maybe_async(void *dst, c10c_device_index dst_device, const void *src,
+                                          c10c_device_index src_device, size_t bytes);
+
 #endif /* C10C_CUDA_INTERNAL_H */

@@ -884,3 +884,90 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   return r;
 }
 #endif /* STUB_WITHOUT_VMM */
+
+/* ---- pinned host memory (helper "pinned"): cuMemHostAlloc / cuMemFreeHost over malloc'd
+ * memory, page-locked bytes counted (c10c_stub_pinned_bytes) against C10C_STUB_PINNED_LIMIT
+ * (bytes; unset: no limit) or c10c_stub_set_pinned_limit; asynchronous host-device copies move
+ * the bytes at once but keep their stream busy for C10C_STUB_COPY_TICKS ticks (default 1), so an
+ * event recorded after them completes only when the clock passes. ---- */
+
+enum { MAX_PINNED = 4096 };
+static struct {
+  void *ptr;
+  size_t size;
+} pinned[MAX_PINNED];
+static size_t pinned_count, pinned_bytes;
+static long long pinned_limit = -1; /* -1: read the environment */
+static long long copy_ticks = -1;
+
+static long long env_ll(const char *name, long long fallback) {
+  const char *v = getenv(name);
+  return v != NULL && *v != '\0' ? strtoll(v, NULL, 10) : fallback;
+}
+
+EXPORT size_t c10c_stub_pinned_bytes(void) { return pinned_bytes; }
+EXPORT void c10c_stub_set_pinned_limit(long long bytes) { pinned_limit = bytes; }
+EXPORT void c10c_stub_set_copy_ticks(long long ticks) { copy_ticks = ticks; }
+
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) {
+  ENTER("cuMemHostAlloc");
+  (void)flags;
+  if (pp == NULL || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&lock);
+  if (pinned_limit == -1) pinned_limit = env_ll("C10C_STUB_PINNED_LIMIT", -2);
+  CUresult r = CUDA_SUCCESS;
+  void *p = NULL;
+  if ((pinned_limit >= 0 && pinned_bytes + bytes > (size_t)pinned_limit) ||
+      pinned_count == MAX_PINNED || posix_memalign(&p, 4096, bytes) != 0) {
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  } else {
+    pinned[pinned_count].ptr = p;
+    pinned[pinned_count].size = bytes;
+    pinned_count++;
+    pinned_bytes += bytes;
+    *pp = p;
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p) {
+  ENTER("cuMemFreeHost");
+  pthread_mutex_lock(&lock);
+  size_t i = 0;
+  while (i < pinned_count && pinned[i].ptr != p) i++;
+  CUresult r = CUDA_SUCCESS;
+  if (i == pinned_count) {
+    violations++;
+    r = CUDA_ERROR_INVALID_VALUE;
+  } else {
+    pinned_bytes -= pinned[i].size;
+    pinned[i] = pinned[--pinned_count];
+    free(p);
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+static CUresult copy_async(void *dst, const void *src, size_t bytes, CUdeviceptr dcheck,
+                           CUdeviceptr scheck, CUstream s) {
+  CUresult r = copy_checked(dst, src, bytes, dcheck, scheck);
+  if (r != CUDA_SUCCESS) return r;
+  pthread_mutex_lock(&lock);
+  if (copy_ticks == -1) copy_ticks = env_ll("C10C_STUB_COPY_TICKS", 1);
+  uint64_t ticks = (uint64_t)copy_ticks;
+  pthread_mutex_unlock(&lock);
+  c10c_stub_enqueue(s, ticks);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream s) {
+  ENTER("cuMemcpyHtoDAsync_v2");
+  return copy_async((void *)(uintptr_t)dst, src, bytes, dst, 0, s);
+}
+
+EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream s) {
+  ENTER("cuMemcpyDtoHAsync_v2");
+  return copy_async(dst, (const void *)(uintptr_t)src, bytes, 0, src, s);
+}
