@@ -545,11 +545,13 @@ static PyObject *t_type(PyObject *self, FASTCALL_ARGS) {
   PyObject *o = r.obj[0];
   if (o == NULL || o == Py_None) return type_name(h);
   int format;
-  if (pa_memory_format(&r, 2, &format) < 0) return NULL;
+  bool non_blocking;
+  if (pa_memory_format(&r, 2, &format) < 0 || pa_bool(&r, 1, &non_blocking) < 0) return NULL;
   c10c_device device = c10c_tensor_device(h);
   int dtype;
   if (PyObject_TypeCheck(o, pa_cls.dtype)) {
     if (pa_dtype(&r, 0, &dtype) < 0) return NULL;
+    convert_non_blocking = non_blocking;
     return convert(self, h, device, dtype, false, format);
   }
   PyObject *name;
@@ -577,6 +579,7 @@ static PyObject *t_type(PyObject *self, FASTCALL_ARGS) {
   Py_DECREF(name);
   if (rc < 0) return NULL;
   if (target.type != device.type) device = target; /* torch keeps the index on the same type */
+  convert_non_blocking = non_blocking;
   return convert(self, h, device, dtype, false, format);
 }
 

@@ -142,7 +142,9 @@ def test_pin_memory_and_non_blocking_copies_through_the_stand_in(stub: Path):
             except RuntimeError as err:
                 print(err)
         print(d.is_pinned())
-        del p, q, z, t, ps, dst, back
+        g = p.type("torch.cuda.FloatTensor", non_blocking=True)  # type() is to() with its name
+        print(calls("cuMemcpyHtoDAsync_v2"), g.device)
+        del p, q, z, t, ps, dst, back, g
         pyc10.cuda.reset_peak_host_memory_stats()
         s = pyc10.cuda.host_memory_stats_as_nested_dict()
         print(s["active_requests"]["current"], s["active_requests"]["peak"])
@@ -171,6 +173,7 @@ def test_pin_memory_and_non_blocking_copies_through_the_stand_in(stub: Path):
     assert lines[14] == "False"
     # blocks whose copies are still queued stay active (PyTorch: until process_events sees
     # their events complete, at the next allocation)
-    assert lines[15] == "3 3"
+    assert lines[15] == "2 cuda:0"
+    assert lines[16] == "3 3"
     # p, back and dst's blocks (32 bytes each) and q, z, t, ps's, all free now; w takes one
-    assert lines[16] == "1 7 7"
+    assert lines[17] == "1 7 7"
