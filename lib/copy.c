@@ -358,8 +358,9 @@ static c10c_status cuda_copy(c10c_tensor *dst, const c10c_tensor *src) {
   if (c10c_tensor_dtype(dst) == c10c_tensor_dtype(src) &&
       c10c_tensor_is_non_overlapping_and_dense(dst) &&
       c10c_tensor_is_non_overlapping_and_dense(src) && same_geometry(dst, src))
-    return c10c__cuda_memcpy(c10c__tensor_data_unchecked(dst), where(dst),
-                             c10c__tensor_data_unchecked(src), where(src), span_bytes(dst));
+    return c10c__cuda_memcpy_maybe_async(c10c__tensor_data_unchecked(dst), where(dst),
+                                         c10c__tensor_data_unchecked(src), where(src),
+                                         span_bytes(dst));
   c10c_tensor *src_host = NULL, *dst_host = NULL;
   const c10c_tensor *from = src;
   if (is_cuda(src)) {

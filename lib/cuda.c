@@ -80,6 +80,18 @@ c10c__cuda_driver c10c__cuda;
   X(cuDeviceGetAttribute, "cuDeviceGetAttribute") \
   X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity")
 
+/* ---- pinned host memory (lib/cuda_host_allocator.c): resolved when present; the pinned calls
+ * fail naming a missing one ---- */
+c10c__cuda_host_driver c10c__cuda_host;
+#define HOST_DRIVER_ENTRIES(X)        \
+  X(cuMemHostAlloc, "cuMemHostAlloc") \
+  X(cuMemFreeHost, "cuMemFreeHost")
+#define RESOLVE_HOST(field, symbol)                           \
+  {                                                           \
+    void *address = dlsym(library, symbol);                   \
+    memcpy(&c10c__cuda_host.field, &address, sizeof address); \
+  }
+
 typedef enum { NOT_LOADED, AVAILABLE, UNAVAILABLE } load_state;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -122,6 +134,7 @@ static void give_up(void) {
   if (library != NULL) dlclose(library);
   library = NULL;
   memset(&c10c__cuda, 0, sizeof c10c__cuda);
+  memset(&c10c__cuda_host, 0, sizeof c10c__cuda_host);
   __atomic_store_n(&state, UNAVAILABLE, __ATOMIC_RELEASE);
 }
 
@@ -199,6 +212,7 @@ static void load(void) {
   }
   OPTIONAL_DRIVER_ENTRIES(RESOLVE_OPTIONAL)
 #undef RESOLVE_OPTIONAL
+  HOST_DRIVER_ENTRIES(RESOLVE_HOST)
   if (!c10c__cuda_has_vmm()) /* all or none */
     c10c__cuda.cuMemAddressReserve = NULL, c10c__cuda.cuDeviceGetAttribute = NULL,
     c10c__cuda.cuMemGetAllocationGranularity = NULL;

@@ -189,4 +189,28 @@ bool c10c__cuda_usable(void);
  * page-locked host memory, so that it makes no new context: PyTorch's CachingHostAllocator). */
 c10c_device_index c10c__cuda_device_with_primary_context(void);
 
+/* ---- pinned host memory (lib/cuda_host_allocator.c) ---- */
+
+enum { C10C_CU_MEMHOSTALLOC_PORTABLE = 1 };
+
+/* Driver entry points of the pinned host allocator, resolved with the others (lib/cuda.c). */
+typedef struct c10c__cuda_host_driver {
+  CUresult (*cuMemHostAlloc)(void **ptr, size_t bytes, unsigned int flags);
+  CUresult (*cuMemFreeHost)(void *ptr);
+} c10c__cuda_host_driver;
+
+/* Filled with c10c__cuda (NULL while CUDA is unavailable). */
+extern c10c__cuda_host_driver c10c__cuda_host;
+
+/* Whether the copy being made on this thread is non_blocking (c10c_tensor_copy_nonblocking_). */
+extern _Thread_local bool c10c__copy_non_blocking;
+
+/* c10c__cuda_memcpy, but when c10c__copy_non_blocking is set and the host side of a host-device
+ * copy is pinned: c10c__cuda_memcpy_async without synchronizing (cuMemcpy{HtoD,DtoH}Async_v2 on
+ * the device's current stream), the host block recorded on that stream (Copy.cu's
+ * CachingHostAllocator_recordEvent). From pageable memory the copy synchronizes, as CUDA's own
+ * cudaMemcpyAsync from pageable memory returns only once the host side is consumed. */
+c10c_status c10c__cuda_memcpy_maybe_async(void *dst, c10c_device_index dst_device, const void *src,
+                                          c10c_device_index src_device, size_t bytes);
+
 #endif /* C10C_CUDA_INTERNAL_H */

@@ -95,6 +95,31 @@ class UntypedStorage(_ctensor.StorageBase):
             return self
         return UntypedStorage(self.nbytes()).copy_(self)
 
+    def is_pinned(self, device: Any = None) -> bool:
+        """Whether the bytes are pinned (page-locked, from the pinned host allocator)."""
+        from ._lib import lib
+
+        if self.device.type != "cpu" or not self.data_ptr():
+            return False
+        return bool(lib.c10c_cuda_host_is_pinned(ffi.cast("void *", self.data_ptr())))
+
+    def pin_memory(self, device: Any = None) -> UntypedStorage:
+        """A copy of these CPU bytes in pinned memory (self when already pinned), as torch's."""
+        from ._dtype import DTYPE_NAMES
+        from ._lib import lib
+        from ._tensor import _pinned_strided
+
+        if self.device.type != "cpu":
+            name = f"{type(self).__module__}.{type(self).__name__}"
+            raise C10TypeError(f"cannot pin '{name}' only CPU memory can be pinned")
+        if not lib.c10c_cuda_is_available():
+            raise C10RuntimeError("Cannot access accelerator device when none is available.")
+        if self.is_pinned():
+            return self
+        n = self.nbytes()
+        pinned: UntypedStorage = _pinned_strided((n,), (1,), DTYPE_NAMES["uint8"]).untyped_storage()
+        return pinned.copy_(self)
+
     def untyped(self) -> UntypedStorage:
         """Self (torch's typed/untyped bridge)."""
         return self

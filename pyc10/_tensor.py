@@ -309,6 +309,33 @@ class Tensor(_ctensor.TensorBase):
         """
         check(lib.c10c_cuda_record_stream(self._handle, stream._value[0]))
 
+    # ---- pinned memory (torch's pin_memory / is_pinned, over libc10c's pinned host allocator) ----
+
+    def is_pinned(self, device: Any = None) -> builtins.bool:
+        """Whether the tensor's memory is pinned (page-locked, from the pinned host allocator)."""
+        if self.device.type != "cpu":
+            return False
+        address = self.untyped_storage().data_ptr()
+        return bool(address) and bool(lib.c10c_cuda_host_is_pinned(ffi.cast("void *", address)))
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """A copy of this CPU tensor in pinned memory (self when already pinned), as torch's.
+
+        The copy keeps the sizes and strides. Without a CUDA driver: torch's RuntimeError
+        "Cannot access accelerator device when none is available.".
+        """
+        if self.device.type != "cpu":
+            raise C10RuntimeError(
+                f"cannot pin '{self.type()}' only dense CPU tensors can be pinned"
+            )
+        if not lib.c10c_cuda_is_available():
+            raise C10RuntimeError("Cannot access accelerator device when none is available.")
+        if self.is_pinned():
+            return self
+        out = _pinned_strided(tuple(self.shape), self.stride(), self.dtype)
+        out.copy_(self)
+        return out
+
     def __repr__(self) -> str:
         """Torch's format (``tensor([[0., 1.], ...])``): pyc10._repr.tensor_repr."""
         return _repr.tensor_repr(self)
@@ -340,6 +367,34 @@ def _check_format(fmt: Any, name: str) -> memory_format:
             f"{type(fmt).__name__}"
         )
     return fmt
+
+
+def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) -> Tensor:
+    """An uninitialized CPU tensor of these sizes and strides over pinned memory."""
+    numel = 1
+    for n in size:
+        numel *= n
+    span = 0 if numel == 0 else 1 + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+    storage = ffi.new("c10c_storage **")
+    check(
+        lib.c10c_storage_new(
+            storage,
+            span * d.itemsize,
+            lib.c10c_cuda_host_allocator(),
+            lib.C10C_DEVICE_TYPE_CPU,
+            False,
+        )
+    )
+    out = ffi.new(_TENSOR_PTR)
+    try:
+        check(
+            lib.c10c_tensor_new_from_storage(
+                out, storage[0], list(size), list(stride), len(size), 0, d.value
+            )
+        )
+    finally:
+        lib.c10c_storage_release(storage[0])
+    return Tensor._wrap(out[0])
 
 
 def _rebuild_tensor(

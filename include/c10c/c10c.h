@@ -17,6 +17,7 @@
 #include "allocator.h"
 #include "common.h"
 #include "cuda.h"
+#include "cuda_host.h"
 #include "device.h"
 #include "dispatch_key.h"
 #include "dlpack.h"

@@ -319,10 +319,36 @@ static int resolve_device(c10c_device *d) {
   return 0;
 }
 
+/* non_blocking of the to()/cuda()/type() call being converted (the GIL is held): the copy is
+ * queued on the current stream when the host side is pinned (c10c_tensor_copy_nonblocking_). */
+static bool convert_non_blocking;
+
+/* A contiguous CPU tensor of h's sizes over pinned memory (the pinned host allocator). */
+static c10c_status pinned_empty(c10c_tensor **out, const c10c_tensor *h, c10c_dtype dt) {
+  size_t ndim = c10c_tensor_dim(h);
+  int64_t strides[64], nbytes = (int64_t)c10c_dtype_itemsize(dt);
+  const int64_t *sizes = c10c_tensor_sizes(h);
+  if (ndim > 64) return C10C_STATUS_INVALID_ARGUMENT;
+  for (size_t i = ndim; i-- > 0;) {
+    strides[i] = nbytes / (int64_t)c10c_dtype_itemsize(dt);
+    nbytes *= sizes[i] > 0 ? sizes[i] : 1;
+  }
+  if (c10c_tensor_numel(h) == 0) nbytes = 0;
+  c10c_storage *storage = NULL;
+  c10c_status st =
+      c10c_storage_new(&storage, nbytes, c10c_cuda_host_allocator(), C10C_DEVICE_TYPE_CPU, false);
+  if (st == C10C_STATUS_OK)
+    st = c10c_tensor_new_from_storage(out, storage, sizes, strides, ndim, 0, dt);
+  c10c_storage_release(storage);
+  return st;
+}
+
 /* ATen's to_impl: self where to_will_alias (same dtype and device, no copy, and the format
  * preserve or self's suggest_memory_format), else empty_like + copy_. format -1 is None. */
 static PyObject *convert(PyObject *self, c10c_tensor *h, c10c_device device, int dtype, bool copy,
                          int format) {
+  bool nb = convert_non_blocking;
+  convert_non_blocking = false;
   if (resolve_device(&device) < 0) return NULL;
   c10c_dtype dt = dtype < 0 ? c10c_tensor_dtype(h) : (c10c_dtype)dtype;
   if (format < 0) format = C10C_MEMORY_FORMAT_PRESERVE;
@@ -342,8 +368,13 @@ static PyObject *convert(PyObject *self, c10c_tensor *h, c10c_device device, int
     }
   }
   c10c_tensor *out = NULL;
-  c10c_status st = c10c_tensor_empty_like(&out, h, dt, device, (c10c_memory_format)format);
-  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(out, h);
+  c10c_status st;
+  if (nb && c10c_tensor_device(h).type == C10C_DEVICE_TYPE_CUDA &&
+      device.type == C10C_DEVICE_TYPE_CPU)
+    st = pinned_empty(&out, h, dt); /* ATen's _to_copy: pin_out for a non-blocking D2H copy */
+  else
+    st = c10c_tensor_empty_like(&out, h, dt, device, (c10c_memory_format)format);
+  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_nonblocking_(out, h, nb);
   if (st != C10C_STATUS_OK) {
     c10c_tensor_release(out);
     return pyc10_raise(st);
@@ -377,7 +408,9 @@ static PyObject *t_to(PyObject *self, FASTCALL_ARGS) {
   int dtype = -1, format;
   bool copy, has_device = false;
   int first = r.overload == 0 ? 2 : 1; /* non_blocking's index */
-  if (pa_bool(&r, first + 1, &copy) < 0 || pa_memory_format(&r, first + 2, &format) < 0)
+  bool non_blocking;
+  if (pa_bool(&r, first, &non_blocking) < 0 || pa_bool(&r, first + 1, &copy) < 0 ||
+      pa_memory_format(&r, first + 2, &format) < 0)
     return NULL;
   if (r.overload == 0) {
     c10c_device d;
@@ -397,6 +430,7 @@ static PyObject *t_to(PyObject *self, FASTCALL_ARGS) {
     if (dtype < 0) /* numpy scalars: torch takes their dtype */
       return not_implemented("to(): a numpy scalar as the tensor argument is not supported yet");
   }
+  convert_non_blocking = non_blocking;
   return convert(self, h, device, dtype, copy, format);
 }
 
@@ -456,6 +490,9 @@ static PyObject *t_cuda(PyObject *self, FASTCALL_ARGS) {
   } else if (device.type != C10C_DEVICE_TYPE_CUDA) {
     return raise_with(pa_cls.runtime_error, "Invalid device, must be cuda device");
   }
+  bool non_blocking;
+  if (pa_bool(&r, 1, &non_blocking) < 0) return NULL;
+  convert_non_blocking = non_blocking;
   return convert(self, h, device, -1, false, format);
 }
 
@@ -508,11 +545,13 @@ static PyObject *t_type(PyObject *self, FASTCALL_ARGS) {
   PyObject *o = r.obj[0];
   if (o == NULL || o == Py_None) return type_name(h);
   int format;
-  if (pa_memory_format(&r, 2, &format) < 0) return NULL;
+  bool non_blocking;
+  if (pa_memory_format(&r, 2, &format) < 0 || pa_bool(&r, 1, &non_blocking) < 0) return NULL;
   c10c_device device = c10c_tensor_device(h);
   int dtype;
   if (PyObject_TypeCheck(o, pa_cls.dtype)) {
     if (pa_dtype(&r, 0, &dtype) < 0) return NULL;
+    convert_non_blocking = non_blocking;
     return convert(self, h, device, dtype, false, format);
   }
   PyObject *name;
@@ -540,6 +579,7 @@ static PyObject *t_type(PyObject *self, FASTCALL_ARGS) {
   Py_DECREF(name);
   if (rc < 0) return NULL;
   if (target.type != device.type) device = target; /* torch keeps the index on the same type */
+  convert_non_blocking = non_blocking;
   return convert(self, h, device, dtype, false, format);
 }
 

@@ -36,6 +36,35 @@ typedef struct {
   c10c_device device;
 } options;
 
+/* pin_memory=True of the factory call being made (the GIL is held): the result is moved to
+ * pinned memory by pinned_result (torch allocates it there; a copy here). */
+static bool pin_requested;
+
+/* torch's refusals of pin_memory=True: a device other than the CPU, or no accelerator. */
+static int pin_check(c10c_device device) {
+  if (device.type != C10C_DEVICE_TYPE_CPU) {
+    raise_with(pa_cls.runtime_error, "Only dense CPU tensors can be pinned");
+    return -1;
+  }
+  if (!c10c_cuda_is_available()) {
+    raise_with(pa_cls.runtime_error,
+               "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory "
+               "allocator is available on this system.");
+    return -1;
+  }
+  return 0;
+}
+
+/* t, or t.pin_memory() when the call asked for pinned memory (t's reference is taken). */
+static PyObject *pinned_result(PyObject *t) {
+  bool pin = pin_requested;
+  pin_requested = false;
+  if (t == NULL || !pin) return t;
+  PyObject *pinned = PyObject_CallMethod(t, "pin_memory", NULL);
+  Py_DECREF(t);
+  return pinned;
+}
+
 /* dtype, layout, device, pin_memory, requires_grad at first..first+4: dtype and device default to
  * dflt; a layout other than strided, pinned memory and autograd are refused as data.c's new_*. */
 static int read_options(const pa_args *r, int first, options dflt, options *o) {
@@ -52,10 +81,8 @@ static int read_options(const pa_args *r, int first, options dflt, options *o) {
         "pyc10 tensors are strided: layouts other than pyc10.strided are not implemented");
     return -1;
   }
-  if (pin) {
-    not_implemented("pin_memory=True: pyc10 has no pinned memory allocator yet");
-    return -1;
-  }
+  if (pin && pin_check(o->device) < 0) return -1;
+  pin_requested = pin;
   if (grad) {
     if (!c10c_dtype_is_floating_point(o->dtype) && !c10c_dtype_is_complex(o->dtype)) {
       raise_with(pa_cls.runtime_error,
@@ -71,6 +98,11 @@ static int read_options(const pa_args *r, int first, options dflt, options *o) {
 int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device) {
   options dflt = {*dt, *device}, o;
   if (read_options(r, first, dflt, &o) < 0) return -1;
+  if (pin_requested) {
+    pin_requested = false;
+    not_implemented("pin_memory=True on new_* is not implemented: use pin_memory()");
+    return -1;
+  }
   *dt = o.dtype;
   *device = o.device;
   return 0;
@@ -268,19 +300,23 @@ static PyObject *make(int kind, FASTCALL_ARGS) {
 
 static PyObject *f_empty(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return make(EMPTY, args, nargs, kwnames);
+  pin_requested = false;
+  return pinned_result(make(EMPTY, args, nargs, kwnames));
 }
 static PyObject *f_zeros(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return make(ZEROS, args, nargs, kwnames);
+  pin_requested = false;
+  return pinned_result(make(ZEROS, args, nargs, kwnames));
 }
 static PyObject *f_ones(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return make(ONES, args, nargs, kwnames);
+  pin_requested = false;
+  return pinned_result(make(ONES, args, nargs, kwnames));
 }
 static PyObject *f_full(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return make(FULL, args, nargs, kwnames);
+  pin_requested = false;
+  return pinned_result(make(FULL, args, nargs, kwnames));
 }
 
 /* ---- empty_like, zeros_like, ones_like, full_like ---- */
@@ -324,26 +360,35 @@ static PyObject *make_like(int kind, FASTCALL_ARGS) {
 
 static PyObject *f_empty_like(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return make_like(EMPTY, args, nargs, kwnames);
+  pin_requested = false;
+  return pinned_result(make_like(EMPTY, args, nargs, kwnames));
 }
 static PyObject *f_zeros_like(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return make_like(ZEROS, args, nargs, kwnames);
+  pin_requested = false;
+  return pinned_result(make_like(ZEROS, args, nargs, kwnames));
 }
 static PyObject *f_ones_like(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return make_like(ONES, args, nargs, kwnames);
+  pin_requested = false;
+  return pinned_result(make_like(ONES, args, nargs, kwnames));
 }
 static PyObject *f_full_like(PyObject *m, FASTCALL_ARGS) {
   (void)m;
-  return make_like(FULL, args, nargs, kwnames);
+  pin_requested = false;
+  return pinned_result(make_like(FULL, args, nargs, kwnames));
 }
 
 /* ---- empty_strided ---- */
 
 static pa_parser empty_strided_p = PA_PARSER("pyc10", "empty_strided");
+static PyObject *empty_strided_impl(FASTCALL_ARGS);
 static PyObject *f_empty_strided(PyObject *m, FASTCALL_ARGS) {
   (void)m;
+  pin_requested = false;
+  return pinned_result(empty_strided_impl(args, nargs, kwnames));
+}
+static PyObject *empty_strided_impl(FASTCALL_ARGS) {
   pa_args r;
   if (pa_parse(&empty_strided_p, args, nargs, kwnames, &r) < 0) return NULL;
   int64_t sizes[MAX_DIMS], strides[MAX_DIMS];
@@ -607,9 +652,12 @@ static PyObject *f_tensor(PyObject *m, FASTCALL_ARGS) {
     return NULL;
   /* torch's order (internal_new_from_data): a str is refused first, then pinned memory, then the
    * data is read (ragged lists, bad leaves), then requires_grad */
-  if (pin && !PyUnicode_Check(r.obj[0]))
-    return not_implemented("pin_memory=True: pyc10 has no pinned memory allocator yet");
+  if (pin && !PyUnicode_Check(r.obj[0]) &&
+      pin_check(has_device ? device : (c10c_device){C10C_DEVICE_TYPE_CPU, -1}) < 0)
+    return NULL;
   PyObject *t = from_data(r.obj[0], r.obj[1], dtype, r.obj[2], has_device, device, true);
+  pin_requested = pin;
+  t = pinned_result(t);
   if (t != NULL && grad) {
     Py_DECREF(t);
     return not_implemented("requires_grad=True: pyc10 has no autograd");

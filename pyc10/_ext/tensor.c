@@ -149,10 +149,16 @@ static void tensor_dealloc(PyObject *self) {
   Py_CLEAR(t->strides);
   Py_CLEAR(t->storage);
   pyc10_release_tensor(h); /* may run a storage deleter that calls back into Python */
-  if (tp == tensor_type && n_free < FREE_TENSORS)
+  if (tp == tensor_type && n_free < FREE_TENSORS) {
     free_tensors[n_free++] = t;
-  else
-    ((freefunc)(tp == tensor_type ? tensor_free : PyType_GetSlot(tp, Py_tp_free)))(self);
+  } else {
+    freefunc free_fn = tensor_free;
+    if (tp != tensor_type) { /* a subclass: its tp_free (ISO C: no void * to function cast) */
+      void *slot = PyType_GetSlot(tp, Py_tp_free);
+      memcpy(&free_fn, &slot, sizeof free_fn);
+    }
+    free_fn(self);
+  }
   Py_DECREF(tp);
 }
 

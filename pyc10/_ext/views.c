@@ -797,7 +797,9 @@ static PyObject *t_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   }
   c10c_tensor *src = other_handle(&r, 0);
   if (src == NULL) return NULL;
-  c10c_status st = c10c_tensor_copy_(h, src);
+  bool non_blocking;
+  if (pa_bool(&r, 1, &non_blocking) < 0) return NULL;
+  c10c_status st = c10c_tensor_copy_nonblocking_(h, src, non_blocking);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   Py_INCREF(self);
   return self;

@@ -35,6 +35,8 @@ from ._runtime import (
 
 __all__ = [
     "empty_cache",
+    "host_memory_stats",
+    "host_memory_stats_as_nested_dict",
     "list_gpu_processes",
     "max_memory_allocated",
     "max_memory_cached",
@@ -47,14 +49,75 @@ __all__ = [
     "memory_stats",
     "memory_stats_as_nested_dict",
     "memory_summary",
+    "reset_accumulated_host_memory_stats",
     "reset_max_memory_allocated",
     "reset_max_memory_cached",
+    "reset_peak_host_memory_stats",
     "reset_peak_memory_stats",
     "set_allocator_settings",
     "set_per_process_memory_fraction",
 ]
 
 _device_ctx = device  # the context manager, under a name the ``device`` parameters do not hide
+
+
+def host_memory_stats_as_nested_dict() -> dict[str, Any]:
+    """The pinned host allocator's statistics as torch's nested dict.
+
+    ``{}`` before CUDA is initialized, as torch. Keys: allocations, allocated_bytes,
+    active_requests, active_bytes (each current/peak/allocated/freed), num_host_alloc,
+    num_host_free, host_alloc_time and host_free_time (total/max/min/count/avg, microseconds).
+    """
+    if not is_initialized():
+        return {}
+    s = ffi.new("c10c_cuda_host_stats *")
+    s.struct_size = ffi.sizeof("c10c_cuda_host_stats")
+    check(lib.c10c_cuda_host_get_stats(s))
+
+    def stat(v: Any) -> dict[str, int]:
+        return {"current": v.current, "peak": v.peak, "allocated": v.allocated, "freed": v.freed}
+
+    def duration(v: Any) -> dict[str, int]:
+        avg = v.total // v.count if v.count else 0
+        return {"total": v.total, "max": v.max, "min": v.min, "count": v.count, "avg": avg}
+
+    return {
+        "allocations": stat(s.allocations),
+        "allocated_bytes": stat(s.allocated_bytes),
+        "active_requests": stat(s.active_requests),
+        "active_bytes": stat(s.active_bytes),
+        "num_host_alloc": s.num_host_alloc,
+        "num_host_free": s.num_host_free,
+        "host_alloc_time": duration(s.host_alloc_time),
+        "host_free_time": duration(s.host_free_time),
+    }
+
+
+def host_memory_stats() -> collections.OrderedDict[str, Any]:
+    """:func:`host_memory_stats_as_nested_dict` flattened, keys sorted, as torch's."""
+    result: list[tuple[str, Any]] = []
+
+    def add(prefix: str, obj: Any) -> None:
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                add(f"{prefix}.{k}" if prefix else k, v)
+        else:
+            result.append((prefix, obj))
+
+    add("", host_memory_stats_as_nested_dict())
+    return collections.OrderedDict(sorted(result))
+
+
+def reset_peak_host_memory_stats() -> None:
+    """Set the pinned host allocator's peaks to their current values."""
+    if is_initialized():
+        check(lib.c10c_cuda_host_reset_peak_stats())
+
+
+def reset_accumulated_host_memory_stats() -> None:
+    """Zero the pinned host allocator's cumulative amounts, counters and durations."""
+    if is_initialized():
+        check(lib.c10c_cuda_host_reset_accumulated_stats())
 
 
 def memory_stats(device: Any = None) -> collections.OrderedDict[str, int]:

@@ -16,10 +16,11 @@
  *   CU_STREAM_PER_THREAD, 0x2, one for all threads here) both ways; non-blocking streams order only
  *   by events, stream/context synchronization. Copies and memsets (the ...Async calls on their
  *   stream, the synchronous ones on the legacy stream: host copies return when done, DtoD and
- *   memsets before) take c10c_stub_set_copy_ticks ticks (default 0) of their stream; their device
- *   reads and writes, and a test's c10c_stub_touch(ptr, bytes, stream, write) ("a kernel"), are
- *   checked against other streams' unfinished work they do not wait for: each overlap, one side a
- *   write, counts in c10c_stub_races (not in the violations). Data moves at once.
+ *   memsets before) take c10c_stub_set_copy_ticks ticks (C10C_STUB_COPY_TICKS, default 0)
+ *   of their stream; their device reads and writes, and a test's c10c_stub_touch(ptr, bytes,
+ *   stream, write) ("a kernel"), are checked against other streams' unfinished work they do not
+ *   wait for: each overlap, one side a write, counts in c10c_stub_races (not in the violations).
+ *   Data moves at once.
  * - Failure injection: c10c_stub_fail("cuMemAlloc_v2", k, error) makes the k-th next call of
  *   that entry point return error; c10c_stub_calls(name) counts calls.
  * - Built three times: the second copy (-DSTUB_WITHOUT_cuMemFree_v2) lacks one symbol, for the
@@ -142,6 +143,7 @@ static CUdeviceptr next_fake = 1ull << 44; /* fabricated addresses */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized, device_count = -1;
 static size_t capacity;
+static uint64_t copy_ticks; /* ticks per copy and memset (streams block) */
 
 /* ---- devices: primary-context retains, peers, granularity ---- */
 static long retains[MAX_DEVICES], retained[MAX_DEVICES]; /* calls; references held */
@@ -308,6 +310,8 @@ EXPORT CUresult cuInit(unsigned flags) {
     if (device_count > MAX_DEVICES) device_count = MAX_DEVICES;
     capacity = (size_t)env_long("C10C_STUB_CAPACITY", 1L << 30);
     if (env_long("C10C_STUB_FAKE", 0)) fake = 1;
+    long ticks = env_long("C10C_STUB_COPY_TICKS", 0);
+    if (ticks > 0) copy_ticks = (uint64_t)ticks;
     long g = env_long("C10C_STUB_GRANULARITY", 2L << 20);
     if (g > 0 && (g & (g - 1)) == 0) granularity_bytes = (size_t)g;
     read_peers();
@@ -533,7 +537,6 @@ typedef struct access_record {
 
 static access_record *accesses;
 static long races;
-static uint64_t copy_ticks;
 
 EXPORT void c10c_stub_set_copy_ticks(uint64_t ticks) {
   pthread_mutex_lock(&lock);
@@ -1202,3 +1205,64 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   return r;
 }
 #endif /* STUB_WITHOUT_VMM */
+
+/* ---- pinned host memory: cuMemHostAlloc / cuMemFreeHost over malloc'd memory, page-locked
+ * bytes counted (c10c_stub_pinned_bytes) against C10C_STUB_PINNED_LIMIT (bytes; unset: no limit)
+ * or c10c_stub_set_pinned_limit. ---- */
+
+enum { MAX_PINNED = 4096 };
+static struct {
+  void *ptr;
+  size_t size;
+} pinned[MAX_PINNED];
+static size_t pinned_count, pinned_bytes;
+static long long pinned_limit = -1; /* -1: read the environment */
+
+static long long env_ll(const char *name, long long fallback) {
+  const char *v = getenv(name);
+  return v != NULL && *v != '\0' ? strtoll(v, NULL, 10) : fallback;
+}
+
+EXPORT size_t c10c_stub_pinned_bytes(void) { return pinned_bytes; }
+EXPORT void c10c_stub_set_pinned_limit(long long bytes) { pinned_limit = bytes; }
+
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) {
+  ENTER("cuMemHostAlloc");
+  (void)flags;
+  if (pp == NULL || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (current == NULL) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&lock);
+  if (pinned_limit == -1) pinned_limit = env_ll("C10C_STUB_PINNED_LIMIT", -2);
+  CUresult r = CUDA_SUCCESS;
+  void *p = NULL;
+  if ((pinned_limit >= 0 && pinned_bytes + bytes > (size_t)pinned_limit) ||
+      pinned_count == MAX_PINNED || posix_memalign(&p, 4096, bytes) != 0) {
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+  } else {
+    pinned[pinned_count].ptr = p;
+    pinned[pinned_count].size = bytes;
+    pinned_count++;
+    pinned_bytes += bytes;
+    *pp = p;
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuMemFreeHost(void *p) {
+  ENTER("cuMemFreeHost");
+  pthread_mutex_lock(&lock);
+  size_t i = 0;
+  while (i < pinned_count && pinned[i].ptr != p) i++;
+  CUresult r = CUDA_SUCCESS;
+  if (i == pinned_count) {
+    violations++;
+    r = CUDA_ERROR_INVALID_VALUE;
+  } else {
+    pinned_bytes -= pinned[i].size;
+    pinned[i] = pinned[--pinned_count];
+    free(p);
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}

@@ -152,17 +152,24 @@ def test_is_tensor_as_torch() -> None:
     "call",
     [
         lambda m: m.empty(2, layout=m.sparse_coo),
-        lambda m: m.zeros(2, pin_memory=True),
         lambda m: m.ones(2, requires_grad=True),
         lambda m: m.empty_like(m.empty(2), requires_grad=True),
         lambda m: m.tensor([1.0], requires_grad=True),
-        lambda m: m.tensor([1.0], pin_memory=True),
         lambda m: m.empty(2, out=m.empty(2)),
     ],
 )
 def test_what_pyc10_cannot_do_raises_a_clear_error(call: Any) -> None:
     with pytest.raises(pyc10.C10NotImplementedError):
         call(pyc10)
+
+
+def test_pin_memory_without_a_driver_raises_torchs_cpu_error() -> None:
+    # with the stand-in driver: tests/python/test_pinned.py
+    if pyc10.cuda.is_available():
+        pytest.skip("a CUDA driver is present")
+    same(lambda m: m.zeros(2, pin_memory=True))
+    same(lambda m: m.tensor([1.0], pin_memory=True))
+    same(lambda m: m.empty_strided((2,), (1,), pin_memory=True))
 
 
 def test_requires_grad_on_an_integer_dtype_raises_torchs_error() -> None:
