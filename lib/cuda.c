@@ -61,11 +61,13 @@ c10c__cuda_driver c10c__cuda;
   X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer")
 
 /* Copies and memsets ordered on the current stream, as ATen's copy_ (CUDA 3.2 / 4.0: every
- * driver libc10c can run on has them). */
+ * driver libc10c can run on has them); cuMemcpyPeerAsync between two devices' contexts, which
+ * works with or without peer access (the driver stages through the host without it). */
 #define STREAM_COPY_DRIVER_ENTRIES(X)          \
   X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") \
   X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2") \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") \
+  X(cuMemcpyPeerAsync, "cuMemcpyPeerAsync")    \
   X(cuMemsetD8Async, "cuMemsetD8Async")
 
 /* Entry points libc10c works without (older drivers): expandable segments need them. */

@@ -359,7 +359,10 @@ static c10c_status copy_between_devices(CUdeviceptr dst, c10c_device_index dst_d
   if (st == C10C_STATUS_OK) st = current_handle(&src_stream, src_device);
   if (st != C10C_STATUS_OK) return st;
   CUevent dst_ready = NULL;
+  CUcontext dst_ctx = NULL, src_ctx = NULL;
   st = c10c__cuda_activate(dst_device);
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuCtxGetCurrent(&dst_ctx), "cuCtxGetCurrent");
   if (st == C10C_STATUS_OK)
     st = c10c__cuda_check(c10c__cuda.cuEventCreate(&dst_ready, CU_EVENT_DISABLE_TIMING),
                           "cuEventCreate");
@@ -367,12 +370,16 @@ static c10c_status copy_between_devices(CUdeviceptr dst, c10c_device_index dst_d
     st = c10c__cuda_check(c10c__cuda.cuEventRecord(dst_ready, dst_stream), "cuEventRecord");
   if (st == C10C_STATUS_OK) st = c10c__cuda_activate(src_device);
   if (st == C10C_STATUS_OK)
+    st = c10c__cuda_check(c10c__cuda.cuCtxGetCurrent(&src_ctx), "cuCtxGetCurrent");
+  if (st == C10C_STATUS_OK)
     st = c10c__cuda_check(c10c__cuda.cuStreamWaitEvent(src_stream, dst_ready, 0),
                           "cuStreamWaitEvent");
   if (dst_ready != NULL) c10c__cuda.cuEventDestroy(dst_ready);
+  /* between contexts: the peer copy (cudaMemcpyAsync's choice for pointers of two devices) */
   if (st == C10C_STATUS_OK)
-    st = c10c__cuda_check(c10c__cuda.cuMemcpyDtoDAsync(dst, src, bytes, src_stream),
-                          "cuMemcpyDtoDAsync_v2");
+    st = c10c__cuda_check(
+        c10c__cuda.cuMemcpyPeerAsync(dst, dst_ctx, src, src_ctx, bytes, src_stream),
+        "cuMemcpyPeerAsync");
   CUevent src_ready = NULL;
   if (st == C10C_STATUS_OK)
     st = c10c__cuda_check(c10c__cuda.cuEventCreate(&src_ready, CU_EVENT_DISABLE_TIMING),

@@ -231,11 +231,13 @@ static long live_events(void) {
 
 /* A failing driver call fails the copy naming it, with no event left behind. */
 TEST(a_failing_stream_copy_names_the_driver_call) {
-  static const char *const entries[] = {"cuMemcpyDtoHAsync_v2", "cuStreamSynchronize",
-                                        "cuMemsetD8Async",      "cuMemcpyDtoDAsync_v2",
-                                        "cuEventRecord",        "cuStreamWaitEvent"};
-  c10c_tensor *dev0 = NULL, *dev1 = NULL, *host = NULL;
+  static const char *const entries[] = {
+      "cuMemcpyDtoHAsync_v2", "cuStreamSynchronize", "cuMemsetD8Async",  "cuMemcpyDtoDAsync_v2",
+      "cuMemcpyPeerAsync",    "cuEventRecord",       "cuStreamWaitEvent"};
+  c10c_tensor *dev0 = NULL, *dev0b = NULL, *dev1 = NULL, *host = NULL;
   ASSERT_OK(c10c_tensor_empty(&dev0, sizes, 1, C10C_DTYPE_FLOAT32,
+                              (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, 0));
+  ASSERT_OK(c10c_tensor_empty(&dev0b, sizes, 1, C10C_DTYPE_FLOAT32,
                               (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, 0));
   ASSERT_OK(c10c_tensor_empty(&dev1, sizes, 1, C10C_DTYPE_FLOAT32,
                               (c10c_device){C10C_DEVICE_TYPE_CUDA, 1}, 0));
@@ -245,6 +247,7 @@ TEST(a_failing_stream_copy_names_the_driver_call) {
     fail_next(entries[i], 1);
     c10c_status st = i < 2   ? c10c_tensor_copy_(host, dev0)
                      : i < 3 ? c10c_tensor_zero_(dev0)
+                     : i < 4 ? c10c_tensor_copy_(dev0b, dev0) /* within a device */
                              : c10c_tensor_copy_(dev1, dev0);
     ASSERT_EQ(st, C10C_STATUS_ERROR);
     ASSERT_TRUE(strstr(c10c_last_error_message(), entries[i]) != NULL);
@@ -257,6 +260,7 @@ TEST(a_failing_stream_copy_names_the_driver_call) {
   ASSERT_EQ(device, 0);
   c10c_tensor_release(host);
   c10c_tensor_release(dev1);
+  c10c_tensor_release(dev0b);
   c10c_tensor_release(dev0);
 }
 

@@ -700,6 +700,15 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t by
   return stream_copy(s, (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes, dst, src, 0);
 }
 
+/* Between two contexts (either device's memory reachable: the driver stages through the host
+ * without peer access). */
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                  CUcontext src_ctx, size_t bytes, CUstream s) {
+  ENTER("cuMemcpyPeerAsync");
+  if (!dst_ctx || !src_ctx) return CUDA_ERROR_INVALID_CONTEXT;
+  return stream_copy(s, (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes, dst, src, 0);
+}
+
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream s) {
   ENTER("cuMemsetD8Async");
   return stream_memset(s, dst, value, count);
