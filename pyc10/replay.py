@@ -5,9 +5,9 @@
                                     [--plot OUT.png]
 
 SNAPSHOT is what ``torch.cuda.memory._dump_snapshot`` (or ``pyc10.cuda.memory._dump_snapshot``)
-writes, or the same dict as JSON. The pickle is read without running anything in it: the unpickler
-refuses every global and persistent id, so a pickle that would call a function (such as
-``os.system``) is refused before any of it runs (exit status 2).
+writes, or the same dict as JSON, either of them gzipped. The pickle is read without running
+anything in it: the unpickler refuses every global and persistent id, so a pickle that would call
+a function (such as ``os.system``) is refused before any of it runs (exit status 2).
 
 The snapshot's trace of one device (the one with the most events, or ``--device``) becomes a
 replay: a prologue that rebuilds the segments as they stood when the recording began, under the
@@ -29,10 +29,12 @@ bytes over the window as a PNG. Exit status 0, 2 for a snapshot that cannot be r
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 import json
 import pickle
 import sys
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +69,8 @@ def load(path: str) -> dict[str, Any]:
             data = f.read()
     except OSError as e:
         raise SnapshotError(f"cannot read {path}: {e.strerror or e}") from None
+    if data[:2] == b"\x1f\x8b":  # gzip (snapshot.pickle.gz, snapshot.json.gz)
+        data = _gunzip(path, data)
     if data[:1] in (b"{", b" ", b"\n", b"\t", b"\r"):
         try:
             snapshot = json.loads(data)
@@ -82,6 +86,24 @@ def load(path: str) -> dict[str, Any]:
     _check(snapshot)
     checked: dict[str, Any] = snapshot
     return checked
+
+
+_MAX_UNZIPPED = 4 << 30  # far above any snapshot's size; a gzip bomb stops here
+
+
+def _gunzip(path: str, data: bytes) -> bytes:
+    out = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+            while chunk := g.read(1 << 20):
+                out += chunk
+                if len(out) > _MAX_UNZIPPED:
+                    raise SnapshotError(
+                        f"{path} unzips to more than {_MAX_UNZIPPED} bytes: not a memory snapshot"
+                    )
+    except (OSError, EOFError, zlib.error) as e:
+        raise SnapshotError(f"{path} is not a readable gzip file: {e}") from None
+    return bytes(out)
 
 
 def _check(snapshot: Any) -> None:

@@ -4,6 +4,7 @@ PyTorch's figures beside libc10c's; snapshots that carry code refused without ru
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import pickle
@@ -188,6 +189,8 @@ def test_a_pickle_that_carries_code_is_refused_without_running_it(tmp_path: Path
         (pickle.dumps({"segments": [], "device_traces": [[{"action": "alloc"}]]}), "addr"),
         (pickle.dumps({"segments": [], "device_traces": []}), "no device traces"),
         (b"\x80\x05\x95", "not a pickled memory snapshot"),
+        (b"\x1f\x8b\x08\x00garbage", "not a readable gzip file"),
+        (gzip.compress(b"\x80\x05K\x01."), "no 'segments' list"),
     ],
 )
 def test_what_is_not_a_snapshot_is_an_error(tmp_path: Path, content: bytes, message: str) -> None:
@@ -259,3 +262,33 @@ def test_the_start_is_rebuilt_under_the_recorded_settings_whatever_is_tried() ->
     for settings in tried:
         r = replay.replay(t, settings)
         assert "error" not in r and r["reserved_at_start"] == 20 * MIB, settings
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_a_real_snapshot_replays_to_pytorchs_figures(tmp_path: Path) -> None:
+    """DeComFL's published snapshot (tests/python/data/README.md): PyTorch's own figures in
+    ../shared/traces/pytorch_figures.json ("decomfl"), reproduced to the byte."""
+    png = tmp_path / "decomfl.png"
+    proc = cli(str(DATA / "decomfl_snapshot.json.gz"), "--json", "--plot", str(png))
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    pt = out["pytorch"]
+    assert (pt["events"], pt["device_mallocs"], pt["device_frees"]) == (23105, 61, 0)
+    assert pt["peak_reserved"] == 1897922560
+    recorded = out["libc10c"][0]  # the settings the snapshot records: PyTorch's defaults
+    assert recorded["device_mallocs"] == 61 and recorded["device_frees"] == 0
+    assert recorded["peak_reserved"] == 1897922560 and recorded["oom"] is None
+    expandable = out["libc10c"][1]
+    assert expandable["settings"] == "expandable_segments:True"
+    assert expandable["device_mallocs"] == 0 and expandable["maps"] > 0
+    assert out["unknown_frees"] == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_gzipped_pickle_reads_as_the_pickle(tmp_path: Path) -> None:
+    plain, zipped = tmp_path / "s.pickle", tmp_path / "s.pickle.gz"
+    plain.write_bytes(pickle.dumps(synthetic()))
+    zipped.write_bytes(gzip.compress(plain.read_bytes()))
+    assert replay.load(str(zipped)) == replay.load(str(plain))
