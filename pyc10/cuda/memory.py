@@ -120,6 +120,15 @@ def reset_accumulated_host_memory_stats() -> None:
         check(lib.c10c_cuda_host_reset_accumulated_stats())
 
 
+def _host_empty_cache() -> None:
+    """Give the pinned host allocator's free blocks back to the driver (torch._C._host_emptyCache).
+
+    Blocks still awaiting the events of streams that used them stay cached.
+    """
+    if is_initialized():
+        check(lib.c10c_cuda_host_empty_cache())
+
+
 def memory_stats(device: Any = None) -> collections.OrderedDict[str, int]:
     """The caching allocator's statistics for the device, under torch's key names, sorted.
 

@@ -157,6 +157,10 @@ def test_pin_memory_and_non_blocking_copies_through_the_stand_in(stub: Path):
         w = pyc10.empty(8, pin_memory=True)  # 32 bytes: p's block, once its events are seen
         s = pyc10.cuda.host_memory_stats()
         print(s["active_requests.current"], s["num_host_alloc"], s["allocations.current"])
+        del w
+        pyc10.cuda.memory._host_empty_cache()  # torch._C._host_emptyCache
+        s = pyc10.cuda.host_memory_stats()
+        print(s["allocations.current"], s["num_host_free"], drv.c10c_stub_pinned_bytes())
         """,
         C10C_CUDA_DRIVER=str(stub),
     )
@@ -184,3 +188,5 @@ def test_pin_memory_and_non_blocking_copies_through_the_stand_in(stub: Path):
     assert lines[16] == "3 3"
     # p, back and dst's blocks (32 bytes each) and q, z, t, ps's, all free now; w takes one
     assert lines[17] == "1 7 7"
+    # every block free and its events complete: all go back to the driver
+    assert lines[18] == "0 7 0"
