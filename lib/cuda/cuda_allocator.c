@@ -334,7 +334,9 @@ static c10c_allocator cuda_allocator = {
     .builtin = true,
 };
 
-c10c_allocator *c10c__cuda_allocator(void) { return &cuda_allocator; }
+/* CUDACachingAllocator.cpp's REGISTER_ALLOCATOR(kCUDA, ...): the registry's CUDA allocator until
+ * one is set (loading no driver: that happens at its first use). */
+C10C__AT_LOAD(register_cuda_caching) { c10c__allocator_register_builtin(&cuda_allocator); }
 
 /* The driver handle of the device's current stream (NULL: the default stream). */
 static c10c_status current_handle(CUstream *out, c10c_device_index device) {

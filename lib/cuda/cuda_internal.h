@@ -150,10 +150,6 @@ c10c_status c10c__cuda_restore(c10c_status st);
 /* The thread's current device after the driver is loaded (0 until set). */
 c10c_device_index c10c__cuda_current(void);
 
-/* The built-in CUDA caching allocator (PyTorch's algorithm over driver segments), what the
- * registry gives for CUDA until a host installs another. */
-c10c_allocator *c10c__cuda_allocator(void);
-
 /* Copies bytes between host and device memory or within devices (pointers into CUDA storages
  * carry their device: src_device/dst_device, -1 for host memory), as ATen's copy_kernel_cuda
  * (aten/src/ATen/native/cuda/Copy.cu): queued on the device's current stream (the source
