@@ -251,7 +251,7 @@ C10C_API c10c_status c10c_cuda_record_stream(const c10c_data_ptr *data, c10c_str
 
 /* torch's Tensor.record_stream (ATen's record_stream_cuda): c10c_cuda_record_stream on the data
  * pointer of the tensor's storage. Errors: C10C_STATUS_NULL_POINTER; the stream checks above;
- * C10C_STATUS_INVALID_ARGUMENT "record_stream: the tensor is on cpu device -1, the stream on
+ * C10C_STATUS_INVALID_ARGUMENT "record_stream: the tensor is on CPU device -1, the stream on
  * cuda:0" when the tensor is not on the stream's device. */
 C10C_API c10c_status c10c_tensor_record_stream(const c10c_tensor *tensor, c10c_stream stream);
 

@@ -478,6 +478,19 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   c10c_stream other;
   ASSERT_OK(c10c_cuda_default_stream(&other, 1));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_record_stream(u, other));
+  ASSERT_ERROR_MESSAGE("record_stream: the tensor is on CUDA device 0, the stream on cuda:1");
+  /* the tensor form passes its storage's data pointer: the same as c10c_cuda_record_stream */
+  c10c_data_ptr data;
+  ASSERT_OK(c10c_storage_data_ptr(&data, c10c_tensor_storage(u)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream(&data, other));
+  ASSERT_ERROR_MESSAGE("record_stream: the memory is on cuda:0, the stream on cuda:1");
+  ASSERT_OK(c10c_cuda_record_stream(&data, b));
+  c10c_tensor *host = NULL;
+  ASSERT_OK(c10c_tensor_empty(&host, n, 1, C10C_DTYPE_FLOAT32,
+                              (c10c_device){C10C_DEVICE_TYPE_CPU, -1}, 0));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_record_stream(host, b));
+  ASSERT_ERROR_MESSAGE("record_stream: the tensor is on CPU device -1, the stream on cuda:0");
+  c10c_tensor_release(host);
   c10c_tensor_release(u);
   c10c_stream d0;
   ASSERT_OK(c10c_cuda_default_stream(&d0, 0));
