@@ -480,7 +480,7 @@ static bool run(replayer *r, metrics *m) {
       case TRACE_RECORD_STREAM: {
         live_block *b = slot_of(r, e->id, false);
         if (b == NULL) break;
-        if (!skip_record_stream) c10c_cuda_record_stream_data(&b->data, r->streams[e->stream]);
+        if (!skip_record_stream) c10c_cuda_record_stream(&b->data, r->streams[e->stream]);
         b->streams |= (uint64_t)1 << e->stream;
         break;
       }

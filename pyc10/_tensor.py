@@ -307,7 +307,7 @@ class Tensor(_ctensor.TensorBase):
         The work queued on ``stream`` (a ``pyc10.cuda.Stream``) by the time the memory is freed
         must complete first, as torch's ``record_stream``.
         """
-        check(lib.c10c_cuda_record_stream(self._handle, stream._value[0]))
+        check(lib.c10c_tensor_record_stream(self._handle, stream._value[0]))
 
     # ---- pinned memory (torch's pin_memory / is_pinned, over libc10c's pinned host allocator) ----
 

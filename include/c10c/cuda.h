@@ -41,7 +41,7 @@
  * returns only after the stream's earlier work and the copy are done, and the host memory may
  * be reused at once. Copies within one device and zero_ (a memset) are not waited for: later
  * work on the same stream sees them, work on other streams must wait for them (an event, or
- * c10c_cuda_record_stream for the memory). fill_ with a nonzero value and the host-arranged
+ * c10c_tensor_record_stream). fill_ with a nonzero value and the host-arranged
  * cases are host copies, so they return done. A copy between devices runs on the source
  * device's current stream, after the destination device's current stream's earlier work and
  * before its later work (events, as copy_device_to_device), without waiting on the host.
@@ -239,17 +239,21 @@ C10C_API c10c_status c10c_cuda_memory_snapshot(char *out, size_t out_size, size_
  * message, the value as Python prints it; NaN too), the device checks, C10C_STATUS_UNAVAILABLE. */
 C10C_API c10c_status c10c_cuda_set_memory_fraction(double fraction, c10c_device_index device);
 
-/* torch's Tensor.record_stream: the tensor's memory is also used by work on stream, so the
- * caching allocator does not reuse it after it is freed until the work queued on stream by then
- * has completed (an event recorded at free time, queried at later allocations). A no-op for
- * memory the caching allocator did not make. Errors: the stream checks above;
- * C10C_STATUS_INVALID_ARGUMENT when the tensor is not on the stream's device. */
-C10C_API c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream stream);
+/* c10's CUDACachingAllocator::recordStream(DataPtr, stream): the memory of data (from the CUDA
+ * caching allocator: c10c_allocator_allocate, or a CUDA storage's c10c_storage_data_ptr) is also
+ * used by work on stream, so the allocator does not reuse it after it is freed until the work
+ * queued on stream by then has completed (an event recorded at free time, queried at later
+ * allocations). A no-op for memory the caching allocator did not make (another allocator's, a
+ * DLPack import). Errors: C10C_STATUS_NULL_POINTER; the stream checks above;
+ * C10C_STATUS_INVALID_ARGUMENT "record_stream: the memory is on cuda:1, the stream on cuda:0"
+ * for memory of another device. */
+C10C_API c10c_status c10c_cuda_record_stream(const c10c_data_ptr *data, c10c_stream stream);
 
-/* The same for memory from c10c_allocator_allocate (c10's CUDACachingAllocator::recordStream
- * on a DataPtr). Errors: C10C_STATUS_NULL_POINTER, the stream checks, INVALID_ARGUMENT for
- * memory of another device. */
-C10C_API c10c_status c10c_cuda_record_stream_data(const c10c_data_ptr *data, c10c_stream stream);
+/* torch's Tensor.record_stream (ATen's record_stream_cuda): c10c_cuda_record_stream on the data
+ * pointer of the tensor's storage. Errors: C10C_STATUS_NULL_POINTER; the stream checks above;
+ * C10C_STATUS_INVALID_ARGUMENT "record_stream: the tensor is on CPU device -1, the stream on
+ * cuda:0" when the tensor is not on the stream's device. */
+C10C_API c10c_status c10c_tensor_record_stream(const c10c_tensor *tensor, c10c_stream stream);
 
 /* ---- events (c10's CUDAEvent: created on first record, on the recording stream's device) ---- */
 

@@ -465,7 +465,7 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   c10c_tensor *t = NULL, *u = NULL;
   ASSERT_OK(c10c_tensor_empty(&t, n, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
   void *first = c10c_tensor_data(t);
-  ASSERT_OK(c10c_cuda_record_stream(t, b));
+  ASSERT_OK(c10c_tensor_record_stream(t, b));
   stub_enqueue(b, 4); /* b works on t's memory for 4 ms */
   c10c_tensor_release(t);
   ASSERT_OK(c10c_tensor_empty(&u, n, 1, C10C_DTYPE_FLOAT32, cuda0, 0));
@@ -477,7 +477,20 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   /* a stream of another device is refused */
   c10c_stream other;
   ASSERT_OK(c10c_cuda_default_stream(&other, 1));
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream(u, other));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_record_stream(u, other));
+  ASSERT_ERROR_MESSAGE("record_stream: the tensor is on CUDA device 0, the stream on cuda:1");
+  /* the tensor form passes its storage's data pointer: the same as c10c_cuda_record_stream */
+  c10c_data_ptr data;
+  ASSERT_OK(c10c_storage_data_ptr(&data, c10c_tensor_storage(u)));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream(&data, other));
+  ASSERT_ERROR_MESSAGE("record_stream: the memory is on cuda:0, the stream on cuda:1");
+  ASSERT_OK(c10c_cuda_record_stream(&data, b));
+  c10c_tensor *host = NULL;
+  ASSERT_OK(c10c_tensor_empty(&host, n, 1, C10C_DTYPE_FLOAT32,
+                              (c10c_device){C10C_DEVICE_TYPE_CPU, -1}, 0));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_tensor_record_stream(host, b));
+  ASSERT_ERROR_MESSAGE("record_stream: the tensor is on CPU device -1, the stream on cuda:0");
+  c10c_tensor_release(host);
   c10c_tensor_release(u);
   c10c_stream d0;
   ASSERT_OK(c10c_cuda_default_stream(&d0, 0));
@@ -625,13 +638,13 @@ TEST(null_arguments_and_out_of_memory_are_refused) {
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_set_allocator_settings(NULL));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_cuda_record_memory_history(((size_t)1 << 24) + 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_tensor_record_stream(NULL, s));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_record_stream(NULL, s));
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_record_stream_data(NULL, s));
   c10c_data_ptr other = {
       .data = (void *)0x1000, .ctx = (void *)0x1000, .device = {C10C_DEVICE_TYPE_CUDA, 1}};
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream_data(&other, s));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream(&other, s));
   ASSERT_ERROR_MESSAGE("record_stream: the memory is on cuda:1, the stream on cuda:0");
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream_data(&other, cpu));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_record_stream(&other, cpu));
 }
 
 /* The snapshot through the public call: asked for its size first. */

@@ -132,7 +132,7 @@ static void *work_on_cuda1(void *arg) {
   bool done = false;
   CHECK(c10c_cuda_stream_query(&done, s));
   CHECK(c10c_cuda_stream_synchronize(s));
-  CHECK(c10c_cuda_record_stream(dev, s));
+  CHECK(c10c_tensor_record_stream(dev, s));
   c10c_cuda_event *a = NULL, *b = NULL;
   CHECK(c10c_cuda_event_new(&a, true));
   CHECK(c10c_cuda_event_new(&b, true));
@@ -279,7 +279,7 @@ static int child_calls(c10c_cuda_event *recorded, c10c_cuda_event *timed, c10c_s
   REFUSED(c10c_cuda_stream_priority(&priority, s));
   REFUSED(c10c_cuda_wait_current_stream(NULL, 0));
   REFUSED(c10c_cuda_set_memory_fraction(0.5, 0));
-  REFUSED(c10c_cuda_record_stream(dev, s));
+  REFUSED(c10c_tensor_record_stream(dev, s));
   REFUSED(c10c_cuda_event_record(recorded, s));
   REFUSED(c10c_cuda_event_query(&done, recorded));
   REFUSED(c10c_cuda_event_synchronize(recorded));
@@ -303,7 +303,7 @@ static int child_calls(c10c_cuda_event *recorded, c10c_cuda_event *timed, c10c_s
   }
   c10c_data_ptr none = {0};
   none.device = (c10c_device){C10C_DEVICE_TYPE_CUDA, 0};
-  REFUSED(c10c_cuda_record_stream_data(&none, s));
+  REFUSED(c10c_cuda_record_stream(&none, s));
   /* nothing reaches the driver: a destroyed event is forgotten, not destroyed there */
   c10c_cuda_event_free(recorded);
   c10c_cuda_event_free(timed);

@@ -140,7 +140,7 @@ if [ "$coverage" = 1 ]; then
   objects=("${binaries[0]}")
   for b in "${binaries[@]:1}"; do objects+=(-object "$b"); done
   # columns: file, regions (3), functions (3), lines: count, missed, cover
-  llvm-cov report "${objects[@]}" -instr-profile="$cov/profiles/merged.profdata" "$root"/lib/*.c |
+  llvm-cov report "${objects[@]}" -instr-profile="$cov/profiles/merged.profdata" "$root"/lib/*/*.c |
     awk '$1 ~ /^lib\/.*\.c$/ || $1 == "TOTAL" {
       n = split($1, parts, "/")
       printf "  %-22s %6s lines, %6s missed, %8s covered\n", parts[n], $8, $9, $10 }'

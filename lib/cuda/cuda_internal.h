@@ -1,5 +1,5 @@
 /* The CUDA driver API as libc10c calls it: the types and codes of the driver's cuda.h (declared
- * here: libc10c builds without the CUDA toolkit) and the table of entry points lib/cuda.c
+ * here: libc10c builds without the CUDA toolkit) and the table of entry points lib/cuda/cuda.c
  * resolves at run time. */
 #ifndef C10C_CUDA_INTERNAL_H
 #define C10C_CUDA_INTERNAL_H
@@ -150,10 +150,6 @@ c10c_status c10c__cuda_restore(c10c_status st);
 /* The thread's current device after the driver is loaded (0 until set). */
 c10c_device_index c10c__cuda_current(void);
 
-/* The built-in CUDA caching allocator (PyTorch's algorithm over driver segments), what the
- * registry gives for CUDA until a host installs another. */
-c10c_allocator *c10c__cuda_allocator(void);
-
 /* Copies bytes between host and device memory or within devices (pointers into CUDA storages
  * carry their device: src_device/dst_device, -1 for host memory), as ATen's copy_kernel_cuda
  * (aten/src/ATen/native/cuda/Copy.cu): queued on the device's current stream (the source
@@ -191,11 +187,11 @@ bool c10c__cuda_usable(void);
  * page-locked host memory, so that it makes no new context: PyTorch's CachingHostAllocator). */
 c10c_device_index c10c__cuda_device_with_primary_context(void);
 
-/* ---- pinned host memory (lib/cuda_host_allocator.c) ---- */
+/* ---- pinned host memory (lib/cuda/cuda_host_allocator.c) ---- */
 
 enum { C10C_CU_MEMHOSTALLOC_PORTABLE = 1 };
 
-/* Driver entry points of the pinned host allocator, resolved with the others (lib/cuda.c). */
+/* Driver entry points of the pinned host allocator, resolved with the others (lib/cuda/cuda.c). */
 typedef struct c10c__cuda_host_driver {
   CUresult (*cuMemHostAlloc)(void **ptr, size_t bytes, unsigned int flags);
   CUresult (*cuMemFreeHost)(void *ptr);

@@ -82,7 +82,7 @@ c10c__cuda_driver c10c__cuda;
   X(cuDeviceGetAttribute, "cuDeviceGetAttribute") \
   X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity")
 
-/* ---- pinned host memory (lib/cuda_host_allocator.c): resolved when present; the pinned calls
+/* ---- pinned host memory (lib/cuda/cuda_host_allocator.c): resolved when present; the pinned calls
  * fail naming a missing one ---- */
 c10c__cuda_host_driver c10c__cuda_host;
 #define HOST_DRIVER_ENTRIES(X)        \

@@ -1,5 +1,5 @@
 /* CUDA streams and events (see include/c10c/cuda.h): c10's CUDAStream pools and ids, and
- * CUDAEvent's lazily created driver events, over the driver table of lib/cuda.c. */
+ * CUDAEvent's lazily created driver events, over the driver table of lib/cuda/cuda.c. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

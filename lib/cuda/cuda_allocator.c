@@ -9,8 +9,6 @@
 #include <string.h>
 
 #include "allocator_internal.h"
-#include "c10c/storage.h"
-#include "c10c/tensor.h"
 #include "caching_engine.h"
 #include "cuda_internal.h"
 #include "internal.h"
@@ -336,7 +334,9 @@ static c10c_allocator cuda_allocator = {
     .builtin = true,
 };
 
-c10c_allocator *c10c__cuda_allocator(void) { return &cuda_allocator; }
+/* CUDACachingAllocator.cpp's REGISTER_ALLOCATOR(kCUDA, ...): the registry's CUDA allocator until
+ * one is set (loading no driver: that happens at its first use). */
+C10C__AT_LOAD(register_cuda_caching) { c10c__allocator_register_builtin(&cuda_allocator); }
 
 /* The driver handle of the device's current stream (NULL: the default stream). */
 static c10c_status current_handle(CUstream *out, c10c_device_index device) {
@@ -436,25 +436,7 @@ c10c_status c10c__cuda_memzero(void *dst, c10c_device_index device, size_t bytes
                        "cuMemsetD8Async"));
 }
 
-c10c_status c10c_cuda_record_stream(const c10c_tensor *tensor, c10c_stream stream) {
-  C10C__CHECK_NOT_NULL(tensor);
-  c10c_data_ptr data;
-  c10c_status st = c10c_storage_data_ptr(&data, c10c_tensor_storage(tensor));
-  if (st != C10C_STATUS_OK) return st;
-  c10c_device device = c10c_tensor_device(tensor);
-  if (device.type != C10C_DEVICE_TYPE_CUDA || device.index != stream.device.index) {
-    void *handle = NULL;
-    st = c10c_cuda_stream_handle(&handle, stream); /* the stream's own errors first */
-    if (st != C10C_STATUS_OK) return st;
-    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                      "record_stream: the tensor is on %s device %d, the stream on cuda:%d",
-                      c10c_device_type_name(device.type, false), (int)device.index,
-                      (int)stream.device.index);
-  }
-  return c10c_cuda_record_stream_data(&data, stream);
-}
-
-c10c_status c10c_cuda_record_stream_data(const c10c_data_ptr *data, c10c_stream stream) {
+c10c_status c10c_cuda_record_stream(const c10c_data_ptr *data, c10c_stream stream) {
   C10C__CHECK_NOT_NULL(data);
   void *handle = NULL;
   c10c_status st = c10c_cuda_stream_handle(&handle, stream); /* checks the stream value */

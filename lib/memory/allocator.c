@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "allocator_internal.h"
-#include "cuda_internal.h"
 #include "sysmem.h"
 
 enum { CPU_ALIGNMENT = 64 };
@@ -248,6 +247,12 @@ typedef struct retired {
   struct retired *next;
 } retired;
 static retired *retired_list;
+/* The built-in allocators, filled by their modules when the library loads. */
+static _Atomic(c10c_allocator *) builtin[C10C_DEVICE_TYPE_COUNT];
+
+void c10c__allocator_register_builtin(c10c_allocator *allocator) {
+  atomic_store_explicit(&builtin[allocator->device_type], allocator, memory_order_release);
+}
 
 c10c_status c10c_allocator_set(c10c_allocator *allocator, int32_t priority) {
   C10C__CHECK_NOT_NULL(allocator);
@@ -257,7 +262,7 @@ c10c_status c10c_allocator_set(c10c_allocator *allocator, int32_t priority) {
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory installing an allocator");
   pthread_mutex_lock(&registry_lock);
   c10c_allocator *old = atomic_load_explicit(&registry[t], memory_order_relaxed);
-  if (old == NULL && t == C10C_DEVICE_TYPE_CPU) old = c10c_cpu_caching_allocator();
+  if (old == NULL) old = atomic_load_explicit(&builtin[t], memory_order_acquire);
   if (priority < priorities[t]) {
     pthread_mutex_unlock(&registry_lock);
     c10c__free(r); /* c10 keeps the allocator of higher priority, silently */
@@ -278,8 +283,7 @@ c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_typ
   if (!c10c_device_type_is_valid(device_type))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
   c10c_allocator *a = atomic_load_explicit(&registry[device_type], memory_order_acquire);
-  if (a == NULL && device_type == C10C_DEVICE_TYPE_CPU) a = c10c_cpu_caching_allocator();
-  if (a == NULL && device_type == C10C_DEVICE_TYPE_CUDA) a = c10c__cuda_allocator();
+  if (a == NULL) a = atomic_load_explicit(&builtin[device_type], memory_order_acquire);
   if (a == NULL)
     return c10c__fail(C10C_STATUS_UNAVAILABLE, "Allocator for %s is not set.",
                       c10c__device_type_name(device_type, false));

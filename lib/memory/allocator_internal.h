@@ -30,6 +30,20 @@ void c10c__stats_reset_peaks(c10c_memory_stats *s, const c10c_memory_stats *now)
 /* Objects that are never freed (the built-in allocators). */
 extern const c10c__object_type c10c__immortal_type;
 
+/* Built-in allocators register themselves here when the library is loaded (a constructor in the
+ * file of each, as c10's REGISTER_ALLOCATOR static initializers call SetAllocator), so that the
+ * registry never calls up into the modules that implement them: the CPU caching allocator
+ * (memory/cpu_caching.c) and the CUDA caching allocator (cuda/cuda_allocator.c).
+ * c10c_allocator_get gives a device type's built-in allocator while nothing was set for it with
+ * c10c_allocator_set, whose priorities start at 0 as c10's. Only stores a pointer: safe before
+ * anything else of the library runs. */
+void c10c__allocator_register_builtin(c10c_allocator *allocator);
+
+/* A function run when the library is loaded (C10C__AT_LOAD(name) { ... }). */
+#define C10C__AT_LOAD(name)                            \
+  static void name(void) __attribute__((constructor)); \
+  static void name(void)
+
 /* The statistics of the built-in CPU caching allocator. */
 c10c_status c10c__cpu_caching_stats(c10c_memory_stats *out);
 

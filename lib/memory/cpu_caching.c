@@ -789,3 +789,6 @@ static c10c_allocator caching_allocator = {
 };
 
 c10c_allocator *c10c_cpu_caching_allocator(void) { return &caching_allocator; }
+
+/* c10's REGISTER_ALLOCATOR(kCPU, ...): the registry's CPU allocator until one is set. */
+C10C__AT_LOAD(register_cpu_caching) { c10c__allocator_register_builtin(&caching_allocator); }

@@ -418,12 +418,3 @@ c10c_status c10c__cuda_memcpy_maybe_async(void *dst, c10c_device_index dst_devic
   if (st == C10C_STATUS_OK) st = c10c_cuda_host_record_stream(host, stream);
   return st;
 }
-
-c10c_status c10c_tensor_copy_nonblocking_(c10c_tensor *dst, const c10c_tensor *src,
-                                          bool non_blocking) {
-  bool saved = c10c__copy_non_blocking;
-  c10c__copy_non_blocking = non_blocking;
-  c10c_status st = c10c_tensor_copy_(dst, src);
-  c10c__copy_non_blocking = saved;
-  return st;
-}
