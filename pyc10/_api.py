@@ -140,20 +140,33 @@ channels_last: memory_format = _MEMORY_FORMATS["channels_last"]
 channels_last_3d: memory_format = _MEMORY_FORMATS["channels_last_3d"]
 
 
-# Both look the files up through the package's resources, which find them where they are: the
+# These look the files up through the package's resources, which find them where they are: the
 # package directory once installed, the source and build directories of an editable install
 # (meson-python's import hook maps them). importlib.resources is imported when asked for: it
 # costs more than all of pyc10's import.
 
 
 def get_include() -> str:
-    """Directory holding ``c10c/c10c.h``, to compile C code against the bundled libc10c."""
+    """Directory holding ``c10c/c10c.h``, to compile C code against the bundled libc10c.
+
+    ``cc -I "$(python -c 'import pyc10; print(pyc10.get_include())')" ...``, or
+    ``pyc10-config --cflags``.
+    """
     import importlib.resources as _resources
 
     header = _resources.files(__package__) / "include" / "c10c" / "c10c.h"
     if header.is_file():
         return _os.path.dirname(_os.path.dirname(str(header)))
     return _os.path.join(_os.path.dirname(__file__), "include")
+
+
+def _is_soname_file(name: str) -> _builtins.bool:
+    """Whether name is ``libc10c.so.<digits>``: the library, not the ``libc10c.so`` beside it.
+
+    That one is a linker script that lets ``-lc10c`` find the library (see get_library_dir).
+    """
+    prefix = "libc10c.so."
+    return name.startswith(prefix) and name[len(prefix) :].isdigit()
 
 
 def get_library_path() -> str:
@@ -163,7 +176,7 @@ def get_library_path() -> str:
     bundled = sorted(
         str(entry)
         for entry in _resources.files(__package__).iterdir()
-        if entry.name.startswith("libc10c.so") and entry.is_file()
+        if _is_soname_file(entry.name) and entry.is_file()
     )
     if bundled:
         return bundled[0]
@@ -173,6 +186,48 @@ def get_library_path() -> str:
     if found is None:
         raise FileNotFoundError("libc10c shared library not found next to pyc10")
     return found
+
+
+def get_library_dir() -> str:
+    """Directory holding the bundled libc10c, for ``-L`` (then ``-lc10c``) and ``-Wl,-rpath``.
+
+    Beside ``libc10c.so.1`` it holds ``libc10c.so``, a linker script naming it (a wheel cannot
+    hold a symbolic link), so ``cc main.c -L DIR -lc10c -Wl,-rpath,DIR`` links as against an
+    installed library; ``pyc10-config --libs`` prints those flags. Raises
+    ``FileNotFoundError`` where pyc10 uses a libc10c installed on the system instead (then
+    ``pkg-config c10c`` gives its flags).
+    """
+    path = get_library_path()
+    if not _os.path.isabs(path):
+        raise FileNotFoundError(
+            f"pyc10 uses the system's libc10c ({path}), not a bundled one: "
+            "pkg-config --cflags --libs c10c gives its flags"
+        )
+    return _os.path.dirname(path)
+
+
+def get_pkgconfig_dir() -> str:
+    """Directory holding ``c10c.pc``, the pkg-config file of the bundled libc10c.
+
+    ``PKG_CONFIG_PATH="$(pyc10-config --pkgconfigdir)" pkg-config --cflags --libs c10c``; the
+    file finds the headers and the library relative to itself, so it stays right wherever the
+    wheel is installed. Raises ``FileNotFoundError`` where there is no such file: pyc10 built
+    without its wheel layout, or an editable install (``pip install -e .``), whose headers and
+    library stay in the checkout and its build directory (``pyc10-config --cflags --libs`` works
+    there).
+    """
+    import importlib.resources as _resources
+
+    pc = _resources.files(__package__) / "lib" / "pkgconfig" / "c10c.pc"
+    if pc.is_file():
+        directory = _os.path.dirname(str(pc))
+        package = _os.path.dirname(_os.path.dirname(directory))
+        if _os.path.isfile(_os.path.join(package, "include", "c10c", "c10c.h")):
+            return directory
+    raise FileNotFoundError(
+        "pyc10 has no relocatable c10c.pc here (installed from a wheel it has one; an editable "
+        "install or a system libc10c does not): use pyc10-config --cflags --libs"
+    )
 
 
 __all__ = [
@@ -236,7 +291,9 @@ __all__ = [
     "get_default_device",
     "get_default_dtype",
     "get_include",
+    "get_library_dir",
     "get_library_path",
+    "get_pkgconfig_dir",
     "get_privateuse1_backend_name",
     "half",
     "iinfo",
