@@ -57,8 +57,8 @@ C10C_API void c10c_sim_device_destroy(c10c_sim_device *device);
  * size 0). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_OUT_OF_MEMORY with PyTorch's message
  * ("Tried to allocate 2.00 GiB. GPU 0 has a total capacity of ...") when the device is full
  * after releasing the cache. */
-C10C_API c10c_status c10c_sim_device_malloc(c10c_sim_device *device, size_t size, int64_t stream,
-                                            uint64_t *out_address);
+C10C_API c10c_status c10c_sim_device_malloc(uint64_t *out_address, c10c_sim_device *device,
+                                            size_t size, int64_t stream);
 
 /* Frees the block at address. 0 does nothing. Errors: C10C_STATUS_NULL_POINTER;
  * C10C_STATUS_INVALID_ARGUMENT for an address the device did not hand out or already freed. */
@@ -86,7 +86,7 @@ C10C_API c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *device);
 
 /* The device's figures. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a
  * struct_size smaller than the first version's. */
-C10C_API c10c_status c10c_sim_device_get_stats(c10c_sim_device *device, c10c_sim_device_stats *out);
+C10C_API c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_device *device);
 
 C10C_END_DECLS
 

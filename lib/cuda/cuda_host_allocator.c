@@ -358,7 +358,7 @@ c10c_status c10c_cuda_host_reset_accumulated_stats(void) {
 
 static void host_deleter(void *ctx) { (void)c10c_cuda_host_free(ctx); }
 
-static c10c_status vt_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+static c10c_status vt_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment) {
   (void)self;
   (void)alignment; /* pinned blocks are page-aligned */
   void *ptr = NULL;

@@ -134,10 +134,10 @@ void c10c_sim_device_destroy(c10c_sim_device *d) {
   c10c__free(d);
 }
 
-c10c_status c10c_sim_device_malloc(c10c_sim_device *d, size_t size, int64_t stream,
-                                   uint64_t *out_address) {
-  C10C__CHECK_NOT_NULL(d);
+c10c_status c10c_sim_device_malloc(uint64_t *out_address, c10c_sim_device *d, size_t size,
+                                   int64_t stream) {
   C10C__CHECK_NOT_NULL(out_address);
+  C10C__CHECK_NOT_NULL(d);
   void *ptr = NULL;
   c10c_status st = c10c__engine_malloc(d->engine, 0, size, (c10c_stream_id)stream, &ptr);
   if (st == C10C_STATUS_OK) *out_address = (uint64_t)(uintptr_t)ptr;
@@ -181,9 +181,9 @@ c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *d) {
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c_sim_device_get_stats(c10c_sim_device *d, c10c_sim_device_stats *out) {
-  C10C__CHECK_NOT_NULL(d);
+c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_device *d) {
   C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(d);
   if (out->struct_size < sizeof(c10c_sim_device_stats))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "c10c_sim_device_stats: struct_size %u is smaller than %zu",

@@ -296,7 +296,7 @@ static int child_calls(c10c_cuda_event *recorded, c10c_cuda_event *timed, c10c_s
   c10c_allocator *alloc = NULL;
   c10c_data_ptr p;
   if (c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA) == C10C_STATUS_OK) {
-    REFUSED(c10c_allocator_allocate(alloc, 16, &p));
+    REFUSED(c10c_allocator_allocate(&p, alloc, 16));
     /* torch.cuda.empty_cache() does nothing in a forked child (not is_initialized()): no
      * error, and nothing reaches the driver (counted below) */
     failures += c10c_allocator_empty_cache(alloc) != C10C_STATUS_OK;

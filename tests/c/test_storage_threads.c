@@ -84,7 +84,7 @@ TEST(storages_shared_across_threads_are_freed_once) {
   ASSERT_EQ(atomic_load(&external_deletes), atomic_load(&external_made));
   c10c_memory_stats s;
   s.struct_size = sizeof s;
-  ASSERT_OK(c10c_allocator_get_stats(c10c_cpu_caching_allocator(), &s));
+  ASSERT_OK(c10c_allocator_get_stats(&s, c10c_cpu_caching_allocator()));
   ASSERT_EQ(s.allocation[C10C_STAT_ALL].current, 0);
   ASSERT_EQ(s.allocated_bytes[C10C_STAT_ALL].current, 0);
   ASSERT_EQ(s.allocation[C10C_STAT_ALL].allocated, s.allocation[C10C_STAT_ALL].freed);
