@@ -320,16 +320,22 @@ c10c_status c10c_cuda_host_empty_cache(void) {
   return st;
 }
 
+/* The size of the first published version of the figures (up to and including host_free_time). */
+#define HOST_STATS_MIN_SIZE \
+  (offsetof(c10c_cuda_host_stats, host_free_time) + sizeof(c10c_duration_stat))
+
 c10c_status c10c_cuda_host_get_stats(c10c_cuda_host_stats *out) {
   C10C__CHECK_NOT_NULL(out);
-  if (out->struct_size < sizeof *out)
+  if (out->struct_size < HOST_STATS_MIN_SIZE)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "c10c_cuda_host_stats.struct_size is %u, smaller than any version (%zu)",
-                      (unsigned)out->struct_size, sizeof *out);
+                      (unsigned)out->struct_size, (size_t)HOST_STATS_MIN_SIZE);
+  /* only the fields the caller's version has: a struct from an older host is smaller than ours */
+  size_t size = out->struct_size < sizeof stats ? out->struct_size : sizeof stats;
   pthread_mutex_lock(&lock);
-  *out = stats;
+  memcpy(out, &stats, size);
   pthread_mutex_unlock(&lock);
-  out->struct_size = sizeof *out;
+  out->struct_size = (uint32_t)size;
   return C10C_STATUS_OK;
 }
 

@@ -181,28 +181,36 @@ c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *d) {
   return C10C_STATUS_OK;
 }
 
+/* The size of the first published version of the figures (up to and including capacity). */
+#define SIM_STATS_MIN_SIZE (offsetof(c10c_sim_device_stats, capacity) + sizeof(uint64_t))
+
 c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_device *d) {
   C10C__CHECK_NOT_NULL(out);
   C10C__CHECK_NOT_NULL(d);
-  if (out->struct_size < sizeof(c10c_sim_device_stats))
+  if (out->struct_size < SIM_STATS_MIN_SIZE)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                      "c10c_sim_device_stats: struct_size %u is smaller than %zu",
-                      (unsigned)out->struct_size, sizeof(c10c_sim_device_stats));
+                      "c10c_sim_device_stats.struct_size is %u, smaller than any version (%zu); "
+                      "set it to sizeof(c10c_sim_device_stats)",
+                      (unsigned)out->struct_size, (size_t)SIM_STATS_MIN_SIZE);
   c10c_memory_stats s;
   memset(&s, 0, sizeof s);
   s.struct_size = sizeof s;
   c10c_status st = c10c__engine_stats(d->engine, 0, &s);
   if (st != C10C_STATUS_OK) return st;
-  *out = (c10c_sim_device_stats){.struct_size = (uint32_t)sizeof *out,
-                                 .device_mallocs = d->mallocs,
-                                 .device_frees = d->frees,
-                                 .maps = s.num_device_alloc - d->mallocs,
-                                 .unmaps = s.num_device_free - d->frees,
-                                 .reserved = s.reserved_bytes[C10C_STAT_ALL].current,
-                                 .peak_reserved = s.reserved_bytes[C10C_STAT_ALL].peak,
-                                 .allocated = s.allocated_bytes[C10C_STAT_ALL].current,
-                                 .peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak,
-                                 .num_ooms = s.num_ooms,
-                                 .capacity = d->capacity};
+  c10c_sim_device_stats all = {.struct_size = (uint32_t)sizeof all,
+                               .device_mallocs = d->mallocs,
+                               .device_frees = d->frees,
+                               .maps = s.num_device_alloc - d->mallocs,
+                               .unmaps = s.num_device_free - d->frees,
+                               .reserved = s.reserved_bytes[C10C_STAT_ALL].current,
+                               .peak_reserved = s.reserved_bytes[C10C_STAT_ALL].peak,
+                               .allocated = s.allocated_bytes[C10C_STAT_ALL].current,
+                               .peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak,
+                               .num_ooms = s.num_ooms,
+                               .capacity = d->capacity};
+  /* the fields the caller's version has (a newer caller's struct_size above ours: ours) */
+  size_t size = out->struct_size < sizeof all ? out->struct_size : sizeof all;
+  memcpy(out, &all, size);
+  out->struct_size = (uint32_t)size;
   return C10C_STATUS_OK;
 }

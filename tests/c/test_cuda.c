@@ -58,7 +58,7 @@ static void expect_unavailable(const char *reason_start) {
   int64_t free_bytes, total;
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_mem_get_info(&free_bytes, &total, 0));
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_synchronize(0));
-  c10c_cuda_device_guard g;
+  c10c_cuda_device_guard g = C10C_CUDA_DEVICE_GUARD_INIT;
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_device_guard_enter(&g, 1));
   ASSERT_OK(c10c_cuda_device_guard_exit(&g)); /* inactive: nothing to undo */
 }
@@ -128,7 +128,8 @@ TEST(current_device_is_per_thread_and_checked) {
 
 TEST(device_guard_restores_the_device) {
   ASSERT_OK(c10c_cuda_set_device(0));
-  c10c_cuda_device_guard outer, inner, none;
+  c10c_cuda_device_guard outer = C10C_CUDA_DEVICE_GUARD_INIT, inner = C10C_CUDA_DEVICE_GUARD_INIT,
+                         none = C10C_CUDA_DEVICE_GUARD_INIT;
   ASSERT_OK(c10c_cuda_device_guard_enter(&outer, 1));
   ASSERT_OK(c10c_cuda_device_guard_enter(&none, -1)); /* no device: changes nothing */
   ASSERT_OK(c10c_cuda_device_guard_enter(&inner, 0));
@@ -145,9 +146,34 @@ TEST(device_guard_restores_the_device) {
   ASSERT_EQ(d, 0);
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_guard_enter(NULL, 0));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_guard_exit(NULL));
-  c10c_cuda_device_guard bad;
+  c10c_cuda_device_guard bad = C10C_CUDA_DEVICE_GUARD_INIT;
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_device_guard_enter(&bad, 9));
   ASSERT_OK(c10c_cuda_device_guard_exit(&bad));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0);
+  /* struct_size: unset (0) or too small is refused, the device untouched; larger (a newer
+   * host's guard) is served */
+  c10c_cuda_device_guard unsized = {0, 5, 5};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_device_guard_enter(&unsized, 1));
+  ASSERT_ERROR_MESSAGE(
+      "c10c_cuda_device_guard.struct_size is 0, smaller than any version of the "
+      "guard (6); set it to sizeof(c10c_cuda_device_guard)");
+  ASSERT_EQ(unsized.original, 5);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_device_guard_exit(&unsized));
+  unsized.struct_size = 5;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_device_guard_enter(&unsized, 1));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0);
+  struct {
+    c10c_cuda_device_guard guard;
+    int64_t future_field;
+  } newer = {C10C_CUDA_DEVICE_GUARD_INIT, 0};
+  newer.guard.struct_size = sizeof newer;
+  ASSERT_OK(c10c_cuda_device_guard_enter(&newer.guard, 1));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 1);
+  ASSERT_EQ(newer.guard.original, 0);
+  ASSERT_OK(c10c_cuda_device_guard_exit(&newer.guard));
   ASSERT_OK(c10c_cuda_current_device(&d));
   ASSERT_EQ(d, 0);
 }
