@@ -101,7 +101,8 @@ C10C_API c10c_status c10c_device_to_string(char *out, size_t out_size, c10c_devi
 /* Renames the PrivateUse1 device type, as c10's register_privateuse1_backend (torch's
  * torch.utils.rename_privateuse1_backend): afterwards "<name>:1" parses as a PrivateUse1 device
  * ("privateuseone:1" still does) and PrivateUse1 devices print as "<name>:1". Once per process:
- * registering the same name again succeeds, another name fails. Unlike c10, the name must be 1
+ * registering the same name again succeeds, another name fails. name is copied (the caller may
+ * free it when this returns). Unlike c10, the name must be 1
  * to 26 characters of [a-zA-Z_], and none of the names a device string already starts with
  * ("meta", "xla", ...: c10 refuses only cpu, cuda, hip, mps, xpu and mtia), so that every
  * device prints to a string that parses back to it.

@@ -42,10 +42,11 @@ typedef struct c10c_sim_device_stats {
 
 /* A simulated device of capacity bytes with the caching allocator configured by settings (the
  * syntax and checks of PYTORCH_CUDA_ALLOC_CONF / c10c_cuda_set_allocator_settings; NULL or ""
- * for the defaults) and flags (0 or C10C_SIM_DESCENDING). Errors: C10C_STATUS_NULL_POINTER
- * (out); C10C_STATUS_INVALID_ARGUMENT for capacity 0, unknown flags, and settings that do not
- * parse (PyTorch's messages, e.g. "Unrecognized key 'foo' in CUDA allocator config.");
- * C10C_STATUS_NOT_IMPLEMENTED for PyTorch's options the engine does not implement;
+ * for the defaults; read during the call only, not kept) and flags (0 or C10C_SIM_DESCENDING).
+ * Ownership: *out is the caller's, freed with c10c_sim_device_destroy. Errors:
+ * C10C_STATUS_NULL_POINTER (out); C10C_STATUS_INVALID_ARGUMENT for capacity 0, unknown flags, and
+ * settings that do not parse (PyTorch's messages, e.g. "Unrecognized key 'foo' in CUDA allocator
+ * config."); C10C_STATUS_NOT_IMPLEMENTED for PyTorch's options the engine does not implement;
  * C10C_STATUS_OUT_OF_MEMORY (host). */
 C10C_API c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity,
                                          const char *settings, uint32_t flags);

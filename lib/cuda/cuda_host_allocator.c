@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "allocator_internal.h"
 #include "cuda_internal.h"
 #include "internal.h"
 
@@ -387,23 +388,21 @@ static void vt_reset_peak(void *self) {
   (void)c10c_cuda_host_reset_peak_stats();
 }
 
-static pthread_once_t handle_once = PTHREAD_ONCE_INIT;
-static c10c_allocator *host_handle;
+/* A built-in allocator as the CPU and CUDA caching ones: immortal (never counted, never NULL,
+ * whatever c10c_allocator_set does with it), and its failures keep their own messages (the
+ * driver's reason) instead of the wrapping a host allocator's get. */
+static c10c_allocator host_handle = {
+    .obj = {.refcount = C10C__IMMORTAL_REF, .type = &c10c__immortal_type},
+    .vt = {.struct_size = sizeof(c10c_allocator_vtable),
+           .allocate = vt_allocate,
+           .empty_cache = vt_empty_cache,
+           .reset_peak_stats = vt_reset_peak,
+           .name = "cuda_host_caching"},
+    .device_type = C10C_DEVICE_TYPE_CPU,
+    .builtin = true,
+};
 
-static void make_handle(void) {
-  static const c10c_allocator_vtable vt = {.struct_size = sizeof(c10c_allocator_vtable),
-                                           .allocate = vt_allocate,
-                                           .empty_cache = vt_empty_cache,
-                                           .reset_peak_stats = vt_reset_peak,
-                                           .name = "cuda_host_caching"};
-  if (c10c_allocator_new(&host_handle, &vt, NULL, C10C_DEVICE_TYPE_CPU) != C10C_STATUS_OK)
-    host_handle = NULL;
-}
-
-c10c_allocator *c10c_cuda_host_allocator(void) {
-  pthread_once(&handle_once, make_handle);
-  return host_handle;
-}
+c10c_allocator *c10c_cuda_host_allocator(void) { return &host_handle; }
 
 /* ---- non-blocking copies ---- */
 
