@@ -1,7 +1,8 @@
 /* libc10c: device types and devices, as c10's DeviceType and Device.
  *
  * A device is a 2-byte value {type, index} passed by value. Numeric values of the device types
- * equal c10's (c10/core/DeviceType.h), so they can be exchanged with PyTorch as numbers.
+ * equal torch 2.13's c10 (c10/core/DeviceType.h), frozen for every 1.x (other torch versions are
+ * met by name), so they can be exchanged with PyTorch 2.13 as numbers.
  */
 #ifndef C10C_DEVICE_H
 #define C10C_DEVICE_H

@@ -97,9 +97,9 @@ def dl_dtype(capsule):
     """(code, bits, lanes) of the DLTensor in an unused capsule of either kind."""
     name = b"dltensor_versioned" if "versioned" in repr(capsule) else b"dltensor"
     p = _get_pointer(capsule, name) + (32 if name == b"dltensor_versioned" else 0)
-    return tuple(ctypes.c_uint8.from_address(p + 20 + i).value for i in (0, 1)) + (
-        ctypes.c_uint16.from_address(p + 22).value,
-    )
+    code = ctypes.c_uint8.from_address(p + 20).value
+    bits = ctypes.c_uint8.from_address(p + 21).value
+    return code, bits, ctypes.c_uint16.from_address(p + 22).value
 
 
 @pytest.mark.parametrize("max_version", [None, (1, 0)])
