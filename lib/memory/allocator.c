@@ -276,9 +276,11 @@ c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_typ
   if (!c10c_device_type_is_valid(device_type))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
   c10c_allocator *a = atomic_load_explicit(&registry[device_type], memory_order_acquire);
-  if (a != NULL && !a->builtin) {
-    /* a host allocator: take the reference under the lock, so that a c10c_allocator_set
-     * replacing it on another thread cannot drop the registry's (possibly last) one in between */
+  if (a != NULL) {
+    /* something was set: take the reference under the lock, so that a c10c_allocator_set
+     * replacing it on another thread cannot drop the registry's (possibly last) one in between
+     * (nothing of a may be read before: it may be freed by then). While nothing was set, the
+     * built-in allocator serves, which is immortal: no lock on that path. */
     pthread_mutex_lock(&registry_lock);
     a = c10c_allocator_retain(atomic_load_explicit(&registry[device_type], memory_order_relaxed));
     pthread_mutex_unlock(&registry_lock);
