@@ -34,7 +34,7 @@ static void (*shim_free)(void *ctx, void (*deleter)(void *));
 
 static block a_c10c(size_t n) {
   c10c_data_ptr p;
-  if (c10c_allocator_allocate(lib_allocator, n, &p) != C10C_STATUS_OK) abort();
+  if (c10c_allocator_allocate(&p, lib_allocator, n) != C10C_STATUS_OK) abort();
   return (block){p.data, p.ctx, p.deleter};
 }
 static void f_c10c(block b) {

@@ -274,7 +274,7 @@ static live_block *slot_of(replayer *r, uint64_t id, bool insert) {
 static void stats(replayer *r, c10c_memory_stats *s) {
   memset(s, 0, sizeof *s);
   s->struct_size = sizeof *s;
-  c10c_allocator_get_stats(r->alloc, s);
+  c10c_allocator_get_stats(s, r->alloc);
 }
 
 static void free_all(replayer *r) {
@@ -382,7 +382,7 @@ static bool run(replayer *r, metrics *m) {
         }
         double t0 = m ? now_ns() : 0;
         c10c_data_ptr d;
-        c10c_status st = c10c_allocator_allocate(r->alloc, e->size, &d);
+        c10c_status st = c10c_allocator_allocate(&d, r->alloc, e->size);
         double t1 = m ? now_ns() : 0;
         if (st != C10C_STATUS_OK) {
           if (m != NULL && !m->timing) note_failure(m, e, allocation, in_step);

@@ -41,14 +41,15 @@ def _allocator(device: _device_cls | str | None) -> object:
     dev = _device_cls("cpu" if device is None else device)
     out = ffi.new("c10c_allocator **")
     check(lib.c10c_allocator_get(out, dev._type))
-    return out[0]
+    # a new reference (c10c_allocator_get), dropped when the handle is collected
+    return ffi.gc(out[0], lib.c10c_allocator_release)
 
 
 def stats(device: _device_cls | str | None = None) -> dict[str, int]:
     """The allocator's statistics under torch's flattened key names, sorted as torch sorts them."""
     s = ffi.new("c10c_memory_stats *")
     s.struct_size = ffi.sizeof("c10c_memory_stats")
-    check(lib.c10c_allocator_get_stats(_allocator(device), s))
+    check(lib.c10c_allocator_get_stats(s, _allocator(device)))
     result: dict[str, int] = {}
     for name in _STAT_ARRAYS:
         array = getattr(s, name)

@@ -414,7 +414,7 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
 
     def figures() -> Any:
         stats.struct_size = ffi.sizeof("c10c_sim_device_stats")
-        lib.c10c_sim_device_get_stats(dev, stats)
+        lib.c10c_sim_device_get_stats(stats, dev)
         return stats
 
     def run(op: tuple[str, int, int, int]) -> str | None:
@@ -423,7 +423,7 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
             lib.c10c_sim_device_empty_cache(dev)
         elif kind == "free":
             lib.c10c_sim_device_free(dev, blocks.pop(i, 0))
-        elif lib.c10c_sim_device_malloc(dev, size, stream, addr) == lib.C10C_STATUS_OK:
+        elif lib.c10c_sim_device_malloc(addr, dev, size, stream) == lib.C10C_STATUS_OK:
             blocks[i] = addr[0]
         else:
             message: str = ffi.string(lib.c10c_last_error_message()).decode()

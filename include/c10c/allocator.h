@@ -84,17 +84,21 @@ typedef struct c10c_allocator_vtable {
    * returns a negative status (C10C_STATUS_OUT_OF_MEMORY) and may set a message through nothing
    * else: libc10c reports the failure with the allocator's name (a number that is not a failure
    * code of c10c_status becomes C10C_STATUS_ERROR). */
-  c10c_status (*allocate)(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out);
+  c10c_status (*allocate)(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment);
   /* Optional (NULL: memcpy). Copies nbytes between two blocks of this allocator. */
   void (*copy)(void *self, void *dst, const void *src, size_t nbytes);
   /* Optional. Fills *out (whose struct_size the caller set); NULL: no statistics. Failures are
    * reported as allocate's. */
-  c10c_status (*get_stats)(void *self, c10c_memory_stats *out);
+  c10c_status (*get_stats)(c10c_memory_stats *out, void *self);
   /* Optional. Returns cached memory to the system. */
   void (*empty_cache)(void *self);
   /* Optional. Sets every statistic's peak to its current value. */
   void (*reset_peak_stats)(void *self);
-  /* Optional. Called once when the last reference to the allocator handle goes. */
+  /* Optional. Called exactly once, when the last reference to the allocator handle goes: the
+   * host's own, the registry's (dropped when c10c_allocator_set replaces it) and one per
+   * storage made from it, so no storage of it is alive then. A data pointer from
+   * c10c_allocator_allocate holds no reference: a host whose deleter needs self keeps a
+   * reference until it has freed such data pointers. */
   void (*destroy)(void *self);
   /* Optional. A short name for messages ("my_pool"); NULL: "custom". Copied by
    * c10c_allocator_new: the string need not outlive the call. */
@@ -117,11 +121,13 @@ C10C_API c10c_status c10c_allocator_new(c10c_allocator **out, const c10c_allocat
  * allocator, now owned once more. Errors: none. */
 C10C_API c10c_allocator *c10c_allocator_retain(c10c_allocator *allocator);
 
-/* Drops a reference (NULL-safe); the last one calls vtable->destroy. Errors: none. */
+/* Drops a reference (NULL-safe); the last one calls vtable->destroy and frees the handle (its
+ * copied name with it). Errors: none. */
 C10C_API void c10c_allocator_release(c10c_allocator *allocator);
 
 /* Allocates nbytes (alignment 64 on CPU) into *out; free it with c10c_data_ptr_free. On failure
- * *out holds nothing to free (data, ctx and deleter NULL).
+ * *out holds nothing to free (data, ctx and deleter NULL). Ownership: *out owns the block; it
+ * holds no reference to the allocator (see the vtable's destroy).
  * Errors: C10C_STATUS_NULL_POINTER (out, allocator); C10C_STATUS_ERROR for nbytes above
  * PTRDIFF_MAX ("alloc_cpu() seems to have been called with negative number:
  * 18446744073709551615" for SIZE_MAX, as c10), and for a host allocator that reports success
@@ -133,8 +139,8 @@ C10C_API void c10c_allocator_release(c10c_allocator *allocator);
  * ("... (status 5, which is not a c10c_status failure code)"); the caching CPU allocator's
  * C10C_STATUS_INVALID_ARGUMENT "C10C_CPU_ALLOC_CONF: ..." while the environment's configuration is
  * malformed (c10c_cpu_caching_allocator_configure); the CUDA allocator's (cuda.h). */
-C10C_API c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes,
-                                             c10c_data_ptr *out);
+C10C_API c10c_status c10c_allocator_allocate(c10c_data_ptr *out, c10c_allocator *allocator,
+                                             size_t nbytes);
 
 /* Copies nbytes with the allocator's copy function (memcpy by default).
  * Errors: C10C_STATUS_NULL_POINTER (allocator; dst and src when nbytes > 0). */
@@ -146,7 +152,7 @@ C10C_API c10c_status c10c_allocator_copy(c10c_allocator *allocator, void *dst, c
  * struct_size below the first version's ("c10c_memory_stats.struct_size is 8, smaller than any
  * version (...); set it to sizeof(c10c_memory_stats)"); a host get_stats's failure as its status
  * with "allocator 'my_pool' failed to report its statistics (invalid argument)" (as allocate's). */
-C10C_API c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_memory_stats *out);
+C10C_API c10c_status c10c_allocator_get_stats(c10c_memory_stats *out, c10c_allocator *allocator);
 
 /* Returns the allocator's cached memory to the system (no-op when it caches nothing). For the
  * caching CPU allocator: the shared caches and the calling thread's cache; other threads' small
@@ -167,18 +173,24 @@ C10C_API void c10c_data_ptr_free(c10c_data_ptr *data_ptr);
 
 /* ---- the registry: one allocator per device type (c10's SetAllocator / GetAllocator) ---- */
 
-/* Installs allocator for its device type if priority >= the installed one's (c10's rule; the
- * built-in CPU allocator is installed at priority 0); a lower priority is ignored, with
- * C10C_STATUS_OK, as c10. The registry keeps a reference.
- * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_OUT_OF_MEMORY. */
-C10C_API c10c_status c10c_allocator_set(c10c_allocator *allocator, int32_t priority);
+/* Installs allocator for its device type if priority >= the installed one's (c10's SetAllocator
+ * rule; the built-in allocators count as installed at priority 0), and says in *out_installed
+ * whether it did: a lower priority installs nothing, which is not an error (c10 ignores it
+ * silently; here the caller learns of it) and returns C10C_STATUS_OK with *out_installed false.
+ * The registry keeps a reference to what it installs and drops its reference to the allocator
+ * replaced, whose vtable destroy then runs when its last other reference goes (storages made
+ * from it, references the host kept, c10c_allocator_get results).
+ * Errors: C10C_STATUS_NULL_POINTER (out_installed, allocator). */
+C10C_API c10c_status c10c_allocator_set(bool *out_installed, c10c_allocator *allocator,
+                                        int32_t priority);
 
 /* The installed allocator of a device type: by default the CPU caching allocator for CPU and,
  * for CUDA, the built-in caching allocator (PyTorch's algorithm over driver segments; its
- * allocations fail with C10C_STATUS_UNAVAILABLE when CUDA is unavailable). Ownership: *out is
- * borrowed; retain it to keep it past a later c10c_allocator_set. Errors: C10C_STATUS_NULL_POINTER;
- * C10C_STATUS_INVALID_ARGUMENT "Unknown device type 30"; C10C_STATUS_UNAVAILABLE "Allocator for
- * XLA is not set." when none is installed. */
+ * allocations fail with C10C_STATUS_UNAVAILABLE when CUDA is unavailable). Ownership: *out is a
+ * new reference (release it with c10c_allocator_release; a no-op for the built-in allocators), so
+ * it stays valid whatever c10c_allocator_set does on other threads. Errors:
+ * C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT "Unknown device type 30";
+ * C10C_STATUS_UNAVAILABLE "Allocator for XLA is not set." when none is installed. */
 C10C_API c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_type);
 
 /* ---- CPU allocators ---- */

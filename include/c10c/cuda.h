@@ -102,14 +102,26 @@ C10C_API c10c_status c10c_cuda_set_device(c10c_device_index index);
 /* c10's CUDAGuard: makes index current for a scope (c10's ExchangeDevice: its context made
  * current, unless the thread is already on index) and restores the previous device on exit
  * (c10's MaybeSetDevice: that device's context made current only if it exists).
- * A negative index leaves the device as it is (c10's OptionalDeviceGuard with no device). */
+ * A negative index leaves the device as it is (c10's OptionalDeviceGuard with no device).
+ * The caller allocates the guard (on its stack, typically) and sets struct_size to
+ * sizeof(c10c_cuda_device_guard) before enter, most simply with
+ *   c10c_cuda_device_guard guard = C10C_CUDA_DEVICE_GUARD_INIT;
+ * (from an FFI: struct_size = the size of the struct as the binding declares it). Fields are only
+ * ever appended; struct_size tells the library which ones the caller's struct has. */
 typedef struct c10c_cuda_device_guard {
+  uint32_t struct_size;       /* sizeof(c10c_cuda_device_guard) in the caller */
   c10c_device_index original; /* -1 when the guard changed nothing */
   c10c_device_index current;
 } c10c_cuda_device_guard;
 
-/* Errors: C10C_STATUS_NULL_POINTER (guard); for enter, as c10c_cuda_set_device (the guard is
- * then inactive and exit is a no-op), even with a negative index when CUDA is unavailable. */
+#define C10C_CUDA_DEVICE_GUARD_INIT \
+  { (uint32_t)sizeof(c10c_cuda_device_guard), -1, -1 }
+
+/* Errors: C10C_STATUS_NULL_POINTER (guard); C10C_STATUS_INVALID_ARGUMENT for a struct_size smaller
+ * than the first version's, 0 included ("c10c_cuda_device_guard.struct_size is 0, smaller than
+ * any version of the guard (6); set it to sizeof(c10c_cuda_device_guard)"), the guard left as it
+ * was; for enter, as c10c_cuda_set_device (the guard is then inactive and exit is a no-op), even
+ * with a negative index when CUDA is unavailable. */
 C10C_API c10c_status c10c_cuda_device_guard_enter(c10c_cuda_device_guard *guard,
                                                   c10c_device_index index);
 C10C_API c10c_status c10c_cuda_device_guard_exit(c10c_cuda_device_guard *guard);

@@ -18,9 +18,7 @@
 #include "stream.h"
 #include "tensor.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
+C10C_BEGIN_DECLS
 
 /* PyTorch's DurationStat: microseconds spent in driver calls. avg is total / count (0 when
  * count is 0); min is 0 until the first call. */
@@ -51,8 +49,9 @@ typedef struct c10c_cuda_host_stats {
 } c10c_cuda_host_stats;
 
 /* The pinned host allocator as an allocator handle for CPU storages ("cuda_host_caching"):
- * storages made with it are pinned. Borrowed (never released by the caller); NULL never. Its
- * allocate fails with C10C_STATUS_UNAVAILABLE without a driver. */
+ * storages made with it are pinned. Ownership: borrowed, lives for the whole process (a built-in
+ * allocator: retain and release do nothing to it); NULL never. Errors: none here; its allocate
+ * fails with C10C_STATUS_UNAVAILABLE without a driver. */
 C10C_API c10c_allocator *c10c_cuda_host_allocator(void);
 
 /* Allocates nbytes of pinned memory (0: *out NULL). Errors: C10C_STATUS_NULL_POINTER (out);
@@ -96,8 +95,6 @@ C10C_API c10c_status c10c_cuda_host_reset_accumulated_stats(void);
 C10C_API c10c_status c10c_tensor_copy_nonblocking_(c10c_tensor *dst, const c10c_tensor *src,
                                                    bool non_blocking);
 
-#ifdef __cplusplus
-}
-#endif
+C10C_END_DECLS
 
 #endif /* C10C_CUDA_HOST_H */

@@ -1,7 +1,8 @@
 /* libc10c: device types and devices, as c10's DeviceType and Device.
  *
  * A device is a 2-byte value {type, index} passed by value. Numeric values of the device types
- * equal c10's (c10/core/DeviceType.h), so they can be exchanged with PyTorch as numbers.
+ * equal torch 2.13's c10 (c10/core/DeviceType.h), frozen for every 1.x (other torch versions are
+ * met by name), so they can be exchanged with PyTorch 2.13 as numbers.
  */
 #ifndef C10C_DEVICE_H
 #define C10C_DEVICE_H
@@ -101,7 +102,8 @@ C10C_API c10c_status c10c_device_to_string(char *out, size_t out_size, c10c_devi
 /* Renames the PrivateUse1 device type, as c10's register_privateuse1_backend (torch's
  * torch.utils.rename_privateuse1_backend): afterwards "<name>:1" parses as a PrivateUse1 device
  * ("privateuseone:1" still does) and PrivateUse1 devices print as "<name>:1". Once per process:
- * registering the same name again succeeds, another name fails. Unlike c10, the name must be 1
+ * registering the same name again succeeds, another name fails. name is copied (the caller may
+ * free it when this returns). Unlike c10, the name must be 1
  * to 26 characters of [a-zA-Z_], and none of the names a device string already starts with
  * ("meta", "xla", ...: c10 refuses only cpu, cuda, hip, mps, xpu and mtia), so that every
  * device prints to a string that parses back to it.

@@ -5,7 +5,9 @@
  * AutogradCUDA sets its functionality bit (AutogradFunctionality) and its backend bit (CUDA), so
  * sets are cross products: {CPU, AutogradCUDA} also has CUDA and AutogradCPU, as in c10.
  * Higher bits have higher priority. All values equal c10's (c10/core/DispatchKey.h,
- * DispatchKeySet.h in PyTorch 2.13), including Fake = 12.
+ * DispatchKeySet.h in PyTorch 2.13), including Fake = 12, and are frozen for every 1.x: PyTorch
+ * renumbers keys and bits between releases, libc10c does not; a host that meets another torch
+ * version converts by name (c10c_dispatch_key_parse, c10c_dispatch_key_name).
  */
 #ifndef C10C_DISPATCH_KEY_H
 #define C10C_DISPATCH_KEY_H

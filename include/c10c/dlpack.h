@@ -122,6 +122,15 @@ C10C_BEGIN_DECLS
 /* The DLPack version libc10c exports, and the newest 1.x minor it reads without question. */
 enum { C10C_DLPACK_MAJOR = 1, C10C_DLPACK_MINOR = 3 };
 
+/* DLManagedTensorVersioned.flags bits, equal to DLPack's DLPACK_FLAG_BITMASK_* macros, as enum
+ * constants: macros vanish from the -DC10C_CDEF preprocessed header that FFI parsers read (cffi,
+ * and bindings generated from it), enum constants stay. */
+enum {
+  C10C_DLPACK_FLAG_BITMASK_READ_ONLY = 1 << 0,              /* DLPACK_FLAG_BITMASK_READ_ONLY */
+  C10C_DLPACK_FLAG_BITMASK_IS_COPIED = 1 << 1,              /* DLPACK_FLAG_BITMASK_IS_COPIED */
+  C10C_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 1 << 2, /* ..._IS_SUBBYTE_TYPE_PADDED */
+};
+
 /* The DLPack device of a c10 device, as ATen maps it (torch's __dlpack_device__): CPU (1, 0), CUDA
  * (2, index), HIP (kDLROCM, index), OpenCL (4, 0), XPU (kDLOneAPI, index), MAIA (17, index),
  * PrivateUse1 (kDLExtDev, index); an index of -1 (none) gives 0. ATen gives 0 for HIP and MAIA
@@ -168,25 +177,28 @@ C10C_API c10c_status c10c_tensor_to_dlpack(DLManagedTensor **out, const c10c_ten
  * addresses nothing: a negative one there (numpy exports a[::-1] of one element with stride -1)
  * becomes the stride a contiguous layout gives that dim (1 past int64), as torch 2.13 makes it.
  * dtypes: every (code, bits, lanes 1) with a c10 equivalent (torch's toScalarType, plus the five
- * float8 codes c10 has); devices: CPU (also kDLCUDAHost and kDLROCMHost, host memory), CUDA,
+ * float8 codes c10 has), and float4_e2m1fn_x2 as (kDLFloat4_e2m1fn, 4, 2) (what the export gives
+ * and torch 2.13 exports and imports: shape and strides count bytes, each two 4-bit lanes);
+ * devices: CPU (also kDLCUDAHost and kDLROCMHost, host memory), CUDA,
  * kDLROCM (HIP), kDLOneAPI (XPU), MAIA, kDLExtDev (PrivateUse1), with device_id 0 to 127 (ignored
  * for host memory). kDLOpenCL is refused: c10's OpenCL is a grandfathered Caffe2 device type
  * without tensors (torch takes the struct and then fails with an internal assert).
  * Ownership: *out is a new reference (NULL on failure).
  * Errors: C10C_STATUS_NULL_POINTER (out, src, dl_tensor.shape with ndim > 0, dl_tensor.data with
  * elements); C10C_STATUS_UNSUPPORTED for a major version other than 1 ("DLPack version 2.0 is not
- * supported: ..."), lanes != 1 ("ATen does not support lanes != 1"), dtypes without a c10
- * equivalent ("Unsupported kFloat bits 8", "Unsupported code 7"), other devices ("Unsupported
- * device_type: 5", "Unsupported device_type: 4 (kDLOpenCL: ...)"), and negative strides on dims
- * that move ("DLPack tensor with negative strides [3, -1]: ...": c10 has none; torch aborts the
- * process); C10C_STATUS_ERROR for a negative ndim ("DLPack tensor with negative ndim -1"), a
- * negative size ("Trying to create tensor with negative dimension -2: [-2, 3]") or a device_id
- * outside 0..127 ("DLPack device_id 128 is outside the device indices c10 has (0 to 127)");
- * C10C_STATUS_OVERFLOW when sizes and strides overflow int64 ("Storage size calculation overflowed
- * with sizes=[...] and strides=[...]", "numel: integer multiplication overflow", and for NULL
- * strides "Stride calculation overflowed") or data + byte_offset + the bytes reached overflow the
- * address space ("DLPack byte_offset 18446744073709551615 overflows the address space");
- * C10C_STATUS_OUT_OF_MEMORY. */
+ * supported: ..."), lanes != 1 ("ATen does not support lanes != 1 for dtype code2"; for
+ * kDLFloat4_e2m1fn bits other than 4 and lanes other than 2: "Unsupported kDLFloat4_e2m1fn lanes
+ * 1"), dtypes without a c10 equivalent ("Unsupported kFloat bits 8", "Unsupported code 7"), other
+ * devices ("Unsupported device_type: 5", "Unsupported device_type: 4 (kDLOpenCL: ...)"), and
+ * negative strides on dims that move ("DLPack tensor with negative strides [3, -1]: ...": c10 has
+ * none; torch aborts the process); C10C_STATUS_ERROR for a negative ndim ("DLPack tensor with
+ * negative ndim -1"), a negative size ("Trying to create tensor with negative dimension -2: [-2,
+ * 3]") or a device_id outside 0..127 ("DLPack device_id 128 is outside the device indices c10 has
+ * (0 to 127)"); C10C_STATUS_OVERFLOW when sizes and strides overflow int64 ("Storage size
+ * calculation overflowed with sizes=[...] and strides=[...]", "numel: integer multiplication
+ * overflow", and for NULL strides "Stride calculation overflowed") or data + byte_offset + the
+ * bytes reached overflow the address space ("DLPack byte_offset 18446744073709551615 overflows the
+ * address space"); C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_tensor_from_dlpack_versioned(c10c_tensor **out,
                                                        struct DLManagedTensorVersioned *src);
 

@@ -1,8 +1,9 @@
 /* libc10c: dtypes (c10's ScalarType): numeric values, item sizes, names, predicates, promotion.
  *
- * A dtype is an 8-bit integer whose value equals c10::ScalarType's, so it can be exchanged with
- * PyTorch as a number. Names are torch's ("float32", legacy "float"); c10's own names ("Float")
- * appear in error messages, as in PyTorch.
+ * A dtype is an 8-bit integer whose value equals torch 2.13's c10::ScalarType, frozen for every
+ * 1.x (a later PyTorch that renumbers is met by name: c10c_dtype_from_name), so it can be
+ * exchanged with PyTorch 2.13 as a number. Names are torch's ("float32", legacy "float"); c10's
+ * own names ("Float") appear in error messages, as in PyTorch.
  */
 #ifndef C10C_DTYPE_H
 #define C10C_DTYPE_H

@@ -1,7 +1,7 @@
 /* libc10c: tensor layouts and memory formats, as c10's Layout and MemoryFormat.
  *
- * Both are 8-bit integers with c10's values. Names are c10's (printed in messages) and torch's
- * Python names ("strided", "channels_last").
+ * Both are 8-bit integers with torch 2.13's c10 values, frozen for every 1.x. Names are c10's
+ * (printed in messages) and torch's Python names ("strided", "channels_last").
  */
 #ifndef C10C_LAYOUT_H
 #define C10C_LAYOUT_H

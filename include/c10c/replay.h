@@ -42,10 +42,11 @@ typedef struct c10c_sim_device_stats {
 
 /* A simulated device of capacity bytes with the caching allocator configured by settings (the
  * syntax and checks of PYTORCH_CUDA_ALLOC_CONF / c10c_cuda_set_allocator_settings; NULL or ""
- * for the defaults) and flags (0 or C10C_SIM_DESCENDING). Errors: C10C_STATUS_NULL_POINTER
- * (out); C10C_STATUS_INVALID_ARGUMENT for capacity 0, unknown flags, and settings that do not
- * parse (PyTorch's messages, e.g. "Unrecognized key 'foo' in CUDA allocator config.");
- * C10C_STATUS_NOT_IMPLEMENTED for PyTorch's options the engine does not implement;
+ * for the defaults; read during the call only, not kept) and flags (0 or C10C_SIM_DESCENDING).
+ * Ownership: *out is the caller's, freed with c10c_sim_device_destroy. Errors:
+ * C10C_STATUS_NULL_POINTER (out); C10C_STATUS_INVALID_ARGUMENT for capacity 0, unknown flags, and
+ * settings that do not parse (PyTorch's messages, e.g. "Unrecognized key 'foo' in CUDA allocator
+ * config."); C10C_STATUS_NOT_IMPLEMENTED for PyTorch's options the engine does not implement;
  * C10C_STATUS_OUT_OF_MEMORY (host). */
 C10C_API c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity,
                                          const char *settings, uint32_t flags);
@@ -57,8 +58,8 @@ C10C_API void c10c_sim_device_destroy(c10c_sim_device *device);
  * size 0). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_OUT_OF_MEMORY with PyTorch's message
  * ("Tried to allocate 2.00 GiB. GPU 0 has a total capacity of ...") when the device is full
  * after releasing the cache. */
-C10C_API c10c_status c10c_sim_device_malloc(c10c_sim_device *device, size_t size, int64_t stream,
-                                            uint64_t *out_address);
+C10C_API c10c_status c10c_sim_device_malloc(uint64_t *out_address, c10c_sim_device *device,
+                                            size_t size, int64_t stream);
 
 /* Frees the block at address. 0 does nothing. Errors: C10C_STATUS_NULL_POINTER;
  * C10C_STATUS_INVALID_ARGUMENT for an address the device did not hand out or already freed. */
@@ -86,7 +87,7 @@ C10C_API c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *device);
 
 /* The device's figures. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a
  * struct_size smaller than the first version's. */
-C10C_API c10c_status c10c_sim_device_get_stats(c10c_sim_device *device, c10c_sim_device_stats *out);
+C10C_API c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_device *device);
 
 C10C_END_DECLS
 

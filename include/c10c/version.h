@@ -27,6 +27,20 @@ C10C_BEGIN_DECLS
 /* MAJOR << 16 | MINOR. */
 #define C10C_ABI_VERSION       ((C10C_ABI_VERSION_MAJOR << 16) | C10C_ABI_VERSION_MINOR)
 
+/* The macros above as enum constants, which survive preprocessing: the -DC10C_CDEF header that
+ * FFI parsers read (cffi in either mode, and bindings generated from it) keeps no macro. A
+ * binding takes the version it was written against from here, never from the library (that
+ * would check the library against itself). The macros stay for C (#if needs them). */
+enum {
+  C10C_VERSION_MAJOR_VALUE = C10C_VERSION_MAJOR,
+  C10C_VERSION_MINOR_VALUE = C10C_VERSION_MINOR,
+  C10C_VERSION_PATCH_VALUE = C10C_VERSION_PATCH,
+  C10C_VERSION_NUMBER_VALUE = C10C_VERSION_NUMBER,
+  C10C_ABI_VERSION_MAJOR_VALUE = C10C_ABI_VERSION_MAJOR,
+  C10C_ABI_VERSION_MINOR_VALUE = C10C_ABI_VERSION_MINOR,
+  C10C_ABI_VERSION_VALUE = C10C_ABI_VERSION,
+};
+
 /* The release version of the loaded library, as C10C_VERSION_NUMBER. Errors: none. */
 C10C_API uint32_t c10c_version_number(void);
 
@@ -38,7 +52,15 @@ C10C_API const char *c10c_version_string(void);
 C10C_API uint32_t c10c_abi_version(void);
 
 /* What a caller was compiled with; fill it with C10C_ABI_INFO_INIT. Fields are only ever
- * appended; struct_size tells the library which ones the caller knows. */
+ * appended; struct_size tells the library which ones the caller knows.
+ * From an FFI without the macro, fill it from the binding's own declarations: struct_size =
+ * the binding's size of c10c_abi_info, abi_version = C10C_ABI_VERSION_VALUE (the enum constant
+ * of the header the binding was made from), and each sizeof_X = the binding's size of c10c_X
+ * (sizeof_stream_data3: of c10c_stream_data3). In cffi:
+ *   info = ffi.new("c10c_abi_info *", {"struct_size": ffi.sizeof("c10c_abi_info"),
+ *       "abi_version": lib.C10C_ABI_VERSION_VALUE, "sizeof_device": ffi.sizeof("c10c_device"),
+ *       ...}); lib.c10c_abi_check(info)
+ * A library function cannot fill it: it would report the library's own version and sizes. */
 typedef struct c10c_abi_info {
   uint32_t struct_size;             /* sizeof(c10c_abi_info) in the caller */
   uint32_t abi_version;             /* C10C_ABI_VERSION in the caller */

@@ -402,8 +402,23 @@ c10c_status c10c_cuda_current_device(c10c_device_index *out) {
 
 c10c_status c10c_cuda_set_device(c10c_device_index index) { return set_device(index); }
 
+/* The size of the first published version of the guard (struct_size, original, current). */
+#define GUARD_MIN_SIZE (offsetof(c10c_cuda_device_guard, current) + sizeof(c10c_device_index))
+
+/* A guard's struct_size must cover the first version: the fields this version reads and writes
+ * are all in it, so a larger (newer) guard is served the same. */
+static c10c_status check_guard(const c10c_cuda_device_guard *guard) {
+  if (guard->struct_size >= GUARD_MIN_SIZE) return C10C_STATUS_OK;
+  return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                    "c10c_cuda_device_guard.struct_size is %u, smaller than any version of the "
+                    "guard (%zu); set it to sizeof(c10c_cuda_device_guard)",
+                    (unsigned)guard->struct_size, (size_t)GUARD_MIN_SIZE);
+}
+
 c10c_status c10c_cuda_device_guard_enter(c10c_cuda_device_guard *guard, c10c_device_index index) {
   C10C__CHECK_NOT_NULL(guard);
+  c10c_status checked = check_guard(guard);
+  if (checked != C10C_STATUS_OK) return checked;
   guard->original = guard->current = -1;
   c10c_status st = ensure_loaded();
   if (st != C10C_STATUS_OK || index < 0) return st;
@@ -417,6 +432,8 @@ c10c_status c10c_cuda_device_guard_enter(c10c_cuda_device_guard *guard, c10c_dev
 
 c10c_status c10c_cuda_device_guard_exit(c10c_cuda_device_guard *guard) {
   C10C__CHECK_NOT_NULL(guard);
+  c10c_status checked = check_guard(guard);
+  if (checked != C10C_STATUS_OK) return checked;
   if (guard->original < 0) return C10C_STATUS_OK;
   c10c_device_index original = guard->original;
   guard->original = guard->current = -1;

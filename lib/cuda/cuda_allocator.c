@@ -286,7 +286,7 @@ static void block_free(void *ctx) {
   if (e != NULL) c10c__engine_free(e, ctx); /* an unknown pointer cannot reach here */
 }
 
-static c10c_status cuda_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+static c10c_status cuda_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment) {
   (void)self, (void)alignment; /* blocks are 512-byte aligned in 256-aligned segments */
   c10c__engine *e = NULL;
   c10c_status st = get_engine(&e);
@@ -303,7 +303,7 @@ static c10c_status cuda_allocate(void *self, size_t nbytes, size_t alignment, c1
   return C10C_STATUS_OK;
 }
 
-static c10c_status cuda_stats(void *self, c10c_memory_stats *out) {
+static c10c_status cuda_stats(c10c_memory_stats *out, void *self) {
   (void)self;
   c10c__engine *e = NULL;
   c10c_status st = get_engine(&e);

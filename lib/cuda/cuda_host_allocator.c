@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "allocator_internal.h"
 #include "cuda_internal.h"
 #include "internal.h"
 
@@ -320,16 +321,22 @@ c10c_status c10c_cuda_host_empty_cache(void) {
   return st;
 }
 
+/* The size of the first published version of the figures (up to and including host_free_time). */
+#define HOST_STATS_MIN_SIZE \
+  (offsetof(c10c_cuda_host_stats, host_free_time) + sizeof(c10c_duration_stat))
+
 c10c_status c10c_cuda_host_get_stats(c10c_cuda_host_stats *out) {
   C10C__CHECK_NOT_NULL(out);
-  if (out->struct_size < sizeof *out)
+  if (out->struct_size < HOST_STATS_MIN_SIZE)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "c10c_cuda_host_stats.struct_size is %u, smaller than any version (%zu)",
-                      (unsigned)out->struct_size, sizeof *out);
+                      (unsigned)out->struct_size, (size_t)HOST_STATS_MIN_SIZE);
+  /* only the fields the caller's version has: a struct from an older host is smaller than ours */
+  size_t size = out->struct_size < sizeof stats ? out->struct_size : sizeof stats;
   pthread_mutex_lock(&lock);
-  *out = stats;
+  memcpy(out, &stats, size);
   pthread_mutex_unlock(&lock);
-  out->struct_size = sizeof *out;
+  out->struct_size = (uint32_t)size;
   return C10C_STATUS_OK;
 }
 
@@ -358,7 +365,7 @@ c10c_status c10c_cuda_host_reset_accumulated_stats(void) {
 
 static void host_deleter(void *ctx) { (void)c10c_cuda_host_free(ctx); }
 
-static c10c_status vt_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+static c10c_status vt_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment) {
   (void)self;
   (void)alignment; /* pinned blocks are page-aligned */
   void *ptr = NULL;
@@ -381,23 +388,21 @@ static void vt_reset_peak(void *self) {
   (void)c10c_cuda_host_reset_peak_stats();
 }
 
-static pthread_once_t handle_once = PTHREAD_ONCE_INIT;
-static c10c_allocator *host_handle;
+/* A built-in allocator as the CPU and CUDA caching ones: immortal (never counted, never NULL,
+ * whatever c10c_allocator_set does with it), and its failures keep their own messages (the
+ * driver's reason) instead of the wrapping a host allocator's get. */
+static c10c_allocator host_handle = {
+    .obj = {.refcount = C10C__IMMORTAL_REF, .type = &c10c__immortal_type},
+    .vt = {.struct_size = sizeof(c10c_allocator_vtable),
+           .allocate = vt_allocate,
+           .empty_cache = vt_empty_cache,
+           .reset_peak_stats = vt_reset_peak,
+           .name = "cuda_host_caching"},
+    .device_type = C10C_DEVICE_TYPE_CPU,
+    .builtin = true,
+};
 
-static void make_handle(void) {
-  static const c10c_allocator_vtable vt = {.struct_size = sizeof(c10c_allocator_vtable),
-                                           .allocate = vt_allocate,
-                                           .empty_cache = vt_empty_cache,
-                                           .reset_peak_stats = vt_reset_peak,
-                                           .name = "cuda_host_caching"};
-  if (c10c_allocator_new(&host_handle, &vt, NULL, C10C_DEVICE_TYPE_CPU) != C10C_STATUS_OK)
-    host_handle = NULL;
-}
-
-c10c_allocator *c10c_cuda_host_allocator(void) {
-  pthread_once(&handle_once, make_handle);
-  return host_handle;
-}
+c10c_allocator *c10c_cuda_host_allocator(void) { return &host_handle; }
 
 /* ---- non-blocking copies ---- */
 

@@ -102,7 +102,7 @@ static c10c_status host_error(const c10c_allocator *allocator, c10c_status st, c
                     c10c_allocator_name(allocator), what, (int)st);
 }
 
-c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes, c10c_data_ptr *out) {
+c10c_status c10c_allocator_allocate(c10c_data_ptr *out, c10c_allocator *allocator, size_t nbytes) {
   C10C__CHECK_NOT_NULL(out);
   out->data = out->ctx = NULL;
   out->deleter = NULL;
@@ -112,7 +112,7 @@ c10c_status c10c_allocator_allocate(c10c_allocator *allocator, size_t nbytes, c1
                       "alloc_cpu() seems to have been called with negative number: %zu", nbytes);
   out->device.type = allocator->device_type;
   out->device.index = -1;
-  c10c_status st = allocator->vt.allocate(allocator->self, nbytes, CPU_ALIGNMENT, out);
+  c10c_status st = allocator->vt.allocate(out, allocator->self, nbytes, CPU_ALIGNMENT);
   if (st == C10C_STATUS_OK && nbytes > 0 && out->data == NULL) {
     /* a host allocator that broke its contract: no storage may claim bytes it does not have */
     if (out->deleter != NULL && out->ctx != NULL) out->deleter(out->ctx);
@@ -143,9 +143,9 @@ c10c_status c10c_allocator_copy(c10c_allocator *allocator, void *dst, const void
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_memory_stats *out) {
-  C10C__CHECK_NOT_NULL(allocator);
+c10c_status c10c_allocator_get_stats(c10c_memory_stats *out, c10c_allocator *allocator) {
   C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(allocator);
   if (out->struct_size < STATS_MIN_SIZE)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "c10c_memory_stats.struct_size is %u, smaller than any version (%zu); set "
@@ -155,7 +155,7 @@ c10c_status c10c_allocator_get_stats(c10c_allocator *allocator, c10c_memory_stat
   memset(out, 0, size < sizeof *out ? size : sizeof *out);
   out->struct_size = size;
   if (allocator->vt.get_stats == NULL) return C10C_STATUS_OK;
-  c10c_status st = allocator->vt.get_stats(allocator->self, out);
+  c10c_status st = allocator->vt.get_stats(out, allocator->self);
   if (st == C10C_STATUS_OK || allocator->builtin) return st;
   return host_error(allocator, st, "report its statistics");
 }
@@ -209,7 +209,7 @@ void c10c__stats_reset_peaks(c10c_memory_stats *s, const c10c_memory_stats *now)
 
 static void plain_free(void *ctx) { c10c__os_free(ctx); }
 
-static c10c_status plain_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+static c10c_status plain_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment) {
   (void)self;
   if (nbytes == 0) return C10C_STATUS_OK; /* c10: NULL data and ctx */
   void *p = NULL;
@@ -238,15 +238,9 @@ c10c_allocator *c10c_cpu_default_allocator(void) { return &default_allocator; }
 /* ---- the registry (c10's SetAllocator / GetAllocator) ---- */
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/* What c10c_allocator_set installed (a reference each), NULL while the built-in one serves. */
 static _Atomic(c10c_allocator *) registry[C10C_DEVICE_TYPE_COUNT];
 static int32_t priorities[C10C_DEVICE_TYPE_COUNT];
-/* Allocators replaced in the registry stay referenced here: another thread may still hold the
- * borrowed pointer c10c_allocator_get gave it. */
-typedef struct retired {
-  c10c_allocator *allocator;
-  struct retired *next;
-} retired;
-static retired *retired_list;
 /* The built-in allocators, filled by their modules when the library loads. */
 static _Atomic(c10c_allocator *) builtin[C10C_DEVICE_TYPE_COUNT];
 
@@ -254,26 +248,25 @@ void c10c__allocator_register_builtin(c10c_allocator *allocator) {
   atomic_store_explicit(&builtin[allocator->device_type], allocator, memory_order_release);
 }
 
-c10c_status c10c_allocator_set(c10c_allocator *allocator, int32_t priority) {
+/* c10's SetAllocator: `if (priority >= allocator_priority[t])` the new one replaces the old. The
+ * registry's reference to the replaced allocator is dropped, so its destroy runs once its last
+ * other user (a storage, a host's reference, a c10c_allocator_get result) lets go. */
+c10c_status c10c_allocator_set(bool *out_installed, c10c_allocator *allocator, int32_t priority) {
+  C10C__CHECK_NOT_NULL(out_installed);
+  *out_installed = false;
   C10C__CHECK_NOT_NULL(allocator);
   c10c_device_type t = allocator->device_type;
-  retired *r = c10c__malloc(sizeof *r);
-  if (r == NULL)
-    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory installing an allocator");
   pthread_mutex_lock(&registry_lock);
-  c10c_allocator *old = atomic_load_explicit(&registry[t], memory_order_relaxed);
-  if (old == NULL) old = atomic_load_explicit(&builtin[t], memory_order_acquire);
   if (priority < priorities[t]) {
     pthread_mutex_unlock(&registry_lock);
-    c10c__free(r); /* c10 keeps the allocator of higher priority, silently */
-    return C10C_STATUS_OK;
+    return C10C_STATUS_OK; /* c10 keeps the allocator of higher priority */
   }
   priorities[t] = priority;
-  atomic_store_explicit(&registry[t], c10c_allocator_retain(allocator), memory_order_release);
-  r->allocator = old;
-  r->next = retired_list;
-  retired_list = r;
+  c10c_allocator *old = atomic_exchange_explicit(&registry[t], c10c_allocator_retain(allocator),
+                                                 memory_order_acq_rel);
   pthread_mutex_unlock(&registry_lock);
+  c10c_allocator_release(old); /* NULL-safe; built-ins are not counted */
+  *out_installed = true;
   return C10C_STATUS_OK;
 }
 
@@ -283,6 +276,15 @@ c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_typ
   if (!c10c_device_type_is_valid(device_type))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
   c10c_allocator *a = atomic_load_explicit(&registry[device_type], memory_order_acquire);
+  if (a != NULL) {
+    /* something was set: take the reference under the lock, so that a c10c_allocator_set
+     * replacing it on another thread cannot drop the registry's (possibly last) one in between
+     * (nothing of a may be read before: it may be freed by then). While nothing was set, the
+     * built-in allocator serves, which is immortal: no lock on that path. */
+    pthread_mutex_lock(&registry_lock);
+    a = c10c_allocator_retain(atomic_load_explicit(&registry[device_type], memory_order_relaxed));
+    pthread_mutex_unlock(&registry_lock);
+  }
   if (a == NULL) a = atomic_load_explicit(&builtin[device_type], memory_order_acquire);
   if (a == NULL)
     return c10c__fail(C10C_STATUS_UNAVAILABLE, "Allocator for %s is not set.",

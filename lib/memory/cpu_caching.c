@@ -637,8 +637,8 @@ static c10c_status caching_allocate_slow(size_t nbytes, size_t alignment, c10c_d
 
 /* The fast path: a small block from this thread's cache, no locks, no atomic read-modify-write.
  * The caller (c10c_allocator_allocate) has set out->device. */
-static c10c_status caching_allocate(void *self, size_t nbytes, size_t alignment,
-                                    c10c_data_ptr *out) {
+static c10c_status caching_allocate(c10c_data_ptr *out, void *self, size_t nbytes,
+                                    size_t alignment) {
   (void)self;
   thread_cache *tc = my_cache; /* exists only after the environment was read */
   if (tc != NULL && nbytes - 1 < SMALL_MAX && alignment <= ALIGNMENT) {
@@ -739,7 +739,7 @@ c10c_status c10c__cpu_caching_stats(c10c_memory_stats *out) {
   return C10C_STATUS_OK;
 }
 
-static c10c_status caching_get_stats(void *self, c10c_memory_stats *out) {
+static c10c_status caching_get_stats(c10c_memory_stats *out, void *self) {
   (void)self;
   c10c_memory_stats all;
   c10c__cpu_caching_stats(&all);

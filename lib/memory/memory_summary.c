@@ -88,7 +88,7 @@ c10c_status c10c_allocator_summary(char *out, size_t out_size, size_t *out_len,
   if (out_size > 0) C10C__CHECK_NOT_NULL(out);
   c10c_memory_stats s;
   s.struct_size = sizeof s;
-  c10c_status st = c10c_allocator_get_stats(allocator, &s);
+  c10c_status st = c10c_allocator_get_stats(&s, allocator);
   if (st != C10C_STATUS_OK) return st;
   text t = {out, out_size, 0};
   char line[160];

@@ -134,10 +134,10 @@ void c10c_sim_device_destroy(c10c_sim_device *d) {
   c10c__free(d);
 }
 
-c10c_status c10c_sim_device_malloc(c10c_sim_device *d, size_t size, int64_t stream,
-                                   uint64_t *out_address) {
-  C10C__CHECK_NOT_NULL(d);
+c10c_status c10c_sim_device_malloc(uint64_t *out_address, c10c_sim_device *d, size_t size,
+                                   int64_t stream) {
   C10C__CHECK_NOT_NULL(out_address);
+  C10C__CHECK_NOT_NULL(d);
   void *ptr = NULL;
   c10c_status st = c10c__engine_malloc(d->engine, 0, size, (c10c_stream_id)stream, &ptr);
   if (st == C10C_STATUS_OK) *out_address = (uint64_t)(uintptr_t)ptr;
@@ -181,28 +181,36 @@ c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *d) {
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c_sim_device_get_stats(c10c_sim_device *d, c10c_sim_device_stats *out) {
-  C10C__CHECK_NOT_NULL(d);
+/* The size of the first published version of the figures (up to and including capacity). */
+#define SIM_STATS_MIN_SIZE (offsetof(c10c_sim_device_stats, capacity) + sizeof(uint64_t))
+
+c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_device *d) {
   C10C__CHECK_NOT_NULL(out);
-  if (out->struct_size < sizeof(c10c_sim_device_stats))
+  C10C__CHECK_NOT_NULL(d);
+  if (out->struct_size < SIM_STATS_MIN_SIZE)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                      "c10c_sim_device_stats: struct_size %u is smaller than %zu",
-                      (unsigned)out->struct_size, sizeof(c10c_sim_device_stats));
+                      "c10c_sim_device_stats.struct_size is %u, smaller than any version (%zu); "
+                      "set it to sizeof(c10c_sim_device_stats)",
+                      (unsigned)out->struct_size, (size_t)SIM_STATS_MIN_SIZE);
   c10c_memory_stats s;
   memset(&s, 0, sizeof s);
   s.struct_size = sizeof s;
   c10c_status st = c10c__engine_stats(d->engine, 0, &s);
   if (st != C10C_STATUS_OK) return st;
-  *out = (c10c_sim_device_stats){.struct_size = (uint32_t)sizeof *out,
-                                 .device_mallocs = d->mallocs,
-                                 .device_frees = d->frees,
-                                 .maps = s.num_device_alloc - d->mallocs,
-                                 .unmaps = s.num_device_free - d->frees,
-                                 .reserved = s.reserved_bytes[C10C_STAT_ALL].current,
-                                 .peak_reserved = s.reserved_bytes[C10C_STAT_ALL].peak,
-                                 .allocated = s.allocated_bytes[C10C_STAT_ALL].current,
-                                 .peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak,
-                                 .num_ooms = s.num_ooms,
-                                 .capacity = d->capacity};
+  c10c_sim_device_stats all = {.struct_size = (uint32_t)sizeof all,
+                               .device_mallocs = d->mallocs,
+                               .device_frees = d->frees,
+                               .maps = s.num_device_alloc - d->mallocs,
+                               .unmaps = s.num_device_free - d->frees,
+                               .reserved = s.reserved_bytes[C10C_STAT_ALL].current,
+                               .peak_reserved = s.reserved_bytes[C10C_STAT_ALL].peak,
+                               .allocated = s.allocated_bytes[C10C_STAT_ALL].current,
+                               .peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak,
+                               .num_ooms = s.num_ooms,
+                               .capacity = d->capacity};
+  /* the fields the caller's version has (a newer caller's struct_size above ours: ours) */
+  size_t size = out->struct_size < sizeof all ? out->struct_size : sizeof all;
+  memcpy(out, &all, size);
+  out->struct_size = (uint32_t)size;
   return C10C_STATUS_OK;
 }

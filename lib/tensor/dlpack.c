@@ -32,6 +32,11 @@ _Static_assert(sizeof(void *) != 8 || (sizeof(DLManagedTensorVersioned) == 80 &&
                                        offsetof(DLManagedTensorVersioned, flags) == 24 &&
                                        offsetof(DLManagedTensorVersioned, dl_tensor) == 32),
                "DLManagedTensorVersioned");
+_Static_assert(C10C_DLPACK_FLAG_BITMASK_READ_ONLY == DLPACK_FLAG_BITMASK_READ_ONLY &&
+                   C10C_DLPACK_FLAG_BITMASK_IS_COPIED == DLPACK_FLAG_BITMASK_IS_COPIED &&
+                   C10C_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED ==
+                       DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
+               "the flags' enum constants are DLPack's");
 _Static_assert(sizeof(DLDeviceType) == 4, "DLDeviceType is int-sized (no -fshort-enums)");
 _Static_assert(sizeof(DLManagedTensor) % sizeof(int64_t) == 0 &&
                    sizeof(DLManagedTensorVersioned) % sizeof(int64_t) == 0,
@@ -105,9 +110,22 @@ static c10c_status unsupported_bits(const char *kind, DLDataType dt) {
   return c10c__fail(C10C_STATUS_UNSUPPORTED, "Unsupported %s bits %u", kind, (unsigned)dt.bits);
 }
 
-/* ATen's toScalarType, with its messages, plus c10's float8 types. */
+/* ATen's toScalarType (torch 2.13), with its messages, plus c10's float8 types. */
 static c10c_status dtype_of_dl(c10c_dtype *out, DLDataType dt) {
-  if (dt.lanes != 1) return c10c__fail(C10C_STATUS_UNSUPPORTED, "ATen does not support lanes != 1");
+  /* float4_e2m1fn_x2 is the one type that comes with 2 lanes: one element is a byte holding two
+   * 4-bit values, so (kDLFloat4_e2m1fn, 4, 2) is what torch exports and the only form it
+   * imports; its bits are checked before its lanes, as torch does */
+  if (dt.code == kDLFloat4_e2m1fn) {
+    if (dt.bits != 4) return unsupported_bits("kDLFloat4_e2m1fn", dt);
+    if (dt.lanes != 2)
+      return c10c__fail(C10C_STATUS_UNSUPPORTED, "Unsupported kDLFloat4_e2m1fn lanes %u",
+                        (unsigned)dt.lanes);
+    *out = C10C_DTYPE_FLOAT4_E2M1FN_X2;
+    return C10C_STATUS_OK;
+  }
+  if (dt.lanes != 1)
+    return c10c__fail(C10C_STATUS_UNSUPPORTED, "ATen does not support lanes != 1 for dtype code%u",
+                      (unsigned)dt.code);
   switch (dt.code) {
     case kDLUInt:
       switch (dt.bits) {

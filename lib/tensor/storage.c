@@ -84,6 +84,7 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
   *out = NULL;
   if (nbytes < 0) return negative_size(nbytes);
   if (allocator == NULL) {
+    /* a reference of our own (a concurrent c10c_allocator_set may drop the registry's) */
     c10c_status st = c10c_allocator_get(&allocator, device_type);
     if (st != C10C_STATUS_OK) return st;
   } else if (c10c_allocator_device_type(allocator) != device_type) {
@@ -93,16 +94,21 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
                       c10c_device_type_is_valid(device_type)
                           ? c10c__device_type_name(device_type, false)
                           : "an unknown device type");
+  } else {
+    c10c_allocator_retain(allocator);
   }
   c10c_storage *s = new_shell(nbytes, resizable);
-  if (s == NULL)
+  if (s == NULL) {
+    c10c_allocator_release(allocator);
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
-  c10c_status st = c10c_allocator_allocate(allocator, (size_t)nbytes, &s->data_ptr);
+  }
+  c10c_status st = c10c_allocator_allocate(&s->data_ptr, allocator, (size_t)nbytes);
   if (st != C10C_STATUS_OK) {
     c10c__shell_free(C10C__SHELL_STORAGE, s, sizeof *s);
+    c10c_allocator_release(allocator);
     return st;
   }
-  s->allocator = c10c_allocator_retain(allocator);
+  s->allocator = allocator; /* the reference taken above */
   *out = s;
   return C10C_STATUS_OK;
 }
@@ -166,7 +172,7 @@ c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes) {
     return c10c__fail(C10C_STATUS_ERROR, "Trying to resize storage that is not resizable");
   if (nbytes < 0) return negative_size(nbytes);
   c10c_data_ptr fresh = {0};
-  c10c_status st = c10c_allocator_allocate(storage->allocator, (size_t)nbytes, &fresh);
+  c10c_status st = c10c_allocator_allocate(&fresh, storage->allocator, (size_t)nbytes);
   if (st != C10C_STATUS_OK) return st;
   int64_t common = nbytes < storage->nbytes ? nbytes : storage->nbytes;
   if (common > 0 && storage->data_ptr.data != NULL)

@@ -175,7 +175,7 @@ static c10c_status finish(c10c_tensor *t, c10c_storage *storage, int64_t offset,
 static c10c_status new_storage_on(c10c_storage **out, int64_t nbytes, c10c_device *device) {
   if (device->type != C10C_DEVICE_TYPE_CUDA)
     return c10c_storage_new(out, nbytes, NULL, device->type, true);
-  c10c_cuda_device_guard guard = {-1, -1};
+  c10c_cuda_device_guard guard = C10C_CUDA_DEVICE_GUARD_INIT;
   c10c_status st = device->index < 0 ? c10c_cuda_current_device(&device->index) : C10C_STATUS_OK;
   if (st == C10C_STATUS_OK) st = c10c_cuda_device_guard_enter(&guard, device->index);
   if (st == C10C_STATUS_OK) st = c10c_storage_new(out, nbytes, NULL, device->type, true);

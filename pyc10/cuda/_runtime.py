@@ -119,7 +119,10 @@ class device:
 
     def __enter__(self) -> None:
         index = _none_compared(self.idx)
-        guard = ffi.new("c10c_cuda_device_guard *", {"original": -1, "current": -1})
+        guard = ffi.new(
+            "c10c_cuda_device_guard *",
+            {"struct_size": ffi.sizeof("c10c_cuda_device_guard"), "original": -1, "current": -1},
+        )
         if index >= 0:  # a negative one changes nothing, even without CUDA (_exchange_device)
             check(lib.c10c_cuda_device_guard_enter(guard, index))
         self.prev_idx = int(guard.original)

@@ -75,8 +75,8 @@ static int test_current_failed;
 
 /* A host allocator over malloc, installed (priority 0) for a device type that has none of its own,
  * so that tests can make tensors there. */
-static inline c10c_status harness_malloc_allocate(void *self, size_t nbytes, size_t alignment,
-                                                  c10c_data_ptr *out) {
+static inline c10c_status harness_malloc_allocate(c10c_data_ptr *out, void *self, size_t nbytes,
+                                                  size_t alignment) {
   (void)self, (void)alignment;
   if (nbytes == 0) return C10C_STATUS_OK;
   out->data = out->ctx = malloc(nbytes);
@@ -91,7 +91,9 @@ static inline void install_malloc_allocator(c10c_device_type type) {
   vt.allocate = harness_malloc_allocate;
   c10c_allocator *a = NULL;
   ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, type));
-  ASSERT_OK(c10c_allocator_set(a, 0));
+  bool installed = false;
+  ASSERT_OK(c10c_allocator_set(&installed, a, 0));
+  ASSERT_TRUE(installed);
   c10c_allocator_release(a);
 }
 

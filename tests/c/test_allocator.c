@@ -24,7 +24,7 @@ static void host_free(void *ctx) {
   free(b);
 }
 
-static c10c_status host_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+static c10c_status host_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment) {
   host_pool *pool = self;
   if (nbytes == 0) return C10C_STATUS_OK;
   if (nbytes > ((size_t)1 << 40)) return C10C_STATUS_OUT_OF_MEMORY;
@@ -92,18 +92,18 @@ TEST(host_allocator_failures_are_reported_with_its_name) {
   c10c_allocator *a;
   ASSERT_OK(c10c_allocator_new(&a, &vt, &pool, C10C_DEVICE_TYPE_CPU));
   c10c_data_ptr dp;
-  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(a, (size_t)1 << 41, &dp));
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(&dp, a, (size_t)1 << 41));
   ASSERT_ERROR_MESSAGE(
       "allocator 'host_pool' failed to allocate 2199023255552 bytes (out of memory)");
   ASSERT_TRUE(dp.data == NULL && dp.ctx == NULL);
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(a, SIZE_MAX, &dp));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(&dp, a, SIZE_MAX));
   ASSERT_OK(c10c_allocator_empty_cache(a));
   ASSERT_OK(c10c_allocator_reset_peak_stats(a));
   ASSERT_EQ(pool.empties, 1);
   ASSERT_EQ(pool.resets, 1);
   c10c_memory_stats stats;
   stats.struct_size = sizeof stats;
-  ASSERT_OK(c10c_allocator_get_stats(a, &stats)); /* no get_stats: all zero */
+  ASSERT_OK(c10c_allocator_get_stats(&stats, a)); /* no get_stats: all zero */
   ASSERT_EQ(stats.allocation[C10C_STAT_ALL].current, 0);
   c10c_allocator_release(a);
 }
@@ -141,7 +141,7 @@ TEST(vtable_is_validated) {
   ASSERT_EQ(pool.destroyed, 1); /* destroy was beyond its struct_size */
   c10c_allocator_release(NULL);
   ASSERT_TRUE(c10c_allocator_retain(NULL) == NULL);
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_allocate(NULL, 1, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_allocate(NULL, NULL, 1));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_empty_cache(NULL));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_reset_peak_stats(NULL));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get_stats(NULL, NULL));
@@ -149,7 +149,7 @@ TEST(vtable_is_validated) {
   c10c_memory_stats tiny;
   tiny.struct_size = 8;
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
-                c10c_allocator_get_stats(c10c_cpu_caching_allocator(), &tiny));
+                c10c_allocator_get_stats(&tiny, c10c_cpu_caching_allocator()));
 }
 
 TEST(registry_follows_c10s_priority_rule) {
@@ -160,35 +160,104 @@ TEST(registry_follows_c10s_priority_rule) {
   ASSERT_ERROR_MESSAGE("Allocator for XLA is not set.");
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_get(&got, 30));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get(NULL, 0));
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_set(NULL, 0));
+  bool installed = true;
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_set(&installed, NULL, 0));
+  ASSERT_ERROR_MESSAGE("c10c_allocator_set: argument 'allocator' must not be NULL");
+  ASSERT_TRUE(!installed);
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER,
+                c10c_allocator_set(NULL, c10c_cpu_caching_allocator(), 0));
+  ASSERT_ERROR_MESSAGE("c10c_allocator_set: argument 'out_installed' must not be NULL");
 
-  host_pool pool = {0};
+  host_pool pool_high = {0}, pool_low = {0};
   c10c_allocator_vtable vt = host_vtable();
   c10c_allocator *high, *low;
-  ASSERT_OK(c10c_allocator_new(&high, &vt, &pool, C10C_DEVICE_TYPE_XLA));
-  ASSERT_OK(c10c_allocator_new(&low, &vt, &pool, C10C_DEVICE_TYPE_XLA));
-  ASSERT_OK(c10c_allocator_set(high, 5));
-  ASSERT_OK(c10c_allocator_set(low, 4)); /* lower priority: ignored */
-  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_XLA));
+  ASSERT_OK(c10c_allocator_new(&high, &vt, &pool_high, C10C_DEVICE_TYPE_MTIA));
+  ASSERT_OK(c10c_allocator_new(&low, &vt, &pool_low, C10C_DEVICE_TYPE_MTIA));
+  ASSERT_OK(c10c_allocator_set(&installed, high, 5));
+  ASSERT_TRUE(installed);
+  /* lower priority: c10 keeps the installed one; reported through out_installed, not an error */
+  installed = true;
+  ASSERT_OK(c10c_allocator_set(&installed, low, 4));
+  ASSERT_TRUE(!installed);
+  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_MTIA));
   ASSERT_TRUE(got == high);
-  ASSERT_OK(c10c_allocator_set(low, 5)); /* equal priority replaces */
-  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_XLA));
-  ASSERT_TRUE(got == low);
+  c10c_allocator_release(got); /* a new reference */
+  /* a storage of the installed allocator keeps it alive after it is replaced */
   c10c_storage *s;
-  ASSERT_OK(c10c_storage_new(&s, 64, NULL, C10C_DEVICE_TYPE_XLA, false));
-  ASSERT_TRUE(c10c_storage_allocator(s) == low);
-  ASSERT_EQ(c10c_storage_device(s).type, C10C_DEVICE_TYPE_XLA);
-  c10c_storage_release(s);
-  c10c_allocator_release(high); /* the registry keeps its own references */
-  c10c_allocator_release(low);
-  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_XLA));
+  ASSERT_OK(c10c_storage_new(&s, 64, NULL, C10C_DEVICE_TYPE_MTIA, false));
+  ASSERT_TRUE(c10c_storage_allocator(s) == high);
+  ASSERT_EQ(c10c_storage_device(s).type, C10C_DEVICE_TYPE_MTIA);
+  c10c_allocator_release(high);                      /* the registry and the storage keep theirs */
+  ASSERT_OK(c10c_allocator_set(&installed, low, 5)); /* equal priority replaces */
+  ASSERT_TRUE(installed);
+  ASSERT_EQ(pool_high.destroyed, 0); /* the storage still uses it */
+  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_MTIA));
   ASSERT_TRUE(got == low);
+  c10c_allocator_release(got);
+  c10c_storage_release(s);
+  ASSERT_EQ(pool_high.frees, 1);
+  ASSERT_EQ(pool_high.destroyed, 1); /* after its last storage, exactly once */
+  c10c_allocator_release(low);       /* the registry keeps its own reference */
+  ASSERT_EQ(pool_low.destroyed, 0);
+  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_MTIA));
+  ASSERT_TRUE(got == low);
+  ASSERT_STR_EQ(c10c_allocator_name(got), "host_pool");
+  c10c_allocator_release(got);
+  ASSERT_EQ(pool_high.destroyed, 1);
+  ASSERT_EQ(pool_low.destroyed, 0);
+}
+
+TEST(a_replaced_allocator_is_destroyed_once_its_last_user_goes) {
+  /* replaced while a host reference, a c10c_allocator_get result and two storages hold it: its
+   * destroy runs exactly once, when the last of them goes, whatever the order */
+  host_pool first = {0}, second = {0}, third = {0};
+  c10c_allocator_vtable vt = host_vtable();
+  char *name = strdup("replaced_pool");
+  vt.name = name;
+  c10c_allocator *a, *b, *c, *got;
+  ASSERT_OK(c10c_allocator_new(&a, &vt, &first, C10C_DEVICE_TYPE_VE));
+  memset(name, 'x', strlen(name)); /* the host reuses and frees its string at once */
+  free(name);
+  vt.name = "host_pool";
+  ASSERT_OK(c10c_allocator_new(&b, &vt, &second, C10C_DEVICE_TYPE_VE));
+  ASSERT_OK(c10c_allocator_new(&c, &vt, &third, C10C_DEVICE_TYPE_VE));
+  bool installed = false;
+  ASSERT_OK(c10c_allocator_set(&installed, a, 100));
+  ASSERT_TRUE(installed);
+  c10c_storage *s1, *s2;
+  ASSERT_OK(c10c_storage_new(&s1, 16, NULL, C10C_DEVICE_TYPE_VE, false));
+  ASSERT_OK(c10c_storage_new(&s2, 32, NULL, C10C_DEVICE_TYPE_VE, true));
+  ASSERT_OK(c10c_allocator_get(&got, C10C_DEVICE_TYPE_VE));
+  ASSERT_STR_EQ(c10c_allocator_name(got), "replaced_pool"); /* the copy, through the registry */
+  ASSERT_OK(c10c_allocator_set(&installed, b, 100));
+  ASSERT_TRUE(installed);
+  c10c_allocator_release(a);
+  ASSERT_EQ(first.destroyed, 0);
+  c10c_storage_release(s1);
+  ASSERT_EQ(first.destroyed, 0);
+  ASSERT_OK(c10c_storage_resize(s2, 64)); /* still served by the allocator that made it */
+  ASSERT_EQ(first.allocs, 3);
+  ASSERT_STR_EQ(c10c_allocator_name(c10c_storage_allocator(s2)), "replaced_pool");
+  c10c_allocator_release(got);
+  ASSERT_EQ(first.destroyed, 0);
+  c10c_storage_release(s2);
+  ASSERT_EQ(first.frees, 3);
+  ASSERT_EQ(first.destroyed, 1);
+  /* an allocator replaced with no user left but the registry goes at once */
+  c10c_allocator_release(b);
+  ASSERT_EQ(second.destroyed, 0);
+  ASSERT_OK(c10c_allocator_set(&installed, c, 100));
+  ASSERT_EQ(second.destroyed, 1);
+  c10c_allocator_release(c);
+  ASSERT_EQ(first.destroyed, 1);
+  ASSERT_EQ(second.destroyed, 1);
+  ASSERT_EQ(third.destroyed, 0); /* installed: the registry keeps it for the process */
 }
 
 static int64_t stat_current(c10c_allocator *a, size_t which) {
   c10c_memory_stats s;
   s.struct_size = sizeof s;
-  c10c_allocator_get_stats(a, &s);
+  c10c_allocator_get_stats(&s, a);
   switch (which) {
     case 0: return s.allocated_bytes[C10C_STAT_ALL].current;
     case 1: return s.allocation[C10C_STAT_ALL].current;
@@ -202,15 +271,15 @@ TEST(caching_allocator_statistics_follow_allocations) {
   c10c_allocator_empty_cache(a);
   int64_t bytes0 = stat_current(a, 0), count0 = stat_current(a, 1);
   c10c_data_ptr small, large;
-  ASSERT_OK(c10c_allocator_allocate(a, 100, &small));    /* class 128 */
-  ASSERT_OK(c10c_allocator_allocate(a, 300000, &large)); /* class 327680 */
+  ASSERT_OK(c10c_allocator_allocate(&small, a, 100));    /* class 128 */
+  ASSERT_OK(c10c_allocator_allocate(&large, a, 300000)); /* class 327680 */
   ASSERT_EQ(stat_current(a, 0) - bytes0, 128 + 327680);
   ASSERT_EQ(stat_current(a, 1) - count0, 2);
   ASSERT_EQ(stat_current(a, 3), 300000);
   ASSERT_TRUE(stat_current(a, 2) >= stat_current(a, 0));
   c10c_memory_stats s;
   s.struct_size = sizeof s;
-  ASSERT_OK(c10c_allocator_get_stats(a, &s));
+  ASSERT_OK(c10c_allocator_get_stats(&s, a));
   ASSERT_EQ(s.allocation[C10C_STAT_LARGE_POOL].current, 1);
   ASSERT_TRUE(s.allocated_bytes[C10C_STAT_ALL].peak >= s.allocated_bytes[C10C_STAT_ALL].current);
   ASSERT_EQ(s.active_bytes[C10C_STAT_ALL].current, s.allocated_bytes[C10C_STAT_ALL].current);
@@ -223,24 +292,24 @@ TEST(caching_allocator_statistics_follow_allocations) {
   /* the large block stays cached: reserved above allocated until empty_cache */
   ASSERT_TRUE(stat_current(a, 2) > stat_current(a, 0));
   ASSERT_OK(c10c_allocator_reset_peak_stats(a));
-  ASSERT_OK(c10c_allocator_get_stats(a, &s));
+  ASSERT_OK(c10c_allocator_get_stats(&s, a));
   ASSERT_EQ(s.allocated_bytes[C10C_STAT_LARGE_POOL].peak, 0);
   ASSERT_OK(c10c_allocator_empty_cache(a));
-  ASSERT_OK(c10c_allocator_get_stats(a, &s));
+  ASSERT_OK(c10c_allocator_get_stats(&s, a));
   ASSERT_EQ(s.reserved_bytes[C10C_STAT_LARGE_POOL].current, 0);
 }
 
 TEST(cached_large_blocks_are_reused) {
   c10c_allocator *a = c10c_cpu_caching_allocator();
   c10c_data_ptr p;
-  ASSERT_OK(c10c_allocator_allocate(a, 3 << 20, &p));
+  ASSERT_OK(c10c_allocator_allocate(&p, a, 3 << 20));
   void *first = p.data;
   c10c_data_ptr_free(&p);
   c10c_memory_stats before, after;
   before.struct_size = after.struct_size = sizeof before;
-  c10c_allocator_get_stats(a, &before);
-  ASSERT_OK(c10c_allocator_allocate(a, 3 << 20, &p));
-  c10c_allocator_get_stats(a, &after);
+  c10c_allocator_get_stats(&before, a);
+  ASSERT_OK(c10c_allocator_allocate(&p, a, 3 << 20));
+  c10c_allocator_get_stats(&after, a);
   ASSERT_TRUE(p.data == first);
   ASSERT_EQ(after.num_device_alloc, before.num_device_alloc);
   c10c_data_ptr_free(&p);
@@ -275,11 +344,11 @@ TEST(configuration_rejects_unknown_keys_and_bad_values) {
   ASSERT_OK(c10c_cpu_caching_allocator_configure("max_cached_mb:0,huge_pages:False"));
   c10c_allocator *a = c10c_cpu_caching_allocator();
   c10c_data_ptr p;
-  ASSERT_OK(c10c_allocator_allocate(a, 1 << 20, &p));
+  ASSERT_OK(c10c_allocator_allocate(&p, a, 1 << 20));
   c10c_data_ptr_free(&p);
   c10c_memory_stats s;
   s.struct_size = sizeof s;
-  c10c_allocator_get_stats(a, &s);
+  c10c_allocator_get_stats(&s, a);
   ASSERT_EQ(s.reserved_bytes[C10C_STAT_LARGE_POOL].current, 0);
   ASSERT_OK(c10c_cpu_caching_allocator_configure(
       "max_cached_mb:1024, huge_pages:True,thread_cache_kb:256"));
@@ -291,7 +360,7 @@ TEST(fill_modes_write_zeros_or_cs_junk_pattern) {
   for (size_t i = 0; i < 3; i++) {
     c10c_data_ptr p;
     ASSERT_OK(c10c_cpu_caching_allocator_configure("fill:junk"));
-    ASSERT_OK(c10c_allocator_allocate(a, sizes[i], &p));
+    ASSERT_OK(c10c_allocator_allocate(&p, a, sizes[i]));
     const unsigned char *b = p.data;
     ASSERT_EQ(b[0], 0xef); /* little-endian 0x7fedbeef */
     ASSERT_EQ(b[3], 0x7f);
@@ -299,7 +368,7 @@ TEST(fill_modes_write_zeros_or_cs_junk_pattern) {
     memset(p.data, 0x55, sizes[i]);
     c10c_data_ptr_free(&p);
     ASSERT_OK(c10c_cpu_caching_allocator_configure("fill:zero"));
-    ASSERT_OK(c10c_allocator_allocate(a, sizes[i], &p)); /* the same block, reused */
+    ASSERT_OK(c10c_allocator_allocate(&p, a, sizes[i])); /* the same block, reused */
     b = p.data;
     ASSERT_EQ(b[0], 0);
     ASSERT_EQ(b[sizes[i] - 1], 0);
@@ -314,26 +383,26 @@ TEST(out_of_memory_releases_the_cache_retries_and_reports_sizes) {
   c10c_allocator_empty_cache(a); /* no cached block to resize: the request goes to the system */
   c10c_memory_stats before, after;
   before.struct_size = after.struct_size = sizeof before;
-  c10c_allocator_get_stats(a, &before);
+  c10c_allocator_get_stats(&before, a);
   c10c_data_ptr p;
   /* the first system request fails: the cache is released and the retry succeeds */
   c10c_testing_fail_allocation(1);
-  ASSERT_OK(c10c_allocator_allocate(a, 5 << 20, &p));
+  ASSERT_OK(c10c_allocator_allocate(&p, a, 5 << 20));
   c10c_testing_fail_allocation(0);
-  c10c_allocator_get_stats(a, &after);
+  c10c_allocator_get_stats(&after, a);
   ASSERT_EQ(after.num_alloc_retries, before.num_alloc_retries + 1);
   ASSERT_EQ(after.num_ooms, before.num_ooms);
   c10c_data_ptr_free(&p);
   /* an impossible request fails on both tries */
-  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(a, (size_t)1 << 46, &p));
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(&p, a, (size_t)1 << 46));
   ASSERT_TRUE(strstr(c10c_last_error_message(),
                      "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
                      "70368744177664 bytes. Error code ") != NULL);
   ASSERT_TRUE(strstr(c10c_last_error_message(), "bytes allocated and") != NULL);
-  c10c_allocator_get_stats(a, &after);
+  c10c_allocator_get_stats(&after, a);
   ASSERT_EQ(after.num_ooms, before.num_ooms + 1);
   ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY,
-                c10c_allocator_allocate(c10c_cpu_default_allocator(), (size_t)1 << 50, &p));
+                c10c_allocator_allocate(&p, c10c_cpu_default_allocator(), (size_t)1 << 50));
   ASSERT_ERROR_MESSAGE(
       "DefaultCPUAllocator: can't allocate memory: you tried to allocate 1125899906842624 bytes. "
       "Error code 12 (Cannot allocate memory)");
@@ -351,7 +420,7 @@ TEST(the_allocator_name_is_copied_so_the_host_may_free_it) {
   free(name);
   ASSERT_STR_EQ(c10c_allocator_name(a), "pool_on_the_heap");
   c10c_data_ptr dp;
-  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(a, (size_t)1 << 41, &dp));
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_allocator_allocate(&dp, a, (size_t)1 << 41));
   ASSERT_ERROR_MESSAGE(
       "allocator 'pool_on_the_heap' failed to allocate 2199023255552 bytes (out of memory)");
   /* a vtable of the first version's size: no name field to read; and a struct_size ending
@@ -372,8 +441,8 @@ TEST(the_allocator_name_is_copied_so_the_host_may_free_it) {
   c10c_allocator_release(a);
 }
 
-static c10c_status hollow_allocate(void *self, size_t nbytes, size_t alignment,
-                                   c10c_data_ptr *out) {
+static c10c_status hollow_allocate(c10c_data_ptr *out, void *self, size_t nbytes,
+                                   size_t alignment) {
   (void)self, (void)nbytes, (void)alignment, (void)out;
   return C10C_STATUS_OK; /* claims success, gives nothing */
 }
@@ -388,7 +457,7 @@ TEST(an_allocator_that_succeeds_without_memory_is_refused) {
   c10c_allocator *a;
   ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, C10C_DEVICE_TYPE_CPU));
   c10c_data_ptr dp;
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(a, 16, &dp));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(&dp, a, 16));
   ASSERT_ERROR_MESSAGE("allocator 'hollow' returned no memory for 16 bytes");
   ASSERT_TRUE(dp.data == NULL && dp.deleter == NULL);
   c10c_storage *s = NULL;
@@ -410,7 +479,7 @@ TEST(a_malformed_environment_configuration_fails_allocations_until_configured) {
     setenv("C10C_CPU_ALLOC_CONF", "foo:1", 1);
     c10c_data_ptr dp;
     int bad = 0;
-    bad |= c10c_allocator_allocate(c10c_cpu_caching_allocator(), 16, &dp) !=
+    bad |= c10c_allocator_allocate(&dp, c10c_cpu_caching_allocator(), 16) !=
            C10C_STATUS_INVALID_ARGUMENT;
     bad |= strcmp(c10c_last_error_message(),
                   "C10C_CPU_ALLOC_CONF: Unrecognized key 'foo' in CPU allocator config.") != 0;
@@ -418,7 +487,7 @@ TEST(a_malformed_environment_configuration_fails_allocations_until_configured) {
     bad |= c10c_storage_new(&s, 1 << 20, NULL, C10C_DEVICE_TYPE_CPU, true) !=
            C10C_STATUS_INVALID_ARGUMENT;
     bad |= c10c_cpu_caching_allocator_configure("") != C10C_STATUS_OK;
-    bad |= c10c_allocator_allocate(c10c_cpu_caching_allocator(), 16, &dp) != C10C_STATUS_OK;
+    bad |= c10c_allocator_allocate(&dp, c10c_cpu_caching_allocator(), 16) != C10C_STATUS_OK;
     c10c_data_ptr_free(&dp);
     _exit(bad);
   }
@@ -429,12 +498,12 @@ TEST(a_malformed_environment_configuration_fails_allocations_until_configured) {
   ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
-static c10c_status odd_allocate(void *self, size_t nbytes, size_t alignment, c10c_data_ptr *out) {
+static c10c_status odd_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment) {
   (void)nbytes, (void)alignment, (void)out;
   return *(const c10c_status *)self; /* whatever number the host likes */
 }
 
-static c10c_status failing_stats(void *self, c10c_memory_stats *out) {
+static c10c_status failing_stats(c10c_memory_stats *out, void *self) {
   (void)out;
   return *(const c10c_status *)self;
 }
@@ -451,7 +520,7 @@ TEST(a_hosts_failures_become_statuses_with_messages) {
   ASSERT_OK(c10c_allocator_new(&a, &vt, &returned, C10C_DEVICE_TYPE_CPU));
   c10c_data_ptr dp;
   /* a number that is not a failure code is an error, never passed on */
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(a, 16, &dp));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(&dp, a, 16));
   ASSERT_ERROR_MESSAGE(
       "allocator 'odd' failed to allocate 16 bytes (status 5, which is not a c10c_status failure "
       "code)");
@@ -460,7 +529,7 @@ TEST(a_hosts_failures_become_statuses_with_messages) {
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new(&s, 16, a, C10C_DEVICE_TYPE_CPU, true));
   ASSERT_TRUE(s == NULL);
   returned = -100;
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(a, 16, &dp));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_allocate(&dp, a, 16));
   ASSERT_ERROR_MESSAGE(
       "allocator 'odd' failed to allocate 16 bytes (status -100, which is not a c10c_status "
       "failure code)");
@@ -469,14 +538,14 @@ TEST(a_hosts_failures_become_statuses_with_messages) {
   c10c_memory_stats stats;
   stats.struct_size = sizeof stats;
   c10c_clear_last_error();
-  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_allocator_get_stats(a, &stats));
+  ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_allocator_get_stats(&stats, a));
   ASSERT_ERROR_MESSAGE(
       "allocator 'odd' failed to report its statistics (device or backend unavailable)");
   char buf[64];
   size_t len = 0;
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_allocator_summary(buf, sizeof buf, &len, a));
   returned = 1;
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_get_stats(a, &stats));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_allocator_get_stats(&stats, a));
   ASSERT_ERROR_MESSAGE(
       "allocator 'odd' failed to report its statistics (status 1, which is not a c10c_status "
       "failure code)");
@@ -485,11 +554,11 @@ TEST(a_hosts_failures_become_statuses_with_messages) {
 
 TEST(allocator_functions_refuse_bad_arguments_as_documented) {
   c10c_data_ptr dp = {&dp, &dp, NULL, {C10C_DEVICE_TYPE_CPU, -1}};
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_allocate(NULL, 1, &dp));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_allocate(&dp, NULL, 1));
   ASSERT_ERROR_MESSAGE("c10c_allocator_allocate: argument 'allocator' must not be NULL");
   ASSERT_TRUE(dp.data == NULL && dp.ctx == NULL); /* nothing to free */
   ASSERT_STATUS(C10C_STATUS_ERROR,
-                c10c_allocator_allocate(c10c_cpu_default_allocator(), SIZE_MAX, &dp));
+                c10c_allocator_allocate(&dp, c10c_cpu_default_allocator(), SIZE_MAX));
   ASSERT_ERROR_MESSAGE(
       "alloc_cpu() seems to have been called with negative number: 18446744073709551615");
   char a[4] = "abc", b[4] = {0};
@@ -501,10 +570,10 @@ TEST(allocator_functions_refuse_bad_arguments_as_documented) {
   ASSERT_STR_EQ(b, "abc");
   c10c_memory_stats stats;
   stats.struct_size = sizeof stats;
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get_stats(NULL, &stats));
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get_stats(def, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get_stats(&stats, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_allocator_get_stats(NULL, def));
   stats.struct_size = 8;
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_get_stats(def, &stats));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_allocator_get_stats(&stats, def));
   char expected[160]; /* the first version is today's struct, max_split_size its last field */
   snprintf(expected, sizeof expected,
            "c10c_memory_stats.struct_size is 8, smaller than any version (%zu); set it to "
@@ -563,6 +632,7 @@ RUN_TESTS(T(a_malformed_environment_configuration_fails_allocations_until_config
           T(host_allocator_serves_storages_and_frees_through_its_deleter),
           T(host_allocator_failures_are_reported_with_its_name), T(vtable_is_validated),
           T(registry_follows_c10s_priority_rule),
+          T(a_replaced_allocator_is_destroyed_once_its_last_user_goes),
           T(caching_allocator_statistics_follow_allocations), T(cached_large_blocks_are_reused),
           T(summary_looks_like_torchs), T(configuration_rejects_unknown_keys_and_bad_values),
           T(fill_modes_write_zeros_or_cs_junk_pattern),

@@ -58,7 +58,7 @@ static void expect_unavailable(const char *reason_start) {
   int64_t free_bytes, total;
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_mem_get_info(&free_bytes, &total, 0));
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_synchronize(0));
-  c10c_cuda_device_guard g;
+  c10c_cuda_device_guard g = C10C_CUDA_DEVICE_GUARD_INIT;
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_cuda_device_guard_enter(&g, 1));
   ASSERT_OK(c10c_cuda_device_guard_exit(&g)); /* inactive: nothing to undo */
 }
@@ -128,7 +128,8 @@ TEST(current_device_is_per_thread_and_checked) {
 
 TEST(device_guard_restores_the_device) {
   ASSERT_OK(c10c_cuda_set_device(0));
-  c10c_cuda_device_guard outer, inner, none;
+  c10c_cuda_device_guard outer = C10C_CUDA_DEVICE_GUARD_INIT, inner = C10C_CUDA_DEVICE_GUARD_INIT,
+                         none = C10C_CUDA_DEVICE_GUARD_INIT;
   ASSERT_OK(c10c_cuda_device_guard_enter(&outer, 1));
   ASSERT_OK(c10c_cuda_device_guard_enter(&none, -1)); /* no device: changes nothing */
   ASSERT_OK(c10c_cuda_device_guard_enter(&inner, 0));
@@ -145,9 +146,34 @@ TEST(device_guard_restores_the_device) {
   ASSERT_EQ(d, 0);
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_guard_enter(NULL, 0));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_cuda_device_guard_exit(NULL));
-  c10c_cuda_device_guard bad;
+  c10c_cuda_device_guard bad = C10C_CUDA_DEVICE_GUARD_INIT;
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_device_guard_enter(&bad, 9));
   ASSERT_OK(c10c_cuda_device_guard_exit(&bad));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0);
+  /* struct_size: unset (0) or too small is refused, the device untouched; larger (a newer
+   * host's guard) is served */
+  c10c_cuda_device_guard unsized = {0, 5, 5};
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_device_guard_enter(&unsized, 1));
+  ASSERT_ERROR_MESSAGE(
+      "c10c_cuda_device_guard.struct_size is 0, smaller than any version of the "
+      "guard (6); set it to sizeof(c10c_cuda_device_guard)");
+  ASSERT_EQ(unsized.original, 5);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_device_guard_exit(&unsized));
+  unsized.struct_size = 5;
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_device_guard_enter(&unsized, 1));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 0);
+  struct {
+    c10c_cuda_device_guard guard;
+    int64_t future_field;
+  } newer = {C10C_CUDA_DEVICE_GUARD_INIT, 0};
+  newer.guard.struct_size = sizeof newer;
+  ASSERT_OK(c10c_cuda_device_guard_enter(&newer.guard, 1));
+  ASSERT_OK(c10c_cuda_current_device(&d));
+  ASSERT_EQ(d, 1);
+  ASSERT_EQ(newer.guard.original, 0);
+  ASSERT_OK(c10c_cuda_device_guard_exit(&newer.guard));
   ASSERT_OK(c10c_cuda_current_device(&d));
   ASSERT_EQ(d, 0);
 }
@@ -433,7 +459,7 @@ TEST(cuda_tensors_allocate_on_their_device_and_copy_through_the_driver) {
   ASSERT_OK(c10c_cuda_set_device(1));
   c10c_memory_stats stats;
   stats.struct_size = sizeof stats;
-  ASSERT_OK(c10c_allocator_get_stats(cuda_alloc, &stats));
+  ASSERT_OK(c10c_allocator_get_stats(&stats, cuda_alloc));
   ASSERT_EQ(stats.num_ooms, 1);
   ASSERT_EQ(stats.num_alloc_retries, 1);
   ASSERT_EQ(stats.segment[C10C_STAT_ALL].current, 1);
@@ -510,7 +536,7 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   ASSERT_OK(c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA));
   c10c_memory_stats stats;
   stats.struct_size = sizeof stats;
-  ASSERT_OK(c10c_allocator_get_stats(alloc, &stats));
+  ASSERT_OK(c10c_allocator_get_stats(&stats, alloc));
   ASSERT_EQ(stats.max_split_size, INT64_C(64) << 20);
   ASSERT_OK(c10c_cuda_set_allocator_settings("")); /* back to the defaults */
   /* a memory fraction: at most a quarter of device 1's 1 GiB */
@@ -548,7 +574,7 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
   ASSERT_OK(c10c_cuda_set_memory_fraction(1.0, 1));
   ASSERT_OK(c10c_tensor_empty(&too_big, quarter, 1, C10C_DTYPE_FLOAT32, cuda1, 0));
   c10c_tensor_release(too_big);
-  ASSERT_OK(c10c_allocator_get_stats(alloc, &stats));
+  ASSERT_OK(c10c_allocator_get_stats(&stats, alloc));
   ASSERT_EQ(stats.max_split_size, -1);
 }
 
@@ -581,7 +607,7 @@ TEST(the_allocator_reads_its_environment) {
       c10c_tensor_empty(&t, n, 1, C10C_DTYPE_FLOAT32, (c10c_device){C10C_DEVICE_TYPE_CUDA, 0}, 0);
   if (strcmp(scenario, "config") == 0) {
     ASSERT_OK(st);
-    ASSERT_OK(c10c_allocator_get_stats(alloc, &stats));
+    ASSERT_OK(c10c_allocator_get_stats(&stats, alloc));
     ASSERT_EQ(stats.max_split_size, INT64_C(30) << 20);
     c10c_tensor_release(t);
   } else {
@@ -709,10 +735,10 @@ TEST(expandable_segments_over_the_drivers_virtual_memory) {
   }
   /* no bytes, and more bytes than any device has */
   c10c_data_ptr none, absurd;
-  ASSERT_OK(c10c_allocator_allocate(alloc, 0, &none));
+  ASSERT_OK(c10c_allocator_allocate(&none, alloc, 0));
   ASSERT_TRUE(none.data == NULL);
   ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY,
-                c10c_allocator_allocate(alloc, (size_t)1 << 50, &absurd));
+                c10c_allocator_allocate(&absurd, alloc, (size_t)1 << 50));
   ASSERT_TRUE(strstr(c10c_last_error_message(), "CUDA out of memory. Tried to allocate") != NULL);
   c10c_tensor_release(a);
   c10c_tensor_release(b);
@@ -801,13 +827,13 @@ TEST(stream_ordered_reuse_makes_the_new_stream_wait) {
     ASSERT_OK(c10c_cuda_default_stream(&d0, 0));
     c10c_data_ptr first, second;
     ASSERT_OK(c10c_cuda_set_current_stream(a));
-    ASSERT_OK(c10c_allocator_allocate(alloc, 12 << 20, &first));
+    ASSERT_OK(c10c_allocator_allocate(&first, alloc, 12 << 20));
     void *where = first.data;
     stub_enqueue(a, 40); /* a still works on it when it is freed */
     c10c_data_ptr_free(&first);
     long waits = stub_calls("cuStreamWaitEvent");
     ASSERT_OK(c10c_cuda_set_current_stream(b));
-    ASSERT_OK(c10c_allocator_allocate(alloc, 12 << 20, &second));
+    ASSERT_OK(c10c_allocator_allocate(&second, alloc, 12 << 20));
     ASSERT_EQ(second.data == where, on);
     ASSERT_EQ(stub_calls("cuStreamWaitEvent") - waits, on);
     if (on) ASSERT_TRUE(busy(hb) >= busy(ha)); /* b is ordered after a's work */

@@ -78,7 +78,7 @@ static void *fresh_thread_queries(void *arg) {
   int failures = 0;
   c10c_device_index d = -1;
   failures += c10c_cuda_current_device(&d) != C10C_STATUS_OK || d != 0;
-  c10c_cuda_device_guard g;
+  c10c_cuda_device_guard g = C10C_CUDA_DEVICE_GUARD_INIT;
   failures += c10c_cuda_device_guard_enter(&g, 0) != C10C_STATUS_OK;
   failures += c10c_cuda_device_guard_exit(&g) != C10C_STATUS_OK;
   failures += c10c_cuda_set_device(0) != C10C_STATUS_OK;
@@ -145,7 +145,7 @@ static void *work_on_cuda1(void *arg) {
   CHECK(c10c_cuda_event_elapsed_time(&ms, a, b));
   c10c_cuda_event_free(a);
   c10c_cuda_event_free(b);
-  c10c_cuda_device_guard g;
+  c10c_cuda_device_guard g = C10C_CUDA_DEVICE_GUARD_INIT;
   CHECK(c10c_cuda_device_guard_enter(&g, 1));
   c10c_device_index d = -1;
   CHECK(c10c_cuda_current_device(&d));
@@ -202,7 +202,7 @@ TEST(work_on_another_device_returns_to_an_existing_context) {
   pthread_join(th, &ctx);
   ASSERT_EQ((int)(intptr_t)ctx, 0);
   /* a guard on device 1 restores device 0's context on exit */
-  c10c_cuda_device_guard g;
+  c10c_cuda_device_guard g = C10C_CUDA_DEVICE_GUARD_INIT;
   ASSERT_OK(c10c_cuda_device_guard_enter(&g, 1));
   ASSERT_EQ(driver_current(), 1);
   ASSERT_OK(c10c_cuda_device_guard_exit(&g));
@@ -215,7 +215,7 @@ TEST(work_on_another_device_returns_to_an_existing_context) {
  * context in a process where only device 1 was used, so none is made on exit. */
 static void *guard_on_cuda1(void *arg) {
   (void)arg;
-  c10c_cuda_device_guard g;
+  c10c_cuda_device_guard g = C10C_CUDA_DEVICE_GUARD_INIT;
   int failures = c10c_cuda_device_guard_enter(&g, 1) != C10C_STATUS_OK;
   failures += c10c_cuda_device_guard_exit(&g) != C10C_STATUS_OK;
   c10c_device_index d = -1;
@@ -254,7 +254,7 @@ static int child_calls(c10c_cuda_event *recorded, c10c_cuda_event *timed, c10c_s
     }                                                                                        \
   } while (0)
   c10c_device_index d;
-  c10c_cuda_device_guard g;
+  c10c_cuda_device_guard g = C10C_CUDA_DEVICE_GUARD_INIT;
   int64_t f, t;
   char name[64];
   bool done;
@@ -296,7 +296,7 @@ static int child_calls(c10c_cuda_event *recorded, c10c_cuda_event *timed, c10c_s
   c10c_allocator *alloc = NULL;
   c10c_data_ptr p;
   if (c10c_allocator_get(&alloc, C10C_DEVICE_TYPE_CUDA) == C10C_STATUS_OK) {
-    REFUSED(c10c_allocator_allocate(alloc, 16, &p));
+    REFUSED(c10c_allocator_allocate(&p, alloc, 16));
     /* torch.cuda.empty_cache() does nothing in a forked child (not is_initialized()): no
      * error, and nothing reaches the driver (counted below) */
     failures += c10c_allocator_empty_cache(alloc) != C10C_STATUS_OK;

@@ -67,7 +67,7 @@ static uint64_t stream_busy(stub_stream s) {
 static int touch(const c10c_tensor *t, stub_stream s, int write, c10c_device_index device) {
   typedef int (*fn_type6)(uint64_t, size_t, stub_stream, int);
   STUB_FN(fn_type6, fn, "c10c_stub_touch");
-  c10c_cuda_device_guard g;
+  c10c_cuda_device_guard g = C10C_CUDA_DEVICE_GUARD_INIT;
   if (c10c_cuda_device_guard_enter(&g, device) != C10C_STATUS_OK) return -1;
   int64_t free_bytes = 0, total = 0; /* makes the device's context current, waiting for nothing */
   if (c10c_cuda_mem_get_info(&free_bytes, &total, device) != C10C_STATUS_OK) return -1;

@@ -133,9 +133,9 @@ TEST(dtypes_export_as_torch_and_come_back) {
       {C10C_DTYPE_FLOAT8_E5M2FNUZ, kDLFloat8_e5m2fnuz, 8, 1, C10C_DTYPE_FLOAT8_E5M2FNUZ},
       {C10C_DTYPE_FLOAT8_E4M3FNUZ, kDLFloat8_e4m3fnuz, 8, 1, C10C_DTYPE_FLOAT8_E4M3FNUZ},
       {C10C_DTYPE_FLOAT8_E8M0FNU, kDLFloat8_e8m0fnu, 8, 1, C10C_DTYPE_FLOAT8_E8M0FNU},
-      /* as torch 2.13 exports them; lanes 2 and the sub-byte containers do not come back as
-       * themselves */
-      {C10C_DTYPE_FLOAT4_E2M1FN_X2, kDLFloat4_e2m1fn, 4, 2, C10C_DTYPE_UNDEFINED},
+      /* as torch 2.13 exports and imports it: one element (a byte) of two 4-bit lanes */
+      {C10C_DTYPE_FLOAT4_E2M1FN_X2, kDLFloat4_e2m1fn, 4, 2, C10C_DTYPE_FLOAT4_E2M1FN_X2},
+      /* as torch 2.13 exports them; the sub-byte containers do not come back as themselves */
       {C10C_DTYPE_UINT3, kDLUInt, 8, 1, C10C_DTYPE_UINT8},
       {C10C_DTYPE_INT5, kDLInt, 8, 1, C10C_DTYPE_INT8},
   };
@@ -435,10 +435,10 @@ TEST(malformed_inputs_are_refused_and_left_to_their_owner) {
     p->managed.deleter(&p->managed);
     before++;
   }
-  enum { CASES = 19 };
+  enum { CASES = 22 };
   const char *expected[CASES] = {
       "DLPack version 2.0 is not supported: libc10c reads major version 1",
-      "ATen does not support lanes != 1",
+      "ATen does not support lanes != 1 for dtype code2",
       "Unsupported kInt bits 4",
       "Unsupported kFloat bits 8",
       "Unsupported code 7",
@@ -458,6 +458,10 @@ TEST(malformed_inputs_are_refused_and_left_to_their_owner) {
       "Unsupported device_type: 5",
       "DLPack device_id -1 is outside the device indices c10 has (0 to 127)",
       "Unsupported kDLBool bits 16",
+      /* float4_e2m1fn_x2 only as torch 2.13 takes it, (17, 4, 2), with its messages */
+      "Unsupported kDLFloat4_e2m1fn lanes 1",
+      "Unsupported kDLFloat4_e2m1fn bits 8",
+      "ATen does not support lanes != 1 for dtype code15",
   };
   const c10c_status statuses[CASES] = {
       C10C_STATUS_UNSUPPORTED,  C10C_STATUS_UNSUPPORTED,  C10C_STATUS_UNSUPPORTED,
@@ -466,6 +470,7 @@ TEST(malformed_inputs_are_refused_and_left_to_their_owner) {
       C10C_STATUS_NULL_POINTER, C10C_STATUS_NULL_POINTER, C10C_STATUS_ERROR,
       C10C_STATUS_OVERFLOW,     C10C_STATUS_OVERFLOW,     C10C_STATUS_OVERFLOW,
       C10C_STATUS_OVERFLOW,     C10C_STATUS_UNSUPPORTED,  C10C_STATUS_ERROR,
+      C10C_STATUS_UNSUPPORTED,  C10C_STATUS_UNSUPPORTED,  C10C_STATUS_UNSUPPORTED,
       C10C_STATUS_UNSUPPORTED,
   };
   for (int i = 0; i < CASES; i++) {
@@ -501,6 +506,9 @@ TEST(malformed_inputs_are_refused_and_left_to_their_owner) {
       case 16: dl->device.device_type = (DLDeviceType)5; break;
       case 17: dl->device = (DLDevice){kDLExtDev, -1}; break;
       case 18: dl->dtype = (DLDataType){kDLBool, 16, 1}; break;
+      case 19: dl->dtype = (DLDataType){kDLFloat4_e2m1fn, 4, 1}; break;
+      case 20: dl->dtype = (DLDataType){kDLFloat4_e2m1fn, 8, 2}; break;
+      case 21: dl->dtype = (DLDataType){kDLFloat6_e2m3fn, 6, 2}; break;
     }
     /* the versioned struct, and the same fields as a legacy struct */
     ASSERT_STATUS(statuses[i], c10c_tensor_from_dlpack_versioned(&t, m));

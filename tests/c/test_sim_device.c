@@ -10,7 +10,7 @@ static c10c_sim_device_stats stats_of(c10c_sim_device *d) {
   c10c_sim_device_stats s;
   memset(&s, 0, sizeof s);
   s.struct_size = sizeof s;
-  c10c_status st = c10c_sim_device_get_stats(d, &s);
+  c10c_status st = c10c_sim_device_get_stats(&s, d);
   if (st != C10C_STATUS_OK) memset(&s, 0, sizeof s);
   return s;
 }
@@ -19,11 +19,11 @@ TEST(segments_as_pytorchs_caching_allocator) {
   c10c_sim_device *d = NULL;
   ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)40 << 30, NULL, 0));
   uint64_t a = 0, b = 0, c = 0, big = 0;
-  ASSERT_OK(c10c_sim_device_malloc(d, 1000, 0, &a));    /* a 2 MiB small segment */
-  ASSERT_OK(c10c_sim_device_malloc(d, 3 * MIB, 0, &b)); /* a 20 MiB large one */
-  ASSERT_OK(c10c_sim_device_malloc(d, 5 * MIB, 0, &c)); /* split from it */
+  ASSERT_OK(c10c_sim_device_malloc(&a, d, 1000, 0));    /* a 2 MiB small segment */
+  ASSERT_OK(c10c_sim_device_malloc(&b, d, 3 * MIB, 0)); /* a 20 MiB large one */
+  ASSERT_OK(c10c_sim_device_malloc(&c, d, 5 * MIB, 0)); /* split from it */
   ASSERT_EQ_U64(c, b + 3 * MIB);
-  ASSERT_OK(c10c_sim_device_malloc(d, (size_t)30 << 30, 7, &big)); /* 30 GiB, no memory used */
+  ASSERT_OK(c10c_sim_device_malloc(&big, d, (size_t)30 << 30, 7)); /* 30 GiB, no memory used */
   c10c_sim_device_stats s = stats_of(d);
   ASSERT_EQ(s.device_mallocs, 3);
   ASSERT_EQ(s.reserved, (int64_t)(22 * MIB + ((size_t)30 << 30)));
@@ -31,7 +31,7 @@ TEST(segments_as_pytorchs_caching_allocator) {
   ASSERT_OK(c10c_sim_device_free(d, big));
   ASSERT_OK(c10c_sim_device_free(d, b));
   uint64_t again = 0;
-  ASSERT_OK(c10c_sim_device_malloc(d, 3 * MIB, 0, &again)); /* the cache serves it */
+  ASSERT_OK(c10c_sim_device_malloc(&again, d, 3 * MIB, 0)); /* the cache serves it */
   ASSERT_EQ_U64(again, b);
   ASSERT_OK(c10c_sim_device_empty_cache(d)); /* the 30 GiB segment goes back */
   s = stats_of(d);
@@ -48,8 +48,8 @@ TEST(descending_addresses) {
   c10c_sim_device *d = NULL;
   ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)1 << 30, "", C10C_SIM_DESCENDING));
   uint64_t a = 0, b = 0;
-  ASSERT_OK(c10c_sim_device_malloc(d, 30 * MIB, 0, &a));
-  ASSERT_OK(c10c_sim_device_malloc(d, 30 * MIB, 0, &b));
+  ASSERT_OK(c10c_sim_device_malloc(&a, d, 30 * MIB, 0));
+  ASSERT_OK(c10c_sim_device_malloc(&b, d, 30 * MIB, 0));
   ASSERT_TRUE(b < a);
   c10c_sim_device_destroy(d);
 }
@@ -58,8 +58,8 @@ TEST(expandable_segments_map_pages) {
   c10c_sim_device *d = NULL;
   ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)1 << 30, "expandable_segments:True", 0));
   uint64_t a = 0, b = 0;
-  ASSERT_OK(c10c_sim_device_malloc(d, 30 * MIB, 0, &a)); /* two 20 MiB pages */
-  ASSERT_OK(c10c_sim_device_malloc(d, 5 * MIB, 0, &b));  /* in the second page's rest */
+  ASSERT_OK(c10c_sim_device_malloc(&a, d, 30 * MIB, 0)); /* two 20 MiB pages */
+  ASSERT_OK(c10c_sim_device_malloc(&b, d, 5 * MIB, 0));  /* in the second page's rest */
   ASSERT_EQ_U64(b, a + 30 * MIB);
   c10c_sim_device_stats s = stats_of(d);
   ASSERT_EQ(s.maps, 1); /* one run of pages */
@@ -78,12 +78,12 @@ TEST(capacity_is_enforced_with_pytorchs_message) {
   c10c_sim_device *d = NULL;
   ASSERT_OK(c10c_sim_device_new(&d, 100 * MIB, NULL, 0));
   uint64_t a = 0, b = 0;
-  ASSERT_OK(c10c_sim_device_malloc(d, 60 * MIB, 0, &a));
-  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_sim_device_malloc(d, 60 * MIB, 0, &b));
+  ASSERT_OK(c10c_sim_device_malloc(&a, d, 60 * MIB, 0));
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_sim_device_malloc(&b, d, 60 * MIB, 0));
   ASSERT_TRUE(strstr(c10c_last_error_message(), "Tried to allocate 60.00 MiB") != NULL);
   ASSERT_EQ(stats_of(d).num_ooms, 1);
   ASSERT_OK(c10c_sim_device_free(d, a));
-  ASSERT_OK(c10c_sim_device_malloc(d, 60 * MIB, 0, &b)); /* the cache released for it */
+  ASSERT_OK(c10c_sim_device_malloc(&b, d, 60 * MIB, 0)); /* the cache released for it */
   c10c_sim_device_destroy(d);
 }
 
@@ -97,15 +97,15 @@ TEST(bad_input_is_an_error) {
   ASSERT_TRUE(d == NULL);
   ASSERT_OK(c10c_sim_device_new(&d, 1 << 30, "max_split_size_mb:40", 0));
   uint64_t a = 0;
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_sim_device_malloc(NULL, 1, 0, &a));
-  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_sim_device_malloc(d, 1, 0, NULL));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_sim_device_malloc(&a, NULL, 1, 0));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_sim_device_malloc(NULL, d, 1, 0));
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_free(d, 12345));
   ASSERT_OK(c10c_sim_device_free(d, 0));
   c10c_sim_device_stats s = {.struct_size = 8};
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_get_stats(d, &s));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_get_stats(&s, d));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_sim_device_empty_cache(NULL));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_sim_device_reset_peaks(NULL));
-  ASSERT_OK(c10c_sim_device_malloc(d, 3 * MIB, 0, &a));
+  ASSERT_OK(c10c_sim_device_malloc(&a, d, 3 * MIB, 0));
   c10c_sim_device_destroy(d); /* with a block still allocated */
   c10c_sim_device_destroy(NULL);
 }
@@ -117,10 +117,10 @@ TEST(memory_fraction_caps_reserved_bytes) {
   ASSERT_ERROR_MESSAGE("Invalid fraction value: 1.5. Allowed range: 0~1");
   ASSERT_OK(c10c_sim_device_set_memory_fraction(d, 0.1)); /* 100 MiB */
   uint64_t a = 0, b = 0;
-  ASSERT_OK(c10c_sim_device_malloc(d, 60 * MIB, 0, &a));
-  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_sim_device_malloc(d, 60 * MIB, 0, &b));
+  ASSERT_OK(c10c_sim_device_malloc(&a, d, 60 * MIB, 0));
+  ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c_sim_device_malloc(&b, d, 60 * MIB, 0));
   ASSERT_OK(c10c_sim_device_free(d, a));
-  ASSERT_OK(c10c_sim_device_malloc(d, 80 * MIB, 0, &b)); /* the 60 MiB segment released */
+  ASSERT_OK(c10c_sim_device_malloc(&b, d, 80 * MIB, 0)); /* the 60 MiB segment released */
   ASSERT_EQ(stats_of(d).reserved, (int64_t)(80 * MIB));
   c10c_sim_device_destroy(d);
 }
@@ -129,11 +129,11 @@ TEST(settings_change_from_now_on) {
   c10c_sim_device *d = NULL;
   ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)1 << 30, NULL, 0));
   uint64_t a = 0, b = 0;
-  ASSERT_OK(c10c_sim_device_malloc(d, 30 * MIB, 0, &a)); /* a fixed segment */
+  ASSERT_OK(c10c_sim_device_malloc(&a, d, 30 * MIB, 0)); /* a fixed segment */
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_configure(d, "foo:1"));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_sim_device_configure(NULL, ""));
   ASSERT_OK(c10c_sim_device_configure(d, "expandable_segments:True"));
-  ASSERT_OK(c10c_sim_device_malloc(d, 30 * MIB, 0, &b)); /* pages of an expandable one */
+  ASSERT_OK(c10c_sim_device_malloc(&b, d, 30 * MIB, 0)); /* pages of an expandable one */
   c10c_sim_device_stats s = stats_of(d);
   ASSERT_EQ(s.device_mallocs, 1);
   ASSERT_EQ(s.maps, 1);

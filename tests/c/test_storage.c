@@ -276,8 +276,8 @@ TEST(bad_arguments_get_the_documented_statuses_and_messages) {
   ASSERT_EQ(c10c_weak_storage_use_count(NULL), 0);
 }
 
-static c10c_status failing_allocate(void *self, size_t nbytes, size_t alignment,
-                                    c10c_data_ptr *out) {
+static c10c_status failing_allocate(c10c_data_ptr *out, void *self, size_t nbytes,
+                                    size_t alignment) {
   (void)self, (void)alignment, (void)out;
   return nbytes == 0 ? C10C_STATUS_OK : C10C_STATUS_UNAVAILABLE;
 }

@@ -84,10 +84,70 @@ TEST(storages_shared_across_threads_are_freed_once) {
   ASSERT_EQ(atomic_load(&external_deletes), atomic_load(&external_made));
   c10c_memory_stats s;
   s.struct_size = sizeof s;
-  ASSERT_OK(c10c_allocator_get_stats(c10c_cpu_caching_allocator(), &s));
+  ASSERT_OK(c10c_allocator_get_stats(&s, c10c_cpu_caching_allocator()));
   ASSERT_EQ(s.allocation[C10C_STAT_ALL].current, 0);
   ASSERT_EQ(s.allocated_bytes[C10C_STAT_ALL].current, 0);
   ASSERT_EQ(s.allocation[C10C_STAT_ALL].allocated, s.allocation[C10C_STAT_ALL].freed);
 }
 
-RUN_TESTS(T(storages_shared_across_threads_are_freed_once))
+/* Host allocators installed and replaced on one thread while others make storages from the
+ * registry: every replaced allocator is destroyed exactly once, after its last storage, and no
+ * thread uses one after that (ASan, TSan). */
+enum { INSTALLS = 300, USERS = 3 };
+static _Atomic int destroyed, installing = 1;
+
+static c10c_status counted_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t align) {
+  (void)self, (void)align;
+  if (nbytes == 0) return C10C_STATUS_OK;
+  out->data = out->ctx = malloc(nbytes);
+  out->deleter = free;
+  return out->data != NULL ? C10C_STATUS_OK : C10C_STATUS_OUT_OF_MEMORY;
+}
+static void counted_destroy(void *self) {
+  (void)self;
+  atomic_fetch_add(&destroyed, 1);
+}
+
+static void *registry_user(void *arg) {
+  (void)arg;
+  while (atomic_load(&installing)) {
+    c10c_storage *s = NULL;
+    if (c10c_storage_new(&s, 32, NULL, C10C_DEVICE_TYPE_IPU, false) == C10C_STATUS_OK)
+      c10c_storage_release(s);
+    c10c_allocator *a = NULL;
+    if (c10c_allocator_get(&a, C10C_DEVICE_TYPE_IPU) == C10C_STATUS_OK) {
+      if (strcmp(c10c_allocator_name(a), "counted") != 0) abort();
+      c10c_allocator_release(a);
+    }
+  }
+  return NULL;
+}
+
+TEST(replaced_allocators_are_destroyed_once_while_other_threads_use_the_registry) {
+  c10c_allocator_vtable vt;
+  memset(&vt, 0, sizeof vt);
+  vt.struct_size = sizeof vt;
+  vt.allocate = counted_allocate;
+  vt.destroy = counted_destroy;
+  vt.name = "counted";
+  pthread_t th[USERS];
+  c10c_allocator *first = NULL;
+  bool installed = false;
+  ASSERT_OK(c10c_allocator_new(&first, &vt, NULL, C10C_DEVICE_TYPE_IPU));
+  ASSERT_OK(c10c_allocator_set(&installed, first, 0));
+  c10c_allocator_release(first);
+  for (int i = 0; i < USERS; i++) ASSERT_EQ(pthread_create(&th[i], NULL, registry_user, NULL), 0);
+  for (int i = 0; i < INSTALLS; i++) {
+    c10c_allocator *a = NULL;
+    ASSERT_OK(c10c_allocator_new(&a, &vt, NULL, C10C_DEVICE_TYPE_IPU));
+    ASSERT_OK(c10c_allocator_set(&installed, a, 0));
+    ASSERT_TRUE(installed);
+    c10c_allocator_release(a); /* the registry's reference is the last one */
+  }
+  atomic_store(&installing, 0);
+  for (int i = 0; i < USERS; i++) ASSERT_EQ(pthread_join(th[i], NULL), 0);
+  ASSERT_EQ(atomic_load(&destroyed), INSTALLS); /* all but the one installed now */
+}
+
+RUN_TESTS(T(storages_shared_across_threads_are_freed_once),
+          T(replaced_allocators_are_destroyed_once_while_other_threads_use_the_registry))

@@ -135,6 +135,11 @@ static void build_model(model *m, const DLTensor *dl, bool versioned, DLPackVers
       m->dtype = dtypes[i].dtype;
       m->itemsize = dtypes[i].bits / 8u;
     }
+  /* float4_e2m1fn_x2: only (kDLFloat4_e2m1fn, 4, 2), one byte an element (torch 2.13) */
+  if (dl->dtype.code == kDLFloat4_e2m1fn && dl->dtype.bits == 4 && dl->dtype.lanes == 2) {
+    m->dtype = C10C_DTYPE_FLOAT4_E2M1FN_X2;
+    m->itemsize = 1;
+  }
   if (m->dtype == C10C_DTYPE_UNDEFINED) m->errors |= bit(C10C_STATUS_UNSUPPORTED);
   /* devices dlpack.h accepts (OpenCL has no c10 tensors: refused as unknown ones are) */
   m->host = false;
@@ -261,9 +266,9 @@ static bool exported_dtype(DLDataType *out, c10c_dtype *back, c10c_dtype dtype) 
     *back = C10C_DTYPE_INT8;
     return true;
   }
-  if (dtype == C10C_DTYPE_FLOAT4_E2M1FN_X2) {
+  if (dtype == C10C_DTYPE_FLOAT4_E2M1FN_X2) { /* torch 2.13's triple, imported back as itself */
     *out = (DLDataType){kDLFloat4_e2m1fn, 4, 2};
-    *back = C10C_DTYPE_UNDEFINED;
+    *back = C10C_DTYPE_FLOAT4_E2M1FN_X2;
     return true;
   }
   return false; /* QInt*, QUInt*, Bits* */
@@ -814,7 +819,9 @@ static int64_t stride_value(fuzz_input *in) {
 static DLDataType dtype_value(fuzz_input *in) {
   uint8_t kind = fuzz_u8(in);
   if (kind % 4 != 0) {
-    const dtype_entry *e = &dtypes[fuzz_u8(in) % DTYPES];
+    uint8_t which = fuzz_u8(in);
+    if (which == 255) return (DLDataType){kDLFloat4_e2m1fn, 4, 2};
+    const dtype_entry *e = &dtypes[which % DTYPES];
     return (DLDataType){e->code, e->bits, 1};
   }
   DLDataType dt = {fuzz_u8(in), fuzz_u8(in), 1};

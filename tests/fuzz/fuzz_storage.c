@@ -98,8 +98,8 @@ static void custom_free(void *ctx) {
   b->data = NULL;
 }
 
-static c10c_status custom_allocate(void *self, size_t nbytes, size_t alignment,
-                                   c10c_data_ptr *out) {
+static c10c_status custom_allocate(c10c_data_ptr *out, void *self, size_t nbytes,
+                                   size_t alignment) {
   custom *c = self;
   FUZZ_CHECK(alignment >= 64 && (alignment & (alignment - 1)) == 0, "alignment %zu", alignment);
   if (c->mode == 1) return C10C_STATUS_OUT_OF_MEMORY;
@@ -436,12 +436,18 @@ static void do_allocator(state *s) {
     if (st != C10C_STATUS_OK) FUZZ_CHECK(a == NULL && c10c_last_error_message()[0], "get");
     if (st == C10C_STATUS_OK && type == C10C_DEVICE_TYPE_CPU && s->customs[0].handle != NULL) {
       c10c_allocator *before = a, *after = NULL;
-      c10c_status set = c10c_allocator_set(s->customs[0].handle, -1 - fuzz_u8(&s->in));
-      FUZZ_CHECK(ok_or_injected(s, set), "allocator_set: %s", c10c_status_name(set));
+      bool installed = true;
+      c10c_status set = c10c_allocator_set(&installed, s->customs[0].handle, -1 - fuzz_u8(&s->in));
+      FUZZ_CHECK(set == C10C_STATUS_OK && !installed, "allocator_set: %s, installed %d",
+                 c10c_status_name(set), (int)installed);
       FUZZ_CHECK(c10c_allocator_get(&after, C10C_DEVICE_TYPE_CPU) == 0 && after == before,
                  "a lower-priority allocator was installed");
+      c10c_allocator_release(after);
     }
-    if (type != C10C_DEVICE_TYPE_CPU) return;
+    if (type != C10C_DEVICE_TYPE_CPU) {
+      c10c_allocator_release(a); /* a new reference (a no-op for the built-in ones) */
+      return;
+    }
   }
   if (a == NULL) return;
   switch (fuzz_u8(&s->in) % 5) {
@@ -449,7 +455,7 @@ static void do_allocator(state *s) {
       size_t n = fuzz_u8(&s->in) < 240 ? (size_t)fuzz_range(&s->in, 0, MAX_BYTES)
                                        : (size_t)fuzz_u64(&s->in);
       c10c_data_ptr d;
-      c10c_status st = c10c_allocator_allocate(a, n, &d);
+      c10c_status st = c10c_allocator_allocate(&d, a, n);
       if (st == C10C_STATUS_OK) {
         FUZZ_CHECK(n == 0 || d.data != NULL, "allocate(%zu) gave no memory", n);
         if (n > 0) memset(d.data, 0xAB, n < 4096 ? n : 4096);
@@ -468,7 +474,7 @@ static void do_allocator(state *s) {
           (uint32_t)(fuzz_u8(&s->in) < 200 ? sizeof stats
                                            : (size_t)fuzz_range(&s->in, 0, sizeof stats));
       uint32_t asked = stats.struct_size;
-      c10c_status st = c10c_allocator_get_stats(a, &stats);
+      c10c_status st = c10c_allocator_get_stats(&stats, a);
       FUZZ_CHECK(stats.struct_size == asked, "get_stats changed struct_size");
       (void)st;
       break;
@@ -491,7 +497,7 @@ static void do_allocator(state *s) {
 
 static int64_t caching_live_bytes(void) {
   c10c_memory_stats stats = {.struct_size = sizeof stats};
-  FUZZ_CHECK(c10c_allocator_get_stats(c10c_cpu_caching_allocator(), &stats) == 0, "stats");
+  FUZZ_CHECK(c10c_allocator_get_stats(&stats, c10c_cpu_caching_allocator()) == 0, "stats");
   return stats.allocated_bytes[C10C_STAT_ALL].current;
 }
 

@@ -213,3 +213,54 @@ def test_thread_locals_fit_the_static_tls_reserve_for_dlopen():
         if struct.unpack_from("<I", data, phoff + i * phentsize)[0] == 7  # PT_TLS
     ]
     assert tls and tls[0] <= 1152, f"libc10c's TLS block is {tls[0]} bytes"
+
+
+def _preprocessed_header() -> str:
+    """The public header as FFI parsers read it: preprocessed with -DC10C_CDEF (no system headers,
+    no attributes, no macros), as pyc10's own build makes its cdef."""
+    return subprocess.run(
+        ["cc", "-E", "-P", "-DC10C_CDEF", "-I", pyc10.get_include(), "-"],
+        input="#include <c10c/c10c.h>\n",
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C preprocessor")
+def test_cffi_abi_mode_checks_the_abi_from_the_preprocessed_header_alone():
+    """A binding with no C compiler (cffi's ABI mode; ctypes, LuaJIT or koffi declared the same
+    way) reads the ABI version and the DLPack flags from enum constants, which survive the
+    preprocessing that drops C10C_ABI_VERSION, C10C_ABI_INFO_INIT and DLPack's macros, and fills
+    c10c_abi_info from its own declarations: the check then passes against the library."""
+    import cffi
+
+    text = _preprocessed_header()
+    assert "C10C_ABI_VERSION_VALUE" in text and "C10C_ABI_INFO_INIT" not in text
+    abi = cffi.FFI()
+    abi.cdef(text)
+    clib = abi.dlopen(pyc10.get_library_path())
+    assert clib.C10C_ABI_VERSION_VALUE == (
+        clib.C10C_ABI_VERSION_MAJOR_VALUE << 16 | clib.C10C_ABI_VERSION_MINOR_VALUE
+    )
+    assert clib.C10C_ABI_VERSION_VALUE == clib.c10c_abi_version()
+    assert clib.C10C_VERSION_NUMBER_VALUE == clib.c10c_version_number()
+    fields = {
+        "struct_size": abi.sizeof("c10c_abi_info"),
+        "abi_version": clib.C10C_ABI_VERSION_VALUE,
+    }
+    for name, _ in abi.typeof("c10c_abi_info").fields[2:]:
+        fields[name] = abi.sizeof("c10c_" + name.removeprefix("sizeof_"))
+    info = abi.new("c10c_abi_info *", fields)
+    assert clib.c10c_abi_check(info) == clib.C10C_STATUS_OK
+    # a caller that claims a newer minor than the library has is refused, with the reason
+    info.abi_version = clib.C10C_ABI_VERSION_VALUE + 1
+    assert clib.c10c_abi_check(info) == clib.C10C_STATUS_ABI_MISMATCH
+    assert b"ABI" in abi.string(clib.c10c_last_error_message())
+    # DLPack's flags, as the macros of dlpack.h have them
+    assert clib.C10C_DLPACK_FLAG_BITMASK_READ_ONLY == 1 << 0
+    assert clib.C10C_DLPACK_FLAG_BITMASK_IS_COPIED == 1 << 1
+    assert clib.C10C_DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED == 1 << 2
+    # the constants agree with the ones pyc10's compiled extension took from the C header
+    assert clib.C10C_ABI_VERSION_VALUE == lib.C10C_ABI_VERSION
+    assert abi.sizeof("c10c_cuda_device_guard") == ffi.sizeof("c10c_cuda_device_guard")
