@@ -25,6 +25,15 @@ TEST(abi_check_rejects_other_major_and_newer_minor) {
   ASSERT_TRUE(strstr(c10c_last_error_message(), "compiled against ABI 2.0") != NULL);
   info.abi_version = C10C_ABI_VERSION + 1;
   ASSERT_STATUS(C10C_STATUS_ABI_MISMATCH, c10c_abi_check(&info));
+  /* the message names the minor the caller needs */
+  char expected[200];
+  snprintf(expected, sizeof expected,
+           "libc10c ABI %d.%d (release %s) is older than the ABI %d.%d this program was built "
+           "for; install a libc10c with ABI >= %d.%d",
+           C10C_ABI_VERSION_MAJOR, C10C_ABI_VERSION_MINOR, c10c_version_string(),
+           C10C_ABI_VERSION_MAJOR, C10C_ABI_VERSION_MINOR + 1, C10C_ABI_VERSION_MAJOR,
+           C10C_ABI_VERSION_MINOR + 1);
+  ASSERT_ERROR_MESSAGE(expected);
   info.abi_version = C10C_ABI_VERSION;
   ASSERT_OK(c10c_abi_check(&info));
 }
