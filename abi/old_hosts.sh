@@ -135,6 +135,7 @@ rel_minor=$(minor_of "$work/release")
 cat >"$work/host.c" <<'EOF'
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <c10c/c10c.h>
 #ifdef NEED_MINOR /* a host of a later minor, simulated */
@@ -154,8 +155,14 @@ int main(void) {
     fprintf(stderr, "refused by c10c_abi_check: %s\n", c10c_last_error_message());
     return 3;
   }
-  printf("ran on libc10c %s: float32 is %zu bytes\n", c10c_version_string(),
-         c10c_dtype_itemsize(C10C_DTYPE_FLOAT32));
+  /* the constants of these headers mean the same to the library */
+  const char *name = c10c_dtype_name(C10C_DTYPE_FLOAT32);
+  if (!name || strcmp(name, "float32") != 0 || c10c_dtype_itemsize(C10C_DTYPE_FLOAT32) != 4) {
+    fprintf(stderr, "C10C_DTYPE_FLOAT32 (%d) is %s to the library\n", (int)C10C_DTYPE_FLOAT32,
+            name ? name : "unknown");
+    return 4;
+  }
+  printf("ran on libc10c %s: C10C_DTYPE_FLOAT32 is float32, 4 bytes\n", c10c_version_string());
   return 0;
 }
 EOF
@@ -168,7 +175,7 @@ host() { # host NAME EXPECT(run|refused) NEED_MINOR [CFLAGS...]
   LD_LIBRARY_PATH=$work/release-lib "$work/$name" >"$work/$name.out" 2>&1 || rc=$?
   if [ "$rc" = 0 ]; then
     got=run
-  elif [ "$rc" = 127 ] && grep -q "version \`C10C_$major.$need' not found" "$work/$name.out"; then
+  elif [ "$rc" -lt 128 ] && grep -q "version \`C10C_$major.$need' not found" "$work/$name.out"; then
     got=refused
   elif [ "$rc" = 3 ] && grep -q "ABI $major.$need" "$work/$name.out"; then
     got=refused
