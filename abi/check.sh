@@ -64,7 +64,7 @@ check "DWARF round trip (abidw --abidiff)" abidw --abidiff "$lib"
 
 # Frozen files are never changed (git history of this checkout).
 if [ -z "${C10C_ABI_DIR:-}" ] && git -C "$here" rev-parse --git-dir >/dev/null 2>&1; then
-  touched=$(git -C "$here" log --format= --name-status --diff-filter=DMRT -- '[0-9]*.[0-9]*/' | sort -u)
+  touched=$(git -C "$here" log --format= --name-status --diff-filter=DMRT -- ':(glob)[0-9]*.[0-9]*/**' | sort -u)
   check "frozen releases never rewritten" sh -c '[ -z "$1" ] || { printf "%s\n" "$1"; echo "frozen release files were changed after the freeze (history above)"; exit 1; }' - "$touched"
 fi
 

@@ -32,7 +32,7 @@ if [ -n "${C10C_RELEASE_COMMIT:-}" ]; then
   commit=$C10C_RELEASE_COMMIT
   release=${C10C_RELEASE_VERSION:-"(C10C_RELEASE_COMMIT)"}
 else
-  release=$(cd "$here" && ls -d [0-9]*.[0-9]*/ 2>/dev/null | tr -d / | sort -V | tail -n 1)
+  release=$(cd "$here" && ls -d [0-9]*.[0-9]*/ 2>/dev/null | tr -d / | sort -V | tail -n 1 || true)
   if [ -z "$release" ]; then
     echo "abi/old_hosts.sh: no release frozen under abi/ yet: no old hosts to run"
     exit 0
