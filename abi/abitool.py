@@ -41,8 +41,10 @@ def strip_comments(text: str) -> str:
 
 
 def declared_functions(include_dir: Path) -> tuple[set[str], list[str]]:
-    """The c10c_ functions the public headers declare with C10C_API, and every C10C_API use the
-    parser did not understand (each must be a function declaration: nothing may slip past)."""
+    """The c10c_ functions the public headers declare with C10C_API, and parse problems.
+
+    Every C10C_API use must parse as a function declaration: nothing may slip past.
+    """
     names: set[str] = set()
     problems = []
     for h in sorted((include_dir / "c10c").glob("*.h")):
@@ -86,8 +88,8 @@ def parse_map(path: Path) -> tuple[list[tuple[str, list[str], list[str], str]], 
         globs: list[str] = []
         locs: list[str] = []
         current = None
-        for part in re.split(r"(global:|local:|;)", body):
-            part = part.strip()
+        for raw in re.split(r"(global:|local:|;)", body):
+            part = raw.strip()
             if part == "global:":
                 current = globs
             elif part == "local:":
@@ -102,7 +104,8 @@ def parse_map(path: Path) -> tuple[list[tuple[str, list[str], list[str], str]], 
     return nodes, problems
 
 
-def map_check(include_dir: Path, map_path: Path) -> int:
+def map_check(include_dir: Path, map_path: Path) -> int:  # noqa: PLR0912
+    """The map-check subcommand."""
     declared, problems = declared_functions(include_dir)
     nodes, more = parse_map(map_path)
     problems += more
@@ -169,8 +172,10 @@ def map_check(include_dir: Path, map_path: Path) -> int:
 
 
 def exported(library: str) -> tuple[set[str], list[str]]:
-    """name@version of every defined dynamic symbol (readelf), and problems (unversioned or
-    foreign symbols)."""
+    """name@version of every defined dynamic symbol (readelf), and problems.
+
+    A problem is an unversioned symbol or one without the public c10c_ prefix.
+    """
     out = subprocess.run(
         ["readelf", "-W", "--dyn-syms", library], check=True, capture_output=True, text=True
     ).stdout
@@ -193,6 +198,7 @@ def exported(library: str) -> tuple[set[str], list[str]]:
 
 
 def exports_check(library: str, map_path: Path) -> int:
+    """The exports subcommand."""
     pairs, problems = exported(library)
     nodes, more = parse_map(map_path)
     want = {f"{g}@{name}" for name, globs, _, _ in nodes for g in globs}
@@ -210,6 +216,7 @@ def exports_check(library: str, map_path: Path) -> int:
 
 
 def typeinfo_check(xml: str, symbols: str) -> int:
+    """The typeinfo subcommand."""
     text = Path(xml).read_text()
     decls = set(re.findall(r"<function-decl name='(c10c_\w+)'", text))
     names = {s.split("@")[0] for s in read_lines(symbols)}
@@ -246,13 +253,12 @@ SCALARS = {
 
 
 def public_text(include_dir: Path, cc: list[str]) -> tuple[str, dict[str, str], list[str]]:
-    """The preprocessed text of the public headers (their own lines only), the object-like macros
-    they define, and the headers' names."""
+    """The public headers preprocessed (their own lines), their object-like macros, their names."""
     headers = sorted(h.name for h in (include_dir / "c10c").glob("*.h"))
     src = "".join(f"#include <c10c/{h}>\n" for h in headers)
-    args = cc + ["-std=c11", "-I", str(include_dir), "-x", "c", "-"]
+    args = [*cc, "-std=c11", "-I", str(include_dir), "-x", "c", "-"]
     pre = subprocess.run(
-        args[:1] + ["-E"] + args[1:], input=src, check=True, capture_output=True, text=True
+        [*args[:1], "-E", *args[1:]], input=src, check=True, capture_output=True, text=True
     ).stdout
     own = []
     keep = False
@@ -272,7 +278,7 @@ def public_text(include_dir: Path, cc: list[str]) -> tuple[str, dict[str, str], 
             re.findall(r"#\s*define\s+(\w+)", (include_dir / "c10c" / h).read_text())
         )
     dm = subprocess.run(
-        args[:1] + ["-E", "-dM"] + args[1:], input=src, check=True, capture_output=True, text=True
+        [*args[:1], "-E", "-dM", *args[1:]], input=src, check=True, capture_output=True, text=True
     ).stdout
     macros = {}
     for line in dm.splitlines():
@@ -297,7 +303,8 @@ def split_top(text: str, sep: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def snapshot_program(include_dir: Path, cc: list[str]) -> str:
+def snapshot_program(include_dir: Path, cc: list[str]) -> str:  # noqa: PLR0912
+    """The C program that prints the snapshot."""
     text, macros, headers = public_text(include_dir, cc)
     lines = ["#include <stdio.h>", "#include <stddef.h>"]
     lines += [f"#include <c10c/{h}>" for h in headers]
@@ -323,8 +330,8 @@ def snapshot_program(include_dir: Path, cc: list[str]) -> str:
         t = tname if m.group(1) and tname else f"struct {tag}"
         body.append(f'printf("sizeof {t} = %zu\\n", sizeof({t}));')
         body.append(f'printf("alignof {t} = %zu\\n", _Alignof({t}));')
-        for decl in split_top(fields, ";"):
-            decl = " ".join(decl.split())
+        for raw in split_top(fields, ";"):
+            decl = " ".join(raw.split())
             fp = re.search(r"\(\s*\*\s*(\w+)\s*\)", decl)
             if fp:
                 declarators = [(fp.group(1), decl.replace(fp.group(0), "(*)"))]
@@ -342,8 +349,8 @@ def snapshot_program(include_dir: Path, cc: list[str]) -> str:
                     declarators.append(
                         (dm.group(2), f"{btype} {dm.group(1)}{dm.group(3) or ''}".strip())
                     )
-            for fname, ftype in declarators:
-                ftype = ftype.replace('"', "'")
+            for fname, declared in declarators:
+                ftype = declared.replace('"', "'")
                 body.append(
                     f'printf("field {t}.{fname} = %zu %zu {ftype}\\n", offsetof({t}, {fname}), '
                     f"sizeof((({t} *)0)->{fname}));"
@@ -352,7 +359,7 @@ def snapshot_program(include_dir: Path, cc: list[str]) -> str:
         words = m.group(1).split()
         if all(w in SCALARS for w in words):
             name = m.group(2)
-            signed = "" if words[-1] in ("float", "double") else f" %s"
+            signed = "" if words[-1] in ("float", "double") else " %s"
             arg = "" if not signed else f', ((({name})-1) < 0) ? "signed" : "unsigned"'
             body.append(f'printf("typedef {name} = %zu{signed}\\n", sizeof({name}){arg});')
     lines += ["  " + b for b in body] + ["  return 0;", "}"]
@@ -360,13 +367,15 @@ def snapshot_program(include_dir: Path, cc: list[str]) -> str:
 
 
 def snapshot(include_dir: Path) -> int:
+    """The snapshot subcommand."""
     cc = (os.environ.get("CC") or "cc").split()
     program = snapshot_program(include_dir, cc)
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = Path(tmp) / "snapshot.c", Path(tmp) / "snapshot"
         src.write_text(program)
         r = subprocess.run(
-            cc + ["-std=c11", "-I", str(include_dir), str(src), "-o", str(exe)],
+            [*cc, "-std=c11", "-I", str(include_dir), str(src), "-o", str(exe)],
+            check=False,
             capture_output=True,
             text=True,
         )
@@ -384,6 +393,7 @@ def snapshot(include_dir: Path) -> int:
 
 
 def read_lines(path: str) -> list[str]:
+    """Lines that are neither empty nor comments."""
     return [
         ln.strip()
         for ln in Path(path).read_text().splitlines()
@@ -413,11 +423,15 @@ def size_versioned(suppressions: str) -> set[str]:
 
 
 def node_minor(version: str) -> int:
+    """1 for C10C_1.1; -1 for anything else."""
     m = NODE.match(version)
     return int(m.group(2)) if m else -1
 
 
-def compare(release_dir: str, symbols: str, snap: str, suppressions: str, allow: str) -> int:
+def compare(  # noqa: PLR0912, PLR0915
+    release_dir: str, symbols: str, snap: str, suppressions: str, allow: str
+) -> int:
+    """The compare subcommand: the rules of abi/README.md."""
     rel = Path(release_dir)
     release = rel.name
     m = re.fullmatch(r"(\d+)\.(\d+)", release)
@@ -514,6 +528,7 @@ def compare(release_dir: str, symbols: str, snap: str, suppressions: str, allow:
 
 
 def main() -> int:
+    """Dispatch a subcommand."""
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "map-check":
         return map_check(Path(args[0]), Path(args[1]))
