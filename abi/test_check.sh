@@ -95,6 +95,11 @@ expect fail "removed symbol"
 edit include/c10c/cuda.h '^(typedef struct c10c_cuda_device_guard \{)$' '\1\n  int32_t mutation;'
 expect fail "changed layout of c10c_cuda_device_guard"
 
+# ... and a field's type widened: abidiff alone reports nothing for this one (libabigail 2.2,
+# tried with --no-default-suppression and --harmless too); the layout snapshot catches it
+edit include/c10c/cuda.h '^  c10c_device_index current;' '  int16_t current;'
+expect fail "c10c_cuda_device_guard.current widened to int16_t"
+
 # a field inserted in the middle of a size-versioned struct (listed in suppressions.abignore)
 bump_minor
 edit include/c10c/allocator.h '^(  int64_t num_ooms;)$' '  int64_t mutation;\n\1'
