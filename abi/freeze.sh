@@ -28,6 +28,10 @@ if [ -e "$out" ]; then
   echo "abi/freeze.sh: $out exists: a frozen release is never rewritten"
   exit 1
 fi
+if [ -z "${C10C_ABI_DIR:-}" ] && [ "$(cd "$src" && pwd -P)" != "$(cd "$here/.." && pwd -P)" ]; then
+  echo "abi/freeze.sh: $build is a build of $src, not of this tree: freeze a build of the release's own tree"
+  exit 1
+fi
 header_abi=$(sed -n 's/^#define C10C_ABI_VERSION_MAJOR \([0-9]*\)$/\1/p' "$src/include/c10c/version.h").$(
   sed -n 's/^#define C10C_ABI_VERSION_MINOR \([0-9]*\)$/\1/p' "$src/include/c10c/version.h")
 [ "$header_abi" = "$version" ] || {
@@ -35,8 +39,9 @@ header_abi=$(sed -n 's/^#define C10C_ABI_VERSION_MAJOR \([0-9]*\)$/\1/p' "$src/i
   exit 1
 }
 
-# The build must pass every check against the releases frozen before it.
-"$here/check.sh" "$build"
+# The build must pass every check against the releases frozen before it (not against the
+# pre-release baseline, which the first freeze replaces).
+C10C_ABI_FREEZING=1 "$here/check.sh" "$build"
 
 mkdir -p "$releases"
 tmp=$(mktemp -d "$releases/.freeze.XXXXXX")
