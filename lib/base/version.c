@@ -59,7 +59,14 @@ c10c_status c10c_abi_check(const c10c_abi_info *caller) {
                       "filled by C10C_ABI_INFO_INIT",
                       (unsigned)size);
   uint32_t caller_major = caller->abi_version >> 16, caller_minor = caller->abi_version & 0xFFFF;
-  if (caller_major != C10C_ABI_VERSION_MAJOR || caller_minor > C10C_ABI_VERSION_MINOR)
+  if (caller_major == C10C_ABI_VERSION_MAJOR && caller_minor > C10C_ABI_VERSION_MINOR)
+    return c10c__fail(C10C_STATUS_ABI_MISMATCH,
+                      "libc10c ABI %u.%u (release %s) is older than the ABI %u.%u this program "
+                      "was built for; install a libc10c with ABI >= %u.%u",
+                      (unsigned)C10C_ABI_VERSION_MAJOR, (unsigned)C10C_ABI_VERSION_MINOR,
+                      c10c_version_string(), (unsigned)caller_major, (unsigned)caller_minor,
+                      (unsigned)caller_major, (unsigned)caller_minor);
+  if (caller_major != C10C_ABI_VERSION_MAJOR)
     return c10c__fail(C10C_STATUS_ABI_MISMATCH,
                       "libc10c ABI mismatch: the caller was compiled against ABI %u.%u, the "
                       "loaded library (release %s) provides ABI %u.%u",

@@ -28,29 +28,34 @@ def declared_functions() -> set[str]:
     return names
 
 
-def exported_symbols(path: str) -> set[str]:
+def exported_symbols(path: str) -> dict[str, str]:
+    """name -> version node of every symbol the library defines (readelf), nodes left out."""
     out = subprocess.run(
-        ["nm", "-D", "--defined-only", path], check=True, capture_output=True, text=True
+        ["readelf", "-W", "--dyn-syms", path], check=True, capture_output=True, text=True
     ).stdout
-    return {line.split()[2].split("@")[0] for line in out.splitlines() if len(line.split()) >= 3}
+    found = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0].rstrip(":").isdigit() and f[6] not in ("UND", "ABS"):
+            name, _, version = f[7].replace("@@", "@").partition("@")
+            found[name] = version
+    return found
 
 
-def test_every_declared_function_is_bound_in_python():
-    declared = declared_functions()
-    assert len(declared) > 90
-    missing = sorted(n for n in declared if not hasattr(lib, n))
-    assert not missing
+def map_nodes() -> dict[str, str]:
+    """name -> version node of lib/libc10c.map."""
+    text = re.sub(r"/\*.*?\*/", "", (ROOT / "lib" / "libc10c.map").read_text(), flags=re.S)
+    listed = {}
+    for node, body in re.findall(r"([\w.]+)\s*\{(.*?)\}", text, re.S):
+        globs = body.split("local:")[0].replace("global:", "")
+        listed |= {n.strip(): node for n in globs.split(";") if n.strip()}
+    return listed
 
 
-def test_exported_symbols_are_the_declared_functions_and_the_checked_in_list():
-    exported = exported_symbols(pyc10.get_library_path()) - {"C10C_1.0"}
-    assert exported == declared_functions()
-    listed = {
-        line.strip()
-        for line in (ROOT / "abi" / "exported_symbols.txt").read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    }
-    assert exported == listed
+def test_exported_symbols_are_the_declared_functions_in_the_maps_nodes():
+    exported = exported_symbols(pyc10.get_library_path())
+    assert set(exported) == declared_functions()
+    assert exported == map_nodes()
     assert all(n.startswith("c10c_") and not n.startswith("c10c__") for n in exported)
 
 
@@ -99,7 +104,7 @@ def test_every_struct_has_the_headers_layout():
 
 
 def test_versions():
-    assert pyc10.__version__ == "0.1.0"
+    assert pyc10.__version__ == "1.0.0"
     assert pyc10.abi_version == (1, 0)
     assert lib.c10c_abi_version() == lib.C10C_ABI_VERSION
 

@@ -1,0 +1,553 @@
+"""libc10c's ABI facts and the rules that compare them with a frozen release (abi/README.md).
+
+Subcommands (each exits 1 and prints every finding when a rule is broken):
+
+  map-check INCLUDE_DIR MAP        the version script lists exactly the C10C_API functions of
+                                   the public headers, in nodes C10C_<major>.0, .1, ... (each
+                                   sorted, no wildcard, no name twice), the newest node no
+                                   newer than C10C_ABI_VERSION_MINOR
+  exports LIBRARY MAP              the library exports exactly the map's name@node pairs
+  symbols LIBRARY                  prints the exported name@version pairs (symbols.txt)
+  snapshot INCLUDE_DIR             prints every public constant (enumerators, integer and string
+                                   macros), the size, alignment and field offsets of every public
+                                   struct and the width and signedness of every scalar typedef,
+                                   as a C program compiled against the headers sees them
+                                   (constants.txt); $CC compiles it (default cc)
+  typeinfo ABI_XML SYMBOLS         every exported function has type information in the abidw XML
+  compare RELEASE_DIR SYMBOLS SNAPSHOT SUPPRESSIONS CONSTANTS_ALLOW
+                                   the rules of abi/README.md between a frozen release and the
+                                   current library's symbols and snapshot
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+NODE = re.compile(r"^C10C_(\d+)\.(\d+)$")
+
+
+# ---- public headers and the version script ----
+
+
+def strip_comments(text: str) -> str:
+    """C and C++ comments removed (string literals in headers hold no comment markers)."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def declared_functions(include_dir: Path) -> tuple[set[str], list[str]]:
+    """The c10c_ functions the public headers declare with C10C_API, and parse problems.
+
+    Every C10C_API use must parse as a function declaration: nothing may slip past.
+    """
+    names: set[str] = set()
+    problems = []
+    for h in sorted((include_dir / "c10c").glob("*.h")):
+        text = strip_comments(h.read_text())
+        text = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+        uses = len(re.findall(r"\bC10C_API\b", text))
+        found = re.findall(r"\bC10C_API\b[^;(]*?\b(c10c_\w+)\s*\(", text, re.S)
+        if uses != len(found):
+            problems.append(
+                f"{h.name}: {uses} C10C_API declarations but {len(found)} parsed as functions "
+                "(exported variables or unusual declarators are not allowed)"
+            )
+        names |= set(found)
+    return names, problems
+
+
+def abi_minor(include_dir: Path) -> int:
+    """C10C_ABI_VERSION_MINOR of version.h."""
+    text = (include_dir / "c10c" / "version.h").read_text()
+    m = re.search(r"#define\s+C10C_ABI_VERSION_MINOR\s+(\d+)", text)
+    if not m:
+        raise SystemExit("version.h defines no C10C_ABI_VERSION_MINOR")
+    return int(m.group(1))
+
+
+def parse_map(path: Path) -> tuple[list[tuple[str, list[str], list[str], str]], list[str]]:
+    """Nodes of a GNU ld version script as (name, globals, locals, parent), in file order."""
+    text = re.sub(r"#[^\n]*", " ", strip_comments(path.read_text()))
+    nodes = []
+    problems = []
+    pos = 0
+    node_re = re.compile(r"\s*([\w.]+)\s*\{(.*?)\}\s*([\w.]*)\s*;", re.S)
+    while text[pos:].strip():
+        m = node_re.match(text, pos)
+        if not m:
+            problems.append(
+                f"{path}: cannot parse the version script near {text[pos : pos + 40]!r}"
+            )
+            break
+        name, body, parent = m.group(1), m.group(2), m.group(3)
+        globs: list[str] = []
+        locs: list[str] = []
+        current = None
+        for raw in re.split(r"(global:|local:|;)", body):
+            part = raw.strip()
+            if part == "global:":
+                current = globs
+            elif part == "local:":
+                current = locs
+            elif part and part != ";":
+                if current is None:
+                    problems.append(f"{name}: {part!r} outside global:/local:")
+                else:
+                    current.append(part)
+        nodes.append((name, globs, locs, parent))
+        pos = m.end()
+    return nodes, problems
+
+
+def map_check(include_dir: Path, map_path: Path) -> int:  # noqa: PLR0912
+    """The map-check subcommand."""
+    declared, problems = declared_functions(include_dir)
+    nodes, more = parse_map(map_path)
+    problems += more
+    minor = abi_minor(include_dir)
+    listed: dict[str, str] = {}
+    major = None
+    for i, (name, globs, locs, parent) in enumerate(nodes):
+        m = NODE.match(name)
+        if not m:
+            problems.append(f"node {name}: not named C10C_<major>.<minor>")
+            continue
+        if major is None:
+            major = m.group(1)
+        if m.group(1) != major or int(m.group(2)) != i:
+            problems.append(
+                f"node {name}: expected C10C_{major}.{i} (one node per ABI minor, in order)"
+            )
+        expected_parent = nodes[i - 1][0] if i else ""
+        if parent != expected_parent:
+            problems.append(
+                f"node {name}: inherits {parent or 'nothing'}, expected "
+                f"{expected_parent or 'nothing'}"
+            )
+        if i == 0 and locs != ["*"]:
+            problems.append(f"node {name}: needs 'local: *;' (hide everything not listed)")
+        if i and locs:
+            problems.append(f"node {name}: 'local:' belongs to the first node only")
+        if int(m.group(2)) > minor:
+            problems.append(
+                f"node {name} is newer than C10C_ABI_VERSION_MINOR {minor} "
+                "(bump it in include/c10c/version.h)"
+            )
+        if globs != sorted(globs):
+            problems.append(f"node {name}: names are not sorted")
+        for g in globs:
+            if re.search(r"[*?\[]", g):
+                problems.append(f"node {name}: wildcard {g!r} (list every function by name)")
+            elif g in listed:
+                problems.append(f"{g} is listed in {listed[g]} and in {name}")
+            else:
+                listed[g] = name
+    for n in sorted(declared - set(listed)):
+        newest = nodes[-1][0] if nodes else "C10C_1.0"
+        problems.append(
+            f"{n} is declared C10C_API in include/c10c but not listed in {map_path.name} "
+            f"(add it to the newest node; if {newest} is frozen, to a new one)"
+        )
+    for n in sorted(set(listed) - declared):
+        problems.append(
+            f"{n} is listed in {map_path.name} ({listed[n]}) but no public header "
+            "declares it C10C_API"
+        )
+    for p in problems:
+        print(p)
+    if problems:
+        return 1
+    print(
+        f"{len(listed)} functions in {len(nodes)} node(s) of {map_path.name}, all declared C10C_API"
+    )
+    return 0
+
+
+# ---- the built library ----
+
+
+def exported(library: str) -> tuple[set[str], list[str]]:
+    """name@version of every defined dynamic symbol (readelf), and problems.
+
+    A problem is an unversioned symbol or one without the public c10c_ prefix.
+    """
+    out = subprocess.run(
+        ["readelf", "-W", "--dyn-syms", library], check=True, capture_output=True, text=True
+    ).stdout
+    pairs = set()
+    problems = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) < 8 or not f[0].rstrip(":").isdigit() or f[6] == "UND":
+            continue
+        name = f[7]
+        if f[6] == "ABS" and NODE.match(name):
+            continue  # the definition of a version node
+        base, _, version = name.replace("@@", "@").partition("@")
+        if not base.startswith("c10c_") or base.startswith("c10c__"):
+            problems.append(f"exported symbol without the public c10c_ prefix: {name}")
+        if not version:
+            problems.append(f"exported symbol without a version node: {name}")
+        pairs.add(f"{base}@{version}")
+    return pairs, problems
+
+
+def exports_check(library: str, map_path: Path) -> int:
+    """The exports subcommand."""
+    pairs, problems = exported(library)
+    nodes, more = parse_map(map_path)
+    want = {f"{g}@{name}" for name, globs, _, _ in nodes for g in globs}
+    problems += more
+    for p in sorted(pairs - want):
+        problems.append(f"exported but not in {map_path.name}: {p}")
+    for p in sorted(want - pairs):
+        problems.append(f"in {map_path.name} but not exported: {p}")
+    for p in problems:
+        print(p)
+    if problems:
+        return 1
+    print(f"{len(pairs)} exported symbols, exactly the name@node pairs of {map_path.name}")
+    return 0
+
+
+def typeinfo_check(xml: str, symbols: str) -> int:
+    """The typeinfo subcommand."""
+    text = Path(xml).read_text()
+    decls = set(re.findall(r"<function-decl name='(c10c_\w+)'", text))
+    names = {s.split("@")[0] for s in read_lines(symbols)}
+    missing = sorted(names - decls)
+    for n in missing:
+        print(
+            f"{xml}: no type information for {n} (abidiff could not compare its signature; "
+            "build with --buildtype=debug: gcc's LTO at -O2 drops some functions' DWARF)"
+        )
+    if "<abi-instr" not in text:
+        print(f"{xml}: holds no types at all (a stripped library?)")
+        return 1
+    return 1 if missing else 0
+
+
+# ---- constants and layouts ----
+
+SCALARS = {
+    "char",
+    "signed",
+    "unsigned",
+    "short",
+    "int",
+    "long",
+    "bool",
+    "_Bool",
+    "float",
+    "double",
+    "size_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+} | {f"{u}int{n}_t" for u in ("", "u") for n in (8, 16, 32, 64)}
+
+
+def public_text(include_dir: Path, cc: list[str]) -> tuple[str, dict[str, str], list[str]]:
+    """The public headers preprocessed (their own lines), their object-like macros, their names."""
+    headers = sorted(h.name for h in (include_dir / "c10c").glob("*.h"))
+    src = "".join(f"#include <c10c/{h}>\n" for h in headers)
+    args = [*cc, "-std=c11", "-I", str(include_dir), "-x", "c", "-"]
+    pre = subprocess.run(
+        [*args[:1], "-E", *args[1:]], input=src, check=True, capture_output=True, text=True
+    ).stdout
+    own = []
+    keep = False
+    inc = str((include_dir / "c10c").resolve())
+    for line in pre.splitlines():
+        m = re.match(r'#\s*\d+\s+"([^"]*)"', line)
+        if m:
+            keep = os.path.abspath(m.group(1)).startswith(inc) or m.group(1).startswith(
+                str(include_dir / "c10c")
+            )
+            continue
+        if keep:
+            own.append(line)
+    defined_here = set()
+    for h in headers:
+        defined_here |= set(
+            re.findall(r"#\s*define\s+(\w+)", (include_dir / "c10c" / h).read_text())
+        )
+    dm = subprocess.run(
+        [*args[:1], "-E", "-dM", *args[1:]], input=src, check=True, capture_output=True, text=True
+    ).stdout
+    macros = {}
+    for line in dm.splitlines():
+        m = re.match(r"#define (\w+)(\(?)\s*(.*)$", line)
+        if m and m.group(1) in defined_here and not m.group(2) and m.group(3).strip():
+            macros[m.group(1)] = m.group(3).strip()
+    return "\n".join(own), macros, headers
+
+
+def split_top(text: str, sep: str) -> list[str]:
+    """Split at sep outside parentheses."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def snapshot_program(include_dir: Path, cc: list[str]) -> str:  # noqa: PLR0912
+    """The C program that prints the snapshot."""
+    text, macros, headers = public_text(include_dir, cc)
+    lines = ["#include <stdio.h>", "#include <stddef.h>"]
+    lines += [f"#include <c10c/{h}>" for h in headers]
+    lines += [
+        '#define CONST(n, x) printf("const %s = %s%llu\\n", n, (x) < 0 ? "-" : "", '
+        "(x) < 0 ? 0ULL - (unsigned long long)(long long)(x) : (unsigned long long)(x))",
+        "int main(void) {",
+    ]
+    body = []
+    for m in re.finditer(r"\benum\s*\w*\s*\{([^}]*)\}", text):
+        for item in split_top(m.group(1), ","):
+            name = item.split("=")[0].strip()
+            body.append(f'CONST("{name}", {name});')
+    for name, value in sorted(macros.items()):
+        if value.startswith('"'):
+            body.append(f'printf("string %s = \\"%s\\"\\n", "{name}", {name});')
+        elif re.fullmatch(r"[\w\s()<>|&+\-*/~%!^?:]+", value) and not re.search(
+            r"\b(__attribute__|__declspec|extern|typedef|struct)\b", value
+        ):
+            body.append(f'CONST("{name}", {name});')
+    for m in re.finditer(r"\b(typedef\s+)?struct\s+(\w*)\s*\{([^{}]*)\}\s*(\w*)\s*;", text):
+        tag, fields, tname = m.group(2), m.group(3), m.group(4)
+        t = tname if m.group(1) and tname else f"struct {tag}"
+        body.append(f'printf("sizeof {t} = %zu\\n", sizeof({t}));')
+        body.append(f'printf("alignof {t} = %zu\\n", _Alignof({t}));')
+        for raw in split_top(fields, ";"):
+            decl = " ".join(raw.split())
+            fp = re.search(r"\(\s*\*\s*(\w+)\s*\)", decl)
+            if fp:
+                declarators = [(fp.group(1), decl.replace(fp.group(0), "(*)"))]
+            else:
+                first = split_top(decl, ",")
+                base = re.match(r"(.*?)\s*\**\s*(\w+)\s*(\[[^\]]*\])?$", first[0])
+                if not base:
+                    raise SystemExit(f"cannot parse field {decl!r} of {t}")
+                btype = base.group(1)
+                declarators = []
+                for d in first:
+                    dm = re.match(r"(?:.*?\s)?(\**)\s*(\w+)\s*(\[[^\]]*\])?$", d)
+                    if not dm:
+                        raise SystemExit(f"cannot parse field {decl!r} of {t}")
+                    declarators.append(
+                        (dm.group(2), f"{btype} {dm.group(1)}{dm.group(3) or ''}".strip())
+                    )
+            for fname, declared in declarators:
+                ftype = declared.replace('"', "'")
+                body.append(
+                    f'printf("field {t}.{fname} = %zu %zu {ftype}\\n", offsetof({t}, {fname}), '
+                    f"sizeof((({t} *)0)->{fname}));"
+                )
+    for m in re.finditer(r"\btypedef\s+([\w\s]+?)\s+(\w+)\s*;", text):
+        words = m.group(1).split()
+        if all(w in SCALARS for w in words):
+            name = m.group(2)
+            signed = "" if words[-1] in ("float", "double") else " %s"
+            arg = "" if not signed else f', ((({name})-1) < 0) ? "signed" : "unsigned"'
+            body.append(f'printf("typedef {name} = %zu{signed}\\n", sizeof({name}){arg});')
+    lines += ["  " + b for b in body] + ["  return 0;", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def snapshot(include_dir: Path) -> int:
+    """The snapshot subcommand."""
+    cc = (os.environ.get("CC") or "cc").split()
+    program = snapshot_program(include_dir, cc)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = Path(tmp) / "snapshot.c", Path(tmp) / "snapshot"
+        src.write_text(program)
+        r = subprocess.run(
+            [*cc, "-std=c11", "-I", str(include_dir), str(src), "-o", str(exe)],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        if r.returncode:
+            print(r.stderr, file=sys.stderr)
+            raise SystemExit("abitool snapshot: the generated program did not compile")
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    lines = sorted(set(out.splitlines()))
+    print("# libc10c's public constants and layouts (abi/abitool.py snapshot); x86-64 LP64")
+    print("\n".join(lines))
+    return 0
+
+
+# ---- comparison with a frozen release ----
+
+
+def read_lines(path: str) -> list[str]:
+    """Lines that are neither empty nor comments."""
+    return [
+        ln.strip()
+        for ln in Path(path).read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
+
+
+def parse_snapshot(path: str) -> dict[str, str]:
+    """'kind name' -> value."""
+    facts = {}
+    for ln in read_lines(path):
+        key, _, value = ln.partition(" = ")
+        facts[key] = value
+    return facts
+
+
+def size_versioned(suppressions: str) -> set[str]:
+    """Struct names a [suppress_type] section lets grow at the end."""
+    names = set()
+    for section in re.split(r"^\s*\[", Path(suppressions).read_text(), flags=re.M):
+        if not section.startswith("suppress_type]"):
+            continue
+        kv = dict(re.findall(r"^\s*(\w+)\s*=\s*(.*?)\s*$", section, flags=re.M))
+        if kv.get("has_data_member_inserted_at") == "end" and "name" in kv:
+            names.add(kv["name"])
+    return names
+
+
+def node_minor(version: str) -> int:
+    """1 for C10C_1.1; -1 for anything else."""
+    m = NODE.match(version)
+    return int(m.group(2)) if m else -1
+
+
+def compare(  # noqa: PLR0912, PLR0915
+    release_dir: str, symbols: str, snap: str, suppressions: str, allow: str
+) -> int:
+    """The compare subcommand: the rules of abi/README.md."""
+    rel = Path(release_dir)
+    release = rel.name
+    m = re.fullmatch(r"(\d+)\.(\d+)", release)
+    if not m:
+        raise SystemExit(f"{rel}: a release directory is named MAJOR.MINOR")
+    rel_minor = int(m.group(2))
+    problems = []
+
+    # symbols: every frozen pair stays; anything new is in a node newer than the release's
+    old = set(read_lines(str(rel / "symbols.txt")))
+    new = set(read_lines(symbols))
+    frozen_newest = max((node_minor(p.split("@")[1]) for p in old), default=-1)
+    for p in sorted(old - new):
+        problems.append(
+            f"symbol {p} of release {release} is gone or changed version (old hosts fail to load)"
+        )
+    for p in sorted(new - old):
+        name, version = p.split("@")
+        if node_minor(version) <= max(frozen_newest, rel_minor):
+            problems.append(
+                f"new symbol {p} is in a node frozen by release {release}: put it into "
+                f"C10C_1.{max(frozen_newest, rel_minor) + 1} and bump C10C_ABI_VERSION_MINOR"
+            )
+
+    # constants and layouts
+    old_f = parse_snapshot(str(rel / "constants.txt"))
+    new_f = parse_snapshot(snap)
+    rules = {}
+    for ln in read_lines(allow):
+        rule, name = ln.split()[:2]
+        rules[name] = rule
+    growing = size_versioned(suppressions)
+    cur_minor = int(new_f.get("const C10C_ABI_VERSION_MINOR", "-1"))
+    additions = []
+    for t in sorted(growing):
+        if new_f.get(f"field {t}.struct_size", "").split(" ")[:1] != ["0"]:
+            problems.append(
+                f"{suppressions}: {t} is listed as size-versioned but has no "
+                "struct_size field at offset 0"
+            )
+    for key, value in sorted(old_f.items()):
+        kind, _, name = key.partition(" ")
+        cur = new_f.get(key)
+        if cur == value:
+            continue
+        if cur is None:
+            problems.append(f"{key} = {value} of release {release} is gone")
+            continue
+        if kind == "const" and name in rules:
+            rule = rules[name]
+            if rule == "release" or (rule == "grows" and int(cur) >= int(value)):
+                continue
+            problems.append(f"{key} went from {value} to {cur}; abi/constants.allow lets it {rule}")
+            continue
+        if kind == "sizeof" and name in growing and int(cur) > int(value):
+            additions.append(f"{name} grew from {value} to {cur} bytes")
+            continue
+        problems.append(f"{key} changed: {value} in release {release}, {cur} now")
+    for key, value in sorted(new_f.items()):
+        if key in old_f:
+            continue
+        kind, _, name = key.partition(" ")
+        if kind == "field":
+            struct = name.rsplit(".", 1)[0]
+            if struct in growing and f"sizeof {struct}" in old_f:
+                if int(value.split()[0]) < int(old_f[f"sizeof {struct}"]):
+                    problems.append(
+                        f"{key} = {value}: a field inside release {release}'s "
+                        f"{old_f[f'sizeof {struct}']} bytes of {struct} (append only)"
+                    )
+                continue
+            if f"sizeof {struct}" in old_f:
+                problems.append(
+                    f"{key} = {value}: new field in {struct}, which is not "
+                    "size-versioned (abi/suppressions.abignore)"
+                )
+                continue
+        additions.append(f"{key} = {value}")
+    if additions and cur_minor <= rel_minor:
+        for a in additions:
+            problems.append(
+                f"added since release {release} without an ABI minor bump: {a} "
+                f"(C10C_ABI_VERSION_MINOR is {cur_minor})"
+            )
+    for p in problems:
+        print(p)
+    if problems:
+        return 1
+    print(
+        f"release {release}: {len(old)} symbols and {len(old_f)} constants and layouts kept"
+        + (f"; {len(additions)} additions under ABI minor {cur_minor}" if additions else "")
+    )
+    return 0
+
+
+def main() -> int:
+    """Dispatch a subcommand."""
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "map-check":
+        return map_check(Path(args[0]), Path(args[1]))
+    if cmd == "exports":
+        return exports_check(args[0], Path(args[1]))
+    if cmd == "symbols":
+        pairs, problems = exported(args[0])
+        for p in problems:
+            print(p, file=sys.stderr)
+        print("\n".join(sorted(pairs)))
+        return 1 if problems else 0
+    if cmd == "snapshot":
+        return snapshot(Path(args[0]))
+    if cmd == "typeinfo":
+        return typeinfo_check(args[0], args[1])
+    if cmd == "compare":
+        return compare(*args[:5])
+    raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
