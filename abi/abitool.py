@@ -21,12 +21,14 @@ Subcommands (each exits 1 and prints every finding when a rule is broken):
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 NODE = re.compile(r"^C10C_(\d+)\.(\d+)$")
 
@@ -366,6 +368,62 @@ def snapshot_program(include_dir: Path, cc: list[str]) -> str:  # noqa: PLR0912
     return "\n".join(lines) + "\n"
 
 
+# names a C10C_CDEF preprocessing leaves undeclared (the standard headers are skipped there)
+_STD_TYPES = (
+    "int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t intptr_t uintptr_t "
+    "size_t ptrdiff_t bool"
+).split()
+
+
+def _strip_names(node: Any) -> None:
+    """Parameter names out of a pycparser declaration (they are not part of the ABI)."""
+    c_ast = importlib.import_module("pycparser.c_ast")
+
+    for param in getattr(getattr(node, "args", None), "params", None) or []:
+        if isinstance(param, c_ast.Decl):
+            param.name = None
+        inner = param.type if isinstance(param, c_ast.Decl) else param
+        while not isinstance(inner, (c_ast.TypeDecl, c_ast.IdentifierType, type(None))):
+            _strip_names(inner)
+            inner = getattr(inner, "type", None)
+        if isinstance(inner, c_ast.TypeDecl):
+            inner.declname = None
+
+
+def signatures(include_dir: Path, cc: list[str]) -> list[str]:
+    """'func NAME = TYPE (PARAMETER TYPES)' of every public function, parameter names left out.
+
+    abidiff does not report every signature change (two pointer parameters swapped, for
+    instance, passed it as 'filtered out'), so the snapshot records them as the headers write
+    them, typedef names kept.
+    """
+    c_ast = importlib.import_module("pycparser.c_ast")
+    c_generator = importlib.import_module("pycparser.c_generator")
+    c_parser = importlib.import_module("pycparser.c_parser")
+
+    headers = sorted(h.name for h in (include_dir / "c10c").glob("*.h"))
+    src = "".join(f"#include <c10c/{h}>\n" for h in headers)
+    text = subprocess.run(
+        [*cc, "-E", "-P", "-DC10C_CDEF", "-std=c11", "-I", str(include_dir), "-x", "c", "-"],
+        input=src,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    preamble = "".join(f"typedef int {t};\n" for t in _STD_TYPES)
+    ast = c_parser.CParser().parse(preamble + text)
+    gen = c_generator.CGenerator()
+    out = []
+    for decl in ast.ext:
+        if isinstance(decl, c_ast.Decl) and isinstance(decl.type, c_ast.FuncDecl):
+            if not (decl.name or "").startswith("c10c_"):
+                continue
+            _strip_names(decl.type)
+            sig = " ".join(gen.visit(decl).split())
+            out.append(f"func {decl.name} = {sig}")
+    return out
+
+
 def snapshot(include_dir: Path) -> int:
     """The snapshot subcommand."""
     cc = (os.environ.get("CC") or "cc").split()
@@ -383,7 +441,7 @@ def snapshot(include_dir: Path) -> int:
             print(r.stderr, file=sys.stderr)
             raise SystemExit("abitool snapshot: the generated program did not compile")
         out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-    lines = sorted(set(out.splitlines()))
+    lines = sorted(set(out.splitlines()) | set(signatures(include_dir, cc)))
     print("# libc10c's public constants and layouts (abi/abitool.py snapshot); x86-64 LP64")
     print("\n".join(lines))
     return 0

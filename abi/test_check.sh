@@ -16,12 +16,13 @@ build=$scratch/build
 export C10C_ABI_DIR=$scratch/releases
 
 mkdir -p "$src"
-# what a -Dtests=false -Dpython=disabled build reads
-cp -r "$root/meson.build" "$root/meson.options" "$root/include" "$root/lib" "$src/"
+# what a -Dtests=false -Dpython=disabled build reads (meson.build installs LICENSE and NOTICE)
+cp -r "$root/meson.build" "$root/meson.options" "$root/LICENSE" "$root/NOTICE" "$root/include" "$root/lib" "$src/"
 cp -r "$src" "$scratch/pristine"
 cc=${CC:-cc}
 command -v ccache >/dev/null && cc="ccache $cc"
-CC=$cc meson setup "$build" "$src" -Dpython=disabled -Dtests=false --buildtype=debug -Dwerror=false >/dev/null
+CC=$cc meson setup "$build" "$src" -Dpython=disabled -Dtests=false --buildtype=debug -Dwerror=false \
+  >"$scratch/setup.log" 2>&1 || { cat "$scratch/setup.log"; echo "test_check: meson setup failed"; exit 1; }
 target=$(meson introspect "$build" --targets | python3 -c '
 import json, sys
 print(next(t["name"] + ":" + t["type"].replace(" ", "_") for t in json.load(sys.stdin)
@@ -105,6 +106,18 @@ bump_minor
 edit include/c10c/allocator.h '^(  int64_t num_ooms;)$' '  int64_t mutation;\n\1'
 expect fail "field inserted in the middle of c10c_memory_stats (ABI minor bumped)"
 
+# two pointer parameters swapped, header and definition alike (abidiff alone files this under
+# "filtered out": the snapshot's function signatures catch it)
+edit include/c10c/allocator.h '^(C10C_API c10c_status c10c_allocator_allocate\()c10c_data_ptr \*out, c10c_allocator \*allocator,$' \
+  '\1c10c_allocator *allocator, c10c_data_ptr *out,'
+edit lib/memory/allocator.c '^(c10c_status c10c_allocator_allocate\()c10c_data_ptr \*out, c10c_allocator \*allocator,' \
+  '\1c10c_allocator *allocator, c10c_data_ptr *out,'
+expect fail "parameters of c10c_allocator_allocate swapped"
+
+# a callback's signature in a struct the host fills (the allocator vtable's allocate)
+edit include/c10c/allocator.h '^(  c10c_status \(\*allocate\)\()c10c_data_ptr \*out, void \*self,' '\1void *self, c10c_data_ptr *out,'
+expect fail "parameters of the vtable's allocate callback swapped"
+
 # enum values swapped
 edit include/c10c/dtype.h '(C10C_DTYPE_FLOAT32 = )6,' '\g<1>7,'
 edit include/c10c/dtype.h '(C10C_DTYPE_FLOAT64 = )7,' '\g<1>6,'
@@ -112,6 +125,8 @@ expect fail "C10C_DTYPE_FLOAT32 and C10C_DTYPE_FLOAT64 swapped"
 
 # a macro constant changed
 edit include/c10c/dlpack.h '^(#define DLPACK_FLAG_BITMASK_IS_COPIED +\(UINT64_C\(1\) << )1\)' '\g<1>3)'
+# (with its enum twin, which dlpack.c static-asserts equal)
+edit include/c10c/dlpack.h '^(  C10C_DLPACK_FLAG_BITMASK_IS_COPIED = 1 << )1,' '\g<1>3,'
 expect fail "macro DLPACK_FLAG_BITMASK_IS_COPIED changed"
 
 # a return type changed (uint32_t -> uint64_t), header and definition alike
@@ -147,6 +162,11 @@ expect pass "new function in C10C_1.1, ABI minor 1"
 bump_minor
 edit include/c10c/allocator.h '^(  int64_t max_split_size;)$' '\1\n  int64_t mutation_appended;'
 expect pass "field appended to c10c_memory_stats (size-versioned), ABI minor 1"
+
+# compatible: a field appended to the device guard a host allocates (size-versioned), minor bumped
+bump_minor
+edit include/c10c/cuda.h '^(  c10c_device_index current;.*)$' '\1\n  int32_t mutation_appended;'
+expect pass "field appended to c10c_cuda_device_guard (size-versioned), ABI minor 1"
 
 # ... but not to a struct that is not size-versioned
 bump_minor
