@@ -22,8 +22,6 @@
 # build's source directory) with full type information: --buildtype=debug (gcc's link-time
 # optimization at -O2 leaves some functions without DWARF, which abidiff would skip silently).
 # C10C_ABI_DIR=DIR takes the releases from DIR instead of abi/ (abi/test_check.sh).
-# Until a release is frozen, the pre-release baseline abi/libc10c.so.1.abi and
-# abi/exported_symbols.txt are compared instead (abi/freeze.sh removes them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: abi/check.sh BUILD_DIR}" && pwd)
@@ -89,14 +87,7 @@ for rel in $(cd "$releases" 2>/dev/null && ls -d [0-9]*.[0-9]*/ 2>/dev/null | tr
 done
 
 if [ "$found" = 0 ]; then
-  if [ -z "${C10C_ABI_DIR:-}" ] && [ -z "${C10C_ABI_FREEZING:-}" ] && [ -f "$here/libc10c.so.1.abi" ]; then
-    echo "== no release frozen under abi/ yet: the pre-release baseline abi/libc10c.so.1.abi"
-    names() { grep -v '^#' "$1" | sed 's/@.*//' | sort; }
-    check "pre-release symbol list" diff <(names "$here/exported_symbols.txt") <(names "$work/symbols.txt")
-    check "pre-release abidiff" abidiff --no-added-syms --headers-dir2 "$src/include" "$here/libc10c.so.1.abi" "$lib"
-  else
-    echo "== no release frozen under $releases: only the checks above ran (abi/freeze.sh records one)"
-  fi
+  echo "== no release frozen under $releases: only the checks above ran (abi/freeze.sh records one)"
 fi
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -39,9 +39,8 @@ header_abi=$(sed -n 's/^#define C10C_ABI_VERSION_MAJOR \([0-9]*\)$/\1/p' "$src/i
   exit 1
 }
 
-# The build must pass every check against the releases frozen before it (not against the
-# pre-release baseline, which the first freeze replaces).
-C10C_ABI_FREEZING=1 "$here/check.sh" "$build"
+# The build must pass every check against the releases frozen before it.
+"$here/check.sh" "$build"
 
 mkdir -p "$releases"
 tmp=$(mktemp -d "$releases/.freeze.XXXXXX")
@@ -61,12 +60,10 @@ echo "froze ABI $version (release $project_version) into $out:"
 wc -l "$out"/* | sed 's/^/  /'
 
 if [ -z "${C10C_ABI_DIR:-}" ]; then
-  rm -f "$here/libc10c.so.1.abi" "$here/exported_symbols.txt"
   cat <<EOF
 
-Removed the pre-release baseline (abi/libc10c.so.1.abi, abi/exported_symbols.txt): abi/$version/
-replaces it. Now:
-  1. commit abi/$version/ (and the removal) as the release commit:
+Now:
+  1. commit abi/$version/ as the release commit:
        git add -A abi && git commit -m "Release $project_version: ABI $version frozen in abi/$version/"
   2. record that commit's hash in a separate commit (abi/old_hosts.sh builds the release's tests
      from it; a tag may not travel with the repository):
