@@ -20,6 +20,16 @@ c10c_status c10c__fail(c10c_status status, const char *fmt, ...) C10C__PRINTF(2,
 /* The error for a NULL pointer argument, naming the parameter. */
 c10c_status c10c__null_argument(const char *function, const char *parameter);
 
+/* Structs a caller allocates or fills are versioned by size (DESIGN.md section 2): their first
+ * field is uint32_t struct_size, set by the caller to its sizeof, and later versions only append
+ * fields. c10c__check_struct_size refuses a struct_size below min_size, the first version's size
+ * ("<type>.struct_size is N, smaller than any version<of_what> (M); set it to sizeof(<type>)");
+ * c10c__copy_versioned copies the fields of `all` (all_size bytes, ours) that the caller's
+ * version has into out, and sets out's struct_size to the bytes written. */
+c10c_status c10c__check_struct_size(uint32_t struct_size, size_t min_size, const char *type,
+                                    const char *of_what);
+void c10c__copy_versioned(void *out, const void *all, size_t all_size);
+
 #define C10C__CHECK_NOT_NULL(ptr)                                  \
   do {                                                             \
     if ((ptr) == NULL) return c10c__null_argument(__func__, #ptr); \

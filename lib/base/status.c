@@ -3,6 +3,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -50,6 +51,22 @@ c10c_status c10c__fail(c10c_status status, const char *fmt, ...) {
   if (n < 0) last_message[0] = '\0';
   last_status = status;
   return status;
+}
+
+c10c_status c10c__check_struct_size(uint32_t struct_size, size_t min_size, const char *type,
+                                    const char *of_what) {
+  if (struct_size >= min_size) return C10C_STATUS_OK;
+  return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                    "%s.struct_size is %u, smaller than any version%s (%zu); set it to sizeof(%s)",
+                    type, (unsigned)struct_size, of_what, min_size, type);
+}
+
+void c10c__copy_versioned(void *out, const void *all, size_t all_size) {
+  uint32_t size;
+  memcpy(&size, out, sizeof size); /* the caller's struct_size: its version's fields */
+  if (size > all_size) size = (uint32_t)all_size; /* a newer caller: the fields we have */
+  memcpy(out, all, size);
+  memcpy(out, &size, sizeof size);
 }
 
 c10c_status c10c__null_argument(const char *function, const char *parameter) {

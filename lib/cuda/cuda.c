@@ -408,11 +408,8 @@ c10c_status c10c_cuda_set_device(c10c_device_index index) { return set_device(in
 /* A guard's struct_size must cover the first version: the fields this version reads and writes
  * are all in it, so a larger (newer) guard is served the same. */
 static c10c_status check_guard(const c10c_cuda_device_guard *guard) {
-  if (guard->struct_size >= GUARD_MIN_SIZE) return C10C_STATUS_OK;
-  return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                    "c10c_cuda_device_guard.struct_size is %u, smaller than any version of the "
-                    "guard (%zu); set it to sizeof(c10c_cuda_device_guard)",
-                    (unsigned)guard->struct_size, (size_t)GUARD_MIN_SIZE);
+  return c10c__check_struct_size(guard->struct_size, GUARD_MIN_SIZE, "c10c_cuda_device_guard",
+                                 " of the guard");
 }
 
 c10c_status c10c_cuda_device_guard_enter(c10c_cuda_device_guard *guard, c10c_device_index index) {

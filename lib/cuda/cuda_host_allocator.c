@@ -327,16 +327,12 @@ c10c_status c10c_cuda_host_empty_cache(void) {
 
 c10c_status c10c_cuda_host_get_stats(c10c_cuda_host_stats *out) {
   C10C__CHECK_NOT_NULL(out);
-  if (out->struct_size < HOST_STATS_MIN_SIZE)
-    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                      "c10c_cuda_host_stats.struct_size is %u, smaller than any version (%zu)",
-                      (unsigned)out->struct_size, (size_t)HOST_STATS_MIN_SIZE);
-  /* only the fields the caller's version has: a struct from an older host is smaller than ours */
-  size_t size = out->struct_size < sizeof stats ? out->struct_size : sizeof stats;
+  c10c_status checked =
+      c10c__check_struct_size(out->struct_size, HOST_STATS_MIN_SIZE, "c10c_cuda_host_stats", "");
+  if (checked != C10C_STATUS_OK) return checked;
   pthread_mutex_lock(&lock);
-  memcpy(out, &stats, size);
+  c10c__copy_versioned(out, &stats, sizeof stats);
   pthread_mutex_unlock(&lock);
-  out->struct_size = (uint32_t)size;
   return C10C_STATUS_OK;
 }
 

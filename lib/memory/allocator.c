@@ -37,11 +37,9 @@ c10c_status c10c_allocator_new(c10c_allocator **out, const c10c_allocator_vtable
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
   C10C__CHECK_NOT_NULL(vtable);
-  if (vtable->struct_size < VTABLE_MIN_SIZE)
-    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                      "c10c_allocator_vtable.struct_size is %u, smaller than any version of the "
-                      "vtable (%zu); set it to sizeof(c10c_allocator_vtable)",
-                      (unsigned)vtable->struct_size, (size_t)VTABLE_MIN_SIZE);
+  c10c_status checked = c10c__check_struct_size(vtable->struct_size, VTABLE_MIN_SIZE,
+                                                "c10c_allocator_vtable", " of the vtable");
+  if (checked != C10C_STATUS_OK) return checked;
   if (vtable->allocate == NULL) return c10c__null_argument(__func__, "vtable->allocate");
   if (!c10c_device_type_is_valid(device_type))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
@@ -146,11 +144,9 @@ c10c_status c10c_allocator_copy(c10c_allocator *allocator, void *dst, const void
 c10c_status c10c_allocator_get_stats(c10c_memory_stats *out, c10c_allocator *allocator) {
   C10C__CHECK_NOT_NULL(out);
   C10C__CHECK_NOT_NULL(allocator);
-  if (out->struct_size < STATS_MIN_SIZE)
-    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                      "c10c_memory_stats.struct_size is %u, smaller than any version (%zu); set "
-                      "it to sizeof(c10c_memory_stats)",
-                      (unsigned)out->struct_size, (size_t)STATS_MIN_SIZE);
+  c10c_status checked =
+      c10c__check_struct_size(out->struct_size, STATS_MIN_SIZE, "c10c_memory_stats", "");
+  if (checked != C10C_STATUS_OK) return checked;
   uint32_t size = out->struct_size;
   memset(out, 0, size < sizeof *out ? size : sizeof *out);
   out->struct_size = size;
@@ -180,12 +176,6 @@ void c10c_data_ptr_free(c10c_data_ptr *data_ptr) {
 }
 
 /* ---- statistics helpers ---- */
-
-void c10c__stats_copy_prefix(c10c_memory_stats *dst, const c10c_memory_stats *src) {
-  uint32_t size = dst->struct_size < sizeof *dst ? dst->struct_size : (uint32_t)sizeof *dst;
-  memcpy(dst, src, size);
-  dst->struct_size = size;
-}
 
 static void reset_array(c10c_stat *s, const c10c_stat *now, size_t n) {
   for (size_t i = 0; i < n; i++) s[i].peak = now[i].current;

@@ -12,10 +12,6 @@ struct c10c_allocator {
   bool builtin; /* sets its own error messages */
 };
 
-/* Copies the fields of src that a caller with src->struct_size knows into dst (which has our
- * size) and zeroes the rest. */
-void c10c__stats_copy_prefix(c10c_memory_stats *dst, const c10c_memory_stats *src);
-
 /* Adds delta to a stat's current value, tracking peak and the cumulative totals. */
 static inline void c10c__stat_update(c10c_stat *s, int64_t delta) {
   s->current += delta;

@@ -1340,7 +1340,7 @@ c10c_status c10c__engine_stats(c10c__engine *e, int device, c10c_memory_stats *o
   if (device < 0 || device >= e->devices)
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
   pthread_mutex_lock(&e->lock);
-  c10c__stats_copy_prefix(out, &e->state[device].stats);
+  c10c__copy_versioned(out, &e->state[device].stats, sizeof e->state[device].stats);
   pthread_mutex_unlock(&e->lock);
   return C10C_STATUS_OK;
 }

@@ -743,7 +743,7 @@ static c10c_status caching_get_stats(c10c_memory_stats *out, void *self) {
   (void)self;
   c10c_memory_stats all;
   c10c__cpu_caching_stats(&all);
-  c10c__stats_copy_prefix(out, &all);
+  c10c__copy_versioned(out, &all, sizeof all);
   return C10C_STATUS_OK;
 }
 

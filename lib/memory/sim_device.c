@@ -187,11 +187,9 @@ c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *d) {
 c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_device *d) {
   C10C__CHECK_NOT_NULL(out);
   C10C__CHECK_NOT_NULL(d);
-  if (out->struct_size < SIM_STATS_MIN_SIZE)
-    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
-                      "c10c_sim_device_stats.struct_size is %u, smaller than any version (%zu); "
-                      "set it to sizeof(c10c_sim_device_stats)",
-                      (unsigned)out->struct_size, (size_t)SIM_STATS_MIN_SIZE);
+  c10c_status checked =
+      c10c__check_struct_size(out->struct_size, SIM_STATS_MIN_SIZE, "c10c_sim_device_stats", "");
+  if (checked != C10C_STATUS_OK) return checked;
   c10c_memory_stats s;
   memset(&s, 0, sizeof s);
   s.struct_size = sizeof s;
@@ -208,9 +206,6 @@ c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_devic
                                .peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak,
                                .num_ooms = s.num_ooms,
                                .capacity = d->capacity};
-  /* the fields the caller's version has (a newer caller's struct_size above ours: ours) */
-  size_t size = out->struct_size < sizeof all ? out->struct_size : sizeof all;
-  memcpy(out, &all, size);
-  out->struct_size = (uint32_t)size;
+  c10c__copy_versioned(out, &all, sizeof all);
   return C10C_STATUS_OK;
 }
