@@ -254,10 +254,15 @@ SCALARS = {
 } | {f"{u}int{n}_t" for u in ("", "u") for n in (8, 16, 32, 64)}
 
 
+def _public_headers(include_dir: Path) -> tuple[list[str], str]:
+    """The public headers' names, and a C source including every one of them."""
+    headers = sorted(h.name for h in (include_dir / "c10c").glob("*.h"))
+    return headers, "".join(f"#include <c10c/{h}>\n" for h in headers)
+
+
 def public_text(include_dir: Path, cc: list[str]) -> tuple[str, dict[str, str], list[str]]:
     """The public headers preprocessed (their own lines), their object-like macros, their names."""
-    headers = sorted(h.name for h in (include_dir / "c10c").glob("*.h"))
-    src = "".join(f"#include <c10c/{h}>\n" for h in headers)
+    headers, src = _public_headers(include_dir)
     args = [*cc, "-std=c11", "-I", str(include_dir), "-x", "c", "-"]
     pre = subprocess.run(
         [*args[:1], "-E", *args[1:]], input=src, check=True, capture_output=True, text=True
@@ -401,8 +406,7 @@ def signatures(include_dir: Path, cc: list[str]) -> list[str]:
     c_generator = importlib.import_module("pycparser.c_generator")
     c_parser = importlib.import_module("pycparser.c_parser")
 
-    headers = sorted(h.name for h in (include_dir / "c10c").glob("*.h"))
-    src = "".join(f"#include <c10c/{h}>\n" for h in headers)
+    _, src = _public_headers(include_dir)
     text = subprocess.run(
         [*cc, "-E", "-P", "-DC10C_CDEF", "-std=c11", "-I", str(include_dir), "-x", "c", "-"],
         input=src,
