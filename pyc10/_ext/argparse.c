@@ -22,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-pa_classes pa_cls;
-
 /* ---- the table -------------------------------------------------------------------------- */
 
 typedef struct {

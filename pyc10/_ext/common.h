@@ -1,6 +1,17 @@
 /* What the files of pyc10._ctensor share: the tensor object's layout and the few helpers every
- * method needs (wrapping a new tensor, raising a library error with pyc10's classes). The tensor
- * type itself is in tensor.c; methods by concern in views.c, ...; the parser in argparse.c. */
+ * method needs (wrapping a new tensor, raising a library error with pyc10's classes), defined in
+ * common.c, and each file's entry points.
+ *
+ * The files form layers, lowest first; a file calls only into its own layer and lower ones
+ * (tests/check_pyc10_layers.py checks it):
+ *   common.c       the state pyc10's Python side hands over, wrapping, raising, handles
+ *   parser         argparse_match.c (types, binding one signature), then argparse_convert.c and
+ *                  argparse_errors.c, then argparse.c (table, grammar, pa_parse)
+ *   shared pieces  size.c, storage.c (StorageBase's identity), numpy.c, memo.c, dlpack.c,
+ *                  data.c's element conversions
+ *   methods        views.c, attrs.c, inplace.c, indexing.c + advindex.c, storage_methods.c,
+ *                  factories.c, functions.c
+ *   tensor.c       the type's spec and module init, merging every file's tables */
 #ifndef PYC10_COMMON_H
 #define PYC10_COMMON_H
 
@@ -43,13 +54,19 @@ extern PyMethodDef pyc10_factory_functions[];
 
 /* A new pyc10.Tensor owning h (a new reference; released if the object cannot be made). */
 PyObject *pyc10_wrap(c10c_tensor *h);
+/* TensorBase's tp_dealloc (its memory kept for the next pyc10_wrap) and its _handle getter. */
+void pyc10_tensor_dealloc(PyObject *self);
+PyObject *pyc10_tensor_get_handle(PyObject *self, void *closure);
+/* setup, setup_parser, wrap, set_default_device, get_/set_default_dtype: the module functions
+ * that hand pyc10's Python side over to this state (common.c; added at module init). */
+extern PyMethodDef pyc10_setup_functions[];
 /* Raises the pyc10 exception for a library status; returns NULL. */
 PyObject *pyc10_raise(c10c_status st);
 /* The tensor a call made in *out, or its error. */
 PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out);
 /* In-place geometry: self's object takes new_h (a new reference, consumed) in place of its tensor
  * and drops its cached shape and strides; returns self (a new reference). When st is an error,
- * new_h is released and the error raised (NULL). (tensor.c) */
+ * new_h is released and the error raised (NULL). */
 PyObject *pyc10_become(PyObject *self, c10c_status st, c10c_tensor *new_h);
 /* self's tensor, or NULL with an error. */
 c10c_tensor *pyc10_handle(PyObject *self);
@@ -57,7 +74,7 @@ c10c_tensor *pyc10_handle(PyObject *self);
  * Python number; NULL without an error for the other dtypes (indexing.c). */
 PyObject *pyc10_load_element(const void *p, c10c_dtype dt);
 
-/* self.shape: the tensor's pyc10.Size, made once (tensor.c). */
+/* self.shape: the tensor's pyc10.Size, made once (size.c). */
 PyObject *pyc10_shape(PyObject *self);
 
 /* A pyc10.Size of n sizes (size.c). */
