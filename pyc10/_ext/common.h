@@ -71,7 +71,7 @@ PyObject *pyc10_become(PyObject *self, c10c_status st, c10c_tensor *new_h);
 /* self's tensor, or NULL with an error. */
 c10c_tensor *pyc10_handle(PyObject *self);
 /* One element at p of a dtype C reads natively (bool, the ints, float32/64, complex64/128) as a
- * Python number; NULL without an error for the other dtypes (indexing.c). */
+ * Python number; NULL without an error for the other dtypes (data.c). */
 PyObject *pyc10_load_element(const void *p, c10c_dtype dt);
 
 /* self.shape: the tensor's pyc10.Size, made once (size.c). */
