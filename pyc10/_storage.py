@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _ctensor
 from ._adopt import adopt as _adopt
@@ -60,7 +60,7 @@ def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) ->
         )
     finally:
         lib.c10c_storage_release(storage[0])
-    return _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0])
+    return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
 
 
 class UntypedStorage(_ctensor.StorageBase):
