@@ -2,16 +2,21 @@
  * method needs (wrapping a new tensor, raising a library error with pyc10's classes), defined in
  * common.c, and each file's entry points.
  *
- * The files form layers, lowest first; a file calls only into its own layer and lower ones
- * (tests/check_pyc10_layers.py checks it):
- *   common.c       the state pyc10's Python side hands over, wrapping, raising, handles
- *   parser         argparse_match.c (types, binding one signature), then argparse_convert.c and
- *                  argparse_errors.c, then argparse.c (table, grammar, pa_parse)
- *   shared pieces  size.c, storage.c (StorageBase's identity), numpy.c, memo.c, dlpack.c,
- *                  data.c's element conversions
- *   methods        views.c, attrs.c, inplace.c, indexing.c + advindex.c, storage_methods.c,
- *                  factories.c, functions.c
- *   tensor.c       the type's spec and module init, merging every file's tables */
+ * The files form layers, as lib/ does, lowest first; a file calls only into its own layer and
+ * lower ones, and the calls inside a layer form no circle (tests/check_pyc10_layers.py checks it,
+ * declaring the same list):
+ *   common   common.c: the state pyc10's Python side hands over at import (setup, setup_parser,
+ *            the default dtype and device, pa_cls), wrapping, raising, a tensor's handle
+ *   parser   argparse_match.c (which values each type takes, binding a call to one signature),
+ *            under argparse_convert.c (bound values to C) and argparse_errors.c (torch's
+ *            "invalid combination" TypeError), under argparse.c (the table, its grammar, pa_parse)
+ *   shared   what methods build on: size.c (Size, a tensor's shape), storage.c (StorageBase's
+ *            objects, one per storage), numpy.c, dlpack.c, memo.c, functions.c, factories.c
+ *            (the factories and the options every factory takes), data.c (fills, conversions,
+ *            a Python number to an element and back)
+ *   methods  views.c, attrs.c, inplace.c, advindex.c under indexing.c, storage_methods.c (with
+ *            StorageBase's spec)
+ *   module   tensor.c: TensorBase's spec and module init, merging every file's tables */
 #ifndef PYC10_COMMON_H
 #define PYC10_COMMON_H
 
