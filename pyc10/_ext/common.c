@@ -287,7 +287,7 @@ static PyObject *module_wrap(PyObject *module, PyObject *const *args, Py_ssize_t
 static _Thread_local c10c_device default_device = {C10C_DEVICE_TYPE_CPU, -1};
 c10c_device pyc10_default_device(void) { return default_device; }
 
-/* set_default_device(device): this thread's default device (pyc10._defaults calls it). */
+/* set_default_device(device): this thread's default device (pyc10._device calls it). */
 static PyObject *module_set_default_device(PyObject *module, PyObject *d) {
   (void)module;
   PyObject *t = PyObject_GetAttrString(d, "_type"),
@@ -324,7 +324,7 @@ static PyObject *module_get_default_dtype(PyObject *module, PyObject *unused) {
 
 PyMethodDef pyc10_setup_functions[] = {
     {"set_default_device", module_set_default_device, METH_O,
-     "This thread's device for factories given none (called by pyc10._defaults)."},
+     "This thread's device for factories given none (called by pyc10._device)."},
     {"get_default_dtype", module_get_default_dtype, METH_NOARGS,
      "get_default_dtype() -> dtype\n\nThe default floating point dtype (pyc10.float32 until "
      "changed), "
