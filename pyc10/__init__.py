@@ -5,6 +5,20 @@ The names follow torch: ``pyc10.float32``, ``pyc10.device("cuda:1")``, ``pyc10.p
 numbers, names, key numbering) comes from the C library at import time.
 """
 
+# The modules form layers, lowest first; a module imports only from its own layer and lower ones,
+# at module level or inside a function, and the imports inside a layer form no circle
+# (tests/check_pyc10_layers.py checks it, with the list there):
+#   extensions  _c10c (cffi), _ctensor (the C types, pyc10/_ext), _dispatch_keys (generated)
+#   base        _lib, _errors, _constant, _adopt, _build_ffi, _source_tree, _png
+#   values      _dtype, _layout, _device (with the default device), _scalar, memory
+#   state       _defaults, _dispatch, _finfo, _repr, cuda (_runtime, memory)
+#   storage     _storage, _typed_storage
+#   tensor      _tensor
+#   api         _api
+#   package     this file, __main__, config, replay
+# A piece two modules share goes down to a module both import, as the default device went from
+# _defaults to _device; the C extension, lowest, finds the Python classes it makes (Tensor,
+# UntypedStorage, the dtype, device and error classes) through setup calls at import.
 import os as _os
 
 # Imported from a source checkout (``python -m pyc10`` in the repository root puts the checkout

@@ -8,10 +8,15 @@ registers with :func:`add_listener` and is told of every change.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
+from ._device import (  # the default device's state lives with the device type, below
+    device_context_enter,
+    device_context_exit,
+    get_default_device,
+    set_default_device,
+)
 from ._dtype import DTYPE_NAMES, dtype
 from ._errors import C10TypeError
 from ._scalar import scalar_dtype as _inferred
@@ -106,49 +111,3 @@ def add_listener(listener: Callable[[dtype], object]) -> None:
     """
     _listeners.append(listener)
     listener(_default)
-
-
-# ---- the default device: per thread, as torch's (torch.set_default_device, `with torch.device`)
-
-
-class _DeviceState(threading.local):
-    def __init__(self) -> None:
-        self.device: Any = None  # None: the CPU
-        self.stack: list[Any] = []
-
-
-_device_state = _DeviceState()
-
-
-def get_default_device() -> Any:
-    """The device factories use when given none, as ``torch.get_default_device()``."""
-    from ._device import device
-
-    current = _device_state.device
-    return device("cpu") if current is None else current
-
-
-def _install(d: Any) -> None:
-    from . import _ctensor
-    from ._device import device
-
-    _ctensor.set_default_device(device("cpu") if d is None else d)
-    _device_state.device = d
-
-
-def set_default_device(d: Any, /) -> None:
-    """Set this thread's default device for factories, as ``torch.set_default_device``."""
-    from ._device import device
-
-    _install(None if d is None else device(d))
-
-
-def device_context_enter(d: Any) -> None:
-    """``with pyc10.device(d):``: d is the default device until the block ends."""
-    _device_state.stack.append(_device_state.device)
-    _install(d)
-
-
-def device_context_exit() -> None:
-    """The end of a ``with pyc10.device(...)`` block: the previous default comes back."""
-    _install(_device_state.stack.pop())

@@ -1,13 +1,27 @@
-"""Devices: ``pyc10.device`` behaves as ``torch.device`` (parsing, printing, equality, errors)."""
+"""Devices: ``pyc10.device`` behaves as ``torch.device`` (parsing, printing, equality, errors).
+
+The default device of factories (``set_default_device``, ``with pyc10.device(...)``) is kept
+here too, per thread as torch's, beside the type whose ``__enter__`` sets it; ``pyc10._defaults``
+re-exports it with the default dtype.
+"""
 
 from __future__ import annotations
 
+import threading
 from typing import Any, final
 
 from ._errors import C10RuntimeError, C10TypeError, check
 from ._lib import ffi, lib
 
-__all__ = ["device", "get_privateuse1_backend_name", "rename_privateuse1_backend"]
+__all__ = [
+    "device",
+    "device_context_enter",
+    "device_context_exit",
+    "get_default_device",
+    "get_privateuse1_backend_name",
+    "rename_privateuse1_backend",
+    "set_default_device",
+]
 
 _DEVICE_PTR = ffi.typeof("c10c_device *")
 
@@ -85,15 +99,11 @@ class device:
 
     def __enter__(self) -> device:
         """Make this the default device of factories in the block, on this thread, as torch's."""
-        from ._defaults import device_context_enter
-
         device_context_enter(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
         """The previous default device comes back."""
-        from ._defaults import device_context_exit
-
         device_context_exit()
 
 
@@ -230,3 +240,44 @@ def get_privateuse1_backend_name() -> str:
 def _from_c(c_device: Any) -> device:
     """The pyc10.device of a ``c10c_device`` value."""
     return _make(c_device.type, c_device.index)
+
+
+# ---- the default device: per thread, as torch's (torch.set_default_device, `with torch.device`)
+
+
+class _DeviceState(threading.local):
+    def __init__(self) -> None:
+        self.device: Any = None  # None: the CPU
+        self.stack: list[Any] = []
+
+
+_device_state = _DeviceState()
+
+
+def get_default_device() -> Any:
+    """The device factories use when given none, as ``torch.get_default_device()``."""
+    current = _device_state.device
+    return device("cpu") if current is None else current
+
+
+def _install(d: Any) -> None:
+    from . import _ctensor
+
+    _ctensor.set_default_device(device("cpu") if d is None else d)
+    _device_state.device = d
+
+
+def set_default_device(d: Any, /) -> None:
+    """Set this thread's default device for factories, as ``torch.set_default_device``."""
+    _install(None if d is None else device(d))
+
+
+def device_context_enter(d: Any) -> None:
+    """``with pyc10.device(d):``: d is the default device until the block ends."""
+    _device_state.stack.append(_device_state.device)
+    _install(d)
+
+
+def device_context_exit() -> None:
+    """The end of a ``with pyc10.device(...)`` block: the previous default comes back."""
+    _install(_device_state.stack.pop())

@@ -71,7 +71,7 @@ def _converted_bytes(value: float | complex, d: dtype) -> bytes:
 
     import numpy as np
 
-    from ._tensor import from_numpy
+    from ._ctensor import from_numpy  # pyc10._tensor's, below it
 
     wide = np.array([value], dtype=np.complex128 if isinstance(value, complex) else np.float64)
     out = from_numpy(wide).to(d)

@@ -10,15 +10,19 @@ from __future__ import annotations
 import ctypes
 import mmap
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _ctensor
 from ._adopt import adopt as _adopt
 from ._device import _make as _make_device
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
-from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError
-from ._lib import ffi
+from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError, check
+from ._lib import ffi, lib
+
+if TYPE_CHECKING:
+    from ._dtype import dtype
+    from ._tensor import Tensor
 
 __all__ = ["UntypedStorage"]
 
@@ -29,6 +33,34 @@ def _rebuild_storage(data: bytes, device: str) -> UntypedStorage:
     if _device_cls(device).type == "cpu":
         return host
     return UntypedStorage(len(data), device=device).copy_(host)
+
+
+def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) -> Tensor:
+    """An uninitialized CPU tensor of these sizes and strides over pinned memory."""
+    numel = 1
+    for n in size:
+        numel *= n
+    span = 0 if numel == 0 else 1 + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
+    storage = ffi.new("c10c_storage **")
+    check(
+        lib.c10c_storage_new(
+            storage,
+            span * d.itemsize,
+            lib.c10c_cuda_host_allocator(),
+            lib.C10C_DEVICE_TYPE_CPU,
+            False,
+        )
+    )
+    out = ffi.new("c10c_tensor **")
+    try:
+        check(
+            lib.c10c_tensor_new_from_storage(
+                out, storage[0], list(size), list(stride), len(size), 0, d.value
+            )
+        )
+    finally:
+        lib.c10c_storage_release(storage[0])
+    return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
 
 
 class UntypedStorage(_ctensor.StorageBase):
@@ -107,7 +139,6 @@ class UntypedStorage(_ctensor.StorageBase):
         """A copy of these CPU bytes in pinned memory (self when already pinned), as torch's."""
         from ._dtype import DTYPE_NAMES
         from ._lib import lib
-        from ._tensor import _pinned_strided
 
         if self.device.type != "cpu":
             name = f"{type(self).__module__}.{type(self).__name__}"

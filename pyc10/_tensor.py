@@ -30,7 +30,7 @@ from ._errors import (
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._layout import layout as _layout_cls
 from ._lib import ffi, lib
-from ._storage import UntypedStorage
+from ._storage import UntypedStorage, _pinned_strided
 
 if TYPE_CHECKING:
     from ._typed_storage import TypedStorage
@@ -367,34 +367,6 @@ def _check_format(fmt: Any, name: str) -> memory_format:
             f"{type(fmt).__name__}"
         )
     return fmt
-
-
-def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) -> Tensor:
-    """An uninitialized CPU tensor of these sizes and strides over pinned memory."""
-    numel = 1
-    for n in size:
-        numel *= n
-    span = 0 if numel == 0 else 1 + sum((n - 1) * st for n, st in zip(size, stride, strict=True))
-    storage = ffi.new("c10c_storage **")
-    check(
-        lib.c10c_storage_new(
-            storage,
-            span * d.itemsize,
-            lib.c10c_cuda_host_allocator(),
-            lib.C10C_DEVICE_TYPE_CPU,
-            False,
-        )
-    )
-    out = ffi.new(_TENSOR_PTR)
-    try:
-        check(
-            lib.c10c_tensor_new_from_storage(
-                out, storage[0], list(size), list(stride), len(size), 0, d.value
-            )
-        )
-    finally:
-        lib.c10c_storage_release(storage[0])
-    return Tensor._wrap(out[0])
 
 
 def _rebuild_tensor(

@@ -115,7 +115,7 @@ class TypedStorage:
                     args[0].__index__() * self._element_size(), device=dev
                 )
             elif isinstance(args[0], Sequence):
-                from ._tensor import tensor
+                from ._ctensor import tensor
 
                 self._untyped_storage = tensor(
                     args[0], dtype=self.dtype, device=dev
@@ -259,7 +259,7 @@ class TypedStorage:
     # ---- elements ----
 
     def _tensor(self) -> Any:
-        from ._tensor import empty
+        from ._ctensor import empty
 
         n = self._size()
         return empty(0, dtype=self.dtype, device=self.device).set_(

@@ -151,7 +151,7 @@ void pa_table_entry(size_t i, const char **kind, const char **name);
 /* The docstring of a table entry: its signatures, a blank line, its summary (NULL if none). */
 const char *pa_doc(const char *kind, const char *name);
 
-/* ---- shared by argparse.c, argparse_errors.c and argparse_convert.c only ---- */
+/* ---- shared by the parser's files only (defined in argparse_match.c but pa__print_error) ---- */
 
 /* pyc10's exception classes (C10TypeError derives from TypeError), the builtins before setup. */
 #define PA_TYPE_ERROR  (pa_cls.type_error != NULL ? pa_cls.type_error : PyExc_TypeError)

@@ -1,19 +1,12 @@
 /* pyc10's argument parser, its conversions (torch's PythonArgs accessors): one bound argument
  * to a C value each, the signature's default where the argument is absent, with torch's errors
  * for values the type check let through (numpy and 0-dim tensor ints, int lists, dtypes,
- * layouts, memory formats, devices). The binding itself is in argparse.c.
+ * layouts, memory formats, devices). The binding itself is in argparse_match.c.
  */
 #include <string.h>
 
 #include "argparse.h"
 #include "common.h"
-
-int pa__tensor_dtype_and_dim(PyObject *o, int64_t *ndim) {
-  c10c_tensor *h = ((TensorObject *)o)->h;
-  if (h == NULL) return -1;
-  *ndim = (int64_t)c10c_tensor_dim(h);
-  return (int)c10c_tensor_dtype(h);
-}
 
 int pa_tensor_int64(PyObject *o, int64_t *out) {
   int64_t value = 0;

@@ -1,7 +1,7 @@
 /* pyc10's argument parser, its TypeError for a call no signature takes: torch's
  * format_invalid_args (torch/csrc/utils/invalid_arguments.cpp), "X() received an invalid
  * combination of arguments - got (...), but expected one of: ..." with its "!type!" marks and
- * its quirks. The binding itself is in argparse.c.
+ * its quirks. The binding itself is in argparse_match.c.
  */
 #include <stdarg.h>
 #include <string.h>

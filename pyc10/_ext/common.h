@@ -1,6 +1,22 @@
 /* What the files of pyc10._ctensor share: the tensor object's layout and the few helpers every
- * method needs (wrapping a new tensor, raising a library error with pyc10's classes). The tensor
- * type itself is in tensor.c; methods by concern in views.c, ...; the parser in argparse.c. */
+ * method needs (wrapping a new tensor, raising a library error with pyc10's classes), defined in
+ * common.c, and each file's entry points.
+ *
+ * The files form layers, as lib/ does, lowest first; a file calls only into its own layer and
+ * lower ones, and the calls inside a layer form no circle (tests/check_pyc10_layers.py checks it,
+ * declaring the same list):
+ *   common   common.c: the state pyc10's Python side hands over at import (setup, setup_parser,
+ *            the default dtype and device, pa_cls), wrapping, raising, a tensor's handle
+ *   parser   argparse_match.c (which values each type takes, binding a call to one signature),
+ *            under argparse_convert.c (bound values to C) and argparse_errors.c (torch's
+ *            "invalid combination" TypeError), under argparse.c (the table, its grammar, pa_parse)
+ *   shared   what methods build on: size.c (Size, a tensor's shape), storage.c (StorageBase's
+ *            objects, one per storage), numpy.c, dlpack.c, memo.c, functions.c, factories.c
+ *            (the factories and the options every factory takes), data.c (fills, conversions,
+ *            a Python number to an element and back)
+ *   methods  views.c, attrs.c, inplace.c, advindex.c under indexing.c, storage_methods.c (with
+ *            StorageBase's spec)
+ *   module   tensor.c: TensorBase's spec and module init, merging every file's tables */
 #ifndef PYC10_COMMON_H
 #define PYC10_COMMON_H
 
@@ -43,21 +59,27 @@ extern PyMethodDef pyc10_factory_functions[];
 
 /* A new pyc10.Tensor owning h (a new reference; released if the object cannot be made). */
 PyObject *pyc10_wrap(c10c_tensor *h);
+/* TensorBase's tp_dealloc (its memory kept for the next pyc10_wrap) and its _handle getter. */
+void pyc10_tensor_dealloc(PyObject *self);
+PyObject *pyc10_tensor_get_handle(PyObject *self, void *closure);
+/* setup, setup_parser, wrap, set_default_device, get_/set_default_dtype: the module functions
+ * that hand pyc10's Python side over to this state (common.c; added at module init). */
+extern PyMethodDef pyc10_setup_functions[];
 /* Raises the pyc10 exception for a library status; returns NULL. */
 PyObject *pyc10_raise(c10c_status st);
 /* The tensor a call made in *out, or its error. */
 PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out);
 /* In-place geometry: self's object takes new_h (a new reference, consumed) in place of its tensor
  * and drops its cached shape and strides; returns self (a new reference). When st is an error,
- * new_h is released and the error raised (NULL). (tensor.c) */
+ * new_h is released and the error raised (NULL). */
 PyObject *pyc10_become(PyObject *self, c10c_status st, c10c_tensor *new_h);
 /* self's tensor, or NULL with an error. */
 c10c_tensor *pyc10_handle(PyObject *self);
 /* One element at p of a dtype C reads natively (bool, the ints, float32/64, complex64/128) as a
- * Python number; NULL without an error for the other dtypes (indexing.c). */
+ * Python number; NULL without an error for the other dtypes (data.c). */
 PyObject *pyc10_load_element(const void *p, c10c_dtype dt);
 
-/* self.shape: the tensor's pyc10.Size, made once (tensor.c). */
+/* self.shape: the tensor's pyc10.Size, made once (size.c). */
 PyObject *pyc10_shape(PyObject *self);
 
 /* A pyc10.Size of n sizes (size.c). */

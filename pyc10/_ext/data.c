@@ -4,7 +4,8 @@
  *
  * A Python scalar becomes one element of the tensor's dtype here, in C, for the common dtypes
  * (c10's checked_convert: the same overflow errors as torch); other values and dtypes go through
- * pyc10._scalar.scalar_bytes. Conversions allocate with c10c_tensor_empty_like and copy with
+ * pyc10._scalar.scalar_bytes; and back (pyc10_load_element), the one element a Python number for
+ * the files that read elements. Conversions allocate with c10c_tensor_empty_like and copy with
  * c10c_tensor_copy_ (c10's casts), returning self where ATen's to_will_alias does.
  */
 #include <math.h>
@@ -250,6 +251,46 @@ int pyc10_encode_scalar(unsigned char *out, c10c_dtype dt, PyObject *value) {
 }
 
 /* ---- fill_, zero_ ---- */
+
+/* The inverse of pyc10_encode_scalar for the dtypes C reads natively (indexing.c's item and
+ * tolist, advindex.c, attrs.c). */
+PyObject *pyc10_load_element(const void *p, c10c_dtype dt) {
+  /* copied out first: the element may sit at any address (a tensor over an unaligned numpy
+   * array, as torch accepts), where a typed load is undefined */
+  union {
+    uint8_t u8;
+    int8_t i8;
+    int16_t i16;
+    uint16_t u16;
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+    float c64[2];
+    double c128[2];
+  } v;
+  size_t size = c10c_dtype_itemsize(dt);
+  if (size == 0 || size > sizeof v) return NULL;
+  memcpy(&v, p, size);
+  switch (dt) {
+    case C10C_DTYPE_BOOL: return PyBool_FromLong(v.u8 != 0);
+    case C10C_DTYPE_UINT8: return PyLong_FromLong(v.u8);
+    case C10C_DTYPE_INT8: return PyLong_FromLong(v.i8);
+    case C10C_DTYPE_INT16: return PyLong_FromLong(v.i16);
+    case C10C_DTYPE_UINT16: return PyLong_FromLong(v.u16);
+    case C10C_DTYPE_INT32: return PyLong_FromLong(v.i32);
+    case C10C_DTYPE_UINT32: return PyLong_FromUnsignedLong(v.u32);
+    case C10C_DTYPE_INT64: return PyLong_FromLongLong(v.i64);
+    case C10C_DTYPE_UINT64: return PyLong_FromUnsignedLongLong(v.u64);
+    case C10C_DTYPE_FLOAT32: return PyFloat_FromDouble(v.f32);
+    case C10C_DTYPE_FLOAT64: return PyFloat_FromDouble(v.f64);
+    case C10C_DTYPE_COMPLEX64: return PyComplex_FromDoubles(v.c64[0], v.c64[1]);
+    case C10C_DTYPE_COMPLEX128: return PyComplex_FromDoubles(v.c128[0], v.c128[1]);
+    default: return NULL;
+  }
+}
 
 /* A 0-dim tensor value: converted to dt with copy_'s casts (no overflow check, as torch's
  * fill_(Tensor)) through a 0-dim host tensor. */

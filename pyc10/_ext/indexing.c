@@ -62,44 +62,6 @@ static bool is_numpy_int(PyObject *o) {
 
 /* ---- reading elements ---- */
 
-PyObject *pyc10_load_element(const void *p, c10c_dtype dt) {
-  /* copied out first: the element may sit at any address (a tensor over an unaligned numpy
-   * array, as torch accepts), where a typed load is undefined */
-  union {
-    uint8_t u8;
-    int8_t i8;
-    int16_t i16;
-    uint16_t u16;
-    int32_t i32;
-    uint32_t u32;
-    int64_t i64;
-    uint64_t u64;
-    float f32;
-    double f64;
-    float c64[2];
-    double c128[2];
-  } v;
-  size_t size = c10c_dtype_itemsize(dt);
-  if (size == 0 || size > sizeof v) return NULL;
-  memcpy(&v, p, size);
-  switch (dt) {
-    case C10C_DTYPE_BOOL: return PyBool_FromLong(v.u8 != 0);
-    case C10C_DTYPE_UINT8: return PyLong_FromLong(v.u8);
-    case C10C_DTYPE_INT8: return PyLong_FromLong(v.i8);
-    case C10C_DTYPE_INT16: return PyLong_FromLong(v.i16);
-    case C10C_DTYPE_UINT16: return PyLong_FromLong(v.u16);
-    case C10C_DTYPE_INT32: return PyLong_FromLong(v.i32);
-    case C10C_DTYPE_UINT32: return PyLong_FromUnsignedLong(v.u32);
-    case C10C_DTYPE_INT64: return PyLong_FromLongLong(v.i64);
-    case C10C_DTYPE_UINT64: return PyLong_FromUnsignedLongLong(v.u64);
-    case C10C_DTYPE_FLOAT32: return PyFloat_FromDouble(v.f32);
-    case C10C_DTYPE_FLOAT64: return PyFloat_FromDouble(v.f64);
-    case C10C_DTYPE_COMPLEX64: return PyComplex_FromDoubles(v.c64[0], v.c64[1]);
-    case C10C_DTYPE_COMPLEX128: return PyComplex_FromDoubles(v.c128[0], v.c128[1]);
-    default: return NULL;
-  }
-}
-
 /* One element of a dtype C reads natively; NULL with torch's TypeError for the others. */
 static PyObject *load(const char *p, c10c_dtype dt) {
   PyObject *v = pyc10_load_element(p, dt);

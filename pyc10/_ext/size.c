@@ -2,6 +2,7 @@
  * slices, sums and products are Sizes again, with numel() and torch's constructor rules: items
  * are ints or anything with __index__ (numpy integers, 0-dim integer tensors), bools included as
  * torch takes them, and "pyc10.Size() takes an iterable of 'int' (item 0 is 'float')" otherwise.
+ * Also a tensor's shape as a Size, made once (pyc10_shape), which views and attributes read.
  */
 #include "common.h"
 
@@ -211,4 +212,18 @@ PyObject *pyc10_size_type_create(void) {
   size_type = (PyTypeObject *)t;
   Py_INCREF(t); /* one reference kept here for the process */
   return t;
+}
+
+/* self.shape: made once, kept in the tensor object (TensorBase's shape getter, tensor.c). */
+PyObject *pyc10_shape(PyObject *self) {
+  TensorObject *t = (TensorObject *)self;
+  if (t->shape == NULL) {
+    c10c_tensor *h = pyc10_handle(self);
+    if (h == NULL) return NULL;
+    PyObject *shape = pyc10_size_new(c10c_tensor_sizes(h), c10c_tensor_dim(h));
+    if (shape == NULL) return NULL;
+    t->shape = shape;
+  }
+  Py_INCREF(t->shape);
+  return t->shape;
 }

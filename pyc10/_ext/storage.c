@@ -1,7 +1,8 @@
 /* pyc10._ctensor.StorageBase: the C part of pyc10.UntypedStorage (torch's StorageBase), one
- * strong reference to a c10c_storage, and Tensor.untyped_storage(). This file owns the type,
- * its identity (one Python object per storage), construction and _setup; the methods and the
- * mapping protocol are in storage_methods.c.
+ * strong reference to a c10c_storage, and Tensor.untyped_storage(). This file owns the object's
+ * identity (one Python object per storage), construction, byte copies, attributes and _setup;
+ * the methods, the mapping protocol and the type's spec are in storage_methods.c, above it (the
+ * files that only need a storage's pointer or its object, data.c and inplace.c, call this one).
  *
  * Every libc10c storage has at most one Python object at a time (torch keeps it in the
  * StorageImpl's PyObject slot; libc10c has none, so a small open-addressing table maps storage
@@ -201,6 +202,34 @@ c10c_status storage__new(c10c_storage **out, int64_t nbytes, c10c_device device)
 }
 
 /* UntypedStorage(sequence): each item an int (bool too), stored modulo 256, as torch. */
+/* ---- byte copies through uint8 tensors ----------------------------------------------------- */
+
+/* A 1-d uint8 tensor over all of s's bytes. */
+static c10c_tensor *bytes_tensor(c10c_storage *s) {
+  c10c_tensor *t = NULL;
+  int64_t n = c10c_storage_nbytes(s), one = 1;
+  c10c_status st = c10c_tensor_new_from_storage(&t, s, &n, &one, 1, 0, C10C_DTYPE_UINT8);
+  if (st != C10C_STATUS_OK) pyc10_raise(st);
+  return t;
+}
+
+/* dst's bytes = src's bytes (same size), on any pair of devices copy_ serves. */
+int storage__copy_bytes(c10c_storage *dst, c10c_storage *src) {
+  if (c10c_storage_nbytes(dst) == 0) return 0;
+  c10c_tensor *d = bytes_tensor(dst);
+  if (d == NULL) return -1;
+  c10c_tensor *s = bytes_tensor(src);
+  if (s == NULL) {
+    c10c_tensor_release(d);
+    return -1;
+  }
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = c10c_tensor_copy_(d, s);
+  Py_END_ALLOW_THREADS c10c_tensor_release(d);
+  c10c_tensor_release(s);
+  return st == C10C_STATUS_OK ? 0 : (pyc10_raise(st), -1);
+}
+
 static PyObject *from_sequence(PyTypeObject *type, PyObject *seq, c10c_device device) {
   if (!PySequence_Check(seq))
     return storage__raise_with_type(
@@ -257,7 +286,7 @@ static PyObject *from_sequence(PyTypeObject *type, PyObject *seq, c10c_device de
 }
 
 /* torch.UntypedStorage(...): the three signatures of torch's THPStorage_pynew. */
-static PyObject *storage_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+PyObject *storage__tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   static pa_parser p = PA_PARSER("UntypedStorage", "__new__");
   Py_ssize_t nargs = PyTuple_Size(args), nkw = kwargs != NULL ? PyDict_Size(kwargs) : 0;
   PyObject *stack[PA_MAX_PARAMS + 1];
@@ -306,7 +335,7 @@ done:
   return result;
 }
 
-static void storage_dealloc(PyObject *self) {
+void storage__dealloc(PyObject *self) {
   StorageObject *o = (StorageObject *)self;
   PyTypeObject *tp = Py_TYPE(self);
   if (o->weakreflist != NULL) PyObject_ClearWeakRefs(self);
@@ -387,39 +416,11 @@ PyObject *storage__setup(PyObject *cls, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-static PyGetSetDef storage_getset[] = {
+PyGetSetDef storage__getset[] = {
     {"device", s_get_device, NULL, "The device of the bytes.", NULL},
     {"is_cuda", s_get_is_cuda, NULL, "Whether the bytes are on a CUDA device.", NULL},
     {"_handle", s_get_handle, NULL, "The storage as a cffi ``c10c_storage *`` (borrowed).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyMemberDef storage_members[] = {
-    {"__weaklistoffset__", T_PYSSIZET, offsetof(StorageObject, weakreflist), READONLY, NULL},
-    {NULL, 0, 0, 0, NULL},
-};
-
-static PyType_Slot storage_slots[] = {
-    {Py_tp_new, (void *)storage_new},
-    {Py_tp_dealloc, (void *)storage_dealloc},
-    {Py_tp_methods, storage__methods},
-    {Py_tp_getset, storage_getset},
-    {Py_tp_members, storage_members},
-    {Py_tp_iter, (void *)storage__iter},
-    {Py_mp_length, (void *)storage__length},
-    {Py_sq_length, (void *)storage__length},
-    {Py_mp_subscript, (void *)storage__getitem},
-    {Py_mp_ass_subscript, (void *)storage__setitem},
-    {Py_tp_doc, (void *)"The C part of pyc10.UntypedStorage: one reference to a libc10c storage."},
-    {0, NULL},
-};
-
-static PyType_Spec storage_spec = {
-    .name = "pyc10.UntypedStorage",
-    .basicsize = sizeof(StorageObject),
-    .itemsize = 0,
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .slots = storage_slots,
 };
 
 /* ---- Tensor.untyped_storage() and the module's entry point --------------------------------- */
@@ -454,17 +455,3 @@ PyMethodDef pyc10_storage_tensor_methods[] = {
 PyObject *pyc10_storage_wrap(c10c_storage *s) { return wrap_borrowed(s); }
 
 c10c_storage *pyc10_storage_of(PyObject *storage) { return ((StorageObject *)storage)->s; }
-
-int pyc10_storage_init(PyObject *module) {
-  for (PyMethodDef *m = storage__methods; m->ml_name != NULL; m++)
-    if (m->ml_doc == NULL) m->ml_doc = pa_doc("UntypedStorage", m->ml_name);
-  PyObject *type = PyType_FromSpec(&storage_spec);
-  if (type == NULL) return -1;
-  storage__base_type = (PyTypeObject *)type;
-  Py_INCREF(type); /* storage__base_type keeps one */
-  if (PyModule_AddObject(module, "StorageBase", type) < 0) {
-    Py_DECREF(type);
-    return -1;
-  }
-  return 0;
-}

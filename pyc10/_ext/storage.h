@@ -38,11 +38,14 @@ PyObject *storage__raise_with_type(PyObject *cls, const char *fmt, PyObject *o);
 bool storage__check_long(PyObject *o);
 /* StorageBase._setup(cls, make_handle, make_device, not_implemented). */
 PyObject *storage__setup(PyObject *cls, PyObject *args);
-
-/* ---- storage_methods.c ---- */
-
 /* dst's bytes from src's (same size, any devices); -1 with an error. */
 int storage__copy_bytes(c10c_storage *dst, c10c_storage *src);
+/* StorageBase's tp_new, tp_dealloc and attributes, which storage_methods.c's type spec names. */
+PyObject *storage__tp_new(PyTypeObject *type, PyObject *args, PyObject *kwargs);
+void storage__dealloc(PyObject *self);
+extern PyGetSetDef storage__getset[];
+
+/* ---- storage_methods.c ---- */
 /* StorageBase's methods (NULL-terminated; _setup's entry included). */
 extern PyMethodDef storage__methods[];
 /* The iteration and mapping slots: iter(s), len(s), s[i] / s[a:b], s[i] = v. */

@@ -1,43 +1,18 @@
 /* pyc10._ctensor.StorageBase's methods (nbytes, data_ptr, resize_, fill_, copy_, from_buffer,
  * tolist, clone, ...) and its iteration and mapping protocol (s[i], s[a:b], s[i] = v), as
  * torch's StorageMethods.cpp and Storage.cpp. Byte copies and fills go through uint8 tensors over
- * the storages, so they work on every device libc10c's copy_ and fill_ serve. The type itself,
- * its identity map and construction are in storage.c.
+ * the storages (storage__copy_bytes), so they work on every device libc10c's copy_ and fill_
+ * serve. Its identity map, construction and attributes are in storage.c, below this file; the
+ * type's spec, which puts them together with these methods, and its creation at module init
+ * (pyc10_storage_init) are here.
  */
 #include <Python.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 #include "storage.h"
-
-/* ---- byte copies through uint8 tensors ----------------------------------------------------- */
-
-/* A 1-d uint8 tensor over all of s's bytes. */
-static c10c_tensor *bytes_tensor(c10c_storage *s) {
-  c10c_tensor *t = NULL;
-  int64_t n = c10c_storage_nbytes(s), one = 1;
-  c10c_status st = c10c_tensor_new_from_storage(&t, s, &n, &one, 1, 0, C10C_DTYPE_UINT8);
-  if (st != C10C_STATUS_OK) pyc10_raise(st);
-  return t;
-}
-
-/* dst's bytes = src's bytes (same size), on any pair of devices copy_ serves. */
-int storage__copy_bytes(c10c_storage *dst, c10c_storage *src) {
-  if (c10c_storage_nbytes(dst) == 0) return 0;
-  c10c_tensor *d = bytes_tensor(dst);
-  if (d == NULL) return -1;
-  c10c_tensor *s = bytes_tensor(src);
-  if (s == NULL) {
-    c10c_tensor_release(d);
-    return -1;
-  }
-  c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = c10c_tensor_copy_(d, s);
-  Py_END_ALLOW_THREADS c10c_tensor_release(d);
-  c10c_tensor_release(s);
-  return st == C10C_STATUS_OK ? 0 : (pyc10_raise(st), -1);
-}
 
 static bool is_meta(c10c_storage *s) {
   return c10c_storage_device(s).type == C10C_DEVICE_TYPE_META;
@@ -535,3 +510,47 @@ PyMethodDef storage__methods[] = {
     {"_setup", storage__setup, METH_VARARGS | METH_CLASS, "Connect StorageBase to pyc10._storage."},
     {NULL, NULL, 0, NULL},
 };
+
+/* ---- the type: storage.c's construction and attributes with this file's methods ---------- */
+
+static PyMemberDef storage_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(StorageObject, weakreflist), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot storage_slots[] = {
+    {Py_tp_new, (void *)storage__tp_new},
+    {Py_tp_dealloc, (void *)storage__dealloc},
+    {Py_tp_methods, storage__methods},
+    {Py_tp_getset, storage__getset},
+    {Py_tp_members, storage_members},
+    {Py_tp_iter, (void *)storage__iter},
+    {Py_mp_length, (void *)storage__length},
+    {Py_sq_length, (void *)storage__length},
+    {Py_mp_subscript, (void *)storage__getitem},
+    {Py_mp_ass_subscript, (void *)storage__setitem},
+    {Py_tp_doc, (void *)"The C part of pyc10.UntypedStorage: one reference to a libc10c storage."},
+    {0, NULL},
+};
+
+static PyType_Spec storage_spec = {
+    .name = "pyc10.UntypedStorage",
+    .basicsize = sizeof(StorageObject),
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .slots = storage_slots,
+};
+
+int pyc10_storage_init(PyObject *module) {
+  for (PyMethodDef *m = storage__methods; m->ml_name != NULL; m++)
+    if (m->ml_doc == NULL) m->ml_doc = pa_doc("UntypedStorage", m->ml_name);
+  PyObject *type = PyType_FromSpec(&storage_spec);
+  if (type == NULL) return -1;
+  storage__base_type = (PyTypeObject *)type;
+  Py_INCREF(type); /* storage__base_type keeps one */
+  if (PyModule_AddObject(module, "StorageBase", type) < 0) {
+    Py_DECREF(type);
+    return -1;
+  }
+  return 0;
+}

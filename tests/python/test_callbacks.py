@@ -10,9 +10,9 @@ libraries' DLPack deleters (numpy's, torch's) run the same way under an import.
 
 (a) An exception already in flight when the deleter runs is set aside and restored: the caller
     sees its own exception, never a SystemError, and the array is freed. pyc10's own releases
-    (tensor_dealloc in _ctensor.c, the DLPack capsule destructor, cffi's ffi.gc) and numpy's and
-    torch's deleters set it aside before they release too; the deleter's own bracket is what
-    keeps it for any other C caller (the test with a C shim).
+    (TensorBase's tp_dealloc in _ext/common.c, the DLPack capsule destructor, cffi's ffi.gc) and
+    numpy's and torch's deleters set it aside before they release too; the deleter's own bracket
+    is what keeps it for any other C caller (the test with a C shim).
 (b) An exception raised inside the deleter cannot reach any caller (a deleter returns nothing,
     and runs wherever the last reference happens to go): it is reported through
     ``sys.unraisablehook``, as Python reports one raised by ``__del__``, naming the callback;
