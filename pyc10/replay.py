@@ -137,14 +137,33 @@ def _read(path: str, max_input: int) -> bytes:
         raise SnapshotError(f"cannot read {path}: {e.strerror or e}") from None
 
 
+_STEP = 1 << 20  # bytes inflated at a time
+_WHITE = b" \t\r\n"
+# How a snapshot can begin: JSON's object or array, or a pickle (protocol 2 and later open with
+# PROTO, 0x80; protocols 0 and 1 with MARK or EMPTY_DICT)
+_FIRST = (ord("{"), ord("["), 0x80, ord("("), ord("}"))
+
+
+def _next_member(path: str, data: bytes) -> Any:
+    if not data.startswith(b"\x1f\x8b") and len(data) >= 2:
+        raise SnapshotError(f"{path} has data after its gzip stream")
+    return zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+
 def _gunzip(path: str, head: bytes, f: Any, max_input: int) -> bytes:
+    """The gzip stream in f (head: its first bytes, read already), inflated a MiB at a time.
+
+    Past max_input bytes it stops; leading white space is counted but not kept, and the first
+    byte after it must be one a snapshot can begin with, so a bomb of zeros or of spaces is
+    refused at once or in constant memory.
+    """
     chunks: list[bytes] = []
     total = 0
     z = zlib.decompressobj(16 + zlib.MAX_WBITS)  # one gzip member; more follow as gzip allows
     pending = head
     try:
         while True:
-            data = pending or f.read(1 << 20)
+            data = pending or f.read(_STEP)
             pending = b""
             if not data:
                 break
@@ -152,19 +171,27 @@ def _gunzip(path: str, head: bytes, f: Any, max_input: int) -> bytes:
                 if z.eof:  # a member ended: another may follow, or zero padding
                     if not data.strip(b"\0"):
                         break
-                    if not data.startswith(b"\x1f\x8b") and len(data) >= 2:
-                        raise SnapshotError(f"{path} has data after its gzip stream")
-                    z = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                piece = z.decompress(data, max_input + 1 - total)  # never 0: that is "all"
+                    z = _next_member(path, data)
+                piece = z.decompress(data, min(_STEP, max_input + 1 - total))  # never 0 ("all")
                 total += len(piece)
                 if total > max_input:
                     raise _too_big(path, max_input, True)
-                chunks.append(piece)
+                if not chunks:  # nothing kept yet: skip white space, look at the first byte
+                    piece = piece.lstrip(_WHITE)
+                    if piece and piece[0] not in _FIRST:
+                        raise SnapshotError(
+                            f"{path} unzips to neither a pickle nor JSON (it begins with"
+                            f" {piece[:8]!r}): not a memory snapshot"
+                        )
+                if piece:
+                    chunks.append(piece)
                 data = z.unconsumed_tail or z.unused_data
     except zlib.error as e:
         raise SnapshotError(f"{path} is not a readable gzip file: {_one_line(e)}") from None
     if not z.eof:
         raise SnapshotError(f"{path} is not a readable gzip file: truncated, it ends in its stream")
+    if not chunks:
+        raise SnapshotError(f"{path} unzips to nothing but white space: not a memory snapshot")
     return b"".join(chunks)
 
 

@@ -425,23 +425,26 @@ def test_unknown_frees_are_in_the_text_output(tmp_path: Path) -> None:
     assert "1 frees of blocks the snapshot never shows allocated" in proc.stdout
 
 
-def gzip_bomb(path: Path, byte: bytes, mib: int) -> None:
-    """path: a gzip file of mib MiB of byte, made in a moment (one compressed MiB repeated)."""
+def gzip_bomb(path: Path, byte: bytes, mib: int, prefix: bytes = b"") -> None:
+    """path: a gzip file of prefix and mib MiB of byte, made in a moment (one compressed MiB
+    repeated)."""
     z = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = z.compress(prefix) + z.flush(zlib.Z_FULL_FLUSH)
     piece = z.compress(byte * MIB) + z.flush(zlib.Z_FULL_FLUSH)  # independent of what precedes
-    crc = 0
+    crc = zlib.crc32(prefix)
     for _ in range(mib):
         crc = zlib.crc32(byte * MIB, crc)
     with path.open("wb") as f:
-        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03")
+        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + head)
         for _ in range(mib):
             f.write(piece)
-        f.write(b"\x03\x00" + struct.pack("<II", crc, (mib * MIB) & 0xFFFFFFFF))
+        size = len(prefix) + mib * MIB
+        f.write(b"\x03\x00" + struct.pack("<II", crc, size & 0xFFFFFFFF))
 
 
 def test_the_bomb_maker_makes_real_gzip(tmp_path: Path) -> None:
-    gzip_bomb(tmp_path / "b.gz", b"x", 3)
-    assert gzip.decompress((tmp_path / "b.gz").read_bytes()) == b"x" * (3 * MIB)
+    gzip_bomb(tmp_path / "b.gz", b"x", 3, b"{")
+    assert gzip.decompress((tmp_path / "b.gz").read_bytes()) == b"{" + b"x" * (3 * MIB)
 
 
 def peak_rss_mib(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -461,28 +464,48 @@ def peak_rss_mib(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
     return proc, int(rss) / 1024
 
 
-@pytest.mark.parametrize(("byte", "what"), [(b"\0", "zeros"), (b" ", "spaces")])
+@pytest.mark.parametrize(
+    ("byte", "prefix", "message"),
+    [
+        (b"\0", b"", "unzips to neither a pickle nor JSON (it begins with b'\\x00\\x00"),
+        (b" ", b"", "unzips to more than 8.00 MiB: not read (a larger snapshot needs --max-input)"),
+        (
+            b" ",
+            b"{",
+            "unzips to more than 8.00 MiB: not read (a larger snapshot needs --max-input)",
+        ),
+        (b"\0", b"\x80\x04", "unzips to more than 8.00 MiB: not read"),
+    ],
+)
 def test_a_gzip_bomb_is_refused_in_bounded_memory_and_time(
-    tmp_path: Path, byte: bytes, what: str
+    tmp_path: Path, byte: bytes, prefix: bytes, message: str
 ) -> None:
-    # 512 MiB unzipped against a cap of 8 MiB (the default, 256 MiB, works the same way; a
-    # 2 GiB bomb is refused at that cap in about 0.3 s and 300 MiB)
-    path = tmp_path / f"{what}.gz"
-    gzip_bomb(path, byte, 512)
+    # 512 MiB unzipped against a cap of 8 MiB (the default, 256 MiB, works the same way: a
+    # 2 GiB bomb of zeros is refused after its first MiB, 4 GiB of spaces at the cap, in 2.7 s
+    # and 21 MB; with a JSON or pickle opening before them, at the cap in 283 MB)
+    path = tmp_path / "bomb.gz"
+    gzip_bomb(path, byte, 512, prefix)
     assert path.stat().st_size < 2 * MIB
     start = time.monotonic()
     proc, rss = peak_rss_mib(str(path), "--max-input", "8MiB")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert one_line(proc.stderr) == (
-        f"pyc10.replay: {path} unzips to more than 8.00 MiB: not read (a larger snapshot needs"
-        " --max-input)"
-    )
+    assert one_line(proc.stderr).startswith(f"pyc10.replay: {path} {message}"), proc.stderr
     assert time.monotonic() - start < 20
     small, base = peak_rss_mib(str(tmp_path / "missing"))
     assert small.returncode == 2
-    assert rss < base + 48, (rss, base)  # the cap and a chunk, not the 512 MiB
-    with pytest.raises(replay.SnapshotError, match=r"unzips to more than 8\.00 MiB"):
-        replay.load(str(path), max_input=8 * MIB)
+    assert rss < base + 40, (rss, base)  # the cap and a chunk at most, not the 512 MiB
+
+
+def test_a_gzip_stream_is_read_up_to_the_cap_and_no_further(tmp_path: Path) -> None:
+    path = tmp_path / "s.json.gz"
+    text = json.dumps(synthetic()).encode()
+    path.write_bytes(gzip.compress(b"\n  " + text))
+    assert replay.load(str(path), max_input=len(text) + 3) == synthetic()
+    with pytest.raises(replay.SnapshotError, match=r"unzips to more than"):
+        replay.load(str(path), max_input=len(text) + 2)
+    path.write_bytes(gzip.compress(b" " * 1000))
+    with pytest.raises(replay.SnapshotError, match="unzips to nothing but white space"):
+        replay.load(str(path))
 
 
 def test_a_plain_file_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
