@@ -210,7 +210,7 @@ def _want_int(where: str, d: dict[str, Any], key: str, required: bool = True) ->
             raise SnapshotError(f"not a memory snapshot: {where} has no {key!r}")
         return
     v = d[key]
-    if not _is_int(v) or v < 0:
+    if not _is_int(v) or not 0 <= v < 1 << 63:  # what the C side's int64 and size_t hold
         raise SnapshotError(
             f"not a memory snapshot: {where}'s {key!r} is {_describe(v)}, not a count of bytes"
             if key not in {"stream", "device"}
@@ -218,8 +218,26 @@ def _want_int(where: str, d: dict[str, Any], key: str, required: bool = True) ->
         )
 
 
+def _want_stream(where: str, d: dict[str, Any]) -> None:
+    v = d.get("stream", 0)
+    if not _is_int(v) or not -(1 << 63) <= v < 1 << 63:  # a stream id is an int64
+        raise SnapshotError(
+            f"not a memory snapshot: {where}'s 'stream' is {_describe(v)}, not a stream id"
+        )
+
+
 def _check(snapshot: Any) -> None:
     """Every field a replay reads has its type: a SnapshotError names the first that does not."""
+    if (
+        isinstance(snapshot, list)
+        and snapshot
+        and all(isinstance(s, dict) and "blocks" in s for s in snapshot)
+    ):
+        raise SnapshotError(
+            "not a memory snapshot with a trace: a list of segments, as"
+            " torch.cuda.memory_snapshot() returns, records no allocations to replay"
+            " (torch.cuda.memory._record_memory_history, then _dump_snapshot)"
+        )
     if not isinstance(snapshot, dict):
         raise SnapshotError(
             f"not a memory snapshot: no 'segments' list (the file holds a"
@@ -242,8 +260,7 @@ def _check_segments(segments: list[Any]) -> None:
         _want_int(where, seg, "address")
         _want_int(where, seg, "total_size")
         _want_int(where, seg, "device", required=False)
-        if "stream" in seg and not _is_int(seg["stream"]):
-            _want_int(where, seg, "stream")
+        _want_stream(where, seg)
         if not isinstance(seg.get("blocks"), list):
             got = _describe(seg["blocks"]) if "blocks" in seg else "missing"
             raise SnapshotError(f"not a memory snapshot: {where}'s 'blocks' is {got}, not a list")
@@ -268,8 +285,7 @@ def _check_traces(traces: list[list[Any]]) -> None:
             # torch's oom entries name the device's free bytes instead of an address
             _want_int(where, e, "device_free" if e["action"] == "oom" else "addr")
             _want_int(where, e, "size")
-            if "stream" in e and not _is_int(e["stream"]):
-                _want_int(where, e, "stream")
+            _want_stream(where, e)
 
 
 def _round(size: int) -> int:
