@@ -790,17 +790,17 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912 - a branch per 
 
         gib = float(1 << 30)
         series = [
-            Series("PyTorch reserved", [r / gib for r, _ in pt["series"]], (60, 60, 60), 6,
+            Series("PyTorch reserved", [r / gib for r, _ in pt["series"]], (60, 60, 60), 9,
                    marks=pt["oom_events"]),
             Series("PyTorch allocated", [a / gib for _, a in pt["series"]], (165, 165, 165), 2,
                    dashed=True),
         ]  # fmt: skip
-        for r in runs:
-            if "series" in r:
-                name = f"libc10c {r['settings'] or 'defaults'}"
-                values = [x / gib for x, _ in r["series"]]
-                color = setting_color(r["settings"])
-                series.append(Series(name, values, color, 2, marks=r["oom_events"]))
+        # each line thinner than the one drawn before it: where lines agree, all show, nested
+        for width, r in zip(itertools.count(5, -2), [r for r in runs if "series" in r]):
+            name = f"libc10c {r['settings'] or 'defaults'}"
+            values = [x / gib for x, _ in r["series"]]
+            color = setting_color(r["settings"])
+            series.append(Series(name, values, color, max(width, 1), marks=r["oom_events"]))
         title = f"GPU {t.device}: reserved memory, {pt['events']} events"
         try:
             line_chart(args.plot, title, series, xlabel="trace event", ylabel="GiB")
