@@ -197,6 +197,42 @@ def many_live_pointers() -> None:
     expect(r, ok=True, allocations_replayed=2 * n, device_mallocs=2, peak_allocated=n * 512)
 
 
+def run_bare(*argv: str) -> subprocess.CompletedProcess[str]:
+    """replay_trace with exactly these arguments (no trace added)."""
+    env = dict(os.environ, C10C_CUDA_DRIVER=str(args.stub), C10C_STUB_FAKE="1")
+    return subprocess.run(
+        [str(args.replay), *argv], env=env, capture_output=True, text=True, check=False
+    )
+
+
+@test
+def a_refused_command_line_is_one_line_with_the_usage_and_status_2() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = Path(tmp) / "trace.csv"
+        trace.write_text(f"Action,Pointer,Size\nallocate,0x1,{MiB}\n")
+        for argv, says in [
+            ((str(trace), "--bogus"), "unknown option --bogus"),
+            (("--bogus", str(trace)), "unknown option --bogus"),
+            ((str(trace), "--capacity", "80GiB"), "--capacity takes a number of bytes, not 80GiB"),
+            ((str(trace), "--capacity", "-1"), "--capacity takes a number of bytes, not -1"),
+            ((str(trace), "--repeat", "x"), "--repeat takes a count, not x"),
+            ((str(trace), "--config"), "option needs a value: --config"),
+            ((str(trace), str(trace)), "one trace at a time; also given"),
+        ]:
+            out = run_bare(*argv)
+            assert out.returncode == 2, (argv, out.returncode, out.stderr)
+            assert out.stdout == "", (argv, out.stdout)
+            lines = out.stderr.splitlines()
+            assert len(lines) == 1 and lines[0].startswith(f"replay_trace: {says}"), out.stderr
+            assert "usage: replay_trace TRACE.csv" in lines[0], out.stderr
+        ok = run_bare(str(trace), "--no-search", "--repeat", "0", "--capacity", str(64 * MiB))
+        assert ok.returncode == 0 and json.loads(ok.stdout)["device_mallocs"] == 1, ok.stderr
+    usage = run_bare("--help")
+    assert usage.returncode == 0 and usage.stdout.startswith("usage: replay_trace"), usage
+    none = run_bare()
+    assert none.returncode == 2 and none.stderr.startswith("usage: replay_trace"), none
+
+
 def main() -> int:
     """Runs every test; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

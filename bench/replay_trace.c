@@ -42,6 +42,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -625,33 +626,69 @@ static void report(const char *path, const char *config, const trace *t, const r
   printf("}\n");
 }
 
+static const char usage[] =
+    "usage: replay_trace TRACE.csv [--config S] [--capacity BYTES] [--no-search] [--repeat N] "
+    "[--snapshot FILE] [--skip-record-stream] [--keep-going]\n";
+
+/* A refused command line: one line naming the problem, then the usage line; exit status 2. */
+static int refuse(const char *what, const char *arg) {
+  fprintf(stderr, "replay_trace: %s %s; %s", what, arg, usage);
+  return 2;
+}
+
+/* A whole decimal number (no sign, no trailing text) within max. */
+static bool parse_count(const char *s, unsigned long long max, unsigned long long *out) {
+  if (*s < '0' || *s > '9') return false;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v > max) return false;
+  *out = v;
+  return true;
+}
+
 int main(int argc, char **argv) {
   const char *path = NULL, *config = "";
   size_t capacity = (size_t)80 << 30;
   bool search = true;
   int repeat = 3;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+    const char *a = argv[i];
+    bool takes_value = strcmp(a, "--config") == 0 || strcmp(a, "--capacity") == 0 ||
+                       strcmp(a, "--snapshot") == 0 || strcmp(a, "--repeat") == 0;
+    if (takes_value && i + 1 == argc) return refuse("option needs a value:", a);
+    unsigned long long n = 0;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (strcmp(a, "--config") == 0) {
       config = argv[++i];
-    else if (strcmp(argv[i], "--capacity") == 0 && i + 1 < argc)
-      capacity = (size_t)strtoull(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--no-search") == 0)
+    } else if (strcmp(a, "--capacity") == 0) {
+      if (!parse_count(argv[++i], SIZE_MAX / 2, &n) || n == 0)
+        return refuse("--capacity takes a number of bytes, not", argv[i]);
+      capacity = (size_t)n;
+    } else if (strcmp(a, "--no-search") == 0) {
       search = false;
-    else if (strcmp(argv[i], "--keep-going") == 0)
+    } else if (strcmp(a, "--keep-going") == 0) {
       keep_going = true;
-    else if (strcmp(argv[i], "--skip-record-stream") == 0)
+    } else if (strcmp(a, "--skip-record-stream") == 0) {
       skip_record_stream = true;
-    else if (strcmp(argv[i], "--snapshot") == 0 && i + 1 < argc)
+    } else if (strcmp(a, "--snapshot") == 0) {
       snapshot_path = argv[++i];
-    else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
-      repeat = atoi(argv[++i]);
-    else
-      path = argv[i];
+    } else if (strcmp(a, "--repeat") == 0) {
+      if (!parse_count(argv[++i], 1000000, &n))
+        return refuse("--repeat takes a count, not", argv[i]);
+      repeat = (int)n;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return refuse("unknown option", a);
+    } else if (path != NULL) {
+      return refuse("one trace at a time; also given", a);
+    } else {
+      path = a;
+    }
   }
   if (path == NULL) {
-    fprintf(stderr,
-            "usage: replay_trace TRACE.csv [--config S] [--capacity B] [--no-search] "
-            "[--repeat N] [--snapshot FILE] [--skip-record-stream] [--keep-going]\n");
+    fputs(usage, stderr);
     return 2;
   }
   trace t;

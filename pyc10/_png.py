@@ -7,8 +7,10 @@ A 3x5 pixel font (upper case, digits and a little punctuation), scaled up, label
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,9 +31,41 @@ _FONT = {
     "-": "000000111000000", "=": "000111000111000", "(": "010100100100010",
     ")": "010001001001010", "<": "001010100010001", ">": "100010001010100",
     " ": "000000000000000", "_": "000000000000111", "+": "000010111010000",
+    ",": "000000000010100",
 }  # fmt: skip
 
 PALETTE = [(70, 110, 180), (120, 120, 120), (230, 140, 50), (90, 170, 90), (200, 70, 70)]
+OOM_RED = (220, 30, 30)
+
+# Colours of the settings one tries most, the same in every chart; others get a colour of
+# their own from their text (setting_color), so no setting's colour depends on what else is drawn.
+_KNOWN = {
+    "": (50, 100, 200),  # PyTorch's defaults: blue
+    "expandable_segments:true": (235, 130, 30),  # orange
+    "expandable_segments:false": (50, 100, 200),
+}
+
+
+# Other settings: a colour of this list picked by a checksum of the settings' text.
+_MORE = [
+    (40, 160, 70),  # green
+    (150, 60, 190),  # purple
+    (0, 150, 160),  # teal
+    (140, 90, 40),  # brown
+    (210, 60, 150),  # magenta
+    (120, 140, 20),  # olive
+    (90, 90, 200),  # indigo
+    (230, 190, 0),  # gold
+]
+
+
+def setting_color(settings: str) -> tuple[int, int, int]:
+    """The colour of a series replayed under settings.
+
+    Fixed per settings text (spaces and case aside), whatever else the chart holds.
+    """
+    key = settings.replace(" ", "").lower()
+    return _KNOWN.get(key) or _MORE[zlib.crc32(key.encode()) % len(_MORE)]
 
 
 def text(
@@ -76,44 +110,168 @@ def write_png(path: str, img: np.ndarray) -> None:
         f.write(png)
 
 
-def line_chart(
-    path: str, title: str, lines: list[tuple[str, list[float]]], width: int = 900
-) -> None:
-    """One line per (name, values over the same steps): steps across, values up from 0.
+@dataclass
+class Series:
+    """One line of a chart: a value per step, drawn width pixels thick, dashed or not.
 
-    The series are resampled to the plot's width (each column its maximum); a legend names them.
+    marks are the steps to flag (out-of-memory failures), drawn as red diamonds on the line.
     """
-    margin, plot_h = 70, 360
-    plot_w = width - 2 * margin
-    height = 100 + 24 * len(lines) + plot_h + 40
-    img = np.full((height, width, 3), 255, dtype=np.uint8)
-    text(img, margin, 16, title, scale=3)
-    for k, (name, _) in enumerate(lines):
-        y = 56 + 24 * k
-        img[y : y + 12, margin : margin + 12] = PALETTE[k % len(PALETTE)]
-        text(img, margin + 18, y + 1, name)
-    top = 70 + 24 * len(lines) + 20
-    bottom, left = top + plot_h, margin
-    vmax = max([max(v) for _, v in lines if v] + [1e-9]) * 1.1
-    img[top:bottom, left - 2 : left] = 0
-    img[bottom : bottom + 2, left : left + plot_w] = 0
-    for tick in np.linspace(0, vmax, 5):
-        y = bottom - int(tick / vmax * plot_h)
-        img[y, left - 6 : left] = 0
-        text(img, 4, y - 5, f"{tick:.2f}")
-    for k, (_, values) in enumerate(lines):
-        if not values:
-            continue
-        v = np.asarray(values, dtype=float)
-        cols = np.minimum((np.arange(len(v)) * plot_w) // max(1, len(v)), plot_w - 1)
-        top_of = np.full(plot_w, np.nan)
-        np.fmax.at(top_of, cols, v)
-        last = None
-        for x in range(plot_w):
-            if np.isnan(top_of[x]):
-                continue
-            y = bottom - 1 - int(top_of[x] / vmax * (plot_h - 1))
-            y0, y1 = (y, y) if last is None else (min(y, last), max(y, last))
-            img[max(top, y0 - 1) : y1 + 1, left + x : left + x + 2] = PALETTE[k % len(PALETTE)]
-            last = y
+
+    name: str
+    values: list[float]
+    color: tuple[int, int, int]
+    width: int = 2
+    dashed: bool = False
+    marks: list[int] = field(default_factory=list)
+
+
+def nice_ticks(vmax: float, count: int = 5) -> list[float]:
+    """Round tick values from 0 to at least vmax: steps of 1, 2, 2.5 or 5 times a power of ten."""
+    if not vmax > 0:
+        return [0.0, 1.0]
+    raw = vmax / count
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    n = math.ceil(vmax / step - 1e-9)
+    return [i * step for i in range(n + 1)]
+
+
+def tick_label(v: float) -> str:
+    """A tick value as short text: 2.5, 40, 120K, 1.5M."""
+    for div, suffix in ((1e6, "M"), (1e3, "K")):
+        if v >= div and v % (div / 10) == 0:
+            return f"{v / div:g}{suffix}"
+    return f"{v:g}" if v == round(v, 6) else f"{v:.3g}"
+
+
+def _column_spans(v: np.ndarray, plot_w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per pixel column the lowest, highest and last value of the steps it covers (NaN: none)."""
+    cols = np.minimum((np.arange(len(v)) * plot_w) // max(1, len(v)), plot_w - 1)
+    lo = np.full(plot_w, np.nan)
+    hi = np.full(plot_w, np.nan)
+    last = np.full(plot_w, np.nan)
+    np.fmin.at(lo, cols, v)
+    np.fmax.at(hi, cols, v)
+    last[cols] = v  # the last assignment per column wins
+    return lo, hi, last
+
+
+def line_chart(
+    path: str,
+    title: str,
+    lines: list[Series],
+    *,
+    xlabel: str,
+    ylabel: str,
+    width: int = 960,
+) -> None:
+    """The series over the same steps (steps across, values up from 0) as a PNG in path.
+
+    Drawn in order, so a thick line first shows around thinner ones drawn on it where they
+    agree; axes with round ticks and their labels, a legend, and out-of-memory marks.
+    """
+    plot_w, plot_h = width - 110, 380
+    legend = len(lines) + (1 if any(s.marks for s in lines) else 0)
+    top = 80 + 24 * legend
+    img = np.full((top + plot_h + 64, width, 3), 255, dtype=np.uint8)
+    text(img, _LEFT, 16, title, scale=3)
+    _legend(img, lines)
+    steps = max([len(s.values) for s in lines] + [1])
+    ticks = nice_ticks(max([max(s.values) for s in lines if s.values] + [0.0]))
+    box = _Box(top, plot_w, plot_h, ticks[-1], steps)
+    _axes(img, box, ticks, xlabel, ylabel)
+    for s in lines:
+        _draw(img, box, s)
+    for s in lines:
+        for k in s.marks:
+            if 0 <= k < len(s.values):
+                _diamond(img, box.x(k), box.y(s.values[k]), OOM_RED)
+    img[top : top + plot_h, _LEFT - 2 : _LEFT] = 0  # the axes over everything
+    img[top + plot_h : top + plot_h + 2, _LEFT - 2 : _LEFT + plot_w] = 0
     write_png(path, img)
+
+
+_LEFT = 80  # the plot's left edge: room for the y tick labels
+
+
+@dataclass
+class _Box:
+    """The plot area: its top row, width and height in pixels, and the values it spans."""
+
+    top: int
+    w: int
+    h: int
+    vmax: float
+    steps: int
+
+    def y(self, value: float) -> int:
+        """The pixel row of value."""
+        return self.top + self.h - 1 - round(value / self.vmax * (self.h - 1))
+
+    def x(self, step: float) -> int:
+        """The pixel column of step."""
+        return _LEFT + min(int(step * self.w / self.steps), self.w - 1)
+
+
+def _legend(img: np.ndarray, lines: list[Series]) -> None:
+    for k, s in enumerate(lines):
+        y = 56 + 24 * k
+        img[y + 4 : y + 4 + min(s.width, 8), _LEFT : _LEFT + 24] = s.color
+        if s.dashed:
+            img[y + 4 : y + 12, _LEFT + 8 : _LEFT + 16] = 255
+        text(img, _LEFT + 32, y + 1, s.name)
+    if any(s.marks for s in lines):
+        y = 56 + 24 * len(lines)
+        _diamond(img, _LEFT + 12, y + 6, OOM_RED)
+        text(img, _LEFT + 32, y + 1, "out of memory")
+
+
+def _axes(img: np.ndarray, box: _Box, ticks: list[float], xlabel: str, ylabel: str) -> None:
+    for tick in ticks:  # y: grid lines and labels
+        y = box.y(tick)
+        img[y, _LEFT : _LEFT + box.w] = (225, 225, 225)
+        img[y, _LEFT - 6 : _LEFT] = 0
+        label = tick_label(tick)
+        text(img, _LEFT - 10 - text_width(label), y - 5, label)
+    text(img, _LEFT - 10 - text_width(ylabel), box.top - 26, ylabel)
+    bottom = box.top + box.h
+    last = max(box.steps - 1, 1)
+    for tick in nice_ticks(last, 8):  # x: ticks and labels
+        if tick <= last:
+            x = box.x(tick)
+            img[bottom : bottom + 6, x] = 0
+            label = tick_label(tick)
+            text(img, x - text_width(label) // 2, bottom + 10, label)
+    text(img, _LEFT + (box.w - text_width(xlabel)) // 2, bottom + 36, xlabel)
+
+
+def _draw(img: np.ndarray, box: _Box, s: Series) -> None:
+    """The series as a vertical run per pixel column.
+
+    Each run spans the column's lowest to highest value (and the last value of the column
+    before), so no step's value is lost however many steps share a pixel.
+    """
+    if not s.values:
+        return
+    lo, hi, last = _column_spans(np.asarray(s.values, dtype=float), box.w)
+    prev: float | None = None
+    half = s.width // 2
+    for x in range(box.w):
+        if np.isnan(hi[x]):
+            continue
+        y_lo = box.y(min(lo[x], prev) if prev is not None else lo[x])
+        y_hi = box.y(max(hi[x], prev) if prev is not None else hi[x])
+        prev = float(last[x])
+        if s.dashed and (x // 8) % 2:
+            continue
+        y0, y1 = max(box.top, y_hi - half), min(box.top + box.h - 1, y_lo + s.width - half - 1)
+        img[y0 : y1 + 1, _LEFT + max(0, x - half) : _LEFT + x - half + s.width] = s.color
+
+
+def _diamond(img: np.ndarray, cx: int, cy: int, color: tuple[int, int, int]) -> None:
+    h, w, _ = img.shape
+    for dy in range(-6, 7):
+        r = 6 - abs(dy)
+        y = cy + dy
+        if 0 <= y < h:
+            img[y, max(0, cx - r) : min(w, cx + r + 1)] = color

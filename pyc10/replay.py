@@ -1,13 +1,16 @@
 """Replay a PyTorch memory snapshot through libc10c's caching allocator on a simulated device.
 
-    python -m pyc10.replay SNAPSHOT [--settings S ...] [--device N] [--capacity BYTES]
-                                    [--memory-fraction F] [--descending] [--json]
-                                    [--plot OUT.png]
+    python -m pyc10.replay SNAPSHOT [--settings S ...] [--device N] [--capacity SIZE]
+                                    [--memory-fraction F] [--address-order auto|ascending|
+                                    descending] [--max-input SIZE] [--json] [--plot OUT.png]
 
 SNAPSHOT is what ``torch.cuda.memory._dump_snapshot`` (or ``pyc10.cuda.memory._dump_snapshot``)
 writes, or the same dict as JSON, either of them gzipped. The pickle is read without running
 anything in it: the unpickler refuses every global and persistent id, so a pickle that would call
-a function (such as ``os.system``) is refused before any of it runs (exit status 2).
+a function (such as ``os.system``) is refused before any of it runs. At most ``--max-input``
+bytes are read (256 MiB unless raised; a gzip file is inflated as a stream that stops there, so a
+gzip bomb costs no more), and every field the replay reads is checked for its type first: a file
+that is not a snapshot is one line on stderr and exit status 2.
 
 The snapshot's trace of one device (the one with the most events, or ``--device``) becomes a
 replay: a prologue that rebuilds the segments as they stood when the recording began, under the
@@ -18,109 +21,48 @@ run of ``segment_free`` / ``segment_unmap`` -> empty_cache, an ``oom`` -> a mall
 failed (on a device of the capacity PyTorch had: its reserved bytes then plus the free bytes the
 event recorded, at the first one), expected to fail; the window goes on after it, as the program
 that caught PyTorch's OutOfMemoryError did (a failure where PyTorch did not fail ends the replay,
-its figures up to there). It runs on a simulated device (include/c10c/replay.h: fabricated
-addresses, no memory touched), once per ``--settings`` (PYTORCH_CUDA_ALLOC_CONF syntax; by default
-the settings the snapshot records, and ``expandable_segments:True``), and prints PyTorch's figures
-for the window beside libc10c's: device mallocs and frees (page maps and unmaps for expandable
-segments), reserved bytes at the start, peak reserved; ``--plot`` draws reserved and allocated
-bytes over the window as a PNG. Exit status 0, 2 for a snapshot that cannot be read.
+its figures up to there). The starting state is read back from the snapshot's segments through
+the trace: fixed segments by their base address, expandable segments as byte ranges of mapped
+pages (a ``segment_map`` may extend a run of pages, an unmap may split one). New segments get
+addresses in the order the recording's driver handed them out (inferred from the trace's
+``segment_alloc`` addresses; PyTorch's best fit breaks ties between equal free blocks by
+address). It runs on a simulated device (include/c10c/replay.h: fabricated addresses, no memory
+touched), once per ``--settings`` (PYTORCH_CUDA_ALLOC_CONF syntax, checked by libc10c's parser;
+by default the settings the snapshot records, and ``expandable_segments:True``), and prints
+PyTorch's figures for the window beside libc10c's: device mallocs and frees (page maps and
+unmaps for expandable segments), reserved bytes at the start, peak reserved, out-of-memory
+failures; frees of blocks the snapshot never shows; and, loudly on stderr, anything in PyTorch's
+column that cannot be right (reserved bytes below zero or above the device's capacity).
+``--plot`` draws reserved bytes over the window as a PNG. Exit status 0, 2 for a refused option
+or a snapshot that cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
+import itertools
 import json
-import pickle
+import os
+import re
 import sys
-import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ["SnapshotError", "convert", "load", "main", "pytorch_figures", "replay"]
+from ._replay_input import _MAX_INPUT, SnapshotError, _check, _size_text, load, parse_size
+
+__all__ = [
+    "SnapshotError",
+    "convert",
+    "load",
+    "main",
+    "parse_size",
+    "pytorch_figures",
+    "replay",
+]
 
 _SMALL = 1 << 20  # PyTorch's kSmallSize
 _SMALL_SEGMENT = 2 << 20  # kSmallBuffer
 _DEFAULT_CAPACITY = 1 << 40
-
-
-class SnapshotError(ValueError):
-    """A file that is not a memory snapshot, or a pickle that carries code."""
-
-
-class _DataOnly(pickle.Unpickler):
-    """Builds only dicts, lists, tuples, strings, bytes, numbers, booleans and None."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise SnapshotError(
-            f"the pickle refers to {module}.{name}: a memory snapshot holds only plain data, "
-            "so it was refused without running anything"
-        )
-
-    def persistent_load(self, pid: Any) -> Any:
-        raise SnapshotError("the pickle refers to a persistent object: refused")
-
-
-def load(path: str) -> dict[str, Any]:
-    """The snapshot in path (pickle or JSON), checked for the keys a replay needs."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise SnapshotError(f"cannot read {path}: {e.strerror or e}") from None
-    if data[:2] == b"\x1f\x8b":  # gzip (snapshot.pickle.gz, snapshot.json.gz)
-        data = _gunzip(path, data)
-    if data[:1] in (b"{", b" ", b"\n", b"\t", b"\r"):
-        try:
-            snapshot = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as e:
-            raise SnapshotError(f"{path} is not a JSON memory snapshot: {e}") from None
-    else:
-        try:
-            snapshot = _DataOnly(io.BytesIO(data)).load()
-        except SnapshotError:
-            raise
-        except Exception as e:  # every malformed pickle is one kind of error
-            raise SnapshotError(f"{path} is not a pickled memory snapshot: {e}") from None
-    _check(snapshot)
-    checked: dict[str, Any] = snapshot
-    return checked
-
-
-_MAX_UNZIPPED = 4 << 30  # far above any snapshot's size; a gzip bomb stops here
-
-
-def _gunzip(path: str, data: bytes) -> bytes:
-    out = bytearray()
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
-            while chunk := g.read(1 << 20):
-                out += chunk
-                if len(out) > _MAX_UNZIPPED:
-                    raise SnapshotError(
-                        f"{path} unzips to more than {_MAX_UNZIPPED} bytes: not a memory snapshot"
-                    )
-    except (OSError, EOFError, zlib.error) as e:
-        raise SnapshotError(f"{path} is not a readable gzip file: {e}") from None
-    return bytes(out)
-
-
-def _check(snapshot: Any) -> None:
-    if not isinstance(snapshot, dict) or not isinstance(snapshot.get("segments"), list):
-        raise SnapshotError("not a memory snapshot: no 'segments' list")
-    traces = snapshot.get("device_traces")
-    if not isinstance(traces, list) or not all(isinstance(t, list) for t in traces):
-        raise SnapshotError("not a memory snapshot: no 'device_traces' list of lists")
-    for seg in snapshot["segments"]:
-        if not isinstance(seg, dict) or not {"address", "total_size", "blocks"} <= set(seg):
-            raise SnapshotError("a segment without address, total_size or blocks")
-    for trace in traces:
-        for e in trace:
-            # torch's oom entries name the device's free bytes instead of an address
-            addr = "device_free" if isinstance(e, dict) and e.get("action") == "oom" else "addr"
-            if not isinstance(e, dict) or not {"action", addr, "size"} <= set(e):
-                raise SnapshotError(f"a trace entry without action, {addr} or size")
 
 
 def _round(size: int) -> int:
@@ -145,6 +87,15 @@ class Trace:
     capacity: int | None = None  # PyTorch's at an out-of-memory event
     recorded_settings: str = ""  # the allocator settings the snapshot records
     unknown_frees: int = 0
+    # the driver's address order, from the recorded segment_alloc addresses: new segments above
+    # the one before (ascending) and below it (descending)
+    ascending_steps: int = 0
+    descending_steps: int = 0
+
+    @property
+    def descending(self) -> bool:
+        """Whether the driver handed out mostly descending addresses in this recording."""
+        return self.descending_steps > self.ascending_steps
 
 
 def _pick_device(snapshot: dict[str, Any], device: int | None) -> int:
@@ -167,45 +118,105 @@ def _start_state(
     """The device's state before its first trace event.
 
     Segments {address: (size, stream, small, expandable)}, live blocks {address: size} and
-    their requested bytes {address: bytes}.
+    their requested bytes {address: bytes}. A fixed segment is one cudaMalloc (segment_alloc and
+    segment_free name its base); an expandable segment's snapshot entry is one contiguous run of
+    mapped pages (PyTorch reports each run as a segment), and segment_map / segment_unmap events
+    name any page range in it: those are tracked as byte ranges, so a map that extended a run,
+    or an unmap that punched a hole in one, is undone exactly.
     """
-    segments: dict[int, tuple[int, int, bool, bool]] = {}
-    live: dict[int, int] = {}
-    requested: dict[int, int] = {}
-    for seg in snapshot["segments"]:
-        if seg.get("device", device) != device:
-            continue
-        size = int(seg["total_size"])
-        small = seg.get("segment_type", "large" if size != _SMALL_SEGMENT else "small") == "small"
-        segments[int(seg["address"])] = (
-            size,
-            int(seg.get("stream", 0)),
-            small,
-            bool(seg.get("is_expandable", False)),
-        )
-        at = int(seg["address"])
-        for b in seg["blocks"]:
-            addr = int(b.get("address", at))
-            if b.get("state") in ("active_allocated", "active_pending_free"):
-                live[addr] = int(b["size"])
-                requested[addr] = int(b.get("requested_size", b["size"]))
-            at = addr + int(b["size"])
+    segments, mapped, live, requested = _end_state(snapshot, device)
     for e in reversed(snapshot["device_traces"][device]):
-        action, size = e["action"], int(e["size"])
-        addr = int(e.get("addr", e.get("device_free", 0)))
-        stream = int(e.get("stream", 0))
+        action, size = e["action"], e["size"]
+        addr = e.get("addr", 0)
+        stream = e.get("stream", 0)
         if action == "alloc":
             live.pop(addr, None)
             requested.pop(addr, None)
         elif action == "free_completed":
             live[addr] = _round(size)
             requested[addr] = size
-        elif action in ("segment_alloc", "segment_map"):
+        elif action == "segment_alloc":
             segments.pop(addr, None)
-        elif action in ("segment_free", "segment_unmap"):
-            small = size == _SMALL_SEGMENT and action == "segment_free"
-            segments[addr] = (size, stream, small, action == "segment_unmap")
+        elif action == "segment_free":
+            segments[addr] = (size, stream, size == _SMALL_SEGMENT, False)
+        elif action == "segment_map":
+            mapped.remove(addr, size)
+        elif action == "segment_unmap":
+            mapped.add(addr, size, stream, None)
+    for base, (end, stream, small) in mapped.runs.items():
+        segments[base] = (end - base, stream, small, True)
     return segments, live, requested
+
+
+def _end_state(
+    snapshot: dict[str, Any], device: int
+) -> tuple[_Segments, _Ranges, dict[int, int], dict[int, int]]:
+    """The device's state when the snapshot was taken.
+
+    Fixed segments, mapped page ranges of expandable segments, live blocks and their requested
+    bytes.
+    """
+    segments: _Segments = {}
+    mapped = _Ranges()
+    live: dict[int, int] = {}
+    requested: dict[int, int] = {}
+    for seg in snapshot["segments"]:
+        if seg.get("device", device) != device:
+            continue
+        size = seg["total_size"]
+        small = seg.get("segment_type", "large" if size != _SMALL_SEGMENT else "small") == "small"
+        at = seg["address"]
+        if seg.get("is_expandable", False):
+            mapped.add(at, size, seg.get("stream", 0), small)
+        else:
+            segments[at] = (size, seg.get("stream", 0), small, False)
+        for b in seg["blocks"]:
+            addr = b.get("address", at)
+            if b.get("state") in ("active_allocated", "active_pending_free"):
+                live[addr] = b["size"]
+                requested[addr] = b.get("requested_size", b["size"])
+            at = addr + b["size"]
+    return segments, mapped, live, requested
+
+
+class _Ranges:
+    """Disjoint byte ranges {start: (end, stream, small)}, adjacent ones of a kind joined."""
+
+    def __init__(self) -> None:
+        self.runs: dict[int, tuple[int, int, bool]] = {}
+
+    def remove(self, at: int, size: int) -> None:
+        """[at, at + size) is no longer in any range."""
+        end = at + size
+        for s, (e, stream, small) in list(self.runs.items()):
+            if e <= at or s >= end:
+                continue
+            del self.runs[s]
+            if s < at:
+                self.runs[s] = (at, stream, small)
+            if e > end:
+                self.runs[end] = (e, stream, small)
+
+    def covered(self, at: int, size: int) -> int:
+        """The bytes of [at, at + size) in some range."""
+        end = at + size
+        return sum(max(0, min(e, end) - max(s, at)) for s, (e, *_) in self.runs.items())
+
+    def add(self, at: int, size: int, stream: int, small: bool | None) -> None:
+        """[at, at + size) is in a range; small None: of the kind of a range it touches."""
+        self.remove(at, size)
+        end = at + size
+        before = next((s for s, (e, *_) in self.runs.items() if e == at), None)
+        after = self.runs.get(end)
+        if small is None:
+            near = self.runs[before] if before is not None else after
+            small = near[2] if near is not None else False
+        if after is not None and after[1:] == (stream, small):
+            end = after[0]
+            del self.runs[at + size]
+        if before is not None and self.runs[before][1:] == (stream, small):
+            at = before
+        self.runs[at] = (end, stream, small)
 
 
 def _pieces(
@@ -277,6 +288,9 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
         next_id += 1
         return next_id
 
+    bases = [e["addr"] for e in snapshot["device_traces"][dev] if e["action"] == "segment_alloc"]
+    t.ascending_steps = sum(b > a for a, b in itertools.pairwise(bases))
+    t.descending_steps = sum(b < a for a, b in itertools.pairwise(bases))
     starts = sorted(live)
     for base in sorted(segments):
         size, stream, small, expandable = segments[base]
@@ -294,9 +308,9 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
     reserved = sum(s[0] for s in segments.values())
     in_run = False
     for k, e in enumerate(snapshot["device_traces"][dev]):
-        action, size = e["action"], int(e["size"])
-        addr = int(e.get("addr", e.get("device_free", 0)))
-        stream = int(e.get("stream", 0))
+        action, size = e["action"], e["size"]
+        addr = e.get("addr", 0)
+        stream = e.get("stream", 0)
         t.events = k + 1
         n = len(t.window)
         if action in ("segment_free", "segment_unmap"):
@@ -321,18 +335,23 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
         elif action == "oom":
             t.window.append(("oom", new_id(), size, stream))
             if t.capacity is None:
-                t.capacity = reserved + int(e.get("device_free", 0))
+                t.capacity = reserved + e["device_free"]
         t.window_at += [k] * (len(t.window) - n)
     return t
 
 
-def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict[str, Any]:
+def pytorch_figures(  # noqa: PLR0912, PLR0915 - one pass over the trace, a branch per action
+    snapshot: dict[str, Any], device: int | None = None, capacity: int | None = None
+) -> dict[str, Any]:
     """What PyTorch did in the recorded window of one device.
 
     Segment mallocs and frees, page maps and unmaps, reserved bytes at the start and their peak
     (over the whole window, past out-of-memory events, as the program went on), peak live
-    requested bytes, and the series of reserved and allocated (requested) bytes after each
-    event.
+    requested bytes, the series of reserved and allocated (requested) bytes after each event,
+    the events that ran out of memory, and "warnings": what in the column cannot be right (bytes
+    reserved below zero, below what is allocated, or above the device's capacity: the given
+    one, or the one an out-of-memory event implies; a segment freed or a page range mapped that
+    the reading says was not there), each a line.
     """
     _check(snapshot)
     dev = _pick_device(snapshot, device)
@@ -352,6 +371,7 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
         "peak_live_requested": live,
         "oom": None,  # the first: the size asked for, reserved plus free bytes then
         "ooms": 0,
+        "oom_events": [],  # the trace indices of out-of-memory events
     }
     series: list[tuple[int, int]] = [(reserved, live)]
     names = {
@@ -360,12 +380,33 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
         "segment_map": "maps",
         "segment_unmap": "unmaps",
     }
-    for e in snapshot["device_traces"][dev]:
-        action, size = e["action"], int(e["size"])
-        addr = int(e.get("addr", e.get("device_free", 0)))
+    fixed = {a for a, seg in segments.items() if not seg[3]}
+    mapped = _Ranges()
+    for a, seg in segments.items():
+        if seg[3]:
+            mapped.add(a, seg[0], seg[1], seg[2])
+    odd: list[str] = []
+    lowest = (start, 0)  # reserved bytes and the event after which it was so
+    for k, e in enumerate(snapshot["device_traces"][dev]):
+        action, size = e["action"], e["size"]
+        addr = e.get("addr", 0)
         if action in names:
             f[names[action]] += 1
             reserved += size if action in ("segment_alloc", "segment_map") else -size
+            if action == "segment_alloc":
+                fixed.add(addr)
+            elif action == "segment_free" and addr not in fixed:
+                odd.append(f"event {k} frees a segment at {addr:#x} that was not there")
+            elif action == "segment_free":
+                fixed.discard(addr)
+            elif action == "segment_map" and mapped.covered(addr, size):
+                odd.append(f"event {k} maps pages at {addr:#x} that were mapped already")
+            elif action == "segment_unmap" and mapped.covered(addr, size) != size:
+                odd.append(f"event {k} unmaps pages at {addr:#x} that were not mapped")
+            if action == "segment_map":
+                mapped.add(addr, size, 0, False)
+            elif action == "segment_unmap":
+                mapped.remove(addr, size)
         elif action == "alloc":
             sizes[addr] = size
             live += size
@@ -373,33 +414,79 @@ def pytorch_figures(snapshot: dict[str, Any], device: int | None = None) -> dict
             live -= sizes.pop(addr, size)
         elif action == "oom":
             f["ooms"] += 1
+            f["oom_events"].append(k)
             if f["oom"] is None:
-                f["oom"] = {"size": size, "capacity": reserved + int(e.get("device_free", 0))}
+                f["oom"] = {"size": size, "capacity": reserved + e["device_free"]}
         f["peak_reserved"] = max(f["peak_reserved"], reserved)
         f["peak_live_requested"] = max(f["peak_live_requested"], live)
+        lowest = min(lowest, (reserved, k))
         series.append((reserved, live))
     f["series"] = series
+    f["warnings"] = _sanity(f, series, lowest, odd, capacity)
     return f
+
+
+def _sanity(
+    f: dict[str, Any],
+    series: list[tuple[int, int]],
+    lowest: tuple[int, int],
+    odd: list[str],
+    capacity: int | None,
+) -> list[str]:
+    """What in PyTorch's column read from the snapshot cannot be right, a line each."""
+    warnings = []
+    if lowest[0] < 0:
+        warnings.append(
+            f"reserved bytes fall to {lowest[0]} after event {lowest[1]}: the snapshot's"
+            " segments do not account for the trace's segment events"
+        )
+    over = next(((k, r, a) for k, (r, a) in enumerate(series) if a > r), None)
+    if over is not None:
+        warnings.append(
+            f"{_size_text(over[2])} allocated but only {_size_text(over[1])} reserved"
+            f" after {over[0]} events"
+        )
+    limits = []
+    if capacity is not None:
+        limits.append((capacity, "the device's capacity (--capacity)"))
+    if f["oom"] is not None:
+        limits.append((f["oom"]["capacity"], "the capacity its first out-of-memory event implies"))
+    for limit, what in limits:
+        if f["peak_reserved"] > limit:
+            warnings.append(
+                f"PyTorch's reserved bytes peak at {_size_text(f['peak_reserved'])}, above"
+                f" {what}, {_size_text(limit)}"
+            )
+    if odd:
+        more = f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""
+        warnings.append(f"{odd[0]}{more}")
+    return warnings
 
 
 def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
     t: Trace,
     settings: str = "",
     capacity: int | None = None,
-    descending: bool = False,
+    descending: bool | None = None,
     memory_fraction: float | None = None,
 ) -> dict[str, Any]:
     """Replays t on a simulated device.
 
     libc10c's figures for the window (as pytorch_figures'), or "error" with the message where
-    the settings are refused or the prologue fails.
+    the settings are refused or the prologue fails. New segments get addresses above the last
+    one, or below it with descending (None: the order the recording's driver used, t.descending:
+    PyTorch's best fit breaks ties between equal free blocks by address, so the order decides
+    which block a request takes).
     """
     from ._lib import ffi, lib  # only a replay needs libc10c
 
     cap = capacity or t.capacity or _DEFAULT_CAPACITY
     out: dict[str, Any] = {"settings": settings, "capacity": cap}
     ptr = ffi.new("c10c_sim_device **")
-    flags = 1 if descending else 0
+    if descending is None:
+        descending = t.descending
+    out["addresses"] = "descending" if descending else "ascending"
+    flags = lib.C10C_SIM_DESCENDING if descending else 0
     # the recorded state is rebuilt under the recorded settings (where libc10c has them all)
     layout = t.recorded_settings
     if lib.c10c_sim_device_new(ptr, cap, layout.encode(), flags) != lib.C10C_STATUS_OK:
@@ -427,7 +514,8 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
             blocks[i] = addr[0]
         else:
             message: str = ffi.string(lib.c10c_last_error_message()).decode()
-            return message
+            # the simulated device is the engine's device 0; the snapshot's may be another
+            return re.sub(r"\b(GPU|device) 0\b", rf"\1 {t.device}", message)
         return None
 
     for op in t.prologue:
@@ -452,6 +540,7 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
     end = t.events
     out["oom"] = None  # the first failure
     out["ooms"] = out["ooms_not_reproduced"] = 0
+    out["oom_events"] = []  # the trace indices where an allocation failed here
     for op, k in zip(t.window, t.window_at, strict=True):
         failure = run(op)
         if op[0] == "oom" and failure is None:  # it fitted here: the program never had it
@@ -459,6 +548,7 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
             run(("free", op[1], 0, 0))
         elif failure is not None:
             out["ooms"] += 1
+            out["oom_events"].append(k)
             if out["oom"] is None:
                 out["oom"] = {"size": op[2], "expected": op[0] == "oom", "message": failure}
             if op[0] != "oom":  # PyTorch did not fail here: the figures end at the failure
@@ -500,7 +590,7 @@ def _gib(n: int) -> str:
     return f"{n / (1 << 30):.3f} GiB"
 
 
-def _table(pt: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+def _table(pt: dict[str, Any], runs: list[dict[str, Any]], device: int) -> str:
     rows = [("", "PyTorch", *(r["settings"] or "(defaults)" for r in runs))]
 
     def row(name: str, key: str, fmt: Any = str) -> None:
@@ -513,13 +603,15 @@ def _table(pt: dict[str, Any], runs: list[dict[str, Any]]) -> str:
     row("page unmaps", "unmaps")
     row("reserved at start", "reserved_at_start", _gib)
     row("peak reserved", "peak_reserved", _gib)
+    row("out of memory", "ooms")
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     for r in runs:
+        name = r["settings"] or "(defaults)"
         if "error" in r:
-            lines.append(f"{r['settings'] or '(defaults)'}: {r['error']}")
+            lines.append(f"{name}: {r['error']}")
         elif r.get("oom"):
-            o, name = r["oom"], r["settings"] or "(defaults)"
+            o = r["oom"]
             if o["expected"]:
                 lines.append(
                     f"{name}: out of memory at {o['size']} bytes as PyTorch: {o['message']}"
@@ -531,69 +623,222 @@ def _table(pt: dict[str, Any], runs: list[dict[str, Any]]) -> str:
                 )
         if r.get("ooms_not_reproduced"):
             lines.append(
-                f"{r['settings'] or '(defaults)'}: {r['ooms_not_reproduced']} of PyTorch's"
-                " out-of-memory failures did not happen here"
+                f"{name}: {r['ooms_not_reproduced']} of PyTorch's out-of-memory failures on"
+                f" GPU {device} did not happen here"
             )
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line; returns the exit status (2 for a snapshot that cannot be read)."""
-    p = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse with a refusal on one line: the error, and where the usage is."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _size_arg(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _fraction_arg(text: str) -> float:
+    try:
+        fraction = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= fraction <= 1:  # torch.cuda.set_per_process_memory_fraction's rule (NaN too)
+        raise argparse.ArgumentTypeError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    return fraction
+
+
+def _device_arg(text: str) -> int:
+    try:
+        device = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a device index") from None
+    if device < 0:
+        raise argparse.ArgumentTypeError(f"a device index is at least 0, not {device}")
+    return device
+
+
+def _settings_error(settings: str) -> str | None:
+    """What libc10c's settings parser says of settings, or None where it takes them."""
+    from ._lib import ffi, lib
+
+    ptr = ffi.new("c10c_sim_device **")
+    if lib.c10c_sim_device_new(ptr, 1 << 30, settings.encode(), 0) != lib.C10C_STATUS_OK:
+        message: str = ffi.string(lib.c10c_last_error_message()).decode()
+        return message
+    lib.c10c_sim_device_destroy(ptr[0])
+    return None
+
+
+def _parser() -> _Parser:
+    p = _Parser(
         prog="python -m pyc10.replay",
-        description="Replay a PyTorch memory snapshot through libc10c's caching allocator.",
+        description="Replay a PyTorch memory snapshot through libc10c's caching allocator on a"
+        " simulated device, PyTorch's figures beside libc10c's.",
+        epilog="Sizes take units: 80GiB, 80GB, 512MiB, or plain bytes. Exit status: 0 on a"
+        " replay, 2 for a refused option or a snapshot that cannot be read.",
     )
-    p.add_argument("snapshot", help="a pickle from _dump_snapshot, or the same as JSON")
-    p.add_argument("--settings", action="append", help="allocator settings (repeatable)")
-    p.add_argument("--device", type=int, default=None, help="the device whose trace to replay")
-    p.add_argument("--capacity", type=int, default=None, help="device bytes (default: 1 TiB)")
+    p.add_argument("snapshot", help="a pickle from _dump_snapshot, or the same as JSON (gzip ok)")
+    p.add_argument(
+        "--settings",
+        action="append",
+        metavar="S",
+        help="allocator settings in PYTORCH_CUDA_ALLOC_CONF syntax (repeatable; default: the"
+        " recorded ones and expandable_segments:True)",
+    )
+    p.add_argument(
+        "--device", type=_device_arg, help="the device whose trace to replay (default: busiest)"
+    )
+    p.add_argument(
+        "--capacity",
+        type=_size_arg,
+        metavar="SIZE",
+        help="device memory (default: what PyTorch had at an out-of-memory event, else 1 TiB)",
+    )
     p.add_argument(
         "--memory-fraction",
-        type=float,
-        default=None,
+        type=_fraction_arg,
+        metavar="F",
         help="set_per_process_memory_fraction (garbage_collection_threshold acts only with it)",
     )
-    p.add_argument("--descending", action="store_true", help="hand out addresses downwards")
+    order = p.add_mutually_exclusive_group()
+    order.add_argument(
+        "--address-order",
+        choices=("auto", "ascending", "descending"),
+        default="auto",
+        help="the order of new segments' addresses (default auto: the recording driver's, from"
+        " the snapshot's segment addresses)",
+    )
+    order.add_argument(
+        "--descending",
+        dest="address_order",
+        action="store_const",
+        const="descending",
+        help="the same as --address-order descending",
+    )
+    p.add_argument(
+        "--max-input",
+        type=_size_arg,
+        default=_MAX_INPUT,
+        metavar="SIZE",
+        help=f"read at most this much (after gunzip; default {_size_text(_MAX_INPUT)})",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--plot", metavar="PNG", help="reserved and allocated over the window")
+    p.add_argument("--plot", metavar="PNG", help="draw reserved bytes over the window")
+    return p
+
+
+def _check_plot_path(p: _Parser, path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        p.error(f"argument --plot: {path} is a folder, not a file name")
+    if not os.path.isdir(folder):
+        p.error(f"argument --plot: no folder {folder}")
+    if not os.access(folder, os.W_OK):
+        p.error(f"argument --plot: cannot write into {folder}")
+
+
+def _order_note(t: Trace, order: str) -> str:
+    steps = t.ascending_steps + t.descending_steps
+    if order != "auto":
+        return f"addresses {order} (--address-order)"
+    if steps == 0:
+        return "addresses ascending (the snapshot records no new segments to infer them from)"
+    most = max(t.ascending_steps, t.descending_steps)
+    return (
+        f"addresses {'descending' if t.descending else 'ascending'} as the recording's driver"
+        f" ({most} of {steps} new segments {'below' if t.descending else 'above'} the one before)"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912 - a branch per option
+    """The command line; returns the exit status (2 for a refused option or snapshot)."""
+    p = _parser()
     args = p.parse_args(argv)
+    if args.plot:
+        _check_plot_path(p, args.plot)
+    for s in args.settings or []:
+        error = _settings_error(s)
+        if error is not None:
+            p.error(f"argument --settings: {s!r}: {error}")
     try:
-        snapshot = load(args.snapshot)
-        pt = pytorch_figures(snapshot, args.device)
+        snapshot = load(args.snapshot, args.max_input)
+        pt = pytorch_figures(snapshot, args.device, args.capacity)
         t = convert(snapshot, args.device)
     except SnapshotError as e:
         print(f"pyc10.replay: {e}", file=sys.stderr)
         return 2
+    del snapshot  # the replay needs only t
     settings = args.settings
     if settings is None:
-        recorded = _recorded_settings(snapshot)
+        recorded = t.recorded_settings
         settings = [recorded]
-        if "expandable_segments:true" not in recorded.lower():
+        if "expandable_segments:true" not in recorded.lower().replace(" ", ""):
             settings.append("expandable_segments:True")
-    runs = [replay(t, s, args.capacity, args.descending, args.memory_fraction) for s in settings]
+    order = args.address_order
+    descending = None if order == "auto" else order == "descending"
+    runs = [replay(t, s, args.capacity, descending, args.memory_fraction) for s in settings]
+    for w in pt["warnings"]:
+        print(f"pyc10.replay: WARNING: PyTorch's column for GPU {t.device}: {w}", file=sys.stderr)
     if args.plot:
-        from ._png import line_chart
+        from ._png import Series, line_chart, setting_color
 
         gib = float(1 << 30)
-        lines = [("PyTorch reserved", [r / gib for r, _ in pt["series"]])]
-        lines.append(("PyTorch allocated (requested)", [a / gib for _, a in pt["series"]]))
-        for r in runs:
-            if "series" in r:
-                name = f"libc10c {r['settings'] or 'defaults'}"
-                lines.append((name, [x / gib for x, _ in r["series"]]))
-        line_chart(args.plot, f"reserved GiB over {pt['events']} events", lines)
+        series = [
+            Series("PyTorch reserved", [r / gib for r, _ in pt["series"]], (60, 60, 60), 9,
+                   marks=pt["oom_events"]),
+            Series("PyTorch allocated", [a / gib for _, a in pt["series"]], (165, 165, 165), 2,
+                   dashed=True),
+        ]  # fmt: skip
+        # each line thinner than the one drawn before it: where lines agree, all show, nested
+        for width, r in zip(itertools.count(5, -2), [r for r in runs if "series" in r]):
+            name = f"libc10c {r['settings'] or 'defaults'}"
+            values = [x / gib for x, _ in r["series"]]
+            color = setting_color(r["settings"])
+            series.append(Series(name, values, color, max(width, 1), marks=r["oom_events"]))
+        title = f"GPU {t.device}: reserved memory, {pt['events']} events"
+        try:
+            line_chart(args.plot, title, series, xlabel="trace event", ylabel="GiB")
+        except OSError as e:
+            print(f"pyc10.replay: cannot write {args.plot}: {e.strerror or e}", file=sys.stderr)
+            return 2
     if args.json:
         result = {
             "pytorch": {k: v for k, v in pt.items() if k != "series"},
             "libc10c": [{k: v for k, v in r.items() if k != "series"} for r in runs],
             "unknown_frees": t.unknown_frees,
+            "addresses": _order_note(t, order),
         }
         print(json.dumps(result, indent=1))
     else:
-        print(f"{args.snapshot}: device {pt['device']}, {pt['events']} events")
-        print(_table(pt, runs))
+        print(f"{args.snapshot}: GPU {t.device}, {pt['events']} events; {_order_note(t, order)}")
+        print(_table(pt, runs, t.device))
+        if t.unknown_frees:
+            print(
+                f"{t.unknown_frees} frees of blocks the snapshot never shows allocated (allocated"
+                " before the recording began, in no recorded segment): skipped"
+            )
     return 0
 
 
+def _run() -> int:
+    """main() as a command: a closed pipe (| head) ends it quietly, as Ctrl-C does."""
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader went away: nothing more to say, and no traceback at exit's flush either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())

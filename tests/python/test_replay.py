@@ -5,11 +5,15 @@ PyTorch's figures beside libc10c's; snapshots that carry code refused without ru
 from __future__ import annotations
 
 import gzip
+import inspect
 import json
 import os
 import pickle
+import struct
 import subprocess
 import sys
+import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,13 @@ from pyc10 import replay
 
 MIB = 1 << 20
 BASE = 1 << 40
+
+
+def one_line(text: str) -> str:
+    """text, which must be exactly one line."""
+    assert text.endswith("\n") and text.count("\n") == 1, repr(text)
+    assert "Traceback" not in text
+    return text.rstrip("\n")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -150,12 +161,20 @@ def test_default_settings_are_the_recorded_ones_and_expandable(tmp_path: Path) -
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_bad_settings_are_reported_per_row(tmp_path: Path) -> None:
+def test_bad_settings_are_refused_by_the_librarys_parser_before_replaying(tmp_path: Path) -> None:
     path = tmp_path / "s.pickle"
     path.write_bytes(pickle.dumps(synthetic()))
-    proc = cli(str(path), "--settings", "foo:1")
-    assert proc.returncode == 0, proc.stderr
-    assert "foo:1: Unrecognized key 'foo' in CUDA allocator config." in proc.stdout
+    for bad, message in [
+        ("foo:1", "Unrecognized key 'foo' in CUDA allocator config."),
+        ("garbage:1", "Unrecognized key 'garbage' in CUDA allocator config."),
+        ("max_split_size_mb:abc", "max_split_size_mb"),
+    ]:
+        proc = cli(str(path), "--settings", "", "--settings", bad)
+        assert proc.returncode == 2 and proc.stdout == "", bad
+        assert one_line(proc.stderr).startswith(
+            "python -m pyc10.replay: error: argument --settings"
+        )
+        assert message in proc.stderr, proc.stderr
 
 
 class _Boom:
@@ -235,6 +254,505 @@ def test_the_window_goes_on_after_an_oom_as_the_program_did() -> None:
     assert roomy["device_mallocs"] == 3 and roomy["peak_reserved"] == 130 * MIB
 
 
+def seg(
+    addr: int, size: int, blocks: list[dict[str, Any]], device: int = 0, expandable: bool = False
+) -> dict[str, Any]:
+    return {
+        "device": device,
+        "address": addr,
+        "total_size": size,
+        "stream": 0,
+        "segment_type": "large",
+        "is_expandable": expandable,
+        "frames": [],
+        "blocks": blocks,
+    }
+
+
+def blk(addr: int, size: int, state: str = "active_allocated") -> dict[str, Any]:
+    return {"address": addr, "size": size, "requested_size": size, "state": state, "frames": []}
+
+
+def oom_event(size: int, device_free: int) -> dict[str, Any]:
+    return {"action": "oom", "size": size, "device_free": device_free, "stream": 0, "frames": []}
+
+
+def tie_snapshot(descending: bool) -> dict[str, Any]:
+    """A recording whose figures depend on the driver's address order.
+
+    A 12 MiB segment Y, then a 20 MiB segment X with an 8 MiB block at its start; Y's block is
+    freed, so two free 12 MiB blocks remain (Y, and X's tail): a 12 MiB request takes the one at
+    the lower address (PyTorch's best fit breaks ties by address). The 8 MiB block is freed and
+    the cache emptied, which frees whichever segment is now empty, then a 20 MiB segment Z is
+    made: with descending addresses X is lower, Y (12 MiB) goes and reserved peaks at 40 MiB;
+    with ascending ones Y is taken, X (20 MiB) goes and the peak stays at 32 MiB.
+    """
+    lo, mid, hi = BASE + (128 << 20), BASE + (256 << 20), BASE + (512 << 20)
+    y, x, z = (hi, mid, lo) if descending else (lo, mid, hi)
+    take = min(y, x + 8 * MIB)
+    freed, freed_size = (y, 12 * MIB) if take != y else (x, 20 * MIB)
+    trace = [
+        ev("segment_alloc", y, 12 * MIB),
+        ev("alloc", y, 12 * MIB),
+        ev("segment_alloc", x, 20 * MIB),
+        ev("alloc", x, 8 * MIB),
+        ev("free_completed", y, 12 * MIB),
+        ev("alloc", take, 12 * MIB),
+        ev("free_completed", x, 8 * MIB),
+        ev("segment_free", freed, freed_size),
+        ev("segment_alloc", z, 20 * MIB),
+        ev("alloc", z, 20 * MIB),
+    ]
+    kept = (
+        seg(x, 20 * MIB, [blk(x, 8 * MIB, "inactive"), blk(x + 8 * MIB, 12 * MIB)])
+        if take != y
+        else seg(y, 12 * MIB, [blk(y, 12 * MIB)])
+    )
+    return {
+        "segments": [kept, seg(z, 20 * MIB, [blk(z, 20 * MIB)])],
+        "device_traces": [trace],
+        "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": ""},
+    }
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_the_drivers_address_order_is_read_from_the_snapshot(descending: bool) -> None:
+    s = tie_snapshot(descending)
+    pt = replay.pytorch_figures(s)
+    assert pt["peak_reserved"] == (40 if descending else 32) * MIB
+    t = replay.convert(s)
+    assert t.descending == descending
+    r = replay.replay(t, "")  # no option: the order the recording had
+    assert r["addresses"] == ("descending" if descending else "ascending")
+    for key in ("device_mallocs", "device_frees", "peak_reserved"):
+        assert r[key] == pt[key], key
+    wrong = replay.replay(t, "", descending=not descending)
+    assert wrong["peak_reserved"] != pt["peak_reserved"]
+
+
+def test_the_command_line_says_which_address_order_it_used(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(tie_snapshot(True)))
+    proc = cli(str(path), "--settings", "")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "addresses descending as the recording's driver (2 of 2 new segments below"
+        in (proc.stdout.splitlines()[0])
+    )
+    assert proc.stdout.splitlines()[7].split()[-2:] == ["0.039", "GiB"]  # peak: 40 MiB
+    forced = cli(str(path), "--settings", "", "--address-order", "ascending")
+    assert "addresses ascending (--address-order)" in forced.stdout
+    assert forced.stdout.splitlines()[7].split()[-2:] == ["0.031", "GiB"]  # 32 MiB
+
+
+def expandable_snapshot() -> dict[str, Any]:
+    """Two devices; GPU 1 runs with expandable segments.
+
+    GPU 1 maps 40 MiB at B in one event for a 40 MiB block, frees it, takes 20 MiB at B again,
+    and empty_cache unmaps the other 20 MiB: the snapshot's one segment on GPU 1 is [B, B+20M),
+    though the trace mapped [B, B+40M) at once, so nothing was mapped before the trace. Then
+    64 MiB is asked for with 30 MiB free: out of memory. GPU 0 holds a small fixed segment.
+    """
+    b = BASE + (4 << 30)
+    gpu1 = [
+        ev("segment_map", b, 40 * MIB),
+        ev("alloc", b, 40 * MIB),
+        ev("free_requested", b, 40 * MIB),
+        ev("free_completed", b, 40 * MIB),
+        ev("alloc", b, 20 * MIB),
+        ev("segment_unmap", b + 20 * MIB, 20 * MIB),
+        oom_event(64 * MIB, 30 * MIB),
+    ]
+    gpu0 = [ev("segment_alloc", BASE, 2 * MIB), ev("alloc", BASE, 512)]
+    small = {**seg(BASE, 2 * MIB, [blk(BASE, 512)]), "segment_type": "small"}
+    return {
+        "segments": [small, seg(b, 20 * MIB, [blk(b, 20 * MIB)], device=1, expandable=True)],
+        "device_traces": [gpu0, gpu1, []],
+        "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+    }
+
+
+def test_expandable_segments_are_read_as_mapped_page_ranges_per_device() -> None:
+    s = expandable_snapshot()
+    pt = replay.pytorch_figures(s, 1)
+    assert pt["reserved_at_start"] == 0  # the old reading: 20 MiB (the unmapped half)
+    assert (pt["maps"], pt["unmaps"], pt["peak_reserved"]) == (1, 1, 40 * MIB)
+    assert pt["oom"] == {"size": 64 * MIB, "capacity": 50 * MIB} and pt["warnings"] == []
+    r = replay.replay(replay.convert(s, 1), "expandable_segments:True")
+    for key in ("maps", "unmaps", "reserved_at_start", "peak_reserved", "ooms"):
+        assert r[key] == pt[key], key
+    assert r["oom"]["expected"] and "GPU 1 has a total capacity of 50.00 MiB" in r["oom"]["message"]
+    gpu0 = replay.pytorch_figures(s, 0)
+    assert (gpu0["device_mallocs"], gpu0["peak_reserved"], gpu0["warnings"]) == (1, 2 * MIB, [])
+
+
+def test_the_text_output_names_the_replayed_device(tmp_path: Path) -> None:
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(expandable_snapshot()))
+    proc = cli(str(path), "--device", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{path}: GPU 1, 7 events;")
+    assert "GPU 1 has a total capacity" in proc.stdout and "GPU 0" not in proc.stdout
+    assert proc.stderr == ""
+    assert cli(str(path), "--device", "3").stderr.endswith("has no trace of device 3\n")
+
+
+def test_pytorchs_column_is_checked_and_a_misreading_said_loudly(tmp_path: Path) -> None:
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(expandable_snapshot()))
+    proc = cli(str(path), "--device", "1", "--capacity", "30MiB")
+    assert proc.returncode == 0, proc.stderr
+    assert one_line(proc.stderr) == (
+        "pyc10.replay: WARNING: PyTorch's column for GPU 1: PyTorch's reserved bytes peak at"
+        " 40.00 MiB, above the device's capacity (--capacity), 30.00 MiB"
+    )
+    s = synthetic()  # a segment freed twice: the reading cannot be right
+    s["device_traces"][0].append(ev("segment_free", BASE + (64 << 20), 40 * MIB))
+    warnings = replay.pytorch_figures(s)["warnings"]
+    assert any("reserved bytes fall to -10485760 after event 11" in w for w in warnings)
+    assert any(
+        "event 11 frees a segment at 0x10004000000 that was not there" in w for w in warnings
+    )
+
+
+def test_unknown_frees_are_in_the_text_output(tmp_path: Path) -> None:
+    s = synthetic()
+    s["device_traces"][0].insert(0, ev("free_completed", BASE + (900 << 20), MIB))
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(s))
+    proc = cli(str(path), "--settings", "")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 frees of blocks the snapshot never shows allocated" in proc.stdout
+
+
+def gzip_bomb(path: Path, byte: bytes, mib: int, prefix: bytes = b"") -> None:
+    """path: a gzip file of prefix and mib MiB of byte, made in a moment (one compressed MiB
+    repeated)."""
+    z = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = z.compress(prefix) + z.flush(zlib.Z_FULL_FLUSH)
+    piece = z.compress(byte * MIB) + z.flush(zlib.Z_FULL_FLUSH)  # independent of what precedes
+    crc = zlib.crc32(prefix)
+    for _ in range(mib):
+        crc = zlib.crc32(byte * MIB, crc)
+    with path.open("wb") as f:
+        f.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + head)
+        for _ in range(mib):
+            f.write(piece)
+        size = len(prefix) + mib * MIB
+        f.write(b"\x03\x00" + struct.pack("<II", crc, size & 0xFFFFFFFF))
+
+
+def test_the_bomb_maker_makes_real_gzip(tmp_path: Path) -> None:
+    gzip_bomb(tmp_path / "b.gz", b"x", 3, b"{")
+    assert gzip.decompress((tmp_path / "b.gz").read_bytes()) == b"{" + b"x" * (3 * MIB)
+
+
+def peak_rss_mib(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """The command line's result and its peak resident memory (MiB)."""
+    script = (
+        "import resource, sys\n"
+        "from pyc10.replay import main\n"
+        "try:\n    status = main(sys.argv[1:])\nexcept SystemExit as e:\n    status = e.code\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(status)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=False
+    )
+    *rest, rss = proc.stderr.splitlines()
+    proc.stderr = "".join(line + "\n" for line in rest)
+    return proc, int(rss) / 1024
+
+
+@pytest.mark.parametrize(
+    ("byte", "prefix", "message"),
+    [
+        (b"\0", b"", "unzips to neither a pickle nor JSON (it begins with b'\\x00\\x00"),
+        (b" ", b"", "unzips to more than 8.00 MiB: not read (a larger snapshot needs --max-input)"),
+        (
+            b" ",
+            b"{",
+            "unzips to more than 8.00 MiB: not read (a larger snapshot needs --max-input)",
+        ),
+        (b"\0", b"\x80\x04", "unzips to more than 8.00 MiB: not read"),
+    ],
+)
+def test_a_gzip_bomb_is_refused_in_bounded_memory_and_time(
+    tmp_path: Path, byte: bytes, prefix: bytes, message: str
+) -> None:
+    # 512 MiB unzipped against a cap of 8 MiB (the default, 256 MiB, works the same way: a
+    # 2 GiB bomb of zeros is refused after its first MiB, 4 GiB of spaces at the cap, in 2.7 s
+    # and 21 MB; with a JSON or pickle opening before them, at the cap in 283 MB)
+    path = tmp_path / "bomb.gz"
+    gzip_bomb(path, byte, 512, prefix)
+    assert path.stat().st_size < 2 * MIB
+    start = time.monotonic()
+    proc, rss = peak_rss_mib(str(path), "--max-input", "8MiB")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert one_line(proc.stderr).startswith(f"pyc10.replay: {path} {message}"), proc.stderr
+    assert time.monotonic() - start < 20
+    small, base = peak_rss_mib(str(tmp_path / "missing"))
+    assert small.returncode == 2
+    assert rss < base + 40, (rss, base)  # the cap and a chunk at most, not the 512 MiB
+
+
+def test_a_gzip_stream_is_read_up_to_the_cap_and_no_further(tmp_path: Path) -> None:
+    path = tmp_path / "s.json.gz"
+    text = json.dumps(synthetic()).encode()
+    path.write_bytes(gzip.compress(b"\n  " + text))
+    assert replay.load(str(path), max_input=len(text) + 3) == synthetic()
+    with pytest.raises(replay.SnapshotError, match=r"unzips to more than"):
+        replay.load(str(path), max_input=len(text) + 2)
+    path.write_bytes(gzip.compress(b" " * 1000))
+    with pytest.raises(replay.SnapshotError, match="unzips to nothing but white space"):
+        replay.load(str(path))
+
+
+def test_a_plain_file_over_the_cap_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    path.write_bytes(b" " * (2 * MIB))
+    proc = cli(str(path), "--max-input", "1MiB")
+    assert proc.returncode == 2
+    assert "holds more than 1.00 MiB: not read" in one_line(proc.stderr)
+
+
+def _with(path: list[Any], value: Any) -> dict[str, Any]:
+    s = synthetic()
+    where: Any = s
+    for key in path[:-1]:
+        where = where[key]
+    if value is _DELETE:
+        del where[path[-1]]
+    else:
+        where[path[-1]] = value
+    return s
+
+
+_DELETE = object()
+BAD_FIELDS = [
+    (["device_traces", 0, 0, "size"], "abc", "device 0's trace entry 0's 'size' is str 'abc'"),
+    (["device_traces", 0, 0, "addr"], None, "'addr' is NoneType None, not a count of bytes"),
+    (["device_traces", 0, 0, "size"], -5, "'size' is int -5, not a count of bytes"),
+    (["device_traces", 0, 0, "size"], 1.5, "'size' is float 1.5"),
+    (["device_traces", 0, 0, "size"], 1 << 64, "'size' is int 18446744073709551616, not a"),
+    (["device_traces", 0, 0, "size"], True, "'size' is bool True"),
+    (["device_traces", 0, 0, "stream"], "s", "'stream' is str 's', not a stream id"),
+    (["device_traces", 0, 0, "action"], 3, "'action' is int 3"),
+    (["device_traces", 0, 0, "action"], _DELETE, "'action' is missing"),
+    (["device_traces", 0, 0, "size"], _DELETE, "device 0's trace entry 0 has no 'size'"),
+    (["device_traces", 0, 0], "x", "device 0's trace entry 0 is str 'x'"),
+    (["device_traces", 0], 5, "no 'device_traces' list of lists"),
+    (["segments", 0, "blocks"], 5, "segment 0's 'blocks' is int 5, not a list"),
+    (["segments", 0, "blocks"], _DELETE, "segment 0's 'blocks' is missing, not a list"),
+    (["segments", 0, "blocks", 0, "size"], "abc", "segment 0's block 0's 'size' is str 'abc'"),
+    (["segments", 0, "blocks", 0], [], "segment 0's block 0 is list []"),
+    (["segments", 0, "total_size"], "1", "segment 0's 'total_size' is str '1'"),
+    (["segments", 0, "address"], _DELETE, "segment 0 has no 'address'"),
+    (["segments", 0, "device"], "cuda:0", "segment 0's 'device' is str 'cuda:0', not an integer"),
+    (["segments", 0], None, "segment 0 is NoneType None, not a dict"),
+    (["segments"], {}, "no 'segments' list"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "message"), BAD_FIELDS)
+def test_a_field_of_the_wrong_type_is_one_line_and_status_2(
+    tmp_path: Path, path: list[Any], value: Any, message: str
+) -> None:
+    file = tmp_path / "bad.json"
+    file.write_text(json.dumps(_with(path, value)))
+    proc = cli(str(file))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert message in one_line(proc.stderr), proc.stderr
+
+
+def test_no_wrong_value_anywhere_gets_past_the_check_as_an_exception() -> None:
+    # every field of every segment, block and event set to each kind of wrong value: either
+    # refused as a SnapshotError or replayed, never another exception
+    base = synthetic()
+    paths: list[list[Any]] = []
+    for i, sg in enumerate(base["segments"]):
+        paths += [["segments", i, k] for k in sg]
+        for j, b in enumerate(sg["blocks"]):
+            paths += [["segments", i, "blocks", j, k] for k in b]
+    for k, e in enumerate(base["device_traces"][0]):
+        paths += [["device_traces", 0, k, key] for key in e]
+    paths += [["allocator_settings", key] for key in base["allocator_settings"]]
+    paths.append(["allocator_settings"])
+    for path in paths:
+        for value in ("abc", None, -1, 1.5, [], {}, True, 1 << 70, _DELETE):
+            s = _with(path, value)
+            try:
+                t = replay.convert(s)
+                replay.pytorch_figures(s)
+            except replay.SnapshotError:
+                continue
+            replay.replay(t, "")  # what passed the check replays
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"[1, 2, 3]", "no 'segments' list (the file holds a list, not a dict)"),
+        (
+            pickle.dumps([{"device": 0, "address": 0, "total_size": 2 * MIB, "blocks": []}]),
+            "a list of segments, as torch.cuda.memory_snapshot() returns, records no allocations",
+        ),
+        (b"  \n [] ", "(the file holds a list, not a dict)"),
+        (b'"snapshot"', "is not a pickled memory snapshot"),
+        (b'{"segments": [], "device_traces": [[]], "x": "\xff\xfe"}', "is not a JSON memory"),
+        (b"{" * 100000 + b"}" * 100000, "is not a JSON memory snapshot"),
+        (
+            gzip.compress(json.dumps(synthetic()).encode())[:-20],
+            "not a readable gzip file: truncated",
+        ),
+        (gzip.compress(b"{}") + b"junk", "has data after its gzip stream"),
+        (pickle.dumps({"segments": [], "device_traces": [[]]})[:-3], "not a pickled memory"),
+    ],
+)
+def test_more_that_is_not_a_snapshot_is_one_line_and_status_2(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "bad"
+    path.write_bytes(content)
+    proc = cli(str(path))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert message in one_line(proc.stderr), proc.stderr
+
+
+def test_sizes_take_units() -> None:
+    assert replay.parse_size("80GiB") == 80 << 30
+    assert replay.parse_size("80GB") == 80 * 10**9
+    assert replay.parse_size("512MiB") == 512 << 20
+    assert replay.parse_size("512 mib") == 512 << 20
+    assert replay.parse_size("1.5KiB") == 1536
+    assert replay.parse_size("123") == 123
+    assert replay.parse_size("7B") == 7
+    for bad in ("", "abc", "80XB", "1.5", "0", "0GiB", "-5", "80 G iB", "1e9"):
+        with pytest.raises(ValueError, match="size"):
+            replay.parse_size(bad)
+
+
+def test_capacity_with_units_on_the_command_line(tmp_path: Path) -> None:
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(synthetic()))
+    for text, value in (("80GiB", 80 << 30), ("80GB", 80 * 10**9), ("512MiB", 512 << 20)):
+        proc = cli(str(path), "--json", "--settings", "", "--capacity", text)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["libc10c"][0]["capacity"] == value
+    proc = cli(str(path), "--capacity", "80XB")
+    assert proc.returncode == 2 and "argument --capacity: '80XB' is not a size" in one_line(
+        proc.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["--device", "-1"], "argument --device: a device index is at least 0, not -1"),
+        (["--device", "x"], "argument --device: 'x' is not a device index"),
+        (["--memory-fraction", "x"], "argument --memory-fraction: 'x' is not a number"),
+        (["--address-order", "up"], "argument --address-order: invalid choice: 'up'"),
+        (["--plot", "/nonexistent/dir/out.png"], "argument --plot: no folder /nonexistent/dir"),
+        (["--max-input", "lots"], "argument --max-input: 'lots' is not a size"),
+        (["--descending", "--address-order", "ascending"], "not allowed with argument"),
+    ],
+)
+def test_a_refused_option_is_one_line_and_status_2(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(synthetic()))
+    proc = cli(str(path), *args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    line = one_line(proc.stderr)
+    assert line.startswith("python -m pyc10.replay: error: ") and line.endswith("(see --help)")
+    assert message in line, line
+
+
+def test_plot_into_a_folder_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(synthetic()))
+    proc = cli(str(path), "--plot", str(tmp_path))
+    assert proc.returncode == 2 and "is a folder, not a file name" in one_line(proc.stderr)
+
+
+def test_help_prints_usage_and_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    proc = cli("--help")
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: python -m pyc10.replay")
+    assert "--address-order" in proc.stdout and "80GiB" in proc.stdout
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(synthetic()))
+    shell = subprocess.run(
+        f"{sys.executable} -m pyc10.replay {path} --json | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shell.stdout == "{\n" and shell.stderr == ""
+
+
+def read_png(path: Path) -> Any:
+    """The RGB pixels of a PNG that _png.write_png wrote (filter 0 rows)."""
+    import numpy as np
+
+    data = path.read_bytes()
+    at, idat, size = 8, b"", (0, 0)
+    while at < len(data):
+        (n,) = struct.unpack(">I", data[at : at + 4])
+        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + n]
+        if kind == b"IHDR":
+            size = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + n
+    w, h = size
+    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(h, 1 + 3 * w)
+    return raw[:, 1:].reshape(h, w, 3)
+
+
+def colours(path: Path) -> set[tuple[int, int, int]]:
+    pixels = read_png(path)
+    return {tuple(int(c) for c in p) for p in pixels.reshape(-1, 3)}
+
+
+def test_plots_keep_each_settings_colour_and_show_every_series(tmp_path: Path) -> None:
+    from pyc10 import _png
+
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(expandable_snapshot()))
+    one, three = tmp_path / "one.png", tmp_path / "three.png"
+    split = "max_split_size_mb:20"
+    assert cli(str(path), "--device", "1", "--plot", str(one), "--settings", split).returncode == 0
+    more = ["--settings", "", "--settings", "expandable_segments:True", "--settings", split]
+    assert cli(str(path), "--device", "1", "--plot", str(three), *more).returncode == 0
+    c1, c3 = colours(one), colours(three)
+    colour = _png.setting_color(split)
+    assert colour in c1 and colour in c3 and _png.setting_color("max_split_size_mb: 20") == colour
+    assert _png.setting_color("expandable_segments:True") in c3
+    assert _png.setting_color("") in c3
+    assert (60, 60, 60) in c1 and (60, 60, 60) in c3  # PyTorch's line, under ours
+    assert _png.OOM_RED in c1  # the out-of-memory mark
+
+
+def test_ticks_are_round() -> None:
+    from pyc10 import _png
+
+    assert _png.nice_ticks(5.404) == [0, 2, 4, 6]
+    assert _png.nice_ticks(78.42) == [0, 20, 40, 60, 80]
+    assert _png.nice_ticks(9575, 8) == [i * 2000 for i in range(6)]
+    assert _png.nice_ticks(0.039) == [0, 0.01, 0.02, 0.03, 0.04]
+    assert [_png.tick_label(v) for v in (0, 2.5, 40, 2000, 120000, 1.5e6)] == [
+        "0",
+        "2.5",
+        "40",
+        "2K",
+        "120K",
+        "1.5M",
+    ]
+
+
 def test_a_memory_fraction_caps_reserved_bytes_with_gc_settings(tmp_path: Path) -> None:
     path = tmp_path / "s.pickle"
     path.write_bytes(pickle.dumps(synthetic()))
@@ -252,8 +770,17 @@ def test_a_memory_fraction_caps_reserved_bytes_with_gc_settings(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     (r,) = json.loads(proc.stdout)["libc10c"]
     assert r["settings"] == gc and "error" not in r and r["peak_reserved"] <= 50 * MIB
-    bad = cli(str(path), "--json", "--settings", "", "--memory-fraction", "2")
-    assert "Invalid fraction value: 2" in json.loads(bad.stdout)["libc10c"][0]["error"]
+    for fraction in ("2", "-0.5", "nan"):  # torch's rule (set_per_process_memory_fraction)
+        bad = cli(str(path), "--json", "--settings", "", "--memory-fraction", fraction)
+        assert bad.returncode == 2 and bad.stdout == ""
+        assert f"Invalid fraction value: {float(fraction)}. Allowed range: 0~1" in bad.stderr
+        assert one_line(bad.stderr).startswith("python -m pyc10.replay: error: argument")
+    # torch's own rule and words (a CPU build cannot call it: it wants CUDA first)
+    import torch
+
+    source = inspect.getsource(torch.cuda.memory.set_per_process_memory_fraction)
+    assert "if fraction < 0 or fraction > 1:" in source
+    assert 'f"Invalid fraction value: {fraction}. Allowed range: 0~1"' in source
 
 
 def test_the_start_is_rebuilt_under_the_recorded_settings_whatever_is_tried() -> None:

@@ -1,0 +1,291 @@
+"""Reading a memory snapshot file for ``python -m pyc10.replay``, whatever the file holds.
+
+Pickle or JSON, either gzipped; at most a given number of bytes after decompression (gzip is
+inflated a MiB at a time and stops there, leading white space is not kept, and a file that
+begins as neither pickle nor JSON is refused at once); a pickle is read without running anything
+in it; every field a replay reads is checked for its type and range. Every failure is a
+SnapshotError of one line. Sizes with units (parse_size) for the command line.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import re
+import zlib
+from typing import Any
+
+
+class SnapshotError(ValueError):
+    """A file that is not a memory snapshot, or a pickle that carries code."""
+
+
+class _DataOnly(pickle.Unpickler):
+    """Builds only dicts, lists, tuples, strings, bytes, numbers, booleans and None."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise SnapshotError(
+            f"the pickle refers to {module}.{name}: a memory snapshot holds only plain data, "
+            "so it was refused without running anything"
+        )
+
+    def persistent_load(self, pid: Any) -> Any:
+        raise SnapshotError("the pickle refers to a persistent object: refused")
+
+
+_MAX_INPUT = 256 << 20  # bytes of pickle or JSON (after gunzip) read by default; --max-input
+
+
+def load(path: str, max_input: int = _MAX_INPUT) -> dict[str, Any]:
+    """The snapshot in path (pickle or JSON, either gzipped), checked for what a replay reads.
+
+    At most max_input bytes are read (after decompression, which stops there: a gzip bomb costs
+    no more memory than that); every malformed file is a SnapshotError with one line.
+    """
+    data = _read(path, max_input)
+    start = _JSON_START.match(data)
+    first = data[start.end() : start.end() + 1] if start else b""
+    if first in (b"{", b"[") or (start and start.end() == len(data) and data):
+        try:
+            snapshot = json.loads(data)
+        except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
+            raise SnapshotError(f"{path} is not a JSON memory snapshot: {_one_line(e)}") from None
+    else:
+        try:
+            snapshot = _DataOnly(io.BytesIO(data)).load()
+        except SnapshotError:
+            raise
+        except Exception as e:  # every malformed pickle is one kind of error
+            raise SnapshotError(
+                f"{path} is not a pickled memory snapshot: {_one_line(e)}"
+            ) from None
+    _check(snapshot)
+    checked: dict[str, Any] = snapshot
+    return checked
+
+
+_JSON_START = re.compile(rb"[ \t\r\n]*")  # JSON may open with white space; a pickle never does
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e) or type(e).__name__
+    return " ".join(text.split())[:300]
+
+
+def _too_big(path: str, max_input: int, unzipped: bool) -> SnapshotError:
+    what = "unzips to" if unzipped else "holds"
+    return SnapshotError(
+        f"{path} {what} more than {_size_text(max_input)}: not read (a larger snapshot needs"
+        " --max-input)"
+    )
+
+
+def _read(path: str, max_input: int) -> bytes:
+    """The file's bytes, gunzipped as a stream that stops past max_input bytes."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(2)
+            if head != b"\x1f\x8b":  # not gzip: the file itself, if it is small enough
+                data = head + f.read(max_input + 1 - len(head))
+                if len(data) > max_input:
+                    raise _too_big(path, max_input, False)
+                return data
+            return _gunzip(path, head, f, max_input)
+    except OSError as e:
+        raise SnapshotError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+_STEP = 1 << 20  # bytes inflated at a time
+_WHITE = b" \t\r\n"
+# How a snapshot can begin: JSON's object or array, or a pickle (protocol 2 and later open with
+# PROTO, 0x80; protocols 0 and 1 with MARK or EMPTY_DICT)
+_FIRST = (ord("{"), ord("["), 0x80, ord("("), ord("}"))
+
+
+def _next_member(path: str, data: bytes) -> Any:
+    if not data.startswith(b"\x1f\x8b") and len(data) >= 2:
+        raise SnapshotError(f"{path} has data after its gzip stream")
+    return zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+
+def _gunzip(path: str, head: bytes, f: Any, max_input: int) -> bytes:
+    """The gzip stream in f (head: its first bytes, read already), inflated a MiB at a time.
+
+    Past max_input bytes it stops; leading white space is counted but not kept, and the first
+    byte after it must be one a snapshot can begin with, so a bomb of zeros or of spaces is
+    refused at once or in constant memory.
+    """
+    chunks: list[bytes] = []
+    total = 0
+    z = zlib.decompressobj(16 + zlib.MAX_WBITS)  # one gzip member; more follow as gzip allows
+    pending = head
+    try:
+        while True:
+            data = pending or f.read(_STEP)
+            pending = b""
+            if not data:
+                break
+            while data:
+                if z.eof:  # a member ended: another may follow, or zero padding
+                    if not data.strip(b"\0"):
+                        break
+                    z = _next_member(path, data)
+                piece = z.decompress(data, min(_STEP, max_input + 1 - total))  # never 0 ("all")
+                total += len(piece)
+                if total > max_input:
+                    raise _too_big(path, max_input, True)
+                if not chunks:  # nothing kept yet: skip white space, look at the first byte
+                    piece = piece.lstrip(_WHITE)
+                    if piece and piece[0] not in _FIRST:
+                        raise SnapshotError(
+                            f"{path} unzips to neither a pickle nor JSON (it begins with"
+                            f" {piece[:8]!r}): not a memory snapshot"
+                        )
+                if piece:
+                    chunks.append(piece)
+                data = z.unconsumed_tail or z.unused_data
+    except zlib.error as e:
+        raise SnapshotError(f"{path} is not a readable gzip file: {_one_line(e)}") from None
+    if not z.eof:
+        raise SnapshotError(f"{path} is not a readable gzip file: truncated, it ends in its stream")
+    if not chunks:
+        raise SnapshotError(f"{path} unzips to nothing but white space: not a memory snapshot")
+    return b"".join(chunks)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _describe(v: Any) -> str:
+    text = repr(v)
+    return f"{type(v).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def _want_int(where: str, d: dict[str, Any], key: str, required: bool = True) -> None:
+    if key not in d:
+        if required:
+            raise SnapshotError(f"not a memory snapshot: {where} has no {key!r}")
+        return
+    v = d[key]
+    if not _is_int(v) or not 0 <= v < 1 << 63:  # what the C side's int64 and size_t hold
+        raise SnapshotError(
+            f"not a memory snapshot: {where}'s {key!r} is {_describe(v)}, not a count of bytes"
+            if key not in {"stream", "device"}
+            else f"not a memory snapshot: {where}'s {key!r} is {_describe(v)}, not an integer"
+        )
+
+
+def _want_stream(where: str, d: dict[str, Any]) -> None:
+    v = d.get("stream", 0)
+    if not _is_int(v) or not -(1 << 63) <= v < 1 << 63:  # a stream id is an int64
+        raise SnapshotError(
+            f"not a memory snapshot: {where}'s 'stream' is {_describe(v)}, not a stream id"
+        )
+
+
+def _check(snapshot: Any) -> None:
+    """Every field a replay reads has its type: a SnapshotError names the first that does not."""
+    if (
+        isinstance(snapshot, list)
+        and snapshot
+        and all(isinstance(s, dict) and "blocks" in s for s in snapshot)
+    ):
+        raise SnapshotError(
+            "not a memory snapshot with a trace: a list of segments, as"
+            " torch.cuda.memory_snapshot() returns, records no allocations to replay"
+            " (torch.cuda.memory._record_memory_history, then _dump_snapshot)"
+        )
+    if not isinstance(snapshot, dict):
+        raise SnapshotError(
+            f"not a memory snapshot: no 'segments' list (the file holds a"
+            f" {type(snapshot).__name__}, not a dict)"
+        )
+    if not isinstance(snapshot.get("segments"), list):
+        raise SnapshotError("not a memory snapshot: no 'segments' list")
+    traces = snapshot.get("device_traces")
+    if not isinstance(traces, list) or not all(isinstance(t, list) for t in traces):
+        raise SnapshotError("not a memory snapshot: no 'device_traces' list of lists")
+    _check_segments(snapshot["segments"])
+    _check_traces(traces)
+
+
+def _check_segments(segments: list[Any]) -> None:
+    for i, seg in enumerate(segments):
+        where = f"segment {i}"
+        if not isinstance(seg, dict):
+            raise SnapshotError(f"not a memory snapshot: {where} is {_describe(seg)}, not a dict")
+        _want_int(where, seg, "address")
+        _want_int(where, seg, "total_size")
+        _want_int(where, seg, "device", required=False)
+        _want_stream(where, seg)
+        if not isinstance(seg.get("blocks"), list):
+            got = _describe(seg["blocks"]) if "blocks" in seg else "missing"
+            raise SnapshotError(f"not a memory snapshot: {where}'s 'blocks' is {got}, not a list")
+        for j, b in enumerate(seg["blocks"]):
+            bwhere = f"segment {i}'s block {j}"
+            if not isinstance(b, dict):
+                raise SnapshotError(f"not a memory snapshot: {bwhere} is {_describe(b)}")
+            _want_int(bwhere, b, "size")
+            _want_int(bwhere, b, "address", required=False)
+            _want_int(bwhere, b, "requested_size", required=False)
+
+
+def _check_traces(traces: list[list[Any]]) -> None:
+    for d, trace in enumerate(traces):
+        for k, e in enumerate(trace):
+            where = f"device {d}'s trace entry {k}"
+            if not isinstance(e, dict):
+                raise SnapshotError(f"not a memory snapshot: {where} is {_describe(e)}")
+            if not isinstance(e.get("action"), str):
+                got = _describe(e["action"]) if "action" in e else "missing"
+                raise SnapshotError(f"not a memory snapshot: {where}'s 'action' is {got}")
+            # torch's oom entries name the device's free bytes instead of an address
+            _want_int(where, e, "device_free" if e["action"] == "oom" else "addr")
+            _want_int(where, e, "size")
+            _want_stream(where, e)
+
+
+def _size_text(n: int) -> str:
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.2f} {unit}"
+    return f"{n} bytes"
+
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+}
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*")
+
+
+def parse_size(text: str) -> int:
+    """Bytes from "80GiB", "80GB", "512MiB", "1.5TiB" or a plain count of bytes.
+
+    KB, MB, GB, TB are powers of 1000 and KiB, MiB, GiB, TiB powers of 1024 (either case); the
+    result is a positive whole number of bytes. ValueError otherwise.
+    """
+    m = _SIZE.fullmatch(text)
+    unit = m.group(2).lower() if m else ""
+    if m is None or unit not in _UNITS or (unit in ("", "b") and "." in m.group(1)):
+        raise ValueError(
+            f"{text!r} is not a size: a number of bytes, or a number with a unit"
+            " (KB, MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: powers of 1024)"
+        )
+    number = m.group(1)
+    whole, _, frac = number.partition(".")
+    scale = _UNITS[unit]
+    n = int(whole) * scale + (int(frac) * scale // 10 ** len(frac) if frac else 0)
+    if n <= 0:
+        raise ValueError(f"{text!r}: a size must be at least 1 byte")
+    return n
