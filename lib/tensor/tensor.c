@@ -504,7 +504,8 @@ c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor) {
 }
 
 void *c10c_tensor_data(const c10c_tensor *tensor) {
-  if (tensor == NULL || c10c__tensor_check_extent(tensor, "data") != C10C_STATUS_OK) return NULL;
+  if (tensor == NULL || tensor->device.type == C10C_DEVICE_TYPE_META) return NULL; /* no data */
+  if (c10c__tensor_check_extent(tensor, "data") != C10C_STATUS_OK) return NULL;
   return c10c__tensor_data_unchecked(tensor);
 }
 
