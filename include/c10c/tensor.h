@@ -20,12 +20,14 @@
  * dtype and a storage with a size but no data: their storages come from the built-in meta
  * allocator, which gives no bytes for any size (a 2^40-byte meta tensor costs its shell only).
  * Everything about their geometry works as for CPU tensors (views, empty, empty_strided,
- * empty_like, clone, contiguous, storage resizes); writes into them check what torch's meta
- * kernels check and write nothing (copy_ checks the shapes; fill_, zero_, full, full_like check
- * the in-place refusals); reading their data is refused: copy_ from a meta tensor into a tensor
- * on another device fails with C10C_STATUS_NOT_IMPLEMENTED "Cannot copy out of meta tensor; no
- * data!" (torch's NotImplementedError), DLPack export with C10C_STATUS_UNSUPPORTED "Cannot pack
- * tensors on meta", and c10c_tensor_data gives NULL.
+ * empty_like, clone, contiguous, storage resizes), except that a meta storage bounds nothing (any
+ * geometry may lie over it, as torch's set_ and as_strided allow) and that, as CPU tensors, they
+ * carry no device index (a tensor made for "meta:1" is on "meta"); writes into them check what
+ * torch's meta kernels check and write nothing (copy_ checks the shapes; fill_, zero_, full,
+ * full_like check the in-place refusals); reading their data is refused: copy_ from a meta tensor
+ * into a tensor on another device fails with C10C_STATUS_NOT_IMPLEMENTED "Cannot copy out of meta
+ * tensor; no data!" (torch's NotImplementedError), DLPack export with C10C_STATUS_UNSUPPORTED
+ * "Cannot pack tensors on meta", and c10c_tensor_data gives NULL.
  *
  * Thread-safety: retain/release from any thread; reading one tensor's metadata from many threads
  * is fine; changing it while another thread reads or changes it is the caller's race, as in c10.
@@ -98,7 +100,8 @@ C10C_API c10c_status c10c_tensor_empty_strided(c10c_tensor **out, const int64_t 
  * storage's device, checked against the storage's size as ATen's setStorage (as_strided; torch's
  * set_ grows the storage instead): "setStorage: sizes [2, 2], strides [1, 2], storage offset 23,
  * and itemsize 4 requiring a storage size of 108 are out of bounds for storage of size 96".
- * Zero-element tensors may sit at any non-negative offset.
+ * Zero-element tensors may sit at any non-negative offset, and any geometry over a meta storage
+ * (no bytes to stay inside; as torch).
  * Ownership: *out is a new reference (NULL on failure); the caller keeps its storage reference.
  * Errors: C10C_STATUS_NULL_POINTER (out, storage; sizes and strides with ndim > 0);
  * C10C_STATUS_INVALID_ARGUMENT for an invalid dtype; C10C_STATUS_ERROR "Tensor: invalid storage

@@ -189,7 +189,8 @@ static PyObject *set_same_sizes(PyObject *self, c10c_tensor *h, c10c_storage *st
   }
   overflow |= __builtin_add_overflow(extent, offset, &need) ||
               __builtin_mul_overflow(need, itemsize, &need);
-  if (!empty && !overflow && need > c10c_storage_nbytes(storage)) {
+  if (!empty && !overflow && need > c10c_storage_nbytes(storage) &&
+      c10c_storage_device(storage).type != C10C_DEVICE_TYPE_META) { /* meta: no bytes to hold */
     PyObject *sz = int_list(sizes, n), *st = int_list(strides, has_stride ? n : 0);
     if (sz != NULL && st != NULL)
       RUNTIME_ERROR(

@@ -247,7 +247,14 @@ static PyObject *s_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     PyErr_SetString(RUNTIME_ERROR_CLASS, "cannot write to a read-only storage");
     return NULL;
   }
-  if (is_meta(s) || is_meta(src)) return Py_NewRef(self);
+  /* into a meta storage: nothing to write; out of one: torch's tensor copy_ refusal */
+  if (is_meta(s)) return Py_NewRef(self);
+  if (is_meta(src)) {
+    PyErr_SetString(
+        storage__not_implemented != NULL ? storage__not_implemented : PyExc_NotImplementedError,
+        "Cannot copy out of meta tensor; no data!");
+    return NULL;
+  }
   return storage__copy_bytes(s, src) < 0 ? NULL : Py_NewRef(self);
 }
 

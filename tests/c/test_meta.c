@@ -86,6 +86,13 @@ TEST(a_meta_tensor_has_geometry_and_no_data) {
   ASSERT_EQ(c10c_tensor_strides(t)[1], 2);
   ASSERT_EQ(c10c_storage_nbytes(c10c_tensor_storage(t)), 24);
   c10c_tensor_release(t);
+
+  /* no device index, as CPU tensors: torch.empty(2, device="meta:1").device is meta */
+  c10c_device meta1 = {C10C_DEVICE_TYPE_META, 1};
+  t = empty_on(meta1, 2, strided_sizes, C10C_DTYPE_FLOAT32);
+  ASSERT_EQ(c10c_tensor_device(t).type, C10C_DEVICE_TYPE_META);
+  ASSERT_EQ(c10c_tensor_device(t).index, -1);
+  c10c_tensor_release(t);
 }
 
 TEST(every_view_of_a_meta_tensor_works) {
@@ -121,9 +128,11 @@ TEST(every_view_of_a_meta_tensor_works) {
   ASSERT_OK(c10c_tensor_as_strided(&v, t, as_sizes, 2, as_strides, 2, &offset));
   ASSERT_EQ(c10c_tensor_storage_offset(v), 3);
   c10c_tensor_release(v);
-  /* the storage's bounds hold as on CPU (torch's meta as_strided does not check them) */
+  /* a meta storage bounds nothing (torch's meta as_strided does not check) */
   int64_t far = 100;
-  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_tensor_as_strided(&v, t, as_sizes, 2, as_strides, 2, &far));
+  ASSERT_OK(c10c_tensor_as_strided(&v, t, as_sizes, 2, as_strides, 2, &far));
+  ASSERT_EQ(c10c_tensor_storage_offset(v), 100);
+  c10c_tensor_release(v);
   ASSERT_OK(c10c_tensor_view_dtype(&v, t, C10C_DTYPE_INT16));
   ASSERT_EQ(c10c_tensor_sizes(v)[2], 8);
   c10c_tensor_release(v);
@@ -233,10 +242,17 @@ TEST(a_tensor_over_a_meta_storage_is_a_meta_tensor) {
   ASSERT_OK(c10c_tensor_new_from_storage(&t, s, sizes, strides, 2, 0, C10C_DTYPE_FLOAT32));
   ASSERT_EQ(c10c_tensor_device(t).type, C10C_DEVICE_TYPE_META);
   ASSERT_TRUE(c10c_tensor_data(t) == NULL);
-  /* the storage's size bounds the geometry as on CPU */
+  /* past the storage's size too: it has no bytes (torch's set_ over a meta storage) */
   c10c_tensor *far = NULL;
+  ASSERT_OK(c10c_tensor_new_from_storage(&far, s, sizes, strides, 2, 1, C10C_DTYPE_FLOAT32));
+  ASSERT_EQ(c10c_tensor_storage_offset(far), 1);
+  c10c_tensor_release(far);
+  /* its negative offsets and strides are refused as anywhere */
+  int64_t negative[2] = {3, -1};
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW,
+                c10c_tensor_new_from_storage(&far, s, sizes, negative, 2, 0, C10C_DTYPE_FLOAT32));
   ASSERT_STATUS(C10C_STATUS_ERROR,
-                c10c_tensor_new_from_storage(&far, s, sizes, strides, 2, 1, C10C_DTYPE_FLOAT32));
+                c10c_tensor_new_from_storage(&far, s, sizes, strides, 2, -1, C10C_DTYPE_FLOAT32));
   c10c_tensor_release(t);
   c10c_storage_release(s);
 }
