@@ -52,8 +52,8 @@ static PyObject *meta_error(void) {
 
 /* A bytes object of n bytes from offset start of s (copied to the host first off the CPU). */
 static PyObject *read_bytes(c10c_storage *s, int64_t start, int64_t n) {
+  if (n == 0) return PyBytes_FromStringAndSize(NULL, 0); /* a 0-byte meta storage too, as torch */
   if (is_meta(s)) return meta_error();
-  if (n == 0) return PyBytes_FromStringAndSize(NULL, 0);
   if (c10c_storage_device(s).type == C10C_DEVICE_TYPE_CPU)
     return PyBytes_FromStringAndSize((const char *)c10c_storage_data(s) + start, (Py_ssize_t)n);
   c10c_storage *host = NULL;
