@@ -333,9 +333,10 @@ class Tensor(_ctensor.TensorBase):
         "Cannot access accelerator device when none is available.".
         """
         if self.device.type != "cpu":
-            raise C10RuntimeError(
-                f"cannot pin '{self.type()}' only dense CPU tensors can be pinned"
-            )
+            name = self.type()
+            if self.is_meta:  # ATen's toString(): torch renames only CPU and CUDA types
+                name = f"Meta{ffi.string(lib.c10c_dtype_c10_name(self.dtype.value)).decode()}Type"
+            raise C10RuntimeError(f"cannot pin '{name}' only dense CPU tensors can be pinned")
         if not lib.c10c_cuda_is_available():
             raise C10RuntimeError("Cannot access accelerator device when none is available.")
         if self.is_pinned():

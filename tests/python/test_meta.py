@@ -121,6 +121,8 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "iter": lambda lib: list(meta(lib, 2, 3)),
     "type": lambda lib: meta(lib, 2).type(),
     "is_pinned": lambda lib: meta(lib, 2).is_pinned(),
+    "pin_memory": lambda lib: meta(lib, 2).pin_memory(),
+    "pin_memory int64": lambda lib: meta(lib, 2, dtype=lib.int64).pin_memory(),
     "is_shared": lambda lib: meta(lib, 2).is_shared(),
     "untyped_storage": lambda lib: meta(lib, 2, 3).untyped_storage(),
     "data_ptr": lambda lib: meta(lib, 2, 3).data_ptr(),
@@ -197,6 +199,16 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "resize_as_": lambda lib: meta(lib, 3).resize_as_(lib.ones(4, 4)),
     "set_ meta storage past its size": lambda lib: lib.empty(0, device="meta").set_(
         lib.UntypedStorage(4, device="meta"), 0, (2, 3)
+    ),
+    "set_ cpu storage": lambda lib: meta(lib, 2).set_(lib.UntypedStorage(8)),
+    "set_ cpu storage, sizes": lambda lib: meta(lib, 2).set_(lib.UntypedStorage(8), 0, (2,)),
+    "set_ cpu tensor": lambda lib: meta(lib, 2).set_(lib.ones(3)),
+    "set_ cpu tensor of another dtype": lambda lib: meta(lib, 2).set_(lib.ones(3, dtype=lib.int64)),
+    "set_ meta storage into cpu": lambda lib: lib.zeros(2).set_(
+        lib.UntypedStorage(8, device="meta")
+    ),
+    "set_ unequal lengths first": lambda lib: meta(lib, 2).set_(
+        lib.UntypedStorage(8), 0, (2,), (1, 2)
     ),
     "shrunk storage: fill_, clone, copy_": lambda lib: writes_after_shrinking(lib, meta(lib, 4)),
     # data access
