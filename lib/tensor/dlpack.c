@@ -266,13 +266,10 @@ static void delete_legacy(DLManagedTensor *self) {
 static void *export_block(c10c_status *st, const c10c_tensor *tensor, size_t size,
                           size_t dl_offset) {
   size_t ndim = c10c_tensor_dim(tensor);
-  /* what DLPack cannot hold first (a meta tensor is "Cannot pack tensors on meta" whatever its
-   * storage's size, as torch), then the extent of what it would point at */
-  DLDataType dtype;
-  DLDevice device;
-  *st = dl_dtype_of(&dtype, c10c_tensor_dtype(tensor));
-  if (*st == C10C_STATUS_OK) *st = dl_device_of(&device, c10c_tensor_device(tensor));
-  if (*st == C10C_STATUS_OK) *st = c10c__tensor_check_extent(tensor, "to_dlpack");
+  /* a meta tensor has no bytes to be out of: its device is what DLPack refuses ("Cannot pack
+   * tensors on meta", as torch), whatever its storage's size */
+  bool meta = c10c_tensor_device(tensor).type == C10C_DEVICE_TYPE_META;
+  *st = meta ? C10C_STATUS_OK : c10c__tensor_check_extent(tensor, "to_dlpack");
   if (*st != C10C_STATUS_OK) return NULL;
   if (ndim > (size_t)INT32_MAX) {
     *st = c10c__fail(C10C_STATUS_UNSUPPORTED, "DLPack holds at most %d dims", INT32_MAX);
@@ -285,8 +282,12 @@ static void *export_block(c10c_status *st, const c10c_tensor *tensor, size_t siz
   }
   DLTensor *dl = (DLTensor *)(void *)(block + dl_offset);
   int64_t *dims = (int64_t *)(void *)(block + size);
-  dl->dtype = dtype;
-  dl->device = device;
+  *st = dl_dtype_of(&dl->dtype, c10c_tensor_dtype(tensor));
+  if (*st == C10C_STATUS_OK) *st = dl_device_of(&dl->device, c10c_tensor_device(tensor));
+  if (*st != C10C_STATUS_OK) {
+    c10c__free(block);
+    return NULL;
+  }
   const int64_t *sizes = c10c_tensor_sizes(tensor), *strides = c10c_tensor_strides(tensor);
   dl->ndim = (int32_t)ndim;
   dl->shape = ndim > 0 ? dims : NULL;
