@@ -168,6 +168,9 @@ class UntypedStorage(_ctensor.StorageBase):
         on CUDA (shared through CUDA IPC), is left as it is. Memory read before the move stays
         valid (torch frees it under numpy arrays made before).
         """
+        if self.device.type not in ("cpu", "cuda"):
+            # torch's storage.share_memory_ goes to _share_fd_cpu_ off CUDA, which says this
+            raise C10RuntimeError("_share_fd_: only available on CPU")
         self._share_memory()
         return self
 
@@ -176,6 +179,8 @@ class UntypedStorage(_ctensor.StorageBase):
 
     def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:
         """Pickle (and copy, deepcopy) by value: the bytes and the device."""
+        if self.device.type == "meta":
+            raise C10NotImplementedError("Cannot copy out of meta tensor; no data!")
         return _rebuild_storage, (self._bytes(), str(self.device))
 
     def __repr__(self) -> str:

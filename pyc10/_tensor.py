@@ -202,7 +202,15 @@ class Tensor(_ctensor.TensorBase):
 
         Tensors pickled together that share a storage share one after loading (the storage is
         one object to pickle), which torch's ``pickle`` does not do and ``torch.save`` does.
+        A meta tensor has no bytes to pickle: its dtype, sizes and strides (torch's
+        ``_rebuild_meta_tensor_no_storage``).
         """
+        if self.is_meta:
+            return _rebuild_meta_tensor_no_storage, (
+                self.dtype._name,
+                tuple(self.shape),
+                self.stride(),
+            )
         return _rebuild_tensor, (
             self.untyped_storage(),
             self.storage_offset(),
@@ -325,9 +333,10 @@ class Tensor(_ctensor.TensorBase):
         "Cannot access accelerator device when none is available.".
         """
         if self.device.type != "cpu":
-            raise C10RuntimeError(
-                f"cannot pin '{self.type()}' only dense CPU tensors can be pinned"
-            )
+            name = self.type()
+            if self.is_meta:  # ATen's toString(): torch renames only CPU and CUDA types
+                name = f"Meta{ffi.string(lib.c10c_dtype_c10_name(self.dtype.value)).decode()}Type"
+            raise C10RuntimeError(f"cannot pin '{name}' only dense CPU tensors can be pinned")
         if not lib.c10c_cuda_is_available():
             raise C10RuntimeError("Cannot access accelerator device when none is available.")
         if self.is_pinned():
@@ -384,6 +393,17 @@ def _rebuild_tensor(
             out, storage._handle, list(size), list(stride), len(size), offset, d.value
         )
     )
+    return Tensor._wrap(out[0])
+
+
+def _rebuild_meta_tensor_no_storage(
+    dtype_name: str, size: tuple[int, ...], stride: tuple[int, ...]
+) -> Tensor:
+    """Unpickle a meta tensor: ``empty_strided`` on the meta device, as torch's."""
+    out = ffi.new(_TENSOR_PTR)
+    d = DTYPE_NAMES[dtype_name]
+    meta = ffi.new("c10c_device *", {"type": lib.C10C_DEVICE_TYPE_META, "index": -1})
+    check(lib.c10c_tensor_empty_strided(out, list(size), list(stride), len(size), d.value, meta[0]))
     return Tensor._wrap(out[0])
 
 

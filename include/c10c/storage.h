@@ -24,7 +24,9 @@ typedef struct c10c_storage c10c_storage;
 typedef struct c10c_weak_storage c10c_weak_storage;
 
 /* A storage of nbytes from allocator (NULL: the installed allocator of device_type, the CPU
- * caching allocator by default). Its bytes are uninitialized; 0 bytes give a NULL data pointer.
+ * caching allocator by default). Its bytes are uninitialized; 0 bytes give a NULL data pointer,
+ * and so does every size on the meta device (C10C_DEVICE_TYPE_META, whose built-in allocator
+ * gives no bytes: a meta storage has a size and no data, resizes included).
  * Ownership: *out is a new reference (NULL on failure); the storage retains allocator.
  * Errors: C10C_STATUS_NULL_POINTER (out); C10C_STATUS_ERROR for a negative nbytes (c10's
  * "alloc_cpu() seems to have been called with negative number: 18446744073709551615" for -1, a

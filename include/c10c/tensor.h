@@ -16,6 +16,19 @@
  * untyped_storage().resize_(0) writes through NULL. All size, stride and offset arithmetic is
  * checked: what would exceed int64 fails (C10C_STATUS_OVERFLOW) where ATen lets it wrap.
  *
+ * Meta tensors (device type C10C_DEVICE_TYPE_META, c10's meta device) have sizes, strides, a
+ * dtype and a storage with a size but no data: their storages come from the built-in meta
+ * allocator, which gives no bytes for any size (a 2^40-byte meta tensor costs its shell only).
+ * Everything about their geometry works as for CPU tensors (views, empty, empty_strided,
+ * empty_like, clone, contiguous, storage resizes), except that a meta storage bounds nothing (any
+ * geometry may lie over it, as torch's set_ and as_strided allow) and that, as CPU tensors, they
+ * carry no device index (a tensor made for "meta:1" is on "meta"); writes into them check what
+ * torch's meta kernels check and write nothing (copy_ checks the shapes; fill_, zero_, full,
+ * full_like check the in-place refusals); reading their data is refused: copy_ from a meta tensor
+ * into a tensor on another device fails with C10C_STATUS_NOT_IMPLEMENTED "Cannot copy out of meta
+ * tensor; no data!" (torch's NotImplementedError), DLPack export with C10C_STATUS_UNSUPPORTED
+ * "Cannot pack tensors on meta", and c10c_tensor_data gives NULL.
+ *
  * Thread-safety: retain/release from any thread; reading one tensor's metadata from many threads
  * is fine; changing it while another thread reads or changes it is the caller's race, as in c10.
  */
@@ -87,7 +100,8 @@ C10C_API c10c_status c10c_tensor_empty_strided(c10c_tensor **out, const int64_t 
  * storage's device, checked against the storage's size as ATen's setStorage (as_strided; torch's
  * set_ grows the storage instead): "setStorage: sizes [2, 2], strides [1, 2], storage offset 23,
  * and itemsize 4 requiring a storage size of 108 are out of bounds for storage of size 96".
- * Zero-element tensors may sit at any non-negative offset.
+ * Zero-element tensors may sit at any non-negative offset, and any geometry over a meta storage
+ * (no bytes to stay inside; as torch).
  * Ownership: *out is a new reference (NULL on failure); the caller keeps its storage reference.
  * Errors: C10C_STATUS_NULL_POINTER (out, storage; sizes and strides with ndim > 0);
  * C10C_STATUS_INVALID_ARGUMENT for an invalid dtype; C10C_STATUS_ERROR "Tensor: invalid storage
@@ -148,11 +162,13 @@ C10C_API int64_t c10c_tensor_nbytes(const c10c_tensor *tensor);
 /* The storage (NULL for NULL). Ownership: borrowed. */
 C10C_API c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor);
 
-/* storage data + storage_offset * itemsize. NULL for NULL, for a storage without bytes, and for
- * a tensor without elements whose offset lies past its storage's end (torch gives that address
- * anyway). NULL also when the storage no longer holds the tensor's elements (see the top of this
- * file), and then the thread's last error says so (C10C_STATUS_ERROR "data: the tensor's elements
- * ..."): for a tensor with elements NULL always means that. Ownership: borrowed. */
+/* storage data + storage_offset * itemsize. NULL for NULL, for a meta tensor (sizes, strides
+ * and a dtype, no data: torch's data_ptr() gives storage_offset * itemsize there), for a storage
+ * without bytes, and for a tensor without elements whose offset lies past its storage's end
+ * (torch gives that address anyway). NULL also when the storage no longer holds the tensor's
+ * elements (see the top of this file), and then the thread's last error says so
+ * (C10C_STATUS_ERROR "data: the tensor's elements ..."): for a tensor with elements on a device
+ * other than meta NULL always means that. Ownership: borrowed. */
 C10C_API void *c10c_tensor_data(const c10c_tensor *tensor);
 
 /* The dispatch key set c10 gives such a tensor (the empty set for NULL). */
@@ -335,10 +351,11 @@ C10C_API c10c_status c10c_tensor_diagonal(c10c_tensor **out, const c10c_tensor *
 C10C_API c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *tensor, int64_t dim,
                                         int64_t size, int64_t step);
 
-/* ---- copies and fills (CPU and CUDA tensors; other devices give C10C_STATUS_NOT_IMPLEMENTED) ----
+/* ---- copies and fills (CPU, CUDA and meta tensors; others give C10C_STATUS_NOT_IMPLEMENTED) ----
  * In-place writes bump the version counter of every tensor over the storage, and refuse, with
  * C10C_STATUS_ERROR, a read-only storage and an inference tensor outside inference mode (c10's
- * message; see c10c_tensor_bump_version). A tensor on another device than CPU and CUDA gives
+ * message; see c10c_tensor_bump_version). Meta tensors write nothing and cannot be read (see the
+ * top of this file). A tensor on another device than CPU, CUDA and meta gives
  * C10C_STATUS_NOT_IMPLEMENTED "copies and fills of XLA tensors are not implemented yet"; a CUDA
  * tensor the driver's failures (C10C_STATUS_UNAVAILABLE "CUDA driver not found: ..." without
  * one; cuda.h). */
@@ -385,10 +402,10 @@ C10C_API c10c_status c10c_tensor_zero_(c10c_tensor *tensor);
 
 /* torch.full / torch.zeros: c10c_tensor_empty then every element set to *value (one element of
  * dtype, as c10c_tensor_fill_), or to zero bytes when value is NULL. The version counter of the
- * new tensor is 0, as torch's factories. CPU and CUDA tensors.
+ * new tensor is 0, as torch's factories. CPU, CUDA and meta tensors (a meta one is not written).
  * Ownership: *out is a new reference (NULL on failure).
- * Errors: as c10c_tensor_empty; C10C_STATUS_NOT_IMPLEMENTED on a device other than CPU and CUDA
- * (whose allocator a host installed). */
+ * Errors: as c10c_tensor_empty; C10C_STATUS_NOT_IMPLEMENTED on a device other than CPU, CUDA and
+ * meta (whose allocator a host installed). */
 C10C_API c10c_status c10c_tensor_full(c10c_tensor **out, const int64_t *sizes, size_t ndim,
                                       c10c_dtype dtype, c10c_device device,
                                       c10c_memory_format memory_format, const void *value);
@@ -412,8 +429,9 @@ C10C_API c10c_status c10c_tensor_full_like(c10c_tensor **out, const c10c_tensor 
 
 /* torch.Tensor.clone(memory_format): empty_like with the tensor's dtype and device, then a copy
  * of the data (version counter 0, as torch). Ownership: *out is a new reference (NULL on
- * failure). Errors: as c10c_tensor_empty_like and copy_ ("copy_ (from this tensor): the tensor's
- * elements ..." when its storage shrank; C10C_STATUS_NOT_IMPLEMENTED off CPU and CUDA). */
+ * failure); a meta tensor's clone is a meta tensor of empty_like's geometry. Errors: as
+ * c10c_tensor_empty_like and copy_ ("copy_ (from this tensor): the tensor's elements ..." when its
+ * storage shrank; C10C_STATUS_NOT_IMPLEMENTED off CPU, CUDA and meta). */
 C10C_API c10c_status c10c_tensor_clone(c10c_tensor **out, const c10c_tensor *tensor,
                                        c10c_memory_format memory_format);
 

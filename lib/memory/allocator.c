@@ -111,8 +111,10 @@ c10c_status c10c_allocator_allocate(c10c_data_ptr *out, c10c_allocator *allocato
   out->device.type = allocator->device_type;
   out->device.index = -1;
   c10c_status st = allocator->vt.allocate(out, allocator->self, nbytes, CPU_ALIGNMENT);
-  if (st == C10C_STATUS_OK && nbytes > 0 && out->data == NULL) {
-    /* a host allocator that broke its contract: no storage may claim bytes it does not have */
+  if (st == C10C_STATUS_OK && nbytes > 0 && out->data == NULL &&
+      allocator->device_type != C10C_DEVICE_TYPE_META) {
+    /* a host allocator that broke its contract: no storage may claim bytes it does not have
+     * (meta storages have sizes and no bytes: no data is their allocator's contract) */
     if (out->deleter != NULL && out->ctx != NULL) out->deleter(out->ctx);
     memset(out, 0, sizeof *out);
     return c10c__fail(C10C_STATUS_ERROR, "allocator '%s' returned no memory for %zu bytes",

@@ -29,7 +29,8 @@ extern const c10c__object_type c10c__immortal_type;
 /* Built-in allocators register themselves here when the library is loaded (a constructor in the
  * file of each, as c10's REGISTER_ALLOCATOR static initializers call SetAllocator), so that the
  * registry never calls up into the modules that implement them: the CPU caching allocator
- * (memory/cpu_caching.c) and the CUDA caching allocator (cuda/cuda_allocator.c).
+ * (memory/cpu_caching.c), the meta allocator (memory/meta_allocator.c) and the CUDA caching
+ * allocator (cuda/cuda_allocator.c).
  * c10c_allocator_get gives a device type's built-in allocator while nothing was set for it with
  * c10c_allocator_set, whose priorities start at 0 as c10's. Only stores a pointer: safe before
  * anything else of the library runs. */

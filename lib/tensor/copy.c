@@ -1,8 +1,8 @@
 /* Copies and fills: copy_ with src broadcast to dst, fill_, zero_, clone, contiguous. The checks
  * and messages are ATen's (TensorIterator's overlap and shape checks, empty_like's preserve
- * rule); the loops are one strided kernel: drop size-1 dims, order dims by dst stride, coalesce
- * dims that are contiguous in both tensors, then run an odometer over the outer dims with a
- * memcpy or a fixed-width element loop inside. */
+ * rule, the meta kernels' shape-only checks); the loops are one strided kernel: drop size-1 dims,
+ * order dims by dst stride, coalesce dims that are contiguous in both tensors, then run an odometer
+ * over the outer dims with a memcpy or a fixed-width element loop inside. */
 #include <string.h>
 
 #include "convert.h"
@@ -175,9 +175,20 @@ static bool is_cuda(const c10c_tensor *t) {
   return c10c_tensor_device(t).type == C10C_DEVICE_TYPE_CUDA;
 }
 
-/* Data is reachable from the host for CPU tensors, and through the driver for CUDA ones. */
+/* A meta tensor has sizes, strides and a dtype but no data: writes to it only check what they
+ * would check (ATen's meta kernels), reads of it are refused with torch's words. */
+static bool is_meta(const c10c_tensor *t) {
+  return c10c_tensor_device(t).type == C10C_DEVICE_TYPE_META;
+}
+
+static c10c_status meta_read_error(void) {
+  return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
+}
+
+/* Data is reachable from the host for CPU tensors, and through the driver for CUDA ones; meta
+ * tensors have none to reach. */
 static c10c_status check_device(const c10c_tensor *t) {
-  if (c10c_tensor_device(t).type != C10C_DEVICE_TYPE_CPU && !is_cuda(t))
+  if (c10c_tensor_device(t).type != C10C_DEVICE_TYPE_CPU && !is_cuda(t) && !is_meta(t))
     return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
                       "copies and fills of %s tensors are not implemented yet",
                       c10c_device_type_name(c10c_tensor_device(t).type, false));
@@ -401,7 +412,12 @@ static bool spans_intersect(const c10c_tensor *dst, const c10c_tensor *src) {
 static c10c_status copy_impl(c10c_tensor *dst, const c10c_tensor *src) {
   c10c_status st = check_device(dst);
   if (st == C10C_STATUS_OK) st = check_device(src);
-  if (st == C10C_STATUS_OK) st = c10c__tensor_check_extent(dst, "copy_ (to this tensor)");
+  if (st != C10C_STATUS_OK) return st;
+  /* ATen's meta copy_ checks only the shapes (no dtype, overlap or storage checks: there are no
+   * bytes); a meta src with a real dst is refused before anything else, as torch */
+  if (is_meta(dst)) return check_broadcast(dst, src);
+  if (is_meta(src)) return meta_read_error();
+  st = c10c__tensor_check_extent(dst, "copy_ (to this tensor)");
   if (st == C10C_STATUS_OK) st = c10c__tensor_check_extent(src, "copy_ (from this tensor)");
   if (st != C10C_STATUS_OK) return st;
   c10c_dtype to = c10c_tensor_dtype(dst), from = c10c_tensor_dtype(src);
@@ -461,7 +477,8 @@ c10c_status c10c_tensor_copy_(c10c_tensor *dst, const c10c_tensor *src) {
 /* fill_ without the version bump; value NULL writes zero bytes. */
 static c10c_status fill_impl(c10c_tensor *tensor, const void *value, const char *op) {
   c10c_status st = check_device(tensor);
-  if (st == C10C_STATUS_OK) st = c10c__tensor_check_extent(tensor, op);
+  if (st != C10C_STATUS_OK || is_meta(tensor)) return st; /* a meta fill writes nothing */
+  st = c10c__tensor_check_extent(tensor, op);
   if (st != C10C_STATUS_OK || c10c_tensor_numel(tensor) == 0) return st;
   /* the value is read once, before any write: it may lie in the tensor's own bytes */
   unsigned char element[sizeof zero_bytes];
@@ -594,8 +611,9 @@ c10c_status c10c_tensor_clone(c10c_tensor **out, const c10c_tensor *tensor,
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
   C10C__CHECK_NOT_NULL(tensor);
-  /* before the copy is made: a shrunk storage is the error, not the copy's size */
-  c10c_status st = c10c__tensor_check_extent(tensor, "clone");
+  /* before the copy is made: a shrunk storage is the error, not the copy's size (a meta tensor
+   * has no bytes to read: its clone is its geometry, as torch's) */
+  c10c_status st = is_meta(tensor) ? C10C_STATUS_OK : c10c__tensor_check_extent(tensor, "clone");
   if (st == C10C_STATUS_OK)
     st = c10c_tensor_empty_like(out, tensor, c10c_tensor_dtype(tensor), c10c_tensor_device(tensor),
                                 memory_format);

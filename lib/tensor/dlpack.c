@@ -266,7 +266,10 @@ static void delete_legacy(DLManagedTensor *self) {
 static void *export_block(c10c_status *st, const c10c_tensor *tensor, size_t size,
                           size_t dl_offset) {
   size_t ndim = c10c_tensor_dim(tensor);
-  *st = c10c__tensor_check_extent(tensor, "to_dlpack");
+  /* a meta tensor has no bytes to be out of: its device is what DLPack refuses ("Cannot pack
+   * tensors on meta", as torch), whatever its storage's size */
+  bool meta = c10c_tensor_device(tensor).type == C10C_DEVICE_TYPE_META;
+  *st = meta ? C10C_STATUS_OK : c10c__tensor_check_extent(tensor, "to_dlpack");
   if (*st != C10C_STATUS_OK) return NULL;
   if (ndim > (size_t)INT32_MAX) {
     *st = c10c__fail(C10C_STATUS_UNSUPPORTED, "DLPack holds at most %d dims", INT32_MAX);

@@ -175,7 +175,8 @@ c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes) {
   c10c_status st = c10c_allocator_allocate(&fresh, storage->allocator, (size_t)nbytes);
   if (st != C10C_STATUS_OK) return st;
   int64_t common = nbytes < storage->nbytes ? nbytes : storage->nbytes;
-  if (common > 0 && storage->data_ptr.data != NULL)
+  /* no bytes on either side for a meta storage (its allocator gives none) */
+  if (common > 0 && storage->data_ptr.data != NULL && fresh.data != NULL)
     c10c_allocator_copy(storage->allocator, fresh.data, storage->data_ptr.data, (size_t)common);
   c10c_data_ptr old = storage->data_ptr;
   storage->data_ptr = fresh;

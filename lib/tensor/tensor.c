@@ -192,8 +192,10 @@ static c10c_status make_with_new_storage(c10c_tensor **out, c10c_tensor *t, int6
   c10c_storage *storage = NULL;
   t->extent = nbytes; /* empty's and empty_strided's storage is exactly what the elements reach */
   c10c_status st = new_storage_on(&storage, nbytes, &device);
-  /* CPU tensors carry no index (torch.empty(device="cpu:0").device is cpu); others keep it. */
-  if (device.type == C10C_DEVICE_TYPE_CPU) device.index = -1;
+  /* CPU and meta tensors carry no index (torch.empty(device="cpu:0").device is cpu, "meta:1"
+   * gives meta); others keep it. */
+  if (device.type == C10C_DEVICE_TYPE_CPU || device.type == C10C_DEVICE_TYPE_META)
+    device.index = -1;
   if (st == C10C_STATUS_OK) {
     if (known_contiguous)
       st = finish_with_flags(t, storage, 0, dtype, device,
@@ -348,6 +350,9 @@ c10c_status c10c__check_in_bounds(int64_t *needed, const c10c_storage *storage,
                                   int64_t storage_offset, size_t itemsize) {
   c10c_status st = c10c__storage_nbytes(needed, sizes, strides, ndim, storage_offset, itemsize);
   if (st != C10C_STATUS_OK) return st;
+  /* a meta storage has no bytes to stay inside: torch's set_ and as_strided accept any geometry
+   * over it (the extent still says what the elements would reach) */
+  if (c10c_storage_device(storage).type == C10C_DEVICE_TYPE_META) return C10C_STATUS_OK;
   if (*needed > c10c_storage_nbytes(storage)) {
     char s1[256], s2[256];
     c10c__format_int_list(s1, sizeof s1, sizes, ndim);
@@ -504,7 +509,8 @@ c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor) {
 }
 
 void *c10c_tensor_data(const c10c_tensor *tensor) {
-  if (tensor == NULL || c10c__tensor_check_extent(tensor, "data") != C10C_STATUS_OK) return NULL;
+  if (tensor == NULL || tensor->device.type == C10C_DEVICE_TYPE_META) return NULL; /* no data */
+  if (c10c__tensor_check_extent(tensor, "data") != C10C_STATUS_OK) return NULL;
   return c10c__tensor_data_unchecked(tensor);
 }
 

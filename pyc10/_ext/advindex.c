@@ -695,7 +695,23 @@ static void walk(const plan_t *p, char *self_base, char *other_base, const int64
   }
 }
 
+/* self[indices] of a meta tensor: the result's geometry over no data (torch's meta index kernel
+ * reads no element and checks no index value). */
+static c10c_tensor *meta_get(c10c_tensor *self, const pyc10_adv *a) {
+  plan_t *p = make_plan(self, a);
+  if (p == NULL) return NULL;
+  int64_t strides[MAXD];
+  result_strides(p, c10c_tensor_itemsize(self), strides);
+  c10c_tensor *out = NULL;
+  c10c_status st = c10c_tensor_empty_strided(&out, p->rsizes, strides, p->rnd,
+                                             c10c_tensor_dtype(self), c10c_tensor_device(self));
+  plan_free(p);
+  if (st != C10C_STATUS_OK) pyc10_raise(st);
+  return out;
+}
+
 c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a) {
+  if (c10c_tensor_device(sliced).type == C10C_DEVICE_TYPE_META) return meta_get(sliced, a);
   c10c_tensor *self = sliced, *staged = NULL;
   if (!on_cpu(sliced)) {
     self = staged = host_copy(sliced);
@@ -815,6 +831,11 @@ int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, c
   }
   for (size_t i = 0; i < a->n; i++)
     if (no_overlap(sliced, a->tensors[i]) < 0) return -1;
+  if (c10c_tensor_device(sliced).type == C10C_DEVICE_TYPE_META) { /* no bytes to scatter into */
+    plan_t *p = make_plan(sliced, a);
+    if (p != NULL) plan_free(p);
+    return p != NULL ? 0 : -1;
+  }
   c10c_tensor *self = sliced, *staged = NULL;
   if (!on_cpu(sliced)) {
     self = staged = host_copy(sliced);

@@ -130,10 +130,14 @@ static PyObject *get_version(PyObject *self, void *closure) {
 }
 
 /* The address of the first element. NULL with elements means the storage no longer holds them
- * (resized smaller since): the library's error, where torch would hand out freed memory. */
+ * (resized smaller since): the library's error, where torch would hand out freed memory. A meta
+ * tensor's storage has no data (address 0): torch gives 0 + storage_offset * itemsize. */
 static PyObject *t_data_ptr(PyObject *self, PyObject *unused) {
   (void)unused;
   SELF_HANDLE(h);
+  if (c10c_tensor_device(h).type == C10C_DEVICE_TYPE_META)
+    return PyLong_FromUnsignedLongLong((unsigned long long)c10c_tensor_storage_offset(h) *
+                                       c10c_tensor_itemsize(h));
   void *p = c10c_tensor_data(h);
   if (p == NULL && c10c_tensor_numel(h) > 0) return pyc10_raise(c10c_last_error_status());
   return PyLong_FromVoidPtr(p);

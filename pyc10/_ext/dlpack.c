@@ -176,6 +176,9 @@ static PyObject *tensor_dlpack_device(PyObject *self, PyObject *unused) {
   c10c_tensor *h = handle_of(self);
   if (h == NULL) return NULL;
   DLDevice d;
+  /* torch's __dlpack_device__ has no DLPack device for meta: its ValueError */
+  if (c10c_tensor_device(h).type == C10C_DEVICE_TYPE_META)
+    return raise_class(value_error, PyExc_ValueError, "Unknown device type meta for Dlpack");
   c10c_status st = c10c_device_to_dlpack(&d, c10c_tensor_device(h));
   if (st != C10C_STATUS_OK) return raise_for(st);
   if (d.device_type == kDLCPU && cpu_dl_device != NULL) {

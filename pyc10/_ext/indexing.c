@@ -137,6 +137,10 @@ static PyObject *t_item(PyObject *self, PyObject *unused) {
   int64_t n = c10c_tensor_numel(h);
   if (n != 1)
     return RUNTIME_ERROR("a Tensor with %lld elements cannot be converted to Scalar", (long long)n);
+  /* a meta tensor has no element to read (torch's RuntimeError, before any copy is tried; int(),
+   * float(), bool() and __index__ come through here too) */
+  if (c10c_tensor_device(h).type == C10C_DEVICE_TYPE_META)
+    return RUNTIME_ERROR("Tensor.item() cannot be called on meta tensors");
   c10c_dtype dt = c10c_tensor_dtype(h);
   if (readable_dtype(dt) == dt && c10c_tensor_device(h).type == C10C_DEVICE_TYPE_CPU) {
     const char *p = elements(h);

@@ -189,7 +189,8 @@ static PyObject *set_same_sizes(PyObject *self, c10c_tensor *h, c10c_storage *st
   }
   overflow |= __builtin_add_overflow(extent, offset, &need) ||
               __builtin_mul_overflow(need, itemsize, &need);
-  if (!empty && !overflow && need > c10c_storage_nbytes(storage)) {
+  if (!empty && !overflow && need > c10c_storage_nbytes(storage) &&
+      c10c_storage_device(storage).type != C10C_DEVICE_TYPE_META) { /* meta: no bytes to hold */
     PyObject *sz = int_list(sizes, n), *st = int_list(strides, has_stride ? n : 0);
     if (sz != NULL && st != NULL)
       RUNTIME_ERROR(
@@ -203,6 +204,24 @@ static PyObject *set_same_sizes(PyObject *self, c10c_tensor *h, c10c_storage *st
   }
   BECOME(c10c_tensor_new_from_storage(&out_, storage, sizes, strides, n, offset,
                                       c10c_tensor_dtype(h)));
+}
+
+/* c10's set_ refuses a storage on another device than the tensor's storage, in its words. */
+static int check_same_device(c10c_tensor *h, c10c_storage *storage) {
+  c10c_device mine = c10c_storage_device(c10c_tensor_storage(h));
+  c10c_device theirs = c10c_storage_device(storage);
+  /* CPU memory from outside (numpy, DLPack) may carry index 0: one CPU all the same */
+  bool indexless = mine.type == C10C_DEVICE_TYPE_CPU || mine.type == C10C_DEVICE_TYPE_META;
+  if (mine.type == theirs.type && (indexless || mine.index == theirs.index)) return 0;
+  char a[64], b[64];
+  if (c10c_device_to_string(a, sizeof a, mine) != C10C_STATUS_OK ||
+      c10c_device_to_string(b, sizeof b, theirs) != C10C_STATUS_OK)
+    return pyc10_raise(c10c_last_error_status()), -1;
+  RUNTIME_ERROR(
+      "Attempted to set the storage of a tensor on device \"%s\" to a storage on "
+      "different device \"%s\".  This is no longer allowed; the devices must match.",
+      a, b);
+  return -1;
 }
 
 static pa_parser set__p = PA_PARSER("Tensor", "set_");
@@ -228,6 +247,7 @@ static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                            type_meta_name(c10c_tensor_dtype(h)));
     if (r.overload == 3) {
       if (src == h) return Py_NewRef(self);
+      if (check_same_device(h, c10c_tensor_storage(src)) < 0) return NULL;
       BECOME(c10c_tensor_new_from_storage(&out_, c10c_tensor_storage(src), c10c_tensor_sizes(src),
                                           c10c_tensor_strides(src), c10c_tensor_dim(src),
                                           c10c_tensor_storage_offset(src), c10c_tensor_dtype(h)));
@@ -235,6 +255,7 @@ static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     storage = c10c_tensor_storage(src);
   }
   if (r.overload == 1) { /* the whole storage as a 1-dim tensor */
+    if (check_same_device(h, storage) < 0) return NULL;
     int64_t size = c10c_storage_nbytes(storage) / (int64_t)c10c_tensor_itemsize(h), one = 1;
     BECOME(c10c_tensor_new_from_storage(&out_, storage, &size, &one, 1, 0, c10c_tensor_dtype(h)));
   }
@@ -246,6 +267,7 @@ static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     if (pa_intlist(&r, 3, strides, PA_MAX_DIMS, &m) < 0) return NULL;
     if (m != n) return RUNTIME_ERROR("unequal size length (%zd) and stride length (%zd)", n, m);
   }
+  if (check_same_device(h, storage) < 0) return NULL;
   size_t nd = c10c_tensor_dim(h);
   if ((size_t)n == nd &&
       (nd == 0 ||

@@ -27,8 +27,8 @@ static PyObject *meta_error(void) {
 
 /* A bytes object of n bytes from offset start of s (copied to the host first off the CPU). */
 static PyObject *read_bytes(c10c_storage *s, int64_t start, int64_t n) {
+  if (n == 0) return PyBytes_FromStringAndSize(NULL, 0); /* a 0-byte meta storage too, as torch */
   if (is_meta(s)) return meta_error();
-  if (n == 0) return PyBytes_FromStringAndSize(NULL, 0);
   if (c10c_storage_device(s).type == C10C_DEVICE_TYPE_CPU)
     return PyBytes_FromStringAndSize((const char *)c10c_storage_data(s) + start, (Py_ssize_t)n);
   c10c_storage *host = NULL;
@@ -222,7 +222,14 @@ static PyObject *s_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     PyErr_SetString(RUNTIME_ERROR_CLASS, "cannot write to a read-only storage");
     return NULL;
   }
-  if (is_meta(s) || is_meta(src)) return Py_NewRef(self);
+  /* into a meta storage: nothing to write; out of one: torch's tensor copy_ refusal */
+  if (is_meta(s)) return Py_NewRef(self);
+  if (is_meta(src)) {
+    PyErr_SetString(
+        storage__not_implemented != NULL ? storage__not_implemented : PyExc_NotImplementedError,
+        "Cannot copy out of meta tensor; no data!");
+    return NULL;
+  }
   return storage__copy_bytes(s, src) < 0 ? NULL : Py_NewRef(self);
 }
 

@@ -9,6 +9,9 @@ TEST(registry_gives_the_builtin_allocators_in_a_static_link) {
   ASSERT_STR_EQ(c10c_allocator_name(cpu), "cpu_caching");
   ASSERT_OK(c10c_allocator_get(&cuda, C10C_DEVICE_TYPE_CUDA)); /* no driver is loaded for this */
   ASSERT_STR_EQ(c10c_allocator_name(cuda), "cuda_caching");
+  c10c_allocator *meta = NULL;
+  ASSERT_OK(c10c_allocator_get(&meta, C10C_DEVICE_TYPE_META));
+  ASSERT_STR_EQ(c10c_allocator_name(meta), "meta");
   c10c_allocator *none = NULL;
   ASSERT_STATUS(C10C_STATUS_UNAVAILABLE, c10c_allocator_get(&none, C10C_DEVICE_TYPE_XLA));
 }
