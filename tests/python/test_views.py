@@ -395,3 +395,29 @@ def test_unfold_of_a_dim_of_int64_max_matches_torch_or_overflows_where_torch_wra
         "unfold: the number of windows, (size of dim - size) / step + 1 "
         "(9223372036854775807 and 0) overflows int64"
     )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: t.split(2),
+        lambda t: t.split(INT64_MAX),
+        lambda t: t.split(INT64_MAX - 1),
+        lambda t: t.split([INT64_MAX, INT64_MAX, 2]),
+        lambda t: t.split([INT64_MAX, 1]),
+        lambda t: t.chunk(2),
+        lambda t: t.chunk(INT64_MAX),
+    ],
+)
+def test_split_and_chunk_of_a_dim_of_int64_max_agree_with_torchs_int64_arithmetic(call):
+    # ATen counts pieces and sums sizes in int64, which wraps here; pyc10 gives the same answers
+    theirs = torch.empty(0).as_strided([INT64_MAX, 0], [1, 1])
+    ours = pyc10.empty(0).as_strided([INT64_MAX, 0], [1, 1])
+    try:
+        expected = [tuple(p.shape) for p in call(theirs)]
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as info:
+            call(ours)
+        assert str(info.value) == str(e)
+        return
+    assert [tuple(p.shape) for p in call(ours)] == expected
