@@ -799,9 +799,16 @@ c10c_status c10c_tensor_unfold(c10c_tensor **out, const c10c_tensor *t, int64_t 
   if (st == C10C_STATUS_OK) {
     g.sizes[n] = size;
     g.strides[n] = n == 0 ? 1 : g.strides[dim];
-    if (n > 0) {
-      g.sizes[dim] = (g.sizes[dim] - size) / step + 1;
-      st = step_stride("unfold", g.strides, (size_t)n + 1, (size_t)dim, step, g.sizes[dim]);
+    /* 0 <= size <= the dim's size, so only the + 1 can overflow: a dim of INT64_MAX elements
+     * (a tensor without elements) cut into windows of size 0 with step 1. ATen's count wraps to
+     * INT64_MIN (torch: "IntArrayRef contains an int that cannot be represented as a SymInt"). */
+    int64_t windows = 0;
+    if (n > 0 && c10c__add_overflows((g.sizes[dim] - size) / step, 1, &windows)) {
+      st = overflow("unfold", "the number of windows, (size of dim - size) / step + 1",
+                    g.sizes[dim], size);
+    } else if (n > 0) {
+      g.sizes[dim] = windows;
+      st = step_stride("unfold", g.strides, (size_t)n + 1, (size_t)dim, step, windows);
     }
     g.ndim = (size_t)n + 1;
   }

@@ -497,13 +497,15 @@ static PyObject *split_sizes(c10c_tensor *h, int64_t dim, const int64_t *sizes, 
   int64_t dim_size;
   c10c_status st = c10c_tensor_size(&dim_size, h, dim);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
-  int64_t sum = 0;
+  /* ATen's int64 sum wraps ([2**63 - 1, 2**63 - 1, 2] sums to 0): the same sum, without signed
+   * overflow */
+  uint64_t sum = 0;
   bool negative = false;
   for (Py_ssize_t i = 0; i < n; i++) {
     negative |= sizes[i] < 0;
-    sum += sizes[i] < 0 ? 0 : sizes[i];
+    sum += sizes[i] < 0 ? 0 : (uint64_t)sizes[i];
   }
-  if (negative || sum != dim_size) {
+  if (negative || (int64_t)sum != dim_size) {
     PyObject *list = PyUnicode_FromString("[");
     for (Py_ssize_t i = 0; list != NULL && i < n; i++) {
       PyObject *s = PyUnicode_FromFormat("%U%s%lld", list, i ? ", " : "", (long long)sizes[i]);
@@ -559,7 +561,9 @@ static PyObject *split_size(c10c_tensor *h, int64_t size, int64_t dim) {
         "split_size can only be 0 if dimension size is 0, but got dimension size of %lld",
         (long long)dim_size);
   }
-  int64_t count = size == 0 ? 1 : (dim_size + size - 1) / size;
+  /* ATen: ceil(dim_size / size) in int64 arithmetic, which wraps negative past INT64_MAX (a dim
+   * of 2**63 - 1 split by 2 is one piece, as torch); the same value, without signed overflow */
+  int64_t count = size == 0 ? 1 : (int64_t)((uint64_t)dim_size + (uint64_t)size - 1) / size;
   if (count < 1) count = 1;
   if (count > (int64_t)1 << 40) return PyErr_NoMemory();
   int64_t *sizes = PyMem_Malloc(sizeof(int64_t) * (size_t)count);

@@ -249,6 +249,48 @@ TEST(view_arithmetic_that_would_wrap_is_refused) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) c10c_tensor_release(all[i]);
 }
 
+/* v has these sizes and strides ({{sizes}, {strides}}), each compared with ASSERT_EQ. */
+#define EXPECT_GEOMETRY(v, n, ...)                        \
+  do {                                                    \
+    const int64_t geo_[2][n] = __VA_ARGS__;               \
+    ASSERT_EQ(c10c_tensor_dim(v), (size_t)(n));           \
+    for (size_t d_ = 0; d_ < (n); d_++) {                 \
+      ASSERT_EQ(c10c_tensor_sizes(v)[d_], geo_[0][d_]);   \
+      ASSERT_EQ(c10c_tensor_strides(v)[d_], geo_[1][d_]); \
+    }                                                     \
+  } while (0)
+
+TEST(unfold_of_a_dim_of_int64_max_into_windows_of_size_0_is_an_overflow) {
+  /* INT64_MAX + 1 windows (the fuzz campaign's finding: UBSan, signed overflow in views.c).
+   * torch 2.13's count wraps: empty(0).as_strided([2**63 - 1, 0], [1, 1]).unfold(0, 0, 1) fails
+   * with "IntArrayRef contains an int that cannot be represented as a SymInt" */
+  int64_t sizes[2] = {INT64_MAX, 0}, strides[2] = {1, 1};
+  c10c_tensor *t = empty_geometry(sizes, strides, 2), *v = NULL;
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_unfold(&v, t, 0, 0, 1));
+  ASSERT_ERROR_MESSAGE(
+      "unfold: the number of windows, (size of dim - size) / step + 1 (9223372036854775807 and 0) "
+      "overflows int64");
+  ASSERT_TRUE(v == NULL);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_tensor_unfold(&v, t, -2, 0, 1));
+  /* one window fewer fits: torch gives each of these the same sizes and strides */
+  ASSERT_OK(c10c_tensor_unfold(&v, t, 0, 1, 1)); /* [2**63 - 1, 0, 1], strides [1, 1, 1] */
+  EXPECT_GEOMETRY(v, 3, {{INT64_MAX, 0, 1}, {1, 1, 1}});
+  c10c_tensor_release(v);
+  ASSERT_OK(c10c_tensor_unfold(&v, t, 0, 0, 2)); /* [2**62, 0, 0], strides [2, 1, 1] */
+  EXPECT_GEOMETRY(v, 3, {{INT64_C(1) << 62, 0, 0}, {2, 1, 1}});
+  c10c_tensor_release(v);
+  ASSERT_OK(c10c_tensor_unfold(&v, t, 0, 0, INT64_MAX)); /* [2, 0, 0], [2**63 - 1, 1, 1] */
+  EXPECT_GEOMETRY(v, 3, {{2, 0, 0}, {INT64_MAX, 1, 1}});
+  c10c_tensor_release(v);
+  ASSERT_OK(c10c_tensor_unfold(&v, t, 0, INT64_MAX, 1)); /* [1, 0, 2**63 - 1], [1, 1, 1] */
+  EXPECT_GEOMETRY(v, 3, {{1, 0, INT64_MAX}, {1, 1, 1}});
+  c10c_tensor_release(v);
+  ASSERT_OK(c10c_tensor_unfold(&v, t, 1, 0, 1)); /* the dim of size 0: [2**63 - 1, 1, 0] */
+  EXPECT_GEOMETRY(v, 3, {{INT64_MAX, 1, 0}, {1, 1, 1}});
+  c10c_tensor_release(v);
+  c10c_tensor_release(t);
+}
+
 TEST(a_refused_unsqueeze_of_many_dims_reads_nothing_freed) {
   /* fuzz_dlpack's finding: with 16 dims and more the scratch geometry is on the heap, and the
    * overflow message read it after freeing it (ASan: heap-use-after-free) */
@@ -446,6 +488,7 @@ RUN_TESTS(T(a_storage_resized_under_a_tensor_refuses_every_access),
           T(a_view_whose_last_element_sits_at_2_64_is_refused),
           T(view_arithmetic_that_would_wrap_is_refused),
           T(negative_sizes_are_refused_even_beside_a_zero),
+          T(unfold_of_a_dim_of_int64_max_into_windows_of_size_0_is_an_overflow),
           T(a_refused_unsqueeze_of_many_dims_reads_nothing_freed),
           T(empty_refuses_a_size_product_that_overflows_before_a_zero),
           T(overlapping_copies_read_the_source_whole_first_as_numpy),

@@ -802,7 +802,14 @@ static void do_view(state *s, int bi) {
     case 15: { /* unfold */
       op = "unfold";
       int64_t dim = fuzz_dim(s, n);
-      int64_t size = fuzz_u8(&s->in) < 220 ? fuzz_range(&s->in, 0, 4) : fuzz_int64(&s->in);
+      /* the window size: small, anything, or (bytes 248 and up) the dim's own size or just
+       * under it, which with a huge dim (beside a 0) leaves few windows or, for size 0 and step
+       * 1, more than int64 holds */
+      uint8_t how = fuzz_u8(&s->in);
+      int64_t whole = n > 0 && valid_dim(dim, n) ? b->sizes[wrap_dim(dim, n)] : 1;
+      int64_t size = how < 220   ? fuzz_range(&s->in, 0, 4)
+                     : how < 248 ? fuzz_int64(&s->in)
+                                 : whole - fuzz_range(&s->in, 0, 2);
       int64_t step = fuzz_u8(&s->in) < 220 ? fuzz_range(&s->in, 1, 4) : fuzz_int64(&s->in);
       if (n >= MAX_DIMS) return;
       st = c10c_tensor_unfold(&out, b->handle, dim, size, step);
@@ -810,9 +817,16 @@ static void do_view(state *s, int bi) {
       dim = wrap_dim(dim, n);
       int64_t max = n == 0 ? 1 : b->sizes[dim];
       if ((must_fail = size > max)) break;
+      /* windows start at 0, step, 2 * step, ... while a whole window fits */
+      fuzz_wide windows = n == 0 ? 1 : ((fuzz_wide)b->sizes[dim] - size) / step + 1;
+      if ((must_fail = windows > INT64_MAX)) {
+        FUZZ_CHECK(st == C10C_STATUS_OVERFLOW, "unfold into more than INT64_MAX windows: %s",
+                   c10c_status_name(st));
+        break;
+      }
       r.ndim = (size_t)n + 1;
       r.sizes[n] = size;
-      if (n > 0) r.sizes[dim] = (b->sizes[dim] - size) / step + 1;
+      if (n > 0) r.sizes[dim] = (int64_t)windows;
       must_succeed = (small(b) && step < (INT64_C(1) << 30)) || (n == 0 && b->numel > 0);
       unfold_ctx c = {.base_ndim = (size_t)n, .dim = dim, .step = step};
       r.addr = remap(b, r.sizes, r.ndim, map_unfold, &c);

@@ -366,3 +366,58 @@ def test_split_chunk_and_unbind_agree_with_torch():
         assert isinstance(o, tuple) and len(o) == len(t), (name, args, sizes)
         for a, b in zip(o, t, strict=True):
             same(a, b)
+
+
+INT64_MAX = 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(0, 1, 1), (0, 0, 2), (0, 0, INT64_MAX), (0, INT64_MAX, 1), (1, 0, 1), (0, 0, 1), (-2, 0, 1)],
+)
+def test_unfold_of_a_dim_of_int64_max_matches_torch_or_overflows_where_torch_wraps(args):
+    # a dim of 2**63 - 1 elements beside a 0 (an empty storage): the windows of size 0 with
+    # step 1 number 2**63, which torch's count wraps (its error is about the wrapped value)
+    theirs = torch.empty(0).as_strided([INT64_MAX, 0], [1, 1])
+    ours = pyc10.empty(0).as_strided([INT64_MAX, 0], [1, 1])
+    expected = outcome(theirs, "unfold", args, True)
+    if expected[0] == "ok":
+        same(ours.unfold(*args), expected[1])
+        return
+    assert expected == (
+        RuntimeError,
+        "IntArrayRef contains an int that cannot be represented as a SymInt: -9223372036854775808",
+    )
+    with pytest.raises(pyc10.C10OverflowError) as info:
+        ours.unfold(*args)
+    assert isinstance(info.value, RuntimeError)
+    assert str(info.value) == (
+        "unfold: the number of windows, (size of dim - size) / step + 1 "
+        "(9223372036854775807 and 0) overflows int64"
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda t: t.split(2),
+        lambda t: t.split(INT64_MAX),
+        lambda t: t.split(INT64_MAX - 1),
+        lambda t: t.split([INT64_MAX, INT64_MAX, 2]),
+        lambda t: t.split([INT64_MAX, 1]),
+        lambda t: t.chunk(2),
+        lambda t: t.chunk(INT64_MAX),
+    ],
+)
+def test_split_and_chunk_of_a_dim_of_int64_max_agree_with_torchs_int64_arithmetic(call):
+    # ATen counts pieces and sums sizes in int64, which wraps here; pyc10 gives the same answers
+    theirs = torch.empty(0).as_strided([INT64_MAX, 0], [1, 1])
+    ours = pyc10.empty(0).as_strided([INT64_MAX, 0], [1, 1])
+    try:
+        expected = [tuple(p.shape) for p in call(theirs)]
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as info:
+            call(ours)
+        assert str(info.value) == str(e)
+        return
+    assert [tuple(p.shape) for p in call(ours)] == expected
