@@ -44,9 +44,17 @@ static int read_number(PyObject *o, int64_t dflt, number *n) {
     return 0;
   }
   PyObject *v = o, *owned = NULL;
-  if (!PyBool_Check(o) && !PyLong_Check(o) && !PyFloat_Check(o) && !PyComplex_Check(o)) {
-    v = owned = PyObject_CallMethod(o, "item", NULL); /* numpy scalars, 0-dim tensors */
+  if (PyObject_TypeCheck(o, pa_cls.tensor)) {
+    v = owned = PyObject_CallMethod(o, "item", NULL); /* a 0-dim tensor: its value's kind */
     if (v == NULL) return -1;
+  } else if (!PyBool_Check(o) && !PyLong_Check(o) && !PyFloat_Check(o) && !PyComplex_Check(o)) {
+    /* numpy scalars as torch's parser converts them: integers, else doubles (np.bool_ too) */
+    v = owned = PyNumber_Index(o);
+    if (v == NULL) {
+      PyErr_Clear();
+      v = owned = PyNumber_Float(o);
+      if (v == NULL) return -1;
+    }
   }
   int rc = 0;
   if (PyBool_Check(v) || PyLong_Check(v)) {

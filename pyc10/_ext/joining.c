@@ -83,13 +83,15 @@ static int scalar_dtype(PyObject *o) {
            : c10c_dtype_is_floating_point(dt) ? C10C_DTYPE_FLOAT64
                                               : C10C_DTYPE_INT64;
   }
-  PyObject *v = PyObject_CallMethod(o, "item", NULL); /* numpy scalars */
-  if (v == NULL) return -1;
-  int dt = PyBool_Check(v) || PyLong_Check(v) || PyFloat_Check(v) || PyComplex_Check(v)
-               ? scalar_dtype(v)
-               : (TYPE_ERROR("result_type(): not a number"), -1);
-  Py_DECREF(v);
-  return dt;
+  /* numpy scalars as torch's parser makes Scalars of them: integers as int64, complex as
+   * complex (np.complex128, a complex, above), everything else (np.bool_ too) as a double */
+  PyObject *i = PyNumber_Index(o);
+  if (i != NULL) {
+    Py_DECREF(i);
+    return C10C_DTYPE_INT64;
+  }
+  PyErr_Clear();
+  return C10C_DTYPE_FLOAT64;
 }
 
 /* The pyc10.dtype of a code (pyc10._dtype._BY_VALUE: one object per dtype). */
@@ -287,11 +289,38 @@ static c10c_tensor *cat(const inputs *in, int64_t dim) {
   return out;
 }
 
+/* torch's parser, for a function with one signature, names the first element of a tensor list
+ * that is not a tensor (python_arg_parser.cpp's is_tensor_list_and_append_overloaded). */
+static int check_list(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  PyObject *list = nargs > 0 ? args[0] : NULL;
+  for (Py_ssize_t k = 0; list == NULL && kwnames != NULL && k < PyTuple_Size(kwnames); k++)
+    if (PyUnicode_CompareWithASCIIString(PyTuple_GetItem(kwnames, k), "tensors") == 0)
+      list = args[nargs + k];
+  if (list == NULL || !(PyList_Check(list) || PyTuple_Check(list))) return 0;
+  Py_ssize_t n = PySequence_Size(list);
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PySequence_GetItem(list, i);
+    if (item == NULL) return -1;
+    if (!pa__is_tensor(item)) {
+      PyObject *name = pa__typename_of(item);
+      Py_DECREF(item);
+      if (name == NULL) return -1;
+      pyc10_raise_in(pa_cls.type_error, PyExc_TypeError,
+                     "expected Tensor as element %zd in argument 0, but got %U", i, name);
+      Py_DECREF(name);
+      return -1;
+    }
+    Py_DECREF(item);
+  }
+  return 0;
+}
+
 static pa_parser cat_p = PA_PARSER("pyc10", "cat");
 static pa_parser concat_p = PA_PARSER("pyc10", "concat");
 static pa_parser concatenate_p = PA_PARSER("pyc10", "concatenate");
 
 static PyObject *cat_call(pa_parser *p, FASTCALL_ARGS) {
+  if (check_list(args, nargs, kwnames) < 0) return NULL;
   PARSE(*p, r);
   int64_t dim;
   if (pa_int(&r, 1, &dim) < 0 || pyc10_refuse_out(&r, 2) < 0) return NULL;
@@ -378,6 +407,7 @@ static c10c_tensor *stack(inputs *in, int64_t dim) {
 static pa_parser stack_p = PA_PARSER("pyc10", "stack");
 static PyObject *f_stack(PyObject *m, FASTCALL_ARGS) {
   (void)m;
+  if (check_list(args, nargs, kwnames) < 0) return NULL;
   PARSE(stack_p, r);
   int64_t dim;
   if (pa_int(&r, 1, &dim) < 0 || pyc10_refuse_out(&r, 2) < 0) return NULL;
