@@ -24,6 +24,8 @@ def describe(lib: Any, r: Any) -> Any:
         return ("Tensor", tuple(r.shape), tuple(r.stride()), r.storage_offset(), dtype, values)
     if isinstance(r, lib.dtype):
         return ("dtype", str(r).rsplit(".", 1)[-1])
+    if isinstance(r, lib.device):
+        return ("device", str(r))
     if isinstance(r, lib.Size):
         return ("Size", tuple(r))
     if isinstance(r, tuple | list):
