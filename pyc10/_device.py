@@ -121,6 +121,21 @@ def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> C10Ty
     )
 
 
+def _is_numpy_int(value: Any) -> bool:
+    """Whether value is a numpy integer scalar (np.int64(0)), which torch takes as an index."""
+    if builtin_type(value).__module__ != "numpy":
+        return False
+    import numpy
+
+    return isinstance(value, numpy.integer)
+
+
+def _tp_name(value: Any) -> str:
+    """The type's name as torch's messages print it (tp_name: numpy.float64, float)."""
+    kind = builtin_type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
 def _from_one(arg: Any) -> device:
     kind = builtin_type(arg)
     if kind is str:
@@ -129,7 +144,7 @@ def _from_one(arg: Any) -> device:
         return arg  # type: ignore[no-any-return]
     if kind is bytes:
         return _parse(arg.decode("utf-8", "surrogateescape"))
-    if kind is int:
+    if kind is int or _is_numpy_int(arg):
         # torch.device(int) means that index of the current accelerator.
         raise C10RuntimeError("Cannot access accelerator device when none is available.")
     raise _invalid_combination((arg,), {})
@@ -157,10 +172,11 @@ def _from_type_and_index(type_arg: Any, index: Any) -> device:
             f"{builtin_type(type_arg).__name__}"
         )
     if index is not None and builtin_type(index) is not int:
-        raise C10TypeError(
-            "device(): argument 'index' (position 2) must be int, not "
-            f"{builtin_type(index).__name__}"
-        )
+        if not _is_numpy_int(index):
+            raise C10TypeError(
+                f"device(): argument 'index' (position 2) must be int, not {_tp_name(index)}"
+            )
+        index = int(index)  # torch's THPUtils_checkLong takes numpy's integers
     base = _PARSED.get(type_arg) or _parse(type_arg)
     if base._index != -1:
         raise C10RuntimeError(

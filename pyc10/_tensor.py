@@ -518,10 +518,10 @@ _ctensor.setup_parser(
 from_dlpack: Callable[..., Tensor] = _ctensor.from_dlpack
 """A tensor sharing the memory of a DLPack producer (numpy, torch, ...) or capsule (pyc10._ctensor).
 
-``from_dlpack(x, /, *, device=None, copy=None)``: asks ``x.__dlpack__`` for a DLPack 1.x export
-(legacy producers are retried without keywords), renames the capsule once the tensor owns it,
-and calls the producer's deleter when the last tensor over the memory goes. ``copy=True`` gives
-memory of its own; ``device`` may only name the CPU for now.
+``from_dlpack(ext_tensor, *, device=None, copy=None)``: asks ``ext_tensor.__dlpack__`` for a
+DLPack 1.x export (legacy producers are retried without keywords), renames the capsule once the
+tensor owns it, and calls the producer's deleter when the last tensor over the memory goes.
+``copy=True`` gives memory of its own; ``device`` may only name the CPU for now.
 """
 
 

@@ -61,7 +61,7 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("storage", ["pyc10._storage", "pyc10._typed_storage"]),
     ("tensor", ["pyc10._tensor"]),
-    ("api", ["pyc10._api"]),
+    ("api", ["pyc10._creation", "pyc10._api"]),
     ("package", ["pyc10", "pyc10.__main__", "pyc10.config", "pyc10.replay"]),
 ]
 
@@ -84,7 +84,16 @@ C_LAYERS: list[tuple[str, list[str]]] = [
     ),
     (
         "methods",
-        ["views.c", "attrs.c", "inplace.c", "advindex.c", "indexing.c", "storage_methods.c"],
+        [
+            "views.c",
+            "attrs.c",
+            "inplace.c",
+            "advindex.c",
+            "indexing.c",
+            "storage_methods.c",
+            "creation.c",
+            "joining.c",
+        ],
     ),
     ("module", ["tensor.c"]),
 ]
@@ -104,6 +113,14 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("pyc10._ctensor", "pyc10._tensor"): (
         "factories.c and data.c hand tensor()/new_tensor() of data C does not read (nested "
         "sequences of tensors, objects with __array__) to _tensor._tensor_from_data, at run time"
+    ),
+    ("pyc10._ctensor", "pyc10._dtype"): (
+        "joining.c's result_type returns the pyc10.dtype of a code from _dtype._BY_VALUE, looked "
+        "up on its first call, after import pyc10 has finished"
+    ),
+    ("pyc10._ctensor", "pyc10._creation"): (
+        "creation.c binds frombuffer and asarray and hands them to pyc10._creation (the limited "
+        "API has no buffer protocol), imported on their first call"
     ),
     ("pyc10._ctensor", "pyc10"): (
         "advindex.c makes index tensors with pyc10.tensor's rules through the package, at run time"

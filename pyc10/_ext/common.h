@@ -54,6 +54,17 @@ extern PyMethodDef pyc10_dlpack_functions[];
  * what pyc10 has not (other layouts, pinned memory, autograd) is refused (factories.c). */
 int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device);
 
+/* The same options for factories that take pin_memory and out= as empty() does (creation.c,
+ * joining.c): pin_memory=True is honoured by passing the result through pyc10_pinned_result, out=
+ * is refused by pyc10_refuse_out (factories.c). */
+int pyc10_factory_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device);
+PyObject *pyc10_pinned_result(PyObject *t);
+int pyc10_refuse_out(const pa_args *r, int i);
+/* creation.c (arange, frombuffer, asarray, view_as_real, view_as_complex) and joining.c (cat and
+ * its aliases, stack, result_type): their module functions, added at module init (tensor.c). */
+int pyc10_creation_init(PyObject *module);
+int pyc10_joining_init(PyObject *module);
+
 /* The module functions of factories.c (NULL-terminated), added at module init. */
 extern PyMethodDef pyc10_factory_functions[];
 

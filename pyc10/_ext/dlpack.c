@@ -272,25 +272,32 @@ static PyObject *dlpack_with_stream(PyObject *x, PyObject *dl_device, PyObject *
   return capsule;
 }
 
-/* from_dlpack(x, /, *, device=None, copy=None): x is a capsule or has __dlpack__. */
+/* from_dlpack(ext_tensor, *, device=None, copy=None): ext_tensor is a capsule or has __dlpack__;
+ * argument errors are Python's for torch's def (torch/utils/dlpack.py). */
 static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                                     PyObject *kwnames) {
   (void)module;
-  if (nargs != 1)
-    return raise_class(type_error, PyExc_TypeError,
-                       "from_dlpack() takes exactly one positional argument");
-  PyObject *x = args[0], *device = Py_None, *copy = Py_None;
+  PyObject *cls = type_error != NULL ? type_error : PyExc_TypeError;
+  if (nargs > 1)
+    return PyErr_Format(cls, "from_dlpack() takes 1 positional argument but %zd were given", nargs);
+  PyObject *x = nargs == 1 ? args[0] : NULL, *device = Py_None, *copy = Py_None;
   Py_ssize_t nkw = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
   for (Py_ssize_t i = 0; i < nkw; i++) {
-    PyObject *name = PyTuple_GetItem(kwnames, i), *value = args[1 + i];
-    if (PyUnicode_CompareWithASCIIString(name, "device") == 0)
+    PyObject *name = PyTuple_GetItem(kwnames, i), *value = args[nargs + i];
+    if (PyUnicode_CompareWithASCIIString(name, "device") == 0) {
       device = value;
-    else if (PyUnicode_CompareWithASCIIString(name, "copy") == 0)
+    } else if (PyUnicode_CompareWithASCIIString(name, "copy") == 0) {
       copy = value;
-    else
-      return PyErr_Format(type_error != NULL ? type_error : PyExc_TypeError,
-                          "from_dlpack() got an unexpected keyword argument '%U'", name);
+    } else if (PyUnicode_CompareWithASCIIString(name, "ext_tensor") == 0) {
+      if (x != NULL)
+        return PyErr_Format(cls, "from_dlpack() got multiple values for argument 'ext_tensor'");
+      x = value;
+    } else {
+      return PyErr_Format(cls, "from_dlpack() got an unexpected keyword argument '%U'", name);
+    }
   }
+  if (x == NULL)
+    return PyErr_Format(cls, "from_dlpack() missing 1 required positional argument: 'ext_tensor'");
   int copy_wanted = 0;
   if (copy != Py_None && (copy_wanted = PyObject_IsTrue(copy)) < 0) return NULL;
   PyObject *dl_device = NULL; /* a new reference when device was given */

@@ -108,6 +108,17 @@ int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_devic
   return 0;
 }
 
+int pyc10_factory_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device) {
+  options dflt = {*dt, *device}, o;
+  pin_requested = false;
+  if (read_options(r, first, dflt, &o) < 0) return -1;
+  *dt = o.dtype;
+  *device = o.device;
+  return 0;
+}
+
+PyObject *pyc10_pinned_result(PyObject *t) { return pinned_result(t); }
+
 static options default_options(void) {
   options o = {(c10c_dtype)pyc10_default_dtype, pyc10_default_device()};
   return o;
@@ -119,6 +130,8 @@ static int refuse_out(const pa_args *r, int i) {
   not_implemented("out=: pyc10's factories do not write into an existing tensor yet");
   return -1;
 }
+
+int pyc10_refuse_out(const pa_args *r, int i) { return refuse_out(r, i); }
 
 /* t.fill_(value) on a new tensor t (stolen): the parser and fill_'s conversions (data.c). */
 static PyObject *filled(PyObject *t, PyObject *value) {
@@ -270,6 +283,10 @@ static PyObject *make(int kind, FASTCALL_ARGS) {
   pa_args r;
   if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
   if (pa_intlist(&r, 0, sizes, MAX_DIMS, &n) < 0) return NULL;
+  /* torch's zeros checks its sizes first, with its own text (the others fail in empty) */
+  for (Py_ssize_t i = 0; kind == ZEROS && !pa_has(&r, 1) && i < n; i++)
+    if (sizes[i] < 0)
+      return raise_with(pa_cls.runtime_error, "zeros: Dimension size must be non-negative.");
   int format = C10C_MEMORY_FORMAT_CONTIGUOUS, out_at = kind == EMPTY ? 2 : kind == FULL ? 2 : 1;
   if (kind == EMPTY && pa_memory_format(&r, 1, &format) < 0) return NULL;
   if (format < 0) format = C10C_MEMORY_FORMAT_CONTIGUOUS;

@@ -367,3 +367,38 @@ PA_ENTRY(pyc10, tensor, "A new tensor holding a copy of data (nested numbers, ar
          "pin_memory=False, bool requires_grad=False) -> Tensor")
 PA_ENTRY(pyc10, as_tensor, "data as a tensor, sharing its memory where dtype and device allow.",
          "as_tensor(PyObject* data, *, ScalarType dtype=None, Device? device=None) -> Tensor")
+
+/* ---- pyc10: factories and data movement (torch parity) ---- */
+PA_ENTRY(pyc10, arange,
+         "The values start, start + step, ... below end (int64 when all are integers).",
+         "arange(Scalar end, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, "
+         "Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor",
+         "arange(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+         "Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor",
+         "arange(Scalar start, Scalar end, Scalar step=1, *, Tensor out=None, ScalarType? "
+         "dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? "
+         "requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, cat, "tensors joined along dim (promoted to their result_type).",
+         "cat(TensorList tensors, int64_t dim=0, *, Tensor out=None) -> Tensor")
+PA_ENTRY(pyc10, concat, "cat(tensors, dim).",
+         "concat(TensorList tensors, int64_t dim=0, *, Tensor out=None) -> Tensor")
+PA_ENTRY(pyc10, concatenate, "cat(tensors, dim).",
+         "concatenate(TensorList tensors, int64_t dim=0, *, Tensor out=None) -> Tensor")
+PA_ENTRY(pyc10, stack, "tensors of equal shape joined along a new dimension dim.",
+         "stack(TensorList tensors, int64_t dim=0, *, Tensor out=None) -> Tensor")
+PA_ENTRY(pyc10, result_type, "The dtype an operation on the two arguments would give.",
+         "result_type(Tensor tensor, Tensor other) -> dtype",
+         "result_type(Scalar scalar, Tensor tensor) -> dtype",
+         "result_type(Tensor tensor, Scalar other) -> dtype",
+         "result_type(Scalar scalar1, Scalar scalar2) -> dtype")
+PA_ENTRY(pyc10, view_as_real, "A complex tensor's memory as real pairs in a new last dim.",
+         "view_as_real(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, view_as_complex, "A last dim of size 2 viewed as complex numbers.",
+         "view_as_complex(Tensor input) -> Tensor")
+PA_ENTRY(pyc10, frombuffer, "A 1-dim CPU tensor over a buffer's memory (zero-copy).",
+         "frombuffer(PyObject* buffer, *, ScalarType dtype, int64_t count=-1, int64_t offset=0, "
+         "bool requires_grad=False) -> Tensor")
+PA_ENTRY(pyc10, asarray,
+         "obj as a tensor: sharing its memory where it can (tensors, arrays, DLPack, buffers).",
+         "asarray(PyObject* obj, *, ScalarType? dtype=None, Device? device=None, bool? copy=None, "
+         "bool? requires_grad=None) -> Tensor")

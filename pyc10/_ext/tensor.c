@@ -160,6 +160,7 @@ PyMODINIT_FUNC PyInit__ctensor(void) {
   PyObject *m = PyModule_Create(&module_def);
   if (m == NULL) return NULL;
   if (PyModule_AddFunctions(m, pyc10_setup_functions) < 0 || pyc10_factories_init(m) < 0 ||
+      pyc10_creation_init(m) < 0 || pyc10_joining_init(m) < 0 ||
       PyModule_AddFunctions(m, pyc10_dlpack_functions) < 0 ||
       PyModule_AddFunctions(m, pyc10_memo_functions) < 0) {
     Py_DECREF(m);

@@ -45,6 +45,16 @@ class T0:
 
 
 @dataclass(frozen=True)
+class Buf:
+    """A fresh bytearray of n bytes (a writable buffer for frombuffer and asarray)."""
+
+    n: int
+
+    def __repr__(self) -> str:
+        return f"bytearray({self.n})"
+
+
+@dataclass(frozen=True)
 class NpInt:
     """numpy.int64(value)."""
 
@@ -117,6 +127,8 @@ def materialize(lib: Any, v: Any) -> Any:
         return lib.from_numpy(np.array(v.value, dtype=np.int64))
     if isinstance(v, NpInt):
         return np.int64(v.value)
+    if isinstance(v, Buf):
+        return bytearray(v.n)
     if isinstance(v, SizeV):
         return lib.Size(tuple(materialize(lib, x) for x in v.values))
     if isinstance(v, Attr):
@@ -166,7 +178,7 @@ LIST_BY_NAME = {
     "destination": (2, 0),
 }  # fmt: skip
 TENSOR_BY_NAME = {"other": T((3, 4), "float64"), "start": T0(1), "input": SELF, "out": None}
-SCALAR_BY_NAME = {"fill_value": 2.5, "value": 1.5}
+SCALAR_BY_NAME = {"fill_value": 2.5, "value": 1.5, "end": 6.5, "step": 1.5}
 OVERRIDES: dict[tuple[str, str], Any] = {
     ("expand", "size"): (5, 2, 3, 4),
     ("broadcast_to", "size"): (5, 2, 3, 4),
@@ -212,6 +224,12 @@ def good(entry: Entry, p: Param) -> Any:  # noqa: PLR0912 - one case per paramet
         return Attr("int32")
     if p.base == "PyObject*" and p.name == "data":  # tensor(), as_tensor()
         return [1.0, 2.0]
+    if p.base == "PyObject*" and p.name == "obj":  # asarray()
+        return [[1, 2], [3, 4]]
+    if p.base == "PyObject*" and p.name == "buffer":  # frombuffer()
+        return Buf(16)
+    if p.base == "TensorList":  # cat(), stack(): shapes equal, dtypes promoted
+        return [T((2, 3, 4)), T((2, 3, 4), "float64"), T((2, 3, 4), "int32")]
     if p.base == "Storage":
         return St(T((24,)))
     raise NotImplementedError(f"no value for {p.type} {p.name} in {entry.id}")
@@ -395,6 +413,8 @@ def _norm(lib: Any, r: Any, receiver: Any, name: str = "") -> Any:
         return ("Size", tuple(r))
     if isinstance(r, np.ndarray):  # numpy(): compared by value, layout and dtype
         return ("ndarray", r.dtype.str, r.shape, r.strides, r.tolist())
+    if isinstance(r, lib.dtype):  # result_type(): compared by name
+        return ("dtype", str(r).rsplit(".", 1)[-1])
     return (type(r).__name__, r)
 
 

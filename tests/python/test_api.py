@@ -32,10 +32,12 @@ def test_module_layout_and_format_names_are_exactly_the_librarys():
         ffi.string(lib.c10c_layout_python_name(v)).decode() for v in range(lib.C10C_LAYOUT_COUNT)
     }
     formats = {n for n, v in vars(pyc10).items() if isinstance(v, pyc10.memory_format)}
+    # beside the library's names, torch's one alias: legacy_contiguous_format is contiguous_format
     assert formats == {
         ffi.string(lib.c10c_memory_format_python_name(v)).decode()
         for v in range(lib.C10C_MEMORY_FORMAT_COUNT)
-    }
+    } | {"legacy_contiguous_format"}
+    assert pyc10.legacy_contiguous_format is pyc10.contiguous_format
 
 
 def test_all_names_exist_and_public_ones_are_documented():

@@ -25,6 +25,8 @@ KNOWN_DIVERGENCES: dict[str, str] = {
     "*.requires_grad_(requires_grad=True)*": _NO_AUTOGRAD,
     "*.requires_grad_()*": _NO_AUTOGRAD,
     "*.new_tensor(*requires_grad=True)*": _NO_AUTOGRAD,
+    "*.frombuffer(*requires_grad=True)*": _NO_AUTOGRAD,
+    "*.asarray(*requires_grad=True)*": _NO_AUTOGRAD,
     # torch's CPU-only build raises AssertionError("Torch not compiled with CUDA enabled"); pyc10
     # is one build with and without a GPU: without a driver it raises RuntimeError with the reason
     "*.cuda(*": "without a CUDA driver, cuda() raises RuntimeError naming why (README)",
