@@ -54,6 +54,7 @@ from ._tensor import (
     zeros,
     zeros_like,
 )
+from ._typed_storage import LEGACY_CLASSES as _LEGACY_STORAGE_CLASSES
 from ._typed_storage import TypedStorage
 
 get_default_dtype = _ctensor.get_default_dtype
@@ -356,3 +357,7 @@ __all__ = [
 _FUNCTIONS: dict[str, Any] = _ctensor.functions(Tensor, "pyc10")
 globals().update(_FUNCTIONS)
 __all__ += sorted(_FUNCTIONS)  # noqa: PLE0605
+
+#: torch's legacy storage classes (pyc10.FloatStorage, ...), which Tensor.storage_type() returns
+globals().update(_LEGACY_STORAGE_CLASSES)
+__all__ += sorted(_LEGACY_STORAGE_CLASSES)  # noqa: PLE0605
