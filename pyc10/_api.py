@@ -17,6 +17,7 @@ from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import can_cast, dtype, promote_types
 from ._errors import (
+    C10AbsentMethodError,
     C10BufferError,
     C10Error,
     C10IndexError,
@@ -232,6 +233,7 @@ def get_pkgconfig_dir() -> str:
 
 
 __all__ = [
+    "C10AbsentMethodError",
     "C10BufferError",
     "C10Error",
     "C10IndexError",

@@ -13,13 +13,14 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
 
-from . import _ctensor, _defaults, _repr, _typed_storage
+from . import _ctensor, _defaults, _repr, _torch_methods, _typed_storage
 from ._adopt import adopt as _adopt
 from ._device import _make as _device_make
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
 from ._dtype import DTYPE_NAMES, dtype
 from ._errors import (
+    C10AbsentMethodError,
     C10BufferError,
     C10IndexError,
     C10RuntimeError,
@@ -262,6 +263,10 @@ class Tensor(_ctensor.TensorBase):
             raise C10RuntimeError("The tensor does not have unique dim order.")
         return tuple(perm)
 
+    def __dir__(self) -> list[str]:
+        """The attributes, without torch's math and autograd names (which only explain)."""
+        return [n for n in object.__dir__(self) if n not in _ABSENT]
+
     # ---- shared memory (Python methods in torch too, with their arity errors) ----
 
     def is_shared(self) -> bool:
@@ -390,6 +395,40 @@ class Tensor(_ctensor.TensorBase):
 
 if not TYPE_CHECKING:
     Tensor = _adopt(Tensor, _ctensor.TensorBase, "TensorBase")
+
+
+class _Absent:
+    """A torch.Tensor math or autograd name on pyc10.Tensor: reading it raises why pyc10 has none.
+
+    The explanation the operators give for ``t + 1``, as a C10AbsentMethodError, which is an
+    AttributeError too (hasattr False, getattr's default). A class attribute rather than a
+    ``__getattr__``, which would make CPython bind every method call through a bound-method
+    object (slower, and its arity errors name ``Tensor.`` where torch's name ``TensorBase.``).
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __get__(self, obj: object, objtype: type | None = None) -> Any:
+        name = self._name
+        if name in _torch_methods.MATH_METHODS:
+            what, why = "math methods", "math kernels; compute with torch or numpy"
+            how = "torch.from_dlpack(t), t.numpy()"
+        else:
+            what, why = "autograd", "autograd; use torch for gradients"
+            how = "torch.from_dlpack(t)"
+        e = C10AbsentMethodError(
+            f"pyc10.Tensor has no {what} ({name}): pyc10 is a tensor runtime without {why} ({how})"
+        )
+        e.name, e.obj = name, obj
+        raise e
+
+
+_ABSENT = _torch_methods.MATH_METHODS | _torch_methods.AUTOGRAD_METHODS
+for _name in _ABSENT:
+    setattr(Tensor, _name, _Absent(_name))
 
 
 def _logical_to_physical_perm(

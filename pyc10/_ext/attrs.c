@@ -95,6 +95,15 @@ static PyObject *get_is_cpu(PyObject *self, void *closure) {
   (void)closure;
   return device_is(self, C10C_DEVICE_TYPE_CPU);
 }
+/* is_xpu, is_mps, ...: the device type in the getset's closure. */
+static PyObject *get_is_device(PyObject *self, void *closure) {
+  return device_is(self, (c10c_device_type)(intptr_t)closure);
+}
+#define IS_DEVICE(name, type)                                                       \
+  {                                                                                 \
+    "is_" name, get_is_device, NULL, "Whether the tensor is on a " name " device.", \
+        (void *)(intptr_t)(type)                                                    \
+  }
 static PyObject *get_is_meta(PyObject *self, void *closure) {
   (void)closure;
   return device_is(self, C10C_DEVICE_TYPE_META);
@@ -832,6 +841,13 @@ PyGetSetDef pyc10_attr_getset[] = {
     {"is_quantized", get_false, NULL, "False: pyc10 has no quantized dtypes.", NULL},
     {"is_mkldnn", get_false, NULL, "False: pyc10 tensors are strided (no mkldnn layout).", NULL},
     {"is_nested", get_false, NULL, "False: pyc10 has no nested tensors.", NULL},
+    IS_DEVICE("xpu", C10C_DEVICE_TYPE_XPU),
+    IS_DEVICE("mps", C10C_DEVICE_TYPE_MPS),
+    IS_DEVICE("ipu", C10C_DEVICE_TYPE_IPU),
+    IS_DEVICE("vulkan", C10C_DEVICE_TYPE_VULKAN),
+    IS_DEVICE("xla", C10C_DEVICE_TYPE_XLA),
+    IS_DEVICE("maia", C10C_DEVICE_TYPE_MAIA),
+    IS_DEVICE("mtia", C10C_DEVICE_TYPE_MTIA),
     {NULL, NULL, NULL, NULL, NULL},
 };
 
