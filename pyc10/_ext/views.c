@@ -395,8 +395,17 @@ static PyObject *t_unflatten(PyObject *self, PyObject *const *args, Py_ssize_t n
   VIEW(c10c_tensor_unflatten(&out_, h, dim, sizes, (size_t)n));
 }
 
-/* A 0-dim integer tensor's value (narrow's Tensor start). */
-static int tensor_index(PyObject *t, int64_t *out) { return pa_index(t, out); }
+/* A 0-dim integer tensor's value (narrow's Tensor start), with ATen's narrow_tensor_symint
+ * check: 0-dim and of an integral dtype other than bool. */
+static int tensor_index(PyObject *t, int64_t *out) {
+  c10c_tensor *h = pyc10_handle(t);
+  if (h == NULL) return -1;
+  if (c10c_tensor_dim(h) != 0 || !c10c_dtype_is_integral(c10c_tensor_dtype(h), false)) {
+    RUNTIME_ERROR("start must be an 0-dim integral Tensor.");
+    return -1;
+  }
+  return pa_index(t, out);
+}
 
 static pa_parser narrow_p = PA_PARSER("Tensor", "narrow");
 static PyObject *t_narrow(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
