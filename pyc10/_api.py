@@ -33,6 +33,7 @@ from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import can_cast, dtype, promote_types
 from ._errors import (
+    C10AbsentMethodError,
     C10BufferError,
     C10Error,
     C10IndexError,
@@ -70,6 +71,7 @@ from ._tensor import (
     zeros,
     zeros_like,
 )
+from ._typed_storage import LEGACY_CLASSES as _LEGACY_STORAGE_CLASSES
 from ._typed_storage import TypedStorage
 
 get_default_dtype = _ctensor.get_default_dtype
@@ -247,6 +249,7 @@ def get_pkgconfig_dir() -> str:
 
 
 __all__ = [
+    "C10AbsentMethodError",
     "C10BufferError",
     "C10Error",
     "C10IndexError",
@@ -386,3 +389,7 @@ __all__ = [
 _FUNCTIONS: dict[str, Any] = _ctensor.functions(Tensor, "pyc10")
 globals().update(_FUNCTIONS)
 __all__ += sorted(_FUNCTIONS)  # noqa: PLE0605
+
+#: torch's legacy storage classes (pyc10.FloatStorage, ...), which Tensor.storage_type() returns
+globals().update(_LEGACY_STORAGE_CLASSES)
+__all__ += sorted(_LEGACY_STORAGE_CLASSES)  # noqa: PLE0605

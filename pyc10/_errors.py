@@ -51,6 +51,14 @@ class C10TypeError(C10Error, TypeError):
     """An argument of the wrong type (torch: ``TypeError``)."""
 
 
+class C10AbsentMethodError(C10TypeError, AttributeError):
+    """A torch.Tensor math or autograd method pyc10 deliberately lacks (``t.sum``).
+
+    A C10TypeError, as the operators' ``t + 1`` raises, and an AttributeError, so that
+    ``hasattr(t, "sum")`` is False and ``getattr(t, "sum", default)`` gives the default.
+    """
+
+
 class C10NotImplementedError(C10Error, NotImplementedError):
     """A combination libc10c does not support (torch: ``NotImplementedError``)."""
 

@@ -7,18 +7,20 @@ data access follow.
 from __future__ import annotations
 
 import builtins
+import itertools
 import operator
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
 
-from . import _ctensor, _defaults, _repr, _typed_storage
+from . import _ctensor, _defaults, _repr, _torch_methods, _typed_storage
 from ._adopt import adopt as _adopt
 from ._device import _make as _device_make
 from ._device import device as _device_cls
 from ._dispatch import DispatchKeySet
 from ._dtype import DTYPE_NAMES, dtype
 from ._errors import (
+    C10AbsentMethodError,
     C10BufferError,
     C10IndexError,
     C10RuntimeError,
@@ -227,6 +229,52 @@ class Tensor(_ctensor.TensorBase):
         _typed_storage._warn_typed_storage_removal(stacklevel=2)
         return _typed_storage.TypedStorage._over(self.untyped_storage(), self.dtype)
 
+    def _typed_storage(self) -> TypedStorage:
+        """The storage as a ``pyc10.TypedStorage`` of self's dtype, without storage()'s warning."""
+        return _typed_storage.TypedStorage._over(self.untyped_storage(), self.dtype)
+
+    def storage_type(self) -> type[TypedStorage] | None:
+        """Torch's legacy storage class of self's dtype (pyc10.FloatStorage for float32).
+
+        Deprecated, as torch's (its UserWarning once per process). None where torch has no such
+        class: a dtype without one, a device other than the CPU (pyc10.cuda has no legacy classes).
+        """
+        _typed_storage._warn_typed_storage_removal(stacklevel=2)
+        return _typed_storage.legacy_storage_class(self.dtype, self.device)
+
+    def dim_order(self, *, ambiguity_check: bool | list[memory_format] = False) -> tuple[int, ...]:
+        """The dims from the outermost to the innermost in memory (torch's dim_order).
+
+        torch's algorithm (torch/_tensor.py and _prims_common's logical-to-physical permutation)
+        with its errors: a RuntimeError when ambiguity_check asks for a unique order (True, or a
+        list of memory formats of which self must match exactly one) and there is none, a
+        TypeError when ambiguity_check is neither a bool nor a list of memory formats.
+        """
+        error = "The ambiguity_check argument must be a bool or a list of memory formats."
+        if not isinstance(ambiguity_check, bool):
+            if not isinstance(ambiguity_check, list):
+                raise C10TypeError(error)
+            if not all(isinstance(f, memory_format) for f in ambiguity_check):
+                raise C10TypeError(error)
+        sizes, strides = tuple(self.shape), self.stride()
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        check = ambiguity_check if isinstance(ambiguity_check, bool) else True
+        multiple = any(a == b for a, b in itertools.pairwise(strides)) or 1 in sizes
+        legal = sum(1 for f in formats if self.is_contiguous(memory_format=f))
+        if check and multiple and legal != 1:
+            raise C10RuntimeError(
+                "The tensor does not have unique dim order, or cannot map to exact one of the "
+                "given memory formats."
+            )
+        perm, ambiguous = _logical_to_physical_perm(self, sizes, strides, bool(ambiguity_check))
+        if ambiguous:
+            raise C10RuntimeError("The tensor does not have unique dim order.")
+        return tuple(perm)
+
+    def __dir__(self) -> list[str]:
+        """The attributes, without torch's math and autograd names (which only explain)."""
+        return [n for n in object.__dir__(self) if n not in _ABSENT]
+
     # ---- shared memory (Python methods in torch too, with their arity errors) ----
 
     def is_shared(self) -> bool:
@@ -356,6 +404,87 @@ class Tensor(_ctensor.TensorBase):
 
 if not TYPE_CHECKING:
     Tensor = _adopt(Tensor, _ctensor.TensorBase, "TensorBase")
+
+
+class _Absent:
+    """A torch.Tensor math or autograd name on pyc10.Tensor: reading it raises why pyc10 has none.
+
+    The explanation the operators give for ``t + 1``, as a C10AbsentMethodError, which is an
+    AttributeError too (hasattr False, getattr's default). A class attribute rather than a
+    ``__getattr__``, which would make CPython bind every method call through a bound-method
+    object (slower, and its arity errors name ``Tensor.`` where torch's name ``TensorBase.``).
+    """
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __get__(self, obj: object, objtype: type | None = None) -> Any:
+        name = self._name
+        if name in _torch_methods.MATH_METHODS:
+            what, why = "math methods", "math kernels; compute with torch or numpy"
+            how = "torch.from_dlpack(t), t.numpy()"
+        else:
+            what, why = "autograd", "autograd; use torch for gradients"
+            how = "torch.from_dlpack(t)"
+        e = C10AbsentMethodError(
+            f"pyc10.Tensor has no {what} ({name}): pyc10 is a tensor runtime without {why} ({how})"
+        )
+        e.name, e.obj = name, obj
+        raise e
+
+
+_ABSENT = _torch_methods.MATH_METHODS | _torch_methods.AUTOGRAD_METHODS
+for _name in _ABSENT:
+    setattr(Tensor, _name, _Absent(_name))
+
+
+def _logical_to_physical_perm(
+    t: Tensor, shape: tuple[int, ...], strides: tuple[int, ...], check: bool
+) -> tuple[list[int], bool]:
+    """torch._prims_common.compute_elementwise_output_logical_to_physical_perm for one tensor."""
+    ndim = len(shape)
+    if ndim <= 1:
+        return list(range(ndim)), False
+    contiguous = t.is_contiguous()
+    channels_last = ndim in (4, 5) and t.is_contiguous(
+        memory_format=MEMORY_FORMATS["channels_last" if ndim == 4 else "channels_last_3d"]
+    )
+    if contiguous and not channels_last:
+        return list(range(ndim)), False
+    if channels_last and not contiguous:
+        return [0, *range(2, ndim), 1], False
+
+    def ge(a: int, b: int) -> bool:
+        if b == 0:
+            return True
+        if a == 0:
+            return False
+        return a >= b or a % b == 0
+
+    def should_swap(a: int, b: int) -> int:
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa == sb:
+            return 0 if ge(shape[b], shape[a]) else 1
+        if ge(sb, sa):
+            return -1
+        return 1 if ge(sa, sb) else 0
+
+    perm = list(reversed(range(ndim)))
+    for i in range(1, ndim):  # insertion sort, ambiguous comparisons leave the order
+        dim1 = i
+        for dim0 in reversed(range(i)):
+            c = should_swap(perm[dim0], perm[dim1])
+            if c > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif c < 0:
+                break
+    ambiguous = check and any(should_swap(perm[i], perm[i + 1]) != -1 for i in range(ndim - 1))
+    return list(reversed(perm)), ambiguous
 
 
 def _dims_arg(value: Any, what: str) -> list[int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
@@ -361,3 +361,47 @@ class TypedStorage:
     def __repr__(self) -> str:
         _warn_typed_storage_removal()
         return str(self)
+
+
+# ---- torch's legacy storage classes (torch.FloatStorage, ...): TypedStorage of one dtype ----
+
+
+class _LegacyStorage(TypedStorage):
+    """A TypedStorage class whose dtype is fixed (torch.storage._LegacyStorage)."""
+
+    _legacy_dtype: ClassVar[str]
+
+    def __init__(
+        self, *args: Any, device: Any = None, wrap_storage: Any = None, _internal: bool = False
+    ) -> None:
+        super().__init__(
+            *args,
+            device=device,
+            dtype=_DTYPE_NAMES[self._legacy_dtype],
+            wrap_storage=wrap_storage,
+            _internal=_internal,
+        )
+
+
+def _legacy_class(dtype_name: str, name: str) -> type[_LegacyStorage]:
+    cls = type(name, (_LegacyStorage,), {"_legacy_dtype": dtype_name, "__module__": "pyc10"})
+    cls.__doc__ = f"torch.{name}: a TypedStorage of {dtype_name} elements (deprecated, as torch's)."
+    return cls
+
+
+#: the legacy classes by name (pyc10.FloatStorage, ...), exported by pyc10 as torch's are
+LEGACY_CLASSES: dict[str, type[_LegacyStorage]] = {
+    f"{n}Storage": _legacy_class(d, f"{n}Storage") for d, n in _LEGACY.items()
+}
+
+
+def legacy_storage_class(dtype: _dtype_cls, device: _device_cls) -> type[_LegacyStorage] | None:
+    """The CPU legacy class of dtype, else None (torch's _get_legacy_storage_class).
+
+    torch looks the class up in the device's module (torch.cuda.FloatStorage); pyc10.cuda has
+    no legacy classes, so a CUDA tensor's is None, as torch's for a module without them.
+    """
+    name = _LEGACY.get(dtype._name)
+    if name is None or device.type != "cpu":
+        return None
+    return LEGACY_CLASSES[f"{name}Storage"]

@@ -41,6 +41,7 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
             "pyc10._source_tree",
             "pyc10._png",
             "pyc10._replay_input",
+            "pyc10._torch_methods",
         ],
     ),
     (

@@ -322,8 +322,11 @@ static PyObject *keyword_value(const pa_param *p, PyObject *const *args, Py_ssiz
 int pa__parse_one(const pa_signature *s, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                   pa_args *r, bool raise) {
   Py_ssize_t remaining = kwnames != NULL ? PyTuple_Size(kwnames) : 0;
+  /* torch 2.13: varargs only when the first positional argument is itself an int (else
+   * reshape(4.0, 6.0) is "takes 1 positional argument but 2 were given") */
   bool allow_varargs = s->max_pos_args == 1 &&
-                       (s->params[0].type == PA_INT_LIST || s->params[0].type == PA_SYM_INT_LIST);
+                       (s->params[0].type == PA_INT_LIST || s->params[0].type == PA_SYM_INT_LIST) &&
+                       is_int_list_args(args, nargs);
   if (nargs > s->max_pos_args && !allow_varargs) {
     if (raise) extra_args(s, nargs);
     return 0;

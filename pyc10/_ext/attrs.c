@@ -95,6 +95,15 @@ static PyObject *get_is_cpu(PyObject *self, void *closure) {
   (void)closure;
   return device_is(self, C10C_DEVICE_TYPE_CPU);
 }
+/* is_xpu, is_mps, ...: the device type in the getset's closure. */
+static PyObject *get_is_device(PyObject *self, void *closure) {
+  return device_is(self, (c10c_device_type)(intptr_t)closure);
+}
+#define IS_DEVICE(name, type)                                                       \
+  {                                                                                 \
+    "is_" name, get_is_device, NULL, "Whether the tensor is on a " name " device.", \
+        (void *)(intptr_t)(type)                                                    \
+  }
 static PyObject *get_is_meta(PyObject *self, void *closure) {
   (void)closure;
   return device_is(self, C10C_DEVICE_TYPE_META);
@@ -226,6 +235,12 @@ static PyObject *get_false(PyObject *self, void *closure) {
   (void)self, (void)closure;
   Py_RETURN_FALSE;
 }
+/* torch's _base: the tensor a view method made this one from (views.c records it), else None. */
+static PyObject *get_base(PyObject *self, void *closure) {
+  (void)closure;
+  PyObject *base = ((TensorObject *)self)->base;
+  return Py_NewRef(base != NULL ? base : Py_None);
+}
 static PyObject *get_true(PyObject *self, void *closure) {
   (void)self, (void)closure;
   Py_RETURN_TRUE;
@@ -355,9 +370,9 @@ static PyObject *get_T(PyObject *self, void *closure) {
     if (warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these "
              "cases.") < 0)
       return NULL;
-    return alias(h);
+    return pyc10_viewed(self, alias(h));
   }
-  if (n == 2) return transpose(h, 0, 1);
+  if (n == 2) return pyc10_viewed(self, transpose(h, 0, 1));
   if (warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
@@ -368,7 +383,7 @@ static PyObject *get_T(PyObject *self, void *closure) {
   for (size_t i = 0; i < n; i++) dims[i] = (int64_t)(n - 1 - i);
   c10c_tensor *out = NULL;
   c10c_status st = c10c_tensor_permute(&out, h, dims, n);
-  return pyc10_result(st, &out);
+  return pyc10_viewed(self, pyc10_result(st, &out));
 }
 
 static PyObject *get_H(PyObject *self, void *closure) {
@@ -383,7 +398,7 @@ static PyObject *get_H(PyObject *self, void *closure) {
         n > 2 ? " For batches of matrices, consider using tensor.mH" : "");
   }
   if (no_conj(h, "Tensor.H") < 0) return NULL;
-  return n == 0 ? alias(h) : transpose(h, 0, 1);
+  return pyc10_viewed(self, n == 0 ? alias(h) : transpose(h, 0, 1));
 }
 
 /* mT, mH and adjoint(): the last two dims transposed (conjugated for mH and adjoint). */
@@ -400,7 +415,7 @@ static PyObject *matrix_transpose(PyObject *self, const char *name, const char *
         name, n);
   }
   if (conj && no_conj(h, name) < 0) return NULL;
-  return n == 0 ? alias(h) : transpose(h, -2, -1);
+  return pyc10_viewed(self, n == 0 ? alias(h) : transpose(h, -2, -1));
 }
 
 static PyObject *get_mT(PyObject *self, void *closure) {
@@ -429,7 +444,7 @@ static PyObject *t_ravel(PyObject *self, PyObject *unused) {
   int64_t all = -1;
   c10c_tensor *out = NULL;
   c10c_status st = c10c_tensor_reshape(&out, h, &all, 1);
-  return pyc10_result(st, &out);
+  return pyc10_viewed(self, pyc10_result(st, &out));
 }
 
 /* torch's type_as: self.type(other.type()), the dtype and device of other. */
@@ -628,7 +643,7 @@ static PyObject *rows(c10c_tensor *h, bool reversed) {
 static PyObject *t_iter(PyObject *self) {
   SELF_HANDLE(h);
   if (c10c_tensor_dim(h) == 0) return TYPE_ERROR("iteration over a 0-d tensor");
-  PyObject *tuple = rows(h, false);
+  PyObject *tuple = pyc10_viewed(self, rows(h, false));
   if (tuple == NULL) return NULL;
   PyObject *it = PyObject_GetIter(tuple);
   Py_DECREF(tuple);
@@ -822,6 +837,21 @@ PyGetSetDef pyc10_attr_getset[] = {
     {"H", get_H, NULL, "The conjugate transpose of a matrix (real dtypes only in pyc10).", NULL},
     {"mT", get_mT, NULL, "The last two dims transposed.", NULL},
     {"mH", get_mH, NULL, "mT conjugated (real dtypes only in pyc10).", NULL},
+    {"_base", get_base, NULL, "The tensor this view was made from (its own base), else None.",
+     NULL},
+    {"is_sparse", get_false, NULL, "False: pyc10 tensors are strided (no sparse layouts).", NULL},
+    {"is_sparse_csr", get_false, NULL, "False: pyc10 tensors are strided (no sparse layouts).",
+     NULL},
+    {"is_quantized", get_false, NULL, "False: pyc10 has no quantized dtypes.", NULL},
+    {"is_mkldnn", get_false, NULL, "False: pyc10 tensors are strided (no mkldnn layout).", NULL},
+    {"is_nested", get_false, NULL, "False: pyc10 has no nested tensors.", NULL},
+    IS_DEVICE("xpu", C10C_DEVICE_TYPE_XPU),
+    IS_DEVICE("mps", C10C_DEVICE_TYPE_MPS),
+    IS_DEVICE("ipu", C10C_DEVICE_TYPE_IPU),
+    IS_DEVICE("vulkan", C10C_DEVICE_TYPE_VULKAN),
+    IS_DEVICE("xla", C10C_DEVICE_TYPE_XLA),
+    IS_DEVICE("maia", C10C_DEVICE_TYPE_MAIA),
+    IS_DEVICE("mtia", C10C_DEVICE_TYPE_MTIA),
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -834,6 +864,7 @@ PyMethodDef pyc10_attr_methods[] = {
     {"_setup_attrs", t_setup_attrs, METH_VARARGS | METH_STATIC,
      "_setup_attrs(dtypes_by_code, make_device, strided): the objects the attributes return."},
     NOARGS("data_ptr", t_data_ptr, "The address of the first element."),
+    NOARGS("const_data_ptr", t_data_ptr, "The address of the first element (data_ptr())."),
     NOARGS("is_inference", t_is_inference, "Whether the tensor was made in inference mode."),
     NOARGS("is_floating_point", t_is_floating_point, "Whether the dtype is a floating point one."),
     NOARGS("is_complex", t_is_complex, "Whether the dtype is complex."),

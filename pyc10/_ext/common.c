@@ -76,7 +76,8 @@ static PyObject *wrap_handle(c10c_tensor *h) {
   }
   PyObject_Init((PyObject *)t, tensor_type);
   t->h = h;
-  t->handle = t->shape = t->strides = t->storage = t->weakreflist = NULL;
+  t->handle = t->shape = t->strides = t->storage = t->weakreflist = t->base = NULL;
+  t->views = 0;
   return (PyObject *)t;
 }
 
@@ -144,6 +145,8 @@ void pyc10_tensor_dealloc(PyObject *self) {
   Py_CLEAR(t->shape);
   Py_CLEAR(t->strides);
   Py_CLEAR(t->storage);
+  if (t->base != NULL) ((TensorObject *)t->base)->views--;
+  Py_CLEAR(t->base);
   pyc10_release_tensor(h); /* may run a storage deleter that calls back into Python */
   if (tp == tensor_type && n_free < FREE_TENSORS) {
     free_tensors[n_free++] = t;

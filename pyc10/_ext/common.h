@@ -33,6 +33,8 @@ typedef struct {
   PyObject *strides; /* tuple, cached by Python code (stride()) */
   PyObject *storage; /* the pyc10.UntypedStorage untyped_storage() gave, or NULL (storage.c) */
   PyObject *weakreflist;
+  PyObject *base;   /* torch's _base: the tensor this one is a view of (its own base), or NULL */
+  Py_ssize_t views; /* the live tensors whose base this is (they hold it, as torch's do) */
 } TensorObject;
 
 /* The default dtype's code (pyc10.set_default_dtype; float32 until set). */
@@ -99,6 +101,10 @@ PyObject *pyc10_size_new(const int64_t *sizes, size_t n);
 PyObject *pyc10_size_type_create(void);
 /* A tuple of tensors made from the n handles (all released on failure). */
 PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n);
+
+/* result (a tensor, a tuple of tensors, or NULL with an error) recorded as a view of self where
+ * it shares self's storage: its _base becomes self's base, or self (views.c). Returns result. */
+PyObject *pyc10_viewed(PyObject *self, PyObject *result);
 
 /* The methods of views.c (NULL-terminated), merged into TensorBase's at module init. */
 extern PyMethodDef pyc10_view_methods[];

@@ -350,8 +350,8 @@ static PyObject *split_indices(c10c_tensor *h, const int64_t *indices, size_t n,
 }
 
 static pa_parser tensor_split_p = PA_PARSER("Tensor", "tensor_split");
-static PyObject *t_tensor_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames) {
+static PyObject *tensor_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
   SELF_HANDLE(h);
   PARSE(tensor_split_p, r);
   int64_t dim;
@@ -405,6 +405,11 @@ static PyObject *t_tensor_split(PyObject *self, PyObject *const *args, Py_ssize_
   return out;
 }
 
+static PyObject *t_tensor_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
+  return pyc10_viewed(self, tensor_split(self, args, nargs, kwnames));
+}
+
 /* hsplit/vsplit/dsplit: tensor_split along dim (hsplit: 0 for 1-dim tensors, else 1) after
  * torch's checks. */
 static PyObject *xsplit(PyObject *self, pa_parser *p, const char *name, size_t min_dims,
@@ -437,15 +442,15 @@ static pa_parser vsplit_p = PA_PARSER("Tensor", "vsplit");
 static pa_parser dsplit_p = PA_PARSER("Tensor", "dsplit");
 static PyObject *t_hsplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames) {
-  return xsplit(self, &hsplit_p, "hsplit", 1, args, nargs, kwnames);
+  return pyc10_viewed(self, xsplit(self, &hsplit_p, "hsplit", 1, args, nargs, kwnames));
 }
 static PyObject *t_vsplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames) {
-  return xsplit(self, &vsplit_p, "vsplit", 2, args, nargs, kwnames);
+  return pyc10_viewed(self, xsplit(self, &vsplit_p, "vsplit", 2, args, nargs, kwnames));
 }
 static PyObject *t_dsplit(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames) {
-  return xsplit(self, &dsplit_p, "dsplit", 3, args, nargs, kwnames);
+  return pyc10_viewed(self, xsplit(self, &dsplit_p, "dsplit", 3, args, nargs, kwnames));
 }
 
 /* ---- complex views ---- */
@@ -474,7 +479,7 @@ static PyObject *get_real(PyObject *self, void *closure) {
   (void)closure;
   SELF_HANDLE(h);
   if (!c10c_dtype_is_complex(c10c_tensor_dtype(h))) return Py_NewRef(self);
-  return complex_part(h, 0);
+  return pyc10_viewed(self, complex_part(h, 0));
 }
 
 static PyObject *get_imag(PyObject *self, void *closure) {
@@ -482,7 +487,7 @@ static PyObject *get_imag(PyObject *self, void *closure) {
   SELF_HANDLE(h);
   if (!c10c_dtype_is_complex(c10c_tensor_dtype(h)))
     return RUNTIME_ERROR("imag is not implemented for tensors with non-complex dtypes.");
-  return complex_part(h, 1);
+  return pyc10_viewed(self, complex_part(h, 1));
 }
 
 /* t.real = v / t.imag = v: copies v into the part, as torch. */

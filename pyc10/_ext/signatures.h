@@ -71,6 +71,18 @@ PA_ENTRY(Tensor, split_with_sizes, "Pieces of the listed sizes along dim.",
 PA_ENTRY(Tensor, unbind, "Every index along dim as a tensor without that dim.",
          "unbind(int64_t dim=0) -> tuple[Tensor, ...]")
 
+/* ---- Tensor: torch parity (views, flags, storages) ---- */
+PA_ENTRY(Tensor, unsafe_chunk, "chunk's pieces, not recorded as views of self (_base None).",
+         "unsafe_chunk(int64_t chunks, int64_t dim=0) -> tuple[Tensor, ...]")
+PA_ENTRY(Tensor, unsafe_split, "split(split_size)'s pieces, not recorded as views of self.",
+         "unsafe_split(SymInt split_size, int64_t dim=0) -> tuple[Tensor, ...]")
+PA_ENTRY(Tensor, unsafe_split_with_sizes,
+         "split_with_sizes's pieces, not recorded as views of self.",
+         "unsafe_split_with_sizes(SymIntArrayRef split_sizes, int64_t dim=0) -> tuple[Tensor, "
+         "...]")
+PA_ENTRY(Tensor, narrow_copy, "narrow(dim, start, length) as a new contiguous tensor.",
+         "narrow_copy(int64_t dim, SymInt start, SymInt length) -> Tensor")
+
 /* ---- Tensor: data ---- */
 PA_ENTRY(Tensor, clone, "A copy with its own storage; preserve_format keeps dense strides.",
          "clone(*, MemoryFormat? memory_format=None) -> Tensor")

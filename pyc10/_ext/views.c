@@ -10,19 +10,50 @@
 
 /* The view `call` made: a new tensor, or, for the in-place forms (squeeze_, transpose_, ...),
  * self taking it (pyc10_become). */
-#define VIEW_OR_BECOME(call)                                                    \
-  do {                                                                          \
-    c10c_tensor *out_ = NULL;                                                   \
-    c10c_status st_ = (call);                                                   \
-    return in_place ? pyc10_become(self, st_, out_) : pyc10_result(st_, &out_); \
+#define VIEW_OR_BECOME(call)                                        \
+  do {                                                              \
+    c10c_tensor *out_ = NULL;                                       \
+    c10c_status st_ = (call);                                       \
+    return in_place ? pyc10_become(self, st_, out_)                 \
+                    : pyc10_viewed(self, pyc10_result(st_, &out_)); \
   } while (0)
 
-#define VIEW(call)                   \
-  do {                               \
-    c10c_tensor *out_ = NULL;        \
-    c10c_status st_ = (call);        \
-    return pyc10_result(st_, &out_); \
+#define VIEW(call)                                       \
+  do {                                                   \
+    c10c_tensor *out_ = NULL;                            \
+    c10c_status st_ = (call);                            \
+    return pyc10_viewed(self, pyc10_result(st_, &out_)); \
   } while (0)
+
+/* ---- torch's _base: which tensors are views ----
+ * The library does not record which tensor a view came from (every tensor over one storage is
+ * alike to it), so the Python object does: a tensor a view method made keeps its ultimate base
+ * (autograd's rule: a view of a view has the first tensor as _base). A result over another
+ * storage (reshape's or clone's copy) is no view; one over the same storage made by a method
+ * that is no view in torch (detach, unsafe_split, .data) never comes here. */
+
+static void record_base(PyObject *self, PyObject *view) {
+  if (view == self || !PyObject_TypeCheck(view, pa_cls.tensor)) return;
+  TensorObject *v = (TensorObject *)view, *s = (TensorObject *)self;
+  if (v->h == NULL || s->h == NULL || c10c_tensor_storage(v->h) != c10c_tensor_storage(s->h))
+    return;
+  PyObject *base = s->base != NULL ? s->base : self;
+  if (v->base != NULL) ((TensorObject *)v->base)->views--;
+  ((TensorObject *)base)->views++;
+  Py_INCREF(base);
+  PA_SETREF(v->base, base);
+}
+
+PyObject *pyc10_viewed(PyObject *self, PyObject *result) {
+  if (result == NULL || !PyObject_TypeCheck(self, pa_cls.tensor)) return result;
+  if (PyTuple_Check(result)) {
+    for (Py_ssize_t i = 0; i < PyTuple_Size(result); i++)
+      record_base(self, PyTuple_GetItem(result, i));
+  } else {
+    record_base(self, result);
+  }
+  return result;
+}
 
 static int python_binding(const char *fname, const char *const *names, int n, int nrequired,
                           PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -153,7 +184,10 @@ static PyObject *t_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
   if (r.overload == 0) {
     int dtype;
     if (pa_dtype(&r, 0, &dtype) < 0) return NULL;
-    VIEW(c10c_tensor_view_dtype(&out_, h, (c10c_dtype)dtype));
+    /* torch's view(dtype) is no differentiable view: autograd does not record it (_base None) */
+    c10c_tensor *out = NULL;
+    c10c_status st = c10c_tensor_view_dtype(&out, h, (c10c_dtype)dtype);
+    return pyc10_result(st, &out);
   }
   int64_t shape[PA_MAX_DIMS];
   Py_ssize_t n;
@@ -339,7 +373,7 @@ static PyObject *t_flatten(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Py_INCREF(self);
     return self;
   }
-  return pyc10_wrap(out);
+  return pyc10_viewed(self, pyc10_wrap(out));
 }
 
 static pa_parser unflatten_p = PA_PARSER("Tensor", "unflatten");
@@ -361,8 +395,17 @@ static PyObject *t_unflatten(PyObject *self, PyObject *const *args, Py_ssize_t n
   VIEW(c10c_tensor_unflatten(&out_, h, dim, sizes, (size_t)n));
 }
 
-/* A 0-dim integer tensor's value (narrow's Tensor start). */
-static int tensor_index(PyObject *t, int64_t *out) { return pa_index(t, out); }
+/* A 0-dim integer tensor's value (narrow's Tensor start), with ATen's narrow_tensor_symint
+ * check: 0-dim and of an integral dtype other than bool. */
+static int tensor_index(PyObject *t, int64_t *out) {
+  c10c_tensor *h = pyc10_handle(t);
+  if (h == NULL) return -1;
+  if (c10c_tensor_dim(h) != 0 || !c10c_dtype_is_integral(c10c_tensor_dtype(h), false)) {
+    RUNTIME_ERROR("start must be an 0-dim integral Tensor.");
+    return -1;
+  }
+  return pa_index(t, out);
+}
 
 static pa_parser narrow_p = PA_PARSER("Tensor", "narrow");
 static PyObject *t_narrow(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -575,17 +618,12 @@ static PyObject *split_size(c10c_tensor *h, int64_t size, int64_t dim) {
   return r;
 }
 
-static pa_parser chunk_p = PA_PARSER("Tensor", "chunk");
-static PyObject *t_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kwnames) {
-  SELF_HANDLE(h);
-  PARSE(chunk_p, r);
-  int64_t chunks, dim;
-  if (pa_int(&r, 0, &chunks) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+/* ATen's chunk: split(ceil(dim_size / chunks), dim), pieces not recorded as views. */
+static PyObject *chunk_of(c10c_tensor *h, int64_t chunks, int64_t dim, const char *name) {
   if (c10c_tensor_dim(h) == 0)
-    return RUNTIME_ERROR("chunk expects at least a 1-dimensional tensor");
+    return RUNTIME_ERROR("%s expects at least a 1-dimensional tensor", name);
   if (chunks <= 0)
-    return RUNTIME_ERROR("chunk expects `chunks` to be greater than 0, got: %lld",
+    return RUNTIME_ERROR("%s expects `chunks` to be greater than 0, got: %lld", name,
                          (long long)chunks);
   int64_t dim_size;
   c10c_status st = c10c_tensor_size(&dim_size, h, dim);
@@ -605,6 +643,16 @@ static PyObject *t_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   return split_size(h, size, dim);
 }
 
+static pa_parser chunk_p = PA_PARSER("Tensor", "chunk");
+static PyObject *t_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames) {
+  SELF_HANDLE(h);
+  PARSE(chunk_p, r);
+  int64_t chunks, dim;
+  if (pa_int(&r, 0, &chunks) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  return pyc10_viewed(self, chunk_of(h, chunks, dim, "chunk"));
+}
+
 static pa_parser split_with_sizes_p = PA_PARSER("Tensor", "split_with_sizes");
 static PyObject *t_split_with_sizes(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                     PyObject *kwnames) {
@@ -615,7 +663,7 @@ static PyObject *t_split_with_sizes(PyObject *self, PyObject *const *args, Py_ss
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS * 16, &n) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
   if (c10c_tensor_dim(h) == 0)
     return RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
-  return split_sizes(h, dim, sizes, n);
+  return pyc10_viewed(self, split_sizes(h, dim, sizes, n));
 }
 
 /* Binds a call as CPython binds a Python function `def fname(self, <names...>)` whose first
@@ -719,7 +767,7 @@ static PyObject *t_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   result = split_sizes(h, d, sizes, count);
 done:
   Py_XDECREF(as_int);
-  return result;
+  return pyc10_viewed(self, result);
 }
 
 static pa_parser unbind_p = PA_PARSER("Tensor", "unbind");
@@ -751,7 +799,7 @@ static PyObject *t_unbind(PyObject *self, PyObject *const *args, Py_ssize_t narg
       return pyc10_raise(st);
     }
   }
-  PyObject *t = pyc10_wrap_tuple(pieces, (size_t)size);
+  PyObject *t = pyc10_viewed(self, pyc10_wrap_tuple(pieces, (size_t)size));
   PyMem_Free(pieces);
   return t;
 }
@@ -809,6 +857,108 @@ static PyObject *t_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   return self;
 }
 
+/* ---- torch parity: the unsafe_ pieces, narrow_copy, the conjugate and negative bits ---- */
+
+static PyObject *t_is_view(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  (void)h;
+  return PyBool_FromLong(((TensorObject *)self)->base != NULL);
+}
+
+/* torch's _use_count: the references to self's TensorImpl, one for the Python object and one
+ * for each live view (autograd's view info holds its base). pyc10's library does not expose its
+ * tensor refcount, so references the library holds for others (a DLPack export not yet
+ * consumed) are not counted. */
+static PyObject *t_use_count(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  (void)h;
+  return PyLong_FromSsize_t(1 + ((TensorObject *)self)->views);
+}
+
+/* unsafe_chunk, unsafe_split, unsafe_split_with_sizes: the pieces of chunk, split and
+ * split_with_sizes over self's storage, which torch does not record as views (_base None). */
+static pa_parser unsafe_chunk_p = PA_PARSER("Tensor", "unsafe_chunk");
+static PyObject *t_unsafe_chunk(PyObject *self, FASTCALL_ARGS) {
+  SELF_HANDLE(h);
+  PARSE(unsafe_chunk_p, r);
+  int64_t chunks, dim;
+  if (pa_int(&r, 0, &chunks) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  return chunk_of(h, chunks, dim, "chunk");
+}
+
+static pa_parser unsafe_split_p = PA_PARSER("Tensor", "unsafe_split");
+static PyObject *t_unsafe_split(PyObject *self, FASTCALL_ARGS) {
+  SELF_HANDLE(h);
+  PARSE(unsafe_split_p, r);
+  int64_t size, dim;
+  if (pa_int(&r, 0, &size) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  return split_size(h, size, dim);
+}
+
+static pa_parser unsafe_split_with_sizes_p = PA_PARSER("Tensor", "unsafe_split_with_sizes");
+static PyObject *t_unsafe_split_with_sizes(PyObject *self, FASTCALL_ARGS) {
+  SELF_HANDLE(h);
+  PARSE(unsafe_split_with_sizes_p, r);
+  int64_t sizes[PA_MAX_DIMS * 16], dim;
+  Py_ssize_t n;
+  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS * 16, &n) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  if (c10c_tensor_dim(h) == 0)
+    return RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
+  return split_sizes(h, dim, sizes, n);
+}
+
+/* ATen's narrow_copy (narrow_copy_dense_cpu_out): its own checks and messages, then narrow(dim,
+ * start, length) as a new contiguous tensor. */
+static pa_parser narrow_copy_p = PA_PARSER("Tensor", "narrow_copy");
+static PyObject *t_narrow_copy(PyObject *self, FASTCALL_ARGS) {
+  SELF_HANDLE(h);
+  PARSE(narrow_copy_p, r);
+  int64_t dim, start, length;
+  if (pa_int(&r, 0, &dim) < 0 || pa_int(&r, 1, &start) < 0 || pa_int(&r, 2, &length) < 0)
+    return NULL;
+  int64_t ndim = (int64_t)c10c_tensor_dim(h), size;
+  if (ndim == 0) return RUNTIME_ERROR("narrow() cannot be applied to a 0-dim tensor.");
+  if (dim >= ndim)
+    return RUNTIME_ERROR(
+        "Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  "
+        "(Could this error message be improved?  If so, please report an enhancement request to "
+        "PyTorch.)");
+  c10c_status st = c10c_tensor_size(&size, h, dim); /* a negative dim: maybe_wrap_dim's error */
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  if (start < -size || start > size)
+    return INDEX_ERROR("start out of range (expected to be in range of [%lld, %lld], but got %lld)",
+                       (long long)-size, (long long)size, (long long)start);
+  if (start < 0) start += size;
+  if (length < 0 || start > size - length)
+    return RUNTIME_ERROR("start (%lld) + length (%lld) exceeds dimension size (%lld).",
+                         (long long)start, (long long)length, (long long)size);
+  c10c_tensor *view = NULL, *out = NULL;
+  st = c10c_tensor_narrow(&view, h, dim, start, length);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  st = c10c_tensor_clone(&out, view, C10C_MEMORY_FORMAT_CONTIGUOUS);
+  pyc10_release_tensor(view);
+  return pyc10_result(st, &out);
+}
+
+/* pyc10 has neither torch's conjugate bit nor its negative bit (conj() of a complex tensor
+ * computes the values): no tensor has them set, and resolving them is self, as torch's for a
+ * tensor without them. */
+static PyObject *t_false(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  (void)h;
+  Py_RETURN_FALSE;
+}
+
+static PyObject *t_self(PyObject *self, PyObject *unused) {
+  (void)unused;
+  SELF_HANDLE(h);
+  (void)h;
+  return Py_NewRef(self);
+}
+
 #define M(name, fn) \
   { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
 PyMethodDef pyc10_view_methods[] = {
@@ -860,5 +1010,20 @@ PyMethodDef pyc10_view_methods[] = {
     M("clone", t_clone),
     M("contiguous", t_contiguous),
     M("copy_", t_copy_),
+    {"_is_view", t_is_view, METH_NOARGS,
+     "_is_view() -> bool\n\nWhether a view method made this tensor (its _base is not None)."},
+    {"_use_count", t_use_count, METH_NOARGS,
+     "_use_count() -> int\n\nReferences to this tensor: 1 + its live views (torch's count)."},
+    M("unsafe_chunk", t_unsafe_chunk),
+    M("unsafe_split", t_unsafe_split),
+    M("unsafe_split_with_sizes", t_unsafe_split_with_sizes),
+    M("narrow_copy", t_narrow_copy),
+    {"is_conj", t_false, METH_NOARGS,
+     "is_conj() -> bool\n\nFalse: pyc10 has no conjugate bit (conj() computes the values)."},
+    {"is_neg", t_false, METH_NOARGS, "is_neg() -> bool\n\nFalse: pyc10 has no negative bit."},
+    {"resolve_conj", t_self, METH_NOARGS,
+     "resolve_conj() -> Tensor\n\nself: pyc10 has no conjugate bit to resolve."},
+    {"resolve_neg", t_self, METH_NOARGS,
+     "resolve_neg() -> Tensor\n\nself: pyc10 has no negative bit to resolve."},
     {NULL, NULL, 0, NULL},
 };

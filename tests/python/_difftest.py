@@ -2,7 +2,9 @@
 
 For every signature of a table entry (``_signatures.read_table``) it generates calls: all
 positional, all keyword, defaults omitted, each accepted form of each parameter type, wrong
-types, wrong arity and out-of-range values. ``run_entry`` runs each call on both libraries and
+types (for ints and int lists: floats and numpy floats, bools, None, 0-dim and 1-dim ndarrays,
+float and 1-dim tensors, as whole values, as list elements and spread as varargs), wrong arity
+and out-of-range values. ``run_entry`` runs each call on both libraries and
 returns the disagreements in acceptance, result (tensors by shape, stride, storage offset, dtype,
 values and identity with self), exception class (pyc10's must be an instance of the builtin class
 torch raises) and, for TypeError, message (``pyc10.`` read as ``torch.``).
@@ -65,6 +67,36 @@ class NpInt:
 
 
 @dataclass(frozen=True)
+class NpFloat:
+    """numpy.float64(value)."""
+
+    value: float
+
+    def __repr__(self) -> str:
+        return f"np.float64({self.value})"
+
+
+@dataclass(frozen=True)
+class Arr0:
+    """A 0-dim numpy ndarray (int64) holding value."""
+
+    value: int
+
+    def __repr__(self) -> str:
+        return f"ndarray({self.value})"
+
+
+@dataclass(frozen=True)
+class TF0:
+    """A 0-dim float32 tensor holding value."""
+
+    value: float
+
+    def __repr__(self) -> str:
+        return f"tensor({self.value})"
+
+
+@dataclass(frozen=True)
 class SizeV:
     """lib.Size(values)."""
 
@@ -117,7 +149,7 @@ def _tensor(lib: Any, spec: T) -> Any:
     return lib.from_numpy(a.copy())  # a.copy() keeps 0-dim (ascontiguousarray would not)
 
 
-def materialize(lib: Any, v: Any) -> Any:
+def materialize(lib: Any, v: Any) -> Any:  # noqa: PLR0912 - one case per value kind
     """The concrete value of an abstract argument for lib (pyc10 or torch)."""
     if isinstance(v, T):
         return _tensor(lib, v)
@@ -129,6 +161,12 @@ def materialize(lib: Any, v: Any) -> Any:
         return np.int64(v.value)
     if isinstance(v, Buf):
         return bytearray(v.n)
+    if isinstance(v, NpFloat):
+        return np.float64(v.value)
+    if isinstance(v, Arr0):
+        return np.array(v.value, dtype=np.int64)
+    if isinstance(v, TF0):
+        return lib.from_numpy(np.array(v.value, dtype=np.float32))
     if isinstance(v, SizeV):
         return lib.Size(tuple(materialize(lib, x) for x in v.values))
     if isinstance(v, Attr):
@@ -264,13 +302,26 @@ def accepted_forms(p: Param, v: Any, varargs: bool) -> list[tuple[str, Any]]:
     return forms
 
 
-def wrong_types(p: Param, v: Any) -> list[tuple[str, Any]]:
-    """Values of the wrong type for p."""
+def wrong_types(p: Param, v: Any, varargs: bool = False) -> list[tuple[str, Any]]:  # noqa: PLR0912
+    """Values of the wrong type for p (varargs: p's int list may be spread)."""
     if p.is_int:
-        out = [("str", "a"), ("float", 1.5), ("bool", True), ("ndarray", Arr((1, 2)))]
+        out = [("str", "a"), ("float", 1.5), ("integral float", 2.0), ("bool", True),
+               ("ndarray", Arr((1, 2))), ("numpy float", NpFloat(1.5)),
+               ("integral numpy float", NpFloat(2.0)), ("0-dim ndarray", Arr0(1)),
+               ("0-dim float tensor", TF0(1.0)), ("1-dim tensor", T((2,), "int64"))]  # fmt: skip
     elif p.is_int_list:
         out = [("str", "a"), ("float element", (1.5, *v[1:])), ("bool element", (True, *v[1:])),
-               ("ndarray", Arr(tuple(v))), ("int list of str", ("a",))]  # fmt: skip
+               ("ndarray", Arr(tuple(v))), ("int list of str", ("a",)), ("float", 1.5),
+               ("None element", (None, *v[1:])), ("numpy float element", (NpFloat(1.5), *v[1:])),
+               ("integral float element", (2.0, *v[1:])),
+               ("0-dim ndarray element", (Arr0(v[0]), *v[1:])),
+               ("0-dim float tensor element", (TF0(1.0), *v[1:])),
+               ("1-dim tensor", T((2,), "int64")),
+               ("ndarray element", (Arr((1, 2)), *v[1:]))]  # fmt: skip
+        if varargs:
+            out += [("varargs floats", VarArgs(tuple(float(x) for x in v))),
+                    ("varargs None", VarArgs((None, *v[1:]))),
+                    ("varargs ndarray", VarArgs((Arr((1, 2)), *v[1:])))]  # fmt: skip
     elif p.base == "ScalarType":
         out = [("str", "float32"), ("int", 1)]
     elif p.base == "MemoryFormat":
@@ -362,7 +413,7 @@ def generate(entry: Entry) -> list[Call]:
 
             for label, nv in accepted_forms(p, v, _varargs_ok(sig)):
                 with_value(f"{p.name}: {label}", nv)
-            for label, nv in wrong_types(p, v):
+            for label, nv in wrong_types(p, v, _varargs_ok(sig)):
                 with_value(f"{p.name}: wrong type {label}", nv)
             for label, nv in out_of_range(p, v):
                 with_value(f"{p.name}: {label}", nv)
