@@ -80,3 +80,45 @@ def test_source_checkout_without_an_installed_build_says_what_to_do():
     )
     assert proc.returncode != 0
     assert "no installed pyc10 was found: run `pip install .` first" in proc.stderr
+
+
+def tour(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pyc10", *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)
+
+
+def test_tour_help_prints_usage_and_runs_nothing(tmp_path):
+    proc = tour("--help", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.startswith("usage: python -m pyc10 [-h] [--version]")
+    assert "== dtypes" not in proc.stdout
+    version = tour("--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.startswith("pyc10 ")
+
+
+def test_tour_bad_option_is_one_line_and_status_2(tmp_path):
+    proc = tour("--bogus", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (
+        "python -m pyc10: error: unrecognized arguments: --bogus (see python -m pyc10 --help)\n"
+    )
+
+
+def test_tour_into_a_closed_pipe_ends_quietly(tmp_path):
+    # `python -m pyc10 | head -1` where head has gone: the reading end is closed before the
+    # tour writes, so every write (or the final flush) meets a broken pipe.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pyc10"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 1
