@@ -12,9 +12,9 @@ Where the operation moves a tensor to or from numpy, numpy's figure is numpy doi
 with its own kind: a new array over the same memory (x.view(), a.view(), np.asarray(memoryview)).
 
 A name pyc10 (or torch) lacks today prints as "missing" (and a call that raises as "error")
-rather than stopping the run, so the table fills in as names land. The summary judges issue 12's
-targets: every row <= 1.0x torch, the median <= 0.3x torch, <= 2x numpy where numpy has the
-operation, and creating and dropping a tensor plus the hottest views at <= 90 ns.
+rather than stopping the run, so the table fills in as names land. The summary judges the
+project's targets: every row <= 1.0x torch, the median <= 0.3x torch, <= 2x numpy where numpy has
+the operation, and creating and dropping a tensor plus the hottest views at <= 90 ns.
 
     python bench/bench_api.py [--repeat N] [--number K] [--filter SUBSTR] [--json PATH] [--quick]
 """
@@ -45,7 +45,7 @@ LIBS = ("pyc10", "torch", "numpy")
 MODULES: dict[str, Any] = {"pyc10": pyc10, "torch": torch, "numpy": np}
 SAME = "<same as pyc10>"
 
-# Issue 12's targets.
+# The project's targets for pyc10's API.
 TORCH_TARGET = 1.0  # every row, pyc10 / torch
 MEDIAN_TARGET = 0.3  # the median of pyc10 / torch
 NUMPY_TARGET = 2.0  # pyc10 / numpy where numpy has the operation
@@ -657,9 +657,7 @@ def print_report(records: list[dict[str, Any]], summary: dict[str, Any]) -> None
         print(wrap(s["over_numpy"]))
     hot = "; ".join(f"{k} {'-' if v is None else f'{v:.0f}'}" for k, v in s["hot_ns"].items())
     hot = hot or "none in this run"
-    print(
-        f"create+drop and hottest views, pyc10 ns (target <= {HOT_NS:g}, issue 12's 60-90): {hot}"
-    )
+    print(f"create+drop and hottest views, pyc10 ns (target <= {HOT_NS:g}, aim 60-90): {hot}")
     if s["missing"]:
         print(f"missing in pyc10 ({len(s['missing'])}):")
         print(wrap(s["missing"]))

@@ -1,5 +1,5 @@
 """DLPack exchange from Python: pyc10 against numpy-to-numpy and against the same exchange through
-torch, measured in the same run, next to issue 5's targets.
+torch, measured in the same run, next to the project's targets.
 
 Each figure is ns per exchange (best of several timeit repeats), including dropping the result
 (so the producer's deleter runs): a 2x3 float32 array or tensor made once and exchanged again

@@ -1,7 +1,7 @@
 /* Host overhead of the CUDA caching engine (lib/memory/caching_engine.c): nanoseconds per cached
  * malloc+free pair (the block comes from the pool, no backend call), over a fake backend of
  * fabricated addresses, with a few live blocks per pool as a real program has; median of rounds,
- * against issue 6's target of 150 ns. White-box: links the static library.
+ * against the project's target of 150 ns. White-box: links the static library.
  *
  *   build/tests/bench/bench_engine [rounds]
  */

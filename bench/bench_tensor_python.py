@@ -1,7 +1,7 @@
 """Tensor calls from Python: pyc10 against torch and numpy, measured in the same run.
 
 Prints ns per call (best of several timeit repeats) and the ratios pyc10/torch and pyc10/numpy
-(below 1 means pyc10 is faster), next to issue 4's targets.
+(below 1 means pyc10 is faster), next to the project's targets.
 
     python bench/bench_tensor_python.py [--repeat N] [--csv FILE]
 """

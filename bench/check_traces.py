@@ -1,7 +1,7 @@
-"""Replays the real traces of bench/traces through libc10c and compares with PyTorch's figures.
+"""Replays real GPU allocation traces through libc10c and compares with PyTorch's figures.
 
-Each trace (README.md there) was recorded by someone running PyTorch on a GPU; its layout form
-rebuilds PyTorch's segments as they stood when the recording window began (step 0), then
+Each trace (bench/traces/README.md) was recorded by someone running PyTorch on a GPU; its layout
+form rebuilds PyTorch's segments as they stood when the recording window began (step 0), then
 replays the window (step 2). Replayed with the settings PyTorch ran with (alloc_conf in
 pytorch_figures.json), the window must make exactly PyTorch's device allocations and frees
 (page maps and unmaps with expandable segments), start from the same reserved bytes and peak at
@@ -13,8 +13,12 @@ on past it as the program did, still give PyTorch's figures for the whole window
     bash tests/run.sh        # builds build/tests (the replayer and the stand-in)
     python bench/check_traces.py [--build build/tests] [--all-orders]
 
---all-orders also replays every trace in the other address order and prints whether it still
-matches (for the record below). Exits non-zero when a figure differs.
+Only the traces whose source's license allows redistribution ship in bench/traces; the others
+(their sources state no license) are looked for in ../shared/traces beside the repository
+(--shared-traces), and each one absent there is skipped with a line saying so. --all-orders
+also replays every trace in the other address order and prints whether it still matches (for
+the record below). Exits non-zero when a figure differs or a shipped trace is missing, 77
+(a skip, for meson) when no trace could be checked, else 0.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from pathlib import Path
 ADDRESS_ORDER = {"sqattn_compress": "descending"}
 
 WINDOW_STEP = 2  # the layout traces' recorded window
+SKIP = 77  # meson's exit status for a skipped test
 
 
 def replay(exe: Path, stub: Path, trace: Path, config: str, order: str, *flags: str) -> dict:
@@ -94,12 +99,27 @@ def expected_and_found(pt: dict, report: dict) -> list[tuple[str, int, int]]:
 
 @dataclass
 class Setup:
-    """The replayer, the stand-in driver, the traces' folder, and where to unpack them."""
+    """The replayer, the stand-in driver, where each trace's file is, and where to unpack them."""
 
     exe: Path
     stub: Path
-    traces: Path
+    files: dict[str, Path]
     tmp: Path
+
+
+def locate(entry: dict, traces: Path, shared: Path) -> tuple[Path | None, str]:
+    """Where a trace's layout file is, or None and why it cannot be checked here."""
+    name = entry["files"]["layout"]
+    if (traces / name).exists():
+        return traces / name, ""
+    if entry["source"].get("license"):
+        return None, f"missing: {traces / name} should ship with the repository"
+    if (shared / name).exists():
+        return shared / name, ""
+    return None, (
+        f"skipped ({entry['source']['repo']} states no license, so the trace is not in the "
+        f"repository; not in {shared} either)"
+    )
 
 
 def check(setup: Setup, name: str, entry: dict, order: str) -> list[tuple[str, int, int]]:
@@ -107,7 +127,7 @@ def check(setup: Setup, name: str, entry: dict, order: str) -> list[tuple[str, i
     pt = entry["pytorch"]
     csv = setup.tmp / f"{name}.csv"
     if not csv.exists():
-        csv.write_bytes(gzip.decompress((setup.traces / entry["files"]["layout"]).read_bytes()))
+        csv.write_bytes(gzip.decompress(setup.files[name].read_bytes()))
     flags = []
     if pt["oom"]:
         flags = ["--capacity", str(pt["pt_capacity_at_oom"]), "--keep-going"]
@@ -123,6 +143,12 @@ def main() -> int:
     parser.add_argument("--replay", help="the replay_trace executable (default: in --build)")
     parser.add_argument("--stub", help="the stand-in driver (default: in --build)")
     parser.add_argument("--traces", default=str(root / "bench" / "traces"))
+    parser.add_argument(
+        "--shared-traces",
+        default=str(root.parent / "shared" / "traces"),
+        help="where the traces that do not ship are (default: ../shared/traces beside the "
+        "repository; each absent one is skipped)",
+    )
     parser.add_argument("--all-orders", action="store_true")
     args = parser.parse_args()
     build = Path(args.build)
@@ -131,9 +157,20 @@ def main() -> int:
     traces = Path(args.traces)
     figures = json.loads((traces / "pytorch_figures.json").read_text())
     failures = []
+    files = {}
+    for name, entry in figures.items():
+        found, why = locate(entry, traces, Path(args.shared_traces))
+        if found is None:
+            print(f"{name}: {why}")
+            if entry["source"].get("license"):
+                failures.append(f"{name}: {why}")
+        else:
+            files[name] = found
     with tempfile.TemporaryDirectory() as tmp:
-        setup = Setup(exe, stub, traces, Path(tmp))
+        setup = Setup(exe, stub, files, Path(tmp))
         for name, entry in figures.items():
+            if name not in files:
+                continue
             order = ADDRESS_ORDER.get(name, "ascending")
             settings = entry["pytorch"]["alloc_conf"] or "native"
             found = check(setup, name, entry, order)
@@ -150,11 +187,14 @@ def main() -> int:
                 print(f"  with {other} addresses: {'matches' if same else 'differs'}")
     for failure in failures:
         print(f"FAILED: {failure}")
+    failed = {f.split(":")[0] for f in failures}
     print(
-        f"{len(figures) - len({f.split(':')[0] for f in failures})}/{len(figures)} traces "
-        "give PyTorch's figures"
+        f"{len(files) - len(failed & set(files))}/{len(files)} traces checked give PyTorch's "
+        f"figures ({len(figures) - len(files)} of {len(figures)} not available here)"
     )
-    return 1 if failures else 0
+    if failures:
+        return 1
+    return 0 if files else SKIP
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 /* Replays an allocation trace through libc10c's CUDA caching allocator over the stand-in driver
  * (tests/cuda_stub, in fake-address mode: no memory behind the addresses, so traces of tens of
- * GiB replay anywhere) and prints the metrics of allocators.md section 5.4 as one JSON object.
+ * GiB replay anywhere) and prints PyTorch users' allocator metrics as one JSON object.
  *
  *   C10C_CUDA_DRIVER=<libc10c_cuda_stub.so> C10C_STUB_FAKE=1 \
  *     replay_trace TRACE.csv [--config "expandable_segments:True"] [--capacity BYTES]

@@ -1,8 +1,8 @@
-"""Trace-replay benchmark of the CUDA caching allocator (issue 6, allocators.md section 5).
+"""Trace-replay benchmark of the CUDA caching allocator on synthetic training traces.
 
 Generates the synthetic transformer traces (bench/trace_gen.py), replays each through libc10c's
 caching allocator over the stand-in driver in fake-address mode (bench/replay_trace.c), with and
-without expandable segments, and prints the section 5.4 metrics as a table with the targets,
+without expandable segments, and prints PyTorch users' metrics as a table with the targets,
 then writes the figures as JSON and, where numpy is importable (bench/png_chart.py draws with
 it), as a PNG chart; without numpy the chart is skipped with a note and nothing else changes.
 
@@ -145,7 +145,7 @@ def hard_failures(results: dict[str, dict[str, dict]]) -> list[str]:
 
 
 def print_targets(results: dict[str, dict[str, dict]]) -> None:
-    """The issue's targets with both configurations' figures."""
+    """The project's targets with both configurations' figures."""
     targets = [
         ("static resv/alloc <= 1.10", "static", "reserved_over_allocated", 1.10),
         ("varlen Cmin/peak <= 1.25", "varlen", "min_capacity_over_peak_live", 1.25),

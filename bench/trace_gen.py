@@ -1,4 +1,4 @@
-"""Synthetic allocation traces of a transformer training step (allocators.md section 5.2).
+"""Synthetic allocation traces of a transformer training step.
 
 Writes CSV in RMM's replay-log layout with extra columns, ``Thread,Time,Action,Pointer,Size,
 Stream,Step,Tag,Phase``, that ``bench/replay_trace.c`` replays (RMM's own parser ignores the

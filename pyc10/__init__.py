@@ -26,9 +26,15 @@ import os as _os
 # An editable install (``pip install -e .``) runs this file from the checkout too, but its import
 # hook provides the compiled modules from its build directory: that is an installed pyc10.
 if _os.path.isfile(_os.path.join(_os.path.dirname(__file__), "meson.build")):
+    from ._source_tree import editable_rebuild_problem as _editable_rebuild_problem
     from ._source_tree import lacks_compiled_extension, use_installed_package
 
     _unbuilt = lacks_compiled_extension(__name__)
+    # An editable install whose build tools are gone: refused now, with the command that works,
+    # rather than by meson-python's hook after the first C edit.
+    _problem = None if _unbuilt else _editable_rebuild_problem(__name__)
+    if _problem is not None:
+        raise ImportError(_problem)
 else:
     _unbuilt = False
 

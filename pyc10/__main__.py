@@ -2,7 +2,53 @@
 
 from __future__ import annotations
 
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
 import pyc10
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a bad option reported in one line (then exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = _Parser(
+        prog="python -m pyc10",
+        description="Prints a short tour of what libc10c and pyc10 do: dtypes, devices, "
+        "dispatch keys, storages and the CPU allocator, tensors and their views, dtype "
+        "conversions, DLPack and pickling, CUDA. It needs no GPU and changes nothing.",
+        epilog="Replaying a PyTorch memory snapshot: python -m pyc10.replay --help. "
+        "Flags for C code built against the bundled libc10c: pyc10-config --help.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"pyc10 {pyc10.__version__} (libc10c ABI "
+        f"{pyc10.abi_version[0]}.{pyc10.abi_version[1]})",
+    )
+    return parser.parse_args(argv)
+
+
+def _run(argv: Sequence[str] | None = None) -> int:
+    """``python -m pyc10 [--help | --version]``: the tour; a closed pipe ends it quietly."""
+    _parse(argv)
+    try:
+        main()
+        sys.stdout.flush()  # inside the try: a reader that went away is met here, not at exit
+    except BrokenPipeError:
+        # `python -m pyc10 | head`: the reader closed the pipe. Nothing more can be shown, and
+        # Python would otherwise report the failed flush of stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    return 0
 
 
 def _section(title: str) -> None:
@@ -219,4 +265,4 @@ def _exchange_tour() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(_run())

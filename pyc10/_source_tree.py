@@ -8,16 +8,31 @@ has run.
 
 An editable install (``pip install -e .``, meson-python's import hook) also imports the package's
 Python files from the checkout, but the hook maps the package to its build directory, where the
-compiled extension is: such a checkout is not deferred.
+compiled extension is: such a checkout is not deferred. The hook rebuilds that directory with
+ninja on every import, and ninja calls back into the meson that configured it (after relinking
+libc10c, or when a meson.build changed). Made by a plain ``pip install -e .``, that meson was in
+pip's isolated build environment, deleted once the install ended: the package imports, then the
+first C edit fails with meson-python's "rebuilding the pyc10 editable package failed". Such an
+install is refused at import, with the command that makes one that works.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 
-__all__ = ["lacks_compiled_extension", "use_installed_package"]
+__all__ = [
+    "editable_rebuild_problem",
+    "lacks_compiled_extension",
+    "missing_build_tool",
+    "use_installed_package",
+]
+
+EDITABLE_FIX = (
+    "pip install meson-python meson ninja cffi numpy && pip install --no-build-isolation -e ."
+)
 
 
 def lacks_compiled_extension(name: str) -> bool:
@@ -27,6 +42,43 @@ def lacks_compiled_extension(name: str) -> bool:
     install's import hook finds the one in its build directory.
     """
     return importlib.util.find_spec(f"{name}._c10c") is None
+
+
+def missing_build_tool(build_dir: str) -> str | None:
+    """The meson executable that ``build_dir``'s ninja file runs, if it no longer exists."""
+    try:
+        with open(os.path.join(build_dir, "build.ninja"), encoding="utf-8", errors="replace") as f:
+            head = f.read(1 << 16)  # the rules come first
+    except OSError:
+        return None
+    match = re.search(r"^ command = (.+?) --internal regenerate ", head, re.M)
+    if match is None:
+        return None
+    for word in match.group(1).split():  # meson, or python and meson.py
+        if os.path.isabs(word) and not os.path.exists(word):
+            return word
+    return None
+
+
+def editable_rebuild_problem(name: str) -> str | None:
+    """Why meson-python's import hook could not rebuild package ``name`` after an edit, or None.
+
+    None also where ``name`` is not an editable install of meson-python's.
+    """
+    for finder in sys.meta_path:
+        if type(finder).__name__ != "MesonpyMetaFinder" or getattr(finder, "_name", None) != name:
+            continue
+        build_dir = getattr(finder, "_build_path", None)
+        missing = missing_build_tool(build_dir) if isinstance(build_dir, str) else None
+        if missing is not None:
+            return (
+                f"{name} is an editable install that cannot rebuild itself: its build directory "
+                f"{build_dir} runs {missing}, which no longer exists (pip made the install in an "
+                "isolated build environment and deleted it afterwards), so the first edit of a C "
+                "file would fail to import. Install it again without build isolation, in this "
+                f"environment: {EDITABLE_FIX}"
+            )
+    return None
 
 
 def _installed_package_dir(source_dir: str) -> str | None:

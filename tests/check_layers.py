@@ -1,4 +1,4 @@
-"""No call from a lower layer of lib/ up into a higher one (DESIGN.md section 1).
+"""No call from a lower layer of lib/ up into a higher one (lib/meson.build lists the layers).
 
 Each folder of lib/ is a layer, lowest first: base, types, memory, cuda, tensor. A file may use
 its own layer and the ones below it. Two things are checked:

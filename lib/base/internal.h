@@ -20,7 +20,7 @@ c10c_status c10c__fail(c10c_status status, const char *fmt, ...) C10C__PRINTF(2,
 /* The error for a NULL pointer argument, naming the parameter. */
 c10c_status c10c__null_argument(const char *function, const char *parameter);
 
-/* Structs a caller allocates or fills are versioned by size (DESIGN.md section 2): their first
+/* Structs a caller allocates or fills are versioned by size: their first
  * field is uint32_t struct_size, set by the caller to its sizeof, and later versions only append
  * fields. c10c__check_struct_size refuses a struct_size below min_size, the first version's size
  * ("<type>.struct_size is N, smaller than any version<of_what> (M); set it to sizeof(<type>)");

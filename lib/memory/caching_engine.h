@@ -1,4 +1,4 @@
-/* The device-agnostic caching engine of PyTorch's CUDACachingAllocator (allocators.md section 1):
+/* The device-agnostic caching engine of PyTorch's CUDACachingAllocator:
  * host bookkeeping over (address, size) ranges that a backend allocates in segments. Per device:
  * two pools (blocks <= 1 MiB packed in 2 MiB segments; larger ones in 20 MiB segments or their own
  * 2 MiB-rounded segment), best fit per stream, splitting and coalescing inside a segment, and on a

@@ -1,5 +1,5 @@
 /* Views: new tensors over the same storage with another geometry, following ATen's rules and
- * messages (TensorShape.cpp, InferSize.h, ExpandUtils.cpp; reference section 8). Each works on
+ * messages (TensorShape.cpp, InferSize.h, ExpandUtils.cpp). Each works on
  * a stack copy of sizes and strides and ends in c10c__tensor_make_view. */
 #include <stdio.h>
 #include <string.h>

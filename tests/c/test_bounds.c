@@ -1,4 +1,4 @@
-/* No bad input reaches memory the library does not own (issue 11's findings, each pinned here):
+/* No bad input reaches memory the library does not own (each finding pinned here):
  * a tensor whose storage shrank under it refuses every data access; size, stride and offset
  * arithmetic never wraps; negative sizes are refused even beside a 0; copies between
  * overlapping views read the source whole first; set_nbytes cannot claim bytes the storage does

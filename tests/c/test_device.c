@@ -1,5 +1,5 @@
 /* Device types and devices: c10's numbering, names, string grammar and messages (ported from
- * c10/test/core/Device_test.cpp plus the cases in reference section 6.2). */
+ * c10/test/core/Device_test.cpp plus cases verified against torch). */
 #include "harness.h"
 
 static c10c_device parse_ok(const char *s) {

@@ -1,5 +1,5 @@
-/* Tensors: creation, geometry, c10's contiguity flags (the verified table of reference section
- * 4.5), dimension wrapping, storage bounds, inference mode and the version counter. The same
+/* Tensors: creation, geometry, c10's contiguity flags (a table verified against torch),
+ * dimension wrapping, storage bounds, inference mode and the version counter. The same
  * behaviours are compared with torch itself in tests/python/test_tensor.py. */
 #include <stdlib.h>
 

@@ -244,7 +244,7 @@ TEST(inference_tensors_cannot_be_bumped_outside_inference_mode) {
 }
 
 TEST(reference_geometries_of_the_other_views) {
-  /* c10.md 8.7, verified against torch: (2,3,4)/(12,4,1) */
+  /* verified against torch: (2,3,4)/(12,4,1) */
   int64_t s[3] = {2, 3, 4};
   c10c_tensor *t = make(s, 3), *v = NULL;
   int64_t src[1] = {0}, dst[1] = {2};

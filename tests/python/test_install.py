@@ -125,3 +125,45 @@ def test_editable_install_rebuilds_what_is_missing_on_import(editable_python, tm
     generated.unlink()
     _check_editable(editable_python, tmp_path)
     assert generated.is_file()
+
+
+class _Finder:
+    """Stands for meson-python's MesonpyMetaFinder: the two attributes pyc10 reads."""
+
+    def __init__(self, name: str, build_path: str) -> None:
+        self._name = name
+        self._build_path = build_path
+
+
+def test_an_editable_install_whose_build_tools_are_gone_is_refused_with_the_command(
+    tmp_path, monkeypatch
+):
+    # A plain `pip install -e .` builds in an isolated environment that pip deletes afterwards;
+    # the build directory's ninja file still runs that environment's meson (to relink libc10c,
+    # to regenerate), so the import hook would fail at the first C edit.
+    from pyc10 import _source_tree
+
+    gone = tmp_path / "pip-build-env-x" / "overlay" / "bin" / "meson"
+    (tmp_path / "build.ninja").write_text(
+        "ninja_required_version = 1.8.2\n\n"
+        "rule SHSYM\n"
+        f" command = {gone} --internal symbolextractor {tmp_path} $in $IMPLIB $out $CROSS\n\n"
+        "rule REGENERATE_BUILD\n"
+        f" command = {gone} --internal regenerate {ROOT} .\n"
+    )
+    assert _source_tree.missing_build_tool(str(tmp_path)) == str(gone)
+    finder = type("MesonpyMetaFinder", (_Finder,), {})("pyc10", str(tmp_path))
+    monkeypatch.setattr(sys, "meta_path", [finder, *sys.meta_path])
+    problem = _source_tree.editable_rebuild_problem("pyc10")
+    assert problem is not None and str(gone) in problem
+    assert problem.endswith(
+        "pip install meson-python meson ninja cffi numpy && pip install --no-build-isolation -e ."
+    )
+    assert _source_tree.editable_rebuild_problem("other") is None
+    # meson still there (python and meson.py alike): nothing to say
+    (tmp_path / "build.ninja").write_text(
+        f"rule REGENERATE_BUILD\n command = {sys.executable} {__file__} --internal regenerate x .\n"
+    )
+    assert _source_tree.missing_build_tool(str(tmp_path)) is None
+    assert _source_tree.editable_rebuild_problem("pyc10") is None
+    assert _source_tree.missing_build_tool(str(tmp_path / "nothing")) is None

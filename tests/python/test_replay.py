@@ -796,7 +796,7 @@ DATA = Path(__file__).parent / "data"
 
 def test_a_real_snapshot_replays_to_pytorchs_figures(tmp_path: Path) -> None:
     """DeComFL's published snapshot (tests/python/data/README.md): PyTorch's own figures in
-    ../shared/traces/pytorch_figures.json ("decomfl"), reproduced to the byte."""
+    bench/traces/pytorch_figures.json ("decomfl"), reproduced to the byte."""
     png = tmp_path / "decomfl.png"
     proc = cli(str(DATA / "decomfl_snapshot.json.gz"), "--json", "--plot", str(png))
     assert proc.returncode == 0, proc.stderr

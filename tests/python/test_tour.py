@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,14 +38,20 @@ def test_tour_runs_and_shows_every_section(tmp_path):
     assert proc.stderr == ""
 
 
-def test_readme_python_example_runs(tmp_path):
+def test_readme_python_examples_print_what_the_readme_says(tmp_path):
+    # The first example is followed by "prints" and its output, verbatim; the others must run.
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
-    )
+    examples = re.findall(r"^```python\n(.*?)^```\n", readme, re.S | re.M)
+    assert len(examples) >= 2
+    shown = re.search(r"^```python\n.*?^```\n\nprints\n\n```\n(.*?)^```\n", readme, re.S | re.M)
+    assert shown is not None, "README's first Python example is not followed by its output"
+    for i, code in enumerate(examples):
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+        )
+        if i == 0:
+            assert proc.stdout == shown.group(1)
     assert "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)" in proc.stdout
-    assert "Invalid device string: 'cuda:01'" in proc.stdout
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,3 +87,45 @@ def test_source_checkout_without_an_installed_build_says_what_to_do():
     )
     assert proc.returncode != 0
     assert "no installed pyc10 was found: run `pip install .` first" in proc.stderr
+
+
+def tour(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pyc10", *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)
+
+
+def test_tour_help_prints_usage_and_runs_nothing(tmp_path):
+    proc = tour("--help", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.startswith("usage: python -m pyc10 [-h] [--version]")
+    assert "== dtypes" not in proc.stdout
+    version = tour("--version", cwd=tmp_path)
+    assert version.returncode == 0 and version.stdout.startswith("pyc10 ")
+
+
+def test_tour_bad_option_is_one_line_and_status_2(tmp_path):
+    proc = tour("--bogus", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == (
+        "python -m pyc10: error: unrecognized arguments: --bogus (see python -m pyc10 --help)\n"
+    )
+
+
+def test_tour_into_a_closed_pipe_ends_quietly(tmp_path):
+    # `python -m pyc10 | head -1` where head has gone: the reading end is closed before the
+    # tour writes, so every write (or the final flush) meets a broken pipe.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pyc10"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 1
