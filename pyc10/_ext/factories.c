@@ -283,11 +283,18 @@ static PyObject *make(int kind, FASTCALL_ARGS) {
   pa_args r;
   if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
   if (pa_intlist(&r, 0, sizes, MAX_DIMS, &n) < 0) return NULL;
-  /* torch's zeros checks its sizes first, with its own text (the others fail in empty) */
-  for (Py_ssize_t i = 0; kind == ZEROS && !pa_has(&r, 1) && i < n; i++)
-    if (sizes[i] < 0)
-      return raise_with(pa_cls.runtime_error, "zeros: Dimension size must be non-negative.");
   int format = C10C_MEMORY_FORMAT_CONTIGUOUS, out_at = kind == EMPTY ? 2 : kind == FULL ? 2 : 1;
+  /* torch's zeros checks its sizes first, with its own text (the others, and zeros on the meta
+   * device, fail in empty with "Trying to create tensor with negative dimension ...") */
+  if (kind == ZEROS && !pa_has(&r, 1)) {
+    c10c_device dev;
+    bool has_device;
+    if (pa_device(&r, out_at + 3, &dev, &has_device) < 0) return NULL;
+    if (!has_device) dev = pyc10_default_device();
+    for (Py_ssize_t i = 0; dev.type != C10C_DEVICE_TYPE_META && i < n; i++)
+      if (sizes[i] < 0)
+        return raise_with(pa_cls.runtime_error, "zeros: Dimension size must be non-negative.");
+  }
   if (kind == EMPTY && pa_memory_format(&r, 1, &format) < 0) return NULL;
   if (format < 0) format = C10C_MEMORY_FORMAT_CONTIGUOUS;
   options dflt = default_options(), o;
