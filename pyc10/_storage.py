@@ -194,6 +194,9 @@ class UntypedStorage(_ctensor.StorageBase):
             raise C10TypeError("StorageBase.new() takes no keyword arguments")
         if args:
             raise C10TypeError(f"StorageBase.new() takes no arguments ({len(args)} given)")
+        if self.device.type == "cuda":  # the constructor allocates on the current device
+            with sys.modules["pyc10"].cuda.device(self.device):
+                return UntypedStorage(0, device=self.device)
         return UntypedStorage(0, device=self.device)
 
     def to(self, *, device: Any, non_blocking: bool = False) -> UntypedStorage:
