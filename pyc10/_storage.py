@@ -195,7 +195,9 @@ class UntypedStorage(_ctensor.StorageBase):
         if args:
             raise C10TypeError(f"StorageBase.new() takes no arguments ({len(args)} given)")
         if self.device.type == "cuda":  # the constructor allocates on the current device
-            with sys.modules["pyc10"].cuda.device(self.device):
+            from .cuda import device
+
+            with device(self.device):
                 return UntypedStorage(0, device=self.device)
         return UntypedStorage(0, device=self.device)
 

@@ -185,10 +185,11 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 @functools.cache
 def _check_bf16_tensor_supported(index: int) -> bool:
-    import pyc10
+    from .._ctensor import tensor  # pyc10.tensor, from the layer below
+    from .._dtype import DTYPE_NAMES
 
     try:
-        pyc10.tensor([1.0], dtype=pyc10.bfloat16, device=f"cuda:{index}")
+        tensor([1.0], dtype=DTYPE_NAMES["bfloat16"], device=f"cuda:{index}")
     except Exception:  # torch's: any failure means no
         return False
     return True
