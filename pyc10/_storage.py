@@ -194,11 +194,6 @@ class UntypedStorage(_ctensor.StorageBase):
             raise C10TypeError("StorageBase.new() takes no keyword arguments")
         if args:
             raise C10TypeError(f"StorageBase.new() takes no arguments ({len(args)} given)")
-        if self.device.type == "cuda":  # the constructor allocates on the current device
-            from .cuda import device
-
-            with device(self.device):
-                return UntypedStorage(0, device=self.device)
         return UntypedStorage(0, device=self.device)
 
     def to(self, *, device: Any, non_blocking: bool = False) -> UntypedStorage:

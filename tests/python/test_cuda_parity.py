@@ -397,3 +397,29 @@ def test_storage_to_and_from_cuda_as_torchs_to(stub):
         "cpu [1, 2, 3, 4] True False",
         "[2, 1, 4, 3] pyc10.UntypedStorage cuda:0",
     ]
+
+
+def test_storages_are_made_on_their_device_not_the_current_one(stub):
+    # torch.UntypedStorage(n, device="cuda:1") allocates on cuda:1 whatever the current device
+    out = run(
+        stub,
+        """
+        import pyc10
+        c = pyc10.cuda
+        s = pyc10.UntypedStorage(4096, device="cuda:1")
+        print(s.device, c.current_device(), c.memory_allocated(0), c.memory_allocated(1))
+        t = s.clone()
+        print(t.device, c.memory_allocated(1), s.new().device)
+        print(pyc10.UntypedStorage([1, 2], device="cuda:1").device)
+        try:
+            pyc10.UntypedStorage(4, device="cuda:5")
+        except RuntimeError as e:
+            print(type(e).__name__, e)
+        """,
+    )
+    assert out == [
+        "cuda:1 0 0 4096",
+        "cuda:1 8192 cuda:1",
+        "cuda:1",
+        "C10RuntimeError CUDA error: invalid device ordinal",
+    ]
