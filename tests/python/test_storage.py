@@ -9,6 +9,7 @@ import pickle
 import re
 import resource
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -531,3 +532,28 @@ def test_type_matches_torch():
         theirs.type(torch.float32)
     with pytest.raises(AttributeError, match="'dtype' object has no attribute 'is_sparse'"):
         ours.type(pyc10.float32)
+
+
+def test_meta_storages_convert_as_torchs_and_refuse_a_byteswap():
+    ours, theirs = pyc10.UntypedStorage(8, device="meta"), torch.UntypedStorage(8, device="meta")
+    for call in (
+        lambda s: s.to(device="cpu"),
+        lambda s: str(s.to(device="meta").device),
+        lambda s: str(s.new().device),
+        lambda s: s._byteswap(3),
+    ):
+        assert _outcome(call, ours) == _outcome(call, theirs)
+    assert ours.to(device="meta") is ours
+    with pytest.raises(NotImplementedError, match="meta"):
+        ours.byteswap(pyc10.int16)  # torch 2.13 crashes here (reads the missing bytes)
+
+
+def test_type_converts_to_the_legacy_storage_classes_as_torchs():
+    data = [1, 2, 3, 4, 5, 6, 7, 8]
+    ours, theirs = pyc10.UntypedStorage(data), torch.UntypedStorage(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # TypedStorage is deprecated, in both
+        for name in ("ByteStorage", "FloatStorage"):
+            mine = _outcome(lambda s, n: s.type(f"pyc10.{n}"), ours, name)
+            torchs = _outcome(lambda s, n: s.type(f"torch.{n}"), theirs, name)
+            assert mine == torchs
