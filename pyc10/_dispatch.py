@@ -131,6 +131,11 @@ class DispatchKeySet:
             raise C10TypeError("raw must be an int in [0, 2**64)")
         return _new_set(raw)
 
+    @staticmethod
+    def from_raw_repr(raw: int) -> DispatchKeySet:
+        """:meth:`from_raw` under torch's name (``torch._C.DispatchKeySet.from_raw_repr``)."""
+        return DispatchKeySet.from_raw(raw)
+
     @classmethod
     def full(cls) -> DispatchKeySet:
         """Every backend bit and functionality key (c10's ``DispatchKeySet(FULL)``)."""
@@ -182,6 +187,10 @@ class DispatchKeySet:
         """The 64-bit word (c10's ``raw_repr``)."""
         return self._raw
 
+    def raw_repr(self) -> int:
+        """The 64-bit word, as torch's ``DispatchKeySet.raw_repr()`` (:attr:`raw`)."""
+        return self._raw
+
     def has(self, key: KeyLike) -> bool:
         """c10's ``has``: whether every bit of ``DispatchKeySet(key)`` is set."""
         bits = _bits(key)
@@ -198,6 +207,10 @@ class DispatchKeySet:
     def highest_priority_key(self) -> DispatchKey:
         """c10's ``highestPriorityTypeId`` (``DispatchKey.Undefined`` for an empty set)."""
         return _key(lib.pyc10_ks_highest_priority_key(self._raw))
+
+    def highestPriorityTypeId(self) -> DispatchKey:  # noqa: N802 - torch's name
+        """:meth:`highest_priority_key` under torch's name."""
+        return self.highest_priority_key()
 
     def highest_functionality_key(self) -> DispatchKey:
         """c10's ``highestFunctionalityKey``."""

@@ -20,6 +20,7 @@ __all__ = [
     "C10RuntimeError",
     "C10TypeError",
     "C10ValueError",
+    "OutOfMemoryError",
     "check",
     "raise_status",
 ]
@@ -67,6 +68,16 @@ class C10MemoryError(C10Error, MemoryError):
     """An allocation failed (raised as ``MemoryError``, as Python's own allocations do)."""
 
 
+class OutOfMemoryError(C10MemoryError, RuntimeError):
+    """CUDA ran out of memory: ``pyc10.cuda.OutOfMemoryError``, as ``torch.cuda.OutOfMemoryError``.
+
+    A RuntimeError, as torch's, and a :class:`C10MemoryError` (so a MemoryError too), as
+    every other failed allocation here.
+    """
+
+    __module__ = "pyc10.cuda"
+
+
 class C10OverflowError(C10Error, RuntimeError):
     """A size computation overflowed 64 bits (torch raises ``RuntimeError``)."""
 
@@ -92,10 +103,17 @@ _BY_STATUS: dict[int, type[C10Error]] = {
 }
 
 
+# how libc10c's CUDA out-of-memory messages begin: the caching allocator's (torch's words), the
+# pinned host allocator's, and a driver call's CUDA_ERROR_OUT_OF_MEMORY
+_CUDA_OOM = ("CUDA out of memory", "CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY")
+
+
 def raise_status(status: int) -> NoReturn:
     """Raise the exception for a failed C call, with the thread's last error message."""
     message = ffi.string(lib.c10c_last_error_message()).decode("utf-8", "replace")
     cls = _BY_STATUS.get(status, C10RuntimeError)
+    if status == lib.C10C_STATUS_OUT_OF_MEMORY and message.startswith(_CUDA_OOM):
+        cls = OutOfMemoryError
     exc = cls(message)
     exc.status = status
     exc.status_name = ffi.string(lib.c10c_status_name(status)).decode()

@@ -7,6 +7,7 @@ pickling, ``from_file`` and a few conveniences.
 
 from __future__ import annotations
 
+import builtins
 import ctypes
 import mmap
 import os
@@ -17,6 +18,7 @@ from ._adopt import adopt as _adopt
 from ._device import _make as _make_device
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
+from ._dtype import dtype as _dtype_cls
 from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError, check
 from ._lib import ffi, lib
 
@@ -25,6 +27,15 @@ if TYPE_CHECKING:
     from ._tensor import Tensor
 
 __all__ = ["UntypedStorage"]
+
+
+def _import_dotted_name(name: str) -> Any:
+    """The object a dotted name names, importing its first component (torch's helper)."""
+    components = name.split(".")
+    obj = __import__(components[0])
+    for component in components[1:]:
+        obj = getattr(obj, component)
+    return obj
 
 
 def _rebuild_storage(data: bytes, device: str) -> UntypedStorage:
@@ -177,11 +188,93 @@ class UntypedStorage(_ctensor.StorageBase):
     # torch's is a Python method of torch.storage._StorageBase, which names its arity errors
     share_memory_.__qualname__ = "_StorageBase.share_memory_"
 
+    def new(self, *args: Any, **kwargs: Any) -> UntypedStorage:
+        """An empty storage on the same device (torch's ``StorageBase.new()``, no arguments)."""
+        if kwargs:
+            raise C10TypeError("StorageBase.new() takes no keyword arguments")
+        if args:
+            raise C10TypeError(f"StorageBase.new() takes no arguments ({len(args)} given)")
+        return UntypedStorage(0, device=self.device)
+
+    def to(self, *, device: Any, non_blocking: bool = False) -> UntypedStorage:
+        """Self when already on ``device``, else a copy there (torch's ``_StorageBase.to``).
+
+        As torch's ``torch._utils._to``: a CPU copy of a CUDA storage is pinned when
+        ``non_blocking``; a device type without a pyc10 module (meta) is torch's AssertionError
+        "META device module is not loaded".
+        """
+        if not isinstance(device, _device_cls):
+            device = _device_cls(device)
+        if self.device == device:
+            return self
+        if device.type == "cpu":
+            n = self.nbytes()
+            if non_blocking and self.device.type == "cuda":
+                out: UntypedStorage = _pinned_strided(
+                    (n,), (1,), _DTYPE_NAMES["uint8"]
+                ).untyped_storage()
+            else:
+                out = UntypedStorage(n)
+            return out.copy_(self, non_blocking)
+        from . import cuda  # a lower layer; torch looks its device modules up on torch
+
+        module = {"cuda": cuda}.get(device.type)
+        if module is None:
+            raise AssertionError(f"{device.type.upper()} device module is not loaded")
+        with module.device(device):
+            return UntypedStorage(self.size(), device=device).copy_(self, non_blocking)
+
+    def byteswap(self, dtype: Any) -> None:
+        """Reverse the bytes of every ``dtype`` element in place (each half of a complex one).
+
+        As torch's: a dtype that is no ``pyc10.dtype`` is a RuntimeError, as is a size that is
+        no multiple of the element size.
+        """
+        if not isinstance(dtype, _dtype_cls):
+            raise C10RuntimeError(f"expected pyc10.dtype, but got {builtins.type(dtype)}")
+        elem_size = dtype.itemsize
+        if dtype.is_complex:  # the real and imaginary parts are swapped each, not exchanged
+            elem_size = max(elem_size // 2, 1)
+        self._byteswap(elem_size)
+
+    def _byteswap(self, elem_size: int) -> None:
+        """Reverse every ``elem_size`` bytes in place (torch's ``StorageBase._byteswap``)."""
+        if not isinstance(elem_size, int):
+            raise C10RuntimeError("_byteswap(): arg must be an 'int'")
+        if elem_size not in (1, 2, 4, 8):
+            raise C10RuntimeError("elem_size must be 1, 2, 4, or 8")
+        n = self.nbytes()
+        if n % elem_size:
+            raise C10RuntimeError(f"the length of data is not a multiple of {elem_size}")
+        if elem_size == 1:
+            return
+        data = self._bytes()
+        swapped = bytearray(n)
+        for k in range(elem_size):
+            swapped[k::elem_size] = data[elem_size - 1 - k :: elem_size]
+        self.copy_(UntypedStorage.from_buffer(swapped, dtype=_DTYPE_NAMES["uint8"]))
+
     def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:
         """Pickle (and copy, deepcopy) by value: the bytes and the device."""
         if self.device.type == "meta":
             raise C10NotImplementedError("Cannot copy out of meta tensor; no data!")
         return _rebuild_storage, (self._bytes(), str(self.device))
+
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """The type's name ("pyc10.UntypedStorage"), or self converted to ``dtype``.
+
+        torch's ``torch._utils._type``: ``dtype`` is a class or its dotted name (imported);
+        self when it is this type, else ``dtype(self.size()).copy_(self, non_blocking)``.
+        """
+        if dtype is None:
+            return self.__module__ + "." + self.__class__.__name__
+        if isinstance(dtype, str):
+            dtype = _import_dotted_name(dtype)
+        if dtype is builtins.type(self):
+            return self
+        if dtype.is_sparse:
+            raise C10RuntimeError("Cannot cast dense tensor to sparse tensor")
+        return dtype(self.size()).copy_(self, non_blocking)
 
     def __repr__(self) -> str:
         n = self.nbytes()
@@ -192,6 +285,10 @@ class UntypedStorage(_ctensor.StorageBase):
             return " \n" + header
         return " " + "\n ".join(str(b) for b in self._bytes()) + "\n" + header
 
+
+# torch's are Python methods of torch.storage._StorageBase, which names their arity errors
+for _name in ("to", "type"):
+    vars(UntypedStorage)[_name].__qualname__ = f"_StorageBase.{_name}"
 
 if not TYPE_CHECKING:
     UntypedStorage = _adopt(UntypedStorage, _ctensor.StorageBase, "StorageBase")

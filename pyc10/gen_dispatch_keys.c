@@ -7,8 +7,11 @@
 
 /* Writes the member for key k: c10's name, except that the six per-backend block placeholders
  * (which c10 prints as "Undefined", "QuantizedUndefined", ...) get their enum names
- * StartOf<Functionality>Backends, as torch._C.DispatchKey has them. The EndOfFunctionalityKeys
- * sentinel is no member. */
+ * StartOf<Functionality>Backends, as torch._C.DispatchKey has them. c10's EndOf<Functionality>
+ * Backends names are no keys of their own but the block's last key (its Meta key, Meta being the
+ * last backend component: EndOfDenseBackends = Meta = 64), so they follow that key as aliases,
+ * as in torch._C.DispatchKey (DispatchKey.EndOfDenseBackends == DispatchKey.Meta, named "Meta").
+ * The EndOfFunctionalityKeys sentinel is no member (torch._C.DispatchKey has none either). */
 static void write_member(FILE *f, c10c_dispatch_key k) {
   if (k == C10C_DISPATCH_KEY_END_OF_FUNCTIONALITY_KEYS) return;
   bool in_blocks =
@@ -18,6 +21,9 @@ static void write_member(FILE *f, c10c_dispatch_key k) {
             c10c_dispatch_key_name(c10c_dispatch_key_to_functionality(k)), (unsigned)k);
   else
     fprintf(f, "    %s = %u\n", c10c_dispatch_key_name(k), (unsigned)k);
+  if (in_blocks && c10c_dispatch_key_to_backend(k) == C10C_BACKEND_COMPONENT_META)
+    fprintf(f, "    EndOf%sBackends = %u\n",
+            c10c_dispatch_key_name(c10c_dispatch_key_to_functionality(k)), (unsigned)k);
 }
 
 int main(int argc, char **argv) {

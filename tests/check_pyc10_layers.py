@@ -56,6 +56,7 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
             "pyc10._finfo",
             "pyc10._repr",
             "pyc10.cuda._runtime",
+            "pyc10.cuda._properties",
             "pyc10.cuda.memory",
             "pyc10.cuda",
         ],

@@ -197,8 +197,23 @@ bool storage__check_long(PyObject *o) {
 
 /* ---- construction -------------------------------------------------------------------------- */
 
+/* New bytes on device. The allocator registry serves a device type and CUDA allocates on the
+ * current device, so a CUDA index is made current for the allocation (torch's UntypedStorage(n,
+ * device="cuda:1") and clone() allocate on that device, whatever the current one). */
 c10c_status storage__new(c10c_storage **out, int64_t nbytes, c10c_device device) {
-  return c10c_storage_new(out, nbytes, NULL, device.type, true);
+  if (device.type != C10C_DEVICE_TYPE_CUDA || device.index < 0)
+    return c10c_storage_new(out, nbytes, NULL, device.type, true);
+  c10c_cuda_device_guard guard = C10C_CUDA_DEVICE_GUARD_INIT;
+  c10c_status st = c10c_cuda_device_guard_enter(&guard, device.index);
+  if (st != C10C_STATUS_OK) return st;
+  st = c10c_storage_new(out, nbytes, NULL, device.type, true);
+  c10c_status restored = c10c_cuda_device_guard_exit(&guard);
+  if (st == C10C_STATUS_OK && restored != C10C_STATUS_OK) {
+    c10c_storage_release(*out);
+    *out = NULL;
+    return restored;
+  }
+  return st;
 }
 
 /* UntypedStorage(sequence): each item an int (bool too), stored modulo 256, as torch. */

@@ -13,13 +13,23 @@ and are names of this module too.
 
 from __future__ import annotations
 
+import ctypes
 from types import TracebackType
 from typing import Any
 
 from .._device import device as _device_cls
-from .._errors import C10NotImplementedError, check
+from .._errors import C10NotImplementedError, C10TypeError, check
+from .._errors import OutOfMemoryError as OutOfMemoryError  # a name, not in __all__, as torch's
 from .._lib import ffi, lib
 from . import memory as memory
+from ._properties import (
+    _CudaDeviceProperties as _CudaDeviceProperties,
+)
+from ._properties import (
+    get_device_capability,
+    get_device_properties,
+    is_bf16_supported,
+)
 from ._runtime import (
     _device_index,
     _none_compared,
@@ -37,13 +47,12 @@ from ._runtime import (
     _unavailable_reason as _unavailable_reason,
 )
 from .memory import (
-    _record_memory_history as _record_memory_history,  # pyc10.cuda's since before .memory
-)
-from .memory import (
-    _snapshot as _snapshot,
-)
-from .memory import (
+    MemPool,
+    caching_allocator_alloc,
+    caching_allocator_delete,
     empty_cache,
+    get_allocator_backend,
+    get_per_process_memory_fraction,
     host_memory_stats,
     host_memory_stats_as_nested_dict,
     list_gpu_processes,
@@ -65,24 +74,41 @@ from .memory import (
     reset_peak_memory_stats,
     set_allocator_settings,
     set_per_process_memory_fraction,
+    use_mem_pool,
+)
+from .memory import (
+    _record_memory_history as _record_memory_history,  # pyc10.cuda's since before .memory
+)
+from .memory import (
+    _snapshot as _snapshot,
 )
 
 __all__ = [
     "Event",
+    "ExternalStream",
+    "MemPool",
     "Stream",
     "StreamContext",
+    "caching_allocator_alloc",
+    "caching_allocator_delete",
     "current_device",
     "current_stream",
     "default_stream",
     "device",
     "device_count",
+    "device_of",
     "driver_version",
     "empty_cache",
+    "get_allocator_backend",
+    "get_device_capability",
     "get_device_name",
+    "get_device_properties",
+    "get_per_process_memory_fraction",
     "host_memory_stats",
     "host_memory_stats_as_nested_dict",
     "init",
     "is_available",
+    "is_bf16_supported",
     "is_initialized",
     "list_gpu_processes",
     "max_memory_allocated",
@@ -108,9 +134,20 @@ __all__ = [
     "set_stream",
     "stream",
     "synchronize",
+    "use_mem_pool",
 ]
 
 _device_ctx = device  # the context manager, under a name the ``device`` parameters do not hide
+
+
+class device_of(device):
+    """Context manager making the device of a tensor or storage current (torch's ``device_of``).
+
+    A no-op for an object not on a CUDA device.
+    """
+
+    def __init__(self, obj: Any) -> None:
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
 
 
 def get_device_name(device: Any = None) -> str:
@@ -212,6 +249,106 @@ class Stream:
 
     def __repr__(self) -> str:
         return f"<pyc10.cuda.Stream device={self.device} cuda_stream={self.cuda_stream:#x}>"
+
+
+class ExternalStream(Stream):
+    """A stream made outside pyc10 (a ``CUstream`` / ``cudaStream_t`` as an int), as torch's.
+
+    ``ExternalStream(stream_ptr, device=None)``: ``cuda_stream`` is the handle, ``device`` its
+    device (the current one by default); ``query()`` and ``synchronize()`` ask the driver.
+    The caller keeps the stream alive. libc10c (ABI 1.0) knows only the streams it made, so an
+    external stream cannot be made current, record or wait for events, or be waited for
+    (NotImplementedError); torch's ``stream_id`` for it is the handle.
+    """
+
+    __slots__ = ("_handle", "_index")
+    _handle: int
+    _index: int
+
+    def __init__(self, stream_ptr: int, device: Any = None) -> None:
+        _require()
+        if not isinstance(stream_ptr, int) or isinstance(stream_ptr, bool):
+            raise C10TypeError(
+                f"ExternalStream(): stream_ptr must be an int, not {type(stream_ptr).__name__}"
+            )
+        self._index = _none_compared(_device_index(device, optional=True))
+        self._handle = stream_ptr
+
+    @property
+    def device(self) -> _device_cls:
+        """The stream's device."""
+        return _device_cls("cuda", self._index)
+
+    @property
+    def stream_id(self) -> int:
+        """c10's id of an external stream: its handle."""
+        return self._handle
+
+    @property
+    def cuda_stream(self) -> int:
+        """The driver's handle."""
+        return self._handle
+
+    @property
+    def priority(self) -> int:
+        """Unknown to libc10c: NotImplementedError."""
+        raise self._unsupported("priority")
+
+    def query(self) -> bool:
+        """Whether the work queued on the stream has completed (cuStreamQuery)."""
+        from ._properties import _driver
+
+        result = int(_driver().cuStreamQuery(ctypes.c_void_p(self._handle)))
+        if result == 600:  # CUDA_ERROR_NOT_READY
+            return False
+        self._check(result, "cuStreamQuery")
+        return True
+
+    def synchronize(self) -> None:
+        """Wait for the stream's work (cuStreamSynchronize)."""
+        from ._properties import _driver
+
+        self._check(
+            int(_driver().cuStreamSynchronize(ctypes.c_void_p(self._handle))),
+            "cuStreamSynchronize",
+        )
+
+    @staticmethod
+    def _check(result: int, name: str) -> None:
+        if result:
+            from ._properties import _driver_error
+
+            raise _driver_error(result, name)
+
+    def _unsupported(self, what: str) -> C10NotImplementedError:
+        return C10NotImplementedError(
+            f"ExternalStream.{what}: libc10c cannot use a stream it did not make"
+        )
+
+    def record_event(self, event: Event | None = None) -> Event:
+        """Not supported (NotImplementedError)."""
+        raise self._unsupported("record_event")
+
+    def wait_event(self, event: Event) -> None:
+        """Not supported (NotImplementedError)."""
+        raise self._unsupported("wait_event")
+
+    def wait_stream(self, stream: Stream) -> None:
+        """Not supported (NotImplementedError)."""
+        raise self._unsupported("wait_stream")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ExternalStream)
+            and other._handle == self._handle
+            and other._index == self._index
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.device, self._handle))
+
+    def __repr__(self) -> str:
+        return f"<pyc10.cuda.ExternalStream device={self.device} cuda_stream={self._handle:#x}>"
 
 
 def _stream_value(d: Any) -> tuple[Any, int]:

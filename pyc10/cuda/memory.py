@@ -11,17 +11,28 @@ unavailable, as torch's CUDA build does.
 from __future__ import annotations
 
 import collections
+import contextlib
 import importlib
 import inspect
+import itertools
 import json
+import operator
 import os
 import pickle
 import sys
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 from .. import memory as _alloc
-from .._errors import C10NotImplementedError, C10RuntimeError, C10TypeError, check, read_text
+from .._errors import (
+    C10NotImplementedError,
+    C10RuntimeError,
+    C10TypeError,
+    C10ValueError,
+    check,
+    read_text,
+)
 from .._lib import ffi, lib
 from ._runtime import (
     _device_index,
@@ -34,7 +45,12 @@ from ._runtime import (
 )
 
 __all__ = [
+    "MemPool",
+    "caching_allocator_alloc",
+    "caching_allocator_delete",
     "empty_cache",
+    "get_allocator_backend",
+    "get_per_process_memory_fraction",
     "host_memory_stats",
     "host_memory_stats_as_nested_dict",
     "list_gpu_processes",
@@ -56,6 +72,7 @@ __all__ = [
     "reset_peak_memory_stats",
     "set_allocator_settings",
     "set_per_process_memory_fraction",
+    "use_mem_pool",
 ]
 
 _device_ctx = device  # the context manager, under a name the ``device`` parameters do not hide
@@ -137,7 +154,11 @@ def memory_stats(device: Any = None) -> collections.OrderedDict[str, int]:
     if not is_initialized():
         return collections.OrderedDict()
     with _device_ctx(device):  # the allocator reports its current device
-        return collections.OrderedDict(sorted(_alloc.stats("cuda").items()))
+        stats = _alloc.stats("cuda")
+    # torch 2.13's counter of allocations refused up front under its throw_on_cudamalloc_oom
+    # setting, which libc10c does not have: none ever is
+    stats.setdefault("num_oom_rejections", 0)
+    return collections.OrderedDict(sorted(stats.items()))
 
 
 def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
@@ -223,25 +244,89 @@ def reset_max_memory_cached(device: Any = None) -> None:
 
 
 def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
-    """The statistics as a table laid out as ``torch.cuda.memory_summary()``'s.
+    """The statistics as the table ``torch.cuda.memory_summary()`` prints, line for line.
 
+    torch's layout, rows and units (the header names libc10c where torch's names PyTorch).
     ``abbreviated`` leaves out the rows of the large and small pools. Without CUDA
     initialized torch finds no statistics and raises ``KeyError('allocated_bytes.all.current')``;
     so does this.
     """
     index = _device_index(device, optional=True)
-    if not is_initialized():
+    stats = memory_stats(device=index)
+    if not stats:  # where torch's first look-up fails
         raise KeyError("allocated_bytes.all.current")
-    with _device_ctx(index):
-        text = _alloc.summary("cuda")
-    if abbreviated:
-        pools = ("from large pool |", "from small pool |")  # the rows torch leaves out
-        text = "".join(
-            line
-            for line in text.splitlines(keepends=True)
-            if not line.lstrip("| ").startswith(pools)
-        )
-    return text
+    lines = ["=" * 75]
+    lines.append(f" {'':16} libc10c CUDA memory summary, device ID {index:<17d} ")
+    lines.append("-" * 75)
+    lines.append(
+        f"  {'':9} CUDA OOMs: {stats['num_ooms']:<12d} | {'':6} cudaMalloc retries: "
+        f"{stats['num_alloc_retries']:<8d}  "
+    )
+    lines.append("=" * 75)
+    lines.append("        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  ")
+    for key, name, fmt in _SUMMARY_METRICS:
+        lines.append("-" * 75)
+        rows = [("all", name)]
+        if not abbreviated:
+            rows += [
+                ("large_pool", "      from large pool"),
+                ("small_pool", "      from small pool"),
+            ]
+        first = [stats[f"{key}.all.{m}"] for m in _SUMMARY_COLUMNS]  # the unit of every row
+        for pool, row in rows:
+            values = [stats[f"{key}.{pool}.{m}"] for m in _SUMMARY_COLUMNS]
+            cells = " | ".join(fmt(v, p) for v, p in zip(values, first, strict=True))
+            lines.append(f" {row:<21} | {cells} ")
+    for key, name in (
+        ("oversize_allocations", "Oversize allocations"),
+        ("oversize_segments", "Oversize GPU segments"),
+    ):
+        lines.append("-" * 75)
+        values = [stats[f"{key}.{m}"] for m in _SUMMARY_COLUMNS]
+        cells = " | ".join(_format_count(v, v) for v in values)
+        lines.append(f" {name:<21} | {cells} ")
+    lines.append("=" * 75)
+    return "|" + "|\n|".join(lines) + "|\n"
+
+
+def _format_size(size: int, unit_of: int) -> str:
+    """A memory_summary cell for bytes, as torch's: the unit chosen by ``unit_of`` (the all row)."""
+    prefix = "B  "
+    for new_prefix in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        if unit_of < 768 * 1024:
+            break
+        prefix = new_prefix
+        size //= 1024
+        unit_of //= 1024  # torch divides a float; the comparison comes out the same
+    return f"{size:6d} {prefix}"
+
+
+def _format_count(count: int, unit_of: int) -> str:
+    """A memory_summary cell for counts, as torch's (K, M steps of 1000)."""
+    prefix = " "
+    for new_prefix in ("K", "M"):
+        if unit_of < 750 * 1000:
+            break
+        prefix = new_prefix
+        count //= 1000
+        unit_of //= 1000
+    return f"{count:7d} {prefix} "
+
+
+_SUMMARY_COLUMNS = ("current", "peak", "allocated", "freed")
+_LARGE_POOL_ROW = "      from large pool"
+_SMALL_POOL_ROW = "      from small pool"
+_SUMMARY_METRICS = (
+    ("allocated_bytes", "Allocated memory", _format_size),
+    ("active_bytes", "Active memory", _format_size),
+    ("requested_bytes", "Requested memory", _format_size),
+    ("reserved_bytes", "GPU reserved memory", _format_size),
+    ("inactive_split_bytes", "Non-releasable memory", _format_size),
+    ("allocation", "Allocations", _format_count),
+    ("active", "Active allocs", _format_count),
+    ("segment", "GPU reserved segments", _format_count),
+    ("inactive_split", "Non-releasable allocs", _format_count),
+)
 
 
 def empty_cache() -> None:
@@ -316,6 +401,156 @@ def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None
     if not isinstance(fraction, float):
         raise C10TypeError("Invalid type for fraction argument, must be `float`")
     check(lib.c10c_cuda_set_memory_fraction(fraction, index))
+    _fractions[index if index >= 0 else current_device()] = fraction
+
+
+_fractions: dict[int, float] = {}  # set_per_process_memory_fraction's, by device
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    """The fraction of the device's memory the caching allocator may reserve (1.0 until set).
+
+    torch's checks in torch's order: CUDA first (RuntimeError), then the device. libc10c has
+    no getter for it (ABI 1.0), so this is the last fraction :func:`set_per_process_memory_fraction`
+    set for the device in this process (one a C caller set is not seen).
+    """
+    _require()
+    if device is None:
+        device = current_device()
+    index = _none_compared(_device_index(device))
+    return _fractions.get(index, 1.0)
+
+
+def get_allocator_backend() -> str:
+    """The CUDA allocator's backend: ``"native"`` (PyTorch's caching allocator; the only one)."""
+    return "native"
+
+
+_raw_blocks: dict[int, Any] = {}  # caching_allocator_alloc's blocks by address (c10c_data_ptr)
+
+
+def caching_allocator_alloc(size: int, device: Any = None, stream: Any = None) -> int:
+    """``size`` bytes from the CUDA caching allocator, as ``torch.cuda.caching_allocator_alloc``.
+
+    On ``device`` (the current device by default) for ``stream`` (a :class:`pyc10.cuda.Stream`;
+    the device's current stream by default). Returns the address; free it with
+    :func:`caching_allocator_delete`. A stream given as an int must be 0 (the default stream) or
+    the handle of the device's current stream: libc10c cannot allocate for a stream it did not
+    make (NotImplementedError); any other type is torch's TypeError.
+    """
+    from . import Stream, current_stream, default_stream, set_stream
+
+    if device is None:
+        device = current_device()
+    index = _none_compared(_device_index(device))
+    if stream is None:
+        stream = current_stream(index)
+    if not isinstance(stream, (Stream, int)):
+        raise C10TypeError(
+            "Invalid type for stream argument, must be `pyc10.cuda.Stream` or `int` "
+            "representing a pointer to an existing stream"
+        )
+    if isinstance(stream, int):
+        if stream == 0:
+            stream = default_stream(index)
+        elif stream == current_stream(index).cuda_stream:
+            stream = current_stream(index)
+        else:
+            raise C10NotImplementedError(
+                f"caching_allocator_alloc: stream {stream:#x} is not a stream of libc10c; pass "
+                "a pyc10.cuda.Stream"
+            )
+    nbytes = operator.index(size)
+    if nbytes < 0:
+        raise C10ValueError(f"caching_allocator_alloc: size must be non-negative, got {nbytes}")
+    block = ffi.new("c10c_data_ptr *")
+    with _device_ctx(index):
+        previous = current_stream(index)
+        set_stream(stream)
+        try:
+            allocator = _alloc._allocator("cuda")
+            check(lib.c10c_allocator_allocate(block, allocator, nbytes))
+        finally:
+            set_stream(previous)
+    address = int(ffi.cast("uintptr_t", block.data))
+    if address:
+        _raw_blocks[address] = block
+    return address
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Free a block of :func:`caching_allocator_alloc` (0 is ignored), as torch's.
+
+    An address it did not give is torch's RuntimeError "invalid device pointer: 0x...".
+    """
+    address = operator.index(mem_ptr)
+    if address == 0:
+        return
+    block = _raw_blocks.pop(address, None)
+    if block is None:
+        raise C10RuntimeError(f"invalid device pointer: {address:#x}")
+    lib.c10c_data_ptr_free(block)
+
+
+# ---- memory pools ----
+
+_pool_ids = itertools.count(1)
+
+
+class MemPool:
+    """A private pool of the CUDA caching allocator, as ``torch.cuda.MemPool``: not supported.
+
+    libc10c's caching allocator has one pool per device (its segments' ``segment_pool_id`` is
+    always ``(0, 0)``) and ABI 1.0 has no call to route allocations elsewhere, so a pool can be
+    made and looked at but never used: it holds no memory (``snapshot()`` is ``[]``), and
+    :func:`use_mem_pool` raises NotImplementedError. ``id`` is ``(0, n)`` as torch numbers the
+    pools users make; ``allocator`` must be None (no pluggable allocators here).
+    """
+
+    __slots__ = ("_id",)
+    _id: tuple[int, int]
+
+    def __init__(self, allocator: Any = None, use_on_oom: bool = False, no_split: bool = False):
+        _require()
+        if allocator is not None:
+            raise C10NotImplementedError("MemPool: pluggable CUDA allocators are not supported")
+        del use_on_oom, no_split
+        self._id = (0, next(_pool_ids))
+
+    @property
+    def id(self) -> tuple[int, int]:
+        """The pool's id, two ints."""
+        return self._id
+
+    def use_count(self) -> int:
+        """References to the pool held by the allocator and this object: 1 (never in use)."""
+        return 1
+
+    def snapshot(self, include_traces: bool = True) -> list[dict[str, Any]]:
+        """The pool's segments, as :func:`memory_snapshot` with this pool's id: none."""
+        return memory_snapshot(self.id, include_traces=include_traces)
+
+    def __repr__(self) -> str:
+        return f"<pyc10.cuda.MemPool id={self._id}>"
+
+
+@contextlib.contextmanager
+def use_mem_pool(pool: MemPool, device: Any = None) -> Iterator[None]:
+    """Route this thread's allocations to ``pool``: not supported (NotImplementedError).
+
+    The device is looked at first (the current one needs CUDA), as torch's; then the pool;
+    libc10c's caching allocator has no private pools.
+    """
+    if device is None:
+        current_device()  # needs CUDA, as torch's
+    else:
+        _device_index(device)
+    if not isinstance(pool, MemPool):
+        raise C10TypeError(f"use_mem_pool(): pool must be a MemPool, not {type(pool).__name__}")
+    raise C10NotImplementedError(
+        "use_mem_pool: the CUDA caching allocator has no private memory pools"
+    )
+    yield  # pragma: no cover - a generator, for contextmanager
 
 
 # ---- snapshots and the allocator's event history ----
@@ -383,13 +618,27 @@ def _dump_snapshot(
 def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> list[dict[str, Any]]:
     """The segments of every device with their blocks, as ``torch.cuda.memory_snapshot()``.
 
-    ``[]`` without CUDA. There are no memory pools here: a ``mempool_id`` raises
-    NotImplementedError. ``include_traces`` is accepted (the segments do not carry traces).
+    ``[]`` without CUDA. With ``mempool_id`` (two ints) only that pool's segments: every segment
+    is in the default pool, ``(0, 0)``, as there are no private pools here (:class:`MemPool`).
+    ``include_traces`` is accepted (the segments do not carry traces).
     """
     del include_traces
-    if mempool_id is not None:
-        raise C10NotImplementedError("CUDA memory pools (mempool_id) are not supported")
-    return list(_snapshot()["segments"])
+    segments = list(_snapshot()["segments"])
+    if mempool_id is None:
+        return segments
+    wanted = _pool_id(mempool_id)
+    return [s for s in segments if tuple(s["segment_pool_id"]) == wanted]
+
+
+def _pool_id(value: Any) -> tuple[int, int]:
+    """A pool id: two ints (a tuple or list), as torch's MempoolId_t."""
+    if (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return int(value[0]), int(value[1])
+    raise C10TypeError(f"mempool_id must be a tuple of two ints, not {value!r}")
 
 
 def _record_memory_history(enabled: Any = "all", *args: Any, **kwargs: Any) -> None:

@@ -969,13 +969,48 @@ EXPORT long c10c_stub_mapped_bytes(void) {
 }
 
 /* Attribute 102 (virtual memory management supported): 1, or 0 with C10C_STUB_NO_VMM_DEVICE set
- * (a device that lacks it); other attributes 0. */
+ * (a device that lacks it). The attributes torch.cuda.get_device_properties reports: an
+ * A100-like device (compute capability C10C_STUB_CC_MAJOR.C10C_STUB_CC_MINOR, 8.0 by default;
+ * PCI bus d + 1); other attributes 0. */
 EXPORT CUresult cuDeviceGetAttribute(int *value, int attribute, CUdevice d) {
   ENTER("cuDeviceGetAttribute");
   CUresult r = check_device(d);
   if (r != CUDA_SUCCESS) return r;
   if (!value) return CUDA_ERROR_INVALID_VALUE;
-  *value = attribute == 102 && !env_long("C10C_STUB_NO_VMM_DEVICE", 0);
+  switch (attribute) {
+    case 1: *value = 1024; break;                                    /* max threads per block */
+    case 8: *value = 49152; break;                                   /* shared memory per block */
+    case 10: *value = 32; break;                                     /* warp size */
+    case 13: *value = 1410000; break;                                /* clock rate (kHz) */
+    case 16: *value = 108; break;                                    /* multiprocessors */
+    case 33: *value = d + 1; break;                                  /* PCI bus id */
+    case 36: *value = 1215000; break;                                /* memory clock rate (kHz) */
+    case 37: *value = 5120; break;                                   /* memory bus width (bits) */
+    case 38: *value = 40 << 20; break;                               /* L2 cache (bytes) */
+    case 39: *value = 2048; break;                                   /* max threads per SM */
+    case 75: *value = (int)env_long("C10C_STUB_CC_MAJOR", 8); break; /* compute capability */
+    case 76: *value = (int)env_long("C10C_STUB_CC_MINOR", 0); break;
+    case 81: *value = 167936; break; /* shared memory per SM */
+    case 82: *value = 65536; break;  /* registers per SM */
+    case 97: *value = 166912; break; /* shared memory opt-in */
+    case 102: *value = !env_long("C10C_STUB_NO_VMM_DEVICE", 0); break;
+    default: *value = 0;
+  }
+  return CUDA_SUCCESS;
+}
+
+typedef struct CUuuid {
+  char bytes[16];
+} CUuuid;
+
+/* A fixed UUID per device: bytes 0..14 are 0x10 + i, byte 15 the device. */
+EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice d) {
+  ENTER("cuDeviceGetUuid_v2");
+  CUresult r = check_device(d);
+  if (r != CUDA_SUCCESS) return r;
+  if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+  for (int i = 0; i < 15; i++) uuid->bytes[i] = (char)(0x10 + i);
+  uuid->bytes[15] = (char)d;
   return CUDA_SUCCESS;
 }
 

@@ -286,7 +286,7 @@ def test_cuda_tensors_through_the_stand_in(stub):
             "0 1536",  # the peak: g, z and the clone of a view of g
             "0 True",
             "67108864",
-            "C10MemoryError",
+            "OutOfMemoryError",  # torch.cuda.OutOfMemoryError's counterpart, a MemoryError too
             "C10ValueError",
             "C10ValueError",
             "C10ValueError",
@@ -439,7 +439,7 @@ def test_torch_cuda_names_through_the_stand_in(stub):
                     lambda: c.memory._record_memory_history(context="x"),
                     lambda: c.memory._record_memory_history(stacks="cpp"),
                     lambda: c.memory._record_memory_history(skip_actions=["nope"]),
-                    lambda: c.memory_snapshot(mempool_id=(1, 2)),
+                    lambda: c.memory_snapshot(mempool_id="x"),
                     lambda: c.Event(interprocess=True).ipc_handle()):
             try:
                 bad()
@@ -501,7 +501,7 @@ def test_torch_cuda_names_through_the_stand_in(stub):
         "C10RuntimeError expected stacks to be 'python', or 'all'",
         "C10RuntimeError Unknown action in skip_actions: 'nope' (one of alloc, free_completed, "
         "free_requested, oom, segment_alloc, segment_free, segment_map, segment_unmap, snapshot)",
-        "C10NotImplementedError CUDA memory pools (mempool_id) are not supported",
+        "C10TypeError mempool_id must be a tuple of two ints, not 'x'",
         "C10NotImplementedError sharing CUDA events between processes is not supported yet",
         "device 1 0 1",
         "current 0",

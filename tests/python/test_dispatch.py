@@ -32,8 +32,6 @@ def ours_set(*names):
 
 def test_every_torch_key_has_our_value_and_name():
     for name, key in TK.__members__.items():
-        if name.startswith("EndOf"):
-            continue  # c10's aliases of the last key of each block
         assert DispatchKey[name] == int(key), name
         if not name.startswith("StartOf"):  # block placeholders print as "Undefined" ...
             assert C._dispatch_key_name(key) == DispatchKey[name].name
@@ -46,6 +44,42 @@ def test_our_keys_are_c10s_names_for_their_values():
     assert len(DispatchKey) == 156 - 1  # every value but the EndOfFunctionalityKeys sentinel
     torch_names = {n for n in TK.__members__ if not n.startswith("EndOf")}
     assert torch_names <= {k.name for k in DispatchKey}
+    assert set(TK.__members__) <= set(DispatchKey.__members__)  # the EndOf aliases too
+
+
+def test_end_of_block_names_are_aliases_of_the_blocks_meta_keys_as_in_torch():
+    ends = [n for n in TK.__members__ if n.startswith("EndOf")]
+    assert len(ends) == 6
+    for name in ends:
+        ours, theirs = DispatchKey[name], getattr(TK, name)
+        assert int(ours) == int(theirs)
+        assert ours.name == theirs.name  # the block's Meta key ("Meta", "AutogradMeta", ...)
+        assert str(ours) == str(theirs)
+        assert ours is DispatchKey[ours.name]
+    assert len({int(DispatchKey[n]) for n in ends}) == 6
+    assert "EndOfFunctionalityKeys" not in TK.__members__
+    assert "EndOfFunctionalityKeys" not in DispatchKey.__members__
+
+
+def test_torchs_method_names_give_torchs_answers():
+    rng = random.Random(5)
+    for _ in range(200):
+        names = random_names(rng, rng.randint(0, 5))
+        t, o = torch_set(*names), ours_set(*names)
+        assert o.raw_repr() == t.raw_repr() == o.raw
+        assert str(o.highestPriorityTypeId()) == str(t.highestPriorityTypeId())
+        back, tback = (
+            DispatchKeySet.from_raw_repr(o.raw_repr()),
+            C.DispatchKeySet.from_raw_repr(t.raw_repr()),
+        )
+        assert back == o and repr(back) == str(tback)
+    assert DispatchKeySet().highestPriorityTypeId() is DispatchKey.Undefined
+    assert str(C.DispatchKeySet.from_raw_repr(0).highestPriorityTypeId()) == "DispatchKey.Undefined"
+    for bad in (-1, 1 << 64, "a", 1.5):
+        with pytest.raises(TypeError):
+            C.DispatchKeySet.from_raw_repr(bad)
+        with pytest.raises(TypeError):
+            DispatchKeySet.from_raw_repr(bad)
     assert repr(DispatchKey.CPU) == "<DispatchKey.CPU: 49>"
 
 

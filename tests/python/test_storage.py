@@ -6,8 +6,10 @@ import copy
 import gc
 import os
 import pickle
+import re
 import resource
 import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -438,3 +440,120 @@ def test_pickle_and_copies_keep_the_bytes():
     for t in (pickle.loads(pickle.dumps(s)), copy.copy(s), copy.deepcopy(s)):
         assert t.tolist() == [1, 2, 3, 4] and t.data_ptr() != s.data_ptr()
     assert repr(s) == repr(filled(torch)).replace("torch.storage.", "pyc10.")
+
+
+def _outcome(call, *args):
+    """What call(*args) gives: ("ok", its value) or (the builtin exception's name, message)."""
+    try:
+        r = call(*args)
+    except Exception as e:
+        builtin = next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+        return builtin.__name__, str(e).replace("torch.", "pyc10.").replace("storage.", "")
+    if hasattr(r, "tolist"):
+        return "ok", r.tolist()
+    return "ok", r
+
+
+@pytest.mark.parametrize(
+    "name", ["float32", "complex64", "int16", "bool", "complex128", "float16", "int64", "uint8"]
+)
+def test_byteswap_matches_torch(name):
+    data = list(range(1, 33))
+    ours, theirs = pyc10.UntypedStorage(data), torch.UntypedStorage(data)
+    assert ours.byteswap(getattr(pyc10, name)) is None
+    theirs.byteswap(getattr(torch, name))
+    assert ours.tolist() == theirs.tolist()
+
+
+def test_byteswap_errors_match_torch():
+    for make, call in (
+        (lambda m: m.UntypedStorage(8), lambda s, m: s.byteswap("x")),
+        (lambda m: m.UntypedStorage(8), lambda s, m: s.byteswap(None)),
+        (lambda m: m.UntypedStorage(8), lambda s, m: s.byteswap(3)),
+        (lambda m: m.UntypedStorage(3), lambda s, m: s.byteswap(m.int16)),
+        (lambda m: m.UntypedStorage(6), lambda s, m: s.byteswap(m.float64)),
+        (lambda m: m.UntypedStorage(8), lambda s, m: s._byteswap(3)),
+        (lambda m: m.UntypedStorage(8), lambda s, m: s._byteswap(16)),
+        (lambda m: m.UntypedStorage(8), lambda s, m: s._byteswap(-1)),
+        (lambda m: m.UntypedStorage(8), lambda s, m: s._byteswap("a")),
+        (lambda m: m.UntypedStorage(8), lambda s, m: s._byteswap(2.0)),
+    ):
+        ours, theirs = make(pyc10), make(torch)
+        assert _outcome(call, ours, pyc10) == _outcome(call, theirs, torch)
+
+
+def test_new_is_an_empty_storage_on_the_same_device_as_torchs():
+    ours, theirs = pyc10.UntypedStorage([1, 2, 3]), torch.UntypedStorage([1, 2, 3])
+    n, tn = ours.new(), theirs.new()
+    assert type(n) is pyc10.UntypedStorage and n.nbytes() == tn.nbytes() == 0
+    assert str(n.device) == str(tn.device) and n.data_ptr() != ours.data_ptr()
+    assert ours.tolist() == [1, 2, 3]
+    for call in (lambda s: s.new(1), lambda s: s.new(1, 2), lambda s: s.new(size=1)):
+        with pytest.raises(TypeError) as e:
+            call(theirs)
+        with pytest.raises(TypeError, match=re.escape(str(e.value))):
+            call(ours)
+
+
+def test_to_matches_torch():
+    ours, theirs = pyc10.UntypedStorage([1, 2, 3]), torch.UntypedStorage([1, 2, 3])
+    for device in ("cpu", pyc10.device("cpu")):
+        assert ours.to(device=device) is ours
+    assert ours.to(device="cpu", non_blocking=True) is ours
+    for call in (
+        lambda s: s.to("cpu"),
+        lambda s: s.to(),
+        lambda s: s.to(device="cpu", foo=1),
+        lambda s: s.to(device="meta"),
+        lambda s: s.to(device="foo"),
+        lambda s: s.to(device="cuda"),
+        lambda s: s.to(device=3),
+    ):
+        assert _outcome(call, ours) == _outcome(call, theirs)
+
+
+def test_type_matches_torch():
+    ours, theirs = pyc10.UntypedStorage([1, 2, 3]), torch.UntypedStorage([1, 2, 3])
+    assert ours.type() == "pyc10.UntypedStorage"
+    assert theirs.type() == "torch.storage.UntypedStorage"
+    assert ours.type("pyc10.UntypedStorage") is ours
+    assert ours.type(pyc10.UntypedStorage) is ours
+    assert ours.type(ours.type()) is ours  # the name it gives names it back
+    for call in (
+        lambda s, m: s.type("foo.bar"),
+        lambda s, m: s.type(3),
+        lambda s, m: s.type(None, True, x=1),
+        lambda s, m: s.type(**{"async": True}),
+    ):
+        assert _outcome(call, ours, pyc10) == _outcome(call, theirs, torch)
+    with pytest.raises(AttributeError, match="module 'pyc10' has no attribute 'is_sparse'"):
+        ours.type("pyc10")
+    with pytest.raises(AttributeError, match="object has no attribute 'is_sparse'"):
+        theirs.type(torch.float32)
+    with pytest.raises(AttributeError, match="'dtype' object has no attribute 'is_sparse'"):
+        ours.type(pyc10.float32)
+
+
+def test_meta_storages_convert_as_torchs_and_refuse_a_byteswap():
+    ours, theirs = pyc10.UntypedStorage(8, device="meta"), torch.UntypedStorage(8, device="meta")
+    for call in (
+        lambda s: s.to(device="cpu"),
+        lambda s: str(s.to(device="meta").device),
+        lambda s: str(s.new().device),
+        lambda s: s._byteswap(3),
+    ):
+        assert _outcome(call, ours) == _outcome(call, theirs)
+    assert ours.to(device="meta") is ours
+    with pytest.raises(NotImplementedError, match="meta"):
+        ours.byteswap(pyc10.int16)  # torch 2.13 crashes here (reads the missing bytes)
+
+
+def test_type_converts_to_the_legacy_storage_classes_as_torchs():
+    data = [1, 2, 3, 4, 5, 6, 7, 8]
+    ours, theirs = pyc10.UntypedStorage(data), torch.UntypedStorage(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # TypedStorage is deprecated, in both
+        for name in ("ByteStorage", "FloatStorage"):
+            mine = _outcome(lambda s, n: s.type(f"pyc10.{n}"), ours, name)
+            torchs = _outcome(lambda s, n: s.type(f"torch.{n}"), theirs, name)
+            assert mine == torchs
