@@ -43,6 +43,7 @@ from ._errors import (
     C10RuntimeError,
     C10TypeError,
     C10ValueError,
+    OutOfMemoryError,
 )
 from ._finfo import finfo, iinfo
 from ._layout import LAYOUTS as _LAYOUTS
@@ -261,6 +262,7 @@ __all__ = [
     "C10ValueError",
     "DispatchKey",
     "DispatchKeySet",
+    "OutOfMemoryError",
     "Size",
     "Tensor",
     "TypedStorage",

@@ -107,6 +107,9 @@ def test_out_of_memory_error_is_torchs_class_shape():
     assert issubclass(ours, pyc10.C10Error) and issubclass(ours, MemoryError)
     assert "OutOfMemoryError" not in pyc10.cuda.__all__  # a name of torch.cuda, not in __all__
     assert "OutOfMemoryError" not in torch.cuda.__all__
+    # torch.OutOfMemoryError is the same class, in torch's __all__
+    assert torch.OutOfMemoryError is theirs and "OutOfMemoryError" in torch.__all__
+    assert pyc10.OutOfMemoryError is ours and "OutOfMemoryError" in pyc10.__all__
 
 
 def test_signatures_are_torchs():
