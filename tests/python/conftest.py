@@ -2,8 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 import torch
 
 if not torch.__version__.startswith("2.13.0"):
     pytest.exit(f"the tests compare with torch 2.13.0, found {torch.__version__}", returncode=2)
+
+
+@pytest.fixture(scope="session")
+def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The stand-in CUDA driver (tests/cuda_stub/), built once per run: C10C_CUDA_DRIVER=stub."""
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc) is None:
+        pytest.skip("no C compiler to build the stand-in driver")
+    out = tmp_path_factory.mktemp("stub") / "libcuda_stub.so"
+    src = Path(__file__).resolve().parents[2] / "tests/cuda_stub/cuda_stub.c"
+    subprocess.run(
+        [cc, "-shared", "-fPIC", "-O1", "-pthread", "-o", str(out), str(src)], check=True
+    )
+    return out

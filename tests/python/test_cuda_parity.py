@@ -15,7 +15,6 @@ import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -154,17 +153,6 @@ def torch_stats_keys() -> set[str]:
     }
     keys.discard("reserved_bytes_by_private_pools")
     return keys
-
-
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = os.environ.get("CC", "cc")
-    if shutil.which(cc) is None:
-        pytest.skip("no C compiler to build the stand-in driver")
-    out = tmp_path_factory.mktemp("stub") / "libcuda_stub.so"
-    src = str(ROOT / "tests/cuda_stub/cuda_stub.c")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-pthread", "-o", str(out), src], check=True)
-    return out
 
 
 def run(stub: Path, script: str, **env: str) -> list[str]:

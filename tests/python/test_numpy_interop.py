@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import gc
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -369,17 +368,6 @@ def test_deepcopy_of_read_only_memory_is_writable() -> None:
 
 
 # ---- tensors off the CPU, over the stand-in CUDA driver ----
-
-
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = os.environ.get("CC", "cc")
-    if shutil.which(cc) is None:
-        pytest.skip("no C compiler to build the stand-in driver")
-    out = tmp_path_factory.mktemp("stub") / "libcuda_stub.so"
-    src = str(ROOT / "tests/cuda_stub/cuda_stub.c")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-pthread", "-o", str(out), src], check=True)
-    return out
 
 
 def test_cuda_tensors_as_torch(stub: Path) -> None:

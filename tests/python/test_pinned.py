@@ -9,38 +9,14 @@ torch.cuda.host_memory_stats()'s keys (torch/cuda/memory.py)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = os.environ.get("CC", "cc")
-    if shutil.which(cc) is None:
-        pytest.skip("no C compiler to build the stand-in driver")
-    out = tmp_path_factory.mktemp("stub") / "libcuda_stub.so"
-    subprocess.run(
-        [
-            cc,
-            "-shared",
-            "-fPIC",
-            "-O1",
-            "-pthread",
-            "-o",
-            str(out),
-            str(ROOT / "tests/cuda_stub/cuda_stub.c"),
-        ],
-        check=True,
-    )
-    return out
 
 
 def run(script: str, **env: str) -> str:

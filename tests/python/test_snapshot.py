@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,17 +16,6 @@ import pytest
 from torch.cuda import _memory_viz
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    cc = os.environ.get("CC", "cc")
-    if shutil.which(cc) is None:
-        pytest.skip("no C compiler to build the stand-in driver")
-    out = tmp_path_factory.mktemp("stub") / "libcuda_stub.so"
-    cmd = [cc, "-shared", "-fPIC", "-O1", "-pthread", "-o", str(out)]
-    subprocess.run([*cmd, str(ROOT / "tests/cuda_stub/cuda_stub.c")], check=True)
-    return out
 
 
 @pytest.fixture(scope="module")
