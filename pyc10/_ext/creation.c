@@ -145,8 +145,8 @@ static int arange_size(c10c_dtype dt, const number *start, const number *end, co
   if (dt == C10C_DTYPE_INT64) {
     int64_t xs, xe, xst;
     if (to_int64(start, &xs) < 0 || to_int64(end, &xe) < 0 || to_int64(step, &xst) < 0) return -1;
-    if (xst == 0) { /* a fractional step truncated to 0 (ATen divides by it) */
-      raise_with(pa_cls.runtime_error, "step must be nonzero");
+    if (xst == 0) { /* a fractional step truncated to 0: ATen's TORCH_CHECK_VALUE */
+      pyc10_raise_in(pa_cls.value_error, PyExc_ValueError, "step must be nonzero");
       return -1;
     }
     int64_t sgn = (xst > 0) - (xst < 0);

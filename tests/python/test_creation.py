@@ -72,6 +72,8 @@ import pyc10
         "0.5, float('nan'), 0.3, dtype=lib.int32",
         "0.5, float('inf'), 0",
         "1e20, dtype=lib.int64",
+        "0, 3, 0.5, dtype=lib.int64",
+        "0.5, 3.7, 0.5, dtype=lib.int64",
         "1e20, dtype=lib.int32",
         "2**63",
         "1j",
