@@ -137,12 +137,15 @@ static PyObject *f_result_type(PyObject *m, FASTCALL_ARGS) {
 
 /* ---- cat ---- */
 
-/* The inputs of a TensorList argument, their handles borrowed from the list (kept alive by it). */
+/* The inputs of a TensorList argument, their handles borrowed from the list (kept alive by it),
+ * or owned (inputs_own) where out= may resize one of them: the resize swaps that object's handle
+ * and releases the old one. */
 typedef struct {
   PyObject *seq; /* the argument as a tuple (a new reference) */
   Py_ssize_t n;
   c10c_tensor **h;
   c10c_tensor *small[MAX_INPUTS_ON_STACK];
+  bool owned;
 } inputs;
 
 static int inputs_read(PyObject *list, inputs *in) {
@@ -160,7 +163,20 @@ static int inputs_read(PyObject *list, inputs *in) {
   return 0;
 }
 
+static void inputs_own(inputs *in) {
+  for (Py_ssize_t i = 0; i < in->n; i++) c10c_tensor_retain(in->h[i]);
+  in->owned = true;
+}
+
+/* Whether out (an out= tensor) is one of the inputs themselves. */
+static bool inputs_hold(const inputs *in, PyObject *out) {
+  for (Py_ssize_t i = 0; in->seq != NULL && i < in->n; i++)
+    if (PyTuple_GetItem(in->seq, i) == out) return true;
+  return false;
+}
+
 static void inputs_release(inputs *in) {
+  for (Py_ssize_t i = 0; in->owned && i < in->n; i++) pyc10_release_tensor(in->h[i]);
   if (in->h != in->small) PyMem_Free(in->h);
   Py_CLEAR(in->seq);
 }
@@ -446,6 +462,8 @@ static int cat_out(const inputs *in, int64_t dim, PyObject *into, c10c_tensor *d
     if ((h = pyc10_handle(into)) == NULL) return -1;
   }
   if (no_internal_overlap(h) < 0) return -1;
+  /* out among the inputs is the same TensorImpl in ATen, resized with it: Full overlap */
+  if (into != NULL && inputs_hold(in, into)) return no_overlap(h, h);
   for (Py_ssize_t i = 0; i < in->n; i++)
     if (no_overlap(h, in->h[i]) < 0) return -1;
   return cat_copy(in, &p, h);
@@ -491,6 +509,7 @@ static PyObject *cat_call(pa_parser *p, FASTCALL_ARGS) {
   PyObject *result = NULL;
   if (inputs_read(r.obj[0], &in) == 0) {
     if (into != NULL) {
+      inputs_own(&in);
       if (cat_out(&in, dim, into, NULL) == 0) result = Py_NewRef(into);
     } else {
       c10c_tensor *out = cat(&in, dim);
@@ -562,7 +581,10 @@ static int unsqueezed(const inputs *in, int64_t dim, inputs *un) {
   memset(un, 0, sizeof *un);
   un->n = in->n;
   un->h = in->n <= MAX_INPUTS_ON_STACK ? un->small : PyMem_Calloc((size_t)in->n, sizeof *un->h);
-  if (un->h == NULL) return PyErr_NoMemory(), -1;
+  if (un->h == NULL) {
+    un->n = 0;
+    return PyErr_NoMemory(), -1;
+  }
   for (Py_ssize_t i = 0; i < in->n; i++) {
     c10c_status st = c10c_tensor_unsqueeze(&un->h[i], in->h[i], dim);
     if (st != C10C_STATUS_OK) {
@@ -640,6 +662,7 @@ static PyObject *f_stack(PyObject *m, FASTCALL_ARGS) {
   PyObject *result = NULL;
   if (inputs_read(r.obj[0], &in) == 0) {
     if (into != NULL) {
+      inputs_own(&in);
       if (stack_out(&in, dim, into) == 0) result = Py_NewRef(into);
     } else {
       c10c_tensor *out = stack(&in, dim);
