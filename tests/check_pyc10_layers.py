@@ -80,6 +80,7 @@ C_LAYERS: list[tuple[str, list[str]]] = [
             "memo.c",
             "dlpack.c",
             "functions.c",
+            "outarg.c",
             "factories.c",
             "data.c",
         ],

@@ -11,9 +11,9 @@
  *            under argparse_convert.c (bound values to C) and argparse_errors.c (torch's
  *            "invalid combination" TypeError), under argparse.c (the table, its grammar, pa_parse)
  *   shared   what methods build on: size.c (Size, a tensor's shape), storage.c (StorageBase's
- *            objects, one per storage), numpy.c, dlpack.c, memo.c, functions.c, factories.c
- *            (the factories and the options every factory takes), data.c (fills, conversions,
- *            a Python number to an element and back)
+ *            objects, one per storage), numpy.c, dlpack.c, memo.c, functions.c, outarg.c (out=
+ *            checked and resized), factories.c (the factories and the options every factory
+ *            takes), data.c (fills, conversions, a Python number to an element and back)
  *   methods  views.c, attrs.c, inplace.c, advindex.c under indexing.c, storage_methods.c (with
  *            StorageBase's spec)
  *   module   tensor.c: TensorBase's spec and module init, merging every file's tables */
@@ -56,12 +56,24 @@ extern PyMethodDef pyc10_dlpack_functions[];
  * what pyc10 has not (other layouts, pinned memory, autograd) is refused (factories.c). */
 int pyc10_tensor_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device);
 
-/* The same options for factories that take pin_memory and out= as empty() does (creation.c,
- * joining.c): pin_memory=True is honoured by passing the result through pyc10_pinned_result, out=
- * is refused by pyc10_refuse_out (factories.c). */
+/* The same options for factories that take pin_memory and out= as empty() does (creation.c):
+ * pin_memory=True is honoured by passing the result through pyc10_pinned_result. */
 int pyc10_factory_options(const pa_args *r, int first, c10c_dtype *dt, c10c_device *device);
 PyObject *pyc10_pinned_result(PyObject *t);
-int pyc10_refuse_out(const pa_args *r, int i);
+/* out= (parameter i of r) of a factory whose options are at first..first+4, as torch's
+ * check_out_type_matches: *out is the tensor (borrowed), NULL when out= is absent or None; a given
+ * dtype or device type other than out's raises torch's RuntimeError, pin_memory is ignored
+ * (torch's is), other layouts and requires_grad=True are refused as without out= (outarg.c). */
+int pyc10_out_arg(const pa_args *r, int i, int first, PyObject **out);
+/* out.resize_(sizes) (then restrided to a channels-last format when format is one); -1 with the
+ * error (torch's "Trying to resize storage that is not resizable", ...). */
+int pyc10_resize_(PyObject *out, const int64_t *sizes, size_t n, int format);
+/* ATen's resize_output: out resized as pyc10_resize_ when its shape is not sizes, after torch's
+ * UserWarning when it had elements (with meta, the text of torch's Python meta kernels);
+ * 1 when resized, 0 when not, -1 with an error. */
+int pyc10_resize_output(PyObject *out, const int64_t *sizes, size_t n, int format, bool meta);
+/* sizes as c10 prints an IntArrayRef ("[2, 3]"), cut to cap bytes. */
+void pyc10_sizes_text(char *buf, size_t cap, const int64_t *s, size_t n);
 /* creation.c (arange, frombuffer, asarray, view_as_real, view_as_complex) and joining.c (cat and
  * its aliases, stack, result_type): their module functions, added at module init (tensor.c). */
 int pyc10_creation_init(PyObject *module);

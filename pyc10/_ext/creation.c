@@ -145,8 +145,8 @@ static int arange_size(c10c_dtype dt, const number *start, const number *end, co
   if (dt == C10C_DTYPE_INT64) {
     int64_t xs, xe, xst;
     if (to_int64(start, &xs) < 0 || to_int64(end, &xe) < 0 || to_int64(step, &xst) < 0) return -1;
-    if (xst == 0) { /* a fractional step truncated to 0 (ATen divides by it) */
-      raise_with(pa_cls.runtime_error, "step must be nonzero");
+    if (xst == 0) { /* a fractional step truncated to 0: ATen's TORCH_CHECK_VALUE */
+      pyc10_raise_in(pa_cls.value_error, PyExc_ValueError, "step must be nonzero");
       return -1;
     }
     int64_t sgn = (xst > 0) - (xst < 0);
@@ -198,6 +198,57 @@ static c10c_tensor *arange_values(c10c_dtype dt, const number *start, const numb
   return t;
 }
 
+/* "arange_cpu" not implemented for 'Bool' (the kernels AT_DISPATCH error). */
+static PyObject *arange_dtype_error(c10c_dtype dt, c10c_device device) {
+  char text[96];
+  const char *name = c10c_dtype_c10_name(dt);
+  snprintf(text, sizeof text, "\"arange_%s\" not implemented for '%s'",
+           device.type == C10C_DEVICE_TYPE_CUDA ? "cuda" : "cpu", name ? name : "?");
+  return pyc10_not_implemented(text);
+}
+
+/* ATen's arange_out into out=: out's dtype decides the computation; out is resized (resize_,
+ * after its warning when it had elements) only when its element count is not the range's, so
+ * an out of that many elements keeps its shape and strides and takes the values in its logical
+ * order. torch's meta kernel resizes as resize_output does whenever the shape is not (n,). */
+static PyObject *arange_out(PyObject *into, const number *start, const number *end,
+                            const number *step) {
+  c10c_tensor *h = pyc10_handle(into);
+  if (h == NULL) return NULL;
+  c10c_dtype dt = c10c_tensor_dtype(h);
+  c10c_device device = c10c_tensor_device(h);
+  if (!arange_dtype(dt)) return arange_dtype_error(dt, device);
+  int64_t n, numel = c10c_tensor_numel(h);
+  if (arange_size(dt, start, end, step, &n) < 0) return NULL;
+  if (device.type == C10C_DEVICE_TYPE_META) {
+    if (pyc10_resize_output(into, &n, 1, -1, true) < 0) return NULL;
+    return Py_NewRef(into); /* no data to write */
+  }
+  if (numel != n) {
+    if (numel > 0) {
+      char shape[512];
+      pyc10_sizes_text(shape, sizeof shape, c10c_tensor_sizes(h), c10c_tensor_dim(h));
+      if (PyErr_WarnFormat(PyExc_UserWarning, 1,
+                           "The number of elements in the out tensor of shape %s is %lld which "
+                           "does not match the computed number of elements %lld. Note that this "
+                           "may occur as a result of rounding error. The out tensor will be "
+                           "resized to a tensor of shape (%lld,).",
+                           shape, (long long)numel, (long long)n, (long long)n) < 0)
+        return NULL;
+    }
+    if (pyc10_resize_(into, &n, 1, -1) < 0) return NULL;
+    if ((h = pyc10_handle(into)) == NULL) return NULL;
+  }
+  c10c_tensor *acc = arange_values(dt, start, step, n), *shaped = NULL;
+  if (acc == NULL) return NULL;
+  c10c_status st = c10c_tensor_view(&shaped, acc, c10c_tensor_sizes(h), c10c_tensor_dim(h));
+  if (st == C10C_STATUS_OK) st = c10c_tensor_copy_(h, shaped);
+  pyc10_release_tensor(shaped);
+  pyc10_release_tensor(acc);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  return Py_NewRef(into);
+}
+
 static pa_parser arange_p = PA_PARSER("pyc10", "arange");
 static PyObject *arange_impl(FASTCALL_ARGS) {
   PARSE(arange_p, r);
@@ -212,15 +263,11 @@ static PyObject *arange_impl(FASTCALL_ARGS) {
   c10c_dtype dt = start.integral && end.integral && step.integral ? C10C_DTYPE_INT64
                                                                   : (c10c_dtype)pyc10_default_dtype;
   c10c_device device = pyc10_default_device();
+  PyObject *into = NULL;
+  if (out_at >= 0 && pyc10_out_arg(&r, out_at, first, &into) < 0) return NULL;
+  if (into != NULL) return arange_out(into, &start, &end, &step);
   if (pyc10_factory_options(&r, first, &dt, &device) < 0) return NULL;
-  if (out_at >= 0 && pyc10_refuse_out(&r, out_at) < 0) return NULL;
-  if (!arange_dtype(dt)) {
-    char text[96];
-    const char *name = c10c_dtype_c10_name(dt);
-    snprintf(text, sizeof text, "\"arange_%s\" not implemented for '%s'",
-             device.type == C10C_DEVICE_TYPE_CUDA ? "cuda" : "cpu", name ? name : "?");
-    return pyc10_not_implemented(text);
-  }
+  if (!arange_dtype(dt)) return arange_dtype_error(dt, device);
   int64_t n;
   if (arange_size(dt, &start, &end, &step, &n) < 0) return NULL;
   c10c_tensor *acc = arange_values(dt, &start, &step, n);

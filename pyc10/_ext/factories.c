@@ -6,6 +6,7 @@
  * call binds through it. tensor() builds nested lists of Python numbers here, in C (torch's
  * inference: bools, ints, a float anywhere, a complex anywhere); numpy arrays and scalars, pyc10
  * tensors and other leaves go to pyc10._tensor._tensor_from_data (numpy does the walking there).
+ * out= is checked and resized with outarg.c's helpers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -123,15 +124,6 @@ static options default_options(void) {
   options o = {(c10c_dtype)pyc10_default_dtype, pyc10_default_device()};
   return o;
 }
-
-/* out=: pyc10 has no resize of a tensor in place, so it is refused (torch resizes out). */
-static int refuse_out(const pa_args *r, int i) {
-  if (!pa_has(r, i)) return 0;
-  not_implemented("out=: pyc10's factories do not write into an existing tensor yet");
-  return -1;
-}
-
-int pyc10_refuse_out(const pa_args *r, int i) { return refuse_out(r, i); }
 
 /* t.fill_(value) on a new tensor t (stolen): the parser and fill_'s conversions (data.c). */
 static PyObject *filled(PyObject *t, PyObject *value) {
@@ -257,6 +249,36 @@ static pa_parser zeros_p = PA_PARSER("pyc10", "zeros");
 static pa_parser ones_p = PA_PARSER("pyc10", "ones");
 static pa_parser full_p = PA_PARSER("pyc10", "full");
 
+/* empty, zeros, ones, full with out=: ATen's empty_out, zeros_out, full_out resize out with
+ * resize_ (no warning; same sizes keep out's strides) and then fill it; their meta kernels resize
+ * as resize_output does, with the meta warning (but empty's). */
+static PyObject *make_out(int kind, PyObject *into, const int64_t *sizes, size_t n, int format,
+                          PyObject *value) {
+  if (kind == EMPTY && format >= 0)
+    return raise_with(pa_cls.runtime_error,
+                      "'memory_format' argument is incompatible with 'out' tensor argument");
+  c10c_tensor *h = pyc10_handle(into);
+  if (h == NULL) return NULL;
+  bool meta = c10c_tensor_device(h).type == C10C_DEVICE_TYPE_META;
+  if (kind == EMPTY || meta)
+    for (size_t i = 0; i < n; i++)
+      if (sizes[i] < 0) {
+        char text[512];
+        pyc10_sizes_text(text, sizeof text, sizes, n);
+        return raise_with(pa_cls.runtime_error,
+                          "Trying to create tensor with negative dimension %lld: %s",
+                          (long long)sizes[i], text);
+      }
+  int rc = meta && kind != EMPTY ? pyc10_resize_output(into, sizes, n, -1, true)
+                                 : pyc10_resize_(into, sizes, n, -1);
+  if (rc < 0) return NULL;
+  if (kind == EMPTY || meta) return Py_NewRef(into); /* torch's meta kernels fill nothing */
+  static PyObject *one, *zero;
+  if (one == NULL && (one = PyLong_FromLong(1)) == NULL) return NULL;
+  if (zero == NULL && (zero = PyLong_FromLong(0)) == NULL) return NULL;
+  return filled(Py_NewRef(into), kind == ZEROS ? zero : kind == ONES ? one : value);
+}
+
 static PyObject *make(int kind, FASTCALL_ARGS) {
   int64_t sizes[MAX_DIMS];
   Py_ssize_t n;
@@ -286,7 +308,7 @@ static PyObject *make(int kind, FASTCALL_ARGS) {
   int format = C10C_MEMORY_FORMAT_CONTIGUOUS, out_at = kind == EMPTY ? 2 : kind == FULL ? 2 : 1;
   /* torch's zeros checks its sizes first, with its own text (the others, and zeros on the meta
    * device, fail in empty with "Trying to create tensor with negative dimension ...") */
-  if (kind == ZEROS && !pa_has(&r, 1)) {
+  if (kind == ZEROS && (!pa_has(&r, 1) || r.obj[1] == Py_None)) {
     c10c_device dev;
     bool has_device;
     if (pa_device(&r, out_at + 3, &dev, &has_device) < 0) return NULL;
@@ -296,10 +318,13 @@ static PyObject *make(int kind, FASTCALL_ARGS) {
         return raise_with(pa_cls.runtime_error, "zeros: Dimension size must be non-negative.");
   }
   if (kind == EMPTY && pa_memory_format(&r, 1, &format) < 0) return NULL;
+  PyObject *into;
+  if (pyc10_out_arg(&r, out_at, out_at + 1, &into) < 0) return NULL;
+  if (into != NULL) return make_out(kind, into, sizes, (size_t)n, format, r.obj[1]);
   if (format < 0) format = C10C_MEMORY_FORMAT_CONTIGUOUS;
   options dflt = default_options(), o;
   if (kind == FULL && fill_dtype(r.obj[1], &dflt.dtype) < 0) return NULL;
-  if (read_options(&r, out_at + 1, dflt, &o) < 0 || refuse_out(&r, out_at) < 0) return NULL;
+  if (read_options(&r, out_at + 1, dflt, &o) < 0) return NULL;
   c10c_status st;
   bool plain = kind == ZEROS ||
                (kind >= ONES && plain_element(one, o.dtype, kind == FULL ? r.obj[1] : NULL));

@@ -155,7 +155,6 @@ def test_is_tensor_as_torch() -> None:
         lambda m: m.ones(2, requires_grad=True),
         lambda m: m.empty_like(m.empty(2), requires_grad=True),
         lambda m: m.tensor([1.0], requires_grad=True),
-        lambda m: m.empty(2, out=m.empty(2)),
     ],
 )
 def test_what_pyc10_cannot_do_raises_a_clear_error(call: Any) -> None:

@@ -71,11 +71,6 @@ def test_cat_copies_into_a_new_tensor() -> None:
     assert out.data_ptr() != a.data_ptr()
 
 
-def test_cat_refuses_out() -> None:
-    with pytest.raises(NotImplementedError, match="out="):
-        pyc10.cat([pyc10.zeros(2)], out=pyc10.zeros(2))
-
-
 @pytest.mark.parametrize(
     "args",
     [
