@@ -113,6 +113,19 @@ PyObject *pyc10_not_implemented(const char *what) {
   return NULL;
 }
 
+PyObject *pyc10_view_result(PyObject *self, c10c_status st, c10c_tensor *const *out) {
+  if (st != C10C_STATUS_OK) return raise_for(st);
+  TensorObject *view = (TensorObject *)wrap_handle(*out);
+  if (view != NULL) { /* the hot views' bookkeeping, made here so that wrapping inlines */
+    PyObject *base = ((TensorObject *)self)->base;
+    if (base == NULL) base = self;
+    ((TensorObject *)base)->views++;
+    Py_INCREF(base);
+    view->base = base;
+  }
+  return (PyObject *)view;
+}
+
 PyObject *pyc10_wrap(c10c_tensor *h) { return wrap_handle(h); }
 PyObject *pyc10_raise(c10c_status st) { return raise_for(st); }
 PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out) { return result(st, out); }

@@ -118,6 +118,12 @@ PyObject *pyc10_wrap_tuple(c10c_tensor **hs, size_t n);
  * it shares self's storage: its _base becomes self's base, or self (views.c). Returns result. */
 PyObject *pyc10_viewed(PyObject *self, PyObject *result);
 
+/* pyc10_result for the methods whose result is always a view of self's storage (view, t,
+ * transpose, select, slicing, ...: all but reshape's copy), recorded as pyc10_viewed records it
+ * without its checks, which such a result always passes (self a tensor, the result a new one over
+ * self's storage): its _base is self's base, or self (common.c, beside wrapping). */
+PyObject *pyc10_view_result(PyObject *self, c10c_status st, c10c_tensor *const *out);
+
 /* The methods of views.c (NULL-terminated), merged into TensorBase's at module init. */
 extern PyMethodDef pyc10_view_methods[];
 /* attrs.c: attributes, small methods, and the number/sequence slots (dunders) of TensorBase. */
@@ -158,10 +164,11 @@ extern PyType_Slot pyc10_index_slots[];
 
 #define FASTCALL_ARGS PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
 
-/* self's tensor as h, or return NULL (the error set). */
-#define SELF_HANDLE(h)                 \
-  c10c_tensor *h = pyc10_handle(self); \
-  if (h == NULL) return NULL
+/* self's tensor as h, or return NULL (the error set by pyc10_handle). Read inline: every method
+ * starts here, and a call per method is a measurable part of the hot views. */
+#define SELF_HANDLE(h)                        \
+  c10c_tensor *h = ((TensorObject *)self)->h; \
+  if (h == NULL && pyc10_handle(self) == NULL) return NULL
 
 /* Binds this method's arguments as r, or returns NULL with torch's TypeError. */
 #define PARSE(parser, r) \

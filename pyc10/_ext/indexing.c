@@ -628,14 +628,13 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
       long long i = PyLong_AsLongLongAndOverflow(index, &overflow);
       int64_t size = c10c_tensor_sizes(h)[0];
       if (overflow == 0 && i >= -size && i < size)
-        return pyc10_viewed(self, pyc10_result(c10c_tensor_select(&out, h, 0, (int64_t)i), &out));
+        return pyc10_view_result(self, c10c_tensor_select(&out, h, 0, (int64_t)i), &out);
     } else if (PySlice_Check(index)) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(index, &start, &stop, &step) < 0)
         PyErr_Clear(); /* the general path raises torch's error */
       else if (step > 0)
-        return pyc10_viewed(self,
-                            pyc10_result(c10c_tensor_slice(&out, h, 0, start, stop, step), &out));
+        return pyc10_view_result(self, c10c_tensor_slice(&out, h, 0, start, stop, step), &out);
     }
   }
   pyc10_adv adv;

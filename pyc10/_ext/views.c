@@ -8,17 +8,26 @@
 
 #include "common.h"
 
-/* The view `call` made: a new tensor, or, for the in-place forms (squeeze_, transpose_, ...),
- * self taking it (pyc10_become). */
-#define VIEW_OR_BECOME(call)                                        \
-  do {                                                              \
-    c10c_tensor *out_ = NULL;                                       \
-    c10c_status st_ = (call);                                       \
-    return in_place ? pyc10_become(self, st_, out_)                 \
-                    : pyc10_viewed(self, pyc10_result(st_, &out_)); \
+/* The view `call` made (a method whose result is always a view of self's storage): a new tensor
+ * recorded as a view of self, or, for the in-place forms (squeeze_, transpose_, ...), self taking
+ * it (pyc10_become). */
+#define VIEW_OR_BECOME(call)                                                               \
+  do {                                                                                     \
+    c10c_tensor *out_ = NULL;                                                              \
+    c10c_status st_ = (call);                                                              \
+    return in_place ? pyc10_become(self, st_, out_) : pyc10_view_result(self, st_, &out_); \
   } while (0)
 
-#define VIEW(call)                                       \
+#define VIEW(call)                              \
+  do {                                          \
+    c10c_tensor *out_ = NULL;                   \
+    c10c_status st_ = (call);                   \
+    return pyc10_view_result(self, st_, &out_); \
+  } while (0)
+
+/* The tensor `call` made, a view of self only where it shares self's storage (reshape's result
+ * is a copy when no view has its shape). */
+#define MAYBE_VIEW(call)                                 \
   do {                                                   \
     c10c_tensor *out_ = NULL;                            \
     c10c_status st_ = (call);                            \
@@ -30,7 +39,9 @@
  * alike to it), so the Python object does: a tensor a view method made keeps its ultimate base
  * (autograd's rule: a view of a view has the first tensor as _base). A result over another
  * storage (reshape's or clone's copy) is no view; one over the same storage made by a method
- * that is no view in torch (detach, unsafe_split, .data) never comes here. */
+ * that is no view in torch (detach, unsafe_split, .data) never comes here. The methods whose
+ * result is always a view of self's storage record it with pyc10_view_result (common.c), which
+ * skips the checks below. */
 
 static void record_base(PyObject *self, PyObject *view) {
   if (view == self || !PyObject_TypeCheck(view, pa_cls.tensor)) return;
@@ -46,7 +57,8 @@ static void record_base(PyObject *self, PyObject *view) {
 
 PyObject *pyc10_viewed(PyObject *self, PyObject *result) {
   if (result == NULL || !PyObject_TypeCheck(self, pa_cls.tensor)) return result;
-  if (PyTuple_Check(result)) {
+  /* a tensor first: PyTuple_Check is a call under the limited API */
+  if (!Py_IS_TYPE(result, pa_cls.tensor) && PyTuple_Check(result)) {
     for (Py_ssize_t i = 0; i < PyTuple_Size(result); i++)
       record_base(self, PyTuple_GetItem(result, i));
   } else {
@@ -215,12 +227,12 @@ static PyObject *t_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nar
   int64_t fast[PA_MAX_DIMS];
   Py_ssize_t nfast;
   if (exact_int_list(args, nargs, kwnames, fast, &nfast))
-    VIEW(c10c_tensor_reshape(&out_, h, fast, (size_t)nfast));
+    MAYBE_VIEW(c10c_tensor_reshape(&out_, h, fast, (size_t)nfast));
   PARSE(reshape_p, r);
   int64_t shape[PA_MAX_DIMS];
   Py_ssize_t n;
   if (pa_intlist(&r, 0, shape, PA_MAX_DIMS, &n) < 0) return NULL;
-  VIEW(c10c_tensor_reshape(&out_, h, shape, (size_t)n));
+  MAYBE_VIEW(c10c_tensor_reshape(&out_, h, shape, (size_t)n));
 }
 
 static pa_parser reshape_as_p = PA_PARSER("Tensor", "reshape_as");
@@ -230,7 +242,7 @@ static PyObject *t_reshape_as(PyObject *self, PyObject *const *args, Py_ssize_t 
   PARSE(reshape_as_p, r);
   c10c_tensor *o = other_handle(&r, 0);
   if (o == NULL) return NULL;
-  VIEW(c10c_tensor_reshape(&out_, h, c10c_tensor_sizes(o), c10c_tensor_dim(o)));
+  MAYBE_VIEW(c10c_tensor_reshape(&out_, h, c10c_tensor_sizes(o), c10c_tensor_dim(o)));
 }
 
 static pa_parser permute_p = PA_PARSER("Tensor", "permute");
@@ -290,11 +302,12 @@ static PyObject *two_dims(PyObject *self, pa_parser *p, PyObject *const *args, P
   SELF_HANDLE(h);
   int64_t d[2];
   if (nargs == 2 && kwnames == NULL && PyLong_CheckExact(args[0]) && PyLong_CheckExact(args[1])) {
-    /* the common call, bound without the parser (same result: exact ints need no checks) */
-    d[0] = PyLong_AsLongLong(args[0]);
-    d[1] = PyLong_AsLongLong(args[1]);
-    if (!PyErr_Occurred()) VIEW_OR_BECOME(c10c_tensor_transpose(&out_, h, d[0], d[1]));
-    PyErr_Clear();
+    /* the common call, bound without the parser (same result: exact ints need no checks; one
+     * beyond int64 goes to the parser, which raises torch's error) */
+    int overflow0, overflow1;
+    d[0] = PyLong_AsLongLongAndOverflow(args[0], &overflow0);
+    d[1] = PyLong_AsLongLongAndOverflow(args[1], &overflow1);
+    if (!overflow0 && !overflow1) VIEW_OR_BECOME(c10c_tensor_transpose(&out_, h, d[0], d[1]));
   }
   pa_args r;
   if (pa_parse(p, args, nargs, kwnames, &r) < 0) return NULL;
@@ -814,7 +827,7 @@ static PyObject *t_clone(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   int format;
   if (pa_memory_format(&r, 0, &format) < 0) return NULL;
   if (format < 0) format = C10C_MEMORY_FORMAT_PRESERVE;
-  VIEW(c10c_tensor_clone(&out_, h, (c10c_memory_format)format));
+  MAYBE_VIEW(c10c_tensor_clone(&out_, h, (c10c_memory_format)format));
 }
 
 static pa_parser contiguous_p = PA_PARSER("Tensor", "contiguous");

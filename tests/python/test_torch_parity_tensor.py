@@ -45,6 +45,10 @@ VIEW_MAKERS = [
     "t.narrow_copy(1, 0, 2)", "t.clone()", "t.contiguous()", "t.detach()", "t.data",
     "t.view(lib.int32)", "t.view(lib.float32)", "t.real", "t.transpose(0, 2)",
     "t.movedim(0, 2)", "t.swapaxes(0, 1)", "t.squeeze()", "t.expand_as(t)", "t.view_as(t)",
+    # views of views through the hot paths (int and slice indexing, view, t, transpose)
+    "t[1:]", "t[-1]", "t[0][1:]", "t[1:][0]", "t[0].t()", "t[0].t().t()", "t.view(24)[3:9]",
+    "t[1:].transpose(0, 1)", "t.transpose(0, 1)[1].view(2, 2, 2)", "t.unflatten(2, (2, 2))",
+    "t.squeeze(0)", "t.unsqueeze(0).squeeze(0)", "t.reshape(24)[2:].reshape(2, 11)",
 ]  # fmt: skip
 
 
@@ -86,6 +90,26 @@ def test_use_count_counts_live_views_as_torch() -> None:
         row.append(x._use_count())
         counts.append(row)
     assert counts[0] == counts[1] == [3, 1, 2, 1, 1, 1]
+
+
+def test_use_count_through_views_of_views_as_torch() -> None:
+    p, t = _pair()
+    counts = []
+    for x in (p, t):
+        a = x[1:]
+        b = a[0].t()
+        c = b.transpose(0, 1)[1].view(2, 2)
+        row = [x._use_count(), a._use_count(), b._use_count(), c._use_count()]
+        del a
+        row.append(x._use_count())
+        del b
+        row.append(x._use_count())
+        c = c[0]  # the old c dies as its view is made
+        row.append(x._use_count())
+        del c
+        row.append(x._use_count())
+        counts.append(row)
+    assert counts[0] == counts[1]
 
 
 FLAGS = ["is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn", "is_nested"]
