@@ -542,11 +542,142 @@ _COPY_WARNING = (
 )
 
 
+def _is_sequence(obj: Any) -> builtins.bool:
+    """CPython's PySequence_Check, as torch's data walk asks it, for pyc10's types as torch's.
+
+    A tensor is no sequence (torch's C type has no sq_item); a storage is one (torch's is a
+    Python class with __getitem__).
+    """
+    if isinstance(obj, Tensor):
+        return False
+    if isinstance(obj, UntypedStorage):
+        return True
+    return builtins.bool(_sequence_check(obj))
+
+
+def _sequence_check_fn() -> Callable[[Any], int]:
+    import ctypes
+
+    fn = ctypes.pythonapi.PySequence_Check
+    fn.argtypes = [ctypes.py_object]
+    fn.restype = ctypes.c_int
+    return cast(Callable[[Any], int], fn)
+
+
+_sequence_check = _sequence_check_fn()
+
+
+def _compute_sizes(data: Any, d: dtype) -> list[int]:
+    """Torch's compute_sizes (tensor_new.cpp): the lengths along the first items."""
+    is_storage = isinstance(data, UntypedStorage)
+    sizes: list[int] = []
+    seq = data
+    while _is_sequence(seq):
+        length = len(seq)
+        if is_storage:  # a storage is read as its bytes reinterpreted
+            length //= d.itemsize
+        sizes.append(length)
+        if len(sizes) > 64:
+            raise C10ValueError(f"too many dimensions '{type(seq).__name__}'")
+        if length == 0:
+            break
+        try:
+            seq = seq[0]
+        except Exception:
+            raise C10ValueError(
+                f"could not determine the shape of object type '{_type_path(seq)}'"
+            ) from None
+    return sizes
+
+
+def _type_path(obj: Any) -> str:
+    """A type's tp_name, as torch's messages print it.
+
+    A class's own name, a C type's dotted path (pyc10.UntypedStorage in place of
+    torch.storage.UntypedStorage).
+    """
+    t = type(obj)
+    if t is UntypedStorage:
+        return "pyc10.UntypedStorage"
+    if t.__module__ == "builtins" or t.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE
+        return t.__name__
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _infer_dtype(obj: Any) -> dtype:
+    """Torch's infer_scalar_type (tensor_new.cpp): a leaf's own dtype, sequences promoted."""
+    import numpy as np
+
+    if isinstance(obj, float):
+        return _defaults.current()
+    if isinstance(obj, builtins.bool):
+        return DTYPE_NAMES["bool"]
+    if isinstance(obj, int):
+        return DTYPE_NAMES["int64"]
+    if isinstance(obj, complex):
+        return _defaults.default_complex()
+    if isinstance(obj, Tensor):
+        return cast(dtype, obj.dtype)
+    if isinstance(obj, (str, bytes)):
+        raise C10TypeError(f"new(): invalid data type '{type(obj).__name__}'")
+    if isinstance(obj, (np.ndarray, np.generic)):
+        return cast(dtype, from_numpy(np.empty(0, dtype=obj.dtype)).dtype)
+    if _is_sequence(obj):
+        length = len(obj)
+        if length == 0:
+            return _defaults.current()
+        found: dtype | None = None
+        for i in range(length):
+            item = obj[i]
+            if item is obj:
+                raise C10TypeError("new(): self-referential lists are incompatible")
+            d = _infer_dtype(item)
+            found = d if found is None else _promote(found, d)
+            if found == DTYPE_NAMES["complex128"]:
+                break
+        return cast(dtype, found)
+    raise C10RuntimeError(f"Could not infer dtype of {_type_path(obj)}")
+
+
+def _promote(a: dtype, b: dtype) -> dtype:
+    from ._dtype import promote_types
+
+    return promote_types(a, b)
+
+
+def _leaf(obj: Any, d: dtype) -> Any:
+    """Torch's store_scalar's unpacking: the Python number a leaf is for dtype d.
+
+    Exactly an int, float, complex or bool: what _ctensor.tensor writes itself.
+    """
+    if d.is_complex:
+        return complex(obj)
+    if d.is_floating_point or isinstance(obj, float):
+        return float(obj)
+    if d == DTYPE_NAMES["bool"] and (isinstance(obj, complex) or type(obj).__name__ == "bool"):
+        return builtins.bool(obj != 0)  # a complex, or numpy's bool (torch's unpackNumberAsBool)
+    return int(operator.index(obj))
+
+
+def _stored(data: Any, sizes: list[int], dim: int, d: dtype) -> Any:
+    """Torch's recursive_store: the leaves of data as nested lists of Python numbers."""
+    if dim == len(sizes):
+        return _leaf(data, d)
+    items = list(data) if not isinstance(data, (list, tuple)) else data
+    if len(items) != sizes[dim]:
+        raise C10ValueError(
+            f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(items)})"
+        )
+    return [_stored(x, sizes, dim + 1, d) for x in items]
+
+
 def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Tensor:
     """tensor()/as_tensor() for the data _ctensor does not build itself.
 
-    pyc10 tensors, numpy arrays and scalars, and sequences whose leaves are not Python numbers
-    (through numpy).
+    pyc10 tensors, storages and the sequences whose leaves are not all Python numbers (range,
+    objects with __len__ and __getitem__, numpy scalars and arrays, tensors), walked as torch's
+    internal_new_from_data walks them: the shape along the first items, the dtype inferred from
+    every leaf (a tensor's or a numpy value's own dtype, promoted), each leaf unpacked for it.
     """
     import numpy as np
 
@@ -560,25 +691,31 @@ def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Te
             warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
             return data.to(**kwargs, copy=True)
         return data.to(**kwargs)
-    if isinstance(data, str):
-        raise C10TypeError("new(): invalid data type 'str'")
-    if isinstance(data, np.ndarray):
-        a = data
-    elif isinstance(data, (np.generic, list, tuple)):
-        a = np.asarray(data)
-        copy = False  # already a new array
-    elif d is not None:  # torch reads an unknown object as one number of dtype
+    if isinstance(data, (str, bytes)):
+        raise C10TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, np.generic):
+        t = from_numpy(np.asarray(data))
+        return t.to(**kwargs, copy=True)
+    if not _is_sequence(data) and d is not None:  # torch reads it as one number of dtype
         if d.is_floating_point or d.is_complex:
             raise C10TypeError(f"must be real number, not {type(data).__name__}")
         raise C10TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
-    else:
-        raise C10RuntimeError(f"Could not infer dtype of {type(data).__name__}")
-    if a.dtype.kind in "US":
-        raise C10TypeError("new(): invalid data type 'str'")
-    if a.dtype == object:
-        raise C10RuntimeError("Could not infer dtype of object")
-    t = from_numpy(a)  # torch's errors for negative or unaligned strides, copy or not
-    return t.to(**kwargs, copy=True) if copy else t.to(**kwargs)
+    if isinstance(data, UntypedStorage):  # its bytes as elements of the dtype
+        inferred = d if d is not None else _infer_dtype(data)
+        sizes = _compute_sizes(data, inferred)
+        n = sizes[0]
+        t = _rebuild_tensor(data, 0, (n,), (1,), _c10_name_key(inferred))
+        return t.to(**kwargs, copy=True)
+    sizes = _compute_sizes(data, d if d is not None else _defaults.current())  # torch's order
+    inferred = d if d is not None else _infer_dtype(data)
+    nested = _stored(data, sizes, 0, inferred)
+    out: Tensor = _ctensor.tensor(nested, dtype=inferred, device=device)
+    return out
+
+
+def _c10_name_key(d: dtype) -> str:
+    """The key of d in DTYPE_NAMES ("float32")."""
+    return next(k for k, v in DTYPE_NAMES.items() if v == d)
 
 
 def split(
