@@ -608,6 +608,8 @@ def _infer_dtype(obj: Any) -> dtype:
     """Torch's infer_scalar_type (tensor_new.cpp): a leaf's own dtype, sequences promoted."""
     import numpy as np
 
+    if isinstance(obj, (np.ndarray, np.generic)):  # before float: numpy's float64 is a float
+        return cast(dtype, from_numpy(np.empty(0, dtype=obj.dtype)).dtype)
     if isinstance(obj, float):
         return _defaults.current()
     if isinstance(obj, builtins.bool):
@@ -620,8 +622,6 @@ def _infer_dtype(obj: Any) -> dtype:
         return cast(dtype, obj.dtype)
     if isinstance(obj, (str, bytes)):
         raise C10TypeError(f"new(): invalid data type '{type(obj).__name__}'")
-    if isinstance(obj, (np.ndarray, np.generic)):
-        return cast(dtype, from_numpy(np.empty(0, dtype=obj.dtype)).dtype)
     if _is_sequence(obj):
         length = len(obj)
         if length == 0:
@@ -650,9 +650,17 @@ def _leaf(obj: Any, d: dtype) -> Any:
 
     Exactly an int, float, complex or bool: what _ctensor.tensor writes itself.
     """
+    t = type(obj)
+    if (d.is_complex or d.is_floating_point or isinstance(obj, float)) and (
+        isinstance(obj, (str, bytes))
+        or not any(hasattr(t, m) for m in ("__complex__", "__float__", "__index__"))
+    ):  # torch's PyFloat_AsDouble and PyComplex_AsCComplex
+        raise C10TypeError(f"must be real number, not {t.__name__}")
     if d.is_complex:
         return complex(obj)
     if d.is_floating_point or isinstance(obj, float):
+        if isinstance(obj, complex):
+            raise C10TypeError(f"must be real number, not {t.__name__}")
         return float(obj)
     if d == DTYPE_NAMES["bool"] and (isinstance(obj, complex) or type(obj).__name__ == "bool"):
         return builtins.bool(obj != 0)  # a complex, or numpy's bool (torch's unpackNumberAsBool)
@@ -693,13 +701,9 @@ def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Te
         return data.to(**kwargs)
     if isinstance(data, (str, bytes)):
         raise C10TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    if isinstance(data, np.generic):
+    if isinstance(data, np.generic) and d is None:  # its own dtype, exactly
         t = from_numpy(np.asarray(data))
         return t.to(**kwargs, copy=True)
-    if not _is_sequence(data) and d is not None:  # torch reads it as one number of dtype
-        if d.is_floating_point or d.is_complex:
-            raise C10TypeError(f"must be real number, not {type(data).__name__}")
-        raise C10TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
     if isinstance(data, UntypedStorage):  # its bytes as elements of the dtype
         inferred = d if d is not None else _infer_dtype(data)
         sizes = _compute_sizes(data, inferred)
