@@ -609,7 +609,11 @@ def _infer_dtype(obj: Any) -> dtype:
     import numpy as np
 
     if isinstance(obj, (np.ndarray, np.generic)):  # before float: numpy's float64 is a float
-        return cast(dtype, from_numpy(np.empty(0, dtype=obj.dtype)).dtype)
+        found = _NUMPY_DTYPES.get(obj.dtype)
+        if found is None:
+            found = cast(dtype, from_numpy(np.empty(0, dtype=obj.dtype)).dtype)
+            _NUMPY_DTYPES[obj.dtype] = found
+        return found
     if isinstance(obj, float):
         return _defaults.current()
     if isinstance(obj, builtins.bool):
@@ -623,20 +627,45 @@ def _infer_dtype(obj: Any) -> dtype:
     if isinstance(obj, (str, bytes)):
         raise C10TypeError(f"new(): invalid data type '{type(obj).__name__}'")
     if _is_sequence(obj):
-        length = len(obj)
-        if length == 0:
-            return _defaults.current()
-        found: dtype | None = None
-        for i in range(length):
-            item = obj[i]
+        return _infer_sequence_dtype(obj)
+    raise C10RuntimeError(f"Could not infer dtype of {_type_path(obj)}")
+
+
+def _infer_sequence_dtype(obj: Any) -> dtype:
+    """_infer_dtype of a sequence: its items' dtypes promoted (the default dtype when empty)."""
+    import numpy as np
+
+    length = len(obj)
+    if length == 0:
+        return _defaults.current()
+    if type(obj) is range:
+        return DTYPE_NAMES["int64"]
+    # Python numbers by their type, without a call each
+    simple = {
+        float: _defaults.current(),
+        int: DTYPE_NAMES["int64"],
+        builtins.bool: DTYPE_NAMES["bool"],
+        complex: _defaults.default_complex(),
+    }
+    found: dtype | None = None
+    for i in range(length):
+        item = obj[i]
+        d = simple.get(type(item))
+        if d is None:
             if item is obj:
                 raise C10TypeError("new(): self-referential lists are incompatible")
             d = _infer_dtype(item)
-            found = d if found is None else _promote(found, d)
-            if found == DTYPE_NAMES["complex128"]:
-                break
-        return cast(dtype, found)
-    raise C10RuntimeError(f"Could not infer dtype of {_type_path(obj)}")
+            if isinstance(item, np.generic):  # a numpy scalar's dtype is its type's
+                simple[type(item)] = d
+        elif d is found:
+            continue
+        found = d if found is None else _promote(found, d)
+        if found == DTYPE_NAMES["complex128"]:
+            break
+    return cast(dtype, found)
+
+
+_NUMPY_DTYPES: dict[Any, dtype] = {}  # numpy dtype -> pyc10 dtype, as _infer_dtype found it
 
 
 def _promote(a: dtype, b: dtype) -> dtype:
@@ -648,34 +677,70 @@ def _promote(a: dtype, b: dtype) -> dtype:
 def _leaf(obj: Any, d: dtype) -> Any:
     """Torch's store_scalar's unpacking: the Python number a leaf is for dtype d.
 
-    Exactly an int, float, complex or bool: what _ctensor.tensor writes itself.
+    Exactly an int, float, complex or bool: what _ctensor.tensor writes itself. Which unpacking
+    applies depends on the leaf's type and d only, so it is found once per pair.
     """
-    t = type(obj)
-    if (d.is_complex or d.is_floating_point or isinstance(obj, float)) and (
-        isinstance(obj, (str, bytes))
-        or not any(hasattr(t, m) for m in ("__complex__", "__float__", "__index__"))
-    ):  # torch's PyFloat_AsDouble and PyComplex_AsCComplex
+    key = (type(obj), d)
+    op = _LEAF_OPS.get(key)
+    if op is None:
+        op = _LEAF_OPS[key] = _leaf_op(type(obj), d)
+    return op(obj)
+
+
+def _leaf_op(t: type, d: dtype) -> Callable[[Any], Any]:
+    """The unpacking of a leaf of type t for dtype d, or a function raising its error.
+
+    Torch's PyFloat_AsDouble, PyComplex_AsCComplex, unpackNumberAsBool or __index__.
+    """
+
+    def refuse(obj: Any) -> Any:
         raise C10TypeError(f"must be real number, not {t.__name__}")
+
+    real = d.is_complex or d.is_floating_point or issubclass(t, float)
+    if real and (
+        issubclass(t, (str, bytes))
+        or not any(hasattr(t, m) for m in ("__complex__", "__float__", "__index__"))
+    ):
+        return refuse
     if d.is_complex:
-        return complex(obj)
-    if d.is_floating_point or isinstance(obj, float):
-        if isinstance(obj, complex):
-            raise C10TypeError(f"must be real number, not {t.__name__}")
-        return float(obj)
-    if d == DTYPE_NAMES["bool"] and (isinstance(obj, complex) or type(obj).__name__ == "bool"):
-        return builtins.bool(obj != 0)  # a complex, or numpy's bool (torch's unpackNumberAsBool)
-    return int(operator.index(obj))
+        return complex
+    if d.is_floating_point or issubclass(t, float):
+        return refuse if issubclass(t, complex) else float
+    if d == DTYPE_NAMES["bool"] and (issubclass(t, complex) or t.__name__ == "bool"):
+        return lambda obj: builtins.bool(obj != 0)  # a complex, or numpy's bool
+    return lambda obj: int(operator.index(obj))
+
+
+_LEAF_OPS: dict[tuple[type, dtype], Callable[[Any], Any]] = {}
+
+
+_PY_NUMBERS = frozenset((int, float, complex, builtins.bool))
 
 
 def _stored(data: Any, sizes: list[int], dim: int, d: dtype) -> Any:
-    """Torch's recursive_store: the leaves of data as nested lists of Python numbers."""
+    """Torch's recursive_store: the leaves of data as nested lists of Python numbers.
+
+    Python numbers stay as they are (_ctensor.tensor converts them as torch's store_scalar
+    does), and a numpy array that fills the remaining dims gives its values at once.
+    """
+    from numpy import ndarray
+
     if dim == len(sizes):
-        return _leaf(data, d)
-    items = list(data) if not isinstance(data, (list, tuple)) else data
+        return data if type(data) in _PY_NUMBERS else _leaf(data, d)
+    if (
+        isinstance(data, ndarray)
+        and data.shape == tuple(sizes[dim:])
+        and data.dtype.kind in "biufc"
+        and data.dtype.itemsize <= 8
+    ):
+        return data.tolist()
+    items = data if isinstance(data, (list, tuple)) else list(data)
     if len(items) != sizes[dim]:
         raise C10ValueError(
             f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(items)})"
         )
+    if dim + 1 == len(sizes) and all(type(x) in _PY_NUMBERS for x in items):
+        return items
     return [_stored(x, sizes, dim + 1, d) for x in items]
 
 
