@@ -705,7 +705,7 @@ def _leaf_op(t: type, d: dtype) -> Callable[[Any], Any]:
     if d.is_complex:
         return complex
     if d.is_floating_point or issubclass(t, float):
-        return refuse if issubclass(t, complex) else float
+        return refuse if t is complex else float  # numpy's complex has __float__ (real part)
     if d == DTYPE_NAMES["bool"] and (issubclass(t, complex) or t.__name__ == "bool"):
         return lambda obj: builtins.bool(obj != 0)  # a complex, or numpy's bool
     return lambda obj: int(operator.index(obj))
@@ -715,6 +715,21 @@ _LEAF_OPS: dict[tuple[type, dtype], Callable[[Any], Any]] = {}
 
 
 _PY_NUMBERS = frozenset((int, float, complex, builtins.bool))
+
+
+def _tolist_is_leaves(a: Any, d: dtype) -> builtins.bool:
+    """Whether a.tolist() gives what _leaf gives for each element of a.
+
+    numpy's float32 (say) is refused by an integral dtype, where tolist()'s Python float is not.
+    """
+    kind, size = a.dtype.kind, a.dtype.itemsize
+    if kind not in "biufc" or size > 8:
+        return False
+    if d.is_complex:
+        return True
+    if d.is_floating_point:
+        return kind != "c"
+    return kind in "biu" or (kind == "f" and size == 8)
 
 
 def _stored(data: Any, sizes: list[int], dim: int, d: dtype) -> Any:
@@ -730,8 +745,7 @@ def _stored(data: Any, sizes: list[int], dim: int, d: dtype) -> Any:
     if (
         isinstance(data, ndarray)
         and data.shape == tuple(sizes[dim:])
-        and data.dtype.kind in "biufc"
-        and data.dtype.itemsize <= 8
+        and _tolist_is_leaves(data, d)
     ):
         return data.tolist()
     items = data if isinstance(data, (list, tuple)) else list(data)

@@ -323,6 +323,12 @@ def test_tensor_reads_any_sequence_as_torch(make: Any) -> None:
         lambda m: m.tensor([np.arange(2, dtype=np.float32), [1, 2]]),
         lambda m: m.tensor([np.arange(2, dtype=np.int32), np.arange(2, dtype=np.int16)]),
         lambda m: m.tensor([np.array(1, dtype=np.uint8), 300]),
+        lambda m: m.tensor([np.array([1.5, 2.5], dtype=np.float32)], dtype=m.int64),
+        lambda m: m.tensor([np.array([1.5, 2.5])], dtype=m.int64),
+        lambda m: m.tensor([np.array([1 + 1j])], dtype=m.float32),
+        lambda m: m.tensor([np.array([1 + 1j])], dtype=m.bool),
+        lambda m: m.tensor([np.array([0, 2], dtype=np.int16)], dtype=m.bool),
+        lambda m: m.tensor([np.array([True]), np.array([2.5], dtype=np.float16)]),
     ],
 )
 def test_tensor_infers_the_dtype_of_tensor_and_numpy_leaves_as_torch(make: Any) -> None:
