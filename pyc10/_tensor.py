@@ -722,7 +722,8 @@ def _tolist_is_leaves(a: Any, d: dtype) -> builtins.bool:
 
     numpy's float32 (say) is refused by an integral dtype, where tolist()'s Python float is not.
     """
-    kind, size = a.dtype.kind, a.dtype.itemsize
+    kind: str = a.dtype.kind
+    size: int = a.dtype.itemsize
     if kind not in "biufc" or size > 8:
         return False
     if d.is_complex:
