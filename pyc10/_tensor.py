@@ -542,11 +542,230 @@ _COPY_WARNING = (
 )
 
 
+def _is_sequence(obj: Any) -> builtins.bool:
+    """CPython's PySequence_Check, as torch's data walk asks it, for pyc10's types as torch's.
+
+    A tensor is no sequence (torch's C type has no sq_item); a storage is one (torch's is a
+    Python class with __getitem__).
+    """
+    if isinstance(obj, Tensor):
+        return False
+    if isinstance(obj, UntypedStorage):
+        return True
+    return builtins.bool(_sequence_check(obj))
+
+
+def _sequence_check_fn() -> Callable[[Any], int]:
+    import ctypes
+
+    fn = ctypes.pythonapi.PySequence_Check
+    fn.argtypes = [ctypes.py_object]
+    fn.restype = ctypes.c_int
+    return cast(Callable[[Any], int], fn)
+
+
+_sequence_check = _sequence_check_fn()
+
+
+def _compute_sizes(data: Any, d: dtype) -> list[int]:
+    """Torch's compute_sizes (tensor_new.cpp): the lengths along the first items."""
+    is_storage = isinstance(data, UntypedStorage)
+    sizes: list[int] = []
+    seq = data
+    while _is_sequence(seq):
+        length = len(seq)
+        if is_storage:  # a storage is read as its bytes reinterpreted
+            length //= d.itemsize
+        sizes.append(length)
+        if len(sizes) > 64:
+            raise C10ValueError(f"too many dimensions '{type(seq).__name__}'")
+        if length == 0:
+            break
+        try:
+            seq = seq[0]
+        except Exception:
+            raise C10ValueError(
+                f"could not determine the shape of object type '{_type_path(seq)}'"
+            ) from None
+    return sizes
+
+
+def _type_path(obj: Any) -> str:
+    """A type's tp_name, as torch's messages print it.
+
+    A class's own name, a C type's dotted path (pyc10.UntypedStorage in place of
+    torch.storage.UntypedStorage).
+    """
+    t = type(obj)
+    if t is UntypedStorage:
+        return "pyc10.UntypedStorage"
+    if t.__module__ == "builtins" or t.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE
+        return t.__name__
+    return f"{t.__module__}.{t.__qualname__}"
+
+
+def _infer_dtype(obj: Any) -> dtype:
+    """Torch's infer_scalar_type (tensor_new.cpp): a leaf's own dtype, sequences promoted."""
+    import numpy as np
+
+    if isinstance(obj, (np.ndarray, np.generic)):  # before float: numpy's float64 is a float
+        found = _NUMPY_DTYPES.get(obj.dtype)
+        if found is None:
+            found = cast(dtype, from_numpy(np.empty(0, dtype=obj.dtype)).dtype)
+            _NUMPY_DTYPES[obj.dtype] = found
+        return found
+    if isinstance(obj, float):
+        return _defaults.current()
+    if isinstance(obj, builtins.bool):
+        return DTYPE_NAMES["bool"]
+    if isinstance(obj, int):
+        return DTYPE_NAMES["int64"]
+    if isinstance(obj, complex):
+        return _defaults.default_complex()
+    if isinstance(obj, Tensor):
+        return cast(dtype, obj.dtype)
+    if isinstance(obj, (str, bytes)):
+        raise C10TypeError(f"new(): invalid data type '{type(obj).__name__}'")
+    if _is_sequence(obj):
+        return _infer_sequence_dtype(obj)
+    raise C10RuntimeError(f"Could not infer dtype of {_type_path(obj)}")
+
+
+def _infer_sequence_dtype(obj: Any) -> dtype:
+    """_infer_dtype of a sequence: its items' dtypes promoted (the default dtype when empty)."""
+    import numpy as np
+
+    length = len(obj)
+    if length == 0:
+        return _defaults.current()
+    if type(obj) is range:
+        return DTYPE_NAMES["int64"]
+    # Python numbers by their type, without a call each
+    simple = {
+        float: _defaults.current(),
+        int: DTYPE_NAMES["int64"],
+        builtins.bool: DTYPE_NAMES["bool"],
+        complex: _defaults.default_complex(),
+    }
+    found: dtype | None = None
+    for i in range(length):
+        item = obj[i]
+        d = simple.get(type(item))
+        if d is None:
+            if item is obj:
+                raise C10TypeError("new(): self-referential lists are incompatible")
+            d = _infer_dtype(item)
+            if isinstance(item, np.generic):  # a numpy scalar's dtype is its type's
+                simple[type(item)] = d
+        elif d is found:
+            continue
+        found = d if found is None else _promote(found, d)
+        if found == DTYPE_NAMES["complex128"]:
+            break
+    return cast(dtype, found)
+
+
+_NUMPY_DTYPES: dict[Any, dtype] = {}  # numpy dtype -> pyc10 dtype, as _infer_dtype found it
+
+
+def _promote(a: dtype, b: dtype) -> dtype:
+    from ._dtype import promote_types
+
+    return promote_types(a, b)
+
+
+def _leaf(obj: Any, d: dtype) -> Any:
+    """Torch's store_scalar's unpacking: the Python number a leaf is for dtype d.
+
+    Exactly an int, float, complex or bool: what _ctensor.tensor writes itself. Which unpacking
+    applies depends on the leaf's type and d only, so it is found once per pair.
+    """
+    key = (type(obj), d)
+    op = _LEAF_OPS.get(key)
+    if op is None:
+        op = _LEAF_OPS[key] = _leaf_op(type(obj), d)
+    return op(obj)
+
+
+def _leaf_op(t: type, d: dtype) -> Callable[[Any], Any]:
+    """The unpacking of a leaf of type t for dtype d, or a function raising its error.
+
+    Torch's PyFloat_AsDouble, PyComplex_AsCComplex, unpackNumberAsBool or __index__.
+    """
+
+    def refuse(obj: Any) -> Any:
+        raise C10TypeError(f"must be real number, not {t.__name__}")
+
+    real = d.is_complex or d.is_floating_point or issubclass(t, float)
+    if real and (
+        issubclass(t, (str, bytes))
+        or not any(hasattr(t, m) for m in ("__complex__", "__float__", "__index__"))
+    ):
+        return refuse
+    if d.is_complex:
+        return complex
+    if d.is_floating_point or issubclass(t, float):
+        return refuse if t is complex else float  # numpy's complex has __float__ (real part)
+    if d == DTYPE_NAMES["bool"] and (issubclass(t, complex) or t.__name__ == "bool"):
+        return lambda obj: builtins.bool(obj != 0)  # a complex, or numpy's bool
+    return lambda obj: int(operator.index(obj))
+
+
+_LEAF_OPS: dict[tuple[type, dtype], Callable[[Any], Any]] = {}
+
+
+_PY_NUMBERS = frozenset((int, float, complex, builtins.bool))
+
+
+def _tolist_is_leaves(a: Any, d: dtype) -> builtins.bool:
+    """Whether a.tolist() gives what _leaf gives for each element of a.
+
+    numpy's float32 (say) is refused by an integral dtype, where tolist()'s Python float is not.
+    """
+    kind: str = a.dtype.kind
+    size: int = a.dtype.itemsize
+    if kind not in "biufc" or size > 8:
+        return False
+    if d.is_complex:
+        return True
+    if d.is_floating_point:
+        return kind != "c"
+    return kind in "biu" or (kind == "f" and size == 8)
+
+
+def _stored(data: Any, sizes: list[int], dim: int, d: dtype) -> Any:
+    """Torch's recursive_store: the leaves of data as nested lists of Python numbers.
+
+    Python numbers stay as they are (_ctensor.tensor converts them as torch's store_scalar
+    does), and a numpy array that fills the remaining dims gives its values at once.
+    """
+    from numpy import ndarray
+
+    if dim == len(sizes):
+        return data if type(data) in _PY_NUMBERS else _leaf(data, d)
+    if (
+        isinstance(data, ndarray)
+        and data.shape == tuple(sizes[dim:])
+        and _tolist_is_leaves(data, d)
+    ):
+        return data.tolist()
+    items = data if isinstance(data, (list, tuple)) else list(data)
+    if len(items) != sizes[dim]:
+        raise C10ValueError(
+            f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(items)})"
+        )
+    if dim + 1 == len(sizes) and all(type(x) in _PY_NUMBERS for x in items):
+        return items
+    return [_stored(x, sizes, dim + 1, d) for x in items]
+
+
 def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Tensor:
     """tensor()/as_tensor() for the data _ctensor does not build itself.
 
-    pyc10 tensors, numpy arrays and scalars, and sequences whose leaves are not Python numbers
-    (through numpy).
+    pyc10 tensors, storages and the sequences whose leaves are not all Python numbers (range,
+    objects with __len__ and __getitem__, numpy scalars and arrays, tensors), walked as torch's
+    internal_new_from_data walks them: the shape along the first items, the dtype inferred from
+    every leaf (a tensor's or a numpy value's own dtype, promoted), each leaf unpacked for it.
     """
     import numpy as np
 
@@ -560,25 +779,27 @@ def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Te
             warnings.warn(_COPY_WARNING, UserWarning, stacklevel=2)
             return data.to(**kwargs, copy=True)
         return data.to(**kwargs)
-    if isinstance(data, str):
-        raise C10TypeError("new(): invalid data type 'str'")
-    if isinstance(data, np.ndarray):
-        a = data
-    elif isinstance(data, (np.generic, list, tuple)):
-        a = np.asarray(data)
-        copy = False  # already a new array
-    elif d is not None:  # torch reads an unknown object as one number of dtype
-        if d.is_floating_point or d.is_complex:
-            raise C10TypeError(f"must be real number, not {type(data).__name__}")
-        raise C10TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
-    else:
-        raise C10RuntimeError(f"Could not infer dtype of {type(data).__name__}")
-    if a.dtype.kind in "US":
-        raise C10TypeError("new(): invalid data type 'str'")
-    if a.dtype == object:
-        raise C10RuntimeError("Could not infer dtype of object")
-    t = from_numpy(a)  # torch's errors for negative or unaligned strides, copy or not
-    return t.to(**kwargs, copy=True) if copy else t.to(**kwargs)
+    if isinstance(data, (str, bytes)):
+        raise C10TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, np.generic) and d is None:  # its own dtype, exactly
+        t = from_numpy(np.asarray(data))
+        return t.to(**kwargs, copy=True)
+    if isinstance(data, UntypedStorage):  # its bytes as elements of the dtype
+        inferred = d if d is not None else _infer_dtype(data)
+        sizes = _compute_sizes(data, inferred)
+        n = sizes[0]
+        t = _rebuild_tensor(data, 0, (n,), (1,), _c10_name_key(inferred))
+        return t.to(**kwargs, copy=True)
+    sizes = _compute_sizes(data, d if d is not None else _defaults.current())  # torch's order
+    inferred = d if d is not None else _infer_dtype(data)
+    nested = _stored(data, sizes, 0, inferred)
+    out: Tensor = _ctensor.tensor(nested, dtype=inferred, device=device)
+    return out
+
+
+def _c10_name_key(d: dtype) -> str:
+    """The key of d in DTYPE_NAMES ("float32")."""
+    return next(k for k, v in DTYPE_NAMES.items() if v == d)
 
 
 def split(

@@ -210,6 +210,7 @@ typedef struct {
   int64_t rsizes[MAXD], sstride[MAXD], bstride[MAXD];
   int is_b[MAXD];
   int64_t *offs; /* per broadcast index position: its element offset in self */
+  bool meta;     /* torch's meta kernel (a meta operand): geometry only, its checks and words */
 } plan_t;
 
 static void plan_free(plan_t *p) {
@@ -286,16 +287,42 @@ static void format_sizes(char *buf, size_t cap, const int64_t *sizes, size_t n) 
   if (k < cap) snprintf(buf + k, cap - k, "]");
 }
 
+/* Formats sizes as torch.Size prints in Python messages: "pyc10.Size([2, 3])". */
+static void format_size_object(char *buf, size_t cap, const int64_t *sizes, size_t n) {
+  size_t k = (size_t)snprintf(buf, cap, "pyc10.Size(");
+  if (k < cap) format_sizes(buf + k, cap - k, sizes, n);
+  k = strlen(buf);
+  if (k < cap) snprintf(buf + k, cap - k, ")");
+}
+
+static bool is_meta(const c10c_tensor *t) {
+  return c10c_tensor_device(t).type == C10C_DEVICE_TYPE_META;
+}
+
+static bool any_meta(const pyc10_adv *a) {
+  for (size_t i = 0; i < a->n; i++)
+    if (is_meta(a->tensors[i])) return true;
+  return false;
+}
+
 static bool is_mask(c10c_dtype dt) { return dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_UINT8; }
 
-/* torch's checkIndexTensorTypes: long, int, byte or bool indices. */
-static int check_types(const pyc10_adv *a) {
+/* The masks of torch's meta index kernel (meta_index_Tensor): bool and int8, where uint8 is
+ * refused by its dtype check. */
+static bool is_meta_mask(c10c_dtype dt) { return dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_INT8; }
+
+/* torch's checkIndexTensorTypes: long, int, byte or bool indices (the meta kernel's check says
+ * the same as a RuntimeError, and takes int8 where the words say byte). */
+static int check_types(const pyc10_adv *a, bool meta) {
   for (size_t i = 0; i < a->n; i++) {
     c10c_dtype dt = c10c_tensor_dtype(a->tensors[i]);
-    if (dt != C10C_DTYPE_INT64 && dt != C10C_DTYPE_INT32 && !is_mask(dt)) {
+    if (dt == C10C_DTYPE_INT64 || dt == C10C_DTYPE_INT32 || (meta ? is_meta_mask(dt) : is_mask(dt)))
+      continue;
+    if (meta)
+      RUNTIME_ERROR("tensors used as indices must be long, int, byte or bool tensors");
+    else
       INDEX_ERROR("tensors used as indices must be long, int, byte or bool tensors");
-      return -1;
-    }
+    return -1;
   }
   return 0;
 }
@@ -323,9 +350,34 @@ static int check_mask(c10c_tensor *self, c10c_tensor *m, int64_t at) {
   return 0;
 }
 
+/* The meta kernel's mask checks (torch/_meta_registrations.py meta_index_Tensor), after its
+ * nonzero(): the mask is the at-th entry of torch's index list and starts at dim k of self. */
+static int check_mask_meta(c10c_tensor *self, c10c_tensor *m, size_t at, int64_t k) {
+  size_t nd = c10c_tensor_dim(self), km = c10c_tensor_dim(m);
+  const int64_t *ms = c10c_tensor_sizes(m), *ss = c10c_tensor_sizes(self);
+  if ((size_t)k + km > nd) {
+    INDEX_ERROR("too many indices for tensor of dimension %zu", nd);
+    return -1;
+  }
+  for (size_t j = 0; j < km; j++) {
+    if (ms[j] != ss[k + (int64_t)j]) {
+      char a[256], b[256];
+      format_size_object(a, sizeof a, ms, km);
+      format_size_object(b, sizeof b, ss, nd);
+      INDEX_ERROR(
+          "The shape of the mask %s at index %zu does not match the shape of the indexed tensor "
+          "%s at index %lld",
+          a, at, b, (long long)(k + (int64_t)j));
+      return -1;
+    }
+  }
+  return 0;
+}
+
 /* torch's expandTensors: each mask (after its shape check and the uint8 warning) as one int64
  * index per dim, its nonzero coordinates in C order; the other indices as they are. */
 static int expand(plan_t *p, const pyc10_adv *a) {
+  size_t extra = 0; /* the dims masks took beyond one each: torch's list has one entry a mask */
   for (size_t i = 0; i < a->n; i++) {
     c10c_tensor *t = a->tensors[i];
     c10c_dtype dt = c10c_tensor_dtype(t);
@@ -336,12 +388,12 @@ static int expand(plan_t *p, const pyc10_adv *a) {
                   (long long)a->dims[i] + 1);
       return -1;
     }
-    if (!is_mask(dt)) {
-      c10c_tensor *h = host(p, t);
+    if (p->meta ? !is_meta_mask(dt) : !is_mask(dt)) {
+      c10c_tensor *h = p->meta ? t : host(p, t); /* the meta kernel reads no index value */
       if (h == NULL) return -1;
       index_t *x = &p->idx[p->nidx++];
-      x->data = data_of(h);
-      if (x->data == NULL) return -1;
+      x->data = p->meta ? NULL : data_of(h);
+      if (x->data == NULL && !p->meta) return -1;
       x->elsize = dt == C10C_DTYPE_INT64 ? 8 : 4;
       x->ndim = c10c_tensor_dim(h);
       memcpy(x->sizes, c10c_tensor_sizes(h), x->ndim * sizeof(int64_t));
@@ -350,13 +402,19 @@ static int expand(plan_t *p, const pyc10_adv *a) {
       x->dense = c10c_tensor_is_non_overlapping_and_dense(h);
       continue;
     }
+    if (p->meta && is_meta(t)) { /* a meta mask has no nonzero elements to count */
+      pyc10_not_implemented(
+          "The register_meta function for torch.nonzero() raises unimplemented by default, as "
+          "a correct data-independent implementation does not exist.");
+      return -1;
+    }
     if (dt == C10C_DTYPE_UINT8 &&
         PyErr_WarnEx(PyExc_UserWarning,
                      "indexing with dtype torch.uint8 is now deprecated, please use a dtype "
                      "torch.bool instead.",
                      1) < 0)
       return -1;
-    if (check_mask(p->self, t, a->dims[i]) < 0) return -1;
+    if (!p->meta && check_mask(p->self, t, a->dims[i]) < 0) return -1;
     c10c_tensor *h = host(p, t);
     if (h == NULL) return -1;
     size_t k = c10c_tensor_dim(h);
@@ -385,6 +443,9 @@ static int expand(plan_t *p, const pyc10_adv *a) {
       }
       off = odometer(cnt, ms, mst, k, off);
     }
+    if (p->meta && check_mask_meta(p->self, t, (size_t)a->dims[i] - extra, a->dims[i]) < 0)
+      return -1;
+    extra += k > 0 ? k - 1 : 0;
     for (size_t j = 0; j < k; j++) {
       index_t *x = &p->idx[p->nidx++];
       x->data = (const char *)(coords + j);
@@ -397,6 +458,34 @@ static int expand(plan_t *p, const pyc10_adv *a) {
     }
   }
   return 0;
+}
+
+/* The meta kernel's broadcast of the indices (torch._refs._broadcast_shapes): the shapes in
+ * order from the last dim, its RuntimeError at the first that does not fit the shape so far. */
+static int broadcast_error_meta(const plan_t *p, size_t nd) {
+  int64_t common[MAXD];
+  for (size_t d = 0; d < nd; d++) common[d] = 1;
+  for (size_t i = 0; i < p->nidx; i++) {
+    const index_t *x = &p->idx[i];
+    for (size_t j = 1; j <= x->ndim; j++) {
+      int64_t s = x->sizes[x->ndim - j], *c = &common[nd - j];
+      if (s == *c || s == 1) continue;
+      if (*c == 1) {
+        *c = s;
+        continue;
+      }
+      char shape[512], want[512];
+      format_size_object(shape, sizeof shape, x->sizes, x->ndim);
+      format_sizes(want, sizeof want, common, nd);
+      RUNTIME_ERROR(
+          "Attempting to broadcast a dimension of length %lld at -%zu! Mismatching "
+          "argument at index %zu had %s; but expected shape should be broadcastable "
+          "to %s",
+          (long long)s, j, i, shape, want);
+      return -1;
+    }
+  }
+  return 0; /* not reached: broadcast found a mismatch */
 }
 
 /* torch's expand_outplace of the indices, with its IndexError when they do not broadcast. */
@@ -416,6 +505,7 @@ static int broadcast(plan_t *p) {
         ok = false;
     }
   }
+  if (!ok && p->meta) return broadcast_error_meta(p, nd);
   if (!ok) {
     char msg[1024];
     size_t k = 0;
@@ -462,7 +552,7 @@ static int layout(plan_t *p) {
   bool zero_dim = false, zero_b = false;
   for (size_t i = 0; i < p->nidx; i++) zero_dim = zero_dim || ss[p->idx[i].pos] == 0;
   for (size_t d = 0; d < p->bnd; d++) zero_b = zero_b || p->bshape[d] == 0;
-  if (zero_dim && !zero_b) {
+  if (zero_dim && !zero_b && !p->meta) { /* the meta kernel reads no index: no check */
     INDEX_ERROR("index is out of bounds for dimension with size 0");
     return -1;
   }
@@ -532,14 +622,16 @@ static int offsets(plan_t *p) {
   return 0;
 }
 
-/* The plan for self[indices]: self (a CPU view) indexed by a's tensors. NULL with an error. */
-static plan_t *make_plan(c10c_tensor *self, const pyc10_adv *a) {
+/* The plan for self[indices]: self (a CPU view) indexed by a's tensors, or (meta) the geometry
+ * of torch's meta kernel, which reads no index value. NULL with an error. */
+static plan_t *make_plan(c10c_tensor *self, const pyc10_adv *a, bool meta) {
   plan_t *p = PyMem_Malloc(sizeof *p); /* large: only the counts are set */
   if (p == NULL) return (plan_t *)PyErr_NoMemory();
   p->self = self;
   p->nidx = p->nbuf = p->nhold = p->bnd = p->rnd = 0;
   p->offs = NULL;
-  if (check_types(a) < 0 || expand(p, a) < 0 || broadcast(p) < 0 || layout(p) < 0) {
+  p->meta = meta;
+  if (check_types(a, meta) < 0 || expand(p, a) < 0 || broadcast(p) < 0 || layout(p) < 0) {
     plan_free(p);
     return NULL;
   }
@@ -695,10 +787,11 @@ static void walk(const plan_t *p, char *self_base, char *other_base, const int64
   }
 }
 
-/* self[indices] of a meta tensor: the result's geometry over no data (torch's meta index kernel
- * reads no element and checks no index value). */
+/* self[indices] with a meta operand: torch's meta index kernel runs, which reads no element and
+ * checks no index value; the result has its geometry, on self's device (uninitialized memory
+ * when self is not meta, as torch's). */
 static c10c_tensor *meta_get(c10c_tensor *self, const pyc10_adv *a) {
-  plan_t *p = make_plan(self, a);
+  plan_t *p = make_plan(self, a, true);
   if (p == NULL) return NULL;
   int64_t strides[MAXD];
   result_strides(p, c10c_tensor_itemsize(self), strides);
@@ -711,13 +804,13 @@ static c10c_tensor *meta_get(c10c_tensor *self, const pyc10_adv *a) {
 }
 
 c10c_tensor *pyc10_adv_get(c10c_tensor *sliced, const pyc10_adv *a) {
-  if (c10c_tensor_device(sliced).type == C10C_DEVICE_TYPE_META) return meta_get(sliced, a);
+  if (is_meta(sliced) || any_meta(a)) return meta_get(sliced, a);
   c10c_tensor *self = sliced, *staged = NULL;
   if (!on_cpu(sliced)) {
     self = staged = host_copy(sliced);
     if (self == NULL) return NULL;
   }
-  plan_t *p = make_plan(self, a);
+  plan_t *p = make_plan(self, a, false);
   c10c_tensor *out = NULL;
   char *src = p == NULL || offsets(p) < 0 ? NULL : data_of(self);
   if (src != NULL) {
@@ -802,6 +895,9 @@ static int convert_one(c10c_tensor *value, c10c_dtype dt, unsigned char *out) {
 }
 
 int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, const void *number) {
+  /* a meta operand: torch's meta index_put_ (and masked_fill_) kernels, which check nothing
+   * here and write nothing, whatever the devices of the others */
+  if (is_meta(sliced) || any_meta(a) || (value != NULL && is_meta(value))) return 0;
   c10c_dtype dt = c10c_tensor_dtype(sliced);
   size_t item = c10c_tensor_itemsize(sliced);
   _Alignas(16) unsigned char one[16];
@@ -831,18 +927,13 @@ int pyc10_adv_put(c10c_tensor *sliced, const pyc10_adv *a, c10c_tensor *value, c
   }
   for (size_t i = 0; i < a->n; i++)
     if (no_overlap(sliced, a->tensors[i]) < 0) return -1;
-  if (c10c_tensor_device(sliced).type == C10C_DEVICE_TYPE_META) { /* no bytes to scatter into */
-    plan_t *p = make_plan(sliced, a);
-    if (p != NULL) plan_free(p);
-    return p != NULL ? 0 : -1;
-  }
   c10c_tensor *self = sliced, *staged = NULL;
   if (!on_cpu(sliced)) {
     self = staged = host_copy(sliced);
     if (self == NULL) return -1;
   }
   int rc = -1;
-  plan_t *p = make_plan(self, a);
+  plan_t *p = make_plan(self, a, false);
   if (p == NULL) goto done;
   int64_t vstrides[MAXD] = {0};
   const char *src = NULL;

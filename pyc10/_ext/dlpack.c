@@ -221,25 +221,27 @@ static PyObject *consume_capsule(PyObject *capsule, int copy_wanted) {
   return wrap_handle(out);
 }
 
-/* The consumer's stream for a producer on a CUDA device (dl_device if asked for, else x's own
- * __dlpack_device__()): torch's rule, the current stream's handle, 1 for the legacy default
- * stream. *out stays NULL for other devices. Returns -1 with an exception set. */
-static int consumer_stream(PyObject *x, PyObject *dl_device, PyObject **out) {
-  PyObject *where = dl_device;
-  if (where == NULL) {
-    where = PyObject_CallMethod(x, "__dlpack_device__", NULL);
-    if (where == NULL) {
-      if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
-      PyErr_Clear(); /* a producer without it: nothing to say */
-      return 0;
-    }
-  } else {
-    Py_INCREF(where);
-  }
+/* x.__dlpack_device__(), which torch's from_dlpack asks before anything else, so that a producer
+ * that cannot export (a meta tensor: ValueError) fails there. *out stays NULL for a producer
+ * without the method (the __dlpack__ call then says what is missing). Returns -1 with an
+ * exception set. */
+static int producer_device(PyObject *x, PyObject **out) {
+  *out = PyObject_CallMethod(x, "__dlpack_device__", NULL);
+  if (*out != NULL) return 0;
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+  PyErr_Clear();
+  return 0;
+}
+
+/* The consumer's stream for a producer on a CUDA device (dl_device if asked for, else the
+ * producer's own device `where`, NULL when unknown): torch's rule, the current stream's handle, 1
+ * for the legacy default stream. *out stays NULL for other devices. Returns -1 with an exception
+ * set. */
+static int consumer_stream(PyObject *where, PyObject *dl_device, PyObject **out) {
+  if (dl_device != NULL) where = dl_device;
+  if (where == NULL) return 0; /* a producer without __dlpack_device__: nothing to say */
   long type = 0, id = 0;
-  int ok = int_pair(where, "__dlpack_device__()", &type, &id);
-  Py_DECREF(where);
-  if (ok < 0) return -1;
+  if (int_pair(where, "__dlpack_device__()", &type, &id) < 0) return -1;
   if (type != kDLCUDA) return 0;
   c10c_stream current;
   void *handle = NULL;
@@ -300,21 +302,31 @@ static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_
     return PyErr_Format(cls, "from_dlpack() missing 1 required positional argument: 'ext_tensor'");
   int copy_wanted = 0;
   if (copy != Py_None && (copy_wanted = PyObject_IsTrue(copy)) < 0) return NULL;
+  /* a producer's device first, as torch asks it (a capsule's memory is where it is: checked by
+   * the import) */
+  PyObject *where = NULL;
+  if (!PyCapsule_CheckExact(x) && producer_device(x, &where) < 0) return NULL;
   PyObject *dl_device = NULL; /* a new reference when device was given */
   if (device != Py_None) {
-    if (dlpack_device_of == NULL)
-      return raise_class(NULL, PyExc_RuntimeError, "pyc10._ctensor.setup_dlpack was not called");
-    dl_device = PyObject_CallFunctionObjArgs(dlpack_device_of, device, NULL);
-    if (dl_device == NULL) return NULL;
+    dl_device =
+        dlpack_device_of == NULL
+            ? raise_class(NULL, PyExc_RuntimeError, "pyc10._ctensor.setup_dlpack was not called")
+            : PyObject_CallFunctionObjArgs(dlpack_device_of, device, NULL);
+    if (dl_device == NULL) {
+      Py_XDECREF(where);
+      return NULL;
+    }
   }
   if (PyCapsule_CheckExact(x)) {
-    Py_XDECREF(dl_device); /* a capsule's memory is where it is: checked by the import */
+    Py_XDECREF(dl_device);
     return consume_capsule(x, copy_wanted);
   }
   /* a CUDA producer is told the consumer's stream, this thread's current one, when the process
    * uses CUDA (before that, the default stream: what None means) */
   PyObject *stream = NULL;
-  if (c10c_cuda_is_initialized() && consumer_stream(x, dl_device, &stream) < 0) {
+  int failed = c10c_cuda_is_initialized() && consumer_stream(where, dl_device, &stream) < 0;
+  Py_XDECREF(where);
+  if (failed) {
     Py_XDECREF(dl_device);
     return NULL;
   }

@@ -489,9 +489,9 @@ static int scan(PyObject *data, const int64_t *sizes, int ndim, int dim, int *se
       *seen |= SEEN_BOOL;
     else if (PyLong_Check(data))
       *seen |= SEEN_INT;
-    else if (PyFloat_Check(data))
+    else if (PyFloat_CheckExact(data)) /* not numpy's float64 (a subclass): its own dtype */
       *seen |= SEEN_FLOAT;
-    else if (PyComplex_Check(data))
+    else if (PyComplex_CheckExact(data)) /* nor complex128: pyc10._tensor's walk takes them */
       *seen |= SEEN_COMPLEX;
     else if (PyUnicode_Check(data))
       *seen |= SEEN_STR;

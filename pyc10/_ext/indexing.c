@@ -209,8 +209,13 @@ static int unpack_long(PyObject *o, int64_t *out) {
   return 0;
 }
 
-/* The one element of a 0-dim integral tensor as an int64. */
+/* The one element of a 0-dim integral tensor as an int64 (torch's item(), whose RuntimeError a
+ * meta one gets). */
 static int item_long(c10c_tensor *h, int64_t *v) {
+  if (c10c_tensor_device(h).type == C10C_DEVICE_TYPE_META) {
+    RUNTIME_ERROR("Tensor.item() cannot be called on meta tensors");
+    return -1;
+  }
   c10c_tensor *r = readable(h);
   if (r == NULL) return -1;
   const char *p = elements(r);

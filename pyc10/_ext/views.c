@@ -587,15 +587,22 @@ static PyObject *split_sizes(c10c_tensor *h, int64_t dim, const int64_t *sizes, 
   }
   c10c_tensor **pieces = PyMem_Calloc((size_t)n + 1, sizeof *pieces);
   if (pieces == NULL) return PyErr_NoMemory();
-  int64_t start = 0;
+  /* each piece is ATen's slice(dim, start, start + length): int64 bounds that wrap as the sum
+   * does, then clamped into [0, dim_size] (negative ones counted from the end first) */
+  uint64_t at = 0;
   for (Py_ssize_t i = 0; i < n; i++) {
-    st = c10c_tensor_narrow(&pieces[i], h, dim, start, sizes[i]);
+    int64_t start = (int64_t)at, end = (int64_t)(at + (uint64_t)sizes[i]);
+    if (start < 0) start += dim_size;
+    if (end < 0) end += dim_size;
+    start = start < 0 ? 0 : start > dim_size ? dim_size : start;
+    end = end < start ? start : end > dim_size ? dim_size : end;
+    st = c10c_tensor_narrow(&pieces[i], h, dim, start, end - start);
     if (st != C10C_STATUS_OK) {
       for (Py_ssize_t k = 0; k < i; k++) c10c_tensor_release(pieces[k]);
       PyMem_Free(pieces);
       return pyc10_raise(st);
     }
-    start += sizes[i];
+    at += (uint64_t)sizes[i];
   }
   PyObject *t = pyc10_wrap_tuple(pieces, (size_t)n);
   PyMem_Free(pieces);

@@ -12,8 +12,7 @@ import fnmatch
 
 import pytest
 import torch
-from _difftest import Disagreement, run_entry
-from _signatures import read_table
+from _difftest import Disagreement, called_entries, run_entry
 
 import pyc10
 
@@ -35,9 +34,8 @@ KNOWN_DIVERGENCES: dict[str, str] = {
 # Disagreements that are pyc10 bugs (or harness gaps), by entry: expected to fail until fixed.
 BUGS: dict[str, str] = {}
 
-#: what users call: Tensor methods and pyc10 functions (kind _VF entries are bound internally,
-#: e.g. Tensor.split's path through torch._VF.split, and tested through their callers)
-ENTRIES = [e for e in read_table() if e.kind in ("Tensor", "pyc10")]
+#: what users call: Tensor methods and pyc10 functions (_difftest.CALLED_KINDS says why)
+ENTRIES = called_entries()
 
 
 def _known(d: Disagreement) -> bool:

@@ -338,6 +338,18 @@ def test_what_dlpack_cannot_carry_is_refused():
     assert sys.getrefcount(a) == before and sys.getrefcount(np) == refs
 
 
+@pytest.mark.parametrize("kwargs", [{}, {"device": "cpu"}, {"copy": True}, {"device": "xla"}])
+def test_a_meta_tensor_fails_in_dlpack_device_first_as_torchs(kwargs):
+    # torch's from_dlpack asks __dlpack_device__() before anything else: its ValueError, not the
+    # BufferError __dlpack__ would raise, whatever the other arguments
+    errors = []
+    for lib in (torch, pyc10):
+        with pytest.raises(ValueError) as info:
+            lib.from_dlpack(lib.empty(2, device="meta"), **kwargs)
+        errors.append(str(info.value))
+    assert errors[1] == errors[0] == "Unknown device type meta for Dlpack"
+
+
 def test_zero_dim_and_empty_tensors():
     s = pyc10.full((), 3.5)
     assert np.from_dlpack(s).shape == () and float(np.from_dlpack(s)) == 3.5

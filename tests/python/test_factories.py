@@ -235,3 +235,121 @@ def test_from_numpy_shares_memory_and_releases_the_array() -> None:
     with pytest.raises(RuntimeError, match="invalid for input of size 12"):
         pyc10.from_numpy(a).view(5, 5)
     assert sys.getrefcount(a) == before
+
+
+class _Seq:
+    """A sequence by __len__ and __getitem__ only, as torch's data walk reads one."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> Any:
+        return self.items[i]
+
+
+class _NoItems:
+    """A length with no items: torch cannot find the shape."""
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i: int) -> Any:
+        raise IndexError(i)
+
+
+def _outcome(make: Any, lib: Any) -> Any:
+    try:
+        t = make(lib)
+    except (TypeError, ValueError, RuntimeError) as e:
+        builtin = next(c for c in type(e).__mro__ if c.__module__ == "builtins")
+        return builtin, str(e).replace("torch.", "pyc10.")
+    return str(t.dtype).split(".")[1], tuple(t.shape), t.tolist()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.tensor(range(3)),
+        lambda m: m.tensor(range(0)),
+        lambda m: m.tensor(range(3), dtype=m.float64),
+        lambda m: m.as_tensor(range(2, 5)),
+        lambda m: m.tensor([range(2), range(2)]),
+        lambda m: m.tensor([range(3), range(2)]),
+        lambda m: m.tensor(_Seq([1, 2.5])),
+        lambda m: m.tensor(_Seq([_Seq([1, 2]), _Seq([3, 4])])),
+        lambda m: m.tensor(_NoItems()),
+        lambda m: m.tensor(bytearray(b"ab")),
+        lambda m: m.tensor(b"ab"),
+        lambda m: m.tensor({1, 2}),
+        lambda m: m.tensor([1.0, None]),
+        lambda m: m.ones(1).new_tensor(range(3)),
+    ],
+)
+def test_tensor_reads_any_sequence_as_torch(make: Any) -> None:
+    assert _outcome(make, pyc10) == _outcome(make, torch)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.tensor([m.tensor(1.0), 2]),
+        lambda m: m.tensor([m.tensor(1), 2.0]),
+        lambda m: m.tensor([[m.tensor(1.0)], [2]]),
+        lambda m: m.tensor([m.tensor(1, dtype=m.int32), 2]),
+        lambda m: m.tensor([m.tensor(1, dtype=m.int16), m.tensor(2, dtype=m.uint8)]),
+        lambda m: m.tensor([m.tensor(1.0, dtype=m.float16), m.tensor(2.0, dtype=m.bfloat16)]),
+        lambda m: m.tensor([m.tensor(1.0, dtype=m.float64), np.float32(2)]),
+        lambda m: m.tensor([1j, m.tensor(1)]),
+        lambda m: m.tensor([2**63, m.tensor(1.0)]),
+        lambda m: m.tensor([m.tensor(1.5), 2], dtype=m.int64),
+        lambda m: m.tensor([m.tensor([1, 2]), m.tensor([3, 4])]),
+        lambda m: m.tensor([m.tensor(1.0), "a"]),
+        lambda m: m.as_tensor([m.tensor(1.0), 2]),
+        lambda m: m.tensor((np.float32(1), np.int64(2))),
+        lambda m: m.tensor([np.float16(1), 2.5]),
+        lambda m: m.tensor([np.int32(1), 2]),
+        lambda m: m.tensor([np.uint8(1), np.int8(2)]),
+        lambda m: m.tensor([np.bool_(True), True]),
+        lambda m: m.tensor([np.float32(1.5)], dtype=m.int64),
+        lambda m: m.tensor(np.float32(1.5), dtype=m.int64),
+        lambda m: m.tensor([np.float64(1.5)], dtype=m.int32),
+        lambda m: m.tensor([np.float64(1.5), 2]),
+        lambda m: m.tensor([np.complex128(1), 2]),
+        lambda m: m.tensor(np.float64(1.5)),
+        lambda m: m.tensor([np.arange(2, dtype=np.float32), [1, 2]]),
+        lambda m: m.tensor([np.arange(2, dtype=np.int32), np.arange(2, dtype=np.int16)]),
+        lambda m: m.tensor([np.array(1, dtype=np.uint8), 300]),
+        lambda m: m.tensor([np.array([1.5, 2.5], dtype=np.float32)], dtype=m.int64),
+        lambda m: m.tensor([np.array([1.5, 2.5])], dtype=m.int64),
+        lambda m: m.tensor([np.array([1 + 1j])], dtype=m.float32),
+        lambda m: m.tensor([np.array([1 + 1j])], dtype=m.bool),
+        lambda m: m.tensor([np.array([0, 2], dtype=np.int16)], dtype=m.bool),
+        lambda m: m.tensor([np.array([True]), np.array([2.5], dtype=np.float16)]),
+    ],
+)
+def test_tensor_infers_the_dtype_of_tensor_and_numpy_leaves_as_torch(make: Any) -> None:
+    # torch's infer_scalar_type: a tensor or numpy leaf counts with its own dtype, a Python float
+    # as the default dtype, all promoted together (not numpy's float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _outcome(make, pyc10) == _outcome(make, torch)
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 4, 8, 12])
+@pytest.mark.parametrize("dt", [None, "uint8", "int16", "float64"])
+def test_tensor_of_a_storage_reads_its_bytes_as_torch(nbytes: int, dt: str | None) -> None:
+    # torch reads an untyped storage's bytes as elements of the dtype (int64 inferred from its
+    # int items, the default dtype when empty), as many as fit
+    data = bytes(range(1, nbytes + 1))
+    theirs = torch.UntypedStorage(nbytes)
+    ours = pyc10.UntypedStorage(nbytes)
+    for i, b in enumerate(data):
+        theirs[i] = b
+        ours[i] = b
+    t = torch.tensor(theirs, dtype=getattr(torch, dt) if dt else None)
+    p = pyc10.tensor(ours, dtype=getattr(pyc10, dt) if dt else None)
+    assert str(p.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+    assert tuple(p.shape) == tuple(t.shape) and p.tolist() == t.tolist()

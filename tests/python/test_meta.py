@@ -323,3 +323,118 @@ def test_a_huge_meta_tensor_allocates_no_memory() -> None:
     assert t.untyped_storage().nbytes() == 2**50
     assert pyc10.memory.stats()["allocated_bytes.all.current"] == before
     assert all(v.is_meta and v.untyped_storage().data_ptr() == 0 for v in views)
+
+
+def _on(lib: Any, device: str, data: list[Any], **kw: Any) -> Any:
+    return lib.tensor(data, device=device, **kw)
+
+
+def _geometry(t: Any) -> Any:
+    return tuple(t.shape), tuple(t.stride()), str(t.dtype).split(".")[-1], str(t.device)
+
+
+def _indexed(lib: Any, call: Callable[[Any], Any]) -> Any:
+    """A getitem's geometry (a CPU result's memory is uninitialized, as torch's), or its error."""
+    try:
+        return ("ok", _geometry(call(lib)))
+    except Exception as e:  # the exception is what is compared
+        return ("raised", builtin_class(e), normalize(str(e)))
+
+
+# the meta index kernel runs when any operand is meta: no index value is read or checked, a mask
+# must be on a real device (its nonzero elements), and the checks say torch's meta words
+META_INDEXING: dict[str, Callable[[Any], Any]] = {
+    "meta[meta long]": lambda lib: meta(lib, 5, 3)[_on(lib, "meta", [0, 2])],
+    "meta[meta int32]": lambda lib: meta(lib, 4, 5)[_on(lib, "meta", [1, 2], dtype=lib.int32)],
+    "meta[meta long, meta long]": lambda lib: meta(lib, 5, 4)[
+        _on(lib, "meta", [0, 2]), _on(lib, "meta", [[1], [3]])
+    ],
+    "meta[:, meta long]": lambda lib: meta(lib, 5, 4)[:, _on(lib, "meta", [0, 2])],
+    "meta[meta, :, meta] apart": lambda lib: meta(lib, 4, 5, 6)[
+        _on(lib, "meta", [1, 2]), :, _on(lib, "meta", [0, 1])
+    ],
+    "meta.t()[meta]": lambda lib: meta(lib, 4, 5).t()[_on(lib, "meta", [1, 2])],
+    "meta of size 0 [meta]": lambda lib: meta(lib, 0, 5)[_on(lib, "meta", [1, 2])],
+    "meta[meta out of range]": lambda lib: meta(lib, 3, 5)[_on(lib, "meta", [1, 7])],
+    "meta[[meta long]]": lambda lib: meta(lib, 4)[[_on(lib, "meta", [1])]],
+    "cpu[meta long]": lambda lib: lib.zeros(5)[_on(lib, "meta", [0, 2])],
+    "cpu[:, meta 2-d]": lambda lib: lib.zeros(4, 5)[:, _on(lib, "meta", [[1, 2]])],
+    "cpu.t()[meta 2-d]": lambda lib: lib.zeros(4, 5).t()[_on(lib, "meta", [[1, 2]])],
+    "meta[cpu long]": lambda lib: meta(lib, 5)[_on(lib, "cpu", [0, 2])],
+    "meta[cpu mask]": lambda lib: meta(lib, 3)[_on(lib, "cpu", [True, False, True])],
+    "meta[cpu bad mask]": lambda lib: meta(lib, 4)[_on(lib, "cpu", [True, False, True])],
+    "meta[cpu bad 2-d mask]": lambda lib: meta(lib, 4, 2)[_on(lib, "cpu", [[True, False, True]])],
+    "meta[:, cpu bad mask]": lambda lib: meta(lib, 4, 5)[:, _on(lib, "cpu", [True, False])],
+    "meta[cpu 2-d mask, cpu bad mask]": lambda lib: meta(lib, 2, 3, 4)[
+        lib.ones(2, 3, dtype=lib.bool), lib.ones(5, dtype=lib.bool)
+    ],
+    "meta[cpu bad 2-d mask at dim 1]": lambda lib: meta(lib, 2, 3, 4)[
+        lib.ones(2, 2, dtype=lib.bool)
+    ],
+    "meta[cpu int8 'mask']": lambda lib: meta(lib, 4)[_on(lib, "cpu", [1], dtype=lib.int8)],
+    "meta[cpu uint8]": lambda lib: meta(lib, 4)[_on(lib, "cpu", [1], dtype=lib.uint8)],
+    "meta[meta float]": lambda lib: meta(lib, 4)[_on(lib, "meta", [1.0])],
+    "meta[meta 0-dim long]": lambda lib: meta(lib, 3)[_on(lib, "meta", 1)],
+    "meta[meta 0-dim bool]": lambda lib: meta(lib, 3)[_on(lib, "meta", True)],
+    "cpu[meta 0-dim long]": lambda lib: lib.zeros(3)[_on(lib, "meta", 1)],
+    "meta[meta, meta] not broadcastable": lambda lib: meta(lib, 4, 5)[
+        _on(lib, "meta", [1, 2]), _on(lib, "meta", [1, 2, 3])
+    ],
+    "meta[meta 2-d, meta 2-d, meta] not broadcastable": lambda lib: meta(lib, 4, 5, 6)[
+        _on(lib, "meta", [[1, 2]]), _on(lib, "meta", [[1], [2]]), _on(lib, "meta", [1, 2, 3])
+    ],
+    "cpu[meta, cpu] not broadcastable": lambda lib: lib.zeros(4, 5)[
+        _on(lib, "meta", [1, 2]), _on(lib, "cpu", [1, 2, 3])
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(META_INDEXING))
+def test_indexing_with_a_meta_operand_runs_torchs_meta_kernel(name: str) -> None:
+    assert _indexed(pyc10, META_INDEXING[name]) == _indexed(torch, META_INDEXING[name])
+
+
+@pytest.mark.parametrize("self_device", ["cpu", "meta"])
+def test_a_meta_mask_cannot_index_as_torchs_nonzero(self_device: str) -> None:
+    # torch's meta nonzero() is data-dependent: NotImplementedError (its first sentence here)
+    errors = []
+    for lib in (torch, pyc10):
+        mask = _on(lib, "meta", [True, False, True])
+        with pytest.raises(NotImplementedError) as info:
+            lib.zeros(3, 2, device=self_device)[mask]
+        errors.append(str(info.value))
+    assert errors[0].startswith(errors[1]) and "nonzero()" in errors[1]
+
+
+@pytest.mark.parametrize("value_device", ["cpu", "meta", None])
+@pytest.mark.parametrize("index_device", ["cpu", "meta"])
+@pytest.mark.parametrize("self_device", ["cpu", "meta"])
+@pytest.mark.parametrize("index", ["long", "mask", "bad mask", "out of range", "float"])
+def test_setitem_with_a_meta_operand_checks_and_writes_nothing_as_torch(
+    index: str, self_device: str, index_device: str, value_device: str | None
+) -> None:
+    # torch's meta index_put_ returns self: no check, no write, whichever operand is meta
+    def call(lib: Any) -> Any:
+        t = lib.zeros(5, 3, device=self_device)
+        i = {
+            "long": [0, 2],
+            "mask": [True, False, True, False, True],
+            "bad mask": [True, False, True],
+            "out of range": [0, 9],
+            "float": [1.0],
+        }[index]
+        value = 1.5 if value_device is None else lib.ones(3, device=value_device)
+        try:
+            t[_on(lib, index_device, i)] = value
+        except Exception as e:  # the exception is what is compared
+            return ("raised", builtin_class(e), normalize(str(e)))
+        return ("ok", _geometry(t), t.tolist() if self_device == "cpu" else None)
+
+    assert call(pyc10) == call(torch)
+
+
+def test_setitem_with_a_meta_0_dim_index_calls_item_as_torch() -> None:
+    for lib in (torch, pyc10):
+        t = lib.zeros(4, device="meta")
+        with pytest.raises(RuntimeError, match=r"Tensor.item\(\) cannot be called on meta"):
+            t[_on(lib, "meta", 1)] = 1.0

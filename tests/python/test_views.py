@@ -421,3 +421,33 @@ def test_split_and_chunk_of_a_dim_of_int64_max_agree_with_torchs_int64_arithmeti
         assert str(info.value) == str(e)
         return
     assert [tuple(p.shape) for p in call(ours)] == expected
+
+
+@pytest.mark.parametrize("n", [0, 1, 4, 5, 9])
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        [INT64_MAX, INT64_MAX, 2],
+        [INT64_MAX, INT64_MAX, 6],
+        [INT64_MAX, INT64_MAX, 7],
+        [2, INT64_MAX, INT64_MAX],
+        [INT64_MAX, 1, INT64_MAX, 1],
+        [INT64_MAX, 2, INT64_MAX, 2],
+        [INT64_MAX, 1, INT64_MAX],
+    ],
+)
+@pytest.mark.parametrize("name", ["split", "split_with_sizes"])
+def test_split_sizes_whose_int64_sum_wraps_slice_as_torchs(name, n, sizes):
+    # ATen's split_with_sizes sums the sizes and takes each piece as slice(start, start + size)
+    # in wrapping int64: sizes summing to the dim modulo 2**64 give clamped slices, not an error
+    theirs, ours = torch.arange(float(n)), pyc10.arange(float(n))
+    expected = outcome(theirs, name, (sizes,), True)
+    if expected[0] != "ok":
+        with pytest.raises(expected[0]) as info:
+            getattr(ours, name)(sizes)
+        assert str(info.value) == expected[1]
+        return
+    got = getattr(ours, name)(sizes)
+    assert len(got) == len(expected[1])
+    for a, b in zip(got, expected[1], strict=True):
+        assert a.tolist() == b.tolist() and a.storage_offset() == b.storage_offset()
