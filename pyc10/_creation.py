@@ -10,10 +10,9 @@ and finished here: the buffer protocol is outside the limited C API the extensio
 from __future__ import annotations
 
 import builtins
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import numpy
 
 from . import _ctensor
 from ._dtype import _BY_VALUE, DTYPE_NAMES, dtype
@@ -96,6 +95,8 @@ def _frombuffer(
             f"must not be greater than actual buffer length ({length} bytes)"
         )
     _grad_check(d, requires_grad)
+    import numpy  # not at import: import pyc10 stays free of numpy's start-up time
+
     data = numpy.frombuffer(view.cast("B"), numpy.uint8, actual * elsize, offset)
     t = from_numpy(data)  # the array holds the memoryview, which holds the buffer
     return t if d is DTYPE_NAMES["uint8"] else t.view(d)
@@ -113,9 +114,10 @@ def _aliasable(obj: Any, d: dtype | None) -> Tensor | None:
     """Obj as a tensor over its own memory: a tensor, array, DLPack producer or buffer."""
     if isinstance(obj, Tensor):
         return obj
-    if isinstance(obj, numpy.ndarray):
+    numpy = sys.modules.get("numpy")  # no numpy object exists unless numpy is imported
+    if numpy is not None and isinstance(obj, numpy.ndarray):
         return from_numpy(obj)
-    if isinstance(obj, numpy.generic):
+    if numpy is not None and isinstance(obj, numpy.generic):
         return from_numpy(numpy.asarray(obj))
     if type(obj).__name__ == "PyCapsule" or hasattr(obj, "__dlpack__"):
         return from_dlpack(obj)
