@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 import pytest
 import torch
-from test_cuda import run, stub  # type: ignore[import-not-found]  # noqa: F401 - a fixture
+from test_cuda import run  # type: ignore[import-not-found]
 
 import pyc10
 from pyc10._lib import lib
@@ -128,7 +128,7 @@ def test_a_set_nbytes_shrink_is_refused_too():
     assert t.numpy().base is not None and t.tolist() == a.reshape(3, 4).tolist()
 
 
-def test_cuda_array_interface_refuses_a_shrunk_cuda_tensor(stub):  # noqa: F811
+def test_cuda_array_interface_refuses_a_shrunk_cuda_tensor(stub):
     out = run(
         """
         import pyc10
