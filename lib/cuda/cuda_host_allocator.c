@@ -60,15 +60,6 @@ static size_t round_pow2(size_t size) {
   return r;
 }
 
-static void stat_add(c10c_stat *s, int64_t amount) {
-  s->current += amount;
-  if (amount > 0)
-    s->allocated += amount;
-  else
-    s->freed -= amount;
-  if (s->current > s->peak) s->peak = s->current;
-}
-
 static void duration_add(c10c_duration_stat *d, int64_t us) {
   d->total += us;
   d->count++;
@@ -95,8 +86,8 @@ static host_block *find_block(const void *ptr, bool live_only) {
 /* The block is reusable: back to its free list (lock held). */
 static void make_free(host_block *block) {
   block->nuses = 0;
-  stat_add(&stats.active_requests, -1);
-  stat_add(&stats.active_bytes, -(int64_t)block->size);
+  c10c__stat_update(&stats.active_requests, -1);
+  c10c__stat_update(&stats.active_bytes, -(int64_t)block->size);
   int b = bucket_of(block->size);
   block->next_free = free_lists[b];
   free_lists[b] = block;
@@ -127,8 +118,8 @@ static c10c_status host_alloc_locked(void **out, size_t nbytes) {
     host_block *block = free_lists[b];
     free_lists[b] = block->next_free;
     block->allocated = true;
-    stat_add(&stats.active_requests, 1);
-    stat_add(&stats.active_bytes, (int64_t)size);
+    c10c__stat_update(&stats.active_requests, 1);
+    c10c__stat_update(&stats.active_bytes, (int64_t)size);
     *out = block->ptr;
     return C10C_STATUS_OK;
   }
@@ -178,10 +169,10 @@ static c10c_status host_alloc_locked(void **out, size_t nbytes) {
   block->allocated = true;
   blocks[nblocks++] = block;
   stats.num_host_alloc++;
-  stat_add(&stats.allocations, 1);
-  stat_add(&stats.allocated_bytes, (int64_t)size);
-  stat_add(&stats.active_requests, 1);
-  stat_add(&stats.active_bytes, (int64_t)size);
+  c10c__stat_update(&stats.allocations, 1);
+  c10c__stat_update(&stats.allocated_bytes, (int64_t)size);
+  c10c__stat_update(&stats.active_requests, 1);
+  c10c__stat_update(&stats.active_bytes, (int64_t)size);
   *out = ptr;
   return C10C_STATUS_OK;
 }
@@ -307,8 +298,8 @@ c10c_status c10c_cuda_host_empty_cache(void) {
       duration_add(&stats.host_free_time, now_us() - t0);
       if (r != 0 && st == C10C_STATUS_OK) st = c10c__cuda_check(r, "cuMemFreeHost");
       stats.num_host_free++;
-      stat_add(&stats.allocations, -1);
-      stat_add(&stats.allocated_bytes, -(int64_t)block->size);
+      c10c__stat_update(&stats.allocations, -1);
+      c10c__stat_update(&stats.allocated_bytes, -(int64_t)block->size);
       for (size_t i = 0; i < nblocks; i++)
         if (blocks[i] == block) {
           blocks[i] = blocks[--nblocks];

@@ -2,6 +2,7 @@
 #ifndef C10C_ALLOCATOR_INTERNAL_H
 #define C10C_ALLOCATOR_INTERNAL_H
 
+#include "checked.h"
 #include "refcount.h"
 
 struct c10c_allocator {
@@ -12,11 +13,20 @@ struct c10c_allocator {
   bool builtin; /* sets its own error messages */
 };
 
-/* Adds delta to a stat's current value, tracking peak and the cumulative totals. */
+/* a + b, held at INT64_MAX / INT64_MIN where it would not fit. */
+static inline int64_t c10c__stat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (c10c__add_overflows(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+/* Adds delta to a stat's current value, tracking peak and the cumulative totals. The cumulative
+ * totals of byte stats can pass 2^63 on a long run (c10's int64 counters overflow there, which is
+ * undefined behaviour): every field saturates instead. */
 static inline void c10c__stat_update(c10c_stat *s, int64_t delta) {
-  s->current += delta;
-  if (delta > 0) s->allocated += delta;
-  if (delta < 0) s->freed -= delta;
+  s->current = c10c__stat_add(s->current, delta);
+  if (delta > 0) s->allocated = c10c__stat_add(s->allocated, delta);
+  if (delta < 0) s->freed = c10c__stat_add(s->freed, delta == INT64_MIN ? INT64_MAX : -delta);
   if (s->current > s->peak) s->peak = s->current;
 }
 
