@@ -631,8 +631,11 @@ def _infer_dtype(obj: Any) -> dtype:
     raise C10RuntimeError(f"Could not infer dtype of {_type_path(obj)}")
 
 
-def _infer_sequence_dtype(obj: Any) -> dtype:
-    """_infer_dtype of a sequence: its items' dtypes promoted (the default dtype when empty)."""
+def _infer_sequence_dtype(obj: Any, simple: dict[type, dtype] | None = None) -> dtype:
+    """_infer_dtype of a sequence: its items' dtypes promoted (the default dtype when empty).
+
+    simple: the dtypes by leaf type found so far (the nested lists and tuples share one).
+    """
     import numpy as np
 
     length = len(obj)
@@ -640,13 +643,13 @@ def _infer_sequence_dtype(obj: Any) -> dtype:
         return _defaults.current()
     if type(obj) is range:
         return DTYPE_NAMES["int64"]
-    # Python numbers by their type, without a call each
-    simple = {
-        float: _defaults.current(),
-        int: DTYPE_NAMES["int64"],
-        builtins.bool: DTYPE_NAMES["bool"],
-        complex: _defaults.default_complex(),
-    }
+    if simple is None:  # Python numbers by their type, without a call each
+        simple = {
+            float: _defaults.current(),
+            int: DTYPE_NAMES["int64"],
+            builtins.bool: DTYPE_NAMES["bool"],
+            complex: _defaults.default_complex(),
+        }
     found: dtype | None = None
     for i in range(length):
         item = obj[i]
@@ -654,6 +657,8 @@ def _infer_sequence_dtype(obj: Any) -> dtype:
         if d is None:
             if type(item) is Tensor:
                 d = item.dtype
+            elif type(item) in _LIST_TYPES and item is not obj:
+                d = _infer_sequence_dtype(item, simple)
             else:
                 if item is obj:
                     raise C10TypeError("new(): self-referential lists are incompatible")
@@ -668,6 +673,7 @@ def _infer_sequence_dtype(obj: Any) -> dtype:
     return cast(dtype, found)
 
 
+_LIST_TYPES = frozenset((list, tuple))
 _NUMPY_DTYPES: dict[Any, dtype] = {}  # numpy dtype -> pyc10 dtype, as _infer_dtype found it
 
 
@@ -751,12 +757,12 @@ def _stored(data: Any, sizes: list[int], dim: int, d: dtype, as_is: frozenset[ty
     store_scalar does), and a numpy array that fills the remaining dims, or a last dim of numpy
     scalars of one type, gives its values at once.
     """
-    from numpy import array, generic, ndarray
+    import numpy as np
 
     if dim == len(sizes):
         return data if type(data) in as_is else _leaf(data, d)
     if (
-        isinstance(data, ndarray)
+        isinstance(data, np.ndarray)
         and data.shape == tuple(sizes[dim:])
         and _tolist_is_leaves(data, d)
     ):
@@ -770,9 +776,9 @@ def _stored(data: Any, sizes: list[int], dim: int, d: dtype, as_is: frozenset[ty
         if all(type(x) in as_is for x in items):
             return items
         t = type(items[0])
-        if isinstance(items[0], generic) and all(type(x) is t for x in items):
+        if isinstance(items[0], np.generic) and all(type(x) is t for x in items):
             # numpy scalars of one type: their values at once, where tolist() gives _leaf's
-            a = array(items)
+            a = np.array(items)
             if a.dtype == items[0].dtype and _tolist_is_leaves(a, d):
                 return a.tolist()
     return [_stored(x, sizes, dim + 1, d, as_is) for x in items]
