@@ -559,10 +559,11 @@ static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, c10c_d
     }
     return 0;
   }
-  if (pa_cls.tensor != NULL && PyObject_TypeCheck(data, pa_cls.tensor))
-    return write_tensor_leaf(data, dt, final, p);
   bool real = PyLong_Check(data) || PyFloat_Check(data),
        integral = dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_INT64;
+  if (!real && !PyComplex_Check(data) && pa_cls.tensor != NULL &&
+      PyObject_TypeCheck(data, pa_cls.tensor))
+    return write_tensor_leaf(data, dt, final, p);
   bool ok = integral ? real || (dt == C10C_DTYPE_BOOL && PyComplex_Check(data))
                      : real || (PyComplex_Check(data) && c10c_dtype_is_complex(dt));
   if (!ok) {
