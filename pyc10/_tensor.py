@@ -772,7 +772,14 @@ def _stored(data: Any, sizes: list[int], dim: int, d: dtype, as_is: frozenset[ty
         raise C10ValueError(
             f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(items)})"
         )
-    if dim + 1 == len(sizes):
+    if dim + 2 == len(sizes):  # rows of leaves kept as they are, at once
+        n = sizes[dim + 1]
+        if all(
+            type(r) in _LIST_TYPES and len(r) == n and all(type(x) in as_is for x in r)
+            for r in items
+        ):
+            return items
+    elif dim + 1 == len(sizes):
         if all(type(x) in as_is for x in items):
             return items
         t = type(items[0])
