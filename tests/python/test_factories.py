@@ -362,7 +362,7 @@ def _t(m: Any, value: Any, dt: str = "") -> Any:
         lambda m: [[_t(m, [1.0, 2.0])], [[3, 4]]],
         lambda m: ([[_t(m, [1.0, 2.0])], []], {"dtype": m.float32}),
         lambda m: [[_t(m, 1.0)], [_t(m, 2.0), _t(m, 3.0)]],
-        lambda m: ((_t(m, 1.0), 2), [3, _t(m, 4.0, "float64")]),
+        lambda m: (((_t(m, 1.0), 2), [3, _t(m, 4.0, "float64")]), {}),
         lambda m: [[_t(m, 1.0), 2], [3, np.float32(4)]],
         lambda m: ([_t(m, 1.0), _t(m, [1.0, 2.0])], {"dtype": m.float64}),
         lambda m: [_t(m, 1.0), 3, np.float32(2)],
