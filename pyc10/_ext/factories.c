@@ -520,12 +520,11 @@ static int scan(PyObject *data, const int64_t *sizes, int ndim, int dim, int *se
   return 0;
 }
 
-/* A pyc10 tensor leaf of a tensor whose dtype is final: its element copied when it is one CPU
+/* A pyc10 tensor leaf of a tensor of dtype to: its element copied when it is one CPU
  * element of dtype dt itself (what unpacking it to a Python number and storing that gives),
- * else the number pyc10._tensor._leaf unpacks it to for final, written as the other leaves. */
-static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, c10c_dtype final,
-                        char **p);
-static int write_tensor_leaf(PyObject *data, c10c_dtype dt, c10c_dtype final, char **p) {
+ * else the number pyc10._tensor._leaf unpacks it to for that dtype, written as the other leaves. */
+static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, c10c_dtype to, char **p);
+static int write_tensor_leaf(PyObject *data, c10c_dtype dt, c10c_dtype to, char **p) {
   c10c_tensor *h = pyc10_handle(data);
   if (h == NULL) return -1;
   if (c10c_tensor_dtype(h) == dt && c10c_tensor_numel(h) == 1 &&
@@ -539,23 +538,22 @@ static int write_tensor_leaf(PyObject *data, c10c_dtype dt, c10c_dtype final, ch
   }
   static PyObject *leaf;
   if (py_attr(&leaf, "pyc10._tensor", "_leaf_of_value") == NULL) return -1;
-  PyObject *v = PyObject_CallFunction(leaf, "Oi", data, (int) final);
+  PyObject *v = PyObject_CallFunction(leaf, "Oi", data, (int)to);
   if (v == NULL) return -1;
-  int r = write_leaves(v, 0, 0, dt, final, p);
+  int r = write_leaves(v, 0, 0, dt, to, p);
   Py_DECREF(v);
   return r;
 }
 
 /* Writes the leaves of data, in order, as dt (bool, int64, float32/64, complex64/128) at *p;
- * final is the tensor's dtype (dt, or the one dt is cast to). */
-static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, c10c_dtype final,
-                        char **p) {
+ * to is the tensor's dtype (dt, or the one dt is cast to). */
+static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, c10c_dtype to, char **p) {
   if (dim < ndim) {
     bool list = PyList_Check(data);
     Py_ssize_t n = PySequence_Size(data);
     for (Py_ssize_t i = 0; i < n; i++) {
       PyObject *item = list ? PyList_GetItem(data, i) : PyTuple_GetItem(data, i);
-      if (write_leaves(item, ndim, dim + 1, dt, final, p) < 0) return -1;
+      if (write_leaves(item, ndim, dim + 1, dt, to, p) < 0) return -1;
     }
     return 0;
   }
@@ -563,7 +561,7 @@ static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, c10c_d
        integral = dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_INT64;
   if (!real && !PyComplex_Check(data) && pa_cls.tensor != NULL &&
       PyObject_TypeCheck(data, pa_cls.tensor))
-    return write_tensor_leaf(data, dt, final, p);
+    return write_tensor_leaf(data, dt, to, p);
   bool ok = integral ? real || (dt == C10C_DTYPE_BOOL && PyComplex_Check(data))
                      : real || (PyComplex_Check(data) && c10c_dtype_is_complex(dt));
   if (!ok) {
