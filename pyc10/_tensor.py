@@ -631,8 +631,11 @@ def _infer_dtype(obj: Any) -> dtype:
     raise C10RuntimeError(f"Could not infer dtype of {_type_path(obj)}")
 
 
-def _infer_sequence_dtype(obj: Any) -> dtype:
-    """_infer_dtype of a sequence: its items' dtypes promoted (the default dtype when empty)."""
+def _infer_sequence_dtype(obj: Any, simple: dict[type, dtype] | None = None) -> dtype:
+    """_infer_dtype of a sequence: its items' dtypes promoted (the default dtype when empty).
+
+    simple: the dtypes by leaf type found so far (the nested lists and tuples share one).
+    """
     import numpy as np
 
     length = len(obj)
@@ -640,24 +643,29 @@ def _infer_sequence_dtype(obj: Any) -> dtype:
         return _defaults.current()
     if type(obj) is range:
         return DTYPE_NAMES["int64"]
-    # Python numbers by their type, without a call each
-    simple = {
-        float: _defaults.current(),
-        int: DTYPE_NAMES["int64"],
-        builtins.bool: DTYPE_NAMES["bool"],
-        complex: _defaults.default_complex(),
-    }
+    if simple is None:  # Python numbers by their type, without a call each
+        simple = {
+            float: _defaults.current(),
+            int: DTYPE_NAMES["int64"],
+            builtins.bool: DTYPE_NAMES["bool"],
+            complex: _defaults.default_complex(),
+        }
     found: dtype | None = None
     for i in range(length):
         item = obj[i]
         d = simple.get(type(item))
         if d is None:
-            if item is obj:
-                raise C10TypeError("new(): self-referential lists are incompatible")
-            d = _infer_dtype(item)
-            if isinstance(item, np.generic):  # a numpy scalar's dtype is its type's
-                simple[type(item)] = d
-        elif d is found:
+            if type(item) is Tensor:
+                d = item.dtype
+            elif type(item) in _LIST_TYPES and item is not obj:
+                d = _infer_sequence_dtype(item, simple)
+            else:
+                if item is obj:
+                    raise C10TypeError("new(): self-referential lists are incompatible")
+                d = _infer_dtype(item)
+                if isinstance(item, np.generic):  # a numpy scalar's dtype is its type's
+                    simple[type(item)] = d
+        if d is found:
             continue
         found = d if found is None else _promote(found, d)
         if found == DTYPE_NAMES["complex128"]:
@@ -665,6 +673,7 @@ def _infer_sequence_dtype(obj: Any) -> dtype:
     return cast(dtype, found)
 
 
+_LIST_TYPES = frozenset((list, tuple))
 _NUMPY_DTYPES: dict[Any, dtype] = {}  # numpy dtype -> pyc10 dtype, as _infer_dtype found it
 
 
@@ -714,7 +723,15 @@ def _leaf_op(t: type, d: dtype) -> Callable[[Any], Any]:
 _LEAF_OPS: dict[tuple[type, dtype], Callable[[Any], Any]] = {}
 
 
+def _leaf_of_value(obj: Any, value: int) -> Any:
+    """_leaf for the dtype of that value: _ctensor.tensor's unpacking of a tensor leaf."""
+    return _leaf(obj, _DTYPES_BY_VALUE[value])
+
+
 _PY_NUMBERS = frozenset((int, float, complex, builtins.bool))
+#: the leaves _ctensor.tensor takes as they are once the dtype is known (a tensor leaf unpacked
+#: there as _leaf unpacks it, its element copied when it is one CPU element of that dtype)
+_STORED_AS_IS = frozenset((int, float, complex, builtins.bool, Tensor))
 
 
 def _tolist_is_leaves(a: Any, d: dtype) -> builtins.bool:
@@ -733,18 +750,19 @@ def _tolist_is_leaves(a: Any, d: dtype) -> builtins.bool:
     return kind in "biu" or (kind == "f" and size == 8)
 
 
-def _stored(data: Any, sizes: list[int], dim: int, d: dtype) -> Any:
+def _stored(data: Any, sizes: list[int], dim: int, d: dtype, as_is: frozenset[type]) -> Any:
     """Torch's recursive_store: the leaves of data as nested lists of Python numbers.
 
-    Python numbers stay as they are (_ctensor.tensor converts them as torch's store_scalar
-    does), and a numpy array that fills the remaining dims gives its values at once.
+    Leaves of the types in as_is stay as they are (_ctensor.tensor converts them as torch's
+    store_scalar does), and a numpy array that fills the remaining dims, or a last dim of numpy
+    scalars of one type, gives its values at once.
     """
-    from numpy import ndarray
+    import numpy as np
 
     if dim == len(sizes):
-        return data if type(data) in _PY_NUMBERS else _leaf(data, d)
+        return data if type(data) in as_is else _leaf(data, d)
     if (
-        isinstance(data, ndarray)
+        isinstance(data, np.ndarray)
         and data.shape == tuple(sizes[dim:])
         and _tolist_is_leaves(data, d)
     ):
@@ -754,9 +772,23 @@ def _stored(data: Any, sizes: list[int], dim: int, d: dtype) -> Any:
         raise C10ValueError(
             f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(items)})"
         )
-    if dim + 1 == len(sizes) and all(type(x) in _PY_NUMBERS for x in items):
-        return items
-    return [_stored(x, sizes, dim + 1, d) for x in items]
+    if dim + 2 == len(sizes):  # rows of leaves kept as they are, at once
+        n = sizes[dim + 1]
+        if all(
+            type(r) in _LIST_TYPES and len(r) == n and all(type(x) in as_is for x in r)
+            for r in items
+        ):
+            return items
+    elif dim + 1 == len(sizes):
+        if all(type(x) in as_is for x in items):
+            return items
+        t = type(items[0])
+        if isinstance(items[0], np.generic) and all(type(x) is t for x in items):
+            # numpy scalars of one type: their values at once, where tolist() gives _leaf's
+            a = np.array(items)
+            if a.dtype == items[0].dtype and _tolist_is_leaves(a, d):
+                return a.tolist()
+    return [_stored(x, sizes, dim + 1, d, as_is) for x in items]
 
 
 def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Tensor:
@@ -792,7 +824,12 @@ def _tensor_from_data(data: Any, d: Any, device: Any, copy: builtins.bool) -> Te
         return t.to(**kwargs, copy=True)
     sizes = _compute_sizes(data, d if d is not None else _defaults.current())  # torch's order
     inferred = d if d is not None else _infer_dtype(data)
-    nested = _stored(data, sizes, 0, inferred)
+    try:
+        nested = _stored(data, sizes, 0, inferred, _STORED_AS_IS)
+    except Exception:
+        # a tensor leaf before the one that failed may fail first: the error torch gives first
+        _stored(data, sizes, 0, inferred, _PY_NUMBERS)
+        raise
     out: Tensor = _ctensor.tensor(nested, dtype=inferred, device=device)
     return out
 

@@ -463,7 +463,8 @@ enum {
   SEEN_FLOAT = 4,
   SEEN_COMPLEX = 8,
   SEEN_OTHER = 16,
-  SEEN_STR = 32
+  SEEN_STR = 32,
+  SEEN_TENSOR = 64 /* a pyc10 tensor leaf: taken here only when the dtype is given */
 };
 
 static bool is_seq(PyObject *o) { return PyList_Check(o) || PyTuple_Check(o); }
@@ -495,6 +496,8 @@ static int scan(PyObject *data, const int64_t *sizes, int ndim, int dim, int *se
       *seen |= SEEN_COMPLEX;
     else if (PyUnicode_Check(data))
       *seen |= SEEN_STR;
+    else if (pa_cls.tensor != NULL && PyObject_TypeCheck(data, pa_cls.tensor))
+      *seen |= SEEN_TENSOR;
     else if (!is_seq(data)) /* a list where a number belongs: write_leaves raises torch's error */
       *seen |= SEEN_OTHER;
     return 0;
@@ -517,19 +520,48 @@ static int scan(PyObject *data, const int64_t *sizes, int ndim, int dim, int *se
   return 0;
 }
 
-/* Writes the leaves of data, in order, as dt (bool, int64, float32/64, complex64/128) at *p. */
-static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, char **p) {
+/* A pyc10 tensor leaf of a tensor of dtype to: its element copied when it is one CPU
+ * element of dtype dt itself (what unpacking it to a Python number and storing that gives),
+ * else the number pyc10._tensor._leaf unpacks it to for that dtype, written as the other leaves. */
+static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, c10c_dtype to, char **p);
+static int write_tensor_leaf(PyObject *data, c10c_dtype dt, c10c_dtype to, char **p) {
+  c10c_tensor *h = pyc10_handle(data);
+  if (h == NULL) return -1;
+  if (c10c_tensor_dtype(h) == dt && c10c_tensor_numel(h) == 1 &&
+      c10c_tensor_device(h).type == C10C_DEVICE_TYPE_CPU) {
+    const void *src = c10c_tensor_data(h);
+    if (src != NULL) {
+      size_t n = c10c_dtype_itemsize(dt);
+      memcpy(*p, src, n), *p += n;
+      return 0;
+    }
+  }
+  static PyObject *leaf;
+  if (py_attr(&leaf, "pyc10._tensor", "_leaf_of_value") == NULL) return -1;
+  PyObject *v = PyObject_CallFunction(leaf, "Oi", data, (int)to);
+  if (v == NULL) return -1;
+  int r = write_leaves(v, 0, 0, dt, to, p);
+  Py_DECREF(v);
+  return r;
+}
+
+/* Writes the leaves of data, in order, as dt (bool, int64, float32/64, complex64/128) at *p;
+ * to is the tensor's dtype (dt, or the one dt is cast to). */
+static int write_leaves(PyObject *data, int ndim, int dim, c10c_dtype dt, c10c_dtype to, char **p) {
   if (dim < ndim) {
     bool list = PyList_Check(data);
     Py_ssize_t n = PySequence_Size(data);
     for (Py_ssize_t i = 0; i < n; i++) {
       PyObject *item = list ? PyList_GetItem(data, i) : PyTuple_GetItem(data, i);
-      if (write_leaves(item, ndim, dim + 1, dt, p) < 0) return -1;
+      if (write_leaves(item, ndim, dim + 1, dt, to, p) < 0) return -1;
     }
     return 0;
   }
   bool real = PyLong_Check(data) || PyFloat_Check(data),
        integral = dt == C10C_DTYPE_BOOL || dt == C10C_DTYPE_INT64;
+  if (!real && !PyComplex_Check(data) && pa_cls.tensor != NULL &&
+      PyObject_TypeCheck(data, pa_cls.tensor))
+    return write_tensor_leaf(data, dt, to, p);
   bool ok = integral ? real || (dt == C10C_DTYPE_BOOL && PyComplex_Check(data))
                      : real || (PyComplex_Check(data) && c10c_dtype_is_complex(dt));
   if (!ok) {
@@ -620,8 +652,12 @@ static PyObject *from_numbers(PyObject *data, int dtype) {
   int64_t sizes[PA_MAX_DIMS];
   int ndim, seen = 0;
   if (!nested_sizes(data, sizes, &ndim)) Py_RETURN_NONE;
-  if (scan(data, sizes, ndim, 0, &seen) < 0) return NULL;
-  if (seen & SEEN_OTHER) Py_RETURN_NONE;
+  if (scan(data, sizes, ndim, 0, &seen) < 0) {
+    if (!(seen & SEEN_TENSOR)) return NULL;
+    PyErr_Clear(); /* a tensor leaf before the ragged dim may fail first: pyc10._tensor's walk */
+    Py_RETURN_NONE;
+  }
+  if (seen & SEEN_OTHER || (seen & SEEN_TENSOR && dtype < 0)) Py_RETURN_NONE;
   if (seen & SEEN_STR && dtype < 0)
     return raise_with(pa_cls.type_error, "new(): invalid data type 'str'");
   c10c_dtype dt;
@@ -651,7 +687,7 @@ static PyObject *from_numbers(PyObject *data, int dtype) {
   PyObject *t = pyc10_wrap(out);
   if (t == NULL) return NULL;
   char *p = c10c_tensor_data(out);
-  if (write_leaves(data, ndim, 0, write, &p) < 0) {
+  if (write_leaves(data, ndim, 0, write, dt, &p) < 0) {
     Py_DECREF(t);
     return NULL;
   }

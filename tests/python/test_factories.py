@@ -338,6 +338,60 @@ def test_tensor_infers_the_dtype_of_tensor_and_numpy_leaves_as_torch(make: Any) 
         assert _outcome(make, pyc10) == _outcome(make, torch)
 
 
+def _t(m: Any, value: Any, dt: str = "") -> Any:
+    return m.tensor(value, dtype=getattr(m, dt)) if dt else m.tensor(value)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        # tensor leaves copied as they are (one CPU element of the tensor's dtype) or unpacked
+        lambda m: [_t(m, 1.5)] * 3,
+        lambda m: [[_t(m, 1)], [_t(m, 2)]],
+        lambda m: ([_t(m, 1.5), _t(m, 2)], {"dtype": m.float64}),
+        lambda m: [_t(m, True), _t(m, False)],
+        lambda m: ([_t(m, 5, "uint8")], {"dtype": m.bool}),
+        lambda m: [_t(m, 1 + 2j), _t(m, 1.0)],
+        lambda m: ([_t(m, 1 + 2j)], {"dtype": m.float32}),
+        lambda m: ([_t(m, 3.7)], {"dtype": m.int64}),
+        lambda m: ([_t(m, 2**60 + 1)], {"dtype": m.float32}),  # through float(): rounded once
+        lambda m: ([_t(m, 2.5, "float64")], {"dtype": m.float16}),
+        lambda m: ([_t(m, [2.5])], {"dtype": m.float16}),
+        lambda m: [_t(m, [1.0, 2.0, 3.0])[1:2], _t(m, [4.0, 5.0])[1]],
+        lambda m: [_t(m, [1.0, 2.0]), [3, 4]],
+        lambda m: [[_t(m, [1.0, 2.0])], [[3, 4]]],
+        lambda m: ([[_t(m, [1.0, 2.0])], []], {"dtype": m.float32}),
+        lambda m: [[_t(m, 1.0)], [_t(m, 2.0), _t(m, 3.0)]],
+        lambda m: (((_t(m, 1.0), 2), [3, _t(m, 4.0, "float64")]), {}),
+        lambda m: [[_t(m, 1.0), 2], [3, np.float32(4)]],
+        lambda m: ([_t(m, 1.0), _t(m, [1.0, 2.0])], {"dtype": m.float64}),
+        lambda m: [_t(m, 1.0), 3, np.float32(2)],
+        # a last dim of numpy scalars of one type, read at once where that gives the same values
+        lambda m: [np.float64(1.5), np.float64(-2.25)],
+        lambda m: ([np.float64(1e300), np.float64(2)], {"dtype": m.float32}),
+        lambda m: ([np.float64(2.5), np.float64(-1.5)], {"dtype": m.bool}),
+        lambda m: ([np.float64(2.5), np.float64(-1.5)], {"dtype": m.int64}),
+        lambda m: ([np.float32(1.5), np.float32(2)], {"dtype": m.int64}),
+        lambda m: [[np.int32(3), np.int32(4)], [np.int32(5), np.int32(6)]],
+        lambda m: [np.bool_(True), np.bool_(False)],
+        lambda m: [np.complex64(1 + 1j), np.complex64(2)],
+        lambda m: ([np.complex64(1 + 1j), np.complex64(2)], {"dtype": m.float32}),
+        lambda m: [np.float16(1.5), np.float16(2)],
+        lambda m: ([np.int64(2**62 + 1), np.int64(3)], {"dtype": m.float32}),
+        lambda m: [np.longdouble(1.5), np.longdouble(2)],
+        lambda m: [np.datetime64(1, "s"), np.datetime64(2, "s")],
+    ],
+)
+@pytest.mark.parametrize("f", ["tensor", "as_tensor"])
+def test_tensor_of_many_tensor_or_numpy_leaves_as_torch(make: Any, f: str) -> None:
+    def call(m: Any) -> Any:
+        made = make(m)
+        data, kwargs = made if isinstance(made, tuple) else (made, {})
+        return getattr(m, f)(data, **kwargs)
+
+    same(call)
+
+
 @pytest.mark.parametrize("nbytes", [0, 1, 4, 8, 12])
 @pytest.mark.parametrize("dt", [None, "uint8", "int16", "float64"])
 def test_tensor_of_a_storage_reads_its_bytes_as_torch(nbytes: int, dt: str | None) -> None:
