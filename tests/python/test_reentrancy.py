@@ -1,0 +1,91 @@
+"""Methods whose argument conversion runs Python code (``__index__``) that swaps the handle of the
+very tensor being operated on (``resize_``, ``set_``): the method works on the tensor as it is after
+the swap, as torch's methods see the TensorImpl mutated in place, and never on the released
+handle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import pyc10 as m
+
+
+class Swapping:
+    """An int whose ``__index__`` first resizes ``target`` (swapping its handle)."""
+
+    def __init__(self, value: int, swap: Callable[[], object]) -> None:
+        self.value = value
+        self.swap = swap
+
+    def __index__(self) -> int:
+        self.swap()
+        return self.value
+
+
+def _run(lib: Any, call: Callable[[Any, Callable[[int], Swapping]], Any]) -> Any:
+    x = lib.arange(24.0).reshape(2, 3, 4)
+
+    def idx(v: int) -> Swapping:
+        def swap() -> None:
+            # a new handle on other data, of another geometry; the old one released
+            x.set_(lib.arange(100.0, 124.0).reshape(6, 4))
+
+        return Swapping(v, swap)
+
+    try:
+        out = call(x, idx)
+    except (TypeError, RuntimeError, IndexError, ValueError) as e:
+        return next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+    if isinstance(out, (tuple, list)):
+        return [(tuple(o.shape), tuple(o.stride()), o.tolist()) for o in out]
+    return (tuple(out.shape), tuple(out.stride()), out.tolist(), tuple(x.shape))
+
+
+CASES: list[str] = [
+    "x.view(i(4), i(6))",
+    "x.reshape(i(24))",
+    "x.expand(i(6), i(4))",
+    "x.broadcast_to((i(6), i(4)))",
+    "x.permute(i(1), i(0))",
+    "x.transpose(i(0), i(1))",
+    "x.swapdims(i(0), i(1))",
+    "x.transpose_(i(0), i(1))",
+    "x.squeeze(i(0))",
+    "x.squeeze_(i(0))",
+    "x.unsqueeze(i(0))",
+    "x.unsqueeze_(i(2))",
+    "x.unflatten(i(0), (2, 3))",
+    "x.narrow(i(0), 1, 2)",
+    "x.select(i(0), 1)",
+    "x.movedim(i(0), 1)",
+    "x.diagonal(i(0))",
+    "x.unfold(i(0), 2, 1)",
+    "x.as_strided((i(2), 2), (1, 1))",
+    "x.as_strided_((i(2), 2), (1, 1))",
+    "x.split(i(2))",
+    "x.chunk(i(2))",
+    "x.tensor_split(i(2))",
+    "x.unbind(i(0))",
+    "x.flatten(i(0))",
+    "x.split([i(2), 4])",
+    "x.unsafe_split(i(2))",
+    "x.unsafe_chunk(i(2))",
+    "x.split_with_sizes([i(2), 4])",
+    "x.narrow_copy(i(0), 0, 1)",
+    "x.new_zeros(i(2))",
+    "x.new_ones((i(2),))",
+    "x.new_full((i(2),), 1.0)",
+    "x.new_empty((i(2),)).fill_(3)",
+]
+
+
+@pytest.mark.parametrize("expr", CASES)
+def test_index_swaps_self(expr: str) -> None:
+    def run(lib: Any) -> Any:
+        return _run(lib, lambda x, i: eval(expr, {"x": x, "i": i}))
+
+    assert run(m) == run(torch)
