@@ -76,6 +76,7 @@ CASES: list[str] = [
     "x.unsafe_chunk(i(2))",
     "x.split_with_sizes([i(2), 4])",
     "x.narrow_copy(i(0), 0, 1)",
+    "x[i(0) : i(2)]",
     "x.new_zeros(i(2))",
     "x.new_ones((i(2),))",
     "x.new_full((i(2),), 1.0)",
@@ -89,3 +90,50 @@ def test_index_swaps_self(expr: str) -> None:
         return _run(lib, lambda x, i: eval(expr, {"x": x, "i": i}))
 
     assert run(m) == run(torch)
+
+
+# Indexing holds self's handle as it was when indexing began (torch's indexes the TensorImpl as the
+# swap left it): the items index that tensor, and a write lands in it, not in the new one.
+INDEXING: list[tuple[str, str]] = [
+    ("x[i(1)]", "x[1]"),
+    ("x[i(0), i(1)]", "x[0, 1]"),
+    ("x[i(0), 1:i(3)]", "x[0, 1:3]"),
+]
+
+
+def _swapped(x: Any) -> tuple[Callable[[int], Swapping], list[Any]]:
+    junk: list[Any] = []
+
+    def swap() -> None:
+        x.set_(m.arange(100.0, 124.0).reshape(6, 4))
+        # reuse what the swap released: a read from it shows these
+        junk.extend(m.full((2, 3, 4), -1.0) for _ in range(8))
+
+    return (lambda v: Swapping(v, swap)), junk
+
+
+@pytest.mark.parametrize(("expr", "plain"), INDEXING)
+def test_index_swaps_self_while_indexing(expr: str, plain: str) -> None:
+    x = m.arange(24.0).reshape(2, 3, 4)
+    i, _junk = _swapped(x)
+    got = eval(expr, {"x": x, "i": i})
+    want = eval(plain, {"x": torch.arange(24.0).reshape(2, 3, 4)})
+    assert got.tolist() == want.tolist()
+    assert x.tolist() == torch.arange(100.0, 124.0).reshape(6, 4).tolist()
+
+
+@pytest.mark.parametrize("index", ["i(0)", "(i(0), i(1))", "(i(0), slice(i(1), 2))"])
+def test_index_swaps_self_while_writing(index: str) -> None:
+    x = m.arange(24.0).reshape(2, 3, 4)
+    i, _junk = _swapped(x)
+    x[eval(index, {"i": i})] = 5.0
+    assert x.tolist() == torch.arange(100.0, 124.0).reshape(6, 4).tolist()
+
+
+def test_index_swaps_value_while_writing() -> None:
+    x = m.zeros(2, 4)
+    y = m.arange(4.0)
+    i = Swapping(0, lambda: y.set_(m.full((3,), 7.0)))
+    x[i] = y
+    assert x.tolist() == [[0.0, 1.0, 2.0, 3.0], [0.0] * 4]
+    assert y.tolist() == [7.0] * 3
