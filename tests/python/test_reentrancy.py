@@ -137,3 +137,24 @@ def test_index_swaps_value_while_writing() -> None:
     x[i] = y
     assert x.tolist() == [[0.0, 1.0, 2.0, 3.0], [0.0] * 4]
     assert y.tolist() == [7.0] * 3
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "x.new_zeros(i(2))",
+        "x.new_full((i(2),), 3)",
+        "x.new_empty_strided((i(2),), (1,)).fill_(0)",
+        "x.new_tensor([1, 2], device=i(0) if 0 else None)",
+    ],
+)
+def test_index_swaps_dtype_of_self(expr: str) -> None:
+    def run(lib: Any) -> Any:
+        x = lib.zeros(3)
+        # once (the parser and the conversion may both call __index__); the shell of the released
+        # handle is not reused by a later swap then
+        todo = [lambda: setattr(x, "data", lib.arange(4))]
+        out = eval(expr, {"x": x, "i": lambda v: Swapping(v, lambda: todo and todo.pop()())})
+        return str(out.dtype).split(".")[-1], out.tolist()
+
+    assert run(m) == run(torch)
