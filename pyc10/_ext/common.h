@@ -170,6 +170,10 @@ extern PyType_Slot pyc10_index_slots[];
   c10c_tensor *h = ((TensorObject *)self)->h; \
   if (h == NULL && pyc10_handle(self) == NULL) return NULL
 
+/* self's handle read again (h from SELF_HANDLE): converting arguments may run Python code
+ * (__index__) that swaps self's handle (resize_, set_, ...) and releases the one read before. */
+#define SELF_HANDLE_AGAIN(h) (h = ((TensorObject *)self)->h)
+
 /* Binds this method's arguments as r, or returns NULL with torch's TypeError. */
 #define PARSE(parser, r) \
   pa_args r;             \

@@ -388,6 +388,8 @@ static c10c_status pinned_empty(c10c_tensor **out, const c10c_tensor *h, c10c_dt
  * preserve or self's suggest_memory_format), else empty_like + copy_. format -1 is None. */
 static PyObject *convert(PyObject *self, c10c_tensor *h, c10c_device device, int dtype, bool copy,
                          int format) {
+  /* the callers' arguments may have run __index__, which may have swapped self's handle */
+  h = ((TensorObject *)self)->h;
   bool nb = convert_non_blocking;
   convert_non_blocking = false;
   if (resolve_device(&device) < 0) return NULL;
@@ -484,6 +486,7 @@ static PyObject *to_dtype(PyObject *self, pa_parser *p, c10c_dtype dt, FASTCALL_
     if (pa_parse(p, args, nargs, kwnames, &r) < 0 || pa_memory_format(&r, 0, &format) < 0)
       return NULL;
   }
+  SELF_HANDLE_AGAIN(h);
   return convert(self, h, c10c_tensor_device(h), (int)dt, false, format);
 }
 
@@ -646,7 +649,7 @@ static PyObject *new_filled(PyObject *self, pa_parser *p, int kind, FASTCALL_ARG
   int first = kind == 3 ? 2 : 1; /* new_full has fill_value at 1 */
   c10c_dtype dt;
   c10c_device device;
-  if (new_options(&r, first, h, &dt, &device) < 0) return NULL;
+  if (new_options(&r, first, SELF_HANDLE_AGAIN(h), &dt, &device) < 0) return NULL;
   c10c_tensor *out = NULL;
   c10c_status st;
   if (kind == 0) {
@@ -690,7 +693,7 @@ static PyObject *t_new_empty_strided(PyObject *self, FASTCALL_ARGS) {
     return NULL;
   c10c_dtype dt;
   c10c_device device;
-  if (new_options(&r, 2, h, &dt, &device) < 0) return NULL;
+  if (new_options(&r, 2, SELF_HANDLE_AGAIN(h), &dt, &device) < 0) return NULL;
   if (n != m) {
     return raise_with(pa_cls.runtime_error,
                       "dimensionality of sizes (%zd) must match dimensionality of strides (%zd)", n,
@@ -714,6 +717,7 @@ static PyObject *t_new_tensor(PyObject *self, FASTCALL_ARGS) {
   if (pa_dtype(&r, 1, &dtype) < 0 || pa_device(&r, 2, &device, &has_device) < 0 ||
       pa_bool(&r, 3, &grad) < 0)
     return NULL;
+  SELF_HANDLE_AGAIN(h);
   c10c_dtype dt = dtype < 0 ? c10c_tensor_dtype(h) : (c10c_dtype)dtype;
   if (!has_device) device = c10c_tensor_device(h);
   PyObject *data = r.obj[0], *out;

@@ -637,14 +637,17 @@ static PyObject *tensor_getitem(PyObject *self, PyObject *index) {
     } else if (PySlice_Check(index)) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(index, &start, &stop, &step) < 0)
-        PyErr_Clear(); /* the general path raises torch's error */
-      else if (step > 0)
+        PyErr_Clear();                                   /* the general path raises torch's error */
+      else if (step > 0 && SELF_HANDLE_AGAIN(h) != NULL) /* __index__ of a bound may swap it */
         return pyc10_view_result(self, c10c_tensor_slice(&out, h, 0, start, stop, step), &out);
     }
   }
   pyc10_adv adv;
   adv.n = 0;
+  /* held: an item's __index__ may resize_ or set_ self, which releases self's handle */
+  c10c_tensor_retain(h);
   out = index_of(h, index, false, NULL, &adv);
+  pyc10_release_tensor(h);
   return out == NULL ? NULL : pyc10_viewed(self, pyc10_wrap(out));
 }
 
@@ -774,9 +777,26 @@ static PyObject *scalar_tensor(c10c_dtype dtype, PyObject *value) {
   return pyc10_wrap(z);
 }
 
+static int setitem(PyObject *self, c10c_tensor *h, PyObject *index, PyObject *value);
+
+/* self's handle and value's are held throughout: an index item's __index__ (or a slice bound's)
+ * may resize_ or set_ either tensor, which swaps its handle and releases the one read here. */
 static int tensor_setitem(PyObject *self, PyObject *index, PyObject *value) {
   c10c_tensor *h = pyc10_handle(self);
   if (h == NULL) return -1;
+  c10c_tensor *held = NULL;
+  if (value != NULL && pa_cls.tensor != NULL && PyObject_TypeCheck(value, pa_cls.tensor)) {
+    if ((held = pyc10_handle(value)) == NULL) return -1;
+    c10c_tensor_retain(held);
+  }
+  c10c_tensor_retain(h);
+  int rc = setitem(self, h, index, value);
+  pyc10_release_tensor(h);
+  if (held != NULL) pyc10_release_tensor(held);
+  return rc;
+}
+
+static int setitem(PyObject *self, c10c_tensor *h, PyObject *index, PyObject *value) {
   if (value == NULL) {
     TYPE_ERROR("Tensor does not support deleting items");
     return -1;

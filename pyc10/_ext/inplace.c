@@ -267,6 +267,10 @@ static PyObject *t_set_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     if (pa_intlist(&r, 3, strides, PA_MAX_DIMS, &m) < 0) return NULL;
     if (m != n) return RUNTIME_ERROR("unequal size length (%zd) and stride length (%zd)", n, m);
   }
+  /* __index__ of an int above may have swapped self's handle or the source tensor's (releasing
+   * the storage read from it) */
+  SELF_HANDLE_AGAIN(h);
+  if (r.overload > 2) storage = c10c_tensor_storage(((TensorObject *)r.obj[0])->h);
   if (check_same_device(h, storage) < 0) return NULL;
   size_t nd = c10c_tensor_dim(h);
   if ((size_t)n == nd &&
@@ -359,16 +363,19 @@ static PyObject *tensor_split(PyObject *self, PyObject *const *args, Py_ssize_t 
   if (r.overload == 2) {
     int64_t sections;
     if (pa_int(&r, 0, &sections) < 0) return NULL;
+    SELF_HANDLE_AGAIN(h);
     return split_sections(h, sections, dim);
   }
   int64_t stack[PA_MAX_DIMS];
   if (r.overload == 0) {
     Py_ssize_t n;
     if (pa_intlist(&r, 0, stack, PA_MAX_DIMS, &n) < 0) return NULL;
+    SELF_HANDLE_AGAIN(h);
     return split_indices(h, stack, (size_t)n, dim);
   }
   c10c_tensor *ix = pyc10_handle(r.obj[0]);
   if (ix == NULL) return NULL;
+  SELF_HANDLE_AGAIN(h); /* dim's __index__ may have swapped it */
   c10c_device dev = c10c_tensor_device(ix);
   if (dev.type != C10C_DEVICE_TYPE_CPU) {
     PyObject *d = PyObject_GetAttrString(r.obj[0], "device");
@@ -421,6 +428,7 @@ static PyObject *xsplit(PyObject *self, pa_parser *p, const char *name, size_t m
   Py_ssize_t n = 0;
   if (r.overload == 0 ? pa_int(&r, 0, &sections) : pa_intlist(&r, 0, indices, PA_MAX_DIMS, &n))
     return NULL;
+  SELF_HANDLE_AGAIN(h);
   size_t nd = c10c_tensor_dim(h);
   if (nd < min_dims)
     return RUNTIME_ERROR(

@@ -10,9 +10,10 @@
 
 /* The view `call` made (a method whose result is always a view of self's storage): a new tensor
  * recorded as a view of self, or, for the in-place forms (squeeze_, transpose_, ...), self taking
- * it (pyc10_become). */
+ * it (pyc10_become). h is read again here (SELF_HANDLE_AGAIN). */
 #define VIEW_OR_BECOME(call)                                                               \
   do {                                                                                     \
+    SELF_HANDLE_AGAIN(h);                                                                  \
     c10c_tensor *out_ = NULL;                                                              \
     c10c_status st_ = (call);                                                              \
     return in_place ? pyc10_become(self, st_, out_) : pyc10_view_result(self, st_, &out_); \
@@ -20,6 +21,7 @@
 
 #define VIEW(call)                              \
   do {                                          \
+    SELF_HANDLE_AGAIN(h);                       \
     c10c_tensor *out_ = NULL;                   \
     c10c_status st_ = (call);                   \
     return pyc10_view_result(self, st_, &out_); \
@@ -29,6 +31,7 @@
  * is a copy when no view has its shape). */
 #define MAYBE_VIEW(call)                                 \
   do {                                                   \
+    SELF_HANDLE_AGAIN(h);                                \
     c10c_tensor *out_ = NULL;                            \
     c10c_status st_ = (call);                            \
     return pyc10_viewed(self, pyc10_result(st_, &out_)); \
@@ -670,6 +673,7 @@ static PyObject *t_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   PARSE(chunk_p, r);
   int64_t chunks, dim;
   if (pa_int(&r, 0, &chunks) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  SELF_HANDLE_AGAIN(h);
   return pyc10_viewed(self, chunk_of(h, chunks, dim, "chunk"));
 }
 
@@ -681,6 +685,7 @@ static PyObject *t_split_with_sizes(PyObject *self, PyObject *const *args, Py_ss
   int64_t sizes[PA_MAX_DIMS * 16], dim;
   Py_ssize_t n;
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS * 16, &n) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  SELF_HANDLE_AGAIN(h);
   if (c10c_tensor_dim(h) == 0)
     return RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
   return pyc10_viewed(self, split_sizes(h, dim, sizes, n));
@@ -772,7 +777,8 @@ static PyObject *t_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     static pa_parser split_p = PA_PARSER("_VF", "split");
     if (pa_parse(&split_p, fn_args, n, NULL, &r) < 0) goto done;
     if (r.overload == 0) {
-      if (pa_int(&r, 1, &one) == 0 && pa_int(&r, 2, &d) == 0) result = split_size(h, one, d);
+      if (pa_int(&r, 1, &one) == 0 && pa_int(&r, 2, &d) == 0)
+        result = split_size(SELF_HANDLE_AGAIN(h), one, d);
       goto done;
     }
   } else {
@@ -780,6 +786,7 @@ static PyObject *t_split(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (pa_parse(&fn_p, fn_args, n, NULL, &r) < 0) goto done;
   }
   if (pa_intlist(&r, 1, sizes, PA_MAX_DIMS * 16, &count) < 0 || pa_int(&r, 2, &d) < 0) goto done;
+  SELF_HANDLE_AGAIN(h);
   if (c10c_tensor_dim(h) == 0) {
     RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
     goto done;
@@ -797,6 +804,7 @@ static PyObject *t_unbind(PyObject *self, PyObject *const *args, Py_ssize_t narg
   PARSE(unbind_p, r);
   int64_t dim, size;
   if (pa_int(&r, 0, &dim) < 0) return NULL;
+  SELF_HANDLE_AGAIN(h);
   if (c10c_tensor_dim(h) == 0) {
     if (dim != 0 && dim != -1) {
       PyErr_Format(pa_cls.index_error,
@@ -905,6 +913,7 @@ static PyObject *t_unsafe_chunk(PyObject *self, FASTCALL_ARGS) {
   PARSE(unsafe_chunk_p, r);
   int64_t chunks, dim;
   if (pa_int(&r, 0, &chunks) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  SELF_HANDLE_AGAIN(h);
   return chunk_of(h, chunks, dim, "chunk");
 }
 
@@ -914,6 +923,7 @@ static PyObject *t_unsafe_split(PyObject *self, FASTCALL_ARGS) {
   PARSE(unsafe_split_p, r);
   int64_t size, dim;
   if (pa_int(&r, 0, &size) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  SELF_HANDLE_AGAIN(h);
   return split_size(h, size, dim);
 }
 
@@ -924,6 +934,7 @@ static PyObject *t_unsafe_split_with_sizes(PyObject *self, FASTCALL_ARGS) {
   int64_t sizes[PA_MAX_DIMS * 16], dim;
   Py_ssize_t n;
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS * 16, &n) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
+  SELF_HANDLE_AGAIN(h);
   if (c10c_tensor_dim(h) == 0)
     return RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
   return split_sizes(h, dim, sizes, n);
@@ -938,6 +949,7 @@ static PyObject *t_narrow_copy(PyObject *self, FASTCALL_ARGS) {
   int64_t dim, start, length;
   if (pa_int(&r, 0, &dim) < 0 || pa_int(&r, 1, &start) < 0 || pa_int(&r, 2, &length) < 0)
     return NULL;
+  SELF_HANDLE_AGAIN(h);
   int64_t ndim = (int64_t)c10c_tensor_dim(h), size;
   if (ndim == 0) return RUNTIME_ERROR("narrow() cannot be applied to a 0-dim tensor.");
   if (dim >= ndim)
