@@ -677,18 +677,25 @@ static PyObject *t_chunk(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   return pyc10_viewed(self, chunk_of(h, chunks, dim, "chunk"));
 }
 
-static pa_parser split_with_sizes_p = PA_PARSER("Tensor", "split_with_sizes");
-static PyObject *t_split_with_sizes(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                    PyObject *kwnames) {
+/* split_with_sizes and unsafe_split_with_sizes: one binding (split_sizes' pieces, not yet
+ * recorded as views). */
+static PyObject *split_with_sizes_call(pa_parser *p, PyObject *self, PyObject *const *args,
+                                       Py_ssize_t nargs, PyObject *kwnames) {
   SELF_HANDLE(h);
-  PARSE(split_with_sizes_p, r);
+  PARSE(*p, r);
   int64_t sizes[PA_MAX_DIMS * 16], dim;
   Py_ssize_t n;
   if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS * 16, &n) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
   SELF_HANDLE_AGAIN(h);
   if (c10c_tensor_dim(h) == 0)
     return RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
-  return pyc10_viewed(self, split_sizes(h, dim, sizes, n));
+  return split_sizes(h, dim, sizes, n);
+}
+
+static pa_parser split_with_sizes_p = PA_PARSER("Tensor", "split_with_sizes");
+static PyObject *t_split_with_sizes(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames) {
+  return pyc10_viewed(self, split_with_sizes_call(&split_with_sizes_p, self, args, nargs, kwnames));
 }
 
 /* Binds a call as CPython binds a Python function `def fname(self, <names...>)` whose first
@@ -929,15 +936,7 @@ static PyObject *t_unsafe_split(PyObject *self, FASTCALL_ARGS) {
 
 static pa_parser unsafe_split_with_sizes_p = PA_PARSER("Tensor", "unsafe_split_with_sizes");
 static PyObject *t_unsafe_split_with_sizes(PyObject *self, FASTCALL_ARGS) {
-  SELF_HANDLE(h);
-  PARSE(unsafe_split_with_sizes_p, r);
-  int64_t sizes[PA_MAX_DIMS * 16], dim;
-  Py_ssize_t n;
-  if (pa_intlist(&r, 0, sizes, PA_MAX_DIMS * 16, &n) < 0 || pa_int(&r, 1, &dim) < 0) return NULL;
-  SELF_HANDLE_AGAIN(h);
-  if (c10c_tensor_dim(h) == 0)
-    return RUNTIME_ERROR("split expects at least a 1-dimensional tensor");
-  return split_sizes(h, dim, sizes, n);
+  return split_with_sizes_call(&unsafe_split_with_sizes_p, self, args, nargs, kwnames);
 }
 
 /* ATen's narrow_copy (narrow_copy_dense_cpu_out): its own checks and messages, then narrow(dim,
