@@ -78,6 +78,11 @@ def _exists(name: bytes) -> bool:
     return os.path.exists(_SHM_DIR + os.fsdecode(name))
 
 
+def unlink(name: bytes) -> None:
+    """Unlink a shared memory name if it exists."""
+    _unlink(name)
+
+
 def _unlink(name: bytes) -> None:
     try:
         os.unlink(_SHM_DIR + os.fsdecode(name))

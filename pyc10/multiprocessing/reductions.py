@@ -19,6 +19,8 @@ The tuples are torch's, so the names and argument orders match torch 2.13's redu
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import multiprocessing.reduction
 import os
@@ -52,8 +54,15 @@ _WEAK_PTR = "c10c_weak_storage *"
 _UINTPTR = "uintptr_t"
 
 
-def _free_weak_ref(cdata: int) -> None:
-    lib.c10c_weak_storage_release(ffi.cast(_WEAK_PTR, cdata))
+def _free_weak_ref(
+    cdata: int,
+    _release: Any = lib.c10c_weak_storage_release,
+    _cast: Any = ffi.cast,
+    _ptr: str = _WEAK_PTR,
+) -> None:
+    # What it uses is bound now: module globals are None by the time the last weak reference
+    # goes at interpreter shutdown.
+    _release(_cast(_ptr, cdata))
 
 
 def _expired(cdata: int) -> bool:
@@ -369,16 +378,56 @@ def rebuild_storage_filename(
     return storage
 
 
+# A named storage's bytes follow torch's RefcountedMapAllocator header (MapAllocator.cpp): the
+# object's reference count, an atomic 32-bit int, at offset 0, the bytes at offset 64. Counted
+# here as torch's StorageBase._shared_incref/_shared_decref do, with the same lock-free atomic
+# instruction the C library uses (libatomic's, on an address only C has otherwise).
+_HEADER = 64
+_SEQ_CST = 5
+
+
+def _load_atomic_add() -> Any:
+    try:
+        libatomic = ctypes.CDLL(ctypes.util.find_library("atomic") or "libatomic.so.1")
+    except OSError:
+        return None
+    fetch_add = libatomic.__atomic_fetch_add_4
+    fetch_add.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int]
+    fetch_add.restype = ctypes.c_int32
+    return fetch_add
+
+
+_fetch_add: Any = None
+_fetch_add_loaded = False
+
+
+def _refcount_add(storage: UntypedStorage, delta: int) -> int | None:
+    """Add delta to a named storage's shared reference count; the count before (None: cannot)."""
+    global _fetch_add, _fetch_add_loaded
+    method = getattr(storage, "_shared_incref" if delta > 0 else "_shared_decref", None)
+    if method is not None:  # the storage layer counts itself
+        method()
+        return None
+    if not _fetch_add_loaded:
+        _fetch_add, _fetch_add_loaded = _load_atomic_add(), True
+    if _fetch_add is None:
+        return None
+    before: int = _fetch_add(storage.data_ptr() - _HEADER, delta, _SEQ_CST)
+    return before
+
+
 def _shared_incref(storage: UntypedStorage) -> None:
-    incref = getattr(storage, "_shared_incref", None)
-    if incref is not None:
-        incref()
+    """One more reference to a named storage's object: held for a message in flight."""
+    _refcount_add(storage, 1)
 
 
 def _shared_decref(storage: UntypedStorage) -> None:
-    decref = getattr(storage, "_shared_decref", None)
-    if decref is not None:
-        decref()
+    """Drop the reference a message in flight held (the receiver holds its own by now)."""
+    before = _refcount_add(storage, -1)
+    if before == 1:  # the last reference: unlink as the allocator's close would
+        name = _STORAGE._shared_name(storage)
+        if name is not None:
+            _janitor.unlink(name)
 
 
 def rebuild_storage_empty(cls: Any) -> Any:
@@ -416,8 +465,19 @@ def reduce_storage(storage: Any) -> tuple[Any, tuple[Any, ...]]:
         # Empty storages cannot be mapped (in either strategy; torch special-cases fds only).
         return (rebuild_storage_empty, (type(storage),))
     metadata: tuple[Any, ...]
-    if _sharing.get_sharing_strategy() == "file_system":
-        metadata = storage._share_filename_cpu_()
+    # A storage shared already goes the way it was shared, whatever the strategy now (a spawned
+    # child has the default strategy and may send back what it received by name).
+    by_name = _STORAGE._shared_name(_untyped(storage)) is not None
+    if by_name or _sharing.get_sharing_strategy() == "file_system":
+        try:
+            metadata = storage._share_filename_cpu_()
+        except RuntimeError:
+            if by_name:
+                raise
+            metadata = ()  # shared by descriptor already
+    else:
+        metadata = ()
+    if metadata:
         manager, cache_key = metadata[0], metadata[1]
         rebuild: Any = rebuild_storage_filename
         if isinstance(storage, TypedStorage):
