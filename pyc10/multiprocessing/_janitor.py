@@ -54,11 +54,9 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import selectors
 import socket
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -242,7 +240,7 @@ def main(argv: list[str]) -> int:
 
 def new_address() -> bytes:
     """A fresh janitor address for this user."""
-    return _PREFIX + f"{os.geteuid()}-{secrets.token_hex(8)}".encode()
+    return _PREFIX + f"{os.geteuid()}-{os.urandom(8).hex()}".encode()
 
 
 def check_handle(handle: object) -> None:
@@ -256,6 +254,8 @@ def check_handle(handle: object) -> None:
 
 def _start(address: bytes) -> None:
     """Start a janitor at address unless one is bound there already."""
+    import subprocess  # here: most processes never start one
+
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         try:

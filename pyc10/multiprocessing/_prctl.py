@@ -8,7 +8,6 @@ the kernel shows it (15 bytes at most). All are no-ops (or return "") off Linux.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 _PR_SET_PDEATHSIG = 1
@@ -17,7 +16,7 @@ _PR_GET_NAME = 16
 
 _libc: ctypes.CDLL | None = None
 if sys.platform.startswith("linux"):
-    _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    _libc = ctypes.CDLL(None, use_errno=True)  # the process's own symbols: libc's prctl
     _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong]
     _libc.prctl.restype = ctypes.c_int
 

@@ -20,7 +20,6 @@ The tuples are torch's, so the names and argument orders match torch 2.13's redu
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import multiprocessing
 import multiprocessing.reduction
 import os
@@ -388,7 +387,7 @@ _SEQ_CST = 5
 
 def _load_atomic_add() -> Any:
     try:
-        libatomic = ctypes.CDLL(ctypes.util.find_library("atomic") or "libatomic.so.1")
+        libatomic = ctypes.CDLL("libatomic.so.1")
     except OSError:
         return None
     fetch_add = libatomic.__atomic_fetch_add_4
