@@ -183,7 +183,12 @@ def rebuild_event(device: Any, handle: bytes) -> Any:
 def reduce_event(event: Any) -> tuple[Any, tuple[Any, ...]]:
     """Pickle a CUDA event by IPC handle."""
     handle = event.ipc_handle()
-    return (rebuild_event, (event.device, handle))
+    device = getattr(event, "device", None)
+    if device is None:  # an Event without torch's device property: the current device's
+        from .. import cuda
+
+        device = cuda.current_device()
+    return (rebuild_event, (device, handle))
 
 
 def _rebuild_tensor(storage: TypedStorage, storage_offset: int, size: Any, stride: Any) -> Tensor:
