@@ -55,6 +55,8 @@ def _worker(  # noqa: PLR0917  (a Process target: called with positional args)
     library: str, strategy: str, count: int, first: int, q: Any, ready: Any, go: Any, done: Any
 ) -> None:
     lib, mp = _modules(library)
+    if library == "torch":
+        lib.set_num_threads(1)  # as DataLoader's _worker_loop does in each worker
     mp.set_sharing_strategy(strategy)
     _batch(lib, strategy, 0.0)  # warm: first-use costs (janitor start, page tables) not timed
     ready.release()

@@ -21,6 +21,9 @@ from typing import Any
 import pytest
 
 import pyc10
+
+pytest.importorskip("pyc10._sharing", reason="pyc10 without shared storages")
+
 import pyc10.multiprocessing as mp
 from pyc10.multiprocessing import _janitor, reductions
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("pyc10._sharing", reason="pyc10 without shared storages")
+
 import pyc10.multiprocessing as mp
 
 METHODS = ["fork", "spawn"]
