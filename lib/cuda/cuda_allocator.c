@@ -286,6 +286,21 @@ static void block_free(void *ctx) {
   if (e != NULL) c10c__engine_free(e, ctx); /* an unknown pointer cannot reach here */
 }
 
+static bool (*free_memory_callback)(void);
+
+void c10c__cuda_set_free_memory_callback(bool (*callback)(void)) {
+  __atomic_store_n(&free_memory_callback, callback, __ATOMIC_RELEASE);
+}
+
+c10c_status c10c__cuda_block_share(c10c__block_share *out, const c10c_data_ptr *data) {
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (data->deleter != block_free || data->ctx == NULL || e == NULL)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "only memory of the CUDA caching allocator can be shared with another "
+                      "process");
+  return c10c__engine_share(e, data->ctx, out, NULL, NULL);
+}
+
 static c10c_status cuda_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment) {
   (void)self, (void)alignment; /* blocks are 512-byte aligned in 256-aligned segments */
   c10c__engine *e = NULL;
@@ -297,6 +312,11 @@ static c10c_status cuda_allocate(c10c_data_ptr *out, void *self, size_t nbytes, 
   st = c10c_cuda_current_stream(&stream, device);
   void *ptr = NULL;
   if (st == C10C_STATUS_OK) st = c10c__engine_malloc(e, device, nbytes, stream.id, &ptr);
+  /* torch's FreeCudaMemoryCallbacksRegistry: blocks kept for other processes that no longer
+   * use them are freed (CudaIPCCollect), then the allocation is tried once more */
+  bool (*callback)(void) = __atomic_load_n(&free_memory_callback, __ATOMIC_ACQUIRE);
+  if (st == C10C_STATUS_OUT_OF_MEMORY && callback != NULL && callback())
+    st = c10c__engine_malloc(e, device, nbytes, stream.id, &ptr);
   if (st != C10C_STATUS_OK || ptr == NULL) return st;
   out->data = out->ctx = ptr;
   out->deleter = block_free;
