@@ -226,18 +226,24 @@ typedef struct c10c__cuda_ipc_driver {
 extern c10c__cuda_ipc_driver c10c__cuda_ipc;
 
 /* torch's handle bytes for the CUDA caching allocator's block at data->ctx (c10's
- * shareIpcHandle): version 2, type 'c' and the segment's cudaIpcMemHandle_t; *offset is the
- * block's offset in the segment plus data->data's in the block. out_size bytes at out; *out_len
- * the length (C10C_STATUS_BUFFER_TOO_SMALL, nothing exported, when out_size is less).
+ * shareIpcHandle): version 2, type 'c' and the segment's cudaIpcMemHandle_t, or type 'e' and an
+ * expandable segment's ShareHeader and page descriptors; *offset is the block's offset in the
+ * segment (in its first shared page) plus data->data's in the block. out_size bytes at out;
+ * *out_len the length (C10C_STATUS_BUFFER_TOO_SMALL, nothing exported, when out_size is less).
  * Errors: C10C_STATUS_INVALID_ARGUMENT for memory the caching allocator did not allocate;
- * C10C_STATUS_NOT_IMPLEMENTED without the driver's IPC; the driver's. */
+ * C10C_STATUS_NOT_IMPLEMENTED without the driver's IPC (or its shareable handles for an
+ * expandable segment); the driver's. */
 c10c_status c10c__cuda_ipc_share(uint8_t *out, size_t out_size, size_t *out_len, size_t *offset,
                                  const c10c_data_ptr *data);
 
 /* Where the caching allocator's block at data->ctx lies (caching_engine.h). Errors:
  * C10C_STATUS_INVALID_ARGUMENT for memory of another allocator. */
 struct c10c__block_share;
-c10c_status c10c__cuda_block_share(struct c10c__block_share *out, const c10c_data_ptr *data);
+c10c_status c10c__cuda_block_share(struct c10c__block_share *out, const c10c_data_ptr *data,
+                                   c10c_status (*visit)(void *ctx, void *handle), void *ctx);
+
+/* An expandable page is unmapped: the file descriptor exported for it (if any) is closed. */
+void c10c__cuda_ipc_forget_page(void *handle);
 
 /* Maps the memory a handle from c10c__cuda_ipc_share names, on device (c10's getIpcDevPtr):
  * one mapping per handle and process, counted; *token is released with c10c__cuda_ipc_close.

@@ -178,6 +178,41 @@ static int run(const char *mode, const c10c_cuda_ipc_info *info, const uint8_t *
   return finish(spawn(mode, info, handle, len));
 }
 
+/* Nothing of another process's memory is mapped here (cuIpc mappings, expandable pages). */
+static bool mapped_nothing(void) {
+  return stub_long("c10c_stub_ipc_open_count") == 0 && stub_long("c10c_stub_mapped_bytes") == 0;
+}
+
+/* Refusals of forged handles of an expandable segment's pages: nothing stays mapped. */
+static int forged_pages(const c10c_cuda_ipc_info *info, const uint8_t *handle, size_t len) {
+  uint8_t bad[4096];
+  c10c_storage *s = NULL;
+  int32_t pid = 999999999, fd = 9999;
+  memcpy(bad, handle, len);
+  memcpy(bad + 2, &pid, sizeof pid); /* no such process */
+  if (c10c_storage_new_shared_cuda(&s, info, bad, len) != C10C_STATUS_ERROR ||
+      strcmp(c10c_last_error_message(), "pidfd_open:No such process") != 0)
+    return 50;
+  memcpy(bad, handle, len);
+  memcpy(bad + 2 + 24, &fd, sizeof fd); /* not a descriptor of the producer */
+  if (c10c_storage_new_shared_cuda(&s, info, bad, len) != C10C_STATUS_ERROR ||
+      strcmp(c10c_last_error_message(), "pidfd_getfd: Bad file descriptor") != 0)
+    return 51;
+  fd = 0; /* the producer's stdin: not device memory */
+  memcpy(bad + 2 + 24, &fd, sizeof fd);
+  if (c10c_storage_new_shared_cuda(&s, info, bad, len) != C10C_STATUS_ERROR ||
+      strstr(c10c_last_error_message(), "cuMemImportFromShareableHandle") == NULL)
+    return 52;
+  if (c10c_storage_new_shared_cuda(&s, info, handle, len - 4) != C10C_STATUS_INVALID_ARGUMENT ||
+      strcmp(c10c_last_error_message(), "unexpected or illformed shareable handle type") != 0)
+    return 53;
+  c10c_cuda_ipc_info far = *info;
+  far.storage_size_bytes = (int64_t)1 << 40;
+  if (c10c_storage_new_shared_cuda(&s, &far, handle, len) != C10C_STATUS_INVALID_ARGUMENT)
+    return 54;
+  return mapped_nothing() ? 0 : 55;
+}
+
 /* The consumer: the modes a test runs in the other process; the exit code is what it found
  * wrong (0: nothing). */
 static int child_main(const char *mode, const char *info_hex, const char *handle_hex) {
@@ -186,6 +221,7 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
   from_hex(&info, sizeof info, info_hex);
   size_t len = from_hex(handle, sizeof handle, handle_hex);
   c10c_storage *s = NULL, *again = NULL;
+  if (strcmp(mode, "forged") == 0 && handle[1] == 'e') return forged_pages(&info, handle, len);
   if (strcmp(mode, "forged") == 0) { /* every refusal, nothing mapped */
     uint8_t bad[4096];
     memcpy(bad, handle, len);
@@ -220,11 +256,15 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
     if (stub_long("c10c_stub_ipc_open_count") != 0) return 16; /* every mapping closed */
     return 0;
   }
-  if (strcmp(mode, "stale") == 0)
-    return c10c_storage_new_shared_cuda(&s, &info, handle, len) == C10C_STATUS_ERROR &&
-                   strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_HANDLE") != NULL
-               ? 0
-               : 20;
+  if (strcmp(mode, "stale") == 0) { /* the memory is gone (its event too: not waited for) */
+    info.event_sync_required = false;
+    if (c10c_storage_new_shared_cuda(&s, &info, handle, len) != C10C_STATUS_ERROR) return 20;
+    /* a page's descriptor number may have been reused by then: refused by the driver, or
+     * pidfd_getfd finds nothing */
+    if (handle[1] == 'c' && strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_HANDLE") == NULL)
+      return 21;
+    return mapped_nothing() ? 0 : 22;
+  }
   uint64_t before = stub_stream_busy(NULL);
   if (c10c_storage_new_shared_cuda(&s, &info, handle, len) != C10C_STATUS_OK) {
     fprintf(stderr, "child: %s\n", c10c_last_error_message());
@@ -241,12 +281,15 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
   if (strcmp(mode, "twice") == 0) {
     if (c10c_storage_new_shared_cuda(&again, &info, handle, len) != C10C_STATUS_OK) return 40;
     if (c10c_storage_data(again) != c10c_storage_data(s)) return 41;
-    if (stub_long("c10c_stub_ipc_open_count") != 1) return 42;
-    if (stub_calls("cuIpcOpenMemHandle_v2") != 1) return 43; /* one mapping per process */
+    /* one mapping per process: one cuIpcOpenMemHandle, or one reservation of the pages */
+    bool pages = handle[1] == 'e';
+    if (!pages && stub_long("c10c_stub_ipc_open_count") != 1) return 42;
+    if (stub_calls(pages ? "cuMemAddressReserve" : "cuIpcOpenMemHandle_v2") != 1) return 43;
     c10c_storage_release(again);
-    if (stub_long("c10c_stub_ipc_open_count") != 1) return 44;
+    if (!pages && stub_long("c10c_stub_ipc_open_count") != 1) return 44;
+    if (pages && stub_long("c10c_stub_mapped_bytes") <= 0) return 44;
     c10c_storage_release(s);
-    return stub_long("c10c_stub_ipc_open_count") == 0 ? 0 : 45;
+    return mapped_nothing() ? 0 : 45;
   }
   if (!storage_fill(s, 0x22)) return 34; /* the consumer writes */
   if (strcmp(mode, "hold") == 0) {
@@ -269,7 +312,7 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
                : 38;
   }
   c10c_storage_release(s);
-  return stub_long("c10c_stub_ipc_open_count") == 0 ? 0 : 39;
+  return mapped_nothing() ? 0 : 39;
 }
 
 /* ---- the tests ---- */
@@ -491,8 +534,61 @@ TEST(bad_arguments_are_refused_and_share_nothing) {
   c10c_storage_release(host);
 }
 
+TEST(an_expandable_block_is_shared_as_its_pages_in_torchs_layout) {
+  c10c_storage *a = cuda_storage(3 << 20, 0x11); /* a large block: one 20 MiB page */
+  shared sa, again;
+  ASSERT_TRUE(share(&sa, a));
+  ASSERT_EQ(sa.handle[0], 2);
+  ASSERT_EQ(sa.handle[1], 'e');
+  int32_t pid, padding;
+  uint64_t page, pages;
+  memcpy(&pid, sa.handle + 2, 4);
+  memcpy(&padding, sa.handle + 6, 4);
+  memcpy(&page, sa.handle + 10, 8);
+  memcpy(&pages, sa.handle + 18, 8);
+  ASSERT_EQ(pid, getpid());
+  ASSERT_EQ(padding, 0); /* zeroed: the same block gives the same bytes */
+  ASSERT_EQ(page, 20 << 20);
+  ASSERT_EQ(pages, 1);
+  ASSERT_EQ(sa.info.handle_len, 2 + 24 + 4 * pages);
+  ASSERT_TRUE(share(&again, a)); /* shared twice: the same bytes (one mapping in a consumer) */
+  ASSERT_EQ(again.info.handle_len, sa.info.handle_len);
+  ASSERT_TRUE(memcmp(again.handle, sa.handle, sa.info.handle_len) == 0);
+  ASSERT_EQ(stub_calls("cuMemExportToShareableHandle"), 1); /* the page's descriptor reused */
+  ASSERT_EQ(run("write", &sa.info, sa.handle, sa.info.handle_len), 0);
+  ASSERT_TRUE(storage_is(a, 0x22));
+  c10c_storage_release(a);
+  ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 1); /* the second share's consumer never came */
+  ASSERT_OK(
+      c10c_cuda_ipc_release_counter(again.info.ref_counter_handle, again.info.ref_counter_offset));
+  ASSERT_OK(c10c_cuda_ipc_collect(NULL));
+  ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0);
+}
+
+static int run_tests(const test_case *tests, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    test_current_failed = 0;
+    tests[i].fn();
+    printf("%s %s\n", test_current_failed ? "FAIL" : "ok  ", tests[i].name);
+    test_failures += test_current_failed;
+  }
+  printf("%d passed, %d failed\n", (int)count - test_failures, test_failures);
+  return test_failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "child") == 0) return child_main(argv[2], argv[3], argv[4]);
+  if (argc == 2 && strcmp(argv[1], "expandable") == 0) { /* C10C_ALLOC_CONF expandable */
+    static const test_case pages[] = {
+        T(an_expandable_block_is_shared_as_its_pages_in_torchs_layout),
+        T(a_child_reads_and_writes_the_producers_memory),
+        T(a_process_maps_a_handle_once_however_often_it_is_opened),
+        T(memory_a_consumer_holds_is_not_reused_until_it_lets_go),
+        T(forged_and_out_of_bounds_handles_open_nothing),
+        T(a_received_storage_can_be_shared_again),
+    };
+    return run_tests(pages, sizeof pages / sizeof pages[0]);
+  }
   static const test_case tests[] = {
       T(the_handle_is_torchs_version_2_cudamalloc_handle_of_the_segment),
       T(the_exporting_process_cannot_open_its_own_handle),
@@ -506,13 +602,5 @@ int main(int argc, char **argv) {
       T(interprocess_events_need_the_flag_and_open_in_another_process),
       T(bad_arguments_are_refused_and_share_nothing),
   };
-  int count = (int)(sizeof tests / sizeof tests[0]);
-  for (int i = 0; i < count; i++) {
-    test_current_failed = 0;
-    tests[i].fn();
-    printf("%s %s\n", test_current_failed ? "FAIL" : "ok  ", tests[i].name);
-    test_failures += test_current_failed;
-  }
-  printf("%d passed, %d failed\n", count - test_failures, test_failures);
-  return test_failures ? 1 : 0;
+  return run_tests(tests, sizeof tests / sizeof tests[0]);
 }

@@ -39,6 +39,15 @@
  *   mapping is accessible to (c10c_stub_access) and refuses a device that cannot access it;
  *   cuMemGetAllocationGranularity answers C10C_STUB_GRANULARITY (default 2 MiB), which the
  *   virtual memory calls enforce; cuDriverGetVersion answers even when cuInit fails.
+ * - Interprocess memory and events: cuMemAlloc's memory is a memfd mapped shared, so another
+ *   process can map it (cuIpcGetMemHandle / cuIpcOpenMemHandle_v2 / cuIpcCloseMemHandle, with
+ *   the driver's refusals and counts: see "interprocess memory and event handles" below); an
+ *   event made with CU_EVENT_INTERPROCESS keeps its state in a shared page (cuIpcGetEventHandle /
+ *   cuIpcOpenEventHandle); C10C_STUB_CLOCK=<file> shares the logical clock between the processes
+ *   of a test so that an event recorded in one orders work in another; physical memory made with
+ *   requestedHandleTypes CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR exports as a file descriptor
+ *   (cuMemExportToShareableHandle / cuMemImportFromShareableHandle). Freeing memory another
+ *   process still maps is counted as a violation (the driver's undefined behaviour).
  * - Fake-address mode (C10C_STUB_FAKE=1 or c10c_stub_set_fake(1) before the first allocation):
  *   no memory behind allocations, addresses fabricated, capacity still enforced; copies and
  *   memsets fail. For replaying traces of tens of GiB (bench/replay_trace.c).
