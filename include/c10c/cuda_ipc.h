@@ -1,8 +1,11 @@
 /* libc10c: CUDA storages and events shared with other processes, in PyTorch's wire format.
  *
  * A CUDA storage is shared as torch's UntypedStorage._share_cuda_() shares it: the handle bytes
- * of c10's CUDACachingAllocator::shareIpcHandle (version 2, type 'c', the segment's 64-byte
- * cudaIpcMemHandle_t) and the storage's offset in that segment; a reference counter in a named
+ * of c10's CUDACachingAllocator::shareIpcHandle (version 2, type 'c' and the segment's 64-byte
+ * cudaIpcMemHandle_t; or, for memory of an expandable segment, type 'e', c10's 24-byte
+ * ShareHeader {pid, zeroed padding, page size, page count} and one int32 file descriptor per page
+ * that covers the block, which the consumer takes from the producer with pidfd_getfd) and the
+ * storage's offset in that memory; a reference counter in a named
  * CPU shared-memory file (torch's CudaIPCRefCountersFile: 10000 int64 counters after a 64-byte
  * header whose int32 at 0 counts the processes that map it), which the consumer decrements when
  * it lets the memory go; and an interprocess event recorded on the producer's current stream,
@@ -60,7 +63,9 @@ typedef struct c10c_cuda_ipc_info {
  * CUDA" for another device, and for memory the CUDA caching allocator did not allocate (external
  * memory); C10C_STATUS_INVALID_ARGUMENT for struct_size below the first version;
  * C10C_STATUS_BUFFER_TOO_SMALL with out->handle_len set when handle_size is less (nothing is
- * shared then); C10C_STATUS_NOT_IMPLEMENTED for memory of an expandable segment; the driver's. */
+ * shared then); C10C_STATUS_NOT_IMPLEMENTED when the driver cannot export the memory (no
+ * cuIpc* entry points, or no cuMemExportToShareableHandle for an expandable segment); the
+ * driver's. */
 C10C_API c10c_status c10c_storage_share_cuda(c10c_cuda_ipc_info *out, uint8_t *handle,
                                              size_t handle_size, c10c_storage *storage);
 
@@ -74,7 +79,10 @@ C10C_API c10c_status c10c_storage_share_cuda(c10c_cuda_ipc_info *out, uint8_t *h
  * handle bytes that are not a handle ("unexpected or illformed shareable handle type", "received
  * sharable handle from a future version of torch that this version does not know how to
  * handle"), struct_size below the first version; "CUDA error: invalid device ordinal"; the
- * driver's (a handle of memory that is gone, opened in the process that exported it). */
+ * driver's (a handle of memory that is gone, opened in the process that exported it);
+ * C10C_STATUS_ERROR "pidfd_open:...", "pidfd_getfd: ..." (c10's) for an expandable segment's pages
+ * whose process or descriptors are gone; C10C_STATUS_INVALID_ARGUMENT for a size and offset
+ * beyond the memory the handle maps. */
 C10C_API c10c_status c10c_storage_new_shared_cuda(c10c_storage **out,
                                                   const c10c_cuda_ipc_info *info,
                                                   const uint8_t *handle, size_t handle_len);

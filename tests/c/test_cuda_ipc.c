@@ -20,6 +20,11 @@ static void *stub(const char *symbol) {
   return address;
 }
 
+/* Whether the driver is the stand-in (tests/gpu/check.sh runs this test on a real GPU too):
+ * checks of its own counters and clock only make sense there. */
+static bool stand_in;
+#define STAND_IN_ONLY(cond) (!stand_in || (cond))
+
 static long stub_long(const char *symbol) {
   long (*fn)(void) = NULL;
   void *address = stub(symbol);
@@ -180,7 +185,8 @@ static int run(const char *mode, const c10c_cuda_ipc_info *info, const uint8_t *
 
 /* Nothing of another process's memory is mapped here (cuIpc mappings, expandable pages). */
 static bool mapped_nothing(void) {
-  return stub_long("c10c_stub_ipc_open_count") == 0 && stub_long("c10c_stub_mapped_bytes") == 0;
+  return STAND_IN_ONLY(stub_long("c10c_stub_ipc_open_count") == 0 &&
+                       stub_long("c10c_stub_mapped_bytes") == 0);
 }
 
 /* Refusals of forged handles of an expandable segment's pages: nothing stays mapped. */
@@ -227,12 +233,12 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
     memcpy(bad, handle, len);
     bad[2 + 34] ^= 0x5a; /* the stand-in's nonce: a handle of no allocation */
     if (c10c_storage_new_shared_cuda(&s, &info, bad, len) != C10C_STATUS_ERROR ||
-        strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_HANDLE") == NULL)
+        !STAND_IN_ONLY(strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_HANDLE") != NULL))
       return 10;
     memcpy(bad, handle, len);
     bad[2] ^= 0xff; /* not a handle at all */
     if (c10c_storage_new_shared_cuda(&s, &info, bad, len) != C10C_STATUS_ERROR ||
-        strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_VALUE") == NULL)
+        !STAND_IN_ONLY(strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_VALUE") != NULL))
       return 11;
     memcpy(bad, handle, len);
     bad[0] = 3;
@@ -253,7 +259,7 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
     far.storage_size_bytes = (int64_t)1 << 40;
     if (c10c_storage_new_shared_cuda(&s, &far, handle, len) != C10C_STATUS_INVALID_ARGUMENT)
       return 15;
-    if (stub_long("c10c_stub_ipc_open_count") != 0) return 16; /* every mapping closed */
+    if (!mapped_nothing()) return 16; /* every mapping closed */
     return 0;
   }
   if (strcmp(mode, "stale") == 0) { /* the memory is gone (its event too: not waited for) */
@@ -261,7 +267,8 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
     if (c10c_storage_new_shared_cuda(&s, &info, handle, len) != C10C_STATUS_ERROR) return 20;
     /* a page's descriptor number may have been reused by then: refused by the driver, or
      * pidfd_getfd finds nothing */
-    if (handle[1] == 'c' && strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_HANDLE") == NULL)
+    if (stand_in && handle[1] == 'c' &&
+        strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_HANDLE") == NULL)
       return 21;
     return mapped_nothing() ? 0 : 22;
   }
@@ -283,6 +290,11 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
     if (c10c_storage_data(again) != c10c_storage_data(s)) return 41;
     /* one mapping per process: one cuIpcOpenMemHandle, or one reservation of the pages */
     bool pages = handle[1] == 'e';
+    if (!stand_in) { /* the driver's own count is not visible */
+      c10c_storage_release(again);
+      c10c_storage_release(s);
+      return 0;
+    }
     if (!pages && stub_long("c10c_stub_ipc_open_count") != 1) return 42;
     if (stub_calls(pages ? "cuMemAddressReserve" : "cuIpcOpenMemHandle_v2") != 1) return 43;
     c10c_storage_release(again);
@@ -379,7 +391,7 @@ TEST(a_child_reads_and_writes_the_producers_memory) {
   ASSERT_TRUE(storage_is(a, 0x22)); /* the child's writes, in the producer's memory */
   c10c_storage_release(a);
   ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0); /* the child released its counter */
-  ASSERT_EQ(stub_long("c10c_stub_violations"), 0);
+  ASSERT_TRUE(STAND_IN_ONLY(stub_long("c10c_stub_violations") == 0));
 }
 
 TEST(a_process_maps_a_handle_once_however_often_it_is_opened) {
@@ -411,10 +423,12 @@ TEST(memory_a_consumer_holds_is_not_reused_until_it_lets_go) {
   ASSERT_TRUE(freed);
   ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0);
   c10c_storage_release(b);
-  ASSERT_EQ(stub_long("c10c_stub_violations"), 0); /* nothing freed while mapped elsewhere */
+  /* nothing freed while mapped elsewhere */
+  ASSERT_TRUE(STAND_IN_ONLY(stub_long("c10c_stub_violations") == 0));
 }
 
 TEST(out_of_memory_collects_blocks_no_consumer_holds) {
+  if (!stand_in) return; /* a device of 64 MiB */
   stub_set_capacity(64 << 20);
   c10c_storage *a = cuda_storage(40 << 20, 0x11);
   ASSERT_TRUE(a != NULL);
@@ -445,6 +459,7 @@ TEST(forged_and_out_of_bounds_handles_open_nothing) {
 }
 
 TEST(the_consumer_waits_for_the_producers_stream) {
+  if (!stand_in) return; /* queued work of a known length: the stand-in's clock */
   c10c_storage *a = cuda_storage(4096, 0x11);
   stub_enqueue(NULL, 10); /* work the producer queued that the memory depends on */
   uint64_t sa_done = stub_now() + 10;
@@ -483,8 +498,9 @@ TEST(interprocess_events_need_the_flag_and_open_in_another_process) {
   ASSERT_OK(c10c_cuda_event_from_ipc_handle(&opened, 0, handle)); /* the same process may */
   bool done = true;
   ASSERT_OK(c10c_cuda_event_query(&done, opened));
-  ASSERT_FALSE(done);
+  ASSERT_TRUE(STAND_IN_ONLY(!done)); /* 5 ticks of work before it */
   stub_advance(5);
+  ASSERT_OK(c10c_cuda_event_synchronize(opened));
   ASSERT_OK(c10c_cuda_event_query(&done, opened));
   ASSERT_TRUE(done);
   uint8_t forged[C10C_CUDA_IPC_HANDLE_SIZE] = {1, 2, 3};
@@ -554,7 +570,8 @@ TEST(an_expandable_block_is_shared_as_its_pages_in_torchs_layout) {
   ASSERT_TRUE(share(&again, a)); /* shared twice: the same bytes (one mapping in a consumer) */
   ASSERT_EQ(again.info.handle_len, sa.info.handle_len);
   ASSERT_TRUE(memcmp(again.handle, sa.handle, sa.info.handle_len) == 0);
-  ASSERT_EQ(stub_calls("cuMemExportToShareableHandle"), 1); /* the page's descriptor reused */
+  /* the page's descriptor reused */
+  ASSERT_TRUE(STAND_IN_ONLY(stub_calls("cuMemExportToShareableHandle") == 1));
   ASSERT_EQ(run("write", &sa.info, sa.handle, sa.info.handle_len), 0);
   ASSERT_TRUE(storage_is(a, 0x22));
   c10c_storage_release(a);
@@ -577,6 +594,11 @@ static int run_tests(const test_case *tests, size_t count) {
 }
 
 int main(int argc, char **argv) {
+  if (c10c_cuda_init() != C10C_STATUS_OK) {
+    fprintf(stderr, "CUDA unavailable: %s\n", c10c_cuda_unavailable_reason());
+    return 1;
+  }
+  stand_in = stub("c10c_stub_calls") != NULL;
   if (argc == 5 && strcmp(argv[1], "child") == 0) return child_main(argv[2], argv[3], argv[4]);
   if (argc == 2 && strcmp(argv[1], "expandable") == 0) { /* C10C_ALLOC_CONF expandable */
     static const test_case pages[] = {
