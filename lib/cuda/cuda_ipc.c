@@ -168,7 +168,11 @@ static c10c_status parse(uint8_t **key, size_t *key_len, const uint8_t *handle, 
   bool raw = len == CU_IPC_HANDLE_SIZE; /* an older torch: the raw cudaIpcMemHandle_t */
   if (!raw) {
     if (len < 2) return illformed();
-    if (handle[0] > HANDLE_VERSION)
+    /* version 3 (which later torch builds are reported to write) keeps the 'c' payload; its 'e'
+     * header is not the one read here, so only 'c' handles of it are read */
+    bool known = handle[0] <= HANDLE_VERSION ||
+                 (handle[0] == HANDLE_VERSION + 1 && handle[1] == HANDLE_CUDA_MALLOC);
+    if (!known)
       return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                         "received sharable handle from a future version of torch that this "
                         "version does not know how to handle");

@@ -216,6 +216,11 @@ static int forged_pages(const c10c_cuda_ipc_info *info, const uint8_t *handle, s
   far.storage_size_bytes = (int64_t)1 << 40;
   if (c10c_storage_new_shared_cuda(&s, &far, handle, len) != C10C_STATUS_INVALID_ARGUMENT)
     return 54;
+  memcpy(bad, handle, len);
+  bad[0] = 3; /* version 3's pages have another header: refused */
+  if (c10c_storage_new_shared_cuda(&s, info, bad, len) != C10C_STATUS_INVALID_ARGUMENT ||
+      strstr(c10c_last_error_message(), "future version") == NULL)
+    return 56;
   return mapped_nothing() ? 0 : 55;
 }
 
@@ -241,7 +246,11 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
         !STAND_IN_ONLY(strstr(c10c_last_error_message(), "CUDA_ERROR_INVALID_VALUE") != NULL))
       return 11;
     memcpy(bad, handle, len);
-    bad[0] = 3;
+    bad[0] = 3; /* version 3 keeps the 'c' payload: read (later torch builds write it) */
+    if (c10c_storage_new_shared_cuda(&s, &info, bad, len) != C10C_STATUS_OK) return 17;
+    c10c_storage_release(s);
+    s = NULL;
+    bad[0] = 4;
     if (c10c_storage_new_shared_cuda(&s, &info, bad, len) != C10C_STATUS_INVALID_ARGUMENT ||
         strcmp(c10c_last_error_message(),
                "received sharable handle from a future version of torch that this version does "

@@ -252,7 +252,8 @@ def test_events_open_in_another_process_as_torchs(stub, tmp_path):
     [
         ((0, b"", 0), "RuntimeError: tuple of 8 items expected"),
         ((0, "x", 4, 0, b"", 0, b"", False), "TypeError: _new_shared in CUDA mode"),
-        ((0, b"\x03c" + bytes(64), 4, 0, b"", 0, bytes(64), False), "future version"),
+        ((0, b"\x04c" + bytes(64), 4, 0, b"", 0, bytes(64), False), "future version"),
+        ((0, b"\x03e" + bytes(28), 4, 0, b"", 0, bytes(64), False), "future version"),
         ((0, b"\x02x" + bytes(64), 4, 0, b"", 0, bytes(64), False), "illformed"),
         # the driver's refusal (the stand-in's: CUDA_ERROR_INVALID_VALUE)
         ((0, b"\x02c" + bytes(64), 4, 0, b"", 0, bytes(64), False), "CUDA driver error"),
