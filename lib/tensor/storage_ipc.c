@@ -228,10 +228,12 @@ typedef struct received_data {
 
 static void received_free(void *ctx) {
   received_data *rd = ctx;
+  /* a child forked from the consumer frees only its copy: the reference is its parent's */
+  bool usable = c10c__cuda_usable();
   /* torch's deleter: the consumer's work on the memory is done before the producer may reuse it */
-  if (c10c__cuda_usable()) c10c__cuda_sync_current_stream(rd->device);
+  if (usable) c10c__cuda_sync_current_stream(rd->device);
   c10c__cuda_ipc_close(rd->token);
-  if (rd->counter[0] != '\0') counter_add(rd->counter, rd->index, -1); /* best effort */
+  if (usable && rd->counter[0] != '\0') counter_add(rd->counter, rd->index, -1); /* best effort */
   c10c__free(rd);
 }
 
