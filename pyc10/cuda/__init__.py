@@ -450,8 +450,9 @@ class Event:
     which pyc10 does not do.
     """
 
-    __slots__ = ("_handle",)
+    __slots__ = ("_device", "_handle")
     _handle: Any
+    _device: _device_cls | None
 
     def __init__(
         self,
@@ -468,7 +469,13 @@ class Event:
             )
         )
         self._handle = ffi.gc(out[0], lib.c10c_cuda_event_free)
+        self._device = None
         del external
+
+    @property
+    def device(self) -> _device_cls | None:
+        """The event's device: None until it is first recorded (or its IPC handle is taken)."""
+        return self._device
 
     @classmethod
     def from_ipc_handle(cls, device: Any, handle: bytes) -> Event:
@@ -484,18 +491,23 @@ class Event:
         check(lib.c10c_cuda_event_from_ipc_handle(out, index, data))
         event = cls.__new__(cls)
         event._handle = ffi.gc(out[0], lib.c10c_cuda_event_free)
+        event._device = _device_cls("cuda", index)
         return event
 
     def ipc_handle(self) -> bytes:
         """Return an IPC handle of this event (made on the current device if not yet recorded)."""
         out = ffi.new("uint8_t[64]")
         check(lib.c10c_cuda_event_ipc_handle(out, self._handle))
+        if self._device is None:
+            self._device = _device_cls("cuda", current_device())
         return bytes(ffi.buffer(out))
 
     def record(self, stream: Stream | None = None) -> None:
         """Record the work queued so far on ``stream`` (the current stream by default)."""
         s = current_stream() if stream is None else stream
         check(lib.c10c_cuda_event_record(self._handle, s._value[0]))
+        if self._device is None:
+            self._device = s.device
 
     def wait(self, stream: Stream | None = None) -> None:
         """Make ``stream``'s later work wait for the recorded work."""

@@ -213,12 +213,13 @@ def test_events_open_in_another_process_as_torchs(stub, tmp_path):
         """
         def opened(device, handle, q):
             e = pyc10.cuda.Event.from_ipc_handle(device, handle)
-            q.put(e.query())
+            q.put((e.query(), str(e.device)))
 
         if __name__ == "__main__":
             e = pyc10.cuda.Event(interprocess=True)
+            print(e.device)  # None until made, as torch's
             h = e.ipc_handle()  # made on the current device before any record, as torch's
-            print(type(h).__name__, len(h))
+            print(type(h).__name__, len(h), e.device)
             e.record()
             q = ctx().Queue()
             p = ctx().Process(target=opened, args=(0, h, q))
@@ -238,13 +239,13 @@ def test_events_open_in_another_process_as_torchs(stub, tmp_path):
         """,
     )
     lines = out.splitlines()
-    assert lines[:2] == ["bytes 64", "True"]
-    assert lines[2] == "C10RuntimeError CUDA driver error"
+    assert lines[:3] == ["None", "bytes 64 cuda:0", "(True, 'cuda:0')"]
     assert lines[3] == "C10RuntimeError CUDA driver error"
-    assert lines[4] == (
+    assert lines[4] == "C10RuntimeError CUDA driver error"
+    assert lines[5] == (
         "C10RuntimeError cudaIpcEventHandle_t expects byte-like object of size 64, but got 5"
     )
-    assert lines[5] == "C10RuntimeError CUDA driver error"
+    assert lines[6] == "C10RuntimeError CUDA driver error"
 
 
 @pytest.mark.parametrize(
