@@ -113,24 +113,40 @@ def test_a_spawned_child_writes_memory_the_parent_sees(stub, tmp_path):
         stub,
         tmp_path,
         """
+        import os, struct
+
+        def counter_file(name, index):
+            # torch's RefcountedMapAllocator layout: int32 users at 0, int64 counters from 64
+            path = "/dev/shm/" + name.decode().lstrip("/")
+            if not os.path.exists(path):
+                return "gone"
+            with open(path, "rb") as f:
+                data = f.read()
+            users = struct.unpack_from("<i", data, 0)[0]
+            return len(data), users, struct.unpack_from("<q", data, 64 + 8 * index)[0]
+
         if __name__ == "__main__":
             x = pyc10.arange(6, dtype=pyc10.float32).to("cuda")
             args = x.untyped_storage()._share_cuda_()
+            print(counter_file(args[4], args[5]))
             q = ctx().Queue()
             p = ctx().Process(target=consume, args=(args, q, 7.0))
             p.start()
             print(q.get())
             p.join()
             print(p.exitcode, x.cpu().tolist())
+            print(counter_file(args[4], args[5]))
             del x
-            pyc10.cuda.ipc_collect()  # the child let go: nothing kept
-            print(pyc10._lib.lib.c10c_cuda_ipc_limbo_count())
+            pyc10.cuda.ipc_collect()  # the child let go: nothing kept, the file goes
+            print(pyc10._lib.lib.c10c_cuda_ipc_limbo_count(), counter_file(args[4], args[5]))
         """,
     )
     assert out.splitlines() == [
+        "(80064, 1, 1)",  # 64 + 8 * 10000 bytes; the producer maps it; one consumer reference
         "([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], True)",
         "0 [7.0, 7.0, 7.0, 7.0, 7.0, 7.0]",
-        "0",
+        "(80064, 1, 0)",  # the child released its reference and unmapped the file
+        "0 gone",
     ]
 
 
