@@ -183,6 +183,35 @@ static int run(const char *mode, const c10c_cuda_ipc_info *info, const uint8_t *
   return finish(spawn(mode, info, handle, len));
 }
 
+/* The driver's own rule, below the library's cache: opening a handle the process has open
+ * returns the same address with a count (CUDA's cuIpcOpenMemHandle documentation), each open is
+ * closed once, and closing more often is refused. 0 when the driver behaves so. */
+static int driver_opens_twice(const uint8_t *raw, const void *mapped) {
+  typedef struct {
+    char reserved[64];
+  } mem_handle;
+  int (*open_handle)(uint64_t *, mem_handle, unsigned) = NULL;
+  int (*close_handle)(uint64_t) = NULL;
+  void *o = stub("cuIpcOpenMemHandle_v2"), *c = stub("cuIpcCloseMemHandle");
+  memcpy(&open_handle, &o, sizeof o);
+  memcpy(&close_handle, &c, sizeof c);
+  if (open_handle == NULL || close_handle == NULL) return 1;
+  mem_handle h;
+  memcpy(h.reserved, raw, sizeof h.reserved);
+  uint64_t a = 0, b = 0;
+  if (open_handle(&a, h, 1) != 0 || open_handle(&b, h, 1) != 0) return 2;
+  if (a != b || a != (uint64_t)(uintptr_t)mapped) return 3;    /* the library's mapping too */
+  return close_handle(a) == 0 && close_handle(b) == 0 ? 0 : 4; /* the library's open stays */
+}
+
+/* Closing an address that is no longer open: CUDA_ERROR_INVALID_VALUE (1) from the driver. */
+static int driver_close(const void *mapped) {
+  int (*close_handle)(uint64_t) = NULL;
+  void *c = stub("cuIpcCloseMemHandle");
+  memcpy(&close_handle, &c, sizeof c);
+  return close_handle ? close_handle((uint64_t)(uintptr_t)mapped) : -1;
+}
+
 /* Nothing of another process's memory is mapped here (cuIpc mappings, expandable pages). */
 static bool mapped_nothing(void) {
   return STAND_IN_ONLY(stub_long("c10c_stub_ipc_open_count") == 0 &&
@@ -295,6 +324,7 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
   }
   if (!storage_is(s, 0x11)) return 33; /* the producer's bytes */
   if (strcmp(mode, "twice") == 0) {
+    if (handle[1] == 'c' && driver_opens_twice(handle + 2, c10c_storage_data(s)) != 0) return 46;
     if (c10c_storage_new_shared_cuda(&again, &info, handle, len) != C10C_STATUS_OK) return 40;
     if (c10c_storage_data(again) != c10c_storage_data(s)) return 41;
     /* one mapping per process: one cuIpcOpenMemHandle, or one reservation of the pages */
@@ -305,11 +335,15 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
       return 0;
     }
     if (!pages && stub_long("c10c_stub_ipc_open_count") != 1) return 42;
-    if (stub_calls(pages ? "cuMemAddressReserve" : "cuIpcOpenMemHandle_v2") != 1) return 43;
+    /* the library opened once; driver_opens_twice twice more, straight through the driver */
+    if (stub_calls(pages ? "cuMemAddressReserve" : "cuIpcOpenMemHandle_v2") != (pages ? 1 : 3))
+      return 43;
     c10c_storage_release(again);
     if (!pages && stub_long("c10c_stub_ipc_open_count") != 1) return 44;
     if (pages && stub_long("c10c_stub_mapped_bytes") <= 0) return 44;
+    void *mapped = c10c_storage_data(s);
     c10c_storage_release(s);
+    if (!pages && driver_close(mapped) != 1) return 47; /* closed once per open, no more */
     return mapped_nothing() ? 0 : 45;
   }
   if (!storage_fill(s, 0x22)) return 34; /* the consumer writes */
