@@ -188,6 +188,12 @@ class UntypedStorage(_ctensor.StorageBase):
     # torch's is a Python method of torch.storage._StorageBase, which names its arity errors
     share_memory_.__qualname__ = "_StorageBase.share_memory_"
 
+    @classmethod
+    def _release_ipc_counter(cls, *args: Any, device: Any = None) -> None:
+        """Decrement a producer's CUDA IPC reference counter, as torch's (``device`` unused)."""
+        del device
+        cls._release_ipc_counter_cuda(*args)
+
     def new(self, *args: Any, **kwargs: Any) -> UntypedStorage:
         """An empty storage on the same device (torch's ``StorageBase.new()``, no arguments)."""
         if kwargs:

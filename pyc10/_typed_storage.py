@@ -233,6 +233,21 @@ class TypedStorage:
         self._untyped_storage.share_memory_()
         return self
 
+    def _share_cuda_(self) -> tuple[Any, ...]:
+        """The storage shared through CUDA IPC: ``UntypedStorage._share_cuda_``'s 8-tuple."""
+        return self._untyped_storage._share_cuda_()
+
+    @classmethod
+    def _new_shared_cuda(cls, *args: Any) -> UntypedStorage:
+        """An untyped storage over CUDA memory another process shared (as torch's)."""
+        return UntypedStorage._new_shared_cuda(*args)
+
+    @classmethod
+    def _release_ipc_counter(cls, *args: Any, device: Any = None) -> None:
+        """Decrement a producer's CUDA IPC reference counter (best effort, as torch)."""
+        del device
+        UntypedStorage._release_ipc_counter_cuda(*args)
+
     def resizable(self) -> bool:
         """Whether resize_ may change the size."""
         _warn_typed_storage_removal()

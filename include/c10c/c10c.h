@@ -28,6 +28,7 @@
 #include "common.h"
 #include "cuda.h"
 #include "cuda_host.h"
+#include "cuda_ipc.h"
 #include "device.h"
 #include "dispatch_key.h"
 #include "dlpack.h"

@@ -94,6 +94,35 @@ c10c__cuda_host_driver c10c__cuda_host;
     memcpy(&c10c__cuda_host.field, &address, sizeof address); \
   }
 
+/* ---- IPC (lib/cuda/cuda_ipc.c): two optional groups, each resolved all or none ---- */
+c10c__cuda_ipc_driver c10c__cuda_ipc;
+#define IPC_DRIVER_ENTRIES(X)                                     \
+  X(cuIpcGetMemHandle, "cuIpcGetMemHandle")                       \
+  X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2")                  \
+  X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle")                   \
+  X(cuIpcGetEventHandle, "cuIpcGetEventHandle")                   \
+  X(cuIpcOpenEventHandle, "cuIpcOpenEventHandle")                 \
+  X(cuMemGetAddressRange, "cuMemGetAddressRange_v2")              \
+  X(cuMemExportToShareableHandle, "cuMemExportToShareableHandle") \
+  X(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle")
+#define RESOLVE_IPC(field, symbol)                           \
+  {                                                          \
+    void *address = dlsym(library, symbol);                  \
+    memcpy(&c10c__cuda_ipc.field, &address, sizeof address); \
+  }
+
+/* All or none of each group. */
+static void settle_ipc_groups(void) {
+  c10c__cuda_ipc_driver *d = &c10c__cuda_ipc;
+  if (!d->cuIpcGetMemHandle || !d->cuIpcOpenMemHandle || !d->cuIpcCloseMemHandle ||
+      !d->cuIpcGetEventHandle || !d->cuIpcOpenEventHandle || !d->cuMemGetAddressRange)
+    d->cuMemGetAddressRange = NULL, d->cuIpcGetMemHandle = NULL, d->cuIpcOpenMemHandle = NULL,
+    d->cuIpcCloseMemHandle = NULL, d->cuIpcGetEventHandle = NULL, d->cuIpcOpenEventHandle = NULL;
+  if (!d->cuMemExportToShareableHandle || !d->cuMemImportFromShareableHandle ||
+      !c10c__cuda_has_vmm())
+    d->cuMemExportToShareableHandle = NULL, d->cuMemImportFromShareableHandle = NULL;
+}
+
 typedef enum { NOT_LOADED, AVAILABLE, UNAVAILABLE } load_state;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -137,6 +166,7 @@ static void give_up(void) {
   library = NULL;
   memset(&c10c__cuda, 0, sizeof c10c__cuda);
   memset(&c10c__cuda_host, 0, sizeof c10c__cuda_host);
+  memset(&c10c__cuda_ipc, 0, sizeof c10c__cuda_ipc);
   __atomic_store_n(&state, UNAVAILABLE, __ATOMIC_RELEASE);
 }
 
@@ -218,6 +248,8 @@ static void load(void) {
   if (!c10c__cuda_has_vmm()) /* all or none */
     c10c__cuda.cuMemAddressReserve = NULL, c10c__cuda.cuDeviceGetAttribute = NULL,
     c10c__cuda.cuMemGetAllocationGranularity = NULL;
+  IPC_DRIVER_ENTRIES(RESOLVE_IPC)
+  settle_ipc_groups();
   char what[256];
   CUresult r = c10c__cuda.cuInit(0);
   if (r != 0) {

@@ -132,6 +132,10 @@ static c10c_status segment_map(void *self, int device, void *ptr, size_t size, v
     if (peers >> p & 1)
       access[n++] =
           (CUmemAccessDesc){{CU_MEM_LOCATION_TYPE_DEVICE, p}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  /* exportable to another process as a file descriptor, c10's default handle type for
+   * expandable segments (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), when the driver can export */
+  if (c10c__cuda_ipc.cuMemExportToShareableHandle != NULL)
+    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
   st = c10c__cuda_check(c10c__cuda.cuMemCreate(&h, size, &prop, 0), "cuMemCreate");
   if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
   st = c10c__cuda_check(c10c__cuda.cuMemMap(at, size, 0, h, 0), "cuMemMap");
@@ -176,6 +180,7 @@ static c10c_status segment_granularity(void *self, int device, size_t *out) {
 
 static void segment_unmap(void *self, int device, void *ptr, size_t size, void *handle) {
   (void)self;
+  c10c__cuda_ipc_forget_page(handle); /* closes the descriptor exported for it */
   if (c10c__cuda_activate((c10c_device_index)device) == C10C_STATUS_OK) {
     c10c__cuda.cuMemUnmap((CUdeviceptr)(uintptr_t)ptr, size);
     c10c__cuda.cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)handle);
@@ -286,6 +291,22 @@ static void block_free(void *ctx) {
   if (e != NULL) c10c__engine_free(e, ctx); /* an unknown pointer cannot reach here */
 }
 
+static bool (*free_memory_callback)(void);
+
+void c10c__cuda_set_free_memory_callback(bool (*callback)(void)) {
+  __atomic_store_n(&free_memory_callback, callback, __ATOMIC_RELEASE);
+}
+
+c10c_status c10c__cuda_block_share(c10c__block_share *out, const c10c_data_ptr *data,
+                                   c10c_status (*visit)(void *ctx, void *handle), void *ctx) {
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (data->deleter != block_free || data->ctx == NULL || e == NULL)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "only memory of the CUDA caching allocator can be shared with another "
+                      "process");
+  return c10c__engine_share(e, data->ctx, out, visit, ctx);
+}
+
 static c10c_status cuda_allocate(c10c_data_ptr *out, void *self, size_t nbytes, size_t alignment) {
   (void)self, (void)alignment; /* blocks are 512-byte aligned in 256-aligned segments */
   c10c__engine *e = NULL;
@@ -297,6 +318,11 @@ static c10c_status cuda_allocate(c10c_data_ptr *out, void *self, size_t nbytes, 
   st = c10c_cuda_current_stream(&stream, device);
   void *ptr = NULL;
   if (st == C10C_STATUS_OK) st = c10c__engine_malloc(e, device, nbytes, stream.id, &ptr);
+  /* torch's FreeCudaMemoryCallbacksRegistry: blocks kept for other processes that no longer
+   * use them are freed (CudaIPCCollect), then the allocation is tried once more */
+  bool (*callback)(void) = __atomic_load_n(&free_memory_callback, __ATOMIC_ACQUIRE);
+  if (st == C10C_STATUS_OUT_OF_MEMORY && callback != NULL && callback())
+    st = c10c__engine_malloc(e, device, nbytes, stream.id, &ptr);
   if (st != C10C_STATUS_OK || ptr == NULL) return st;
   out->data = out->ctx = ptr;
   out->deleter = block_free;

@@ -187,6 +187,90 @@ bool c10c__cuda_usable(void);
  * page-locked host memory, so that it makes no new context: PyTorch's CachingHostAllocator). */
 c10c_device_index c10c__cuda_device_with_primary_context(void);
 
+/* ---- interprocess memory and events (lib/cuda/cuda_ipc.c) ---- */
+
+enum {
+  CU_IPC_HANDLE_SIZE = 64,
+  CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1,
+  CU_EVENT_BLOCKING_SYNC = 1,
+  CU_EVENT_INTERPROCESS = 4,
+  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
+};
+
+typedef struct CUipcMemHandle {
+  char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcMemHandle;
+
+typedef struct CUipcEventHandle {
+  char reserved[CU_IPC_HANDLE_SIZE];
+} CUipcEventHandle;
+
+/* Driver entry points of IPC, resolved with the others when present (lib/cuda/cuda.c): the five
+ * cuIpc calls and cuMemGetAddressRange_v2 (the size of an opened mapping) as one group (all or
+ * none: a driver without them loses IPC, not CUDA), the two shareable-handle calls of expandable
+ * segments as another. */
+typedef struct c10c__cuda_ipc_driver {
+  CUresult (*cuIpcGetMemHandle)(CUipcMemHandle *handle, CUdeviceptr ptr);
+  CUresult (*cuIpcOpenMemHandle)(CUdeviceptr *ptr, CUipcMemHandle handle, unsigned int flags);
+  CUresult (*cuIpcCloseMemHandle)(CUdeviceptr ptr);
+  CUresult (*cuIpcGetEventHandle)(CUipcEventHandle *handle, CUevent event);
+  CUresult (*cuIpcOpenEventHandle)(CUevent *event, CUipcEventHandle handle);
+  CUresult (*cuMemGetAddressRange)(CUdeviceptr *base, size_t *size, CUdeviceptr ptr);
+  CUresult (*cuMemExportToShareableHandle)(void *shareable, CUmemGenericAllocationHandle handle,
+                                           int type, unsigned long long flags);
+  CUresult (*cuMemImportFromShareableHandle)(CUmemGenericAllocationHandle *handle, void *os_handle,
+                                             int type);
+} c10c__cuda_ipc_driver;
+
+/* Filled with c10c__cuda (NULL while CUDA is unavailable or the driver lacks a group). */
+extern c10c__cuda_ipc_driver c10c__cuda_ipc;
+
+/* torch's handle bytes for the CUDA caching allocator's block at data->ctx (c10's
+ * shareIpcHandle): version 2, type 'c' and the segment's cudaIpcMemHandle_t, or type 'e' and an
+ * expandable segment's ShareHeader and page descriptors; *offset is the block's offset in the
+ * segment (in its first shared page) plus data->data's in the block. out_size bytes at out;
+ * *out_len the length (C10C_STATUS_BUFFER_TOO_SMALL, nothing exported, when out_size is less).
+ * Errors: C10C_STATUS_INVALID_ARGUMENT for memory the caching allocator did not allocate;
+ * C10C_STATUS_NOT_IMPLEMENTED without the driver's IPC (or its shareable handles for an
+ * expandable segment); the driver's. */
+c10c_status c10c__cuda_ipc_share(uint8_t *out, size_t out_size, size_t *out_len, size_t *offset,
+                                 const c10c_data_ptr *data);
+
+/* Where the caching allocator's block at data->ctx lies (caching_engine.h). Errors:
+ * C10C_STATUS_INVALID_ARGUMENT for memory of another allocator. */
+struct c10c__block_share;
+c10c_status c10c__cuda_block_share(struct c10c__block_share *out, const c10c_data_ptr *data,
+                                   c10c_status (*visit)(void *ctx, void *handle), void *ctx);
+
+/* An expandable page is unmapped: the file descriptor exported for it (if any) is closed. */
+void c10c__cuda_ipc_forget_page(void *handle);
+
+/* Maps the memory a handle from c10c__cuda_ipc_share names, on device (c10's getIpcDevPtr):
+ * one mapping per handle and process, counted; *token is released with c10c__cuda_ipc_close.
+ * *size is the bytes mapped at *base (at least; the segment's for a cudaIpcMemHandle_t). */
+c10c_status c10c__cuda_ipc_open(void **base, size_t *size, void **token, const uint8_t *handle,
+                                size_t len, c10c_device_index device);
+void c10c__cuda_ipc_close(void *token);
+
+/* An interprocess event recorded on device's current stream now, with its handle (torch's
+ * CudaIPCSentData event: DisableTiming | Interprocess | BlockingSync). */
+c10c_status c10c__cuda_ipc_event_record(void **event, uint8_t handle[CU_IPC_HANDLE_SIZE],
+                                        c10c_device_index device);
+void c10c__cuda_ipc_event_destroy(void *event);
+
+/* Makes device's current stream wait for the event a handle names (torch's
+ * CUDAEvent(device, handle).block(current stream)). */
+c10c_status c10c__cuda_ipc_event_wait(const uint8_t handle[CU_IPC_HANDLE_SIZE],
+                                      c10c_device_index device);
+
+/* Synchronizes device's current stream (a received storage's deleter). */
+c10c_status c10c__cuda_sync_current_stream(c10c_device_index device);
+
+/* Called when a CUDA allocation runs out of memory, before it is retried once (torch's
+ * FreeCudaMemoryCallbacksRegistry, where CudaIPCCollect frees blocks kept for consumers): true
+ * when it freed something. Set from above (lib/tensor/storage_ipc.c). */
+void c10c__cuda_set_free_memory_callback(bool (*callback)(void));
+
 /* ---- pinned host memory (lib/cuda/cuda_host_allocator.c) ---- */
 
 enum { C10C_CU_MEMHOSTALLOC_PORTABLE = 1 };

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "c10c/cuda_ipc.h"
 #include "cuda_internal.h"
 #include "internal.h"
 #include "sysmem.h"
@@ -235,7 +236,14 @@ struct c10c_cuda_event {
   c10c_device_index device;
   bool timing;
   bool recorded;
+  bool blocking, interprocess; /* torch.cuda.Event's flags */
 };
+
+/* The driver flags of torch's CUDAEvent. */
+static unsigned event_flags(const c10c_cuda_event *e) {
+  return (e->timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING) |
+         (e->blocking ? CU_EVENT_BLOCKING_SYNC : 0) | (e->interprocess ? CU_EVENT_INTERPROCESS : 0);
+}
 
 c10c_status c10c_cuda_event_new(c10c_cuda_event **out, bool enable_timing) {
   C10C__CHECK_NOT_NULL(out);
@@ -266,10 +274,8 @@ c10c_status c10c_cuda_event_record(c10c_cuda_event *event, c10c_stream stream) {
   st = c10c__cuda_activate(stream.device.index);
   if (st != C10C_STATUS_OK) return st;
   if (event->handle == NULL) {
-    st = c10c__cuda_check(
-        c10c__cuda.cuEventCreate(&event->handle,
-                                 event->timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING),
-        "cuEventCreate");
+    st = c10c__cuda_check(c10c__cuda.cuEventCreate(&event->handle, event_flags(event)),
+                          "cuEventCreate");
     if (st == C10C_STATUS_OK) event->device = stream.device.index;
   }
   if (st == C10C_STATUS_OK)
@@ -328,4 +334,68 @@ c10c_status c10c_cuda_event_elapsed_time(float *ms, c10c_cuda_event *start, c10c
                       "Both events must be completed before calculating elapsed time.");
   return c10c__cuda_check(c10c__cuda.cuEventElapsedTime(ms, start->handle, end->handle),
                           "cuEventElapsedTime");
+}
+
+/* ---- interprocess events (include/c10c/cuda_ipc.h) ---- */
+
+c10c_status c10c_cuda_event_new_with_flags(c10c_cuda_event **out, bool enable_timing, bool blocking,
+                                           bool interprocess) {
+  c10c_status st = c10c_cuda_event_new(out, enable_timing);
+  if (st == C10C_STATUS_OK) (*out)->blocking = blocking, (*out)->interprocess = interprocess;
+  return st;
+}
+
+/* torch's CUDAEvent::ipc_handle: an event not yet made is made on the current device. */
+c10c_status c10c_cuda_event_ipc_handle(uint8_t *out, c10c_cuda_event *event) {
+  C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(event);
+  c10c_status st = c10c__cuda_ensure();
+  if (st != C10C_STATUS_OK) return st;
+  if (c10c__cuda_ipc.cuIpcGetEventHandle == NULL)
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "the CUDA driver has no interprocess event handles (cuIpcGetEventHandle)");
+  if (event->handle == NULL) {
+    c10c_device_index device = c10c__cuda_current();
+    st = c10c__cuda_activate(device);
+    if (st == C10C_STATUS_OK)
+      st = c10c__cuda_restore(c10c__cuda_check(
+          c10c__cuda.cuEventCreate(&event->handle, event_flags(event)), "cuEventCreate"));
+    if (st != C10C_STATUS_OK) return st;
+    event->device = device;
+  }
+  CUipcEventHandle h;
+  st = c10c__cuda_check(c10c__cuda_ipc.cuIpcGetEventHandle(&h, event->handle),
+                        "cuIpcGetEventHandle");
+  if (st == C10C_STATUS_OK) memcpy(out, h.reserved, CU_IPC_HANDLE_SIZE);
+  return st;
+}
+
+/* torch's CUDAEvent(device_index, handle): opened in the device's context, counted as recorded
+ * so that queries and waits reach the shared event. */
+c10c_status c10c_cuda_event_from_ipc_handle(c10c_cuda_event **out, c10c_device_index device,
+                                            const uint8_t *handle) {
+  C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(handle);
+  c10c_status st = c10c__cuda_resolve(&device);
+  if (st != C10C_STATUS_OK) return st;
+  if (c10c__cuda_ipc.cuIpcOpenEventHandle == NULL)
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "the CUDA driver has no interprocess event handles (cuIpcOpenEventHandle)");
+  CUipcEventHandle h;
+  memcpy(h.reserved, handle, CU_IPC_HANDLE_SIZE);
+  CUevent e = NULL;
+  st = c10c__cuda_activate(device);
+  if (st == C10C_STATUS_OK)
+    st = c10c__cuda_restore(
+        c10c__cuda_check(c10c__cuda_ipc.cuIpcOpenEventHandle(&e, h), "cuIpcOpenEventHandle"));
+  if (st != C10C_STATUS_OK) return st;
+  st = c10c_cuda_event_new_with_flags(out, false, false, true);
+  if (st != C10C_STATUS_OK) {
+    c10c__cuda.cuEventDestroy(e);
+    return st;
+  }
+  (*out)->handle = e;
+  (*out)->device = device;
+  (*out)->recorded = true;
+  return C10C_STATUS_OK;
 }

@@ -1243,6 +1243,37 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   return C10C_STATUS_OK;
 }
 
+c10c_status c10c__engine_share(c10c__engine *e, const void *ptr, c10c__block_share *out,
+                               c10c_status (*visit)(void *ctx, void *handle), void *ctx) {
+  pthread_mutex_lock(&e->lock);
+  block *b = table_find(e, ptr, false);
+  c10c_status st = C10C_STATUS_OK;
+  if (b == NULL) {
+    pthread_mutex_unlock(&e->lock);
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "%p is not memory the CUDA caching allocator allocated", ptr);
+  }
+  const segment *s = b->seg;
+  *out = (c10c__block_share){.base = s->base,
+                             .size = s->size,
+                             .offset = (size_t)(b->ptr - s->base),
+                             .block_size = b->size,
+                             .device = s->device,
+                             .expandable = s->expandable};
+  if (s->expandable) { /* ExpandableSegment::share: the pages from segmentLeft to segmentRight */
+    size_t first = (size_t)(b->ptr - s->base) / s->page;
+    size_t end = ((size_t)(b->ptr - s->base) + b->size + s->page - 1) / s->page;
+    out->base = s->base + first * s->page;
+    out->size = (end - first) * s->page;
+    out->offset = (size_t)(b->ptr - out->base);
+    out->page = s->page;
+    for (size_t i = first; visit != NULL && i < end && st == C10C_STATUS_OK; i++)
+      st = visit(ctx, s->handles[i]);
+  }
+  pthread_mutex_unlock(&e->lock);
+  return st;
+}
+
 c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_id stream) {
   pthread_mutex_lock(&e->lock);
   block *b = table_find(e, ptr, false);

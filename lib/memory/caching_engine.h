@@ -92,6 +92,23 @@ c10c_status c10c__engine_free(c10c__engine *engine, void *ptr);
  * C10C_STATUS_INVALID_ARGUMENT for a pointer the engine did not allocate. */
 c10c_status c10c__engine_record_stream(c10c__engine *engine, void *ptr, c10c_stream_id stream);
 
+/* Where an allocated block lies, for sharing it with another process (c10's shareIpcHandle):
+ * a block of a fixed segment lies at offset in the segment [base, base + size); a block of an
+ * expandable segment at offset in the whole pages that cover it, [base, base + size), each page
+ * `page` bytes, whose backend handles visit is given in address order (under the engine's lock:
+ * visit must not call the engine; a non-OK status stops and is returned). */
+typedef struct c10c__block_share {
+  char *base;
+  size_t size, offset, block_size, page;
+  int device;
+  bool expandable;
+} c10c__block_share;
+
+/* Errors: C10C_STATUS_INVALID_ARGUMENT for a pointer that is not an allocated block's start; a
+ * visit's status. */
+c10c_status c10c__engine_share(c10c__engine *engine, const void *ptr, c10c__block_share *out,
+                               c10c_status (*visit)(void *ctx, void *handle), void *ctx);
+
 /* Releases every cached segment that holds no allocated block. */
 void c10c__engine_empty_cache(c10c__engine *engine);
 

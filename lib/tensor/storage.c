@@ -254,6 +254,12 @@ bool c10c_storage_is_read_only(const c10c_storage *storage) {
   return storage != NULL && storage->read_only;
 }
 
+c10c_data_ptr c10c__storage_swap_data_ptr(c10c_storage *storage, c10c_data_ptr replacement) {
+  c10c_data_ptr old = storage->data_ptr;
+  storage->data_ptr = replacement;
+  return old;
+}
+
 void c10c__storage_forget_deleter(c10c_storage *storage) {
   storage->data_ptr.deleter = NULL;
   storage->data_ptr.ctx = NULL;

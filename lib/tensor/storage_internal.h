@@ -12,4 +12,8 @@ void c10c__storage_bump_version(c10c_storage *storage);
  * storage and must leave the memory with its caller. */
 void c10c__storage_forget_deleter(c10c_storage *storage);
 
+/* Replaces the storage's data pointer (the same bytes, held through another deleter) and
+ * returns the one it had: torch's StorageImpl::set_data_ptr, for sharing CUDA memory. */
+c10c_data_ptr c10c__storage_swap_data_ptr(c10c_storage *storage, c10c_data_ptr replacement);
+
 #endif /* C10C_STORAGE_INTERNAL_H */

@@ -160,6 +160,138 @@ static PyObject *s_share_memory(PyObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* ---- CUDA IPC (include/c10c/cuda_ipc.h), torch's StorageSharing.cpp methods -------------- */
+
+static PyObject *bytes_or_none(const void *bytes, size_t n, bool present) {
+  if (!present) Py_RETURN_NONE;
+  return PyBytes_FromStringAndSize((const char *)bytes, (Py_ssize_t)n);
+}
+
+/* _share_cuda_(): torch's 8-tuple (device, handle, storage_size_bytes, storage_offset_bytes,
+ * ref_counter_handle, ref_counter_offset, event_handle, event_sync_required); None for the
+ * handle, counter and event of an empty storage, as torch. */
+static PyObject *s_share_cuda(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  if (c10c_storage_device(s).type != C10C_DEVICE_TYPE_CUDA) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "_share_cuda_: only available on CUDA");
+    return NULL;
+  }
+  c10c_cuda_ipc_info info = {.struct_size = sizeof info};
+  uint8_t small[256], *handle = small;
+  c10c_status st = c10c_storage_share_cuda(&info, handle, sizeof small, s);
+  if (st == C10C_STATUS_BUFFER_TOO_SMALL) { /* an expandable segment's many pages */
+    handle = PyMem_Malloc(info.handle_len);
+    if (handle == NULL) return PyErr_NoMemory();
+    st = c10c_storage_share_cuda(&info, handle, info.handle_len, s);
+  }
+  PyObject *result = NULL;
+  if (st != C10C_STATUS_OK) {
+    pyc10_raise(st);
+  } else {
+    bool has = info.handle_len > 0;
+    result =
+        Py_BuildValue("(iNLLNLNN)", (int)info.device, bytes_or_none(handle, info.handle_len, has),
+                      (long long)info.storage_size_bytes, (long long)info.storage_offset_bytes,
+                      bytes_or_none(info.ref_counter_handle, strlen(info.ref_counter_handle), has),
+                      (long long)info.ref_counter_offset,
+                      bytes_or_none(info.event_handle, sizeof info.event_handle, has),
+                      has ? PyBool_FromLong(info.event_sync_required) : Py_NewRef(Py_None));
+  }
+  if (handle != small) PyMem_Free(handle);
+  return result;
+}
+
+static bool is_int(PyObject *o) { return PyLong_Check(o) && !PyBool_Check(o); }
+
+/* _new_shared_cuda(device, handle, storage_size_bytes, storage_offset_bytes, ref_counter_handle,
+ * ref_counter_offset, event_handle, event_sync_required): torch's THPStorage_newSharedCuda. */
+static PyObject *s_new_shared_cuda(PyObject *cls, PyObject *args) {
+  if (PyTuple_Size(args) != 8) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "tuple of 8 items expected");
+    return NULL;
+  }
+  PyObject *a[8];
+  for (int i = 0; i < 8; i++) a[i] = PyTuple_GetItem(args, i);
+  if (!(is_int(a[0]) && PyBytes_Check(a[1]) && is_int(a[2]) && is_int(a[3]) &&
+        PyBytes_Check(a[4]) && is_int(a[5]) && PyBytes_Check(a[6]) && PyBool_Check(a[7]))) {
+    PyErr_SetString(TYPE_ERROR_CLASS,
+                    "_new_shared in CUDA mode received an invalid combination of arguments - "
+                    "expected (int device, bytes handle, int storage_size_bytes, int "
+                    "storage_offset_bytes, bytes _ref_counter, int _ref_counter_offset, bytes "
+                    "event_handle, bool event_sync_required)");
+    return NULL;
+  }
+  c10c_cuda_ipc_info info = {.struct_size = sizeof info};
+  long long device = PyLong_AsLongLong(a[0]), size = PyLong_AsLongLong(a[2]),
+            offset = PyLong_AsLongLong(a[3]), ref_offset = PyLong_AsLongLong(a[5]);
+  if (PyErr_Occurred()) return NULL;
+  if (device < INT32_MIN || device > INT32_MAX) {
+    PyErr_Format(RUNTIME_ERROR_CLASS, "value cannot be converted to type int8_t without overflow");
+    return NULL;
+  }
+  info.device = (int32_t)device;
+  info.storage_size_bytes = size;
+  info.storage_offset_bytes = offset;
+  info.ref_counter_offset = ref_offset;
+  char *ref = PyBytes_AsString(a[4]), *event = NULL, *handle = NULL;
+  Py_ssize_t event_len = 0, handle_len = 0;
+  if (ref == NULL || PyBytes_AsStringAndSize(a[6], &event, &event_len) < 0 ||
+      PyBytes_AsStringAndSize(a[1], &handle, &handle_len) < 0)
+    return NULL;
+  if ((size_t)PyBytes_Size(a[4]) >= sizeof info.ref_counter_handle) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS,
+                    "_new_shared_cuda: the reference counter's name is too long");
+    return NULL;
+  }
+  memcpy(info.ref_counter_handle, ref, (size_t)PyBytes_Size(a[4]));
+  info.event_sync_required = a[7] == Py_True;
+  if (info.event_sync_required) {
+    if (event_len != C10C_CUDA_IPC_HANDLE_SIZE) {
+      PyErr_SetString(RUNTIME_ERROR_CLASS, "incorrect handle");
+      return NULL;
+    }
+    memcpy(info.event_handle, event, C10C_CUDA_IPC_HANDLE_SIZE);
+  }
+  c10c_storage *s = NULL;
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS /* the producer's event may be waited for */
+      st = c10c_storage_new_shared_cuda(&s, &info, (const uint8_t *)handle, (size_t)handle_len);
+  Py_END_ALLOW_THREADS if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  return storage__wrap_owned(
+      cls == (PyObject *)storage__base_type ? storage__default_type() : (PyTypeObject *)cls, s);
+}
+
+/* _release_ipc_counter_cuda(ref_counter_handle, ref_counter_offset): best effort, as torch. */
+static PyObject *s_release_ipc_counter_cuda(PyObject *cls, PyObject *args) {
+  (void)cls;
+  if (PyTuple_Size(args) != 2) {
+    PyErr_SetString(RUNTIME_ERROR_CLASS, "tuple of 2 items expected");
+    return NULL;
+  }
+  PyObject *name = PyTuple_GetItem(args, 0), *offset = PyTuple_GetItem(args, 1);
+  if (!PyBytes_Check(name) || !is_int(offset)) {
+    PyErr_SetString(TYPE_ERROR_CLASS,
+                    "_release_ipc_counter in CUDA mode received an invalid combination of "
+                    "arguments - expected (bytes _ref_counter, int _ref_counter_offset)");
+    return NULL;
+  }
+  long long index = PyLong_AsLongLong(offset);
+  if (index == -1 && PyErr_Occurred()) return NULL;
+  c10c_status st = c10c_cuda_ipc_release_counter(PyBytes_AsString(name), index);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  Py_RETURN_NONE;
+}
+
+/* Whether the storage came from another process (torch's StorageImpl::received_cuda). */
+static PyObject *s_is_received_cuda(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  return PyBool_FromLong(c10c_storage_is_received_cuda(s));
+}
+
 /* ---- methods with arguments (the parser, kind UntypedStorage) ------------------------------ */
 
 /* resize_(size): torch checks the type itself (RuntimeError "resize_ expects an int"). */
@@ -512,6 +644,14 @@ PyMethodDef storage__methods[] = {
     {"fill_", FAST(s_fill_), METH_FASTCALL | METH_KEYWORDS, NULL},
     {"copy_", FAST(s_copy_), METH_FASTCALL | METH_KEYWORDS, NULL},
     {"from_buffer", FAST(s_from_buffer), METH_FASTCALL | METH_KEYWORDS | METH_CLASS, NULL},
+    {"_share_cuda_", s_share_cuda, METH_NOARGS,
+     "_share_cuda_() -> tuple\n\nThe storage shared through CUDA IPC: torch's 8-tuple."},
+    {"_new_shared_cuda", s_new_shared_cuda, METH_VARARGS | METH_CLASS,
+     "A storage over CUDA memory another process shared (_share_cuda_'s tuple)."},
+    {"_release_ipc_counter_cuda", s_release_ipc_counter_cuda, METH_VARARGS | METH_CLASS,
+     "Decrements a producer's CUDA IPC reference counter (best effort)."},
+    {"_is_received_cuda", s_is_received_cuda, METH_NOARGS,
+     "Whether the storage is CUDA memory received from another process."},
     {"_from_owner", s_from_owner, METH_VARARGS | METH_CLASS,
      "A CPU storage over memory a Python object keeps valid, holding the object."},
     {"_setup", storage__setup, METH_VARARGS | METH_CLASS, "Connect StorageBase to pyc10._storage."},

@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from .._device import device as _device_cls
-from .._errors import C10NotImplementedError, C10TypeError, check
+from .._errors import C10NotImplementedError, C10RuntimeError, C10TypeError, check
 from .._errors import OutOfMemoryError as OutOfMemoryError  # a name, not in __all__, as torch's
 from .._lib import ffi, lib
 from . import memory as memory
@@ -107,6 +107,7 @@ __all__ = [
     "host_memory_stats",
     "host_memory_stats_as_nested_dict",
     "init",
+    "ipc_collect",
     "is_available",
     "is_bf16_supported",
     "is_initialized",
@@ -351,6 +352,17 @@ class ExternalStream(Stream):
         return f"<pyc10.cuda.ExternalStream device={self.device} cuda_stream={self._handle:#x}>"
 
 
+def ipc_collect() -> None:
+    """Free the CUDA memory this process shared with others that they no longer use.
+
+    As ``torch.cuda.ipc_collect``: a storage sent to another process and then freed here is kept
+    while the consumer holds it; this frees those whose consumers let go (an allocation that runs
+    out of memory does the same first).
+    """
+    _require()
+    check(lib.c10c_cuda_ipc_collect(ffi.NULL))
+
+
 def _stream_value(d: Any) -> tuple[Any, int]:
     _require()  # first, as torch's _lazy_init
     return ffi.new("c10c_stream *"), _none_compared(_device_index(d, optional=True))
@@ -432,14 +444,15 @@ class Event:
     ``Event(enable_timing=False, blocking=False, interprocess=False, external=False)``. The
     driver event is made on the first ``record``, on the recording stream's device, and the
     event belongs to that device from then on. Needs CUDA (RuntimeError without it, as torch).
-    ``blocking`` (the driver's blocking-sync flag) changes nothing here: ``synchronize`` waits
-    either way. ``interprocess`` is accepted, but an event cannot be shared with another process
-    yet (``ipc_handle()`` raises NotImplementedError). ``external`` only matters while a CUDA
-    graph is captured, which pyc10 does not do.
+    ``blocking`` is the driver's blocking-sync flag. ``interprocess`` makes an event another
+    process can open (``ipc_handle()`` / ``Event.from_ipc_handle(device, handle)``; the driver
+    refuses it with timing enabled). ``external`` only matters while a CUDA graph is captured,
+    which pyc10 does not do.
     """
 
-    __slots__ = ("_handle",)
+    __slots__ = ("_device", "_handle")
     _handle: Any
+    _device: _device_cls | None
 
     def __init__(
         self,
@@ -450,18 +463,51 @@ class Event:
     ) -> None:
         _require()
         out = ffi.new("c10c_cuda_event **")
-        check(lib.c10c_cuda_event_new(out, bool(enable_timing)))
+        check(
+            lib.c10c_cuda_event_new_with_flags(
+                out, bool(enable_timing), bool(blocking), bool(interprocess)
+            )
+        )
         self._handle = ffi.gc(out[0], lib.c10c_cuda_event_free)
-        del blocking, interprocess, external
+        self._device = None
+        del external
+
+    @property
+    def device(self) -> _device_cls | None:
+        """The event's device: None until it is first recorded (or its IPC handle is taken)."""
+        return self._device
+
+    @classmethod
+    def from_ipc_handle(cls, device: Any, handle: bytes) -> Event:
+        """Reconstruct an event from an IPC handle on the given device (``torch``'s)."""
+        _require()
+        index = _device_index(device)
+        data = bytes(handle)
+        if len(data) != 64:
+            raise C10RuntimeError(
+                f"cudaIpcEventHandle_t expects byte-like object of size 64, but got {len(data)}"
+            )
+        out = ffi.new("c10c_cuda_event **")
+        check(lib.c10c_cuda_event_from_ipc_handle(out, index, data))
+        event = cls.__new__(cls)
+        event._handle = ffi.gc(out[0], lib.c10c_cuda_event_free)
+        event._device = _device_cls("cuda", index)
+        return event
 
     def ipc_handle(self) -> bytes:
-        """An IPC handle of the event, for another process: not supported yet."""
-        raise C10NotImplementedError("sharing CUDA events between processes is not supported yet")
+        """Return an IPC handle of this event (made on the current device if not yet recorded)."""
+        out = ffi.new("uint8_t[64]")
+        check(lib.c10c_cuda_event_ipc_handle(out, self._handle))
+        if self._device is None:
+            self._device = _device_cls("cuda", current_device())
+        return bytes(ffi.buffer(out))
 
     def record(self, stream: Stream | None = None) -> None:
         """Record the work queued so far on ``stream`` (the current stream by default)."""
         s = current_stream() if stream is None else stream
         check(lib.c10c_cuda_event_record(self._handle, s._value[0]))
+        if self._device is None:
+            self._device = s.device
 
     def wait(self, stream: Stream | None = None) -> None:
         """Make ``stream``'s later work wait for the recorded work."""

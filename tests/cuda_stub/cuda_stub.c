@@ -39,6 +39,15 @@
  *   mapping is accessible to (c10c_stub_access) and refuses a device that cannot access it;
  *   cuMemGetAllocationGranularity answers C10C_STUB_GRANULARITY (default 2 MiB), which the
  *   virtual memory calls enforce; cuDriverGetVersion answers even when cuInit fails.
+ * - Interprocess memory and events: cuMemAlloc's memory is a memfd mapped shared, so another
+ *   process can map it (cuIpcGetMemHandle / cuIpcOpenMemHandle_v2 / cuIpcCloseMemHandle, with
+ *   the driver's refusals and counts: see "interprocess memory and event handles" below); an
+ *   event made with CU_EVENT_INTERPROCESS keeps its state in a shared page (cuIpcGetEventHandle /
+ *   cuIpcOpenEventHandle); C10C_STUB_CLOCK=<file> shares the logical clock between the processes
+ *   of a test so that an event recorded in one orders work in another; physical memory made with
+ *   requestedHandleTypes CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR exports as a file descriptor
+ *   (cuMemExportToShareableHandle / cuMemImportFromShareableHandle). Freeing memory another
+ *   process still maps is counted as a violation (the driver's undefined behaviour).
  * - Fake-address mode (C10C_STUB_FAKE=1 or c10c_stub_set_fake(1) before the first allocation):
  *   no memory behind allocations, addresses fabricated, capacity still enforced; copies and
  *   memsets fail. For replaying traces of tens of GiB (bench/replay_trace.c).
@@ -46,7 +55,9 @@
 #define _GNU_SOURCE /* memfd_create */
 #include <pthread.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +80,11 @@ enum {
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_INVALID_DEVICE = 101,
   CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
   CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_NOT_FOUND = 500,
   CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_NOT_SUPPORTED = 801,
   CUDA_ERROR_UNKNOWN = 999,
 };
 
@@ -97,6 +111,11 @@ struct stub_event {
   unsigned flags;
   int recorded;
   uint64_t done_at; /* when the work recorded before it completes */
+  /* interprocess events: the state lives in a shared page (a memfd) every process that opened
+   * the event reads and writes */
+  struct ipc_event_state *shared;
+  int fd;
+  uint64_t serial, nonce;
 };
 
 enum { STREAM_LEGACY, STREAM_PER_THREAD, STREAM_CREATED };
@@ -108,6 +127,10 @@ typedef struct block {
   CUdeviceptr addr;    /* the payload */
   size_t size;
   int device;
+  int fd;                 /* the memfd behind it (-1 in fake-address mode) */
+  unsigned char *map;     /* its mapping: the IPC header page, then base */
+  size_t span;            /* bytes mapped */
+  uint64_t serial, nonce; /* what an IPC handle names it by */
 } block;
 
 /* Virtual memory: reservations, physical allocations and the mappings between them. */
@@ -115,8 +138,11 @@ typedef struct physical {
   int fd; /* -1 in fake-address mode */
   size_t size;
   int device;
-  int maps;     /* live mappings of it */
-  int released; /* cuMemRelease called: freed when the last mapping goes */
+  int maps;         /* live mappings of it */
+  int released;     /* cuMemRelease called: freed when the last mapping goes */
+  int handle_types; /* requestedHandleTypes (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: exportable)
+                     */
+  int imported;     /* cuMemImportFromShareableHandle: another process's memory, not counted */
   struct physical *next;
 } physical;
 
@@ -186,7 +212,10 @@ static struct stub_stream per_thread_streams[MAX_DEVICES]; /* CU_STREAM_PER_THRE
 static struct stub_stream *created_streams;
 static long live_streams, live_events;
 static block *live;
-static uint64_t clock_now;
+/* The logical clock: this process's own, or a file shared by the processes of a test
+ * (C10C_STUB_CLOCK=<path>, mapped at cuInit) so that interprocess events order across them. */
+static uint64_t local_clock, *clock_ptr = &local_clock;
+#define clock_now (*clock_ptr)
 static long violations; /* canary damage, double or unknown frees */
 
 /* ---- counters and failure injection, by entry-point name ---- */
@@ -315,6 +344,15 @@ EXPORT CUresult cuInit(unsigned flags) {
     long g = env_long("C10C_STUB_GRANULARITY", 2L << 20);
     if (g > 0 && (g & (g - 1)) == 0) granularity_bytes = (size_t)g;
     read_peers();
+    const char *clock_file = getenv("C10C_STUB_CLOCK");
+    if (clock_file && *clock_file) {
+      int fd = open(clock_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      void *map = fd >= 0 && ftruncate(fd, sizeof(uint64_t)) == 0
+                      ? mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                      : MAP_FAILED;
+      if (fd >= 0) close(fd);
+      if (map != MAP_FAILED) clock_ptr = map;
+    }
     for (int i = 0; i < MAX_DEVICES; i++) {
       contexts[i].device = default_streams[i].device = per_thread_streams[i].device = i;
       default_streams[i].kind = STREAM_LEGACY, default_streams[i].serial = 1 + 2 * (uint64_t)i;
@@ -438,7 +476,56 @@ EXPORT CUresult cuCtxSynchronize(void) {
   return CUDA_SUCCESS;
 }
 
+/* ---- device memory, shareable with other processes ----
+ * cuMemAlloc's memory is a memfd (a header page for IPC, then canary, payload, canary) mapped
+ * shared, so another process can map the same pages (cuIpcOpenMemHandle opens the exporter's
+ * memfd through /proc/<pid>/fd). The header names the allocation (serial, nonce: a handle of a
+ * freed allocation, or a forged one, matches no header) and counts the processes that have it
+ * open: freeing memory another process still maps is undefined behaviour in the driver, counted
+ * here as a violation. */
+enum { IPC_HEADER = 4096 };
+static const uint64_t IPC_MAGIC = 0x43313043495043ULL; /* "C10CIPC" */
+
+typedef struct ipc_header {
+  uint64_t magic, serial, nonce, size;
+  int32_t device, pid;
+  int32_t importers; /* processes that have it open (atomic) */
+} ipc_header;
+
+static uint64_t next_serial_ipc = 1;
+
+/* A number no other process guesses (for the nonce of a handle). */
+static uint64_t random64(void) {
+  uint64_t v = 0;
+  FILE *f = fopen("/dev/urandom", "rb");
+  if (f) {
+    if (fread(&v, sizeof v, 1, f) != 1) v = 0;
+    fclose(f);
+  }
+  return v ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&v;
+}
+
 #ifndef STUB_WITHOUT_cuMemAlloc_v2
+/* Makes b's memory: a shared mapping of a new memfd (lock held). 0 on failure. */
+static int shareable_memory(block *b, size_t bytes, int device) {
+  size_t span = IPC_HEADER + bytes + 2 * CANARY;
+  int fd = memfd_create("c10c_stub_mem", MFD_CLOEXEC);
+  if (fd < 0) return 0;
+  void *map = ftruncate(fd, (off_t)span) == 0
+                  ? mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  if (map == MAP_FAILED) {
+    close(fd);
+    return 0;
+  }
+  b->fd = fd, b->map = map, b->span = span;
+  b->serial = next_serial_ipc++, b->nonce = random64();
+  b->base = (unsigned char *)map + IPC_HEADER;
+  ipc_header *h = map;
+  *h = (ipc_header){IPC_MAGIC, b->serial, b->nonce, bytes, device, (int32_t)getpid(), 0};
+  return 1;
+}
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t bytes) {
   ENTER("cuMemAlloc_v2");
   if (!current) return CUDA_ERROR_INVALID_CONTEXT;
@@ -447,16 +534,18 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t bytes) {
   pthread_mutex_lock(&lock);
   CUresult r = CUDA_SUCCESS;
   if (bytes > capacity - used[d]) r = CUDA_ERROR_OUT_OF_MEMORY;
-  block *b = r == CUDA_SUCCESS ? malloc(sizeof *b) : NULL;
-  unsigned char *base = b && !fake ? malloc(bytes + 2 * CANARY) : NULL;
-  if (r == CUDA_SUCCESS && (b == NULL || (base == NULL && !fake))) r = CUDA_ERROR_OUT_OF_MEMORY;
+  block *b = r == CUDA_SUCCESS ? calloc(1, sizeof *b) : NULL;
+  if (b) b->fd = -1;
+  if (r == CUDA_SUCCESS && (b == NULL || (!fake && !shareable_memory(b, bytes, d))))
+    r = CUDA_ERROR_OUT_OF_MEMORY;
   if (r == CUDA_SUCCESS) {
+    unsigned char *base = b->base;
     CUdeviceptr addr = fake ? fabricate(bytes) : (CUdeviceptr)(uintptr_t)(base + CANARY);
     if (!fake) {
       memset(base, CANARY_BYTE, CANARY);
       memset(base + CANARY + bytes, CANARY_BYTE, CANARY);
     }
-    *b = (block){live, base, addr, bytes, d};
+    b->next = live, b->addr = addr, b->size = bytes, b->device = d;
     live = b;
     used[d] += bytes;
     *out = addr;
@@ -485,15 +574,37 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr ptr) {
         violations++;
         break;
       }
+    /* another process still maps it: the driver's undefined behaviour */
+    if (b->map && __atomic_load_n(&((ipc_header *)b->map)->importers, __ATOMIC_ACQUIRE) > 0)
+      violations++;
     *link = b->next;
     used[b->device] -= b->size;
-    free(b->base);
+    if (b->map) {
+      ((ipc_header *)b->map)->magic = 0; /* stale from now on */
+      munmap(b->map, b->span);
+      close(b->fd);
+    }
     free(b);
   }
   pthread_mutex_unlock(&lock);
   return r;
 }
 #endif
+
+/* Memory of another process mapped here (cuIpcOpenMemHandle), one mapping per allocation and
+ * process, counted by opens. */
+typedef struct imported {
+  struct imported *next;
+  int32_t pid;
+  uint64_t serial;
+  unsigned char *map;
+  size_t span;
+  CUdeviceptr addr;
+  size_t size;
+  long refs;
+} imported;
+
+static imported *imports;
 
 /* Whether [ptr, ptr + bytes) is accessible memory (lock held): inside one live block, or
  * covered by accessible mappings; counts a violation if not. Never in fake-address mode. */
@@ -502,6 +613,8 @@ static int inside_block(CUdeviceptr ptr, size_t bytes) {
     CUdeviceptr start = b->addr;
     if (ptr >= start && bytes <= b->size && ptr - start <= b->size - bytes) return 1;
   }
+  for (imported *m = imports; m && !fake; m = m->next)
+    if (ptr >= m->addr && bytes <= m->size && ptr - m->addr <= m->size - bytes) return 1;
   CUdeviceptr at = ptr, end = ptr + bytes;
   for (int progress = 1; at < end && progress && !fake;) {
     progress = 0;
@@ -734,7 +847,11 @@ static const struct {
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+     "peer access is not supported between these two devices"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
@@ -849,14 +966,61 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
   return st ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* The shared state of an interprocess event (a memfd page). */
+typedef struct ipc_event_state {
+  uint64_t magic, serial, nonce;
+  int32_t device, recorded;
+  uint64_t done_at;
+} ipc_event_state;
+
+enum { CU_EVENT_BLOCKING_SYNC = 1, CU_EVENT_INTERPROCESS = 4 };
+
+/* An interprocess event reads its state from the shared page first (another process may have
+ * recorded it), and writes it back after a record (lock held). */
+static void event_pull(struct stub_event *e) {
+  if (!e->shared) return;
+  e->recorded = __atomic_load_n(&e->shared->recorded, __ATOMIC_ACQUIRE);
+  e->done_at = __atomic_load_n(&e->shared->done_at, __ATOMIC_ACQUIRE);
+}
+
+static void event_push(struct stub_event *e) {
+  if (!e->shared) return;
+  __atomic_store_n(&e->shared->done_at, e->done_at, __ATOMIC_RELEASE);
+  __atomic_store_n(&e->shared->recorded, e->recorded, __ATOMIC_RELEASE);
+}
+
 EXPORT CUresult cuEventCreate(CUevent *out, unsigned flags) {
   ENTER("cuEventCreate");
   if (!current) return CUDA_ERROR_INVALID_CONTEXT;
-  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  if (!out || (flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
+                                   CU_EVENT_INTERPROCESS)))
+    return CUDA_ERROR_INVALID_VALUE;
+  /* the driver: an interprocess event must have timing disabled */
+  if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING))
+    return CUDA_ERROR_INVALID_VALUE;
   struct stub_event *e = calloc(1, sizeof *e);
   if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
   e->device = current->device;
   e->flags = flags;
+  e->fd = -1;
+  if (flags & CU_EVENT_INTERPROCESS) {
+    e->fd = memfd_create("c10c_stub_event", MFD_CLOEXEC);
+    void *map =
+        e->fd >= 0 && ftruncate(e->fd, sizeof(ipc_event_state)) == 0
+            ? mmap(NULL, sizeof(ipc_event_state), PROT_READ | PROT_WRITE, MAP_SHARED, e->fd, 0)
+            : MAP_FAILED;
+    if (map == MAP_FAILED) {
+      if (e->fd >= 0) close(e->fd);
+      free(e);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    e->shared = map;
+    pthread_mutex_lock(&lock);
+    e->serial = next_serial_ipc++;
+    pthread_mutex_unlock(&lock);
+    e->nonce = random64();
+    *e->shared = (ipc_event_state){IPC_MAGIC, e->serial, e->nonce, e->device, 0, 0};
+  }
   pthread_mutex_lock(&lock);
   live_events++;
   pthread_mutex_unlock(&lock);
@@ -870,6 +1034,8 @@ EXPORT CUresult cuEventDestroy_v2(CUevent e) {
   pthread_mutex_lock(&lock);
   live_events--;
   pthread_mutex_unlock(&lock);
+  if (e->shared) munmap(e->shared, sizeof(ipc_event_state));
+  if (e->fd >= 0) close(e->fd);
   free(e);
   return CUDA_SUCCESS;
 }
@@ -885,6 +1051,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s) {
   } else {
     e->recorded = 1;
     e->done_at = start_time(st); /* on the legacy stream: after the blocking streams too */
+    event_push(e);
   }
   pthread_mutex_unlock(&lock);
   return r;
@@ -894,6 +1061,7 @@ EXPORT CUresult cuEventQuery(CUevent e) {
   ENTER("cuEventQuery");
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&lock);
+  event_pull(e);
   CUresult r = e->recorded && e->done_at > clock_now ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
   pthread_mutex_unlock(&lock);
   return r;
@@ -903,6 +1071,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e) {
   ENTER("cuEventSynchronize");
   if (!e) return CUDA_ERROR_INVALID_HANDLE;
   pthread_mutex_lock(&lock);
+  event_pull(e);
   if (e->recorded && e->done_at > clock_now) clock_now = e->done_at;
   pthread_mutex_unlock(&lock);
   return CUDA_SUCCESS;
@@ -913,6 +1082,7 @@ EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
   if (!e || flags != 0) return !e ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&lock);
   struct stub_stream *st = resolve(s);
+  event_pull(e);
   if (st && e->recorded && e->done_at > st->busy_until) st->busy_until = e->done_at;
   pthread_mutex_unlock(&lock);
   return st ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
@@ -929,6 +1099,222 @@ EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
   if (r == CUDA_SUCCESS) *ms = (float)((double)end->done_at - (double)start->done_at);
   pthread_mutex_unlock(&lock);
   return r;
+}
+
+/* ---- interprocess memory and event handles ----
+ * A handle (64 bytes, opaque to callers as the driver's) names the exporting process, the fd of
+ * the memfd behind the allocation or event there, and the serial and nonce its header carries:
+ * another process opens /proc/<pid>/fd/<fd> and checks the header, so a handle of a freed
+ * allocation, of an exited process or forged bytes open nothing. As the driver: an address
+ * inside an allocation exports the allocation's base; opening a memory handle in the exporting
+ * process is refused (CUDA_ERROR_INVALID_CONTEXT); a second open in a process returns the same
+ * address with its count raised, cuIpcCloseMemHandle lowers it and unmaps at 0; an event
+ * handle needs CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING (else CUDA_ERROR_INVALID_VALUE);
+ * bytes that are not a handle: CUDA_ERROR_INVALID_VALUE; a handle whose allocation or event is
+ * gone: CUDA_ERROR_INVALID_HANDLE. */
+
+typedef struct CUipcMemHandle {
+  char reserved[64];
+} CUipcMemHandle;
+
+typedef struct CUipcEventHandle {
+  char reserved[64];
+} CUipcEventHandle;
+
+enum { WIRE_MEM = 1, WIRE_EVENT = 2, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1 };
+
+typedef struct ipc_wire {
+  uint64_t magic;
+  uint32_t kind;
+  int32_t pid, fd, device;
+  uint64_t serial, nonce, size;
+  char zero[16];
+} ipc_wire;
+_Static_assert(sizeof(ipc_wire) == 64, "a CUipcMemHandle is 64 bytes");
+
+/* The wire form of a handle, or CUDA_ERROR_INVALID_VALUE for bytes that are not one. */
+static CUresult read_wire(ipc_wire *w, const char *bytes, uint32_t kind) {
+  memcpy(w, bytes, sizeof *w);
+  static const char zero[16];
+  if (w->magic != IPC_MAGIC || w->kind != kind || w->pid <= 0 || w->fd < 0 || w->device < 0 ||
+      w->device >= MAX_DEVICES || memcmp(w->zero, zero, sizeof zero) != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+/* Opens the exporter's memfd (-1 when it is gone). */
+static int open_exported(const ipc_wire *w) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)w->pid, (int)w->fd);
+  return open(path, O_RDWR | O_CLOEXEC);
+}
+
+EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr ptr) {
+  ENTER("cuIpcGetMemHandle");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!handle) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  block *b = live;
+  while (b && !(ptr >= b->addr && ptr - b->addr < b->size)) b = b->next;
+  CUresult r = !b ? CUDA_ERROR_INVALID_VALUE : !b->map ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS;
+  if (r == CUDA_SUCCESS) {
+    ipc_wire w = {IPC_MAGIC, WIRE_MEM, (int32_t)getpid(), b->fd, b->device,
+                  b->serial, b->nonce, b->size,           {0}};
+    memcpy(handle->reserved, &w, sizeof w);
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *out, CUipcMemHandle handle, unsigned flags) {
+  ENTER("cuIpcOpenMemHandle_v2");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  ipc_wire w;
+  if (!out || flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = read_wire(&w, handle.reserved, WIRE_MEM);
+  if (r != CUDA_SUCCESS) return r;
+  if (w.pid == (int32_t)getpid()) return CUDA_ERROR_INVALID_CONTEXT; /* the exporting process */
+  if (w.device >= device_count) return CUDA_ERROR_INVALID_DEVICE;
+  /* another device's memory: peer access, which the lazy flag enables where it can */
+  if (w.device != current->device && !(peer_mask[current->device] >> w.device & 1))
+    return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+  pthread_mutex_lock(&lock);
+  for (imported *m = imports; m; m = m->next)
+    if (m->pid == w.pid && m->serial == w.serial) {
+      m->refs++;
+      *out = m->addr;
+      pthread_mutex_unlock(&lock);
+      return CUDA_SUCCESS;
+    }
+  pthread_mutex_unlock(&lock);
+  int fd = open_exported(&w);
+  if (fd < 0) return CUDA_ERROR_INVALID_HANDLE;
+  size_t span = IPC_HEADER + (size_t)w.size + 2 * CANARY;
+  struct stat st;
+  void *map = w.size > 0 && fstat(fd, &st) == 0 && (size_t)st.st_size == span
+                  ? mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return CUDA_ERROR_INVALID_HANDLE;
+  ipc_header *h = map;
+  if (h->magic != IPC_MAGIC || h->serial != w.serial || h->nonce != w.nonce || h->size != w.size ||
+      h->pid != w.pid) {
+    munmap(map, span);
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  imported *m = malloc(sizeof *m);
+  if (!m) {
+    munmap(map, span);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  __atomic_add_fetch(&h->importers, 1, __ATOMIC_ACQ_REL);
+  pthread_mutex_lock(&lock);
+  *m = (imported){
+      imports,        w.pid,
+      w.serial,       map,
+      span,           (CUdeviceptr)(uintptr_t)((unsigned char *)map + IPC_HEADER + CANARY),
+      (size_t)w.size, 1};
+  imports = m;
+  *out = m->addr;
+  pthread_mutex_unlock(&lock);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr ptr) {
+  ENTER("cuIpcCloseMemHandle");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&lock);
+  imported **link = &imports;
+  while (*link && (*link)->addr != ptr) link = &(*link)->next;
+  imported *m = *link;
+  if (m && --m->refs == 0) *link = m->next;
+  pthread_mutex_unlock(&lock);
+  if (!m) return CUDA_ERROR_INVALID_VALUE;
+  if (m->refs == 0) {
+    __atomic_sub_fetch(&((ipc_header *)m->map)->importers, 1, __ATOMIC_ACQ_REL);
+    munmap(m->map, m->span);
+    free(m);
+  }
+  return CUDA_SUCCESS;
+}
+
+/* The allocation holding ptr: this process's own or one it opened. */
+EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr ptr) {
+  ENTER("cuMemGetAddressRange_v2");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  pthread_mutex_lock(&lock);
+  CUresult r = CUDA_ERROR_NOT_FOUND;
+  for (block *b = live; b && r != CUDA_SUCCESS; b = b->next)
+    if (ptr >= b->addr && ptr - b->addr < b->size) {
+      if (base) *base = b->addr;
+      if (size) *size = b->size;
+      r = CUDA_SUCCESS;
+    }
+  for (imported *m = imports; m && r != CUDA_SUCCESS; m = m->next)
+    if (ptr >= m->addr && ptr - m->addr < m->size) {
+      if (base) *base = m->addr;
+      if (size) *size = m->size;
+      r = CUDA_SUCCESS;
+    }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+/* Allocations of other processes this process has open (for the tests). */
+EXPORT long c10c_stub_ipc_open_count(void) {
+  pthread_mutex_lock(&lock);
+  long n = 0;
+  for (imported *m = imports; m; m = m->next) n++;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+EXPORT CUresult cuIpcGetEventHandle(CUipcEventHandle *handle, CUevent e) {
+  ENTER("cuIpcGetEventHandle");
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  if (!handle || !(e->flags & CU_EVENT_INTERPROCESS) || !(e->flags & CU_EVENT_DISABLE_TIMING) ||
+      !e->shared)
+    return CUDA_ERROR_INVALID_VALUE;
+  ipc_wire w = {IPC_MAGIC, WIRE_EVENT, (int32_t)getpid(), e->fd, e->device, e->serial, e->nonce,
+                0,         {0}};
+  memcpy(handle->reserved, &w, sizeof w);
+  return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuIpcOpenEventHandle(CUevent *out, CUipcEventHandle handle) {
+  ENTER("cuIpcOpenEventHandle");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  ipc_wire w;
+  if (!out) return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = read_wire(&w, handle.reserved, WIRE_EVENT);
+  if (r != CUDA_SUCCESS) return r;
+  int fd = open_exported(&w);
+  if (fd < 0) return CUDA_ERROR_INVALID_HANDLE;
+  struct stat st;
+  void *map = fstat(fd, &st) == 0 && (size_t)st.st_size == sizeof(ipc_event_state)
+                  ? mmap(NULL, sizeof(ipc_event_state), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  ipc_event_state *state = map;
+  if (map != MAP_FAILED &&
+      (state->magic != IPC_MAGIC || state->serial != w.serial || state->nonce != w.nonce)) {
+    munmap(map, sizeof(ipc_event_state));
+    map = MAP_FAILED;
+  }
+  struct stub_event *e = map != MAP_FAILED ? calloc(1, sizeof *e) : NULL;
+  if (!e) {
+    if (map != MAP_FAILED) munmap(map, sizeof(ipc_event_state));
+    close(fd);
+    return map == MAP_FAILED ? CUDA_ERROR_INVALID_HANDLE : CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  e->device = w.device;
+  e->flags = CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
+  e->shared = state, e->fd = fd, e->serial = w.serial, e->nonce = w.nonce;
+  pthread_mutex_lock(&lock);
+  live_events++;
+  event_pull(e);
+  pthread_mutex_unlock(&lock);
+  *out = e;
+  return CUDA_SUCCESS;
 }
 
 /* ---- virtual memory management (left out with -DSTUB_WITHOUT_VMM: an older driver) ---- */
@@ -1087,7 +1473,7 @@ EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
   ENTER("cuMemCreate");
   if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   if (!handle || !prop || size == 0 || size % GRANULARITY || flags || prop->type != 1 ||
-      prop->location.type != 1)
+      prop->location.type != 1 || (prop->requestedHandleTypes & ~1))
     return CUDA_ERROR_INVALID_VALUE;
   int d = prop->location.id;
   if (d < 0 || d >= device_count) return CUDA_ERROR_INVALID_DEVICE;
@@ -1097,11 +1483,13 @@ EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
   CUresult r = size > capacity - used[d] ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
   int fd = -1;
   if (r == CUDA_SUCCESS && !fake) {
-    fd = memfd_create("c10c_stub", 0);
+    char name[32];
+    snprintf(name, sizeof name, "c10c_stub_d%d", d); /* an importer reads the device from it */
+    fd = memfd_create(name, MFD_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)size) != 0) r = CUDA_ERROR_OUT_OF_MEMORY;
   }
   if (r == CUDA_SUCCESS) {
-    *ph = (physical){fd, size, d, 0, 0, physicals};
+    *ph = (physical){fd, size, d, 0, 0, prop->requestedHandleTypes, 0, physicals};
     physicals = ph;
     used[d] += size;
     *handle = (CUmemGenericAllocationHandle)(uintptr_t)ph;
@@ -1119,7 +1507,7 @@ static void physical_maybe_free(physical *ph) {
   physical **link = &physicals;
   while (*link != ph) link = &(*link)->next;
   *link = ph->next;
-  used[ph->device] -= ph->size;
+  if (!ph->imported) used[ph->device] -= ph->size;
   if (ph->fd >= 0) close(ph->fd);
   free(ph);
 }
@@ -1247,6 +1635,58 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   if (r != CUDA_SUCCESS) violations++;
   pthread_mutex_unlock(&lock);
   return r;
+}
+/* Exports physical memory made with requestedHandleTypes CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+ * as a new file descriptor of this process (the driver's: the caller closes it). */
+EXPORT CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle handle,
+                                             int type, unsigned long long flags) {
+  ENTER("cuMemExportToShareableHandle");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!out || type != 1 || flags) return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  physical *ph = find_physical(handle);
+  CUresult r = !ph                                     ? CUDA_ERROR_INVALID_HANDLE
+               : ph->fd < 0 || !(ph->handle_types & 1) ? CUDA_ERROR_INVALID_VALUE
+                                                       : CUDA_SUCCESS;
+  int fd = r == CUDA_SUCCESS ? fcntl(ph->fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (r == CUDA_SUCCESS && fd < 0) r = CUDA_ERROR_OUT_OF_MEMORY;
+  pthread_mutex_unlock(&lock);
+  if (r == CUDA_SUCCESS) memcpy(out, &fd, sizeof fd);
+  return r;
+}
+
+/* Imports physical memory another process exported as a file descriptor (the caller keeps its
+ * fd); anything but the stand-in's memory is CUDA_ERROR_INVALID_VALUE. */
+EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *os,
+                                               int type) {
+  ENTER("cuMemImportFromShareableHandle");
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!handle || type != 1) return CUDA_ERROR_INVALID_VALUE;
+  int fd = (int)(intptr_t)os;
+  char path[64], target[128];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(path, target, sizeof target - 1);
+  int device = -1;
+  struct stat st;
+  if (n > 0) {
+    target[n] = '\0';
+    if (sscanf(target, "/memfd:c10c_stub_d%d", &device) != 1) device = -1;
+  }
+  if (device < 0 || device >= device_count || fstat(fd, &st) != 0 || st.st_size <= 0 ||
+      (size_t)st.st_size % GRANULARITY)
+    return CUDA_ERROR_INVALID_VALUE;
+  physical *ph = malloc(sizeof *ph);
+  int mine = ph ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (mine < 0) {
+    free(ph);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  pthread_mutex_lock(&lock);
+  *ph = (physical){mine, (size_t)st.st_size, device, 0, 0, 1, 1, physicals};
+  physicals = ph;
+  *handle = (CUmemGenericAllocationHandle)(uintptr_t)ph;
+  pthread_mutex_unlock(&lock);
+  return CUDA_SUCCESS;
 }
 #endif /* STUB_WITHOUT_VMM */
 

@@ -16,7 +16,14 @@ if not torch.__version__.startswith("2.13.0"):
 
 @pytest.fixture(scope="session")
 def stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The stand-in CUDA driver (tests/cuda_stub/), built once per run: C10C_CUDA_DRIVER=stub."""
+    """The stand-in CUDA driver (tests/cuda_stub/), built once per run: C10C_CUDA_DRIVER=stub.
+
+    C10C_TEST_DRIVER=libcuda.so.1 gives the real driver instead (tests/gpu/check.sh, for the
+    suites that run on a GPU as well).
+    """
+    real = os.environ.get("C10C_TEST_DRIVER")
+    if real:
+        return Path(real)
     cc = os.environ.get("CC", "cc")
     if shutil.which(cc) is None:
         pytest.skip("no C compiler to build the stand-in driver")

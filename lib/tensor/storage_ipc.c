@@ -1,0 +1,411 @@
+/* CUDA storages shared with other processes (include/c10c/cuda_ipc.h): the storage-level half of
+ * torch's CUDA IPC (torch/csrc/CudaIPCTypes.cpp and StorageSharing.cpp). The producer's storage
+ * is put behind "sent data" (CudaIPCSentData): a counter in a named shared-memory file that each
+ * consumer decrements when done, and an interprocess event the consumer waits for; a storage
+ * freed while its counter is above 0 waits in the limbo (CudaIPCSentDataLimbo) until a collect
+ * finds it at 0. The driver-level half (handles, mappings, events) is lib/cuda/cuda_ipc.c's. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "c10c/cuda_ipc.h"
+#include "cuda_internal.h"
+#include "internal.h"
+#include "storage_internal.h"
+#include "sysmem.h"
+
+/* ---- counter files ----
+ * torch's CudaIPCRefCountersFile over a RefcountedMapAllocator file: a named POSIX shared-memory
+ * object with a 64-byte header whose int32 at 0 counts the processes that map it (the last one
+ * to unmap it unlinks the name), then C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE int64 counters. Only
+ * these four functions touch the file, so the named shared storages of lib/tensor can take
+ * their place. */
+
+enum { HEADER = 64, FILE_BYTES = HEADER + 8 * C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE };
+
+static int64_t *counter_at(void *map, int64_t index) {
+  return (int64_t *)(void *)((char *)map + HEADER) + index;
+}
+
+/* Maps the file name names, counting this process in its header; NULL when it is gone. */
+static void *counter_map_open(const char *name) {
+  int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return NULL;
+  struct stat st;
+  void *map = fstat(fd, &st) == 0 && st.st_size >= FILE_BYTES
+                  ? mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return NULL;
+  atomic_fetch_add_explicit((_Atomic int32_t *)map, 1, memory_order_acq_rel);
+  return map;
+}
+
+/* Makes a new file (its header counting this process) under a fresh name. */
+static void *counter_map_create(char name[C10C_CUDA_IPC_NAME_SIZE]) {
+  static _Atomic unsigned serial;
+  for (int attempt = 0; attempt < 16; attempt++) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    snprintf(name, C10C_CUDA_IPC_NAME_SIZE, "/c10c_%d_%u_%u", (int)getpid(),
+             (unsigned)(now.tv_nsec ^ now.tv_sec), atomic_fetch_add(&serial, 1));
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) continue;
+    void *map = ftruncate(fd, FILE_BYTES) == 0
+                    ? mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                    : MAP_FAILED;
+    close(fd);
+    if (map == MAP_FAILED) {
+      shm_unlink(name);
+      return NULL;
+    }
+    atomic_store_explicit((_Atomic int32_t *)map, 1, memory_order_release);
+    return map;
+  }
+  return NULL;
+}
+
+/* Unmaps the file; the last process to do so unlinks its name. */
+static void counter_map_drop(void *map, const char *name) {
+  if (atomic_fetch_sub_explicit((_Atomic int32_t *)map, 1, memory_order_acq_rel) == 1)
+    shm_unlink(name);
+  munmap(map, FILE_BYTES);
+}
+
+/* Adds delta to a counter of a file by name: false when the file is gone. */
+static bool counter_add(const char *name, int64_t index, int64_t delta) {
+  void *map = counter_map_open(name);
+  if (map == NULL) return false;
+  atomic_fetch_add_explicit((_Atomic int64_t *)counter_at(map, index), delta, memory_order_acq_rel);
+  counter_map_drop(map, name);
+  return true;
+}
+
+/* ---- the producer: sent data, files, limbo ---- */
+
+typedef struct counter_file {
+  char name[C10C_CUDA_IPC_NAME_SIZE];
+  void *map;
+  int64_t next; /* the next unused counter */
+  int64_t used; /* sent data alive with a counter here */
+} counter_file;
+
+typedef struct sent_data {
+  c10c_data_ptr original; /* the memory, freed when no consumer holds it */
+  counter_file *file;
+  int64_t index;
+  void *event; /* NULL when the stream was synchronized instead */
+  uint8_t event_handle[C10C_CUDA_IPC_HANDLE_SIZE];
+  struct sent_data *next; /* the limbo */
+} sent_data;
+
+/* torch's CUDA_IPC_MAXIMUM_EVENTS_TO_USE: beyond it the producer synchronizes its stream. */
+enum { MAXIMUM_EVENTS = 1000 };
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static counter_file *current_file;
+static sent_data *limbo;
+static int64_t limbo_count;
+static int events_in_use;
+
+static void file_drop(counter_file *f) {
+  counter_map_drop(f->map, f->name);
+  c10c__free(f);
+}
+
+/* A fresh counter set to 1 (the consumer's reference) in the current file (lock held). */
+static c10c_status take_counter(sent_data *sd) {
+  if (current_file == NULL || current_file->next == C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE) {
+    counter_file *f = c10c__calloc(1, sizeof *f);
+    if (f != NULL) f->map = counter_map_create(f->name);
+    if (f == NULL || f->map == NULL) {
+      c10c__free(f);
+      return c10c__fail(C10C_STATUS_ERROR,
+                        "could not make the shared-memory file of CUDA IPC reference counters");
+    }
+    if (current_file != NULL && current_file->used == 0) file_drop(current_file);
+    current_file = f;
+  }
+  sd->file = current_file;
+  sd->index = current_file->next++;
+  current_file->used++;
+  atomic_store_explicit((_Atomic int64_t *)counter_at(sd->file->map, sd->index), 1,
+                        memory_order_release);
+  return C10C_STATUS_OK;
+}
+
+static int64_t counter_value(const sent_data *sd) {
+  return atomic_load_explicit((_Atomic int64_t *)counter_at(sd->file->map, sd->index),
+                              memory_order_acquire);
+}
+
+/* Frees the memory and returns the counter (CudaIPCSentData's destructor). */
+static void sent_destroy(sent_data *sd) {
+  if (sd->original.deleter != NULL) sd->original.deleter(sd->original.ctx);
+  c10c__cuda_ipc_event_destroy(sd->event);
+  pthread_mutex_lock(&lock);
+  if (sd->event != NULL) events_in_use--;
+  if (--sd->file->used == 0 && sd->file != current_file) file_drop(sd->file);
+  pthread_mutex_unlock(&lock);
+  c10c__free(sd);
+}
+
+/* The deleter of a shared storage's memory (CudaIPCSentDataDelete): to the limbo while a
+ * consumer holds it. */
+static void sent_free(void *ctx) {
+  sent_data *sd = ctx;
+  pthread_mutex_lock(&lock);
+  bool held = counter_value(sd) > 0;
+  if (held) {
+    sd->next = limbo;
+    limbo = sd;
+    limbo_count++;
+  }
+  pthread_mutex_unlock(&lock);
+  if (!held) sent_destroy(sd);
+}
+
+c10c_status c10c_cuda_ipc_collect(bool *freed) {
+  pthread_mutex_lock(&lock);
+  sent_data *done = NULL;
+  for (sent_data **link = &limbo; *link != NULL;) {
+    sent_data *sd = *link;
+    if (counter_value(sd) <= 0) {
+      *link = sd->next;
+      sd->next = done;
+      done = sd;
+      limbo_count--;
+    } else {
+      link = &sd->next;
+    }
+  }
+  /* CudaIPCCollect's safe_clean_current_file: an empty limbo lets an unused file go */
+  if (limbo == NULL && current_file != NULL && current_file->used == 0 && done == NULL) {
+    file_drop(current_file);
+    current_file = NULL;
+  }
+  pthread_mutex_unlock(&lock);
+  if (freed != NULL) *freed = done != NULL;
+  while (done != NULL) {
+    sent_data *next = done->next;
+    sent_destroy(done);
+    done = next;
+  }
+  return C10C_STATUS_OK;
+}
+
+int64_t c10c_cuda_ipc_limbo_count(void) {
+  pthread_mutex_lock(&lock);
+  int64_t n = limbo_count;
+  pthread_mutex_unlock(&lock);
+  return n;
+}
+
+static bool collect_on_out_of_memory(void) {
+  bool freed = false;
+  c10c_cuda_ipc_collect(&freed);
+  return freed;
+}
+
+/* ---- the consumer: received memory ---- */
+
+typedef struct received_data {
+  void *token; /* the mapping (lib/cuda/cuda_ipc.c) */
+  c10c_device_index device;
+  char counter[C10C_CUDA_IPC_NAME_SIZE];
+  int64_t index;
+  int64_t offset; /* of the storage in the handle's memory */
+  size_t handle_len;
+  uint8_t handle[]; /* the handle, to share the storage again */
+} received_data;
+
+static void received_free(void *ctx) {
+  received_data *rd = ctx;
+  /* a child forked from the consumer frees only its copy: the reference is its parent's */
+  bool usable = c10c__cuda_usable();
+  /* torch's deleter: the consumer's work on the memory is done before the producer may reuse it */
+  if (usable) c10c__cuda_sync_current_stream(rd->device);
+  c10c__cuda_ipc_close(rd->token);
+  if (usable && rd->counter[0] != '\0') counter_add(rd->counter, rd->index, -1); /* best effort */
+  c10c__free(rd);
+}
+
+bool c10c_storage_is_received_cuda(const c10c_storage *storage) {
+  c10c_data_ptr dp;
+  return storage != NULL && c10c_storage_data_ptr(&dp, storage) == C10C_STATUS_OK &&
+         dp.deleter == received_free;
+}
+
+/* ---- the public calls ---- */
+
+/* The first published c10c_cuda_ipc_info ends after handle_len. */
+#define INFO_MIN_SIZE (offsetof(c10c_cuda_ipc_info, handle_len) + sizeof(uint64_t))
+
+static c10c_status check_info(const c10c_cuda_ipc_info *info) {
+  return c10c__check_struct_size(info->struct_size, INFO_MIN_SIZE, "c10c_cuda_ipc_info",
+                                 " of the IPC description");
+}
+
+/* Passes on the handle a storage was received with (beyond torch, which refuses): the original
+ * producer's counter is raised for the new consumer, and this process's stream is synchronized
+ * instead of an event. */
+static c10c_status share_received(c10c_cuda_ipc_info *out, uint8_t *handle, size_t handle_size,
+                                  const received_data *rd, const c10c_data_ptr *dp) {
+  out->handle_len = rd->handle_len;
+  if (handle_size < rd->handle_len)
+    return c10c__fail(C10C_STATUS_BUFFER_TOO_SMALL,
+                      "a CUDA IPC handle needs %zu bytes, the buffer has %zu", rd->handle_len,
+                      handle_size);
+  if (rd->counter[0] != '\0' && !counter_add(rd->counter, rd->index, 1))
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "cannot share this CUDA storage again: the process it was received from "
+                      "has exited");
+  c10c_status st = c10c__cuda_sync_current_stream(dp->device.index);
+  if (st != C10C_STATUS_OK) {
+    if (rd->counter[0] != '\0') counter_add(rd->counter, rd->index, -1);
+    return st;
+  }
+  memcpy(handle, rd->handle, rd->handle_len);
+  out->storage_offset_bytes = rd->offset;
+  snprintf(out->ref_counter_handle, sizeof out->ref_counter_handle, "%s", rd->counter);
+  out->ref_counter_offset = rd->index;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_storage_share_cuda(c10c_cuda_ipc_info *out, uint8_t *handle, size_t handle_size,
+                                    c10c_storage *storage) {
+  C10C__CHECK_NOT_NULL(out);
+  C10C__CHECK_NOT_NULL(storage);
+  if (handle_size > 0) C10C__CHECK_NOT_NULL(handle);
+  c10c_status st = check_info(out);
+  if (st != C10C_STATUS_OK) return st;
+  c10c_device device = c10c_storage_device(storage);
+  if (device.type != C10C_DEVICE_TYPE_CUDA)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "_share_cuda_: only available on CUDA");
+  c10c_data_ptr dp;
+  st = c10c_storage_data_ptr(&dp, storage);
+  if (st != C10C_STATUS_OK) return st;
+  uint32_t size = out->struct_size;
+  memset(out, 0, size < sizeof *out ? size : sizeof *out);
+  out->struct_size = size;
+  out->device = device.index;
+  out->storage_size_bytes = c10c_storage_nbytes(storage);
+  if (dp.data == NULL) return C10C_STATUS_OK; /* torch: no handle, counter or event */
+  if (dp.deleter == received_free) return share_received(out, handle, handle_size, dp.ctx, &dp);
+  c10c_data_ptr memory = dp; /* shared before: the memory is the innermost sent data's */
+  while (memory.deleter == sent_free) memory = ((sent_data *)memory.ctx)->original;
+  memory.data = dp.data;
+  size_t len = 0, offset = 0;
+  st = c10c__cuda_ipc_share(handle, handle_size, &len, &offset, &memory);
+  out->handle_len = len;
+  if (st != C10C_STATUS_OK) return st;
+  sent_data *sd = c10c__calloc(1, sizeof *sd);
+  if (sd == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory sharing a storage");
+  pthread_mutex_lock(&lock);
+  st = take_counter(sd);
+  bool use_event = events_in_use < MAXIMUM_EVENTS;
+  if (st == C10C_STATUS_OK && use_event) events_in_use++;
+  pthread_mutex_unlock(&lock);
+  if (st == C10C_STATUS_OK && use_event) {
+    st = c10c__cuda_ipc_event_record(&sd->event, sd->event_handle, device.index);
+    if (st != C10C_STATUS_OK) {
+      pthread_mutex_lock(&lock);
+      events_in_use--;
+      pthread_mutex_unlock(&lock);
+    }
+  } else if (st == C10C_STATUS_OK) {
+    st = c10c__cuda_sync_current_stream(device.index);
+  }
+  if (st != C10C_STATUS_OK) {
+    if (sd->file != NULL)
+      sent_destroy(sd); /* original is empty: nothing freed */
+    else
+      c10c__free(sd);
+    return st;
+  }
+  c10c__cuda_set_free_memory_callback(collect_on_out_of_memory);
+  sd->original =
+      c10c__storage_swap_data_ptr(storage, (c10c_data_ptr){dp.data, sd, sent_free, device});
+  out->storage_offset_bytes = (int64_t)offset;
+  snprintf(out->ref_counter_handle, sizeof out->ref_counter_handle, "%s", sd->file->name);
+  out->ref_counter_offset = sd->index;
+  out->event_sync_required = sd->event != NULL;
+  if (sd->event != NULL) memcpy(out->event_handle, sd->event_handle, sizeof out->event_handle);
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_storage_new_shared_cuda(c10c_storage **out, const c10c_cuda_ipc_info *info,
+                                         const uint8_t *handle, size_t handle_len) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  C10C__CHECK_NOT_NULL(info);
+  C10C__CHECK_NOT_NULL(handle);
+  c10c_status st = check_info(info);
+  if (st != C10C_STATUS_OK) return st;
+  if (info->storage_size_bytes < 0 || info->storage_offset_bytes < 0 ||
+      info->ref_counter_offset < 0 ||
+      info->ref_counter_offset >= C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "_new_shared_cuda: negative size or offset, or a counter offset outside "
+                      "the counter file");
+  if (memchr(info->ref_counter_handle, '\0', sizeof info->ref_counter_handle) == NULL)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "_new_shared_cuda: the reference counter's name is not terminated");
+  c10c_device_index device = (c10c_device_index)info->device;
+  if (info->device < -1 || info->device > INT16_MAX)
+    return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
+  st = c10c__cuda_resolve(&device);
+  if (st == C10C_STATUS_OK && info->event_sync_required)
+    st = c10c__cuda_ipc_event_wait(info->event_handle, device); /* the producer's writes first */
+  if (st != C10C_STATUS_OK) return st;
+  received_data *rd = c10c__calloc(1, sizeof *rd + handle_len);
+  if (rd == NULL)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory opening a CUDA IPC handle");
+  void *base = NULL;
+  size_t mapped = 0;
+  st = c10c__cuda_ipc_open(&base, &mapped, &rd->token, handle, handle_len, device);
+  uint64_t end = (uint64_t)info->storage_offset_bytes + (uint64_t)info->storage_size_bytes;
+  if (st == C10C_STATUS_OK && end > mapped)
+    st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                    "_new_shared_cuda: %lld bytes at offset %lld lie outside the %zu bytes the "
+                    "handle maps",
+                    (long long)info->storage_size_bytes, (long long)info->storage_offset_bytes,
+                    mapped);
+  if (st != C10C_STATUS_OK) {
+    c10c__cuda_ipc_close(rd->token);
+    c10c__free(rd);
+    return st;
+  }
+  rd->device = device;
+  snprintf(rd->counter, sizeof rd->counter, "%s", info->ref_counter_handle);
+  rd->index = info->ref_counter_offset;
+  rd->offset = info->storage_offset_bytes;
+  rd->handle_len = handle_len;
+  memcpy(rd->handle, handle, handle_len);
+  st = c10c_storage_new_external(out, (char *)base + info->storage_offset_bytes,
+                                 info->storage_size_bytes,
+                                 (c10c_device){C10C_DEVICE_TYPE_CUDA, device}, received_free, rd);
+  if (st != C10C_STATUS_OK) { /* the counter stays the caller's to release */
+    c10c__cuda_ipc_close(rd->token);
+    c10c__free(rd);
+  }
+  return st;
+}
+
+c10c_status c10c_cuda_ipc_release_counter(const char *ref_counter_handle,
+                                          int64_t ref_counter_offset) {
+  C10C__CHECK_NOT_NULL(ref_counter_handle);
+  if (ref_counter_offset < 0 || ref_counter_offset >= C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "_release_ipc_counter: offset %lld lies outside the counter file",
+                      (long long)ref_counter_offset);
+  counter_add(ref_counter_handle, ref_counter_offset, -1); /* gone: best effort, as torch */
+  return C10C_STATUS_OK;
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The checks only a real GPU can make, in one run of under 8 minutes on one NVIDIA GPU (sized for
+# an H200): builds libc10c, runs the C CUDA IPC suite and the Python CUDA IPC suite against the
+# real driver (libcuda.so.1, not the stand-in), replays the shared allocation traces through
+# torch's caching allocator and libc10c's side by side, and exchanges CUDA IPC handles between
+# pyc10 and torch both ways (plain and expandable segments). Needs meson, ninja and a C
+# compiler; the torch parts need torch with CUDA (skipped, and said so, without it).
+#
+#   bash tests/gpu/check.sh [OUT_DIR]        # from the repository root; logs in OUT_DIR
+#
+# Exit status 0 when every step that ran passed. Each step has its own time limit, so one that
+# hangs cannot eat the others' time.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+OUT=${1:-${OUT:-/tmp/c10c-gpu}}
+mkdir -p "$OUT"
+TRACES=${TRACES:-$ROOT/../shared/traces}
+[ -d "$TRACES" ] || TRACES=$ROOT/bench/traces
+failed=0
+start=$(date +%s)
+
+# step NAME SECONDS COMMAND...: runs it with its log in OUT/NAME.log, says ok/FAIL.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  if timeout "$limit" "$@" >"$OUT/$name.log" 2>&1; then
+    echo "ok   $name ($(($(date +%s) - start)) s)"
+  else
+    echo "FAIL $name (status $?; $OUT/$name.log)"
+    tail -15 "$OUT/$name.log" | sed 's/^/     /'
+    failed=1
+  fi
+}
+
+nvidia-smi -L 2>/dev/null || echo "(no nvidia-smi)"
+export C10C_CUDA_DRIVER=libcuda.so.1 # the real driver, everywhere below
+
+# 1. Build (release; only what the steps use).
+step build 240 bash -c '{ [ -d build/gpu ] || meson setup build/gpu -Dpython=disabled \
+  --buildtype=release >/dev/null; } && ninja -C build/gpu -j"$(nproc)" tests/test_cuda_ipc'
+[ -x build/gpu/tests/test_cuda_ipc ] || { echo "build failed: nothing to run"; exit 1; }
+
+# 2. The C suites on the real driver: IPC between two processes (the test runs itself as the
+# consumer), plain and with expandable segments. Checks of the stand-in's own counters are
+# skipped there (the test asks whether the driver is the stand-in).
+step c_ipc 90 build/gpu/tests/test_cuda_ipc
+step c_ipc_expandable 90 env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
+  build/gpu/tests/test_cuda_ipc expandable
+
+# 3. Python: pyc10 built into a scratch venv that sees the system's packages (torch).
+PY=python3
+if ! $PY -c 'import pyc10' 2>/dev/null; then
+  step pyc10_install 200 bash -c "python3 -m venv --system-site-packages '$OUT/venv' &&
+    '$OUT/venv/bin/pip' install -q --no-build-isolation --no-deps . ||
+    '$OUT/venv/bin/pip' install -q --no-deps ."
+  PY=$OUT/venv/bin/python
+fi
+HAVE_TORCH_CUDA=$($PY -c 'import torch; print(int(torch.cuda.is_available()))' 2>/dev/null || echo 0)
+# the suite's oracle is torch 2.13.0 (conftest.py stops otherwise)
+if $PY -c 'import pyc10, torch; assert torch.__version__.startswith("2.13.0")' 2>/dev/null; then
+  # the IPC tests on the real driver (C10C_TEST_DRIVER replaces the stand-in in conftest.py)
+  step py_ipc 120 env C10C_TEST_DRIVER=libcuda.so.1 $PY -m pytest -q -p no:cacheprovider \
+    tests/python/test_cuda_ipc.py
+else
+  echo "skip py_ipc: pyc10 could not be built here, or torch is not 2.13.0"
+fi
+
+if [ "$HAVE_TORCH_CUDA" = 1 ]; then
+  # 4. torch <-> pyc10 handle exchange, both ways, plain and expandable.
+  step ipc_torch 120 $PY tests/gpu/ipc_torch.py
+  step ipc_torch_expandable 120 $PY tests/gpu/ipc_torch.py --expandable
+  # 5. The shared traces through both allocators (packed: a cold cache, the recorded window).
+  for trace in decomfl nesta_dit_oom codelocation_train_expandable; do
+    f=$TRACES/$trace.packed.csv.gz
+    [ -f "$f" ] || continue
+    conf=$([ "$trace" = codelocation_train_expandable ] && echo expandable_segments:True)
+    step "replay_${trace}" 120 bash -c "
+      $PY tests/gpu/replay_both.py torch '$f' --conf '$conf' &&
+      $PY tests/gpu/replay_both.py pyc10 '$f' --conf '$conf'"
+    cat "$OUT/replay_${trace}.log" 2>/dev/null | sed "s/^/     $trace /"
+  done
+else
+  echo "skip ipc_torch, replay: no torch with CUDA here"
+fi
+
+echo "done in $(($(date +%s) - start)) s; logs in $OUT"
+exit $failed
