@@ -9,6 +9,7 @@ sharing the stand-in's clock file with their parent.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -20,7 +21,9 @@ import pytest
 import pyc10
 
 pytestmark = pytest.mark.skipif(
-    not hasattr(pyc10.UntypedStorage, "_share_cuda_"), reason="needs CUDA IPC in pyc10"
+    not hasattr(pyc10.UntypedStorage, "_share_cuda_")
+    or importlib.util.find_spec("pyc10._sharing") is None,
+    reason="needs CUDA IPC and shared storages in pyc10",
 )
 
 SCRIPT = """
