@@ -458,7 +458,8 @@ def _listening_inode(address: bytes) -> int | None:
     with open("/proc/net/unix") as f:
         for line in f.read().splitlines()[1:]:
             fields = line.split()
-            if len(fields) >= 8 and fields[7] == wanted:
+            # the listening socket (__SO_ACCEPTCON), not a connection made to it
+            if len(fields) >= 8 and fields[7] == wanted and fields[3] == "00010000":
                 return int(fields[6])
     return None
 
