@@ -48,5 +48,6 @@ __all__ += multiprocessing.__all__
 # process tree's janitor, whose address is the manager handle the pickles carry.
 _sharing.name_created = _janitor.name_created
 _sharing.name_opened = _janitor.name_opened
+_janitor.install_exit_hook()
 
 init_reductions()

@@ -24,17 +24,23 @@ Design (one small process per process tree, one connection per process):
 - Each process keeps ONE connection per janitor (not one fd per storage) and sends one line per
   event: ``R name`` (this process created or opened name: the ``name_created``/``name_opened``
   hooks), ``F name`` (a message carrying name was sent: in flight), ``L name`` (such a message
-  was unpickled: landed). The janitor checks that each client runs as its own user
-  (SO_PEERCRED) and keeps, per name, the connections that registered it and the number of
-  messages in flight.
+  was unpickled: landed), ``T`` (this is the janitor of the names this process creates), ``X``
+  (goodbye: a normal exit, from atexit and multiprocessing's exit finalizers). The janitor
+  checks that each client runs as its own user (SO_PEERCRED, which also gives its pid) and
+  keeps, per name, the connections that registered it and the number of messages in flight.
 - When a connection closes (the process exited, or was SIGKILLed: the kernel closes its socket),
   every name it registered that no open connection holds and that has nothing in flight is
   unlinked if it still exists (a name already unlinked by its last user is simply forgotten).
-  In flight means: a sender died after putting a name on a queue the receiver has not read yet;
-  the name stays for the receiver, which registers it before saying it landed.
-- When no client is left, the janitor waits a short grace (``PYC10_SHM_JANITOR_GRACE`` seconds,
-  default 2) for names still in flight to be claimed, then unlinks every name it still knows
-  and exits.
+  In flight: the sender's message holds a reference (torch's ``_shared_incref``) and the name
+  stays for the receiver, which registers it before saying it landed; the sender may exit
+  right after putting it on a queue. If the last user was killed (no goodbye), a name still in
+  flight is kept only for a grace period (``PYC10_SHM_JANITOR_GRACE`` seconds, default 2): its
+  receivers may be dead too, and a name nobody can open any more must not outlive them.
+- A process can die between creating a name and registering it: when a creating process's
+  connection closes, the names in /dev/shm that the storage layer named after its pid
+  (``c10c_<pid>_<random>``) and that nobody registered are unlinked too.
+- When no client is left, the janitor waits the grace period for late receivers, then unlinks
+  every name it still knows and exits.
 - The table stays bounded: when it has grown to twice its live size, names that no longer
   exist (unlinked by their last user, the normal case) are dropped; clients prune their own
   list of names the same way.
@@ -42,9 +48,12 @@ Design (one small process per process tree, one connection per process):
   unaffected (the last user unlinks), as in torch. Unlike torch, every client notices at once (a
   thread per process waits on its connection) and restarts a janitor at the same address, then
   registers again every name it still holds, so a process SIGKILLed later still leaves nothing.
-  Only names of processes that die while no janitor runs (a window of milliseconds) can leak.
+  Only names of processes that die while no janitor runs (a window of milliseconds) can leak,
+  and a name still in flight when the janitor dies is guarded again only once its receiver
+  registers it.
 - Abuse: the janitor only unlinks names of the same user that a client of the same user named,
-  which that client could unlink itself; a line that is not ``R|F|L /name`` is ignored.
+  which that client could unlink itself, or that its own creating client's pid names; a line
+  that is not ``R|F|L /name``, ``T`` or ``X`` is ignored.
 
 ``check_handle`` refuses a manager handle that is not such an address (a forged or foreign
 pickle), before anything is opened.
@@ -88,20 +97,33 @@ def _unlink(name: bytes) -> None:
         pass
 
 
-def _peer_uid(sock: socket.socket) -> int:
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
-    return int(_UCRED.unpack(creds)[1])
+def _peer_pid_uid(sock: socket.socket) -> tuple[int, int]:
+    pid, uid, _ = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
+    return int(pid), int(uid)
 
 
 # ---- the janitor process --------------------------------------------------------------------
 
 
 class _Entry:
-    __slots__ = ("conns", "flight")
+    __slots__ = ("conns", "expires", "flight")
 
     def __init__(self) -> None:
         self.conns: set[int] = set()
         self.flight = 0
+        self.expires: float | None = None  # in flight, every user dead: unlinked at this time
+
+
+class _Conn:
+    __slots__ = ("buf", "clean", "creator", "held", "pid", "sock")
+
+    def __init__(self, sock: socket.socket, pid: int) -> None:
+        self.sock = sock
+        self.pid = pid
+        self.buf = bytearray()
+        self.held: set[bytes] = set()
+        self.clean = False  # the process said goodbye before closing (a normal exit)
+        self.creator = False  # this is the janitor of the names the process creates
 
 
 class _Janitor:
@@ -112,7 +134,7 @@ class _Janitor:
         self.grace = grace
         self.sel = selectors.DefaultSelector()
         self.sel.register(listener, selectors.EVENT_READ, None)
-        self.conns: dict[int, tuple[socket.socket, bytearray, set[bytes]]] = {}
+        self.conns: dict[int, _Conn] = {}
         self.names: dict[bytes, _Entry] = {}
         self.limit = 1024
         self.uid = os.geteuid()
@@ -120,13 +142,16 @@ class _Janitor:
     def run(self) -> None:
         deadline: float | None = None
         while True:
-            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            events = self.sel.select(timeout)
-            for key, _ in events:
+            wake = [e.expires for e in self.names.values() if e.expires is not None]
+            if deadline is not None:
+                wake.append(deadline)
+            timeout = max(0.0, min(wake) - time.monotonic()) if wake else None
+            for key, _ in self.sel.select(timeout):
                 if key.data is None:
                     self.accept()
                 else:
                     self.read(key.fd)
+            self.expire()
             if self.conns:
                 deadline = None
             elif deadline is None:
@@ -137,25 +162,25 @@ class _Janitor:
         self.sel.unregister(self.listener)
         self.listener.close()  # unbinds the address: the next user starts a new janitor
         for name in self.names:
-            if _exists(name):
-                _unlink(name)
+            _unlink(name)
 
     def accept(self) -> None:
         try:
             sock, _ = self.listener.accept()
         except OSError:
             return
-        if _peer_uid(sock) != self.uid:
+        pid, uid = _peer_pid_uid(sock)
+        if uid != self.uid:
             sock.close()
             return
         sock.setblocking(False)
-        self.conns[sock.fileno()] = (sock, bytearray(), set())
+        self.conns[sock.fileno()] = _Conn(sock, pid)
         self.sel.register(sock, selectors.EVENT_READ, sock.fileno())
 
     def read(self, fd: int) -> None:
-        sock, buf, held = self.conns[fd]
+        conn = self.conns[fd]
         try:
-            data = sock.recv(65536)
+            data = conn.sock.recv(65536)
         except BlockingIOError:
             return
         except OSError:
@@ -163,15 +188,21 @@ class _Janitor:
         if not data:
             self.close(fd)
             return
-        buf += data
-        *lines, rest = bytes(buf).split(b"\n")
-        buf[:] = rest[-4096:]  # a line is short; a client sending garbage cannot grow it
+        conn.buf += data
+        *lines, rest = bytes(conn.buf).split(b"\n")
+        conn.buf[:] = rest[-4096:]  # a line is short; a client sending garbage cannot grow it
         for line in lines:
-            self.handle(fd, held, line)
+            self.handle(fd, conn, line)
         if len(self.names) > self.limit:
             self.prune()
 
-    def handle(self, fd: int, held: set[bytes], line: bytes) -> None:
+    def handle(self, fd: int, conn: _Conn, line: bytes) -> None:
+        if line == b"X":
+            conn.clean = True
+            return
+        if line == b"T":
+            conn.creator = True
+            return
         kind, _, name = line.partition(b" ")
         if not _NAME_RE.match(name):
             return
@@ -182,35 +213,72 @@ class _Janitor:
             entry = self.names[name] = _Entry()
         if kind == b"R":
             entry.conns.add(fd)
-            held.add(name)
+            entry.expires = None
+            conn.held.add(name)
         elif kind == b"F":
             entry.flight += 1
         elif kind == b"L":
             entry.flight -= 1
-            self.settle(name, entry)
+            self.settle(name, entry, clean=True)
 
-    def settle(self, name: bytes, entry: _Entry) -> None:
-        """Unlink name if nobody holds it and nothing carrying it is in flight."""
-        if not entry.conns and entry.flight <= 0:
+    def settle(self, name: bytes, entry: _Entry, clean: bool) -> None:
+        """Unlink name if nobody holds it and nothing carrying it is in flight.
+
+        Still in flight with every user gone: kept for the receiver, which is not connected yet
+        (a sender may exit right after putting it on a queue). When the last user died without
+        saying goodbye (SIGKILL), only for the grace period: its receivers may be dead too.
+        """
+        if entry.conns:
+            return
+        if entry.flight <= 0:
+            del self.names[name]
+            _unlink(name)
+        elif not clean and entry.expires is None:
+            entry.expires = time.monotonic() + self.grace
+
+    def expire(self) -> None:
+        now = time.monotonic()
+        for name in [
+            n for n, e in self.names.items() if e.expires is not None and e.expires <= now
+        ]:
             del self.names[name]
             _unlink(name)
 
     def close(self, fd: int) -> None:
-        sock, _, held = self.conns.pop(fd)
-        self.sel.unregister(sock)
-        sock.close()
-        for name in held:
+        conn = self.conns.pop(fd)
+        self.sel.unregister(conn.sock)
+        conn.sock.close()
+        for name in conn.held:
             entry = self.names.get(name)
             if entry is not None:
                 entry.conns.discard(fd)
-                self.settle(name, entry)
+                self.settle(name, entry, conn.clean)
+        if conn.creator:
+            self.sweep(conn.pid)
+
+    def sweep(self, pid: int) -> None:
+        """Unlink the names pid created that nobody registered here.
+
+        Those it died with between creating one and telling this janitor: the storage layer
+        names its objects c10c_<pid>_<random> (lib/tensor/storage_shared.c).
+        """
+        prefix = f"c10c_{pid}_"
+        try:
+            entries = os.listdir(_SHM_DIR)
+        except OSError:
+            return
+        for entry in entries:
+            if entry.startswith(prefix):
+                name = b"/" + os.fsencode(entry)
+                if name not in self.names and not any(c.pid == pid for c in self.conns.values()):
+                    _unlink(name)
 
     def prune(self) -> None:
         """Forget the names their last user unlinked already."""
         gone = [name for name in self.names if not _exists(name)]
         for name in gone:
             for fd in self.names.pop(name).conns:
-                self.conns[fd][2].discard(name)
+                self.conns[fd].held.discard(name)
         self.limit = max(1024, 2 * len(self.names))
 
 
@@ -287,6 +355,7 @@ class _Client:
         self.limit = 1024
         self.sock: socket.socket | None = None
         self.watcher: threading.Thread | None = None
+        self.creator = False  # this process creates its names here (its tree's janitor)
 
     def _connect(self) -> socket.socket:
         """A connection to the janitor (started if none is running); caller holds the lock."""
@@ -303,7 +372,7 @@ class _Client:
             except BaseException:
                 sock.close()
                 raise
-            uid = _peer_uid(sock)
+            uid = _peer_pid_uid(sock)[1]
             if uid != os.geteuid():
                 sock.close()
                 raise RuntimeError(
@@ -321,8 +390,9 @@ class _Client:
         if sock is not None:
             sock.close()
         sock = self.sock = self._connect()
-        if self.held:
-            sock.sendall(b"".join(b"R " + n + b"\n" for n in self.held))
+        hello = b"T\n" if self.creator else b""
+        if hello or self.held:
+            sock.sendall(hello + b"".join(b"R " + n + b"\n" for n in self.held))
         if self.watcher is None or not self.watcher.is_alive():
             self.watcher = threading.Thread(
                 target=self._watch, name="pyc10-shm-janitor-watch", daemon=True
@@ -353,8 +423,17 @@ class _Client:
                     return
 
     def send(self, kind: bytes, name: bytes) -> None:
-        line = kind + b" " + name + b"\n"
+        """Send one line (kind C: a name this process created, registered as R)."""
+        first = b""
         with self.lock:
+            if kind == b"C":
+                kind = b"R"
+                if not self.creator:
+                    self.creator = True
+                    first = b"T\n"  # the janitor may sweep this process's names when it dies
+            line = first + kind + b" " + name + b"\n"
+            if _exiting:  # sent while exiting (the queue's feeder flushing): still a goodbye
+                line += b"X\n"
             if kind == b"R":
                 self.held.add(name)
                 if len(self.held) > self.limit:
@@ -369,13 +448,46 @@ class _Client:
 
 _lock = threading.Lock()
 _clients: dict[bytes, _Client] = {}
+_exiting = False
+
+
+class _ExitHook:
+    """Registers _goodbye where this process will run it at a normal exit."""
+
+    def __init__(self) -> None:
+        import atexit
+        from multiprocessing import util
+
+        atexit.register(_goodbye)
+        self.register()
+        # A multiprocessing child clears the finalizers it inherited (or made while being
+        # unpickled, under spawn) before running its target, then runs these after-fork hooks.
+        util.register_after_fork(self, _ExitHook.register)
+
+    def register(self) -> None:
+        from multiprocessing import util
+
+        # multiprocessing's children leave through os._exit after its exit finalizers, without
+        # atexit; priority >= 0: before the queues' feeder threads are joined
+        util.Finalize(None, _goodbye, exitpriority=0)
+
+
+_exit_hook: _ExitHook | None = None
+
+
+def install_exit_hook() -> None:
+    """Say goodbye to the janitors at a normal exit (done on import of pyc10.multiprocessing)."""
+    global _exit_hook  # noqa: PLW0603  (once per process)
+    if _exit_hook is None:
+        _exit_hook = _ExitHook()
 
 
 def _after_fork_in_child() -> None:
     # The child must not speak on its parent's connections (its names would be the parent's,
     # and the parent's connection would stay open as long as the child lives).
-    global _lock  # noqa: PLW0603  (per-process state, new in each child)
+    global _lock, _exiting  # noqa: PLW0603  (per-process state, new in each child)
     _lock = threading.Lock()
+    _exiting = False
     for client in _clients.values():
         if client.sock is not None:
             client.sock.close()
@@ -393,6 +505,22 @@ def _client(address: bytes) -> _Client:
         return client
 
 
+def _goodbye() -> None:
+    """Tell each janitor this process exits normally (its names in flight stay for receivers).
+
+    Lines sent after this (the queue's feeder thread pickling what was put last) say it again.
+    """
+    global _exiting  # noqa: PLW0603  (set once, at exit)
+    _exiting = True
+    for client in list(_clients.values()):
+        sock = client.sock
+        if sock is not None:
+            try:
+                sock.sendall(b"X\n")
+            except OSError:
+                pass
+
+
 def tree_address() -> bytes:
     """The janitor address of this process tree (made, and put in the environment, on first use)."""
     value = os.environ.get(ENV_VAR)
@@ -408,7 +536,7 @@ def tree_address() -> bytes:
 def name_created(name: bytes) -> bytes:
     """The storage hook for a new shared name: register it; the manager handle to report."""
     address = tree_address()
-    _report(address, b"R", name)
+    _report(address, b"C", name)
     return address
 
 

@@ -216,6 +216,7 @@ def test_the_sender_may_drop_its_tensor_and_exit_before_it_is_received() -> None
         p = ctx.Process(target=_produce_and_drop, args=(q,))
         p.start()
         p.join(TIMEOUT)  # gone before the message is read
+        time.sleep(2.5)  # longer than the janitor's grace for names of processes killed
         t = q.get(timeout=TIMEOUT)
     finally:
         mp.set_sharing_strategy("file_descriptor")
@@ -519,6 +520,31 @@ def test_a_killed_janitor_is_restarted_and_names_stay_guarded() -> None:
         holder.wait()
     assert _wait_for(lambda: _shm_names_of([holder.pid]) == [])
     assert _wait_for(lambda: _listening_inode(address) is None)  # and the new janitor exits
+
+
+_CREATOR = r"""
+import os, time
+import pyc10, pyc10.multiprocessing as mp
+mp.set_sharing_strategy("file_system")
+kept = pyc10.UntypedStorage(64).share_memory_()
+# as if killed between creating a name and registering it: one the janitor never heard of
+fd = os.open(f"/dev/shm/c10c_{os.getpid()}_00000000deadbeef", os.O_CREAT | os.O_RDWR, 0o600)
+os.close(fd)
+print(kept._share_filename_cpu_()[0].hex(), flush=True)
+time.sleep(60)
+"""
+
+
+def test_names_a_killed_process_created_but_never_registered_are_swept() -> None:
+    env = dict(os.environ)
+    env.pop(_janitor.ENV_VAR, None)
+    creator = subprocess.Popen([sys.executable, "-c", _CREATOR], stdout=subprocess.PIPE, env=env)
+    assert creator.stdout is not None
+    creator.stdout.readline()
+    assert len(_shm_names_of([creator.pid])) == 2
+    creator.kill()
+    creator.wait()
+    assert _wait_for(lambda: _shm_names_of([creator.pid]) == [])
 
 
 def test_the_janitor_exits_when_its_last_client_is_gone() -> None:
