@@ -39,8 +39,11 @@ Design (one small process per process tree, one connection per process):
 - A process can die between creating a name and registering it: when a creating process's
   connection closes, the names in /dev/shm that the storage layer named after its pid
   (``c10c_<pid>_<random>``) and that nobody registered are unlinked too.
-- When no client is left, the janitor waits the grace period for late receivers, then unlinks
-  every name it still knows and exits.
+- When no client is left, the janitor waits for late receivers (a process that has not needed
+  the janitor yet may read a queue later), then unlinks every name it still knows and exits:
+  ``PYC10_SHM_JANITOR_LINGER`` seconds (default 60) while a name sent by a process that exited
+  normally is in flight, else the grace period (0.2 s with no name at all). torch's manager
+  exits, unlinking, as soon as its last client is gone, which fails such a receiver.
 - The table stays bounded: when it has grown to twice its live size, names that no longer
   exist (unlinked by their last user, the normal case) are dropped; clients prune their own
   list of names the same way.
@@ -73,6 +76,7 @@ from typing import Any
 
 ENV_VAR = "PYC10_SHM_JANITOR"
 GRACE_ENV_VAR = "PYC10_SHM_JANITOR_GRACE"
+LINGER_ENV_VAR = "PYC10_SHM_JANITOR_LINGER"
 _PREFIX = b"\0pyc10-janitor-"
 _HANDLE_RE = re.compile(rb"\0pyc10-janitor-[0-9]{1,10}-[0-9a-f]{16,64}\Z")
 _NAME_RE = re.compile(rb"/[^/\0\n\r ]{1,250}\Z")
@@ -129,9 +133,10 @@ class _Conn:
 class _Janitor:
     """The server loop: names by connection, unlinked when their connections are all gone."""
 
-    def __init__(self, listener: socket.socket, grace: float) -> None:
+    def __init__(self, listener: socket.socket, grace: float, linger: float) -> None:
         self.listener = listener
         self.grace = grace
+        self.linger = linger
         self.sel = selectors.DefaultSelector()
         self.sel.register(listener, selectors.EVENT_READ, None)
         self.conns: dict[int, _Conn] = {}
@@ -156,7 +161,7 @@ class _Janitor:
                 deadline = None
             elif deadline is None:
                 # No client: wait for late ones (a receiver not connected yet) a short while.
-                deadline = time.monotonic() + (self.grace if self.names else 0.2)
+                deadline = time.monotonic() + self.wait_for_late_receivers()
             elif time.monotonic() >= deadline:
                 break
         self.sel.unregister(self.listener)
@@ -236,6 +241,12 @@ class _Janitor:
         elif not clean and entry.expires is None:
             entry.expires = time.monotonic() + self.grace
 
+    def wait_for_late_receivers(self) -> float:
+        """Seconds to wait, with no client left, for a receiver to connect before exiting."""
+        if any(e.flight > 0 and e.expires is None for e in self.names.values()):
+            return self.linger  # sent by a process that exited normally: someone will read it
+        return self.grace if self.names else 0.2
+
     def expire(self) -> None:
         now = time.monotonic()
         for name in [
@@ -284,11 +295,14 @@ class _Janitor:
 
 def _serve(fd: int) -> None:
     listener = socket.socket(fileno=fd)
+    _Janitor(listener, _seconds(GRACE_ENV_VAR, 2.0), _seconds(LINGER_ENV_VAR, 60.0)).run()
+
+
+def _seconds(variable: str, default: float) -> float:
     try:
-        grace = float(os.environ.get(GRACE_ENV_VAR, "2"))
+        return max(0.0, float(os.environ.get(variable, default)))
     except ValueError:
-        grace = 2.0
-    _Janitor(listener, grace).run()
+        return default
 
 
 def main(argv: list[str]) -> int:
