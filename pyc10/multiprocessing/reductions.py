@@ -343,8 +343,19 @@ def storage_from_cache(cls: Any, key: Any) -> UntypedStorage | None:
 
 
 def rebuild_storage_fd(cls: Any, df: Any, size: int) -> UntypedStorage:
-    """Unpickle a storage sent by file descriptor: map the memory file (once per file)."""
-    fd = df.detach()
+    """Unpickle a storage sent by file descriptor: map the memory file (once per file).
+
+    The descriptor comes from the sender's process (multiprocessing's resource sharer), which
+    must still run and hand it out once: a stale handle is a RuntimeError saying so.
+    """
+    try:
+        fd = df.detach()
+    except (OSError, EOFError) as e:
+        raise RuntimeError(
+            "pyc10.multiprocessing: could not receive the file descriptor of a shared storage "
+            "from its sender (it has exited, or this handle was received already; with the "
+            f"file_descriptor strategy a sender must run until its tensors are received): {e!r}"
+        ) from e
     try:
         storage = storage_from_cache(cls, fd_id(fd))
         if storage is not None:
