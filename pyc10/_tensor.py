@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
 
-from . import _ctensor, _defaults, _repr, _torch_methods, _typed_storage
+from . import _ctensor, _defaults, _pickling, _repr, _torch_methods, _typed_storage
 from ._adopt import adopt as _adopt
 from ._device import _make as _device_make
 from ._device import device as _device_cls
@@ -205,8 +205,13 @@ class Tensor(_ctensor.TensorBase):
         Tensors pickled together that share a storage share one after loading (the storage is
         one object to pickle), which torch's ``pickle`` does not do and ``torch.save`` does.
         A meta tensor has no bytes to pickle: its dtype, sizes and strides (torch's
-        ``_rebuild_meta_tensor_no_storage``).
+        ``_rebuild_meta_tensor_no_storage``). With protocol 5 a CPU tensor sends only the bytes
+        its elements reach, as a ``pickle.PickleBuffer`` (out of band with a ``buffer_callback``,
+        so nothing is copied; loading wraps the buffer) and still shares its storage with the
+        tensors pickled with it (pyc10._pickling).
         """
+        if protocol >= 5 and self.device.type == "cpu":
+            return _pickling.reduce_window(self)
         if self.is_meta:
             return _rebuild_meta_tensor_no_storage, (
                 self.dtype._name,
