@@ -143,6 +143,8 @@ def _rebuild_tensor_window(
         raise C10ValueError(f"unknown dtype name {dtype_name!r}")
     if type(start) is not int or type(offset) is not int:
         raise C10TypeError("window start and storage offset must be ints")
+    if not _INT64_MIN <= offset <= _INT64_MAX:
+        raise C10RuntimeError(f"storage offset {offset} is out of the range of int64")
     size = _int_tuple(size, "size")
     stride = _int_tuple(stride, "stride")
     if len(size) != len(stride):
