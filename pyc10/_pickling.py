@@ -30,6 +30,7 @@ from ._lib import ffi, lib
 from ._storage import UntypedStorage, _bytes_view, _storage_over_buffer
 
 if TYPE_CHECKING:
+    from ._dtype import dtype
     from ._tensor import Tensor
 
 __all__: list[str] = []
@@ -120,22 +121,10 @@ def _extent(offset: int, size: tuple[int, ...], stride: tuple[int, ...], itemsiz
     return range(offset * itemsize, (last + 1) * itemsize)
 
 
-def _rebuild_tensor_window(
-    slot: Any,
-    data: Any,
-    start: Any,
-    offset: Any,
-    size: Any,
-    stride: Any,
-    dtype_name: Any,
-) -> Tensor:
-    """Unpickle a CPU tensor pickled with protocol 5: place its window, then view the storage.
-
-    ``data`` holds the storage's bytes from ``start``; the tensor (``offset``, ``size`` and
-    ``stride`` in elements of ``dtype_name``) must lie inside that window.
-    """
-    if type(slot) is not _StorageSlot:
-        raise C10TypeError(f"expected a storage reference, not {type(slot).__name__}")
+def _checked_geometry(
+    start: Any, offset: Any, size: Any, stride: Any, dtype_name: Any
+) -> tuple[dtype, tuple[int, ...], tuple[int, ...]]:
+    """The dtype, sizes and strides of a window's tensor, once every argument's type is right."""
     if type(dtype_name) is not str:
         raise C10TypeError(f"dtype name must be str, not {type(dtype_name).__name__}")
     d = DTYPE_NAMES.get(dtype_name)
@@ -151,6 +140,11 @@ def _rebuild_tensor_window(
         raise C10RuntimeError(
             f"mismatch in length of strides and shape: {len(stride)} strides, {len(size)} sizes"
         )
+    return d, size, stride
+
+
+def _place(slot: _StorageSlot, data: Any, start: int) -> int:
+    """Put a window's bytes into its slot's storage (the storage itself when whole); its length."""
     try:
         view = memoryview(data)
     except TypeError:
@@ -166,8 +160,8 @@ def _rebuild_tensor_window(
         if start == 0 and length == slot.nbytes:
             slot.storage = _storage_over_buffer(view)
             slot.complete = True
-        else:
-            slot.storage = _zeroed_storage(slot.nbytes)
+            return length
+        slot.storage = _zeroed_storage(slot.nbytes)
     if not slot.complete and length:
         if not view.c_contiguous:
             raise C10ValueError("the window's buffer is not contiguous")
@@ -175,6 +169,28 @@ def _rebuild_tensor_window(
 
         _bytes_view(slot.storage, start, length)[:] = numpy.frombuffer(view.cast("B"), numpy.uint8)
         slot.complete = length == slot.nbytes
+    return length
+
+
+def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional arguments
+    slot: Any,
+    data: Any,
+    start: Any,
+    offset: Any,
+    size: Any,
+    stride: Any,
+    dtype_name: Any,
+) -> Tensor:
+    """Unpickle a CPU tensor pickled with protocol 5: place its window, then view the storage.
+
+    ``data`` holds the storage's bytes from ``start``; the tensor (``offset``, ``size`` and
+    ``stride`` in elements of ``dtype_name``) must lie inside that window.
+    """
+    if type(slot) is not _StorageSlot:
+        raise C10TypeError(f"expected a storage reference, not {type(slot).__name__}")
+    d, size, stride = _checked_geometry(start, offset, size, stride, dtype_name)
+    length = _place(slot, data, start)
+    assert slot.storage is not None
     out = ffi.new("c10c_tensor **")
     check(
         lib.c10c_tensor_new_from_storage(

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
 
-from . import _ctensor, _defaults, _pickling, _repr, _torch_methods, _typed_storage
+from . import _ctensor, _defaults, _repr, _torch_methods, _typed_storage
 from ._adopt import adopt as _adopt
 from ._device import _make as _device_make
 from ._device import device as _device_cls
@@ -211,6 +211,8 @@ class Tensor(_ctensor.TensorBase):
         tensors pickled with it (pyc10._pickling).
         """
         if protocol >= 5 and self.device.type == "cpu":
+            from . import _pickling  # on first use: import pyc10 stays as fast as it was
+
             return _pickling.reduce_window(self)
         if self.is_meta:
             return _rebuild_meta_tensor_no_storage, (

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import copy
 import io
+import os
 import pickle
 import random
+import subprocess
+import sys
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -100,7 +104,7 @@ def test_views_round_trip_as_torchs_pickle_does(name: str) -> None:
             assert b.stride() == a.stride()
             assert b.storage_offset() == a.storage_offset()
             assert pbytes(b) == tbytes(a)
-            assert b._version == 0  # torch's is 1 (its rebuild calls set_); pyc10's load writes none
+            assert b._version == 0  # torch's is 1 (its rebuild calls set_): pyc10 writes none
 
 
 def test_out_of_band_copies_nothing_as_numpys() -> None:
@@ -334,3 +338,27 @@ def test_fuzzed_arguments_never_read_outside_the_pickle() -> None:
         assert not reach or (reach.start in window and reach.stop - 1 in window)
         if t.numel() <= 4096 and max(t.shape, default=0) <= 4096:  # stride 0: huge, few bytes
             t.tolist()  # and reading every element works
+
+
+def test_cuda_tensors_pickle_as_before_with_protocol_5(stub: Any) -> None:
+    """Through the stand-in driver: no buffer goes out of band, and the tensor comes back."""
+    script = """
+        import pickle, pyc10
+        t = pyc10.arange(6.0).cuda()[1:4]
+        bufs = []
+        data = pickle.dumps(t, protocol=5, buffer_callback=bufs.append)
+        u = pickle.loads(data)
+        s = u.untyped_storage()
+        print(len(bufs), u.device, u.cpu().tolist(), u.storage_offset(), s.nbytes())
+    """
+    env = {**os.environ, "C10C_CUDA_DRIVER": str(stub)}
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "cuda:0", "[1.0,", "2.0,", "3.0]", "1", "24"]
