@@ -28,6 +28,7 @@ import pickle
 import sys
 import time
 import timeit
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -39,6 +40,9 @@ import pyc10
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timing import write_csv
+
+# Ray's notices about its zero-copy torch setting (it is what the torch rows measure)
+warnings.filterwarnings("ignore", message=r".*([Zz]ero-copy|not writable).*")
 
 TIME_TARGET = 1.2  # pyc10 within 1.2x of numpy
 RSS_TARGET = 0.05  # worker RSS growth under 5% of the tensor

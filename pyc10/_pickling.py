@@ -115,9 +115,11 @@ def _int_tuple(value: Any, what: str) -> tuple[int, ...]:
 
 def _extent(offset: int, size: tuple[int, ...], stride: tuple[int, ...], itemsize: int) -> range:
     """The byte range a tensor's elements reach in its storage (empty when it has none)."""
-    if any(n == 0 for n in size):
-        return range(0)
-    last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
+    last = offset
+    for n, s in zip(size, stride, strict=True):
+        if n == 0:
+            return range(0)
+        last += (n - 1) * s
     return range(offset * itemsize, (last + 1) * itemsize)
 
 
@@ -213,8 +215,15 @@ def reduce_window(t: Tensor) -> tuple[Any, tuple[Any, ...]]:
     size = tuple(t.shape)
     stride = t.stride()
     offset = t.storage_offset()
-    reach = _extent(offset, size, stride, t.element_size())
-    start, length = (reach.start, len(reach)) if reach else (0, 0)
+    itemsize = t.element_size()
+    numel = t.numel()
+    if numel == 0:
+        start = length = 0
+    elif t.is_contiguous():
+        start, length = offset * itemsize, numel * itemsize
+    else:
+        reach = _extent(offset, size, stride, itemsize)
+        start, length = reach.start, len(reach)
     buffer = pickle.PickleBuffer(_bytes_view(storage, start, length))
     return _rebuild_tensor_window, (
         _ref(storage),

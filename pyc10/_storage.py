@@ -87,11 +87,11 @@ def _storage_over_buffer(data: Any) -> UntypedStorage:
         return UntypedStorage(0)
     import numpy  # not at import: import pyc10 stays free of numpy's start-up time
 
-    # numpy reads the address of any buffer, read-only ones too (the limited API of 3.10 has
-    # no buffer protocol); the array holds the memoryview, which holds the buffer
-    array = numpy.frombuffer(view.cast("B"), numpy.uint8)
-    address = array.__array_interface__["data"][0]
-    storage: UntypedStorage = UntypedStorage._from_owner(address, n, array, view.readonly)
+    # numpy reads any buffer, read-only ones too (the limited API of 3.10 has no buffer
+    # protocol); the array holds the memoryview, which holds the buffer, and from_numpy's
+    # storage holds the array (read-only when it is)
+    array = numpy.frombuffer(view, numpy.uint8)
+    storage: UntypedStorage = _ctensor.from_numpy(array).untyped_storage()
     return storage
 
 
