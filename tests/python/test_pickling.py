@@ -304,6 +304,10 @@ def test_a_slot_smaller_than_its_window_is_refused() -> None:
     slot = _pickling._rebuild_storage_slot(8)
     with pytest.raises(RuntimeError, match="outside its storage"):
         _pickling._rebuild_tensor_window(slot, b"\0" * 16, 0, 0, (4,), (1,), "float32")
+    # a huge storage claimed for a small window: the allocation fails cleanly
+    huge = _pickling._rebuild_storage_slot(1 << 62)
+    with pytest.raises(RuntimeError, match="unable to allocate"):
+        _pickling._rebuild_tensor_window(huge, b"\0" * 8, 0, 0, (2,), (1,), "float32")
     for bad in (-1, 1 << 64, 2.0, "8"):
         with pytest.raises((RuntimeError, TypeError)):
             _pickling._rebuild_storage_slot(bad)
