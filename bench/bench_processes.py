@@ -16,7 +16,8 @@ worker's RSS growth under 5% of the tensor.
 
     python bench/bench_processes.py [--size 1G] [--repeat 3] [--no-ray] [--csv FILE]
 
-``--size 64M --repeat 1`` is a bounded run (about 30 s, most of it starting Ray twice).
+``--size 64M --repeat 1`` is a bounded run (under a minute, most of it starting Ray twice;
+``--no-ray`` leaves a few seconds).
 """
 
 from __future__ import annotations
