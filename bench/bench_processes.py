@@ -129,6 +129,9 @@ def ray_cluster(nbytes: int, zero_copy_torch: bool) -> Iterator[Any]:
     import ray
     from ray._private import ray_constants
 
+    # (again: Ray puts its own filter for them first when it imports their module)
+    warnings.filterwarnings("ignore", message=r".*([Zz]ero-copy|not writable).*")
+
     # the workers read the variable when they start; the driver read it when ray was imported,
     # and its serializer reads the constant when ray.init makes it
     if zero_copy_torch:
