@@ -18,6 +18,7 @@ raises a fitting exception and never reads outside the bytes it carries.
 from __future__ import annotations
 
 import ctypes
+import functools
 import mmap
 import pickle
 import weakref
@@ -53,15 +54,23 @@ class _StorageRef:
         return _rebuild_storage_slot, (self.storage.nbytes(),)
 
 
-# id(storage) -> its reference, while a pickler's memo (or anything else) holds the reference
-_refs: weakref.WeakValueDictionary[int, _StorageRef] = weakref.WeakValueDictionary()
+# id(storage) -> a weak reference to its _StorageRef, while a pickler's memo (or anything else)
+# holds that; a plain dict of weakrefs costs a third of a WeakValueDictionary per tensor
+_refs: dict[int, weakref.ref[_StorageRef]] = {}
+
+
+def _forget(key: int, dead: weakref.ref[_StorageRef]) -> None:
+    if _refs.get(key) is dead:  # not a newer reference to a storage with the same id
+        del _refs[key]
 
 
 def _ref(storage: UntypedStorage) -> _StorageRef:
-    ref = _refs.get(id(storage))
+    key = id(storage)
+    held = _refs.get(key)
+    ref = held() if held is not None else None
     if ref is None or ref.storage is not storage:
         ref = _StorageRef(storage)
-        _refs[id(storage)] = ref
+        _refs[key] = weakref.ref(ref, functools.partial(_forget, key))
     return ref
 
 

@@ -170,6 +170,8 @@ def test_tensors_over_one_storage_share_it_after_loading_as_torch_save() -> None
     pl = pickle.loads(pickle.dumps([a[2:5], a], protocol=5))
     assert pl[1].tolist() == a.tolist()
     assert pl[0].untyped_storage().data_ptr() == pl[1].untyped_storage().data_ptr()
+    # the dumping side's references to storages live only as long as a dump
+    assert len(_pickling._refs) == 0
     # separate dumps give separate storages
     first, second = (pickle.loads(pickle.dumps(a, protocol=5)) for _ in range(2))
     assert first.untyped_storage().data_ptr() != second.untyped_storage().data_ptr()
