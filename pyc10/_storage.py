@@ -11,6 +11,7 @@ import builtins
 import ctypes
 import mmap
 import os
+import pickle
 from typing import TYPE_CHECKING, Any, cast
 
 from . import _ctensor
@@ -19,7 +20,13 @@ from ._device import _make as _make_device
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import dtype as _dtype_cls
-from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError, check
+from ._errors import (
+    C10NotImplementedError,
+    C10RuntimeError,
+    C10TypeError,
+    C10ValueError,
+    check,
+)
 from ._lib import ffi, lib
 
 if TYPE_CHECKING:
@@ -44,6 +51,53 @@ def _rebuild_storage(data: bytes, device: str) -> UntypedStorage:
     if _device_cls(device).type == "cpu":
         return host
     return UntypedStorage(len(data), device=device).copy_(host)
+
+
+def _bytes_view(storage: UntypedStorage, start: int, length: int) -> Any:
+    """A 1-dim uint8 numpy array over ``length`` bytes of a CPU storage from ``start``.
+
+    Zero-copy: the array holds a tensor over the storage, so the bytes stay alive while it
+    lives; it is read-only when the storage is. The caller has checked the range.
+    """
+    out = ffi.new("c10c_tensor **")
+    check(
+        lib.c10c_tensor_new_from_storage(
+            out, storage._handle, [length], [1], 1, start, _DTYPE_NAMES["uint8"].value
+        )
+    )
+    return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0])).numpy()
+
+
+def _storage_over_buffer(data: Any) -> UntypedStorage:
+    """A CPU storage over a buffer's bytes, zero-copy (protocol 5's loads, as numpy's).
+
+    The storage keeps the buffer alive; it is read-only when the buffer is (Ray's object store,
+    a ``bytes`` object). A non-contiguous buffer is a ValueError, anything else a TypeError.
+    """
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise C10TypeError(
+            f"expected a bytes-like object holding the storage, not {type(data).__name__}"
+        ) from None
+    if not view.c_contiguous:
+        raise C10ValueError("the storage's buffer is not contiguous")
+    n = view.nbytes
+    if n == 0:
+        return UntypedStorage(0)
+    import numpy  # not at import: import pyc10 stays free of numpy's start-up time
+
+    # numpy reads any buffer, read-only ones too (the limited API of 3.10 has no buffer
+    # protocol); the array holds the memoryview, which holds the buffer, and from_numpy's
+    # storage holds the array (read-only when it is)
+    array = numpy.frombuffer(view, numpy.uint8)
+    storage: UntypedStorage = _ctensor.from_numpy(array).untyped_storage()
+    return storage
+
+
+def _rebuild_storage_buffer(data: Any) -> UntypedStorage:
+    """Unpickle an UntypedStorage pickled with protocol 5: a storage over the buffer itself."""
+    return _storage_over_buffer(data)
 
 
 def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) -> Tensor:
@@ -260,11 +314,24 @@ class UntypedStorage(_ctensor.StorageBase):
             swapped[k::elem_size] = data[elem_size - 1 - k :: elem_size]
         self.copy_(UntypedStorage.from_buffer(swapped, dtype=_DTYPE_NAMES["uint8"]))
 
-    def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickle (and copy, deepcopy) by value: the bytes and the device."""
         if self.device.type == "meta":
             raise C10NotImplementedError("Cannot copy out of meta tensor; no data!")
         return _rebuild_storage, (self._bytes(), str(self.device))
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle: with protocol 5 a CPU storage's bytes go as one ``pickle.PickleBuffer``.
+
+        With a ``buffer_callback`` nothing is copied (the buffer goes out of band, as numpy's
+        arrays do) and loading with ``buffers=`` wraps the buffer itself (read-only when it is);
+        without one the buffer is pickled in band. Lower protocols and other devices: the bytes
+        and the device (``__reduce__``).
+        """
+        if protocol >= 5 and self.device.type == "cpu":
+            buffer = pickle.PickleBuffer(_bytes_view(self, 0, self.nbytes()))
+            return _rebuild_storage_buffer, (buffer,)
+        return self.__reduce__()
 
     def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
         """The type's name ("pyc10.UntypedStorage"), or self converted to ``dtype``.

@@ -205,8 +205,15 @@ class Tensor(_ctensor.TensorBase):
         Tensors pickled together that share a storage share one after loading (the storage is
         one object to pickle), which torch's ``pickle`` does not do and ``torch.save`` does.
         A meta tensor has no bytes to pickle: its dtype, sizes and strides (torch's
-        ``_rebuild_meta_tensor_no_storage``).
+        ``_rebuild_meta_tensor_no_storage``). With protocol 5 a CPU tensor sends only the bytes
+        its elements reach, as a ``pickle.PickleBuffer`` (out of band with a ``buffer_callback``,
+        so nothing is copied; loading wraps the buffer) and still shares its storage with the
+        tensors pickled with it (pyc10._pickling).
         """
+        if protocol >= 5 and self.device.type == "cpu":
+            from . import _pickling  # on first use: import pyc10 stays as fast as it was
+
+            return _pickling.reduce_window(self)
         if self.is_meta:
             return _rebuild_meta_tensor_no_storage, (
                 self.dtype._name,
