@@ -81,7 +81,8 @@ static c10c_status reserve(int fd, int64_t size, const char *what) {
   int64_t free_bytes = c10c__fd_free_space(fd);
   char free_text[64] = "unknown";
   if (free_bytes >= 0) snprintf(free_text, sizeof free_text, "%lld", (long long)free_bytes);
-  return c10c__fail(C10C_STATUS_ERROR,
+  /* a full tmpfs is memory running out */
+  return c10c__fail(err == ENOSPC || err == ENOMEM ? C10C_STATUS_OUT_OF_MEMORY : C10C_STATUS_ERROR,
                     "cannot reserve %lld bytes of %s: %s (%d); %s bytes free on its file system",
                     (long long)size, what, c10c__errno_text(err, buf, sizeof buf), err, free_text);
 }
