@@ -71,6 +71,14 @@ def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) ->
     return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
 
 
+def _no_arguments(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Raise torch's arity errors for a StorageBase method without parameters."""
+    if kwargs:
+        raise C10TypeError(f"UntypedStorage.{method}() takes no keyword arguments")
+    if args:
+        raise C10TypeError(f"UntypedStorage.{method}() takes no arguments ({len(args)} given)")
+
+
 class UntypedStorage(_ctensor.StorageBase):
     """Bytes on a device, as ``torch.UntypedStorage``.
 
@@ -143,13 +151,23 @@ class UntypedStorage(_ctensor.StorageBase):
     # torch's is a Python method of torch.storage._StorageBase, which names its arity errors
     share_memory_.__qualname__ = "_StorageBase.share_memory_"
 
-    def _share_filename_cpu_(self) -> tuple[bytes, bytes, int]:
+    def _share_fd_cpu_(self, *args: Any, **kwargs: Any) -> tuple[int, int]:
+        """Move the bytes into a memory file; (its descriptor, size) as torch's.
+
+        The descriptor stays the storage's (closed when it goes); another process maps it with
+        ``_new_shared_fd_cpu`` once it arrives there (over a Unix socket: SCM_RIGHTS).
+        """
+        _no_arguments("_share_fd_cpu_", args, kwargs)
+        return self._share_fd()
+
+    def _share_filename_cpu_(self, *args: Any, **kwargs: Any) -> tuple[bytes, bytes, int]:
         """Move the bytes into a named shared memory object; (manager handle, name, size).
 
         The object has torch's RefcountedMapAllocator layout, so a torch process opens it with
         ``_new_shared_filename_cpu`` (and we open torch's). The manager handle is what
         pyc10.multiprocessing's manager reports (b"" without one).
         """
+        _no_arguments("_share_filename_cpu_", args, kwargs)
         name, size, created = self._share_filename()
         manager = _sharing.created(name) if created else _sharing.manager_of(name)
         return manager, name, size

@@ -226,9 +226,9 @@ C10C_API c10c_status c10c_storage_shared_name(const char **out, const c10c_stora
  * _new_shared_filename_cpu): maps it, adds 1 to its reference count and closes the descriptor.
  * Names made by torch ("/torch_<pid>_<n>") open as ours do. Not resizable.
  * Ownership: *out is a new reference (NULL on failure); name is copied.
- * Errors: C10C_STATUS_NULL_POINTER (out, name); C10C_STATUS_INVALID_ARGUMENT for a name other
- * than '/' and 1 to 254 of [A-Za-z0-9_.-] ("invalid shared memory name <...>"); C10C_STATUS_ERROR
- * for a negative nbytes, a name that does not exist ("unable to open shared memory object
+ * Errors: C10C_STATUS_NULL_POINTER (out, name); C10C_STATUS_ERROR for a name other than '/' and
+ * 1 to 254 of [A-Za-z0-9_.-] ("invalid shared memory name <...>"), a negative nbytes, a name that
+ * does not exist ("unable to open shared memory object
  * </c10c_1_2> in read-write mode: No such file or directory (2)", torch's words), an object of
  * another user ("shared memory object </x> belongs to user 65534, not to this process's user
  * 0: a handle from another user is refused"), one that is not a regular file, one shorter than

@@ -347,7 +347,7 @@ static c10c_status check_name(const char *name) {
   bool ok = n >= 2 && n <= 255 && name[0] == '/';
   for (size_t i = 1; ok && i < n; i++) ok = name_char_ok(name[i]);
   if (!ok)
-    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+    return c10c__fail(C10C_STATUS_ERROR, /* a RuntimeError, as torch's failed shm_open */
                       "invalid shared memory name <%.64s%s>: expected '/' then 1 to 254 letters, "
                       "digits, '_', '-' or '.'",
                       name, n > 64 ? "..." : "");

@@ -200,8 +200,8 @@ static int unpack_long(PyObject *o, long long *out) {
   return 0;
 }
 
-/* _share_fd_cpu_() -> (fd, size): the bytes moved into a memory file (c10c_storage_share_fd);
- * the descriptor stays the storage's. */
+/* _share_fd() -> (fd, size) (_storage.py's _share_fd_cpu_): the bytes moved into a memory file
+ * (c10c_storage_share_fd); the descriptor stays the storage's. */
 static PyObject *s_share_fd_cpu_(PyObject *self, PyObject *unused) {
   (void)unused;
   c10c_storage *s = storage__of(self);
@@ -666,8 +666,8 @@ PyMethodDef storage__methods[] = {
     {"_bytes", s_bytes, METH_NOARGS, "The bytes as a bytes object (copied to the host)."},
     {"clone", s_clone, METH_NOARGS,
      "clone() -> UntypedStorage\n\nA copy of the bytes in a new storage on the same device."},
-    {"_share_fd_cpu_", s_share_fd_cpu_, METH_NOARGS,
-     "_share_fd_cpu_() -> tuple[int, int]\n\nThe bytes moved into a memory file; its "
+    {"_share_fd", s_share_fd_cpu_, METH_NOARGS,
+     "_share_fd() -> tuple[int, int]\n\nThe bytes moved into a memory file; its "
      "descriptor (the storage's) and size."},
     {"_share_filename", s_share_filename, METH_NOARGS,
      "_share_filename() -> tuple[bytes, int, bool]\n\nThe bytes moved into a named shared "

@@ -354,14 +354,14 @@ TEST(forged_stale_foreign_and_short_names_are_refused) {
   ASSERT_MESSAGE_HAS("unable to open shared memory object </c10c_test_");
   const char *bad[] = {"", "/", "noslash", "/a/b", "/../etc", "/a b", "/a\nb"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_new_shared_filename(&r, bad[i], 8));
+    ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_filename(&r, bad[i], 8));
     ASSERT_MESSAGE_HAS("invalid shared memory name");
   }
   char longname[300];
   memset(longname, 'a', sizeof longname);
   longname[0] = '/';
   longname[299] = 0;
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_storage_new_shared_filename(&r, longname, 8));
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_filename(&r, longname, 8));
   ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_new_shared_filename(&r, NULL, 8));
 
   make_object(name, 64 + 8, 0); /* every user released it */
