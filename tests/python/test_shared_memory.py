@@ -345,3 +345,34 @@ def test_from_file_as_torch(tmp_path: Any) -> None:
     with open(grown, "wb") as f:
         f.write(b"xyz")
     assert S.from_file(grown, True, 5).tolist() == [120, 121, 122, 0, 0]
+
+
+def test_pyc10_from_file_as_torch_from_file(tmp_path: Any) -> None:
+    path = str(tmp_path / "f")
+    with open(path, "wb") as f:
+        f.write(b"abcdefgh")
+    for kwargs in ({"size": 2, "dtype": "int16"}, {"size": None}, {"shared": None, "size": 2}):
+        k = dict(kwargs)
+        if "dtype" in k:
+            ours = pyc10.from_file(path, **{**k, "dtype": getattr(pyc10, str(k["dtype"]))})
+            theirs = torch.from_file(path, **{**k, "dtype": getattr(torch, str(k["dtype"]))})
+        else:
+            ours, theirs = pyc10.from_file(path, **k), torch.from_file(path, **k)
+        assert ours.tolist() == theirs.tolist() and ours.dtype.itemsize == theirs.dtype.itemsize
+        assert ours.untyped_storage().filename == theirs.untyped_storage().filename
+    ours = pyc10.from_file(path, True, 2, dtype=pyc10.uint8)
+    assert ours.is_shared() and ours.untyped_storage().filename == path
+    ours[0] = 65
+    del ours
+    with open(path, "rb") as f:
+        assert f.read(1) == b"A"
+    for call in (
+        lambda m: m.from_file(path, bogus=1),
+        lambda m: m.from_file(path, 1, 2, 3),
+        lambda m: m.from_file(path, size=-1),
+        lambda m: m.from_file(path, pin_memory=True, size=1),
+        lambda m: m.from_file(1),
+        lambda m: m.from_file(path, size=100),
+        lambda m: m.from_file(path + "/x", size=1),
+    ):
+        same_error(call)
