@@ -80,9 +80,10 @@ int c10c__fd_truncate(int fd, int64_t size) {
   return rc == 0 ? 0 : errno;
 }
 
-int c10c__fd_map(void **out, int fd, size_t size, bool shared) {
+int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate) {
   *out = NULL;
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, shared ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+  int flags = (shared ? MAP_SHARED : MAP_PRIVATE) | (populate ? MAP_POPULATE : 0);
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, fd, 0);
   if (p == MAP_FAILED) return errno;
   *out = p;
   return 0;

@@ -35,8 +35,9 @@ int c10c__fd_reserve(int fd, int64_t size);
 int c10c__fd_truncate(int fd, int64_t size);
 
 /* Maps size bytes of fd from offset 0: shared (writes reach the file) or private (copy on
- * write). Freed with c10c__os_unmap (sysmem.h). */
-int c10c__fd_map(void **out, int fd, size_t size, bool shared);
+ * write); with populate, its page tables filled at once (MAP_POPULATE: a copy into it then takes
+ * no page faults). Freed with c10c__os_unmap (sysmem.h). */
+int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate);
 
 /* A close-on-exec duplicate of fd (the lowest free number). */
 int c10c__fd_dup(int *out_fd, int fd);

@@ -109,7 +109,7 @@ static c10c_status new_memfd(mapping **out, int64_t nbytes) {
   }
   c10c_status st = reserve(m->fd, nbytes, "shared memory");
   if (st == C10C_STATUS_OK && nbytes > 0) {
-    err = c10c__fd_map(&m->base, m->fd, (size_t)nbytes, true);
+    err = c10c__fd_map(&m->base, m->fd, (size_t)nbytes, true, true);
     if (err == 0)
       m->size = (size_t)nbytes;
     else
@@ -159,7 +159,7 @@ static c10c_status new_named(mapping **out, int64_t nbytes) {
   size_t size = (size_t)(nbytes + HEADER);
   c10c_status st = reserve(fd, nbytes + HEADER, "shared memory");
   if (st == C10C_STATUS_OK) {
-    err = c10c__fd_map(&m->base, fd, size, true);
+    err = c10c__fd_map(&m->base, fd, size, true, true);
     if (err == 0)
       m->size = size;
     else
@@ -282,7 +282,7 @@ c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbyte
   if (m == NULL) return out_of_memory("receiving a storage");
   *m = (mapping){NULL, 0, -1, BY_FD, false, 0, NULL};
   if (nbytes > 0) {
-    err = c10c__fd_map(&m->base, fd, (size_t)nbytes, true);
+    err = c10c__fd_map(&m->base, fd, (size_t)nbytes, true, false);
     if (err != 0) {
       c10c__free(m);
       return map_failed(err, (size_t)nbytes, "a shared memory file descriptor");
@@ -400,7 +400,7 @@ c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *nam
   size_t size = (size_t)(nbytes + HEADER);
   void *base = NULL;
   if (st == C10C_STATUS_OK) {
-    err = c10c__fd_map(&base, fd, size, true);
+    err = c10c__fd_map(&base, fd, size, true, false);
     if (err != 0) st = map_failed(err, size, "a shared memory object");
   }
   c10c__fd_close(fd);
@@ -484,7 +484,7 @@ c10c_status c10c_storage_new_from_file(c10c_storage **out, const char *filename,
       st = reserve(fd, nbytes, "file space");
   }
   if (st == C10C_STATUS_OK) {
-    err = c10c__fd_map(&m->base, fd, (size_t)nbytes, shared);
+    err = c10c__fd_map(&m->base, fd, (size_t)nbytes, shared, false);
     if (err == 0)
       m->size = (size_t)nbytes;
     else
