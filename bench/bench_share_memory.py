@@ -1,9 +1,9 @@
 """Moving a storage into shared memory: pyc10 against torch, measured in the same run.
 
-For each size: the time of ``share_memory_()`` (the file_descriptor strategy: a memory file,
-its space reserved, one copy) and of ``_share_filename_cpu_()`` (a named object), each on a
-fresh storage whose bytes were written first, best of --repeat runs of CPU time (user + system: the machine may be shared); and the time another
-"process" (this one, through the handle) takes to map it.
+For a storage of --mib MiB whose bytes were written first: ``share_memory_()`` (the
+file_descriptor strategy: a memory file, its space reserved, one copy), ``_share_filename_cpu_()``
+(a named object), and sharing by descriptor then mapping that descriptor again. Each figure is the
+best of --repeat runs of CPU time (user + system: the machine may be shared with other work).
 
     python bench/bench_share_memory.py [--mib 1024] [--repeat 3]
 """
