@@ -188,6 +188,16 @@ class UntypedStorage(_ctensor.StorageBase):
             _sharing.created(name)
         return storage
 
+    @classmethod
+    def _new_shared(cls, size: int, *, device: Any = "cpu") -> UntypedStorage:
+        """A new storage of size bytes in shared memory (by the strategy), as torch's."""
+        dev = _device_cls(device)
+        if dev.type != "cpu":
+            return cls(size, device=dev)
+        if _sharing.get_sharing_strategy() == "file_system":
+            return cls._new_using_filename_cpu(size)
+        return cls._new_using_fd_cpu(size)
+
     @property
     def filename(self) -> str | None:
         """The file this storage maps with ``from_file(..., shared=True)``, else None (torch's)."""

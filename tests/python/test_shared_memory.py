@@ -376,3 +376,28 @@ def test_pyc10_from_file_as_torch_from_file(tmp_path: Any) -> None:
         lambda m: m.from_file(path + "/x", size=1),
     ):
         same_error(call)
+
+
+def test_typed_storages_and_new_shared_as_torch(tmp_path: Any) -> None:
+    path = str(tmp_path / "f")
+    with open(path, "wb") as f:
+        f.write(bytes(16))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TypedStorage is deprecated, as torch's
+        for m in (pyc10, torch):
+            s = m.FloatStorage(4)
+            assert s._share_fd_cpu_()[1] == 4 and s.filename is None
+            assert m.TypedStorage(4, dtype=m.float32)._share_filename_cpu_()[2] == 4
+            mapped = m.FloatStorage.from_file(path, True, 4)
+            assert mapped.filename == path and mapped.tolist() == [0.0] * 4
+            assert m.FloatStorage.from_file(path, False, 2).tolist() == [0.0, 0.0]
+            del s, mapped
+        same_error(lambda m: m.TypedStorage.from_file(path, True, 4))
+    for strategy in ("file_descriptor", "file_system"):
+        _sharing.set_sharing_strategy(strategy)
+        torch.multiprocessing.set_sharing_strategy(strategy)
+        ours, theirs = S._new_shared(8), T._new_shared(8)
+        assert ours.is_shared() and theirs.is_shared() and ours.nbytes() == theirs.nbytes()
+        assert (ours._shared_name() is not None) == (strategy == "file_system")
+        del ours, theirs
+    torch.multiprocessing.set_sharing_strategy("file_descriptor")
