@@ -155,8 +155,9 @@ C10C_API bool c10c_storage_is_shared(const c10c_storage *storage);
  * process can map: every tensor over the storage sees the new memory, the storage is no longer
  * resizable, and its space is reserved at once (posix_fallocate), so running out shows here as
  * an error and never later as SIGBUS. The old bytes are freed at once, unless their address
- * was handed out (c10c_storage_data, c10c_storage_data_ptr, c10c_tensor_data, a DLPack export):
- * then they stay until the storage goes, so that pointer never dangles. No storage costs an open
+ * was handed out (c10c_storage_data, c10c_storage_data_ptr, c10c_tensor_data, a DLPack export,
+ * and always for external memory, whose deleter runs at the last release): then they stay until
+ * the storage goes, so that pointer never dangles. No storage costs an open
  * descriptor except one shared by descriptor. Not thread-safe against another thread reading
  * the storage's data pointer meanwhile (as c10's set_data_ptr). */
 

@@ -139,6 +139,8 @@ c10c_status c10c_storage_new_external(c10c_storage **out, void *data, int64_t nb
   if (s == NULL)
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
   s->data_ptr = (c10c_data_ptr){data, ctx, deleter, device};
+  /* the caller knows the address (and its deleter runs at the last release, as documented) */
+  atomic_store_explicit(&s->exposed, true, memory_order_relaxed);
   *out = s;
   return C10C_STATUS_OK;
 }

@@ -404,6 +404,75 @@ TEST(forged_stale_foreign_and_short_names_are_refused) {
   shm_unlink(name);
 }
 
+/* ---- the old bytes ---- */
+
+static int64_t cpu_allocated(void) {
+  c10c_memory_stats stats;
+  stats.struct_size = sizeof stats;
+  if (c10c_allocator_get_stats(&stats, c10c_cpu_caching_allocator()) != C10C_STATUS_OK) return -1;
+  return stats.allocated_bytes[C10C_STAT_ALL].current;
+}
+
+static int deletes;
+static void count_delete(void *ctx) {
+  (void)ctx;
+  deletes++;
+}
+
+TEST(old_bytes_are_freed_at_once_unless_their_address_was_handed_out) {
+  c10c_storage *s;
+  ASSERT_OK(c10c_storage_new(&s, 1 << 20, NULL, C10C_DEVICE_TYPE_CPU, true));
+  int64_t with = cpu_allocated();
+  ASSERT_OK(c10c_storage_share_fd(s)); /* nobody saw the address: freed */
+  ASSERT_EQ(cpu_allocated(), with - (1 << 20));
+  c10c_storage_release(s);
+
+  ASSERT_OK(c10c_storage_new(&s, 1 << 20, NULL, C10C_DEVICE_TYPE_CPU, true));
+  unsigned char *old = c10c_storage_data(s); /* handed out */
+  memset(old, 4, 1 << 20);
+  with = cpu_allocated();
+  ASSERT_OK(c10c_storage_share_filename(s));
+  ASSERT_EQ(cpu_allocated(), with); /* kept */
+  ASSERT_EQ(old[(1 << 20) - 1], 4);
+  ASSERT_TRUE(c10c_storage_data(s) != old);
+  ASSERT_OK(c10c_storage_share_fd(s)); /* shared by name: stays */
+  c10c_storage_release(s);
+  ASSERT_EQ(cpu_allocated(), with - (1 << 20));
+
+  /* exposed twice, moved twice (by descriptor, then by name): both old blocks are kept */
+  ASSERT_OK(c10c_storage_new(&s, 1 << 20, NULL, C10C_DEVICE_TYPE_CPU, true));
+  memset(c10c_storage_data(s), 5, 1 << 20);
+  ASSERT_OK(c10c_storage_share_fd(s));
+  unsigned char *in_memfd = c10c_storage_data(s);
+  ASSERT_OK(c10c_storage_share_filename(s));
+  ASSERT_EQ(in_memfd[0], 5); /* still mapped */
+  ASSERT_EQ(((unsigned char *)c10c_storage_data(s))[(1 << 20) - 1], 5);
+  c10c_storage_release(s); /* frees all three (ASan and valgrind watch) */
+
+  /* the same through a tensor's data pointer */
+  c10c_tensor *t;
+  int64_t n = 1000;
+  ASSERT_OK(c10c_tensor_empty(&t, &n, 1, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  with = cpu_allocated();
+  ASSERT_OK(c10c_storage_share_fd(c10c_tensor_storage(t)));
+  ASSERT_TRUE(cpu_allocated() < with);
+  c10c_tensor_release(t);
+  ASSERT_OK(c10c_tensor_empty(&t, &n, 1, C10C_DTYPE_FLOAT32, cpu, C10C_MEMORY_FORMAT_CONTIGUOUS));
+  ASSERT_TRUE(c10c_tensor_data(t) != NULL);
+  with = cpu_allocated();
+  ASSERT_OK(c10c_storage_share_fd(c10c_tensor_storage(t)));
+  ASSERT_EQ(cpu_allocated(), with);
+  c10c_tensor_release(t);
+
+  /* external memory: its deleter runs at the last release, as c10c_storage_new_external says */
+  static char bytes[8];
+  ASSERT_OK(c10c_storage_new_external(&s, bytes, 8, cpu, count_delete, bytes));
+  ASSERT_OK(c10c_storage_share_fd(s));
+  ASSERT_EQ(deletes, 0);
+  c10c_storage_release(s);
+  ASSERT_EQ(deletes, 1);
+}
+
 /* ---- devices ---- */
 
 TEST(only_cpu_storages_are_shared_and_share_memory_leaves_cuda_alone) {
@@ -593,6 +662,7 @@ RUN_TESTS(T(share_fd_moves_the_bytes_into_a_memfd_other_processes_map),
           T(ten_thousand_received_storages_fit_in_1024_descriptors),
           T(share_filename_uses_torchs_refcounted_layout_and_the_last_user_unlinks),
           T(the_last_release_unlinks_the_name), T(forged_stale_foreign_and_short_names_are_refused),
+          T(old_bytes_are_freed_at_once_unless_their_address_was_handed_out),
           T(only_cpu_storages_are_shared_and_share_memory_leaves_cuda_alone),
           T(a_failed_reservation_names_the_size_and_the_free_space_and_changes_nothing),
           T(a_full_tmpfs_refuses_at_share_time_never_by_sigbus),

@@ -337,24 +337,15 @@ TEST(share_memory_moves_the_bytes_where_a_forked_child_writes_them) {
   ASSERT_EQ(p[1], 42);
   c10c_storage_release(s);
 
-  /* external memory whose address was handed out: its deleter runs once, when the storage
-   * goes (not at the move) */
+  /* external memory: its deleter runs once, when the storage goes (not at the move) */
   static unsigned char bytes[16];
   deleter_calls = 0;
   ASSERT_OK(c10c_storage_new_external(&s, bytes, 16, (c10c_device){C10C_DEVICE_TYPE_CPU, -1},
                                       count_deleter, bytes));
-  ASSERT_TRUE(c10c_storage_data(s) == bytes);
   ASSERT_OK(c10c_storage_share_memory(s));
   ASSERT_EQ(deleter_calls, 0);
   c10c_storage_release(s);
   ASSERT_EQ(deleter_calls, 1);
-  /* ... and nobody saw its address: freed at the move */
-  ASSERT_OK(c10c_storage_new_external(&s, bytes, 16, (c10c_device){C10C_DEVICE_TYPE_CPU, -1},
-                                      count_deleter, bytes));
-  ASSERT_OK(c10c_storage_share_memory(s));
-  ASSERT_EQ(deleter_calls, 2);
-  c10c_storage_release(s);
-  ASSERT_EQ(deleter_calls, 2);
 
   ASSERT_OK(c10c_storage_new(&s, 0, NULL, C10C_DEVICE_TYPE_CPU, true)); /* no bytes */
   ASSERT_OK(c10c_storage_share_memory(s));
