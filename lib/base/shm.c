@@ -21,7 +21,7 @@
 
 int c10c__shm_memfd(int *out_fd, const char *label) {
   *out_fd = -1;
-  int fd = memfd_create(label, MFD_CLOEXEC);
+  int fd = memfd_create(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return errno;
   *out_fd = fd;
   return 0;
@@ -71,6 +71,10 @@ int c10c__fd_reserve(int fd, int64_t size) {
   do err = posix_fallocate(fd, 0, (off_t)size);
   while (err == EINTR);
   return err;
+}
+
+int c10c__fd_seal_shrinking(int fd) {
+  return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0 ? 0 : errno;
 }
 
 int c10c__fd_truncate(int fd, int64_t size) {

@@ -13,7 +13,7 @@ typedef struct {
   uint32_t uid; /* owner */
 } c10c__fd_info;
 
-/* A new anonymous memory file (memfd_create, close-on-exec), empty. */
+/* A new anonymous memory file (memfd_create, close-on-exec, sealable), empty. */
 int c10c__shm_memfd(int *out_fd, const char *label);
 
 /* Opens the POSIX shared memory object name read-write (close-on-exec); with create, makes it
@@ -31,6 +31,9 @@ int64_t c10c__fd_free_space(int fd);
  * never meet a full file system (SIGBUS). ENOSPC, EFBIG and others on failure. Counts as a
  * memory request for the test hook (testing.h), failing with ENOSPC when it says so. */
 int c10c__fd_reserve(int fd, int64_t size);
+/* Seals a memory file against shrinking (and further seals): no process that receives it can
+ * cut the pages from under another's mapping (SIGBUS). */
+int c10c__fd_seal_shrinking(int fd);
 /* Sets fd's file size (ftruncate). */
 int c10c__fd_truncate(int fd, int64_t size);
 

@@ -108,6 +108,10 @@ static c10c_status new_memfd(mapping **out, int64_t nbytes) {
                       c10c__errno_text(err, buf, sizeof buf), err);
   }
   c10c_status st = reserve(m->fd, nbytes, "shared memory");
+  /* receivers check the size once; sealed, it cannot shrink under them later */
+  if (st == C10C_STATUS_OK && (err = c10c__fd_seal_shrinking(m->fd)) != 0)
+    st = c10c__fail(C10C_STATUS_ERROR, "unable to seal a shared memory file: %s (%d)",
+                    c10c__errno_text(err, buf, sizeof buf), err);
   if (st == C10C_STATUS_OK && nbytes > 0) {
     err = c10c__fd_map(&m->base, m->fd, (size_t)nbytes, true, true);
     if (err == 0)

@@ -143,6 +143,7 @@ TEST(share_fd_moves_the_bytes_into_a_memfd_other_processes_map) {
   snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
   ASSERT_TRUE(readlink(link, target, sizeof target - 1) > 0);
   ASSERT_TRUE(strncmp(target, "/memfd:", 7) == 0);
+  ASSERT_TRUE(ftruncate(fd, 100) != 0 && errno == EPERM); /* sealed against shrinking */
 
   int sv[2];
   ASSERT_TRUE(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
