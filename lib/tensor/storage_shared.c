@@ -32,8 +32,7 @@ typedef struct {
   size_t size; /* its length */
   int fd;      /* BY_FD: the fd kept, or -1 */
   backing kind;
-  bool fd_dropped;  /* BY_FD: received, mapped, and its fd closed to spare descriptors */
-  int64_t fd_limit; /* the soft RLIMIT_NOFILE when it was dropped */
+  int64_t fd_limit; /* BY_FD, fd -1: the soft RLIMIT_NOFILE when the received fd was closed */
   char *name;       /* BY_NAME: the shm name; FILE_*: the path */
 } mapping;
 
@@ -99,7 +98,7 @@ static c10c_status new_memfd(mapping **out, int64_t nbytes) {
   *out = NULL;
   mapping *m = c10c__malloc(sizeof *m);
   if (m == NULL) return out_of_memory("sharing a storage");
-  *m = (mapping){NULL, 0, -1, BY_FD, false, 0, NULL};
+  *m = (mapping){NULL, 0, -1, BY_FD, 0, NULL};
   char buf[128];
   int err = c10c__shm_memfd(&m->fd, "c10c_shared_storage");
   if (err != 0) {
@@ -145,7 +144,7 @@ static c10c_status new_named(mapping **out, int64_t nbytes) {
     c10c__free(name);
     return out_of_memory("sharing a storage");
   }
-  *m = (mapping){NULL, 0, -1, BY_NAME, false, 0, name};
+  *m = (mapping){NULL, 0, -1, BY_NAME, 0, name};
   char buf[128];
   int fd = -1, err = EEXIST;
   for (int attempt = 0; attempt < 16 && err == EEXIST; attempt++) {
@@ -284,7 +283,7 @@ c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbyte
                       (long long)nbytes, fd, (long long)info.size);
   mapping *m = c10c__malloc(sizeof *m);
   if (m == NULL) return out_of_memory("receiving a storage");
-  *m = (mapping){NULL, 0, -1, BY_FD, false, 0, NULL};
+  *m = (mapping){NULL, 0, -1, BY_FD, 0, NULL};
   if (nbytes > 0) {
     err = c10c__fd_map(&m->base, fd, (size_t)nbytes, true, false);
     if (err != 0) {
@@ -302,10 +301,7 @@ c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbyte
     kept = -1;
   }
   m->fd = kept;
-  if (kept < 0) {
-    m->fd_dropped = true;
-    m->fd_limit = limit;
-  }
+  m->fd_limit = limit;
   return wrap(out, m, nbytes, true);
 }
 
@@ -428,7 +424,7 @@ c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *nam
                       "released it)",
                       name, (int)seen);
   }
-  *m = (mapping){base, size, -1, BY_NAME, false, 0, copy};
+  *m = (mapping){base, size, -1, BY_NAME, 0, copy};
   return wrap(out, m, nbytes, true);
 }
 
@@ -457,7 +453,7 @@ c10c_status c10c_storage_new_from_file(c10c_storage **out, const char *filename,
     c10c__free(copy);
     return out_of_memory("mapping a file");
   }
-  *m = (mapping){NULL, 0, -1, shared ? FILE_SHARED : FILE_PRIVATE, false, 0, copy};
+  *m = (mapping){NULL, 0, -1, shared ? FILE_SHARED : FILE_PRIVATE, 0, copy};
   if (nbytes == 0) return wrap(out, m, 0, shared); /* torch opens nothing for 0 bytes */
   char buf[128];
   int fd;
