@@ -30,12 +30,10 @@ S = pyc10.UntypedStorage
 T = torch.UntypedStorage
 
 
-_NAME = re.compile(r"(c10c_\d+_[0-9a-f]{16}|torch_\d+_\d+_\d+)$")
-
-
 def _ours() -> set[str]:
-    """The shm names pyc10 (and torch) make: other programs' names are left out."""
-    return {n for n in os.listdir("/dev/shm") if _NAME.match(n)}
+    """The shm names this process made (pyc10's and torch's); other programs' are left out."""
+    mine = re.compile(rf"(c10c_{os.getpid()}_[0-9a-f]{{16}}|torch_{os.getpid()}_\d+_\d+)$")
+    return {n for n in os.listdir("/dev/shm") if mine.match(n)}
 
 
 @pytest.fixture(autouse=True)
