@@ -285,15 +285,16 @@ class Tensor(_ctensor.TensorBase):
     # ---- shared memory (Python methods in torch too, with their arity errors) ----
 
     def is_shared(self) -> bool:
-        """Whether the storage is in shared memory (after ``share_memory_``; CUDA: always)."""
+        """Whether the storage is in memory other processes can open (CUDA: always)."""
         return bool(self.untyped_storage().is_shared())
 
     def share_memory_(self) -> Tensor:
-        """Move the storage into memory shared with processes forked from now on; self.
+        """Move the storage into memory other processes can open; self.
 
         In place, as torch's: every tensor over the storage sees the new memory, which is no
-        longer resizable (torch says it is, and its resize_ then crashes). A CUDA storage is
-        left as it is. Memory read before the move stays valid (torch frees it).
+        longer resizable (torch says it is, and its resize_ then crashes). The sharing strategy
+        picks a memory file (file_descriptor) or a named object (file_system); a CUDA storage is
+        left as it is. Memory whose address was handed out before stays valid (torch frees it).
         """
         self.untyped_storage().share_memory_()
         return self

@@ -35,6 +35,7 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
         [
             "pyc10._lib",
             "pyc10._errors",
+            "pyc10._sharing",
             "pyc10._constant",
             "pyc10._adopt",
             "pyc10._build_ffi",
