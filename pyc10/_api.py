@@ -14,6 +14,7 @@ from ._creation import (
     cat,
     concat,
     concatenate,
+    from_file,
     frombuffer,
     is_storage,
     legacy_contiguous_format,
@@ -79,7 +80,7 @@ get_default_dtype = _ctensor.get_default_dtype
 """The default floating point dtype (``pyc10.float32`` until changed), as torch's (a builtin)."""
 get_default_dtype.__module__ = "pyc10"  # named pyc10.get_default_dtype in its errors, as torch's
 
-#: The release of the loaded libc10c ("1.0.0").
+#: The release of the loaded libc10c ("1.1.0").
 __version__: str = _ffi.string(_lib.c10c_version_string()).decode()
 #: The ABI version of the loaded libc10c as (major, minor).
 abi_version: tuple[_builtins.int, _builtins.int] = (
@@ -312,6 +313,7 @@ __all__ = [
     "float32",
     "float64",
     "from_dlpack",
+    "from_file",
     "from_numpy",
     "frombuffer",
     "full",

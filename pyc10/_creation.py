@@ -44,6 +44,9 @@ view_as_complex: Callable[[Tensor], Tensor] = _ctensor.view_as_complex
 frombuffer: Callable[..., Tensor] = _ctensor.frombuffer
 """A 1-dim CPU tensor over a buffer's memory, as ``torch.frombuffer`` (zero-copy: it keeps the
 buffer alive; a read-only buffer gives a read-only tensor, where torch only warns)."""
+from_file: Callable[..., Tensor] = _ctensor.from_file
+"""A 1-dim CPU tensor over a memory-mapped file, as ``torch.from_file``: ``size`` elements of
+``dtype`` mapped shared (writes reach the file, which is created or grown) or privately."""
 asarray: Callable[..., Tensor] = _ctensor.asarray
 """obj as a tensor, as ``torch.asarray``: tensors, numpy arrays and scalars, DLPack producers and
 buffers are shared where dtype and device allow (copy=False refuses a copy), other data copied."""

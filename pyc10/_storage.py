@@ -2,24 +2,28 @@
 
 The type is in C (``pyc10._ctensor.StorageBase``, pyc10/_ext/storage.c); this subclass adds what
 is rare, as torch's ``torch.storage.UntypedStorage`` adds to ``torch._C.StorageBase``: the repr,
-pickling, ``from_file`` and a few conveniences.
+pickling, the sharing strategy and a few conveniences.
 """
 
 from __future__ import annotations
 
 import builtins
-import ctypes
-import mmap
-import os
+import pickle
 from typing import TYPE_CHECKING, Any, cast
 
-from . import _ctensor
+from . import _ctensor, _sharing
 from ._adopt import adopt as _adopt
 from ._device import _make as _make_device
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import dtype as _dtype_cls
-from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError, check
+from ._errors import (
+    C10NotImplementedError,
+    C10RuntimeError,
+    C10TypeError,
+    C10ValueError,
+    check,
+)
 from ._lib import ffi, lib
 
 if TYPE_CHECKING:
@@ -44,6 +48,53 @@ def _rebuild_storage(data: bytes, device: str) -> UntypedStorage:
     if _device_cls(device).type == "cpu":
         return host
     return UntypedStorage(len(data), device=device).copy_(host)
+
+
+def _bytes_view(storage: UntypedStorage, start: int, length: int) -> Any:
+    """A 1-dim uint8 numpy array over ``length`` bytes of a CPU storage from ``start``.
+
+    Zero-copy: the array holds a tensor over the storage, so the bytes stay alive while it
+    lives; it is read-only when the storage is. The caller has checked the range.
+    """
+    out = ffi.new("c10c_tensor **")
+    check(
+        lib.c10c_tensor_new_from_storage(
+            out, storage._handle, [length], [1], 1, start, _DTYPE_NAMES["uint8"].value
+        )
+    )
+    return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0])).numpy()
+
+
+def _storage_over_buffer(data: Any) -> UntypedStorage:
+    """A CPU storage over a buffer's bytes, zero-copy (protocol 5's loads, as numpy's).
+
+    The storage keeps the buffer alive; it is read-only when the buffer is (Ray's object store,
+    a ``bytes`` object). A non-contiguous buffer is a ValueError, anything else a TypeError.
+    """
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise C10TypeError(
+            f"expected a bytes-like object holding the storage, not {type(data).__name__}"
+        ) from None
+    if not view.c_contiguous:
+        raise C10ValueError("the storage's buffer is not contiguous")
+    n = view.nbytes
+    if n == 0:
+        return UntypedStorage(0)
+    import numpy  # not at import: import pyc10 stays free of numpy's start-up time
+
+    # numpy reads any buffer, read-only ones too (the limited API of 3.10 has no buffer
+    # protocol); the array holds the memoryview, which holds the buffer, and from_numpy's
+    # storage holds the array (read-only when it is)
+    array = numpy.frombuffer(view, numpy.uint8)
+    storage: UntypedStorage = _ctensor.from_numpy(array).untyped_storage()
+    return storage
+
+
+def _rebuild_storage_buffer(data: Any) -> UntypedStorage:
+    """Unpickle an UntypedStorage pickled with protocol 5: a storage over the buffer itself."""
+    return _storage_over_buffer(data)
 
 
 def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) -> Tensor:
@@ -74,6 +125,14 @@ def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) ->
     return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
 
 
+def _no_arguments(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Raise torch's arity errors for a StorageBase method without parameters."""
+    if kwargs:
+        raise C10TypeError(f"UntypedStorage.{method}() takes no keyword arguments")
+    if args:
+        raise C10TypeError(f"UntypedStorage.{method}() takes no arguments ({len(args)} given)")
+
+
 class UntypedStorage(_ctensor.StorageBase):
     """Bytes on a device, as ``torch.UntypedStorage``.
 
@@ -85,52 +144,6 @@ class UntypedStorage(_ctensor.StorageBase):
 
     __module__ = "pyc10"
     __slots__ = ()
-
-    @classmethod
-    def from_file(cls, filename: str, shared: bool = False, nbytes: int = 0) -> UntypedStorage:
-        """The bytes of a file, mapped: as ``torch.UntypedStorage.from_file``.
-
-        ``shared=False`` maps a private copy (writes stay in memory); ``shared=True`` maps the
-        file itself, creating it and growing it to ``nbytes`` as needed (writes reach the file).
-        ``nbytes=0`` gives an empty storage, as torch 2.13. The storage is not resizable.
-        """
-        if not isinstance(filename, str):
-            raise C10TypeError(f"argument 1 must be str, not {type(filename).__name__}")
-        shared = bool(shared.__index__())
-        nbytes = nbytes.__index__()
-        mode = "read-write" if shared else "read-only"
-        try:
-            fd = os.open(filename, os.O_RDWR | os.O_CREAT if shared else os.O_RDONLY, 0o600)
-        except OSError as e:
-            raise C10RuntimeError(
-                f"unable to open file <{filename}> in {mode} mode: {e.strerror} ({e.errno})"
-            ) from None
-        try:
-            size = os.fstat(fd).st_size
-            if nbytes < 0:
-                raise C10RuntimeError(
-                    f"unable to mmap {nbytes} bytes from file <{filename}>: Cannot allocate "
-                    "memory (12)"
-                )
-            if nbytes > size:
-                if not shared:
-                    raise C10RuntimeError(
-                        f"file <{filename}> size <{size}> is smaller than the required mapping "
-                        f"size <{nbytes}>"
-                    )
-                os.ftruncate(fd, nbytes)
-            length = nbytes  # torch 2.13 maps nothing for nbytes=0, whatever the file holds
-            if length == 0:
-                return cls(0)[:]  # an empty mapping: not resizable either
-            access = mmap.ACCESS_WRITE if shared else mmap.ACCESS_COPY
-            mapping = mmap.mmap(fd, length, access=access)
-        finally:
-            os.close(fd)
-        # the address through ctypes (the limited API's C has no buffer protocol); the ctypes
-        # object holds an export of the mapping, so it stays mapped while the storage lives
-        owner = ctypes.c_char.from_buffer(mapping)
-        storage: UntypedStorage = cls._from_owner(ctypes.addressof(owner), length, owner, False)
-        return storage
 
     def cpu(self) -> UntypedStorage:
         """Self on the CPU, else a CPU copy."""
@@ -172,17 +185,21 @@ class UntypedStorage(_ctensor.StorageBase):
         return index
 
     def share_memory_(self) -> UntypedStorage:
-        """Move the bytes into memory shared with processes forked from now on; self.
+        """Move the bytes into memory other processes can open; self (torch's share_memory_).
 
-        In place, as torch's (every tensor over the storage sees the new memory; it is no longer
-        resizable, where torch says it is and its resize_ crashes). A storage already shared, or
-        on CUDA (shared through CUDA IPC), is left as it is. Memory read before the move stays
-        valid (torch frees it under numpy arrays made before).
+        In place: every tensor over the storage sees the new memory, which is no longer
+        resizable. The strategy (:func:`pyc10.multiprocessing.get_sharing_strategy`) picks a
+        memory file shared by descriptor (``_share_fd_cpu_``) or a named shared memory object
+        (``_share_filename_cpu_``). A storage shared already, or on CUDA (shared through CUDA
+        IPC), is left as it is. The old bytes are freed, unless their address was handed out
+        (``data_ptr()``, numpy, DLPack): then they stay valid until the storage goes.
         """
-        if self.device.type not in ("cpu", "cuda"):
-            # torch's storage.share_memory_ goes to _share_fd_cpu_ off CUDA, which says this
-            raise C10RuntimeError("_share_fd_: only available on CPU")
-        self._share_memory()
+        if self.device.type not in ("cpu", "meta"):
+            pass  # only CPU uses POSIX shared memory (torch)
+        elif _sharing.get_sharing_strategy() == "file_system":
+            self._share_filename_cpu_()
+        else:
+            self._share_fd_cpu_()
         return self
 
     # torch's is a Python method of torch.storage._StorageBase, which names its arity errors
@@ -193,6 +210,58 @@ class UntypedStorage(_ctensor.StorageBase):
         """Decrement a producer's CUDA IPC reference counter, as torch's (``device`` unused)."""
         del device
         cls._release_ipc_counter_cuda(*args)
+
+    def _share_fd_cpu_(self, *args: Any, **kwargs: Any) -> tuple[int, int]:
+        """Move the bytes into a memory file; (its descriptor, size) as torch's.
+
+        The descriptor stays the storage's (closed when it goes); another process maps it with
+        ``_new_shared_fd_cpu`` once it arrives there (over a Unix socket: SCM_RIGHTS).
+        """
+        _no_arguments("_share_fd_cpu_", args, kwargs)
+        return self._share_fd()
+
+    def _share_filename_cpu_(self, *args: Any, **kwargs: Any) -> tuple[bytes, bytes, int]:
+        """Move the bytes into a named shared memory object; (manager handle, name, size).
+
+        The object has torch's RefcountedMapAllocator layout, so a torch process opens it with
+        ``_new_shared_filename_cpu`` (and we open torch's). The manager handle is what
+        pyc10.multiprocessing's manager reports (b"" without one).
+        """
+        _no_arguments("_share_filename_cpu_", args, kwargs)
+        name, size, created = self._share_filename()
+        manager = _sharing.created(name) if created else _sharing.manager_of(name)
+        return manager, name, size
+
+    @classmethod
+    def _new_shared_filename_cpu(cls, *args: Any) -> UntypedStorage:
+        """A storage over a named shared memory object: ``(manager_handle, name, size)``."""
+        storage: UntypedStorage = cls._new_shared_filename(*args)
+        _sharing.opened(args[0], args[1])
+        return storage
+
+    @classmethod
+    def _new_using_filename_cpu(cls, *args: Any) -> UntypedStorage:
+        """A new storage of ``size`` zero bytes in a new named shared memory object."""
+        storage: UntypedStorage = cls._new_using_filename(*args)
+        name = storage._shared_name()
+        if name is not None:
+            _sharing.created(name)
+        return storage
+
+    @classmethod
+    def _new_shared(cls, size: int, *, device: Any = "cpu") -> UntypedStorage:
+        """A new storage of size bytes in shared memory (by the strategy), as torch's."""
+        dev = _device_cls(device)
+        if dev.type != "cpu":
+            return cls(size, device=dev)
+        if _sharing.get_sharing_strategy() == "file_system":
+            return cls._new_using_filename_cpu(size)
+        return cls._new_using_fd_cpu(size)
+
+    @property
+    def filename(self) -> str | None:
+        """The file this storage maps with ``from_file(..., shared=True)``, else None (torch's)."""
+        return self._get_filename()
 
     def new(self, *args: Any, **kwargs: Any) -> UntypedStorage:
         """An empty storage on the same device (torch's ``StorageBase.new()``, no arguments)."""
@@ -260,11 +329,24 @@ class UntypedStorage(_ctensor.StorageBase):
             swapped[k::elem_size] = data[elem_size - 1 - k :: elem_size]
         self.copy_(UntypedStorage.from_buffer(swapped, dtype=_DTYPE_NAMES["uint8"]))
 
-    def __reduce__(self) -> tuple[Any, tuple[bytes, str]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickle (and copy, deepcopy) by value: the bytes and the device."""
         if self.device.type == "meta":
             raise C10NotImplementedError("Cannot copy out of meta tensor; no data!")
         return _rebuild_storage, (self._bytes(), str(self.device))
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle: with protocol 5 a CPU storage's bytes go as one ``pickle.PickleBuffer``.
+
+        With a ``buffer_callback`` nothing is copied (the buffer goes out of band, as numpy's
+        arrays do) and loading with ``buffers=`` wraps the buffer itself (read-only when it is);
+        without one the buffer is pickled in band. Lower protocols and other devices: the bytes
+        and the device (``__reduce__``).
+        """
+        if protocol >= 5 and self.device.type == "cpu":
+            buffer = pickle.PickleBuffer(_bytes_view(self, 0, self.nbytes()))
+            return _rebuild_storage_buffer, (buffer,)
+        return self.__reduce__()
 
     def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
         """The type's name ("pyc10.UntypedStorage"), or self converted to ``dtype``.

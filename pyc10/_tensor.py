@@ -205,8 +205,15 @@ class Tensor(_ctensor.TensorBase):
         Tensors pickled together that share a storage share one after loading (the storage is
         one object to pickle), which torch's ``pickle`` does not do and ``torch.save`` does.
         A meta tensor has no bytes to pickle: its dtype, sizes and strides (torch's
-        ``_rebuild_meta_tensor_no_storage``).
+        ``_rebuild_meta_tensor_no_storage``). With protocol 5 a CPU tensor sends only the bytes
+        its elements reach, as a ``pickle.PickleBuffer`` (out of band with a ``buffer_callback``,
+        so nothing is copied; loading wraps the buffer) and still shares its storage with the
+        tensors pickled with it (pyc10._pickling).
         """
+        if protocol >= 5 and self.device.type == "cpu":
+            from . import _pickling  # on first use: import pyc10 stays as fast as it was
+
+            return _pickling.reduce_window(self)
         if self.is_meta:
             return _rebuild_meta_tensor_no_storage, (
                 self.dtype._name,
@@ -278,15 +285,16 @@ class Tensor(_ctensor.TensorBase):
     # ---- shared memory (Python methods in torch too, with their arity errors) ----
 
     def is_shared(self) -> bool:
-        """Whether the storage is in shared memory (after ``share_memory_``; CUDA: always)."""
+        """Whether the storage is in memory other processes can open (CUDA: always)."""
         return bool(self.untyped_storage().is_shared())
 
     def share_memory_(self) -> Tensor:
-        """Move the storage into memory shared with processes forked from now on; self.
+        """Move the storage into memory other processes can open; self.
 
         In place, as torch's: every tensor over the storage sees the new memory, which is no
-        longer resizable (torch says it is, and its resize_ then crashes). A CUDA storage is
-        left as it is. Memory read before the move stays valid (torch frees it).
+        longer resizable (torch says it is, and its resize_ then crashes). The sharing strategy
+        picks a memory file (file_descriptor) or a named object (file_system); a CUDA storage is
+        left as it is. Memory whose address was handed out before stays valid (torch frees it).
         """
         self.untyped_storage().share_memory_()
         return self

@@ -173,8 +173,28 @@ class TypedStorage:
 
     @property
     def filename(self) -> str | None:
-        """The file a storage maps (None: pyc10 does not record it)."""
-        return None
+        """The file the storage maps with ``from_file(..., shared=True)``, else None."""
+        return self._untyped_storage.filename
+
+    def _share_fd_cpu_(self, *args: Any, **kwargs: Any) -> tuple[int, int]:
+        """The bytes moved into a memory file: (descriptor, size in elements), as torch's."""
+        fd, size = self._untyped_storage._share_fd_cpu_(*args, **kwargs)
+        return fd, size // self._element_size()
+
+    def _share_filename_cpu_(self, *args: Any, **kwargs: Any) -> tuple[bytes, bytes, int]:
+        """The bytes moved into a named object: (manager, name, size in elements), as torch's."""
+        manager, name, size = self._untyped_storage._share_filename_cpu_(*args, **kwargs)
+        return manager, name, size // self._element_size()
+
+    @classmethod
+    def from_file(cls, filename: str, shared: bool, size: int) -> TypedStorage:
+        """A storage of size elements over a memory-mapped file (legacy classes only, as torch)."""
+        _warn_typed_storage_removal()
+        legacy = getattr(cls, "_legacy_dtype", None)
+        if legacy is None:
+            raise C10RuntimeError("from_file can only be called on derived classes")
+        itemsize = _DTYPE_NAMES[legacy].itemsize
+        return cls(wrap_storage=UntypedStorage.from_file(filename, shared, size * itemsize))
 
     def untyped(self) -> UntypedStorage:
         """The UntypedStorage holding the bytes (shared, not copied)."""

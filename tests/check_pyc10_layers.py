@@ -62,7 +62,7 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
             "pyc10.cuda",
         ],
     ),
-    ("storage", ["pyc10._storage", "pyc10._typed_storage"]),
+    ("storage", ["pyc10._storage", "pyc10._typed_storage", "pyc10._pickling"]),
     ("tensor", ["pyc10._tensor"]),
     ("api", ["pyc10._creation", "pyc10._api"]),
     (

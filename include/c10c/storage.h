@@ -137,20 +137,135 @@ C10C_API c10c_status c10c_storage_set_read_only(c10c_storage *storage);
 /* Whether the storage is read-only (false for NULL). Errors: none. */
 C10C_API bool c10c_storage_is_read_only(const c10c_storage *storage);
 
-/* torch's share_memory_(): moves a CPU storage's bytes into memory shared with the processes
- * this one forks from then on (an anonymous MAP_SHARED mapping), in place: every tensor over
- * the storage sees the new memory, and writes after a fork reach both processes. The storage
- * becomes non-resizable (as torch's shared storages). The old bytes are kept until the storage
- * is freed, so pointers read before the move (a numpy array, a DLPack export) stay valid (torch
- * frees them). A shared storage or a CUDA storage (shared through CUDA IPC) is left as it is.
- * Not thread-safe against other threads reading the storage's data pointer meanwhile (as c10's
- * set_data_ptr). Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_OUT_OF_MEMORY "share_memory_:
- * cannot map N bytes of shared memory (errno E)"; C10C_STATUS_ERROR for other devices. */
+/* torch's share_memory_(): c10c_storage_share_fd for a CPU storage; a CUDA storage (shared
+ * through CUDA IPC) is left as it is. Since ABI 1.1 the memory is a memory file any process can
+ * map from its descriptor (before: an anonymous mapping only forked children saw).
+ * Errors: as c10c_storage_share_fd (C10C_STATUS_ERROR "_share_fd_: only available on CPU" for
+ * other devices). */
 C10C_API c10c_status c10c_storage_share_memory(c10c_storage *storage);
 
-/* Whether c10c_storage_share_memory moved the storage into shared memory (false for NULL).
- * Errors: none. */
+/* Whether the storage's bytes are in memory other processes can open: shared by descriptor or
+ * by name, received from another process, or a file mapped with shared=true (false for NULL,
+ * and for a file mapped privately, where torch says true). Errors: none. */
 C10C_API bool c10c_storage_is_shared(const c10c_storage *storage);
+
+/* ---- Sharing with other processes (ABI 1.1) --------------------------------------------------
+ * torch's MapAllocator and RefcountedMapAllocator (aten/src/ATen/MapAllocator.cpp) and its
+ * StorageSharing.cpp methods. Sharing moves a CPU storage's bytes, in place, into memory any
+ * process can map: every tensor over the storage sees the new memory, the storage is no longer
+ * resizable, and its space is reserved at once (posix_fallocate), so running out shows here as
+ * an error and never later as SIGBUS. The old bytes are freed at once, unless their address
+ * was handed out (c10c_storage_data, c10c_storage_data_ptr, c10c_tensor_data, a DLPack export,
+ * and always for external memory, whose deleter runs at the last release): then they stay until
+ * the storage goes, so that pointer never dangles. No storage costs an open
+ * descriptor except one shared by descriptor. Not thread-safe against another thread reading
+ * the storage's data pointer meanwhile (as c10's set_data_ptr). */
+
+/* Moves the bytes into a memory file (memfd_create), one copy: torch's _share_fd_cpu_. A storage
+ * shared already (by descriptor, by name, or a file mapped shared) stays as it is; a privately
+ * mapped file is copied. On failure the storage is unchanged.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "_share_fd_: only available on CPU"
+ * (CUDA, meta and other devices), "cannot reserve N bytes of shared memory: No space left on
+ * device (28); M bytes free on its file system", "unable to create a shared memory file: ...";
+ * C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_share_fd(c10c_storage *storage);
+
+/* The memory file descriptor of a storage shared by descriptor (c10c_storage_share_fd,
+ * c10c_storage_new_using_fd, c10c_storage_new_shared_fd) and its size in bytes: what another
+ * process needs (with the descriptor passed over a Unix socket, SCM_RIGHTS) to open it with
+ * c10c_storage_new_shared_fd. Ownership: *out_fd is borrowed: valid while the storage lives;
+ * dup it to keep it. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR when the storage is
+ * not shared by descriptor ("storage is not shared by file descriptor; call share_fd first",
+ * "storage is shared by name (/c10c_...), not by file descriptor", "storage maps the file <f>,
+ * not a shared memory file descriptor"), and for a storage received when half the descriptor
+ * limit was in use ("... its descriptor was closed after mapping; it cannot be shared by file
+ * descriptor again (clone it)"). */
+C10C_API c10c_status c10c_storage_shared_fd(int *out_fd, int64_t *out_nbytes,
+                                            const c10c_storage *storage);
+
+/* A storage over nbytes of the memory file fd that another process shared: torch's
+ * _new_shared_fd_cpu. The caller keeps fd (close it when done). The storage keeps a duplicate of
+ * it, so it can be shared on, only while that duplicate's number is below half the soft
+ * RLIMIT_NOFILE; past that it maps and closes it, so any number of received storages never
+ * exhausts the descriptors (c10c_storage_shared_fd then says so). Not resizable.
+ * Ownership: *out is a new reference (NULL on failure).
+ * Errors: C10C_STATUS_NULL_POINTER (out); C10C_STATUS_ERROR for a negative nbytes ("unable to
+ * mmap -1 bytes from a shared memory file descriptor: negative size"), a descriptor that is not
+ * open ("could not use shared memory file descriptor 7: Bad file descriptor (9)"), one that is
+ * not a regular file or memory file (a pipe, a socket: "file descriptor 7 is not a shared memory
+ * file (not a regular file)"), nbytes beyond its size ("storage size 100 is larger than the
+ * mapping behind file descriptor 7 (64 bytes)"), mmap's failures; C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbytes);
+
+/* A new storage of nbytes zero bytes in a memory file, shared by descriptor: torch's
+ * _new_using_fd_cpu. Ownership: *out is a new reference (NULL on failure).
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR for a negative nbytes and as
+ * c10c_storage_share_fd; C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_new_using_fd(c10c_storage **out, int64_t nbytes);
+
+/* Moves the bytes into a new named POSIX shared memory object "/c10c_<pid>_<random>" (created
+ * O_EXCL, mode 0600), one copy: torch's _share_filename_cpu_. The object has torch's
+ * RefcountedMapAllocator layout, so torch processes open our names and we open theirs: nbytes +
+ * 64 bytes, an atomic int32 reference count at offset 0 (1 for the creator, +1 for each opener,
+ * and whoever drops it to 0 unlinks the name), the bytes at offset 64. No descriptor stays open.
+ * A storage shared by name stays as it is; any other (shared by descriptor or a mapped file
+ * included) is copied, as torch. On failure the storage is unchanged and no name is left.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "_share_filename_: only available on CPU",
+ * "cannot reserve N bytes of shared memory: ... M bytes free on its file system" (N counts the
+ * 64-byte header), "unable to create shared memory object </c10c_...>: ...";
+ * C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_share_filename(c10c_storage *storage);
+
+/* The name of a storage shared by name (c10c_storage_share_filename, new_using_filename,
+ * new_shared_filename), for c10c_storage_new_shared_filename in another process.
+ * Ownership: *out is borrowed, valid while the storage lives.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "storage is not shared by name; call
+ * share_filename first". */
+C10C_API c10c_status c10c_storage_shared_name(const char **out, const c10c_storage *storage);
+
+/* A storage over the named shared memory object name, nbytes long (torch's
+ * _new_shared_filename_cpu): maps it, adds 1 to its reference count and closes the descriptor.
+ * Names made by torch ("/torch_<pid>_<n>") open as ours do. Not resizable.
+ * Ownership: *out is a new reference (NULL on failure); name is copied.
+ * Errors: C10C_STATUS_NULL_POINTER (out, name); C10C_STATUS_ERROR for a name other than '/' and
+ * 1 to 254 of [A-Za-z0-9_.-] ("invalid shared memory name <...>"), a negative nbytes, a name that
+ * does not exist ("unable to open shared memory object
+ * </c10c_1_2> in read-write mode: No such file or directory (2)", torch's words), an object of
+ * another user ("shared memory object </x> belongs to user 65534, not to this process's user
+ * 0: a handle from another user is refused"), one that is not a regular file, one shorter than
+ * nbytes + 64 ("shared memory object </x> holds 64 bytes, fewer than the 164 a storage of 100
+ * bytes needs with its 64-byte reference count header"), and a stale one whose count is 0 or
+ * less ("shared memory object </x> is stale: its reference count is 0 (every user released
+ * it)"); C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *name,
+                                                      int64_t nbytes);
+
+/* A new storage of nbytes zero bytes in a new named object, shared by name (torch's
+ * _new_using_filename_cpu). Ownership: *out is a new reference (NULL on failure).
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR for a negative nbytes and as
+ * c10c_storage_share_filename; C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_new_using_filename(c10c_storage **out, int64_t nbytes);
+
+/* The bytes of a file, mapped: torch's UntypedStorage.from_file(filename, shared, nbytes), with
+ * its messages. shared=true opens the file read-write (creating it, mode 0600), grows it to
+ * nbytes if shorter and maps it MAP_SHARED (writes reach the file); shared=false maps it
+ * copy-on-write (writes stay in this process) and refuses a shorter file. nbytes=0 maps nothing
+ * and opens nothing (an empty storage, as torch). Growing reserves the space (torch instead
+ * ftruncates and writes a zero over the file's first byte). Not resizable.
+ * Ownership: *out is a new reference (NULL on failure); filename is copied.
+ * Errors: C10C_STATUS_NULL_POINTER (out, filename); C10C_STATUS_ERROR "unable to open file <f>
+ * in read-write mode: No such file or directory (2)" (read-only mode for shared=false), "unable
+ * to mmap -1 bytes from file <f>: Cannot allocate memory (12)" for a negative nbytes, "file <f>
+ * size <3> is smaller than the required mapping size <10>" (shared=false), "cannot reserve N
+ * bytes of file space: ... M bytes free on its file system" (shared=true), "file <f> is not a
+ * regular file"; C10C_STATUS_OUT_OF_MEMORY. */
+C10C_API c10c_status c10c_storage_new_from_file(c10c_storage **out, const char *filename,
+                                                bool shared, int64_t nbytes);
+
+/* The file a storage maps with shared=true (c10c_storage_new_from_file), else NULL: torch's
+ * UntypedStorage.filename. Ownership: *out is borrowed, valid while the storage lives.
+ * Errors: C10C_STATUS_NULL_POINTER (out, storage). */
+C10C_API c10c_status c10c_storage_filename(const char **out, const c10c_storage *storage);
 
 C10C_END_DECLS
 

@@ -30,6 +30,8 @@ static bool request_allowed(void) {
   return n != atomic_load_explicit(&fail_at, memory_order_relaxed);
 }
 
+bool c10c__request_allowed(void) { return request_allowed(); }
+
 bool c10c__failure_injection_armed(void) {
   return atomic_load_explicit(&fail_at, memory_order_relaxed) != -1;
 }
@@ -75,15 +77,6 @@ int c10c__os_map(void **out, size_t size, bool huge_pages) {
 #endif
   }
   *out = start;
-  return 0;
-}
-
-int c10c__os_map_shared(void **out, size_t size) {
-  *out = NULL;
-  if (!request_allowed()) return ENOMEM;
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return errno;
-  *out = p;
   return 0;
 }
 

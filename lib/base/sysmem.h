@@ -13,6 +13,10 @@ void c10c__free(void *ptr);
  * requests they would save are made and can fail). */
 bool c10c__failure_injection_armed(void);
 
+/* Counts a memory request made outside this file (a shared memory reservation); false when
+ * the test hook fails it. */
+bool c10c__request_allowed(void);
+
 /* Aligned bytes from the C library (posix_memalign); returns 0 or an errno value. */
 int c10c__os_alloc(void **out, size_t size, size_t alignment);
 void c10c__os_free(void *ptr);
@@ -20,9 +24,6 @@ void c10c__os_free(void *ptr);
 /* Page-aligned bytes mapped from the kernel; with huge_pages, 2 MiB-aligned and advised as
  * transparent huge pages. size must be a multiple of the page size. Returns 0 or an errno. */
 int c10c__os_map(void **out, size_t size, bool huge_pages);
-/* size bytes of anonymous memory shared with the processes this one forks (MAP_SHARED), freed
- * with c10c__os_unmap; an errno value on failure (also when the test hook fails it). */
-int c10c__os_map_shared(void **out, size_t size);
 
 void c10c__os_unmap(void *ptr, size_t size);
 

@@ -15,10 +15,13 @@ struct c10c_storage {
   c10c_allocator *allocator; /* a reference, or NULL for external memory */
   bool resizable;
   bool read_only;
-  bool shared; /* moved into shared memory (c10c_storage_share_memory) */
-  /* The bytes data_ptr held before share_memory moved them: kept until the storage goes, so a
-   * pointer read before the move (a numpy array, a DLPack export) never dangles. */
-  c10c_data_ptr retired;
+  bool shared; /* in memory other processes can open (storage_shared.c) */
+  /* Whether data_ptr's address was handed out (c10c_storage_data, c10c_tensor_data, a DLPack
+   * export): sharing then keeps the old bytes until the storage goes, so that pointer never
+   * dangles; otherwise they are freed at once. */
+  _Atomic bool exposed;
+  /* The bytes data_ptr held before sharing moved them, kept because they were exposed. */
+  struct retired_bytes *retired;
   /* The version counter of the tensors over this storage (c10 keeps one per view family; views
    * share their base's storage, so keeping it here shares it the same way without an object). */
   _Atomic int64_t version;
@@ -33,6 +36,11 @@ void c10c__storage_bump_version(c10c_storage *storage) {
   atomic_fetch_add_explicit(&storage->version, 1, memory_order_relaxed);
 }
 
+struct retired_bytes {
+  c10c_data_ptr data_ptr;
+  struct retired_bytes *next;
+};
+
 /* A weak storage is the same object seen through its weak count. */
 static c10c_storage *from_weak(c10c_weak_storage *w) { return (c10c_storage *)(void *)w; }
 
@@ -43,7 +51,12 @@ static const c10c_storage *from_weak_const(const c10c_weak_storage *w) {
 static void storage_release_resources(c10c__object *obj) {
   c10c_storage *s = (c10c_storage *)obj;
   c10c_data_ptr_free(&s->data_ptr);
-  c10c_data_ptr_free(&s->retired);
+  while (s->retired != NULL) {
+    struct retired_bytes *r = s->retired;
+    s->retired = r->next;
+    c10c_data_ptr_free(&r->data_ptr);
+    c10c__free(r);
+  }
   c10c_allocator_release(s->allocator);
   s->allocator = NULL;
   s->nbytes = s->capacity = 0;
@@ -72,7 +85,8 @@ static c10c_storage *new_shell(int64_t nbytes, bool resizable) {
   s->resizable = resizable;
   s->read_only = false;
   s->shared = false;
-  s->retired = (c10c_data_ptr){NULL, NULL, NULL, {C10C_DEVICE_TYPE_CPU, -1}};
+  s->retired = NULL;
+  atomic_init(&s->exposed, false);
   atomic_init(&s->version, 0);
   c10c__object_init(&s->obj, &storage_type);
   return s;
@@ -125,6 +139,8 @@ c10c_status c10c_storage_new_external(c10c_storage **out, void *data, int64_t nb
   if (s == NULL)
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
   s->data_ptr = (c10c_data_ptr){data, ctx, deleter, device};
+  /* the caller knows the address (and its deleter runs at the last release, as documented) */
+  atomic_store_explicit(&s->exposed, true, memory_order_relaxed);
   *out = s;
   return C10C_STATUS_OK;
 }
@@ -142,13 +158,28 @@ int64_t c10c_storage_nbytes(const c10c_storage *storage) {
   return storage != NULL ? storage->nbytes : 0;
 }
 
+void c10c__storage_mark_exposed(const c10c_storage *storage) {
+  c10c_storage *mutable_storage = (c10c_storage *)(uintptr_t)storage;
+  if (!atomic_load_explicit(&mutable_storage->exposed, memory_order_relaxed))
+    atomic_store_explicit(&mutable_storage->exposed, true, memory_order_relaxed);
+}
+
+void *c10c__storage_data(const c10c_storage *storage) { return storage->data_ptr.data; }
+
+const c10c_data_ptr *c10c__storage_data_ptr_ref(const c10c_storage *storage) {
+  return &storage->data_ptr;
+}
+
 void *c10c_storage_data(const c10c_storage *storage) {
-  return storage != NULL ? storage->data_ptr.data : NULL;
+  if (storage == NULL) return NULL;
+  c10c__storage_mark_exposed(storage);
+  return storage->data_ptr.data;
 }
 
 c10c_status c10c_storage_data_ptr(c10c_data_ptr *out, const c10c_storage *storage) {
   C10C__CHECK_NOT_NULL(out);
   C10C__CHECK_NOT_NULL(storage);
+  c10c__storage_mark_exposed(storage);
   *out = storage->data_ptr;
   return C10C_STATUS_OK;
 }
@@ -265,51 +296,34 @@ void c10c__storage_forget_deleter(c10c_storage *storage) {
   storage->data_ptr.ctx = NULL;
 }
 
-/* ---- shared memory ---- */
+/* ---- shared memory (the mappings themselves: storage_shared.c) ---- */
 
-typedef struct {
-  void *base;
-  size_t size;
-} shared_mapping;
-
-static void unmap_shared(void *ctx) {
-  shared_mapping *m = ctx;
-  c10c__os_unmap(m->base, m->size);
-  c10c__free(m);
-}
-
-c10c_status c10c_storage_share_memory(c10c_storage *storage) {
-  C10C__CHECK_NOT_NULL(storage);
-  c10c_device device = storage->data_ptr.device;
-  if (device.type == C10C_DEVICE_TYPE_CUDA) return C10C_STATUS_OK; /* shared through IPC */
-  if (device.type != C10C_DEVICE_TYPE_CPU)
-    return c10c__fail(C10C_STATUS_ERROR, "share_memory_: only CPU and CUDA storages can be shared");
-  if (storage->shared) return C10C_STATUS_OK;
-  size_t size = (size_t)storage->nbytes;
-  shared_mapping *m = NULL;
-  void *base = NULL;
-  if (size > 0) {
-    m = c10c__malloc(sizeof *m);
-    if (m == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory in share_memory_");
-    int err = c10c__os_map_shared(&base, size);
-    if (err != 0) {
-      c10c__free(m);
-      return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
-                        "share_memory_: cannot map %zu bytes of shared memory (errno %d)", size,
-                        err);
-    }
-    memcpy(base, storage->data_ptr.data, size);
-    *m = (shared_mapping){base, size};
+c10c_status c10c__storage_install_shared(c10c_storage *storage, c10c_data_ptr fresh) {
+  struct retired_bytes *r = NULL;
+  bool keep = atomic_load_explicit(&storage->exposed, memory_order_relaxed) &&
+              storage->data_ptr.data != NULL;
+  if (keep) {
+    r = c10c__malloc(sizeof *r);
+    if (r == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory sharing a storage");
   }
-  storage->retired = storage->data_ptr;
-  storage->data_ptr = (c10c_data_ptr){base, m, m != NULL ? unmap_shared : NULL, device};
+  c10c_data_ptr old = storage->data_ptr;
+  storage->data_ptr = fresh;
   storage->capacity = storage->nbytes;
   c10c_allocator_release(storage->allocator);
   storage->allocator = NULL;
   storage->resizable = false; /* as torch's shared storages */
   storage->shared = true;
+  if (keep) {
+    *r = (struct retired_bytes){old, storage->retired};
+    storage->retired = r;
+  } else {
+    c10c_data_ptr_free(&old); /* nothing outside the library saw its address */
+  }
+  atomic_store_explicit(&storage->exposed, false, memory_order_relaxed);
   return C10C_STATUS_OK;
 }
+
+void c10c__storage_set_shared(c10c_storage *storage, bool shared) { storage->shared = shared; }
 
 bool c10c_storage_is_shared(const c10c_storage *storage) {
   return storage != NULL && storage->shared;

@@ -511,11 +511,12 @@ c10c_storage *c10c_tensor_storage(const c10c_tensor *tensor) {
 void *c10c_tensor_data(const c10c_tensor *tensor) {
   if (tensor == NULL || tensor->device.type == C10C_DEVICE_TYPE_META) return NULL; /* no data */
   if (c10c__tensor_check_extent(tensor, "data") != C10C_STATUS_OK) return NULL;
+  c10c__storage_mark_exposed(tensor->storage);
   return c10c__tensor_data_unchecked(tensor);
 }
 
 void *c10c__tensor_data_unchecked(const c10c_tensor *tensor) {
-  char *base = c10c_storage_data(tensor->storage);
+  char *base = c10c__storage_data(tensor->storage);
   if (base == NULL) return NULL;
   uint64_t offset; /* bytes: below the extent when there are elements */
   if (c10c__umul_overflows((uint64_t)tensor->storage_offset, c10c_dtype_itemsize(tensor->dtype),

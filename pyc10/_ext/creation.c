@@ -306,6 +306,42 @@ static PyObject *f_frombuffer(PyObject *m, FASTCALL_ARGS) {
                                grad ? Py_True : Py_False);
 }
 
+/* from_file(filename, shared=None, size=0, *, dtype, ...): torch's tensor over
+ * UntypedStorage.from_file(filename, shared, size * itemsize) (c10c_storage_new_from_file). */
+static pa_parser from_file_p = PA_PARSER("pyc10", "from_file");
+static PyObject *f_from_file(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  PARSE(from_file_p, r);
+  bool shared, pin;
+  int64_t size = 0;
+  if (pa_bool(&r, 1, &shared) < 0 || pa_bool(&r, 6, &pin) < 0 ||
+      (r.obj[2] != NULL && r.obj[2] != Py_None && pa_int(&r, 2, &size) < 0))
+    return NULL;
+  if (pin) return RUNTIME_ERROR("tensors constructed from a file cannot be pinned");
+  c10c_dtype dt = (c10c_dtype)pyc10_default_dtype;
+  c10c_device device = {C10C_DEVICE_TYPE_CPU, -1};
+  if (pyc10_factory_options(&r, 3, &dt, &device) < 0) return NULL;
+  if (device.type != C10C_DEVICE_TYPE_CPU)
+    return pyc10_not_implemented("from_file: only CPU tensors can be mapped to files");
+  const char *filename = PyUnicode_AsUTF8AndSize(r.obj[0], NULL);
+  if (filename == NULL) return NULL;
+  int64_t itemsize = (int64_t)c10c_dtype_itemsize(dt);
+  int64_t nbytes =
+      size * (size > INT64_MAX / itemsize || size < INT64_MIN / itemsize ? 0 : itemsize);
+  if (nbytes == 0 && size != 0)
+    return RUNTIME_ERROR("from_file: %lld elements of %lld bytes overflow", (long long)size,
+                         (long long)itemsize);
+  c10c_storage *s = NULL;
+  c10c_status st = c10c_storage_new_from_file(&s, filename, shared, nbytes);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  c10c_tensor *t = NULL;
+  int64_t stride = 1;
+  st = c10c_tensor_new_from_storage(&t, s, &size, &stride, 1, 0, dt);
+  c10c_storage_release(s);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  return pyc10_wrap(t);
+}
+
 static pa_parser asarray_p = PA_PARSER("pyc10", "asarray");
 static PyObject *f_asarray(PyObject *m, FASTCALL_ARGS) {
   (void)m;
@@ -409,6 +445,7 @@ static PyMethodDef creation_functions[] = {
     F("arange", f_arange),
     F("frombuffer", f_frombuffer),
     F("asarray", f_asarray),
+    F("from_file", f_from_file),
     F("view_as_real", f_view_as_real),
     F("view_as_complex", f_view_as_complex),
     {NULL, NULL, 0, NULL},

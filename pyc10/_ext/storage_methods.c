@@ -8,6 +8,7 @@
  */
 #include <Python.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <structmember.h>
@@ -149,15 +150,175 @@ static PyObject *s_clone(PyObject *self, PyObject *unused) {
   return storage__wrap_owned(storage__default_type(), out);
 }
 
-/* _share_memory(): the bytes moved into memory shared with forked processes, in place
- * (c10c_storage_share_memory; CUDA storages as they are). _storage.py's share_memory_ calls it. */
-static PyObject *s_share_memory(PyObject *self, PyObject *unused) {
+/* ---- sharing with other processes (torch's StorageSharing.cpp over c10c_storage_share_*) ---- */
+
+static PyObject *wrap_new(PyObject *cls, c10c_status st, c10c_storage *s) {
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  return storage__wrap_owned(
+      cls == (PyObject *)storage__base_type ? storage__default_type() : (PyTypeObject *)cls, s);
+}
+
+/* THPUtils_invalidArguments for the sharing constructors: "<name> received an invalid
+ * combination of arguments - got (str, int), but expected <expected>" (a TypeError). */
+static PyObject *invalid_arguments(PyObject *args, const char *name, const char *expected) {
+  PyObject *names = PyList_New(0);
+  if (names == NULL) return NULL;
+  for (Py_ssize_t i = 0; i < PyTuple_Size(args); i++) {
+    PyObject *tn =
+        PyObject_GetAttrString((PyObject *)Py_TYPE(PyTuple_GetItem(args, i)), "__name__");
+    if (tn == NULL || PyList_Append(names, tn) < 0) {
+      Py_XDECREF(tn);
+      Py_DECREF(names);
+      return NULL;
+    }
+    Py_DECREF(tn);
+  }
+  PyObject *sep = PyUnicode_FromString(", ");
+  PyObject *got = sep ? PyUnicode_Join(sep, names) : NULL;
+  Py_XDECREF(sep);
+  Py_DECREF(names);
+  if (got == NULL) return NULL;
+  PyErr_Format(TYPE_ERROR_CLASS,
+               "%s received an invalid combination of arguments - got (%U), but expected %s", name,
+               got, expected);
+  Py_DECREF(got);
+  return NULL;
+}
+
+/* THPUtils_unpackLong: ValueError "Overflow when unpacking long long" past 64 bits. */
+static int unpack_long(PyObject *o, long long *out) {
+  int overflow = 0;
+  PyObject *index = PyNumber_Index(o);
+  if (index == NULL) return -1;
+  *out = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (*out == -1 && PyErr_Occurred()) return -1;
+  if (overflow != 0) {
+    PyErr_SetString(VALUE_ERROR_CLASS, "Overflow when unpacking long long");
+    return -1;
+  }
+  return 0;
+}
+
+/* _share_fd() -> (fd, size) (_storage.py's _share_fd_cpu_): the bytes moved into a memory file
+ * (c10c_storage_share_fd); the descriptor stays the storage's. */
+static PyObject *s_share_fd_cpu_(PyObject *self, PyObject *unused) {
   (void)unused;
   c10c_storage *s = storage__of(self);
   if (s == NULL) return NULL;
-  c10c_status st = c10c_storage_share_memory(s);
+  c10c_status st = c10c_storage_share_fd(s);
+  int fd = -1;
+  int64_t n = 0;
+  if (st == C10C_STATUS_OK) st = c10c_storage_shared_fd(&fd, &n, s);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
-  Py_RETURN_NONE;
+  return Py_BuildValue("(iL)", fd, (long long)n);
+}
+
+/* _share_filename() -> (name, size, created): the bytes moved into a named object
+ * (c10c_storage_share_filename); created when this call made the name. _storage.py's
+ * _share_filename_cpu_ adds the manager handle. */
+static PyObject *s_share_filename(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  const char *name = NULL;
+  bool created = c10c_storage_shared_name(&name, s) != C10C_STATUS_OK;
+  c10c_status st = c10c_storage_share_filename(s);
+  if (st == C10C_STATUS_OK) st = c10c_storage_shared_name(&name, s);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  return Py_BuildValue("(yLO)", name, (long long)c10c_storage_nbytes(s),
+                       created ? Py_True : Py_False);
+}
+
+/* _new_shared_fd_cpu(fd, size): torch's argument checks, then c10c_storage_new_shared_fd (the
+ * caller keeps fd). */
+static PyObject *s_new_shared_fd_cpu(PyObject *cls, PyObject *args) {
+  if (PyTuple_Size(args) != 2) return RUNTIME_ERROR("tuple of 2 items expected");
+  PyObject *a = PyTuple_GetItem(args, 0), *b = PyTuple_GetItem(args, 1);
+  if (!storage__check_long(a) || !storage__check_long(b))
+    return invalid_arguments(args, "_new_shared in file descriptor mode",
+                             "a file descriptor (int) and storage size (int)");
+  long long fd, size;
+  if (unpack_long(a, &fd) < 0 || unpack_long(b, &size) < 0) return NULL;
+  c10c_storage *s = NULL;
+  int as_int = fd < INT_MIN || fd > INT_MAX ? -1 : (int)fd;
+  c10c_status st = c10c_storage_new_shared_fd(&s, as_int, (int64_t)size);
+  return wrap_new(cls, st, s);
+}
+
+/* _new_shared_filename(manager, name, size): torch's argument checks, then
+ * c10c_storage_new_shared_filename; _storage.py's _new_shared_filename_cpu tells the hook. */
+static PyObject *s_new_shared_filename(PyObject *cls, PyObject *args) {
+  if (PyTuple_Size(args) != 3) return RUNTIME_ERROR("tuple of 3 items expected");
+  PyObject *manager = PyTuple_GetItem(args, 0), *name = PyTuple_GetItem(args, 1);
+  PyObject *size = PyTuple_GetItem(args, 2);
+  if (!PyBytes_Check(manager) || !PyBytes_Check(name) || !storage__check_long(size))
+    return invalid_arguments(args, "_new_shared in file system mode",
+                             "a handle (string/bytes) and storage size (int)");
+  PyObject *index = PyNumber_Index(size);
+  if (index == NULL) return NULL;
+  unsigned long long n = PyLong_AsUnsignedLongLong(index); /* THPUtils_unpackUInt64 */
+  Py_DECREF(index);
+  if (n == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  if (n > (unsigned long long)INT64_MAX)
+    return RUNTIME_ERROR("shared memory object storage size %llu is too large", n);
+  c10c_storage *s = NULL;
+  c10c_status st = c10c_storage_new_shared_filename(&s, PyBytes_AsString(name), (int64_t)n);
+  return wrap_new(cls, st, s);
+}
+
+/* _new_using_fd_cpu(size), _new_using_filename(size): PyArg_ParseTuple "L", as torch. */
+static PyObject *s_new_using_fd_cpu(PyObject *cls, PyObject *args) {
+  long long size;
+  if (!PyArg_ParseTuple(args, "L", &size)) return NULL;
+  c10c_storage *s = NULL;
+  c10c_status st = c10c_storage_new_using_fd(&s, (int64_t)size);
+  return wrap_new(cls, st, s);
+}
+
+static PyObject *s_new_using_filename(PyObject *cls, PyObject *args) {
+  long long size;
+  if (!PyArg_ParseTuple(args, "L", &size)) return NULL;
+  c10c_storage *s = NULL;
+  c10c_status st = c10c_storage_new_using_filename(&s, (int64_t)size);
+  return wrap_new(cls, st, s);
+}
+
+/* _shared_name() -> bytes | None: the name of a storage shared by name. */
+static PyObject *s_shared_name(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  const char *name = NULL;
+  if (c10c_storage_shared_name(&name, s) != C10C_STATUS_OK) Py_RETURN_NONE;
+  return PyBytes_FromString(name);
+}
+
+/* from_file(filename, shared=False, nbytes=0): torch's parsing (its PyArg_ParseTupleAndKeywords
+ * messages), then c10c_storage_new_from_file. */
+static PyObject *s_from_file(PyObject *cls, PyObject *args, PyObject *kwargs) {
+  static char k_filename[] = "filename", k_shared[] = "shared", k_nbytes[] = "nbytes";
+  static char *keywords[] = {k_filename, k_shared, k_nbytes, NULL};
+  const char *filename;
+  int shared = 0;
+  long long nbytes = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|iL", keywords, &filename, &shared, &nbytes))
+    return NULL;
+  c10c_storage *s = NULL;
+  c10c_status st = c10c_storage_new_from_file(&s, filename, shared != 0, (int64_t)nbytes);
+  return wrap_new(cls, st, s);
+}
+
+/* _get_filename() -> str | None: the file a storage maps with shared=True (torch's). */
+static PyObject *s_get_filename(PyObject *self, PyObject *unused) {
+  (void)unused;
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  const char *name = NULL;
+  c10c_status st = c10c_storage_filename(&name, s);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  if (name == NULL) Py_RETURN_NONE;
+  return PyUnicode_DecodeFSDefault(name);
 }
 
 /* ---- CUDA IPC (include/c10c/cuda_ipc.h), torch's StorageSharing.cpp methods -------------- */
@@ -637,9 +798,31 @@ PyMethodDef storage__methods[] = {
     {"_bytes", s_bytes, METH_NOARGS, "The bytes as a bytes object (copied to the host)."},
     {"clone", s_clone, METH_NOARGS,
      "clone() -> UntypedStorage\n\nA copy of the bytes in a new storage on the same device."},
-    {"_share_memory", s_share_memory, METH_NOARGS,
-     "_share_memory() -> None\n\nThe bytes moved into shared memory "
-     "(UntypedStorage.share_memory_)."},
+    {"_share_fd", s_share_fd_cpu_, METH_NOARGS,
+     "_share_fd() -> tuple[int, int]\n\nThe bytes moved into a memory file; its "
+     "descriptor (the storage's) and size."},
+    {"_share_filename", s_share_filename, METH_NOARGS,
+     "_share_filename() -> tuple[bytes, int, bool]\n\nThe bytes moved into a named shared "
+     "memory object; its name, size and whether this call made it."},
+    {"_shared_name", s_shared_name, METH_NOARGS,
+     "_shared_name() -> bytes | None\n\nThe name of a storage shared by name."},
+    {"_get_filename", s_get_filename, METH_NOARGS,
+     "_get_filename() -> str | None\n\nThe file a storage maps with shared=True."},
+    {"_new_shared_fd_cpu", s_new_shared_fd_cpu, METH_VARARGS | METH_CLASS,
+     "_new_shared_fd_cpu(fd, size)\n\nA storage over a memory file another process shared "
+     "(the caller keeps fd)."},
+    {"_new_shared_filename", s_new_shared_filename, METH_VARARGS | METH_CLASS,
+     "_new_shared_filename(manager, name, size)\n\nA storage over a named shared memory "
+     "object."},
+    {"_new_using_fd_cpu", s_new_using_fd_cpu, METH_VARARGS | METH_CLASS,
+     "_new_using_fd_cpu(size)\n\nA new storage of zero bytes in a memory file."},
+    {"_new_using_filename", s_new_using_filename, METH_VARARGS | METH_CLASS,
+     "_new_using_filename(size)\n\nA new storage of zero bytes in a named shared memory "
+     "object."},
+    {"from_file", (PyCFunction)(void (*)(void))s_from_file,
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "from_file(filename, shared=False, nbytes=0)\n\nThe bytes of a file, mapped "
+     "(torch.UntypedStorage.from_file)."},
     {"resize_", FAST(s_resize_), METH_FASTCALL | METH_KEYWORDS, NULL},
     {"fill_", FAST(s_fill_), METH_FASTCALL | METH_KEYWORDS, NULL},
     {"copy_", FAST(s_copy_), METH_FASTCALL | METH_KEYWORDS, NULL},

@@ -1,6 +1,8 @@
 /* Failure injection: every operation that allocates is run with its 1st, 2nd, ... memory request
  * failing until it succeeds. Each failure must be a clean status with nothing half-made (the
  * sanitizer and valgrind runs of this test check for leaks), and success must follow. */
+#include <unistd.h>
+
 #include "harness.h"
 
 typedef c10c_status (*operation)(void);
@@ -235,6 +237,57 @@ TEST(every_storage_constructor_survives_each_failure) {
   ASSERT_EQ(external_deletes, 1); /* only the successful one took ownership */
 }
 
+/* Shared storages: constructors, and the moves (which leave the storage as it was). */
+static int shared_fd = -1;
+static const char *shared_name;
+static char shared_file[64];
+static c10c_storage *to_share;
+static c10c_status op_new_using_fd(void) { return c10c_storage_new_using_fd(&kept, 1000); }
+static c10c_status op_new_using_filename(void) {
+  return c10c_storage_new_using_filename(&kept, 1000);
+}
+static c10c_status op_new_shared_fd(void) {
+  return c10c_storage_new_shared_fd(&kept, shared_fd, 1000);
+}
+static c10c_status op_new_shared_filename(void) {
+  return c10c_storage_new_shared_filename(&kept, shared_name, 1000);
+}
+static c10c_status op_new_from_file(void) {
+  return c10c_storage_new_from_file(&kept, shared_file, true, 1000);
+}
+static c10c_status op_share_fd(void) { return c10c_storage_share_fd(to_share); }
+static c10c_status op_share_filename(void) { return c10c_storage_share_filename(to_share); }
+
+TEST(shared_storage_constructors_and_moves_survive_each_failure) {
+  c10c_storage *by_fd, *by_name;
+  int64_t n;
+  ASSERT_OK(c10c_storage_new_using_fd(&by_fd, 1000));
+  ASSERT_OK(c10c_storage_shared_fd(&shared_fd, &n, by_fd));
+  ASSERT_OK(c10c_storage_new_using_filename(&by_name, 1000));
+  ASSERT_OK(c10c_storage_shared_name(&shared_name, by_name));
+  snprintf(shared_file, sizeof shared_file, "/tmp/c10c_sweep_%d", (int)getpid());
+  operation ops[] = {op_new_using_fd, op_new_using_filename, op_new_shared_fd,
+                     op_new_shared_filename, op_new_from_file};
+  const char *names[] = {"new_using_fd", "new_using_filename", "new_shared_fd",
+                         "new_shared_filename", "new_from_file"};
+  for (int i = 0; i < 5; i++) {
+    ASSERT_TRUE(sweep(names[i], ops[i]) >= 1);
+    c10c_storage_release(kept);
+  }
+  unlink(shared_file);
+  operation moves[] = {op_share_fd, op_share_filename};
+  for (int i = 0; i < 2; i++) {
+    ASSERT_OK(c10c_storage_new(&to_share, 100, NULL, C10C_DEVICE_TYPE_CPU, true));
+    memcpy(c10c_storage_data(to_share), "keep", 4);
+    ASSERT_TRUE(sweep(i == 0 ? "share_fd" : "share_filename", moves[i]) >= 1);
+    ASSERT_TRUE(c10c_storage_is_shared(to_share));
+    ASSERT_TRUE(memcmp(c10c_storage_data(to_share), "keep", 4) == 0);
+    c10c_storage_release(to_share);
+  }
+  c10c_storage_release(by_fd);
+  c10c_storage_release(by_name);
+}
+
 TEST(resize_survives_each_failure_and_keeps_the_old_bytes) {
   operation ops[] = {op_resize_grow, op_resize_small};
   for (int i = 0; i < 2; i++) {
@@ -403,7 +456,8 @@ TEST(dlpack_export_and_import_survive_each_failure) {
   ASSERT_EQ(dl_deletes, 1);
 }
 
-RUN_TESTS(T(every_storage_constructor_survives_each_failure),
+RUN_TESTS(T(shared_storage_constructors_and_moves_survive_each_failure),
+          T(every_storage_constructor_survives_each_failure),
           T(resize_survives_each_failure_and_keeps_the_old_bytes),
           T(large_miss_that_reuses_a_cached_block_survives_each_failure),
           T(allocator_handles_and_registry_survive_each_failure),

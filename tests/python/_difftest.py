@@ -14,7 +14,10 @@ Run ``python _difftest.py`` (with pyc10 importable) for a count and every disagr
 
 from __future__ import annotations
 
+import atexit
 import math
+import os
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -270,7 +273,23 @@ def good(entry: Entry, p: Param) -> Any:  # noqa: PLR0912 - one case per paramet
         return [T((2, 3, 4)), T((2, 3, 4), "float64"), T((2, 3, 4), "int32")]
     if p.base == "Storage":
         return St(T((24,)))
+    if p.base == "std::string" and p.name == "filename":  # from_file()
+        return _mapped_file()
     raise NotImplementedError(f"no value for {p.type} {p.name} in {entry.id}")
+
+
+_FILES: list[str] = []
+
+
+def _mapped_file() -> str:
+    """A file of 4 KiB of zeros for from_file, removed at exit."""
+    if not _FILES:
+        fd, path = tempfile.mkstemp(prefix="c10c_difftest_")
+        os.write(fd, bytes(4096))
+        os.close(fd)
+        _FILES.append(path)
+        atexit.register(os.unlink, path)
+    return _FILES[0]
 
 
 def accepted_forms(p: Param, v: Any, varargs: bool) -> list[tuple[str, Any]]:

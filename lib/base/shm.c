@@ -1,0 +1,135 @@
+/* The operating-system side of shareable memory: memory files (memfd), named POSIX shared memory
+ * objects, regular files, their space reserved with posix_fallocate, and mappings of them.
+ * Storages (lib/tensor/storage_shared.c) build on these; nothing above lib/base calls the system
+ * for them. Every function returns 0 or an errno value.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "shm.h"
+#include "sysmem.h"
+
+int c10c__shm_memfd(int *out_fd, const char *label) {
+  *out_fd = -1;
+  int fd = memfd_create(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return errno;
+  *out_fd = fd;
+  return 0;
+}
+
+int c10c__shm_open(int *out_fd, const char *name, bool create) {
+  *out_fd = -1;
+  int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
+  int fd = shm_open(name, flags, (mode_t)0600);
+  if (fd < 0) return errno;
+  *out_fd = fd;
+  return 0;
+}
+
+int c10c__shm_unlink(const char *name) { return shm_unlink(name) == 0 ? 0 : errno; }
+
+int c10c__file_open(int *out_fd, const char *path, bool writable, bool create) {
+  *out_fd = -1;
+  int flags = (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | (writable && create ? O_CREAT : 0);
+  int fd = open(path, flags, (mode_t)0600);
+  if (fd < 0) return errno;
+  *out_fd = fd;
+  return 0;
+}
+
+int c10c__fd_stat(c10c__fd_info *out, int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return errno;
+  out->size = (int64_t)st.st_size;
+  out->regular = S_ISREG(st.st_mode);
+  out->uid = (uint32_t)st.st_uid;
+  return 0;
+}
+
+int64_t c10c__fd_free_space(int fd) {
+  struct statvfs vfs;
+  if (fstatvfs(fd, &vfs) != 0) return -1;
+  uint64_t bytes = (uint64_t)vfs.f_bavail * (uint64_t)vfs.f_frsize;
+  return bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes;
+}
+
+int c10c__fd_reserve(int fd, int64_t size) {
+  /* a memory request for the test hook (testing.h): when it fails, the file system is full */
+  if (!c10c__request_allowed()) return ENOSPC;
+  if (size <= 0) return 0;
+  int err;
+  do err = posix_fallocate(fd, 0, (off_t)size);
+  while (err == EINTR);
+  return err;
+}
+
+int c10c__fd_seal_shrinking(int fd) {
+  return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0 ? 0 : errno;
+}
+
+int c10c__fd_truncate(int fd, int64_t size) {
+  int rc;
+  do rc = ftruncate(fd, (off_t)size);
+  while (rc != 0 && errno == EINTR);
+  return rc == 0 ? 0 : errno;
+}
+
+int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate) {
+  *out = NULL;
+  int flags = (shared ? MAP_SHARED : MAP_PRIVATE) | (populate ? MAP_POPULATE : 0);
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, fd, 0);
+  if (p == MAP_FAILED) return errno;
+  *out = p;
+  return 0;
+}
+
+int c10c__fd_dup(int *out_fd, int fd) {
+  *out_fd = -1;
+  int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (d < 0) return errno;
+  *out_fd = d;
+  return 0;
+}
+
+void c10c__fd_close(int fd) {
+  if (fd >= 0) close(fd); /* Linux frees the number even when close reports EINTR */
+}
+
+int64_t c10c__fd_soft_limit(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+      rl.rlim_cur > (rlim_t)INT64_MAX)
+    return INT64_MAX;
+  return (int64_t)rl.rlim_cur;
+}
+
+uint64_t c10c__random64(void) {
+  static _Atomic uint64_t counter;
+  uint64_t bits = 0;
+  if (getrandom(&bits, sizeof bits, GRND_NONBLOCK) == (ssize_t)sizeof bits) return bits;
+  /* no entropy yet (early boot): a per-process counter still keeps names apart in one process,
+   * and O_EXCL creation catches the rest */
+  uint64_t x = atomic_fetch_add(&counter, 1) + 0x9e3779b97f4a7c15u * (uint64_t)getpid();
+  x ^= (uint64_t)(uintptr_t)&bits;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+  return x ^ (x >> 31);
+}
+
+const char *c10c__errno_text(int err, char *buf, size_t size) {
+  return strerror_r(err, buf, size); /* GNU: a static text or buf */
+}
+
+int64_t c10c__process_id(void) { return (int64_t)getpid(); }
+
+uint32_t c10c__effective_uid(void) { return (uint32_t)geteuid(); }

@@ -1,0 +1,59 @@
+/* The operating system's shareable memory (see shm.c): memory files (memfd), named POSIX shared
+ * memory objects, regular files, and mappings of them. Every function returns 0 or an errno
+ * value and leaves errno alone; nothing above lib/base calls the system for these. */
+#ifndef C10C_SHM_H
+#define C10C_SHM_H
+
+#include "internal.h"
+
+/* What fstat says about an open file. */
+typedef struct {
+  int64_t size;
+  bool regular; /* a regular file (memfd and shm objects are too) */
+  uint32_t uid; /* owner */
+} c10c__fd_info;
+
+/* A new anonymous memory file (memfd_create, close-on-exec, sealable), empty. */
+int c10c__shm_memfd(int *out_fd, const char *label);
+
+/* Opens the POSIX shared memory object name read-write (close-on-exec); with create, makes it
+ * (O_CREAT | O_EXCL, mode 0600) and fails with EEXIST if it exists. */
+int c10c__shm_open(int *out_fd, const char *name, bool create);
+int c10c__shm_unlink(const char *name);
+
+/* Opens a regular file: read-write (creating it, mode 0600, when create) or read-only. */
+int c10c__file_open(int *out_fd, const char *path, bool writable, bool create);
+
+int c10c__fd_stat(c10c__fd_info *out, int fd);
+/* Bytes free for an unprivileged writer on fd's file system (fstatvfs), or -1 if unknown. */
+int64_t c10c__fd_free_space(int fd);
+/* Reserves [0, size) of fd's file, growing it (posix_fallocate), so writes through a mapping
+ * never meet a full file system (SIGBUS). ENOSPC, EFBIG and others on failure. Counts as a
+ * memory request for the test hook (testing.h), failing with ENOSPC when it says so. */
+int c10c__fd_reserve(int fd, int64_t size);
+/* Seals a memory file against shrinking (and further seals): no process that receives it can
+ * cut the pages from under another's mapping (SIGBUS). */
+int c10c__fd_seal_shrinking(int fd);
+/* Sets fd's file size (ftruncate). */
+int c10c__fd_truncate(int fd, int64_t size);
+
+/* Maps size bytes of fd from offset 0: shared (writes reach the file) or private (copy on
+ * write); with populate, its page tables filled at once (MAP_POPULATE: a copy into it then takes
+ * no page faults). Freed with c10c__os_unmap (sysmem.h). */
+int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate);
+
+/* A close-on-exec duplicate of fd (the lowest free number). */
+int c10c__fd_dup(int *out_fd, int fd);
+void c10c__fd_close(int fd);
+/* The soft limit on open files (RLIMIT_NOFILE), or INT64_MAX when unlimited or unknown. */
+int64_t c10c__fd_soft_limit(void);
+
+/* Random bits from the kernel (getrandom), mixed with a counter when it cannot give them. */
+uint64_t c10c__random64(void);
+int64_t c10c__process_id(void);
+uint32_t c10c__effective_uid(void);
+
+/* strerror's text for err (thread-safe; buf may hold it). */
+const char *c10c__errno_text(int err, char *buf, size_t size);
+
+#endif /* C10C_SHM_H */
