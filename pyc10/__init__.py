@@ -51,3 +51,11 @@ else:
 
     if _TYPE_CHECKING:  # the function forms (pyc10.transpose, ...) are made at import by _api
         from ._functions import *  # noqa: F403
+
+    def __getattr__(name: str) -> object:
+        """``pyc10.multiprocessing`` on first use, as ``import pyc10`` does not import it."""
+        if name == "multiprocessing":
+            import importlib
+
+            return importlib.import_module(".multiprocessing", __name__)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

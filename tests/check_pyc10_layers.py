@@ -65,7 +65,23 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
     ("storage", ["pyc10._storage", "pyc10._typed_storage", "pyc10._pickling"]),
     ("tensor", ["pyc10._tensor"]),
     ("api", ["pyc10._creation", "pyc10._api"]),
-    ("package", ["pyc10", "pyc10.__main__", "pyc10.config", "pyc10.replay"]),
+    (
+        "package",
+        [
+            "pyc10",
+            "pyc10.__main__",
+            "pyc10.config",
+            "pyc10.replay",
+            "pyc10.multiprocessing._atfork",
+            "pyc10.multiprocessing._janitor",
+            "pyc10.multiprocessing._prctl",
+            "pyc10.multiprocessing.spawn",
+            "pyc10.multiprocessing.queue",
+            "pyc10.multiprocessing.pool",
+            "pyc10.multiprocessing.reductions",
+            "pyc10.multiprocessing",
+        ],
+    ),
 ]
 
 # The files of pyc10._ctensor, lowest layer first.
