@@ -11,10 +11,13 @@ worker's RSS growth under 5% of the tensor.
   deserialization); ``ray.get`` in the driver. torch twice: Ray's default, and with
   ``RAY_ENABLE_ZERO_COPY_TORCH_TENSORS=1`` (Ray's zero-copy setting for torch tensors, read when
   Ray starts: a second cluster).
-- data loader: rows from ``bench/bench_processes_loader.py`` when it exists (its
-  ``loader_rows(size, repeat)`` returns ``Row``s); until then the table says it is not measured.
+- data loader (``bench/bench_dataloader.py``): 4 worker processes send batches of
+  32x3x224x224 float32 made in shared memory through one queue, pyc10.multiprocessing against
+  torch.multiprocessing in both sharing strategies; batches/s and the ratio to torch's (the
+  target: at least torch's throughput). ``--loader-batches 0`` leaves it out.
 
-    python bench/bench_processes.py [--size 1G] [--repeat 3] [--no-ray] [--csv FILE]
+    python bench/bench_processes.py [--size 1G] [--repeat 3] [--no-ray] [--loader-batches 200]
+                                    [--csv FILE]
 
 ``--size 64M --repeat 1`` is a bounded run (under a minute, most of it starting Ray twice;
 ``--no-ray`` leaves a few seconds).
@@ -199,19 +202,37 @@ def ray_rows(nbytes: int, repeat: int, libraries: list[str], zero_copy_torch: bo
     return rows
 
 
-def loader_rows(nbytes: int, repeat: int) -> list[Row] | None:
-    """The data-loader section's rows, from bench_processes_loader.py once it exists."""
-    try:
-        import bench_processes_loader  # type: ignore[import-not-found]
-    except ModuleNotFoundError as e:
-        if e.name != "bench_processes_loader":
-            raise
-        return None
-    rows: list[Row] = bench_processes_loader.loader_rows(nbytes, repeat)
-    return rows
+def loader_table(batches: int, repeat: int) -> list[list[Any]]:
+    """The data-loader section: bench_dataloader's rows, printed with their ratio to torch."""
+    from bench_dataloader import run_dataloader
+
+    rows = run_dataloader(batches, 4, repeat)
+    print(f"\ndata loader: {batches} batches of 32x3x224x224 float32, 4 workers, best of {repeat}")
+    print(f"{'library':<8} {'strategy':<16} {'batches/s':>10} {'vs torch':>9}  target")
+    table = []
+    for r in rows:
+        verdict = ""
+        if r["library"] == "pyc10":
+            verdict = "met" if r["ratio_to_torch"] >= 1.0 else "MISSED"
+        print(
+            f"{r['library']:<8} {r['strategy']:<16} {r['batches_per_s']:>10.1f} "
+            f"{r['ratio_to_torch']:>8.2f}x  {verdict}"
+        )
+        table.append(
+            [
+                "loader",
+                r["strategy"],
+                r["library"],
+                r["seconds"],
+                r["ratio_to_torch"],
+                None,
+                verdict,
+            ]
+        )
+    return table
 
 
-def report(rows: list[Row], nbytes: int, loader_measured: bool) -> list[list[Any]]:
+def report(rows: list[Row], nbytes: int) -> list[list[Any]]:
     numpy_time = {(r.section, r.case): r.seconds for r in rows if r.library == "numpy"}
     header = f"{'section':<8} {'case':<18} {'library':<26} {'ms':>10} {'vs numpy':>9}"
     header += f" {'worker RSS growth':>22}  target"
@@ -236,11 +257,6 @@ def report(rows: list[Row], nbytes: int, loader_measured: bool) -> list[list[Any
             f" {growth:>22}  {verdict}"
         )
         table.append([r.section, r.case, r.library, r.seconds, ratio, r.rss_growth, verdict])
-    if not loader_measured:
-        print(
-            f"{'loader':<8} (not measured yet: bench/bench_processes_loader.py, whose "
-            "loader_rows(size, repeat) returns Rows, adds this section)"
-        )
     return table
 
 
@@ -248,7 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=parse_size, default=1 << 30, help="bytes (default 1G)")
     parser.add_argument("--repeat", type=int, default=3, help="best of N (default 3)")
-    parser.add_argument("--no-ray", action="store_true", help="pickle (and loader) rows only")
+    parser.add_argument("--no-ray", action="store_true", help="no Ray rows")
+    parser.add_argument(
+        "--loader-batches", type=int, default=200, help="data-loader batches (0: no loader rows)"
+    )
     parser.add_argument("--csv", help="also write the table to this CSV file")
     args = parser.parse_args(argv)
     if args.repeat < 1:
@@ -263,11 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_ray:
         rows += ray_rows(nbytes, args.repeat, ["numpy", "pyc10", "torch"], False)
         rows += ray_rows(nbytes, args.repeat, ["torch"], True)
-    loader = loader_rows(nbytes, args.repeat)
-    if loader is not None:
-        rows += loader
-    table = report(rows, nbytes, loader is not None)
-    header = ["section", "case", "library", "seconds", "vs_numpy", "rss_growth", "target"]
+    table = report(rows, nbytes)
+    if args.loader_batches > 0:
+        table += loader_table(args.loader_batches, args.repeat)
+    # vs_reference: numpy's time over ours for pickle and Ray, torch's batches/s ratio for loader
+    header = ["section", "case", "library", "seconds", "vs_reference", "rss_growth", "target"]
     write_csv(args.csv, header, table)
     return 0
 
