@@ -117,7 +117,13 @@ def raise_status(status: int) -> NoReturn:
     exc = cls(message)
     exc.status = status
     exc.status_name = ffi.string(lib.c10c_status_name(status)).decode()
-    raise exc
+    try:
+        raise exc
+    finally:
+        # the traceback holds this frame: were exc still one of its locals, exception, traceback
+        # and every frame on it (the storages and tensors their locals hold) would make a cycle
+        # that only the garbage collector frees (a shared storage's /dev/shm name lingering)
+        del exc
 
 
 def check(status: int) -> None:

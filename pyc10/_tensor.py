@@ -440,7 +440,10 @@ class _Absent:
             f"pyc10.Tensor has no {what} ({name}): pyc10 is a tensor runtime without {why} ({how})"
         )
         e.name, e.obj = name, obj
-        raise e
+        try:
+            raise e
+        finally:
+            del e  # no cycle through this frame: obj is freed with the exception (_errors.py)
 
 
 _ABSENT = _torch_methods.MATH_METHODS | _torch_methods.AUTOGRAD_METHODS

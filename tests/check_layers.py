@@ -1,11 +1,14 @@
 """No call from a lower layer of lib/ up into a higher one (lib/meson.build lists the layers).
 
 Each folder of lib/ is a layer, lowest first: base, types, memory, cuda, tensor. A file may use
-its own layer and the ones below it. Two things are checked:
+its own layer and the ones below it. Three things are checked:
 - every `#include "x.h"` of an internal header in lib/ (the header's folder is its layer);
 - every symbol an object file of the static library uses (`nm`: undefined symbols) against the
   object file that defines it, so a call through a public c10c_* function counts as well as one
-  through an internal c10c__* one.
+  through an internal c10c__* one;
+- that only lib/base talks to the operating system: no other file of lib/ includes an operating
+  system header (OS_HEADERS) or calls one of its functions (OS_CALLS), save the (file, header)
+  pairs of OS_ALLOWED, which must each still be used.
 
     python tests/check_layers.py [BUILD_DIR]   (default build/tests; the static library's objects
                                                 are BUILD_DIR/lib/libc10c.a.p/*.o)
@@ -31,6 +34,69 @@ ALLOWED: dict[tuple[str, str], str] = {}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
+# Headers of the operating system, not of C11: above lib/base their calls go through lib/base
+# (shm.h, sysmem.h), so that porting the library to another system touches lib/base alone.
+OS_HEADERS = {
+    "dlfcn.h",
+    "fcntl.h",
+    "poll.h",
+    "pthread.h",
+    "sched.h",
+    "semaphore.h",
+    "signal.h",
+    "unistd.h",
+    "windows.h",
+}  # and every <sys/...> header
+
+# Functions of those headers, each with the header a file must be allowed to use them; matched
+# as calls (`name(`) outside comments and string literals, not as members (`x->open(`).
+OS_CALLS = {
+    **dict.fromkeys(["mmap", "munmap", "mremap", "madvise", "mprotect", "mlock"], "sys/mman.h"),
+    **dict.fromkeys(["shm_open", "shm_unlink", "memfd_create"], "sys/mman.h"),
+    **dict.fromkeys(["fstat", "stat", "lstat"], "sys/stat.h"),
+    "fstatvfs": "sys/statvfs.h",
+    **dict.fromkeys(["getrlimit", "setrlimit"], "sys/resource.h"),
+    "syscall": "sys/syscall.h",
+    "getrandom": "sys/random.h",
+    **dict.fromkeys(["socket", "sendmsg", "recvmsg"], "sys/socket.h"),
+    **dict.fromkeys(["open", "openat", "fcntl", "posix_fallocate"], "fcntl.h"),
+    **dict.fromkeys(
+        ["close", "read", "write", "ftruncate", "dup", "dup2", "getpid", "geteuid", "getuid"],
+        "unistd.h",
+    ),
+    **dict.fromkeys(["sysconf", "fork", "usleep", "unlink", "pipe"], "unistd.h"),
+    **dict.fromkeys(["dlopen", "dlsym", "dlclose", "dlerror"], "dlfcn.h"),
+    **dict.fromkeys(["sched_yield", "sched_getaffinity"], "sched.h"),
+    **dict.fromkeys(["kill", "sigaction", "raise"], "signal.h"),
+}
+OS_CALL = re.compile(r"(?<![\w.>])(" + "|".join(sorted(OS_CALLS)) + r"|pthread_\w+)\s*\(")
+DEFINED = re.compile(
+    r"^(?:[A-Za-z_][\w \t*]*[\s*])?(\w+)\s*\([^;{)]*\)\s*\{|^\s*#\s*define\s+(?=\w+\()(\w+)",
+    re.MULTILINE,
+)
+OS_INCLUDE = re.compile(r"^\s*#\s*include\s+<([^>]+)>", re.MULTILINE)
+
+# Files above lib/base that still use the operating system, each with its reason. Threads (a
+# mutex, a once-call, a fork handler) and the CUDA driver's loader stay where they are until the
+# library is ported to a second system, which moves them into lib/base; nothing new joins them.
+OS_ALLOWED: dict[tuple[str, str], str] = {
+    ("cuda/cuda.c", "dlfcn.h"): "loads the CUDA driver (dlopen, dlsym)",
+    ("cuda/cuda.c", "pthread.h"): "loads it once (pthread_once), and pthread_atfork",
+    ("cuda/cuda_allocator.c", "pthread.h"): "the allocator's lock",
+    ("cuda/cuda_host_allocator.c", "pthread.h"): "the pinned allocator's lock",
+    ("cuda/cuda_ipc.c", "pthread.h"): "the locks of exported pages and of mappings",
+    ("cuda/cuda_stream.c", "pthread.h"): "the streams' lock",
+    ("memory/allocator.c", "pthread.h"): "the allocator registry's lock",
+    ("memory/caching_engine.c", "pthread.h"): "the engine's lock",
+    ("memory/cpu_caching.c", "pthread.h"): "the CPU cache's locks",
+    ("memory/cpu_caching.c", "sched.h"): "sched_yield while spinning on a lock",
+    ("tensor/shell_cache.c", "pthread.h"): "the per-thread shell cache (thread exit key)",
+    ("tensor/storage_ipc.c", "pthread.h"): "the lock of the CUDA IPC sent data and limbo",
+}
+
+# comments and string or character literals, blanked before calls are looked for
+NOISE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
+
 
 def layer_of(path: Path) -> str:
     return path.relative_to(LIB).parts[0]
@@ -48,6 +114,39 @@ def check_includes() -> list[str]:
             rel = str(src.relative_to(LIB))
             if (rel, name) not in ALLOWED:
                 found.append(f"{rel} ({user}) includes {used}/{name}")
+    return found
+
+
+def check_os() -> list[str]:
+    """Files above lib/base that include an operating system header or call its functions."""
+    found = []
+    used: set[tuple[str, str]] = set()
+    for src in sorted(LIB.glob("*/*.[ch]")):
+        if layer_of(src) == "base":
+            continue
+        rel = str(src.relative_to(LIB))
+        text = src.read_text()
+        for header in OS_INCLUDE.findall(text):
+            if header in OS_HEADERS or header.startswith("sys/"):
+                if (rel, header) in OS_ALLOWED:
+                    used.add((rel, header))
+                else:
+                    found.append(f"{rel} includes <{header}> (only lib/base may)")
+        code = NOISE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+        # a function or macro of the file's own that bears a system function's name
+        own = {a or b for a, b in DEFINED.findall(code)}
+        for m in OS_CALL.finditer(code):
+            name = m.group(1)
+            if name in own:
+                continue
+            header = "pthread.h" if name.startswith("pthread_") else OS_CALLS[name]
+            line = code.count("\n", 0, m.start()) + 1
+            if (rel, header) in OS_ALLOWED:
+                used.add((rel, header))
+            else:
+                found.append(f"{rel}:{line} calls {name} (<{header}>; only lib/base may)")
+    for rel, header in sorted(OS_ALLOWED.keys() - used):
+        found.append(f"{rel} no longer uses <{header}>: drop it from OS_ALLOWED")
     return found
 
 
@@ -95,6 +194,7 @@ def check_symbols(objdir: Path) -> list[str]:
 def main() -> int:
     build = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "tests"
     found = check_includes()
+    os_found = check_os()
     objdir = build / "lib" / "libc10c.a.p"
     if objdir.is_dir() and any(objdir.glob("*.o")):
         found += check_symbols(objdir)
@@ -102,11 +202,18 @@ def main() -> int:
         print(f"check_layers: no objects in {objdir}, symbols not checked")
     for line in found:
         print(f"upward: {line}")
-    if found:
+    for line in os_found:
+        print(f"os: {line}")
+    if os_found:
+        print(f"check_layers: {len(os_found)} uses of the operating system above lib/base")
+    if found or os_found:
         order = ", ".join(LAYERS)
-        print(f"check_layers: {len(found)} uses of a higher layer (layers, lowest first: {order})")
+        if found:
+            print(
+                f"check_layers: {len(found)} uses of a higher layer (layers, lowest first: {order})"
+            )
         return 1
-    print(f"check_layers: no upward use between {', '.join(LAYERS)}")
+    print(f"check_layers: no upward use between {', '.join(LAYERS)}; no system call above base")
     return 0
 
 

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shm.h"
@@ -90,6 +91,23 @@ int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate) {
   void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, fd, 0);
   if (p == MAP_FAILED) return errno;
   *out = p;
+  return 0;
+}
+
+int c10c__pidfd_open(int *out_fd, int64_t pid) {
+  *out_fd = -1;
+  if (pid <= 0 || pid > INT32_MAX) return EINVAL; /* as the kernel answers for pid 0 */
+  long fd = syscall(SYS_pidfd_open, (pid_t)pid, 0);
+  if (fd < 0) return errno;
+  *out_fd = (int)fd;
+  return 0;
+}
+
+int c10c__pidfd_getfd(int *out_fd, int pidfd, int fd) {
+  *out_fd = -1;
+  long mine = syscall(SYS_pidfd_getfd, pidfd, fd, 0); /* the copy is close-on-exec */
+  if (mine < 0) return errno;
+  *out_fd = (int)mine;
   return 0;
 }
 

@@ -42,6 +42,13 @@ int c10c__fd_truncate(int fd, int64_t size);
  * no page faults). Freed with c10c__os_unmap (sysmem.h). */
 int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate);
 
+/* A descriptor referring to the process pid (pidfd_open), to take its file descriptors with
+ * c10c__pidfd_getfd. ENOSYS when the kernel has no such call (before Linux 5.3). */
+int c10c__pidfd_open(int *out_fd, int64_t pid);
+/* A close-on-exec copy in this process of the descriptor fd of the process pidfd refers to
+ * (pidfd_getfd; ptrace access to it needed). ENOSYS before Linux 5.6. */
+int c10c__pidfd_getfd(int *out_fd, int pidfd, int fd);
+
 /* A close-on-exec duplicate of fd (the lowest free number). */
 int c10c__fd_dup(int *out_fd, int fd);
 void c10c__fd_close(int fd);

@@ -12,12 +12,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "caching_engine.h"
 #include "cuda_internal.h"
 #include "internal.h"
+#include "shm.h"
 #include "sysmem.h"
 
 /* c10's SHAREABLE_HANDLE_VERSION and ShareableHandleType. */
@@ -59,7 +58,7 @@ void c10c__cuda_ipc_forget_page(void *handle) {
     if ((*link)->handle == (CUmemGenericAllocationHandle)(uintptr_t)handle) {
       exported *e = *link;
       *link = e->next;
-      close(e->fd);
+      c10c__fd_close(e->fd);
       c10c__free(e);
       break;
     }
@@ -85,7 +84,7 @@ static c10c_status export_page(void *ctx, void *handle) {
                           "cuMemExportToShareableHandle");
     e = st == C10C_STATUS_OK ? c10c__calloc(1, sizeof *e) : NULL;
     if (st == C10C_STATUS_OK && e == NULL) {
-      close(fd);
+      c10c__fd_close(fd);
       st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory sharing CUDA memory");
     }
     if (e != NULL) *e = (exported){h, fd, exports}, exports = e;
@@ -120,7 +119,7 @@ c10c_status c10c__cuda_ipc_share(uint8_t *out, size_t out_size, size_t *out_len,
                       "a CUDA IPC handle needs %zu bytes, the buffer has %zu", *out_len, out_size);
   st = c10c__cuda_activate((c10c_device_index)where.device);
   if (st == C10C_STATUS_OK && where.expandable) { /* c10's ExpandableSegment::share */
-    share_header header = {(int32_t)getpid(), 0, where.page, pages};
+    share_header header = {(int32_t)c10c__process_id(), 0, where.page, pages};
     memcpy(out + 2, &header, sizeof header);
     page_writer w = {out + 2 + sizeof header};
     st = c10c__cuda_block_share(&where, data, export_page, &w);
@@ -235,12 +234,14 @@ static c10c_status open_expandable(mapping *m) {
   m->pages = c10c__calloc(m->npages, sizeof *m->pages);
   if (m->pages == NULL)
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory opening a CUDA IPC handle");
-  long pidfd = syscall(SYS_pidfd_open, (pid_t)h.pid, 0);
-  if (pidfd == -1) {
-    int err = errno;
+  char text[128];
+  int pidfd;
+  int err = c10c__pidfd_open(&pidfd, h.pid);
+  if (err != 0) {
     close_expandable(m, 0, 0);
     return err == ENOSYS ? c10c__fail(C10C_STATUS_NOT_IMPLEMENTED, UNSUPPORTED("pidfd_open"))
-                         : c10c__fail(C10C_STATUS_ERROR, "pidfd_open:%s", strerror(err));
+                         : c10c__fail(C10C_STATUS_ERROR, "pidfd_open:%s",
+                                      c10c__errno_text(err, text, sizeof text));
   }
   c10c_status st = c10c__cuda_check(c10c__cuda.cuMemAddressReserve(&m->ptr, m->size, 0, 0, 0),
                                     "cuMemAddressReserve");
@@ -248,21 +249,22 @@ static c10c_status open_expandable(mapping *m) {
   for (; st == C10C_STATUS_OK && imported < m->npages; imported++) {
     int32_t fd;
     memcpy(&fd, m->key + 2 + sizeof h + imported * sizeof fd, sizeof fd);
-    long mine = syscall(SYS_pidfd_getfd, (int)pidfd, fd, 0);
-    if (mine == -1) {
-      int err = errno;
+    int mine;
+    err = c10c__pidfd_getfd(&mine, pidfd, fd);
+    if (err != 0) {
       st = err == ENOSYS ? c10c__fail(C10C_STATUS_NOT_IMPLEMENTED, UNSUPPORTED("pidfd_getfd"))
-                         : c10c__fail(C10C_STATUS_ERROR, "pidfd_getfd: %s", strerror(err));
+                         : c10c__fail(C10C_STATUS_ERROR, "pidfd_getfd: %s",
+                                      c10c__errno_text(err, text, sizeof text));
       break;
     }
     st = c10c__cuda_check(
         c10c__cuda_ipc.cuMemImportFromShareableHandle(&m->pages[imported], (void *)(uintptr_t)mine,
                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
         "cuMemImportFromShareableHandle");
-    close((int)mine);
+    c10c__fd_close(mine);
     if (st != C10C_STATUS_OK) break;
   }
-  close((int)pidfd);
+  c10c__fd_close(pidfd);
   for (; st == C10C_STATUS_OK && mapped < m->npages; mapped++)
     st = c10c__cuda_check(c10c__cuda.cuMemMap(m->ptr + mapped * h.segment_size, h.segment_size, 0,
                                               m->pages[mapped], 0),

@@ -4,20 +4,16 @@
  * consumer decrements when done, and an interprocess event the consumer waits for; a storage
  * freed while its counter is above 0 waits in the limbo (CudaIPCSentDataLimbo) until a collect
  * finds it at 0. The driver-level half (handles, mappings, events) is lib/cuda/cuda_ipc.c's. */
-#define _GNU_SOURCE
-#include <fcntl.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "c10c/cuda_ipc.h"
 #include "cuda_internal.h"
 #include "internal.h"
+#include "shm.h"
 #include "storage_internal.h"
 #include "sysmem.h"
 
@@ -34,58 +30,72 @@ static int64_t *counter_at(void *map, int64_t index) {
   return (int64_t *)(void *)((char *)map + HEADER) + index;
 }
 
-/* Maps the file name names, counting this process in its header; NULL when it is gone. */
-static void *counter_map_open(const char *name) {
-  int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) return NULL;
-  struct stat st;
-  void *map = fstat(fd, &st) == 0 && st.st_size >= FILE_BYTES
-                  ? mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                  : MAP_FAILED;
-  close(fd);
-  if (map == MAP_FAILED) return NULL;
+/* Maps the file name names, counting this process in its header: 0, or ENOENT when it is gone,
+ * EPERM when another user owns it (as for the named storages of storage_shared.c, a handle of
+ * another user is refused), EINVAL when it is not a counter file, another errno value else. */
+static int counter_map_open(void **out, const char *name) {
+  *out = NULL;
+  int fd;
+  int err = c10c__shm_open(&fd, name, false);
+  if (err != 0) return err;
+  c10c__fd_info info;
+  err = c10c__fd_stat(&info, fd);
+  if (err == 0 && info.uid != c10c__effective_uid())
+    err = EPERM;
+  else if (err == 0 && (!info.regular || info.size < FILE_BYTES))
+    err = EINVAL;
+  void *map = NULL;
+  if (err == 0) err = c10c__fd_map(&map, fd, FILE_BYTES, true, false);
+  c10c__fd_close(fd);
+  if (err != 0) return err;
   atomic_fetch_add_explicit((_Atomic int32_t *)map, 1, memory_order_acq_rel);
-  return map;
+  *out = map;
+  return 0;
 }
 
-/* Makes a new file (its header counting this process) under a fresh name. */
-static void *counter_map_create(char name[C10C_CUDA_IPC_NAME_SIZE]) {
+/* Makes a new file (its header counting this process) under a fresh name, its pages reserved
+ * (a full /dev/shm fails here, not with SIGBUS at a counter's first write): 0 or an errno value. */
+static int counter_map_create(void **out, char name[C10C_CUDA_IPC_NAME_SIZE]) {
   static _Atomic unsigned serial;
-  for (int attempt = 0; attempt < 16; attempt++) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    snprintf(name, C10C_CUDA_IPC_NAME_SIZE, "/c10c_%d_%u_%u", (int)getpid(),
-             (unsigned)(now.tv_nsec ^ now.tv_sec), atomic_fetch_add(&serial, 1));
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) continue;
-    void *map = ftruncate(fd, FILE_BYTES) == 0
-                    ? mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                    : MAP_FAILED;
-    close(fd);
-    if (map == MAP_FAILED) {
-      shm_unlink(name);
-      return NULL;
+  *out = NULL;
+  int err = EEXIST;
+  for (int attempt = 0; attempt < 16 && err == EEXIST; attempt++) {
+    snprintf(name, C10C_CUDA_IPC_NAME_SIZE, "/c10c_%lld_%u_%u", (long long)c10c__process_id(),
+             (unsigned)c10c__random64(), atomic_fetch_add(&serial, 1));
+    int fd;
+    err = c10c__shm_open(&fd, name, true);
+    if (err != 0) continue;
+    void *map = NULL;
+    err = c10c__fd_reserve(fd, FILE_BYTES);
+    if (err == 0) err = c10c__fd_map(&map, fd, FILE_BYTES, true, false);
+    c10c__fd_close(fd);
+    if (err != 0) {
+      c10c__shm_unlink(name);
+      return err;
     }
     atomic_store_explicit((_Atomic int32_t *)map, 1, memory_order_release);
-    return map;
+    *out = map;
+    return 0;
   }
-  return NULL;
+  return err;
 }
 
 /* Unmaps the file; the last process to do so unlinks its name. */
 static void counter_map_drop(void *map, const char *name) {
   if (atomic_fetch_sub_explicit((_Atomic int32_t *)map, 1, memory_order_acq_rel) == 1)
-    shm_unlink(name);
-  munmap(map, FILE_BYTES);
+    c10c__shm_unlink(name);
+  c10c__os_unmap(map, FILE_BYTES);
 }
 
-/* Adds delta to a counter of a file by name: false when the file is gone. */
-static bool counter_add(const char *name, int64_t index, int64_t delta) {
-  void *map = counter_map_open(name);
-  if (map == NULL) return false;
+/* Adds delta to a counter of a file by name: 0, or counter_map_open's errno value (ENOENT when
+ * the file is gone). */
+static int counter_add(const char *name, int64_t index, int64_t delta) {
+  void *map;
+  int err = counter_map_open(&map, name);
+  if (err != 0) return err;
   atomic_fetch_add_explicit((_Atomic int64_t *)counter_at(map, index), delta, memory_order_acq_rel);
   counter_map_drop(map, name);
-  return true;
+  return 0;
 }
 
 /* ---- the producer: sent data, files, limbo ---- */
@@ -124,11 +134,15 @@ static void file_drop(counter_file *f) {
 static c10c_status take_counter(sent_data *sd) {
   if (current_file == NULL || current_file->next == C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE) {
     counter_file *f = c10c__calloc(1, sizeof *f);
-    if (f != NULL) f->map = counter_map_create(f->name);
-    if (f == NULL || f->map == NULL) {
+    if (f == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory sharing a storage");
+    int err = counter_map_create(&f->map, f->name);
+    if (err != 0) {
       c10c__free(f);
+      char text[128];
       return c10c__fail(C10C_STATUS_ERROR,
-                        "could not make the shared-memory file of CUDA IPC reference counters");
+                        "could not make the shared-memory file of CUDA IPC reference counters: "
+                        "%s (%d)",
+                        c10c__errno_text(err, text, sizeof text), err);
     }
     if (current_file != NULL && current_file->used == 0) file_drop(current_file);
     current_file = f;
@@ -263,10 +277,23 @@ static c10c_status share_received(c10c_cuda_ipc_info *out, uint8_t *handle, size
     return c10c__fail(C10C_STATUS_BUFFER_TOO_SMALL,
                       "a CUDA IPC handle needs %zu bytes, the buffer has %zu", rd->handle_len,
                       handle_size);
-  if (rd->counter[0] != '\0' && !counter_add(rd->counter, rd->index, 1))
+  int err = rd->counter[0] != '\0' ? counter_add(rd->counter, rd->index, 1) : 0;
+  if (err == ENOENT)
     return c10c__fail(C10C_STATUS_ERROR,
                       "cannot share this CUDA storage again: the process it was received from "
                       "has exited");
+  if (err == EPERM)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "cannot share this CUDA storage again: its reference counter file <%s> "
+                      "belongs to another user",
+                      rd->counter);
+  if (err != 0) {
+    char text[128];
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "cannot share this CUDA storage again: its reference counter file <%s>: "
+                      "%s (%d)",
+                      rd->counter, c10c__errno_text(err, text, sizeof text), err);
+  }
   c10c_status st = c10c__cuda_sync_current_stream(dp->device.index);
   if (st != C10C_STATUS_OK) {
     if (rd->counter[0] != '\0') counter_add(rd->counter, rd->index, -1);

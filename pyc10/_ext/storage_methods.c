@@ -152,6 +152,12 @@ static PyObject *s_clone(PyObject *self, PyObject *unused) {
 
 /* ---- sharing with other processes (torch's StorageSharing.cpp over c10c_storage_share_*) ---- */
 
+/* The calls below that copy or fault in many pages run without the GIL, as torch copies into
+ * shared memory without it: they touch no Python object, the storage's handle is held by self
+ * (a method call keeps self alive) and a name or file name by the args tuple. What another thread
+ * does to the same storage meanwhile is its race, as for copy_ (and as in torch, where writes
+ * during the copy can be lost). */
+
 static PyObject *wrap_new(PyObject *cls, c10c_status st, c10c_storage *s) {
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   return storage__wrap_owned(
@@ -206,8 +212,9 @@ static PyObject *s_share_fd_cpu_(PyObject *self, PyObject *unused) {
   (void)unused;
   c10c_storage *s = storage__of(self);
   if (s == NULL) return NULL;
-  c10c_status st = c10c_storage_share_fd(s);
-  int fd = -1;
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = c10c_storage_share_fd(s);
+  Py_END_ALLOW_THREADS int fd = -1;
   int64_t n = 0;
   if (st == C10C_STATUS_OK) st = c10c_storage_shared_fd(&fd, &n, s);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
@@ -223,8 +230,9 @@ static PyObject *s_share_filename(PyObject *self, PyObject *unused) {
   if (s == NULL) return NULL;
   const char *name = NULL;
   bool created = c10c_storage_shared_name(&name, s) != C10C_STATUS_OK;
-  c10c_status st = c10c_storage_share_filename(s);
-  if (st == C10C_STATUS_OK) st = c10c_storage_shared_name(&name, s);
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = c10c_storage_share_filename(s);
+  Py_END_ALLOW_THREADS if (st == C10C_STATUS_OK) st = c10c_storage_shared_name(&name, s);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   return Py_BuildValue("(yLO)", name, (long long)c10c_storage_nbytes(s),
                        created ? Py_True : Py_False);
@@ -242,8 +250,9 @@ static PyObject *s_new_shared_fd_cpu(PyObject *cls, PyObject *args) {
   if (unpack_long(a, &fd) < 0 || unpack_long(b, &size) < 0) return NULL;
   c10c_storage *s = NULL;
   int as_int = fd < INT_MIN || fd > INT_MAX ? -1 : (int)fd;
-  c10c_status st = c10c_storage_new_shared_fd(&s, as_int, (int64_t)size);
-  return wrap_new(cls, st, s);
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = c10c_storage_new_shared_fd(&s, as_int, (int64_t)size);
+  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
 }
 
 /* _new_shared_filename(manager, name, size): torch's argument checks, then
@@ -263,8 +272,10 @@ static PyObject *s_new_shared_filename(PyObject *cls, PyObject *args) {
   if (n > (unsigned long long)INT64_MAX)
     return RUNTIME_ERROR("shared memory object storage size %llu is too large", n);
   c10c_storage *s = NULL;
-  c10c_status st = c10c_storage_new_shared_filename(&s, PyBytes_AsString(name), (int64_t)n);
-  return wrap_new(cls, st, s);
+  const char *text = PyBytes_AsString(name);
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = c10c_storage_new_shared_filename(&s, text, (int64_t)n);
+  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
 }
 
 /* _new_using_fd_cpu(size), _new_using_filename(size): PyArg_ParseTuple "L", as torch. */
@@ -272,16 +283,18 @@ static PyObject *s_new_using_fd_cpu(PyObject *cls, PyObject *args) {
   long long size;
   if (!PyArg_ParseTuple(args, "L", &size)) return NULL;
   c10c_storage *s = NULL;
-  c10c_status st = c10c_storage_new_using_fd(&s, (int64_t)size);
-  return wrap_new(cls, st, s);
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = c10c_storage_new_using_fd(&s, (int64_t)size);
+  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
 }
 
 static PyObject *s_new_using_filename(PyObject *cls, PyObject *args) {
   long long size;
   if (!PyArg_ParseTuple(args, "L", &size)) return NULL;
   c10c_storage *s = NULL;
-  c10c_status st = c10c_storage_new_using_filename(&s, (int64_t)size);
-  return wrap_new(cls, st, s);
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = c10c_storage_new_using_filename(&s, (int64_t)size);
+  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
 }
 
 /* _shared_name() -> bytes | None: the name of a storage shared by name. */
@@ -305,8 +318,10 @@ static PyObject *s_from_file(PyObject *cls, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|iL", keywords, &filename, &shared, &nbytes))
     return NULL;
   c10c_storage *s = NULL;
-  c10c_status st = c10c_storage_new_from_file(&s, filename, shared != 0, (int64_t)nbytes);
-  return wrap_new(cls, st, s);
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st =
+      c10c_storage_new_from_file(&s, filename, shared != 0, (int64_t)nbytes);
+  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
 }
 
 /* _get_filename() -> str | None: the file a storage maps with shared=True (torch's). */

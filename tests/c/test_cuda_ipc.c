@@ -6,6 +6,7 @@
  * clock through C10C_STUB_CLOCK. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -255,6 +256,30 @@ static int forged_pages(const c10c_cuda_ipc_info *info, const uint8_t *handle, s
 
 /* The consumer: the modes a test runs in the other process; the exit code is what it found
  * wrong (0: nothing). */
+/* Passing s on fails with the reason when its counter file is swapped for one too small, or
+ * (as root, who can give it away) for one of another user; the real file is put back. */
+static bool counter_file_refused(c10c_storage *s, const char *name) {
+  char path[128], saved[140];
+  snprintf(path, sizeof path, "/dev/shm%s", name);
+  snprintf(saved, sizeof saved, "%s.saved", path);
+  if (rename(path, saved) != 0) return false;
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  c10c_cuda_ipc_info out = {.struct_size = sizeof out};
+  uint8_t h[4096];
+  bool ok = fd >= 0 && c10c_storage_share_cuda(&out, h, sizeof h, s) == C10C_STATUS_ERROR &&
+            strstr(c10c_last_error_message(), "reference counter file") != NULL &&
+            strstr(c10c_last_error_message(), "Invalid argument") != NULL;
+  if (!ok) fprintf(stderr, "too small: %s\n", c10c_last_error_message());
+  if (ok && geteuid() == 0 && fchown(fd, 65534, 65534) == 0) {
+    ok = c10c_storage_share_cuda(&out, h, sizeof h, s) == C10C_STATUS_ERROR &&
+         strstr(c10c_last_error_message(), "belongs to another user") != NULL;
+    if (!ok) fprintf(stderr, "another user's: %s\n", c10c_last_error_message());
+  }
+  if (fd >= 0) close(fd);
+  unlink(path);
+  return rename(saved, path) == 0 && ok;
+}
+
 static int child_main(const char *mode, const char *info_hex, const char *handle_hex) {
   c10c_cuda_ipc_info info;
   uint8_t handle[4096];
@@ -353,6 +378,7 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
   } else if (strcmp(mode, "reshare") == 0) { /* beyond torch: passed on, counted once more */
     c10c_cuda_ipc_info out = {.struct_size = sizeof out};
     uint8_t h[4096];
+    if (!counter_file_refused(s, info.ref_counter_handle)) return 49;
     if (c10c_storage_share_cuda(&out, h, sizeof h, s) != C10C_STATUS_OK) return 36;
     if (out.handle_len != len || memcmp(h, handle, len) != 0 ||
         out.storage_offset_bytes != info.storage_offset_bytes ||

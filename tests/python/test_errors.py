@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+import os
 import threading
+import weakref
+from collections.abc import Iterator
 
 import pytest
 
@@ -75,3 +79,54 @@ def test_messages_are_per_thread():
     for t in threads:
         t.join()
     assert all(v == "ok" for v in results.values()), results
+
+
+@pytest.fixture
+def gc_disabled() -> Iterator[None]:
+    """The garbage collector off: only reference counts free objects."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _fails_holding(storage: pyc10.UntypedStorage) -> None:
+    """A call that fails (through raise_status) while its frame holds storage."""
+    pyc10.empty(-1)
+
+
+def test_a_failing_call_frees_what_its_frames_held_without_gc(gc_disabled: None) -> None:
+    # the exception's traceback holds every frame it passed; a cycle through one of them (the
+    # raising frame's own local) would keep them, and the storage, until a collection
+    storage = pyc10.UntypedStorage(16)
+    ref = weakref.ref(storage)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        _fails_holding(storage)
+    del storage
+    assert ref() is None
+
+
+def test_a_failing_call_drops_a_shared_name_without_gc(gc_disabled: None) -> None:
+    storage = pyc10.UntypedStorage(16)
+    name = storage._share_filename_cpu_()[1]
+    path = b"/dev/shm" + name
+    assert os.path.exists(path)
+    try:
+        _fails_holding(storage)
+    except RuntimeError:
+        pass
+    del storage
+    assert not os.path.exists(path)
+
+
+def test_an_absent_method_frees_its_tensor_without_gc(gc_disabled: None) -> None:
+    t = pyc10.empty(4)
+    ref = weakref.ref(t)
+    with pytest.raises(AttributeError) as info:
+        t.sum  # noqa: B018
+    assert info.value.obj is t
+    del t, info
+    assert ref() is None

@@ -14,6 +14,7 @@ import os
 import re
 import struct
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -399,3 +400,60 @@ def test_typed_storages_and_new_shared_as_torch(tmp_path: Any) -> None:
         assert (ours._shared_name() is not None) == (strategy == "file_system")
         del ours, theirs
     torch.multiprocessing.set_sharing_strategy("file_descriptor")
+
+
+def _turns_of_another_thread_during(call: Callable[[], object]) -> int:
+    """How many loop turns another Python thread made while call ran: 0 when it held the GIL.
+
+    The other thread gives the GIL up at each turn (a 0.1 ms wait) and, with the switch interval
+    made long, never asks for it: it can run only while this one has let the GIL go."""
+    recording = stop = False
+    turns = spins = 0
+    pause = threading.Event()
+
+    def spin() -> None:
+        nonlocal turns, spins
+        while not stop:
+            spins += 1
+            if recording:  # set and cleared by this thread holding the GIL around call
+                turns += 1
+            pause.wait(1e-4)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    worker = threading.Thread(target=spin)
+    worker.start()
+    try:
+        while spins == 0:
+            pause.wait(1e-3)
+        recording = True
+        call()
+        recording = False
+    finally:
+        stop = True
+        worker.join()
+        sys.setswitchinterval(interval)
+    return turns
+
+
+@pytest.mark.parametrize("how", ["_share_fd_cpu_", "_share_filename_cpu_"])
+def test_sharing_a_large_storage_lets_other_threads_run(how: str) -> None:
+    # torch copies into shared memory without the GIL; 256 MiB take tens of milliseconds
+    nbytes = 256 << 20
+    for _ in range(3):  # a loaded machine may not run the thread in one window: progress, no rate
+        s = S(nbytes)
+        turns = _turns_of_another_thread_during(getattr(s, how))
+        assert s.is_shared()
+        del s
+        if turns > 0:
+            break
+    assert turns > 0
+
+
+def test_opening_a_large_shared_storage_lets_other_threads_run() -> None:
+    nbytes = 256 << 20
+    for _ in range(3):
+        turns = _turns_of_another_thread_during(lambda: S._new_using_fd_cpu(nbytes))
+        if turns > 0:
+            break
+    assert turns > 0
