@@ -143,6 +143,10 @@ static size_t from_hex(void *bytes, size_t cap, const char *hex) {
   return n < cap ? n : cap;
 }
 
+/* This executable's path as it was run (argv[0]); /proc/self/exe would name valgrind's tool
+ * under valgrind, which refuses to be run directly. */
+static const char *self_path = "/proc/self/exe";
+
 typedef struct child {
   pid_t pid;
   int to_child; /* a byte written here lets a "hold" child go on */
@@ -161,10 +165,10 @@ static child spawn(const char *mode, const c10c_cuda_ipc_info *info, const uint8
     dup2(fds[0], 0);
     close(fds[0]);
     close(fds[1]);
-    char name[] = "test_cuda_ipc", role[] = "child", mode_arg[32];
+    char role[] = "child", mode_arg[32];
     snprintf(mode_arg, sizeof mode_arg, "%s", mode);
-    char *argv[] = {name, role, mode_arg, info_hex, handle_hex, NULL};
-    execv("/proc/self/exe", argv);
+    char *argv[] = {(char *)(uintptr_t)self_path, role, mode_arg, info_hex, handle_hex, NULL};
+    execv(self_path, argv);
     _exit(127);
   }
   close(fds[0]);
@@ -663,6 +667,7 @@ static int run_tests(const test_case *tests, size_t count) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 0 && strchr(argv[0], '/') != NULL) self_path = argv[0];
   if (c10c_cuda_init() != C10C_STATUS_OK) {
     fprintf(stderr, "CUDA unavailable: %s\n", c10c_cuda_unavailable_reason());
     return 1;
