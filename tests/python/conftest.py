@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,27 @@ import torch
 
 if not torch.__version__.startswith("2.13.0"):
     pytest.exit(f"the tests compare with torch 2.13.0, found {torch.__version__}", returncode=2)
+
+# Importing pyc10.multiprocessing installs the storages' janitor hooks for the whole process (as
+# it should); most tests expect a pyc10 without them, so they are off until a module asks for
+# them with the janitor_hooks fixture (pytest imports every test file before running any).
+import pyc10.multiprocessing  # noqa: F401  (installs the hooks, removed just below)
+from pyc10 import _sharing
+
+_JANITOR_HOOKS = (_sharing.name_created, _sharing.name_opened)
+_sharing.name_created = _sharing.name_opened = None
+
+
+@pytest.fixture(scope="module")
+def janitor_hooks() -> Iterator[None]:
+    """pyc10.multiprocessing's janitor hooks, on while a module's tests run, then off again."""
+    _sharing.name_created, _sharing.name_opened = _JANITOR_HOOKS
+    yield
+    _sharing.name_created = _sharing.name_opened = None
+    # and the manager handles it remembered (a name shared again reports the last one seen)
+    if hasattr(_sharing, "_managers"):
+        _sharing._managers.clear()
+        _sharing._last_manager = b""
 
 
 @pytest.fixture(scope="session")

@@ -17,27 +17,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("pyc10._sharing", reason="pyc10 without shared storages")
-
 import pyc10.multiprocessing as mp
-from pyc10 import _sharing
 
-# Importing pyc10.multiprocessing installs the storages' janitor hooks for the whole process (as
-# it should); other files' tests expect a pyc10 without them, so they are on only while this
-# file's tests run (pytest imports every test file before running any).
-_HOOKS = (_sharing.name_created, _sharing.name_opened)
-_sharing.name_created = _sharing.name_opened = None
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _janitor_hooks() -> Any:
-    _sharing.name_created, _sharing.name_opened = _HOOKS
-    yield
-    _sharing.name_created = _sharing.name_opened = None
-    # and the manager handles it remembered (a name shared again reports the last one seen)
-    if hasattr(_sharing, "_managers"):
-        _sharing._managers.clear()
-        _sharing._last_manager = b""
+pytestmark = pytest.mark.usefixtures("janitor_hooks")
 
 
 METHODS = ["fork", "spawn"]
