@@ -370,14 +370,21 @@ void c10c__cuda_ipc_close(void *token) {
 
 /* ---- events ---- */
 
+/* The device's current stream's driver handle, with the device's context made current (undone
+ * by c10c__cuda_restore). */
+static c10c_status enter_current_stream(void **stream_handle, c10c_device_index device) {
+  c10c_stream stream;
+  c10c_status st = c10c_cuda_current_stream(&stream, device);
+  if (st == C10C_STATUS_OK) st = c10c_cuda_stream_handle(stream_handle, stream);
+  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(device);
+  return st;
+}
+
 c10c_status c10c__cuda_ipc_event_record(void **event, uint8_t handle[CU_IPC_HANDLE_SIZE],
                                         c10c_device_index device) {
   if (c10c__cuda_ipc.cuIpcGetEventHandle == NULL) return no_ipc();
-  c10c_stream stream;
   void *stream_handle = NULL;
-  c10c_status st = c10c_cuda_current_stream(&stream, device);
-  if (st == C10C_STATUS_OK) st = c10c_cuda_stream_handle(&stream_handle, stream);
-  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(device);
+  c10c_status st = enter_current_stream(&stream_handle, device);
   if (st != C10C_STATUS_OK) return st;
   CUevent e = NULL;
   CUipcEventHandle h;
@@ -404,11 +411,8 @@ void c10c__cuda_ipc_event_destroy(void *event) {
 c10c_status c10c__cuda_ipc_event_wait(const uint8_t handle[CU_IPC_HANDLE_SIZE],
                                       c10c_device_index device) {
   if (c10c__cuda_ipc.cuIpcOpenEventHandle == NULL) return no_ipc();
-  c10c_stream stream;
   void *stream_handle = NULL;
-  c10c_status st = c10c_cuda_current_stream(&stream, device);
-  if (st == C10C_STATUS_OK) st = c10c_cuda_stream_handle(&stream_handle, stream);
-  if (st == C10C_STATUS_OK) st = c10c__cuda_activate(device);
+  c10c_status st = enter_current_stream(&stream_handle, device);
   if (st != C10C_STATUS_OK) return st;
   CUipcEventHandle h;
   memcpy(h.reserved, handle, CU_IPC_HANDLE_SIZE);

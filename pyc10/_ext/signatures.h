@@ -410,10 +410,11 @@ PA_ENTRY(pyc10, view_as_complex, "A last dim of size 2 viewed as complex numbers
 PA_ENTRY(pyc10, frombuffer, "A 1-dim CPU tensor over a buffer's memory (zero-copy).",
          "frombuffer(PyObject* buffer, *, ScalarType dtype, int64_t count=-1, int64_t offset=0, "
          "bool requires_grad=False) -> Tensor")
-PA_ENTRY(pyc10, from_file, "A 1-dim CPU tensor over a memory-mapped file.",
-         "from_file(std::string filename, bool? shared=None, int64_t? size=0, *, "
-         "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, "
-         "bool? requires_grad=False) -> Tensor")
+PA_ENTRY(
+    pyc10, from_file, "A 1-dim CPU tensor over a memory-mapped file.",
+    "from_file(std::string filename, bool? shared=None, int64_t? size=0, *, "
+    "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, "
+    "bool? requires_grad=False) -> Tensor")
 PA_ENTRY(pyc10, asarray,
          "obj as a tensor: sharing its memory where it can (tensors, arrays, DLPack, buffers).",
          "asarray(PyObject* obj, *, ScalarType? dtype=None, Device? device=None, bool? copy=None, "

@@ -239,8 +239,10 @@ int storage__copy_bytes(c10c_storage *dst, c10c_storage *src) {
     return -1;
   }
   c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = c10c_tensor_copy_(d, s);
-  Py_END_ALLOW_THREADS c10c_tensor_release(d);
+  Py_BEGIN_ALLOW_THREADS
+  st = c10c_tensor_copy_(d, s);
+  Py_END_ALLOW_THREADS
+  c10c_tensor_release(d);
   c10c_tensor_release(s);
   return st == C10C_STATUS_OK ? 0 : (pyc10_raise(st), -1);
 }

@@ -213,8 +213,10 @@ static PyObject *s_share_fd_cpu_(PyObject *self, PyObject *unused) {
   c10c_storage *s = storage__of(self);
   if (s == NULL) return NULL;
   c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = c10c_storage_share_fd(s);
-  Py_END_ALLOW_THREADS int fd = -1;
+  Py_BEGIN_ALLOW_THREADS
+  st = c10c_storage_share_fd(s);
+  Py_END_ALLOW_THREADS
+  int fd = -1;
   int64_t n = 0;
   if (st == C10C_STATUS_OK) st = c10c_storage_shared_fd(&fd, &n, s);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
@@ -231,8 +233,10 @@ static PyObject *s_share_filename(PyObject *self, PyObject *unused) {
   const char *name = NULL;
   bool created = c10c_storage_shared_name(&name, s) != C10C_STATUS_OK;
   c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = c10c_storage_share_filename(s);
-  Py_END_ALLOW_THREADS if (st == C10C_STATUS_OK) st = c10c_storage_shared_name(&name, s);
+  Py_BEGIN_ALLOW_THREADS
+  st = c10c_storage_share_filename(s);
+  Py_END_ALLOW_THREADS
+  if (st == C10C_STATUS_OK) st = c10c_storage_shared_name(&name, s);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   return Py_BuildValue("(yLO)", name, (long long)c10c_storage_nbytes(s),
                        created ? Py_True : Py_False);
@@ -251,8 +255,10 @@ static PyObject *s_new_shared_fd_cpu(PyObject *cls, PyObject *args) {
   c10c_storage *s = NULL;
   int as_int = fd < INT_MIN || fd > INT_MAX ? -1 : (int)fd;
   c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = c10c_storage_new_shared_fd(&s, as_int, (int64_t)size);
-  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
+  Py_BEGIN_ALLOW_THREADS
+  st = c10c_storage_new_shared_fd(&s, as_int, (int64_t)size);
+  Py_END_ALLOW_THREADS
+  return wrap_new(cls, st, s);
 }
 
 /* _new_shared_filename(manager, name, size): torch's argument checks, then
@@ -274,27 +280,31 @@ static PyObject *s_new_shared_filename(PyObject *cls, PyObject *args) {
   c10c_storage *s = NULL;
   const char *text = PyBytes_AsString(name);
   c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = c10c_storage_new_shared_filename(&s, text, (int64_t)n);
-  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
+  Py_BEGIN_ALLOW_THREADS
+  st = c10c_storage_new_shared_filename(&s, text, (int64_t)n);
+  Py_END_ALLOW_THREADS
+  return wrap_new(cls, st, s);
 }
 
 /* _new_using_fd_cpu(size), _new_using_filename(size): PyArg_ParseTuple "L", as torch. */
-static PyObject *s_new_using_fd_cpu(PyObject *cls, PyObject *args) {
+static PyObject *new_using(PyObject *cls, PyObject *args,
+                           c10c_status (*make)(c10c_storage **, int64_t)) {
   long long size;
   if (!PyArg_ParseTuple(args, "L", &size)) return NULL;
   c10c_storage *s = NULL;
   c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = c10c_storage_new_using_fd(&s, (int64_t)size);
-  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
+  Py_BEGIN_ALLOW_THREADS
+  st = make(&s, (int64_t)size);
+  Py_END_ALLOW_THREADS
+  return wrap_new(cls, st, s);
+}
+
+static PyObject *s_new_using_fd_cpu(PyObject *cls, PyObject *args) {
+  return new_using(cls, args, c10c_storage_new_using_fd);
 }
 
 static PyObject *s_new_using_filename(PyObject *cls, PyObject *args) {
-  long long size;
-  if (!PyArg_ParseTuple(args, "L", &size)) return NULL;
-  c10c_storage *s = NULL;
-  c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = c10c_storage_new_using_filename(&s, (int64_t)size);
-  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
+  return new_using(cls, args, c10c_storage_new_using_filename);
 }
 
 /* _shared_name() -> bytes | None: the name of a storage shared by name. */
@@ -319,9 +329,10 @@ static PyObject *s_from_file(PyObject *cls, PyObject *args, PyObject *kwargs) {
     return NULL;
   c10c_storage *s = NULL;
   c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st =
-      c10c_storage_new_from_file(&s, filename, shared != 0, (int64_t)nbytes);
-  Py_END_ALLOW_THREADS return wrap_new(cls, st, s);
+  Py_BEGIN_ALLOW_THREADS
+  st = c10c_storage_new_from_file(&s, filename, shared != 0, (int64_t)nbytes);
+  Py_END_ALLOW_THREADS
+  return wrap_new(cls, st, s);
 }
 
 /* _get_filename() -> str | None: the file a storage maps with shared=True (torch's). */
@@ -433,8 +444,9 @@ static PyObject *s_new_shared_cuda(PyObject *cls, PyObject *args) {
   c10c_storage *s = NULL;
   c10c_status st;
   Py_BEGIN_ALLOW_THREADS /* the producer's event may be waited for */
-      st = c10c_storage_new_shared_cuda(&s, &info, (const uint8_t *)handle, (size_t)handle_len);
-  Py_END_ALLOW_THREADS if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  st = c10c_storage_new_shared_cuda(&s, &info, (const uint8_t *)handle, (size_t)handle_len);
+  Py_END_ALLOW_THREADS
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
   return storage__wrap_owned(
       cls == (PyObject *)storage__base_type ? storage__default_type() : (PyTypeObject *)cls, s);
 }
