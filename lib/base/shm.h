@@ -38,8 +38,9 @@ int c10c__fd_seal_shrinking(int fd);
 int c10c__fd_truncate(int fd, int64_t size);
 
 /* Maps size bytes of fd from offset 0: shared (writes reach the file) or private (copy on
- * write); with populate, its page tables filled at once (MAP_POPULATE: a copy into it then takes
- * no page faults). Freed with c10c__os_unmap (sysmem.h). */
+ * write); with populate, its pages mapped writable at once where the kernel can
+ * (MADV_POPULATE_WRITE: a copy into it then takes no page faults), best effort. Freed with
+ * c10c__os_unmap (sysmem.h). */
 int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate);
 
 /* A descriptor referring to the process pid (pidfd_open), to take its file descriptors with

@@ -93,8 +93,11 @@ static c10c_status map_failed(int err, size_t size, const char *what) {
                     c10c__errno_text(err, buf, sizeof buf), err);
 }
 
-/* A new memory file of nbytes, reserved and mapped. */
-static c10c_status new_memfd(mapping **out, int64_t nbytes) {
+/* A new memory file of nbytes, reserved and mapped. With populate (a copy into it follows), its
+ * pages are also mapped at once; without (fresh memory that the caller fills), they come at first
+ * touch: reserved, so a touch never meets a full file system, and the caller's one pass both
+ * faults them in and writes them, which is faster than mapping them first. */
+static c10c_status new_memfd(mapping **out, int64_t nbytes, bool populate) {
   *out = NULL;
   mapping *m = c10c__malloc(sizeof *m);
   if (m == NULL) return out_of_memory("sharing a storage");
@@ -112,7 +115,7 @@ static c10c_status new_memfd(mapping **out, int64_t nbytes) {
     st = c10c__fail(C10C_STATUS_ERROR, "unable to seal a shared memory file: %s (%d)",
                     c10c__errno_text(err, buf, sizeof buf), err);
   if (st == C10C_STATUS_OK && nbytes > 0) {
-    err = c10c__fd_map(&m->base, m->fd, (size_t)nbytes, true, true);
+    err = c10c__fd_map(&m->base, m->fd, (size_t)nbytes, true, populate);
     if (err == 0)
       m->size = (size_t)nbytes;
     else
@@ -131,8 +134,9 @@ static char name_char_ok(char c) {
          c == '-' || c == '.';
 }
 
-/* A new named object of nbytes + HEADER (O_EXCL, 0600), reserved and mapped, refcount 1. */
-static c10c_status new_named(mapping **out, int64_t nbytes) {
+/* A new named object of nbytes + HEADER (O_EXCL, 0600), reserved and mapped, refcount 1;
+ * populate as for new_memfd. */
+static c10c_status new_named(mapping **out, int64_t nbytes, bool populate) {
   *out = NULL;
   if (nbytes > INT64_MAX - HEADER)
     return c10c__fail(C10C_STATUS_ERROR, "cannot share %lld bytes by name: too large",
@@ -162,7 +166,7 @@ static c10c_status new_named(mapping **out, int64_t nbytes) {
   size_t size = (size_t)(nbytes + HEADER);
   c10c_status st = reserve(fd, nbytes + HEADER, "shared memory");
   if (st == C10C_STATUS_OK) {
-    err = c10c__fd_map(&m->base, fd, size, true, true);
+    err = c10c__fd_map(&m->base, fd, size, true, populate);
     if (err == 0)
       m->size = size;
     else
@@ -216,7 +220,7 @@ c10c_status c10c_storage_share_fd(c10c_storage *storage) {
   mapping *old = mapping_of(storage);
   if (old != NULL && old->kind != FILE_PRIVATE) return C10C_STATUS_OK; /* shared already */
   mapping *m;
-  st = new_memfd(&m, c10c_storage_nbytes(storage));
+  st = new_memfd(&m, c10c_storage_nbytes(storage), true);
   if (st != C10C_STATUS_OK) return st;
   return move_into(storage, m);
 }
@@ -311,7 +315,7 @@ c10c_status c10c_storage_new_using_fd(c10c_storage **out, int64_t nbytes) {
   c10c_status st = check_size(nbytes, "a shared memory file");
   if (st != C10C_STATUS_OK) return st;
   mapping *m;
-  st = new_memfd(&m, nbytes);
+  st = new_memfd(&m, nbytes, false);
   if (st != C10C_STATUS_OK) return st;
   return wrap(out, m, nbytes, true);
 }
@@ -325,7 +329,7 @@ c10c_status c10c_storage_share_filename(c10c_storage *storage) {
   mapping *old = mapping_of(storage);
   if (old != NULL && old->kind == BY_NAME) return C10C_STATUS_OK;
   mapping *m;
-  st = new_named(&m, c10c_storage_nbytes(storage));
+  st = new_named(&m, c10c_storage_nbytes(storage), true);
   if (st != C10C_STATUS_OK) return st;
   return move_into(storage, m);
 }
@@ -434,7 +438,7 @@ c10c_status c10c_storage_new_using_filename(c10c_storage **out, int64_t nbytes) 
   c10c_status st = check_size(nbytes, "a shared memory object");
   if (st != C10C_STATUS_OK) return st;
   mapping *m;
-  st = new_named(&m, nbytes);
+  st = new_named(&m, nbytes, false);
   if (st != C10C_STATUS_OK) return st;
   return wrap(out, m, nbytes, true);
 }

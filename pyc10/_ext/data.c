@@ -314,6 +314,23 @@ static int encode_tensor(unsigned char *out, c10c_dtype dt, PyObject *value) {
   return 0;
 }
 
+/* fill_ (value) or zero_ (value NULL), without the GIL when it writes GIL_FREE_BYTES or more,
+ * as torch's bindings release it: other threads run meanwhile (a DataLoader worker's queue
+ * feeder, multiprocessing's resource sharer handing a descriptor to a receiver). The tensor
+ * (self) and its storage are held for the call; one tensor changed from two threads at once is
+ * the caller's race, as in c10. */
+enum { GIL_FREE_BYTES = 1 << 16 };
+static c10c_status fill_unlocked(c10c_tensor *h, const void *value, bool zero) {
+  int64_t n = c10c_tensor_numel(h);
+  if (n < GIL_FREE_BYTES / (int64_t)c10c_tensor_itemsize(h))
+    return zero ? c10c_tensor_zero_(h) : c10c_tensor_fill_(h, value);
+  c10c_storage *held = c10c_storage_retain(c10c_tensor_storage(h));
+  c10c_status st;
+  Py_BEGIN_ALLOW_THREADS st = zero ? c10c_tensor_zero_(h) : c10c_tensor_fill_(h, value);
+  Py_END_ALLOW_THREADS c10c_storage_release(held);
+  return st;
+}
+
 static pa_parser fill_p = PA_PARSER("Tensor", "fill_");
 static PyObject *t_fill_(PyObject *self, FASTCALL_ARGS) {
   SELF_HANDLE(h);
@@ -333,7 +350,7 @@ static PyObject *t_fill_(PyObject *self, FASTCALL_ARGS) {
   }
   if (pyc10_encode_scalar(data, dt, value) < 0) return NULL;
 fill:;
-  c10c_status st = c10c_tensor_fill_(h, data);
+  c10c_status st = fill_unlocked(h, data, false);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   Py_INCREF(self);
   return self;
@@ -342,7 +359,7 @@ fill:;
 static PyObject *t_zero_(PyObject *self, PyObject *unused) {
   (void)unused;
   SELF_HANDLE(h);
-  c10c_status st = c10c_tensor_zero_(h);
+  c10c_status st = fill_unlocked(h, NULL, true);
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   Py_INCREF(self);
   return self;

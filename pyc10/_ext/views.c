@@ -872,6 +872,9 @@ static PyObject *t_contiguous(PyObject *self, PyObject *const *args, Py_ssize_t 
   return pyc10_wrap(out);
 }
 
+/* Copies that write this many bytes or more run without the GIL (smaller ones cost less than
+ * releasing it). */
+enum { COPY_GIL_FREE_BYTES = 1 << 16 };
 static pa_parser copy_p = PA_PARSER("Tensor", "copy_");
 static PyObject *t_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                          PyObject *kwnames) {
@@ -886,7 +889,16 @@ static PyObject *t_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   if (src == NULL) return NULL;
   bool non_blocking;
   if (pa_bool(&r, 1, &non_blocking) < 0) return NULL;
-  c10c_status st = c10c_tensor_copy_nonblocking_(h, src, non_blocking);
+  c10c_status st;
+  if (c10c_tensor_numel(h) * (int64_t)c10c_tensor_itemsize(h) < COPY_GIL_FREE_BYTES) {
+    st = c10c_tensor_copy_nonblocking_(h, src, non_blocking);
+  } else { /* without the GIL, as torch's bindings (both tensors held by the caller's args) */
+    c10c_storage *held_dst = c10c_storage_retain(c10c_tensor_storage(h));
+    c10c_storage *held_src = c10c_storage_retain(c10c_tensor_storage(src));
+    Py_BEGIN_ALLOW_THREADS st = c10c_tensor_copy_nonblocking_(h, src, non_blocking);
+    Py_END_ALLOW_THREADS c10c_storage_release(held_src);
+    c10c_storage_release(held_dst);
+  }
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
   Py_INCREF(self);
   return self;

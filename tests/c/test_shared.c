@@ -548,6 +548,17 @@ static int shm_on_small_tmpfs(void *arg) {
   pclose(ls);
   if (left != 0) return 6; /* no name left behind */
   c10c_storage_release(s);
+  /* fresh memory is reserved whole at creation though its pages come at first touch: a second
+   * storage that would not fit beside the untouched first is refused now, and the first can then
+   * be written to its last byte (no SIGBUS) */
+  c10c_storage *a = NULL, *b = NULL;
+  if (c10c_storage_new_using_filename(&a, 600 << 10) != C10C_STATUS_OK) return 7;
+  if (c10c_storage_new_using_filename(&b, 600 << 10) != C10C_STATUS_OUT_OF_MEMORY || b != NULL)
+    return 8;
+  if (!message_has("cannot reserve 614464 bytes of shared memory: No space left on device (28); "))
+    return 9;
+  memset(c10c_storage_data(a), 7, 600 << 10);
+  c10c_storage_release(a);
   return 0;
 }
 
