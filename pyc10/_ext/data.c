@@ -326,8 +326,10 @@ static c10c_status fill_unlocked(c10c_tensor *h, const void *value, bool zero) {
     return zero ? c10c_tensor_zero_(h) : c10c_tensor_fill_(h, value);
   c10c_storage *held = c10c_storage_retain(c10c_tensor_storage(h));
   c10c_status st;
-  Py_BEGIN_ALLOW_THREADS st = zero ? c10c_tensor_zero_(h) : c10c_tensor_fill_(h, value);
-  Py_END_ALLOW_THREADS c10c_storage_release(held);
+  Py_BEGIN_ALLOW_THREADS
+  st = zero ? c10c_tensor_zero_(h) : c10c_tensor_fill_(h, value);
+  Py_END_ALLOW_THREADS
+  c10c_storage_release(held);
   return st;
 }
 

@@ -895,8 +895,10 @@ static PyObject *t_copy_(PyObject *self, PyObject *const *args, Py_ssize_t nargs
   } else { /* without the GIL, as torch's bindings (both tensors held by the caller's args) */
     c10c_storage *held_dst = c10c_storage_retain(c10c_tensor_storage(h));
     c10c_storage *held_src = c10c_storage_retain(c10c_tensor_storage(src));
-    Py_BEGIN_ALLOW_THREADS st = c10c_tensor_copy_nonblocking_(h, src, non_blocking);
-    Py_END_ALLOW_THREADS c10c_storage_release(held_src);
+    Py_BEGIN_ALLOW_THREADS
+    st = c10c_tensor_copy_nonblocking_(h, src, non_blocking);
+    Py_END_ALLOW_THREADS
+    c10c_storage_release(held_src);
     c10c_storage_release(held_dst);
   }
   if (st != C10C_STATUS_OK) return pyc10_raise(st);
