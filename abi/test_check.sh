@@ -2,7 +2,9 @@
 # The ABI checker's own test: abi/check.sh must fail for every incompatible change and pass for
 # the compatible ones. A copy of the library's sources is built (--buildtype=debug, the shared
 # library only, ccache when present, -Dwerror=false: a mutation may leave a warning), frozen
-# into a scratch release 1.0 (abi/freeze.sh with C10C_ABI_DIR), then changed one mutation at a time, rebuilt and checked against that release.
+# into a scratch release of the headers' ABI (1.MINOR, abi/freeze.sh with C10C_ABI_DIR), then
+# changed one mutation at a time, rebuilt and checked against that release. "The newest node" is
+# C10C_1.MINOR, "a new node" C10C_1.(MINOR+1).
 #
 #   abi/test_check.sh            (about 3 minutes on 2 cores; .ci/run runs it)
 #   C10C_TEST_CHECK_KEEP=1 ...   keeps the scratch directory and prints its path
@@ -14,6 +16,12 @@ scratch=$(mktemp -d)
 src=$scratch/src
 build=$scratch/build
 export C10C_ABI_DIR=$scratch/releases
+minor=$(sed -n 's/^#define C10C_ABI_VERSION_MINOR \([0-9][0-9]*\)$/\1/p' "$root/include/c10c/version.h")
+[ -n "$minor" ] || { echo "test_check: no C10C_ABI_VERSION_MINOR in include/c10c/version.h"; exit 1; }
+next=$((minor + 1))
+frozen=1.$minor      # the scratch release
+newest=C10C_1.$minor # its newest node
+new=C10C_1.$next     # a node newer than every frozen one
 
 mkdir -p "$src"
 # what a -Dtests=false -Dpython=disabled build reads (meson.build installs LICENSE and NOTICE)
@@ -34,7 +42,7 @@ rebuild() { { ninja -C "$build" build.ninja && meson compile -C "$build" "$targe
   exit 1
 }; }
 rebuild
-"$here/freeze.sh" "$build" 1.0 >"$scratch/freeze.log" 2>&1 || { cat "$scratch/freeze.log"; exit 1; }
+"$here/freeze.sh" "$build" "$frozen" >"$scratch/freeze.log" 2>&1 || { cat "$scratch/freeze.log"; exit 1; }
 
 # edit FILE PYTHON-REGEX REPLACEMENT: one substitution that must match exactly once
 edit() {
@@ -52,16 +60,19 @@ restore() {
   rm -rf "$src/include" "$src/lib"
   cp -r "$scratch/pristine/include" "$scratch/pristine/lib" "$scratch/pristine/meson.build" "$src/"
 }
-bump_minor() { edit include/c10c/version.h '^(#define C10C_ABI_VERSION_MINOR) 0$' '\1 1'; }
+bump_minor() { edit include/c10c/version.h "^(#define C10C_ABI_VERSION_MINOR) $minor\$" "\\1 $next"; }
+new_node() { # new_node SYMBOL: a node $new holding SYMBOL, after every other
+  edit lib/libc10c.map '\Z' "\n$new {\n  global:\n    $1;\n} $newest;\n"
+}
 add_function() { # add_function NODE: c10c_mutation_added, declared, defined and listed in NODE
   edit include/c10c/version.h '^(C10C_API uint32_t c10c_abi_version\(void\);)$' \
     '\1\nC10C_API uint32_t c10c_mutation_added(void);'
   edit lib/base/version.c '^(uint32_t c10c_abi_version\(void\) \{.*\})$' \
     '\1\nuint32_t c10c_mutation_added(void) { return 1; }'
-  if [ "$1" = C10C_1.0 ]; then
-    edit lib/libc10c.map '^(    c10c_memory_format_python_name;)$' '\1\n    c10c_mutation_added;'
-  else
-    edit lib/libc10c.map '^};$' "};\n$1 {\n  global:\n    c10c_mutation_added;\n} C10C_1.0;"
+  if [ "$1" = "$new" ]; then
+    new_node c10c_mutation_added
+  else # a node the map has
+    edit lib/libc10c.map "^($1 \\{\\n  global:\\n)" '\1    c10c_mutation_added;\n'
   fi
 }
 
@@ -134,39 +145,45 @@ edit include/c10c/version.h '^C10C_API uint32_t (c10c_version_number\(void\);)$'
 edit lib/base/version.c '^uint32_t (c10c_version_number\(void\))' 'uint64_t \1'
 expect fail "return type of c10c_version_number changed"
 
-# a new function in the frozen node C10C_1.0 (even with the minor bumped)
+# a new function in the frozen node C10C_1.0, or in the newest frozen node (even with the minor
+# bumped)
 bump_minor
 add_function C10C_1.0
 expect fail "new function in the frozen node C10C_1.0"
+if [ "$newest" != C10C_1.0 ]; then
+  bump_minor
+  add_function "$newest"
+  expect fail "new function in the frozen node $newest"
+fi
 
-# a new function in a C10C_1.1 node without bumping C10C_ABI_VERSION_MINOR
-add_function C10C_1.1
-expect fail "new function in C10C_1.1 without an ABI minor bump"
+# a new function in a new node without bumping C10C_ABI_VERSION_MINOR
+add_function "$new"
+expect fail "new function in $new without an ABI minor bump"
 
 # an existing function moved to a newer node (old hosts ask for c10c_tensor_zero_@C10C_1.0)
 bump_minor
 edit lib/libc10c.map '^    c10c_tensor_zero_;\n' ''
-edit lib/libc10c.map '^};$' "};\nC10C_1.1 {\n  global:\n    c10c_tensor_zero_;\n} C10C_1.0;"
-expect fail "c10c_tensor_zero_ moved from C10C_1.0 to C10C_1.1"
+new_node c10c_tensor_zero_
+expect fail "c10c_tensor_zero_ moved from C10C_1.0 to $new"
 
 # a new enumerator without an ABI minor bump
 edit include/c10c/allocator.h '(C10C_STAT_LARGE_POOL = 2) \}' '\1, C10C_STAT_MUTATION = 3 }'
 expect fail "new constant without an ABI minor bump"
 
-# compatible: a new function in C10C_1.1 with the minor bumped
+# compatible: a new function in a new node with the minor bumped
 bump_minor
-add_function C10C_1.1
-expect pass "new function in C10C_1.1, ABI minor 1"
+add_function "$new"
+expect pass "new function in $new, ABI minor $next"
 
 # compatible: a field appended to a size-versioned struct, minor bumped
 bump_minor
 edit include/c10c/allocator.h '^(  int64_t max_split_size;)$' '\1\n  int64_t mutation_appended;'
-expect pass "field appended to c10c_memory_stats (size-versioned), ABI minor 1"
+expect pass "field appended to c10c_memory_stats (size-versioned), ABI minor $next"
 
 # compatible: a field appended to the device guard a host allocates (size-versioned), minor bumped
 bump_minor
 edit include/c10c/cuda.h '^(  c10c_device_index current;.*)$' '\1\n  int32_t mutation_appended;'
-expect pass "field appended to c10c_cuda_device_guard (size-versioned), ABI minor 1"
+expect pass "field appended to c10c_cuda_device_guard (size-versioned), ABI minor $next"
 
 # ... but not to a struct that is not size-versioned
 bump_minor
@@ -176,9 +193,9 @@ expect fail "field appended to c10c_duration_stat (not size-versioned)"
 # a frozen baseline cannot be edited away: an exported function dropped from symbols.txt is
 # still found by abidiff (checked here by deleting the release's XML entry instead: a missing
 # file fails)
-mv "$C10C_ABI_DIR/1.0/libc10c.abi" "$scratch/libc10c.abi"
-expect fail "release 1.0 without its libc10c.abi"
-mv "$scratch/libc10c.abi" "$C10C_ABI_DIR/1.0/libc10c.abi"
+mv "$C10C_ABI_DIR/$frozen/libc10c.abi" "$scratch/libc10c.abi"
+expect fail "release $frozen without its libc10c.abi"
+mv "$scratch/libc10c.abi" "$C10C_ABI_DIR/$frozen/libc10c.abi"
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "abi/test_check.sh: ${#failures[@]} case(s) wrong:"
