@@ -199,15 +199,16 @@ static c10c_status move_into(c10c_storage *s, mapping *m) {
   return st;
 }
 
-/* A new storage over m (nbytes), shared, not resizable; frees m on failure. */
-static c10c_status wrap(c10c_storage **out, mapping *m, int64_t nbytes, bool shared) {
+/* A new storage over m (nbytes), not resizable, shared unless a privately mapped file; frees m
+ * on failure. */
+static c10c_status wrap(c10c_storage **out, mapping *m, int64_t nbytes) {
   c10c_status st = c10c_storage_new_external(
       out, mapping_data(m), nbytes, (c10c_device){C10C_DEVICE_TYPE_CPU, -1}, free_mapping, m);
   if (st != C10C_STATUS_OK) {
     free_mapping(m);
     return st;
   }
-  c10c__storage_set_shared(*out, shared);
+  c10c__storage_set_shared(*out, m->kind != FILE_PRIVATE);
   return C10C_STATUS_OK;
 }
 
@@ -306,18 +307,25 @@ c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbyte
   }
   m->fd = kept;
   m->fd_limit = limit;
-  return wrap(out, m, nbytes, true);
+  return wrap(out, m, nbytes);
+}
+
+/* A new storage of nbytes fresh shared bytes from make (new_memfd, new_named): reserved, not
+ * populated (the pages come as they are first written). */
+static c10c_status new_using(c10c_storage **out, int64_t nbytes, const char *what,
+                             c10c_status (*make)(mapping **, int64_t, bool)) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  c10c_status st = check_size(nbytes, what);
+  if (st != C10C_STATUS_OK) return st;
+  mapping *m;
+  st = make(&m, nbytes, false);
+  if (st != C10C_STATUS_OK) return st;
+  return wrap(out, m, nbytes);
 }
 
 c10c_status c10c_storage_new_using_fd(c10c_storage **out, int64_t nbytes) {
-  C10C__CHECK_NOT_NULL(out);
-  *out = NULL;
-  c10c_status st = check_size(nbytes, "a shared memory file");
-  if (st != C10C_STATUS_OK) return st;
-  mapping *m;
-  st = new_memfd(&m, nbytes, false);
-  if (st != C10C_STATUS_OK) return st;
-  return wrap(out, m, nbytes, true);
+  return new_using(out, nbytes, "a shared memory file", new_memfd);
 }
 
 /* ---- by name ---- */
@@ -429,18 +437,11 @@ c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *nam
                       name, (int)seen);
   }
   *m = (mapping){base, size, -1, BY_NAME, 0, copy};
-  return wrap(out, m, nbytes, true);
+  return wrap(out, m, nbytes);
 }
 
 c10c_status c10c_storage_new_using_filename(c10c_storage **out, int64_t nbytes) {
-  C10C__CHECK_NOT_NULL(out);
-  *out = NULL;
-  c10c_status st = check_size(nbytes, "a shared memory object");
-  if (st != C10C_STATUS_OK) return st;
-  mapping *m;
-  st = new_named(&m, nbytes, false);
-  if (st != C10C_STATUS_OK) return st;
-  return wrap(out, m, nbytes, true);
+  return new_using(out, nbytes, "a shared memory object", new_named);
 }
 
 /* ---- regular files ---- */
@@ -458,7 +459,7 @@ c10c_status c10c_storage_new_from_file(c10c_storage **out, const char *filename,
     return out_of_memory("mapping a file");
   }
   *m = (mapping){NULL, 0, -1, shared ? FILE_SHARED : FILE_PRIVATE, 0, copy};
-  if (nbytes == 0) return wrap(out, m, 0, shared); /* torch opens nothing for 0 bytes */
+  if (nbytes == 0) return wrap(out, m, 0); /* torch opens nothing for 0 bytes */
   char buf[128];
   int fd;
   const char *mode = shared ? "read-write" : "read-only";
@@ -500,7 +501,7 @@ c10c_status c10c_storage_new_from_file(c10c_storage **out, const char *filename,
     free_mapping(m);
     return st;
   }
-  return wrap(out, m, nbytes, shared);
+  return wrap(out, m, nbytes);
 }
 
 c10c_status c10c_storage_filename(const char **out, const c10c_storage *storage) {
