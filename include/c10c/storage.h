@@ -223,6 +223,15 @@ C10C_API c10c_status c10c_storage_share_filename(c10c_storage *storage);
  * share_filename first". */
 C10C_API c10c_status c10c_storage_shared_name(const char **out, const c10c_storage *storage);
 
+/* Adds delta to the reference count in the header of a storage shared by name and writes the
+ * count it had before (torch's RefcountedMapAllocator incref/decref, behind its storages'
+ * _shared_incref and _shared_decref): a process that sends a name on holds a reference for the
+ * message in flight. The name is not unlinked here when the count reaches 0; the caller decides.
+ * Ownership: none. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "storage is not shared by
+ * name; call share_filename first". */
+C10C_API c10c_status c10c_storage_shared_refcount_add(int32_t *out_before, c10c_storage *storage,
+                                                      int32_t delta);
+
 /* A storage over the named shared memory object name, nbytes long (torch's
  * _new_shared_filename_cpu): maps it, adds 1 to its reference count and closes the descriptor.
  * Names made by torch ("/torch_<pid>_<n>") open as ours do. Not resizable.

@@ -354,6 +354,19 @@ c10c_status c10c_storage_shared_name(const char **out, const c10c_storage *stora
   return C10C_STATUS_OK;
 }
 
+c10c_status c10c_storage_shared_refcount_add(int32_t *out_before, c10c_storage *storage,
+                                             int32_t delta) {
+  C10C__CHECK_NOT_NULL(out_before);
+  *out_before = 0;
+  C10C__CHECK_NOT_NULL(storage);
+  mapping *m = mapping_of(storage);
+  if (m == NULL || m->kind != BY_NAME || m->base == NULL)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "storage is not shared by name; call share_filename first");
+  *out_before = atomic_fetch_add((_Atomic int32_t *)m->base, delta);
+  return C10C_STATUS_OK;
+}
+
 static c10c_status check_name(const char *name) {
   size_t n = strlen(name);
   bool ok = n >= 2 && n <= 255 && name[0] == '/';

@@ -317,6 +317,23 @@ static PyObject *s_shared_name(PyObject *self, PyObject *unused) {
   return PyBytes_FromString(name);
 }
 
+/* _shared_refcount_add(delta) -> int | None: delta added to the reference count in the header of
+ * a storage shared by name; the count before, None for any other storage. */
+static PyObject *s_shared_refcount_add(PyObject *self, PyObject *arg) {
+  c10c_storage *s = storage__of(self);
+  if (s == NULL) return NULL;
+  long delta = PyLong_AsLong(arg);
+  if (delta == -1 && PyErr_Occurred()) return NULL;
+  if (delta < INT32_MIN || delta > INT32_MAX)
+    return PyErr_Format(PyExc_OverflowError, "delta %ld does not fit a 32-bit count", delta);
+  const char *name = NULL;
+  if (c10c_storage_shared_name(&name, s) != C10C_STATUS_OK) Py_RETURN_NONE;
+  int32_t before = 0;
+  c10c_status st = c10c_storage_shared_refcount_add(&before, s, (int32_t)delta);
+  if (st != C10C_STATUS_OK) return pyc10_raise(st);
+  return PyLong_FromLong(before);
+}
+
 /* from_file(filename, shared=False, nbytes=0): torch's parsing (its PyArg_ParseTupleAndKeywords
  * messages), then c10c_storage_new_from_file. */
 static PyObject *s_from_file(PyObject *cls, PyObject *args, PyObject *kwargs) {
@@ -833,6 +850,9 @@ PyMethodDef storage__methods[] = {
      "memory object; its name, size and whether this call made it."},
     {"_shared_name", s_shared_name, METH_NOARGS,
      "_shared_name() -> bytes | None\n\nThe name of a storage shared by name."},
+    {"_shared_refcount_add", s_shared_refcount_add, METH_O,
+     "_shared_refcount_add(delta) -> int | None\n\ndelta added to the reference count of a "
+     "storage shared by name; the count before (None: not shared by name)."},
     {"_get_filename", s_get_filename, METH_NOARGS,
      "_get_filename() -> str | None\n\nThe file a storage maps with shared=True."},
     {"_new_shared_fd_cpu", s_new_shared_fd_cpu, METH_VARARGS | METH_CLASS,

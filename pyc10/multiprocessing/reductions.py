@@ -19,7 +19,6 @@ The tuples are torch's, so the names and argument orders match torch 2.13's redu
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import multiprocessing.reduction
 import os
@@ -393,41 +392,13 @@ def rebuild_storage_filename(
     return storage
 
 
-# A named storage's bytes follow torch's RefcountedMapAllocator header (MapAllocator.cpp): the
-# object's reference count, an atomic 32-bit int, at offset 0, the bytes at offset 64. Counted
-# here as torch's StorageBase._shared_incref/_shared_decref do, with the same lock-free atomic
-# instruction the C library uses (libatomic's, on an address only C has otherwise).
-_HEADER = 64
-_SEQ_CST = 5
-
-
-def _load_atomic_add() -> Any:
-    try:
-        libatomic = ctypes.CDLL("libatomic.so.1")
-    except OSError:
-        return None
-    fetch_add = libatomic.__atomic_fetch_add_4
-    fetch_add.argtypes = [ctypes.c_void_p, ctypes.c_int32, ctypes.c_int]
-    fetch_add.restype = ctypes.c_int32
-    return fetch_add
-
-
-_fetch_add: Any = None
-_fetch_add_loaded = False
-
-
 def _refcount_add(storage: UntypedStorage, delta: int) -> int | None:
-    """Add delta to a named storage's shared reference count; the count before (None: cannot)."""
-    global _fetch_add, _fetch_add_loaded
-    method = getattr(storage, "_shared_incref" if delta > 0 else "_shared_decref", None)
-    if method is not None:  # the storage layer counts itself
-        method()
-        return None
-    if not _fetch_add_loaded:
-        _fetch_add, _fetch_add_loaded = _load_atomic_add(), True
-    if _fetch_add is None:
-        return None
-    before: int = _fetch_add(storage.data_ptr() - _HEADER, delta, _SEQ_CST)
+    """Add delta to a named storage's shared reference count; the count before (None: not named).
+
+    The count is the one in torch's RefcountedMapAllocator header, as torch's
+    StorageBase._shared_incref/_shared_decref move it.
+    """
+    before: int | None = storage._shared_refcount_add(delta)
     return before
 
 

@@ -322,6 +322,25 @@ TEST(share_filename_uses_torchs_refcounted_layout_and_the_last_user_unlinks) {
   ASSERT_FALSE(shm_exists(kept));
 }
 
+TEST(a_named_storages_header_count_moves_by_refcount_add) {
+  c10c_storage *s = filled(64, 1);
+  int32_t before = -1;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_shared_refcount_add(&before, s, 1));
+  ASSERT_MESSAGE_HAS("not shared by name");
+  ASSERT_EQ(before, 0);
+  ASSERT_OK(c10c_storage_share_filename(s));
+  const char *name;
+  ASSERT_OK(c10c_storage_shared_name(&name, s));
+  ASSERT_OK(c10c_storage_shared_refcount_add(&before, s, 1)); /* a message in flight */
+  ASSERT_EQ(before, 1);
+  ASSERT_OK(c10c_storage_shared_refcount_add(&before, s, -1));
+  ASSERT_EQ(before, 2);
+  ASSERT_TRUE(shm_exists(name)); /* the count is the caller's business: nothing unlinked */
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_shared_refcount_add(NULL, s, 1));
+  ASSERT_STATUS(C10C_STATUS_NULL_POINTER, c10c_storage_shared_refcount_add(&before, NULL, 1));
+  c10c_storage_release(s);
+}
+
 TEST(the_last_release_unlinks_the_name) {
   c10c_storage *s, *r;
   ASSERT_OK(c10c_storage_new_using_filename(&s, 10));
@@ -673,6 +692,7 @@ RUN_TESTS(T(share_fd_moves_the_bytes_into_a_memfd_other_processes_map),
           T(new_shared_fd_refuses_what_it_cannot_map_in_bounds),
           T(ten_thousand_received_storages_fit_in_1024_descriptors),
           T(share_filename_uses_torchs_refcounted_layout_and_the_last_user_unlinks),
+          T(a_named_storages_header_count_moves_by_refcount_add),
           T(the_last_release_unlinks_the_name), T(forged_stale_foreign_and_short_names_are_refused),
           T(old_bytes_are_freed_at_once_unless_their_address_was_handed_out),
           T(only_cpu_storages_are_shared_and_share_memory_leaves_cuda_alone),
