@@ -24,11 +24,9 @@ import pickle
 import weakref
 from typing import TYPE_CHECKING, Any, cast
 
-from . import _ctensor
 from ._dtype import DTYPE_NAMES
-from ._errors import C10RuntimeError, C10TypeError, C10ValueError, check
-from ._lib import ffi, lib
-from ._storage import UntypedStorage, _bytes_view, _storage_over_buffer
+from ._errors import C10RuntimeError, C10TypeError, C10ValueError
+from ._storage import UntypedStorage, _bytes_view, _storage_over_buffer, _tensor_over
 
 if TYPE_CHECKING:
     from ._dtype import dtype
@@ -202,13 +200,7 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
     d, size, stride = _checked_geometry(start, offset, size, stride, dtype_name)
     length = _place(slot, data, start)
     assert slot.storage is not None
-    out = ffi.new("c10c_tensor **")
-    check(
-        lib.c10c_tensor_new_from_storage(
-            out, slot.storage._handle, list(size), list(stride), len(size), offset, d.value
-        )
-    )
-    t = cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
+    t = _tensor_over(slot.storage, offset, size, stride, d)
     reach = _extent(offset, size, stride, d.itemsize)
     if reach and (reach.start < start or reach.stop > start + length):
         raise C10RuntimeError(

@@ -50,19 +50,30 @@ def _rebuild_storage(data: bytes, device: str) -> UntypedStorage:
     return UntypedStorage(len(data), device=device).copy_(host)
 
 
+def _tensor_over(
+    storage: UntypedStorage,
+    offset: int,
+    size: tuple[int, ...] | list[int],
+    stride: tuple[int, ...] | list[int],
+    dtype: _dtype_cls,
+) -> Tensor:
+    """A tensor viewing ``storage`` with this geometry (the library checks it fits the storage)."""
+    out = ffi.new("c10c_tensor **")
+    check(
+        lib.c10c_tensor_new_from_storage(
+            out, storage._handle, list(size), list(stride), len(size), offset, dtype.value
+        )
+    )
+    return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
+
+
 def _bytes_view(storage: UntypedStorage, start: int, length: int) -> Any:
     """A 1-dim uint8 numpy array over ``length`` bytes of a CPU storage from ``start``.
 
     Zero-copy: the array holds a tensor over the storage, so the bytes stay alive while it
     lives; it is read-only when the storage is. The caller has checked the range.
     """
-    out = ffi.new("c10c_tensor **")
-    check(
-        lib.c10c_tensor_new_from_storage(
-            out, storage._handle, [length], [1], 1, start, _DTYPE_NAMES["uint8"].value
-        )
-    )
-    return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0])).numpy()
+    return _tensor_over(storage, start, (length,), (1,), _DTYPE_NAMES["uint8"]).numpy()
 
 
 def _storage_over_buffer(data: Any) -> UntypedStorage:

@@ -32,7 +32,7 @@ from ._errors import (
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._layout import layout as _layout_cls
 from ._lib import ffi, lib
-from ._storage import UntypedStorage, _pinned_strided
+from ._storage import UntypedStorage, _pinned_strided, _tensor_over
 
 if TYPE_CHECKING:
     from ._typed_storage import TypedStorage
@@ -526,14 +526,7 @@ def _rebuild_tensor(
     dtype_name: str,
 ) -> Tensor:
     """Unpickle a tensor: a view of ``storage`` (checked against its size, as ATen does)."""
-    out = ffi.new(_TENSOR_PTR)
-    d = DTYPE_NAMES[dtype_name]
-    check(
-        lib.c10c_tensor_new_from_storage(
-            out, storage._handle, list(size), list(stride), len(size), offset, d.value
-        )
-    )
-    return Tensor._wrap(out[0])
+    return _tensor_over(storage, offset, size, stride, DTYPE_NAMES[dtype_name])
 
 
 def _rebuild_meta_tensor_no_storage(
