@@ -320,9 +320,11 @@ static c10c_status cuda_allocate(c10c_data_ptr *out, void *self, size_t nbytes, 
   if (st == C10C_STATUS_OK) st = c10c__engine_malloc(e, device, nbytes, stream.id, &ptr);
   /* torch's FreeCudaMemoryCallbacksRegistry: blocks kept for other processes that no longer
    * use them are freed (CudaIPCCollect), then the allocation is tried once more */
-  bool (*callback)(void) = __atomic_load_n(&free_memory_callback, __ATOMIC_ACQUIRE);
-  if (st == C10C_STATUS_OUT_OF_MEMORY && callback != NULL && callback())
-    st = c10c__engine_malloc(e, device, nbytes, stream.id, &ptr);
+  if (st == C10C_STATUS_OUT_OF_MEMORY) { /* the callback is read only on this path */
+    bool (*callback)(void) = __atomic_load_n(&free_memory_callback, __ATOMIC_ACQUIRE);
+    if (callback != NULL && callback())
+      st = c10c__engine_malloc(e, device, nbytes, stream.id, &ptr);
+  }
   if (st != C10C_STATUS_OK || ptr == NULL) return st;
   out->data = out->ctx = ptr;
   out->deleter = block_free;
