@@ -69,6 +69,14 @@ typedef struct c10c_memory_stats {
   int64_t num_device_alloc;
   int64_t num_device_free;
   int64_t max_split_size;
+  /* ABI 1.1 (the CUDA caching allocator's planning and stitching; 0 elsewhere). */
+  int64_t plan_arena_bytes; /* bytes reserved for the current plan's arena (in reserved_bytes) */
+  int64_t plan_served;      /* allocations served from a plan */
+  int64_t plan_fallbacks;   /* allocations under a plan served by the caching engine instead */
+  int64_t plan_rebuilds;    /* plans made or loaded (the first one counts) */
+  int64_t plan_drops;       /* plans dropped (missing too often, or their arena not allocatable) */
+  int64_t num_stitches;     /* allocations served by mapping free pages into a new range */
+  c10c_stat stitched_bytes; /* bytes of stitched ranges (current: mapped now) */
 } c10c_memory_stats;
 
 /* ---- the allocator ABI ---- */

@@ -210,6 +210,19 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  * - "stream_ordered_reuse:True|False" (not PyTorch's): a cached block of another stream, or a
  *   freed one still waiting for record_stream's events, is reused by making the allocating
  *   stream wait for every stream that may still use it instead of allocating a new segment;
+ * - "planning:True|False" (not PyTorch's; ABI 1.1): steps marked by c10c_cuda_allocator_step
+ *   are recorded; at a step boundary the requests of the step that ended (those allocated and
+ *   freed within it) get an offset plan in one arena, the cached memory of the recorded step is
+ *   released, and matching requests of the following steps are served at their planned offsets
+ *   (other streams made to wait where the plan reuses their memory); requests that do not match
+ *   go to the caching allocator, and a plan that keeps missing is rebuilt from the last step;
+ * - "plan_file:PATH" (not PyTorch's; ABI 1.1): a plan written by c10c_plan_make (python -m
+ *   pyc10.replay SNAPSHOT --write-plan PATH), checked when the setting is applied and used
+ *   from the first request on its device (the path runs to the next comma);
+ * - "stitching:True|False" (not PyTorch's; ABI 1.1; with expandable segments): a large request
+ *   that no contiguous free range fits, while enough free whole pages are mapped, gets those
+ *   physical pages mapped into a new contiguous address range (cached and reused) instead of
+ *   new pages;
  * - "backend:native".
  * A setting replaces all earlier ones (segments already made keep their kind).
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for unknown keys and
@@ -224,6 +237,14 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  * C10C_ALLOC_CONF that does not parse fails every call that needs the allocator, this one
  * included, with its status and message. */
 C10C_API c10c_status c10c_cuda_set_allocator_settings(const char *config);
+
+/* ABI 1.1. Marks a step boundary (the end of one training or inference step, the start of the
+ * next) for the caching allocator of device, or of every device for device -1
+ * (pyc10.cuda.memory.step()). With planning:True it drives the planner (see
+ * c10c_cuda_set_allocator_settings); without it, it does nothing. Errors: the device checks
+ * (C10C_STATUS_INVALID_ARGUMENT for an ordinal the machine does not have),
+ * C10C_STATUS_OUT_OF_MEMORY (host), C10C_STATUS_UNAVAILABLE. */
+C10C_API c10c_status c10c_cuda_allocator_step(c10c_device_index device);
 
 /* torch.cuda.memory._record_memory_history(max_entries=N): keeps the last max_entries
  * allocator events per device (alloc, free_requested, free_completed, segment_alloc,

@@ -38,6 +38,15 @@ typedef struct c10c_sim_device_stats {
   int64_t peak_allocated; /* since creation or c10c_sim_device_reset_peaks */
   int64_t num_ooms;       /* allocations that failed for want of memory */
   uint64_t capacity;      /* the device's bytes */
+  /* ABI 1.1: planning and stitching (c10c_memory_stats' fields of the same names). */
+  int64_t plan_arena_bytes;
+  int64_t plan_served;
+  int64_t plan_fallbacks;
+  int64_t plan_rebuilds;
+  int64_t plan_drops;
+  int64_t num_stitches;
+  int64_t stitched_bytes; /* mapped into stitched ranges now */
+  int64_t peak_stitched_bytes;
 } c10c_sim_device_stats;
 
 /* A simulated device of capacity bytes with the caching allocator configured by settings (the
@@ -88,6 +97,31 @@ C10C_API c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *device);
 /* The device's figures. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for a
  * struct_size smaller than the first version's. */
 C10C_API c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_device *device);
+
+/* ABI 1.1. Marks a step boundary (c10c_cuda_allocator_step on the simulated device): with
+ * planning:True the device records each step's requests, makes an offset plan from a recorded
+ * step at the next boundary and serves the following steps from it. Without planning it does
+ * nothing. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_OUT_OF_MEMORY (host). */
+C10C_API c10c_status c10c_sim_device_step(c10c_sim_device *device);
+
+/* ABI 1.1. An offline memory plan: count requests, request i of sizes[i] bytes on stream
+ * streams[i] (any ids: a plan names streams by order of first use), allocated at time begins[i]
+ * and freed at time ends[i] (UINT64_MAX: never), times on one clock of any increasing numbers
+ * (a trace's event indices; a free at the time of an allocation happens before it). Each request
+ * gets an offset in one arena so that no two requests whose lifetimes overlap overlap in bytes,
+ * with the arena as small as the planner finds (at least the peak of live bytes, each rounded up
+ * to 512). Writes *out_arena_bytes (a multiple of 2 MiB), out_offsets[i] when out_offsets is not
+ * NULL (UINT64_MAX for a request the plan leaves to the caching allocator: size 0, or one of
+ * more than 64 streams), and, when path is not NULL, the plan file that plan_file:PATH reads
+ * (for device). Sizes, streams and times are copied; nothing is kept. Errors:
+ * C10C_STATUS_NULL_POINTER (out_arena_bytes; an array with count > 0); C10C_STATUS_INVALID_ARGUMENT
+ * for ends[i] < begins[i], a device below 0, or more than 2^31 requests;
+ * C10C_STATUS_OUT_OF_MEMORY (host); C10C_STATUS_ERROR when the file cannot be written (the
+ * system's message). */
+C10C_API c10c_status c10c_plan_make(uint64_t *out_arena_bytes, uint64_t *out_offsets,
+                                    const char *path, int32_t device, size_t count,
+                                    const uint64_t *sizes, const int64_t *streams,
+                                    const uint64_t *begins, const uint64_t *ends);
 
 C10C_END_DECLS
 

@@ -491,6 +491,13 @@ c10c_status c10c_cuda_set_allocator_settings(const char *config) {
   return configure(e, &parsed);
 }
 
+c10c_status c10c_cuda_allocator_step(c10c_device_index device) {
+  c10c__engine *e = NULL;
+  c10c_status st = get_engine(&e);
+  (void)device; /* planning: not yet */
+  return st;
+}
+
 c10c_status c10c_cuda_record_memory_history(size_t max_entries) {
   c10c__engine *e = NULL;
   c10c_status st = get_engine(&e);

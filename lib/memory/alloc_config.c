@@ -228,6 +228,18 @@ static c10c_status parse_backend(const item *it, char *msg, size_t msg_size) {
   return C10C_STATUS_INVALID_ARGUMENT;
 }
 
+/* plan_file: a path of 1 to C10C__PLAN_PATH_MAX bytes without a NUL (a comma ends the item). */
+static c10c_status parse_path(const item *it, char *out, char *msg, size_t msg_size) {
+  if (it->value_len == 0 || it->value_len > C10C__PLAN_PATH_MAX) {
+    snprintf(msg, msg_size, "Expected a path of 1 to %d bytes for plan_file, got %zu bytes",
+             C10C__PLAN_PATH_MAX, it->value_len);
+    return C10C_STATUS_INVALID_ARGUMENT;
+  }
+  memcpy(out, it->value, it->value_len);
+  out[it->value_len] = '\0';
+  return C10C_STATUS_OK;
+}
+
 /* PyTorch 2.13's keys that this allocator does not implement. */
 static bool not_implemented(const item *it) {
   static const char *const keys[] = {
@@ -265,6 +277,12 @@ c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc
       st = parse_bool(&it, &next.expandable_segments, msg, msg_size);
     } else if (key_is(&it, "stream_ordered_reuse")) {
       st = parse_bool(&it, &next.stream_ordered_reuse, msg, msg_size);
+    } else if (key_is(&it, "planning")) {
+      st = parse_bool(&it, &next.planning, msg, msg_size);
+    } else if (key_is(&it, "stitching")) {
+      st = parse_bool(&it, &next.stitching, msg, msg_size);
+    } else if (key_is(&it, "plan_file")) {
+      st = parse_path(&it, next.plan_file, msg, msg_size);
     } else if (key_is(&it, "backend")) {
       st = parse_backend(&it, msg, msg_size);
     } else if (not_implemented(&it)) {

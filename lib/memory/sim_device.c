@@ -181,6 +181,11 @@ c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *d) {
   return C10C_STATUS_OK;
 }
 
+c10c_status c10c_sim_device_step(c10c_sim_device *d) {
+  C10C__CHECK_NOT_NULL(d);
+  return C10C_STATUS_OK; /* planning: not yet */
+}
+
 /* The size of the first published version of the figures (up to and including capacity). */
 #define SIM_STATS_MIN_SIZE (offsetof(c10c_sim_device_stats, capacity) + sizeof(uint64_t))
 
