@@ -134,8 +134,9 @@ static bool same_kgram(const c10c__step_detector *d, uint64_t a, uint64_t b) {
   return true;
 }
 
-/* Notes the K-gram that ends with request i; in SEARCH, a K-gram seen before proposes its
- * distance as the period. */
+/* Notes the K-gram that ends with request i. A K-gram seen before proposes its distance as the
+ * period, in SEARCH, and while a shorter one is being confirmed (a layer repeats inside a step;
+ * a K-gram seen once per step, such as the step's first, proposes the step). */
 static void observe(c10c__step_detector *d, uint64_t i) {
   if (i + 1 < C10C__STEP_WINDOW) return;
   uint64_t f = 0;
@@ -143,9 +144,10 @@ static void observe(c10c__step_detector *d, uint64_t i) {
     give_up(d);
     return;
   }
-  if (d->state != SEARCH || f == UINT64_MAX) return;
+  if (d->state == DETECTED || f == UINT64_MAX) return;
   uint64_t p = i - f;
   if (p < C10C__STEP_WINDOW || p > C10C__STEP_MAX_PERIOD || !same_kgram(d, i, f)) return;
+  if (d->state == CONFIRM && p <= d->period) return; /* a longer repetition wins */
   d->state = CONFIRM;
   d->period = p;
   d->start = i + 1;

@@ -4,8 +4,8 @@
  * signature per allocation (its rounded size and stream, hashed) with the number of blocks
  * alive just before it, and says when an allocation begins a new step:
  * - a K-gram (the last C10C__STEP_WINDOW signatures) seen before proposes a period p, the
- *   distance to the K-gram's first sighting (the longest repetition: layers inside a step
- *   repeat too, but a step repeats from its own first request);
+ *   distance to its last sighting; a longer proposal replaces one being confirmed (layers
+ *   repeat inside a step, but K-grams seen once per step, such as its first, propose the step);
  * - the period is confirmed when the next p requests equal the p before them and as many blocks
  *   are alive at the end of that period as at its start (a step returns to where it began; the
  *   forward passes of successive layers do not, their activations stay alive);
