@@ -984,6 +984,20 @@ static c10c_status parse(c10c__plan **out, const uint8_t *d, size_t n, const cha
   return C10C_STATUS_OK;
 }
 
+c10c_status c10c__plan_parse(c10c__plan **out, const void *data, size_t size, const char *name) {
+  if (out == NULL) return c10c__null_argument(__func__, "out");
+  *out = NULL;
+  if (data == NULL && size > 0) return c10c__null_argument(__func__, "data");
+  if (name == NULL) return c10c__null_argument(__func__, "name");
+  size_t wlen = strlen(name) + 16;
+  char *what = malloc(wlen);
+  if (!what) return oom("c10c__plan_parse");
+  snprintf(what, wlen, "plan file %s", name);
+  c10c_status st = parse(out, size ? data : (const uint8_t *)"", size, what);
+  free(what);
+  return st;
+}
+
 c10c_status c10c__plan_read(c10c__plan **out, const char *path) {
   if (out == NULL) return c10c__null_argument(__func__, "out");
   *out = NULL;
