@@ -627,9 +627,10 @@ static uint64_t place(placer *pl, const uint32_t *order, size_t n, const uint64_
   return high;
 }
 
+/* c10c__plan_compute; perm_out (count, or NULL): the input index of each planned request; what
+ * names the caller in messages. */
 static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
-                           int32_t device, uint32_t *perm_out) {
-  const char *what = "c10c__plan_compute";
+                           int32_t device, uint32_t *perm_out, const char *what) {
   *out = NULL;
   if (count > 0 && requests == NULL) return c10c__null_argument(what, "requests");
   if ((uint64_t)count > MAX_REQUESTS)
@@ -658,10 +659,10 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   uint32_t *order = malloc(cn * sizeof *order);
   uint64_t *block = malloc(cn * sizeof *block), *alloc = malloc(cn * sizeof *alloc),
            *end = malloc(cn * sizeof *end), *cand = malloc(cn * sizeof *cand),
-           *breadth = calloc(cn, sizeof *breadth), *live_at = malloc(2 * cn * sizeof *live_at);
+           *breadth = calloc(cn, sizeof *breadth);
   placer pl = {0};
   c10c_status st = C10C_STATUS_OK;
-  if (!p || !keys || !order || !block || !alloc || !end || !cand || !breadth || !live_at) {
+  if (!p || !keys || !order || !block || !alloc || !end || !cand || !breadth) {
     st = oom(what);
     goto done;
   }
@@ -702,16 +703,16 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     goto done;
   }
   memcpy(item_request, order, m * sizeof *order);
-  /* breadth: the peak of live bytes over each item's lifetime (events swept in time order; an
-   * item's breadth is the max over the events inside its lifetime, found with a running max
-   * per item: O(n * live) in the worst case, cheap for real steps). Here: approximated as the
-   * live bytes at its allocation plus at its end's max, refined by a sweep below. */
+  /* breadth: the peak of live bytes over each item's lifetime (TensorFlow Lite's greedy by
+   * breadth places the requests of the fullest times first): the live bytes after each event
+   * in time order, and a range maximum over the events of its lifetime. */
   {
-    /* events: ends (0) before allocations (1) at one time */
-    size_t ne = 0;
+    size_t ne = 0; /* events: ends (k2 = 0) before allocations (1) at one time */
     key_index *ev = malloc((m ? 2 * m : 1) * sizeof *ev);
-    if (!ev) {
-      free(item_request), free(best);
+    size_t *apos = malloc((m ? m : 1) * sizeof *apos), *epos = malloc((m ? m : 1) * sizeof *epos);
+    uint64_t *tree = malloc((m ? 4 * m : 1) * sizeof *tree); /* bottom-up range-max tree */
+    if (!ev || !apos || !epos || !tree) {
+      free(ev), free(apos), free(epos), free(tree), free(item_request), free(best);
       st = oom(what);
       goto done;
     }
@@ -720,45 +721,27 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
       if (end[k] != C10C__PLAN_NEVER) ev[ne++] = (key_index){end[k], 0, 0, (uint32_t)k};
     }
     qsort(ev, ne, sizeof *ev, cmp_key_index);
-    /* live bytes after each event; an item's breadth = max live over events from its allocation
-     * to just before its end: a sparse-table-free two-pointer is not possible in general, so a
-     * segment of prefix maxima via a simple stack of (position) is used: range max with a
-     * sparse table over ne values. */
     uint64_t live = 0;
-    for (size_t k = 0; k < ne; k++) {
-      uint64_t b = block[ev[k].index];
-      live = ev[k].k2 ? live + b : live - b;
-      live_at[k] = live;
-    }
-    /* positions of each item's allocation and end event */
-    size_t *apos = malloc((m ? m : 1) * sizeof *apos), *epos = malloc((m ? m : 1) * sizeof *epos);
-    size_t levels = 1;
-    while (((size_t)1 << levels) <= ne) levels++;
-    uint64_t *sparse = malloc((ne ? ne : 1) * levels * sizeof *sparse);
-    if (!apos || !epos || !sparse) {
-      free(apos), free(epos), free(sparse), free(ev), free(item_request), free(best);
-      st = oom(what);
-      goto done;
-    }
     for (size_t k = 0; k < m; k++) epos[k] = ne;
     for (size_t k = 0; k < ne; k++) {
+      uint32_t i = ev[k].index;
+      live = ev[k].k2 ? live + block[i] : live - block[i];
+      tree[ne + k] = live;
       if (ev[k].k2)
-        apos[ev[k].index] = k;
+        apos[i] = k;
       else
-        epos[ev[k].index] = k;
+        epos[i] = k;
     }
-    memcpy(sparse, live_at, ne * sizeof *sparse);
-    for (size_t l = 1; l < levels; l++)
-      for (size_t k = 0; k + ((size_t)1 << l) <= ne; k++)
-        sparse[l * ne + k] =
-            max64(sparse[(l - 1) * ne + k], sparse[(l - 1) * ne + k + ((size_t)1 << (l - 1))]);
+    for (size_t k = ne; k-- > 1;) tree[k] = max64(tree[2 * k], tree[2 * k + 1]);
     for (size_t k = 0; k < m; k++) {
-      size_t lo = apos[k], hi = epos[k]; /* [lo, hi) */
-      size_t len = hi - lo, l = 0;
-      while (((size_t)2 << l) <= len) l++;
-      breadth[k] = max64(sparse[l * ne + lo], sparse[l * ne + hi - ((size_t)1 << l)]);
+      uint64_t peak = 0;
+      for (size_t lo = apos[k] + ne, hi = epos[k] + ne; lo < hi; lo /= 2, hi /= 2) {
+        if (lo & 1) peak = max64(peak, tree[lo++]);
+        if (hi & 1) peak = max64(peak, tree[--hi]);
+      }
+      breadth[k] = peak;
     }
-    free(apos), free(epos), free(sparse), free(ev);
+    free(ev), free(apos), free(epos), free(tree);
   }
   /* the placed requests' lists (alloc[] is sorted: the requests are in allocation order) */
   if (!placer_init(&pl, m, alloc, alloc, end)) {
@@ -834,8 +817,7 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   free(item_request), free(best);
   st = prepare(p, what);
 done:
-  free(keys), free(order), free(block), free(alloc), free(end), free(cand), free(breadth),
-      free(live_at);
+  free(keys), free(order), free(block), free(alloc), free(end), free(cand), free(breadth);
   placer_free(&pl);
   if (st != C10C_STATUS_OK) {
     c10c__plan_destroy(p);
@@ -848,7 +830,7 @@ done:
 c10c_status c10c__plan_compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
                                int32_t device) {
   if (out == NULL) return c10c__null_argument(__func__, "out");
-  return compute(out, requests, count, device, NULL);
+  return compute(out, requests, count, device, NULL, __func__);
 }
 
 /* ---- the plan file ---- */
@@ -1106,7 +1088,7 @@ c10c_status c10c_plan_make(uint64_t *out_arena_bytes, uint64_t *out_offsets, con
     if (s == nids && nids < C10C__PLAN_MAX_STREAMS) ids[nids++] = streams[i];
     req[i] = (c10c__plan_request){sizes[i], begins[i], ends[i], s, false};
   }
-  st = compute(&plan, req, count, device, perm);
+  st = compute(&plan, req, count, device, perm, "c10c_plan_make");
   if (st != C10C_STATUS_OK) goto done;
   if (path) {
     st = c10c__plan_write(plan, path);
