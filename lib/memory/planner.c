@@ -749,43 +749,22 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     st = oom(what);
     goto done;
   }
-  /* candidate orders (the ones that won on real traces; see the switch) */
-  static const int orders[] = {0, 1, 5, 6};
+  /* The orders tried, each the smallest arena on some of the 8 real traces or the synthetic
+   * step (bench/bench_planner.c): by size (ties: longer lifetime first), best fit and first fit;
+   * by breadth (ties: larger first), best fit and first fit. By lifetime, by size times
+   * lifetime and allocation order (best or first fit) never did better than these, and are not
+   * tried. */
   uint64_t best_high = UINT64_MAX;
   bool out_of_memory = false;
-  for (size_t oi = 0; oi < sizeof orders / sizeof orders[0]; oi++) {
-    int o = orders[oi];
-    bool best_fit = true;
+  for (int o = 0; o < 4; o++) {
+    bool best_fit = o < 2;
     for (size_t k = 0; k < m; k++) {
       uint64_t life = end[k] - alloc[k];
-      switch (o) {
-        case 0: /* by size, longer first, earlier first */
-          keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
-          break;
-        case 1: /* by breadth, then size */
-          keys[k] =
-              (key_index){UINT64_MAX - breadth[k], UINT64_MAX - block[k], alloc[k], (uint32_t)k};
-          break;
-        case 2: /* by lifetime, then size */
-          keys[k] = (key_index){UINT64_MAX - life, UINT64_MAX - block[k], alloc[k], (uint32_t)k};
-          break;
-        case 3: /* by size, earlier first */
-          keys[k] = (key_index){UINT64_MAX - block[k], alloc[k], 0, (uint32_t)k};
-          break;
-        case 4: /* allocation order, first fit */
-          keys[k] = (key_index){alloc[k], 0, 0, (uint32_t)k};
-          best_fit = false;
-          break;
-        case 5: /* by size, first fit */
-          keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
-          best_fit = false;
-          break;
-        default: /* by size times lifetime */
-          keys[k] =
-              (key_index){UINT64_MAX - (block[k] >> 9) * (life > (1u << 20) ? (1u << 20) : life),
-                          UINT64_MAX - block[k], alloc[k], (uint32_t)k};
-          break;
-      }
+      if (o % 2 == 0)
+        keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
+      else
+        keys[k] =
+            (key_index){UINT64_MAX - breadth[k], UINT64_MAX - block[k], alloc[k], (uint32_t)k};
     }
     qsort(keys, m, sizeof *keys, cmp_key_index);
     for (size_t k = 0; k < m; k++) order[k] = keys[k].index;
