@@ -627,6 +627,11 @@ static uint64_t place(placer *pl, const uint32_t *order, size_t n, const uint64_
   return high;
 }
 
+/* Bytes in whole C10C__PLAN_ARENA_ALIGN, rounded up. */
+static uint64_t arena_units(uint64_t bytes) {
+  return bytes / C10C__PLAN_ARENA_ALIGN + (bytes % C10C__PLAN_ARENA_ALIGN != 0);
+}
+
 /* c10c__plan_compute; perm_out (count, or NULL): the input index of each planned request; what
  * names the caller in messages. */
 static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
@@ -703,6 +708,7 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     goto done;
   }
   memcpy(item_request, order, m * sizeof *order);
+  uint64_t lower; /* the peak of live bytes: no arena is smaller */
   /* breadth: the peak of live bytes over each item's lifetime (TensorFlow Lite's greedy by
    * breadth places the requests of the fullest times first): the live bytes after each event
    * in time order, and a range maximum over the events of its lifetime. */
@@ -722,10 +728,12 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     }
     qsort(ev, ne, sizeof *ev, cmp_key_index);
     uint64_t live = 0;
+    lower = 0;
     for (size_t k = 0; k < m; k++) epos[k] = ne;
     for (size_t k = 0; k < ne; k++) {
       uint32_t i = ev[k].index;
       live = ev[k].k2 ? live + block[i] : live - block[i];
+      if (live > lower) lower = live;
       tree[ne + k] = live;
       if (ev[k].k2)
         apos[i] = k;
@@ -757,6 +765,8 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   uint64_t best_high = UINT64_MAX;
   bool out_of_memory = false;
   for (int o = 0; o < 4; o++) {
+    /* an arena at the lower bound (in whole 2 MiB) cannot be beaten */
+    if (best_high != UINT64_MAX && arena_units(best_high) <= arena_units(lower)) break;
     bool best_fit = o < 2;
     for (size_t k = 0; k < m; k++) {
       uint64_t life = end[k] - alloc[k];
