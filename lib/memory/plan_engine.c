@@ -76,7 +76,8 @@ struct c10c__plan_state {
   live_block *live;
   size_t nslots, nlive;
   pending_free *pending;
-  bool blocked; /* this step is the engine's: the arena was not empty at the boundary */
+  bool blocked;  /* this step is the engine's: the arena was not empty at the boundary */
+  bool retiring; /* the plan is no longer served: it goes once its blocks are freed */
   uint64_t bound;
   c10c_stream_id bind[C10C__PLAN_MAX_STREAMS];
   void *latest[C10C__PLAN_MAX_STREAMS]; /* the last event recorded at a cross free per stream */
@@ -247,7 +248,7 @@ static bool install(c10c__plan_state *ps, c10c__plan *plan, bool from_file) {
   s->plan_arena_bytes = (int64_t)ps->arena_size;
   s->plan_rebuilds++;
   ps->from_file = from_file;
-  ps->blocked = false;
+  ps->blocked = ps->retiring = false;
   restart(ps);
   return true;
 }
@@ -259,6 +260,19 @@ static bool record_boundary(c10c__plan_state *ps);
 static bool arena_ready(c10c__plan_state *ps) {
   if (!arena_idle(ps)) return false;
   return !ps->events || ps->nused == 0 || record_boundary(ps);
+}
+
+/* Stops serving the plan: it goes (and its arena, unless keep_arena or a plan waits) now if no
+ * block lives in the arena, else once the last one is freed. */
+static void retire_when_idle(c10c__plan_state *ps, bool keep_arena) {
+  if (ps->plan == NULL) return;
+  if (!arena_idle(ps)) {
+    ps->retiring = ps->blocked = true;
+    return;
+  }
+  retire_plan(ps);
+  ps->retiring = false;
+  if (ps->next == NULL && !keep_arena) release_arena(ps);
 }
 
 /* Installs the waiting plan once the arena is ready. */
@@ -288,13 +302,8 @@ void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file)
     ps->next = file;
     ps->next_from_file = true;
   }
-  bool keep = ps->plan != NULL && (ps->from_file || planning) && file == NULL;
-  if (!keep && ps->plan != NULL && arena_idle(ps)) {
-    retire_plan(ps);
-    if (ps->next == NULL) release_arena(ps);
-  } else if (!keep && ps->plan != NULL) {
-    ps->blocked = true; /* served by the engine until its blocks are freed */
-  }
+  /* a plan goes on only while planning stays on (settings replace earlier ones) */
+  if (!(planning && file == NULL)) retire_when_idle(ps, false);
   install_next(ps);
 }
 
@@ -570,10 +579,7 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
   l->nuses = 0;
   l->entry = NONE;
   ps->nlive--;
-  if (ps->blocked && arena_idle(ps) && !ps->planning && !ps->from_file) {
-    retire_plan(ps); /* planning was switched off while it had blocks */
-    if (ps->next == NULL) release_arena(ps);
-  }
+  if (ps->retiring && arena_idle(ps)) retire_when_idle(ps, false);
   return C10C_STATUS_OK;
 }
 
@@ -662,15 +668,14 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
   bool served_step = ps->plan != NULL && !ps->blocked;
   bool missed = served_step && ps->misses * 100 > ps->requests * MISS_PERCENT;
   if (ps->pending != NULL) poll_pending(ps);
-  if (ps->plan != NULL && ps->from_file) {
+  if (ps->retiring) {
+    retire_when_idle(ps, false);
+    served_step = missed = false;
+  }
+  if (ps->plan != NULL && ps->from_file && !ps->retiring) {
     /* a file's plan is one sequence: it goes on across boundaries until it runs out */
     if (ps->cursor >= ps->plan->count) {
-      if (arena_idle(ps)) {
-        retire_plan(ps);
-        if (ps->next == NULL && !ps->planning) release_arena(ps);
-      } else {
-        ps->blocked = true;
-      }
+      retire_when_idle(ps, ps->planning);
     } else {
       missed = false;
       served_step = false;
@@ -685,7 +690,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
       ps->next_from_file = false;
     }
   }
-  if (ps->plan != NULL && !ps->from_file && ps->planning) {
+  if (ps->plan != NULL && !ps->from_file && ps->planning && !ps->retiring) {
     ps->streak = missed ? ps->streak + 1 : 0;
     if (ps->streak >= MAX_REBUILD_STREAK) { /* the steps differ too much to plan */
       c10c__plan_destroy(ps->next);
@@ -693,13 +698,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
       ps->stopped = true;
       ps->streak = 0;
       stats_of(ps)->plan_drops++;
-      if (arena_idle(ps)) {
-        retire_plan(ps);
-        release_arena(ps);
-      } else {
-        ps->blocked = true;
-        ps->planning = false; /* the last free retires it */
-      }
+      retire_when_idle(ps, false);
     }
   }
   /* the next step's streams wait for this one's before they reuse the arena (a file's plan
@@ -707,7 +706,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
   bool idle = ps->plan != NULL && ps->from_file ? arena_idle(ps) : arena_ready(ps);
   if (ps->next != NULL && idle) {
     install_next(ps);
-  } else if (ps->plan != NULL && !ps->from_file) {
+  } else if (ps->plan != NULL && !ps->from_file && !ps->retiring) {
     ps->blocked = !idle;
     restart(ps);
   }

@@ -372,10 +372,11 @@ def set_allocator_settings(config: str | bytes) -> None:
     PyTorch's: a block cached for another stream is reused after making the allocating stream
     wait for an event), ``planning:True`` (steps marked by :func:`step` are served from an offset
     plan in one arena), ``plan_file:PATH`` (a plan written by ``c10c_plan_make``, served from the
-    next request) and ``stitching:True``. A setting replaces all earlier ones. Unknown keys and bad values raise
-    ValueError (PyTorch's messages); options not implemented (``pinned_*``, expandable segments
-    without the driver's virtual memory API) NotImplementedError. Without CUDA any text is
-    accepted and changes nothing: no allocator will be made in this process.
+    next request) and ``stitching:True``. A setting replaces all earlier ones. Unknown keys and
+    bad values raise ValueError (PyTorch's messages), as does a plan file that is not one;
+    options not implemented (``pinned_*``, expandable segments without the driver's virtual
+    memory API) NotImplementedError. Without CUDA any text is accepted and changes nothing: no
+    allocator will be made in this process.
     """
     if isinstance(config, str):
         raw = config.encode()
