@@ -21,6 +21,10 @@
  * segment; the block stays the memory of its segment's stream, as every block of a segment
  * does, and the allocating stream is noted as a use, as record_stream would).
  *
+ * Planned mode (planning:True, plan_file:PATH; plan_engine.h): steps marked by
+ * c10c__engine_step are recorded and served from an offset plan in one arena, a segment of its
+ * own ("segment_type": "plan" in snapshots); what the plan does not match stays the engine's.
+ *
  * A snapshot of segments and blocks (torch.cuda.memory_snapshot()) as JSON, with a bounded
  * trace of allocator events per device (torch.cuda.memory._record_memory_history). */
 #ifndef C10C_CACHING_ENGINE_H

@@ -499,6 +499,44 @@ TEST(a_plan_file_is_served_from_the_first_request) {
   unlink(path);
 }
 
+TEST(new_settings_stop_a_plan_files_plan_and_snapshots_name_the_file) {
+  char path[512], settings[600];
+  temp_path(path, sizeof path, "quoted\"name");
+  make_plan_file(path, 0);
+  snprintf(settings, sizeof settings, "plan_file:%s", path);
+  c10c__engine *e = fresh((size_t)1 << 34, settings);
+  void *slots[4];
+  RUN(e, one_stream, slots);
+  ASSERT_EQ(stats_of(e, 0).plan_served, ONE_STREAM_ALLOCS);
+  char *json = NULL;
+  size_t len = 0;
+  ASSERT_OK(c10c__engine_snapshot(e, &json, &len));
+  ASSERT_TRUE(strstr(json, "quoted\\\"name\"}}") != NULL); /* a JSON string */
+  ASSERT_TRUE(strstr(json, "\"planning\": false") != NULL);
+  c10c__free(json);
+  /* the file again, a block kept; then settings without planning: served no more, and the
+   * arena goes with the kept block */
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  char msg[256];
+  ASSERT_OK(c10c__parse_device_alloc_config(settings, &config, msg, sizeof msg));
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  void *kept = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 4 * MiB, 0, &kept));
+  ASSERT_EQ(stats_of(e, 0).plan_served, ONE_STREAM_ALLOCS + 1);
+  config = c10c__device_alloc_config_default();
+  ASSERT_OK(c10c__engine_configure(e, &config));
+  c10c_memory_stats before = stats_of(e, 0);
+  RUN(e, one_stream, slots);
+  ASSERT_EQ(stats_of(e, 0).plan_served, before.plan_served);
+  ASSERT_EQ(stats_of(e, 0).plan_arena_bytes, 6 * MiB);
+  ASSERT_OK(c10c__engine_free(e, kept));
+  ASSERT_EQ(stats_of(e, 0).plan_arena_bytes, 0);
+  ASSERT_EQ(stats_of(e, 0).plan_rebuilds, 2);
+  expect_valid(e, "the end");
+  finish(e);
+  unlink(path);
+}
+
 TEST(bad_plan_files_fail_the_setting_and_change_nothing) {
   char path[512], settings[600];
   c10c_sim_device *d = NULL;
@@ -642,6 +680,7 @@ int main(int argc, char **argv) {
       T(switching_planning_off_releases_the_arena_once_its_blocks_are_freed),
       T(snapshots_and_sharing_show_the_arena_as_a_segment),
       T(a_plan_file_is_served_from_the_first_request),
+      T(new_settings_stop_a_plan_files_plan_and_snapshots_name_the_file),
       T(bad_plan_files_fail_the_setting_and_change_nothing),
       T(failing_host_allocations_while_recording_and_planning_are_clean),
       T(devices_are_planned_apart)};
