@@ -292,6 +292,8 @@ void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file)
     c10c__free(ps->rec);
     ps->rec = NULL;
     ps->nrec = ps->caprec = 0;
+    /* blocks recorded so far must not mark a later recording's requests */
+    ps->generation = ps->generation == UINT32_MAX ? 1 : ps->generation + 1;
     if (ps->next != NULL && !ps->next_from_file) {
       c10c__plan_destroy(ps->next);
       ps->next = NULL;
