@@ -1139,6 +1139,7 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
     st = fixed_segment(e, device, rounded, small, stream, out);
   if (st == C10C_STATUS_OUT_OF_MEMORY) {
     release_cached(e, device, false);
+    if (d->plan != NULL) c10c__plan_release_idle(d->plan); /* an idle arena too */
     d->stats.num_alloc_retries++;
     st = expandable ? expandable_block(e, device, rounded, small, stream, out)
                     : fixed_segment(e, device, rounded, small, stream, out);

@@ -585,6 +585,15 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
   return C10C_STATUS_OK;
 }
 
+bool c10c__plan_release_idle(c10c__plan_state *ps) {
+  if (ps->arena == NULL || !arena_idle(ps)) return false;
+  if (ps->plan != NULL) stats_of(ps)->plan_drops++;
+  retire_plan(ps);
+  ps->retiring = false;
+  release_arena(ps);
+  return true;
+}
+
 c10c_status c10c__plan_record_stream(c10c__plan_state *ps, void *ptr, c10c_stream_id stream) {
   live_block *l = live_at(ps, ptr);
   if (l == NULL)

@@ -66,6 +66,10 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr);
 c10c_status c10c__plan_record_stream(c10c__plan_state *ps, void *ptr, c10c_stream_id stream);
 c10c_status c10c__plan_share(c10c__plan_state *ps, const void *ptr, c10c__block_share *out);
 
+/* The device is full: an arena without live blocks goes back to the backend (its plan dropped,
+ * plan_drops; a new one is made at a later boundary). Returns whether one went. */
+bool c10c__plan_release_idle(c10c__plan_state *ps);
+
 /* A step boundary. Errors: C10C_STATUS_OUT_OF_MEMORY (host) when a plan could not be made (the
  * state stays consistent: the engine serves, and the next boundary tries again). */
 c10c_status c10c__plan_step(c10c__plan_state *ps);

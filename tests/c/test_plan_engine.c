@@ -403,6 +403,24 @@ TEST(an_arena_the_device_cannot_give_drops_the_plan) {
   finish(e);
 }
 
+TEST(a_full_device_takes_back_an_idle_arena_before_running_out_of_memory) {
+  c10c__engine *e = fresh(24 * MiB, "planning:True");
+  void *slots[4], *big = NULL;
+  RUN(e, one_stream, slots);
+  ASSERT_OK(c10c__engine_step(e, 0));
+  ASSERT_EQ(stats_of(e, 0).plan_arena_bytes, 6 * MiB);
+  ASSERT_OK(c10c__engine_malloc(e, 0, 20 * MiB, 0, &big)); /* 20 MiB + the arena's 6: too much */
+  c10c_memory_stats s = stats_of(e, 0);
+  ASSERT_EQ(s.plan_arena_bytes, 0);
+  ASSERT_EQ(s.plan_drops, 1);
+  ASSERT_EQ(s.num_ooms, 0);
+  expect_valid(e, "after the retry");
+  ASSERT_OK(c10c__engine_free(e, big));
+  ASSERT_OK(c10c__engine_step(e, 0)); /* the step had a request: planned again */
+  ASSERT_EQ(stats_of(e, 0).plan_rebuilds, 2);
+  finish(e);
+}
+
 TEST(switching_planning_off_releases_the_arena_once_its_blocks_are_freed) {
   c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
   void *slots[4], *p = NULL;
@@ -677,6 +695,7 @@ int main(int argc, char **argv) {
       T(requests_the_plan_does_not_know_go_to_the_engine),
       T(step_markers_without_planning_or_a_recording_do_nothing),
       T(an_arena_the_device_cannot_give_drops_the_plan),
+      T(a_full_device_takes_back_an_idle_arena_before_running_out_of_memory),
       T(switching_planning_off_releases_the_arena_once_its_blocks_are_freed),
       T(snapshots_and_sharing_show_the_arena_as_a_segment),
       T(a_plan_file_is_served_from_the_first_request),
