@@ -721,6 +721,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
     ps->blocked = !idle;
     restart(ps);
   }
+  if (ps->plan == NULL && ps->next == NULL && idle) release_arena(ps); /* no plan needs it */
   ps->requests = ps->misses = 0;
   next_recording(ps);
   return st;
