@@ -21,6 +21,10 @@
  * segment; the block stays the memory of its segment's stream, as every block of a segment
  * does, and the allocating stream is noted as a use, as record_stream would).
  *
+ * Planned mode (planning:True, plan_file:PATH; plan_engine.h): steps marked by
+ * c10c__engine_step are recorded and served from an offset plan in one arena, a segment of its
+ * own ("segment_type": "plan" in snapshots); what the plan does not match stays the engine's.
+ *
  * A snapshot of segments and blocks (torch.cuda.memory_snapshot()) as JSON, with a bounded
  * trace of allocator events per device (torch.cuda.memory._record_memory_history). */
 #ifndef C10C_CACHING_ENGINE_H
@@ -112,10 +116,17 @@ c10c_status c10c__engine_share(c10c__engine *engine, const void *ptr, c10c__bloc
 /* Releases every cached segment that holds no allocated block. */
 void c10c__engine_empty_cache(c10c__engine *engine);
 
-/* Applies the settings from now on (segments already made keep their kind). Errors:
- * C10C_STATUS_NOT_IMPLEMENTED for expandable segments or stream-ordered reuse over a backend
- * without the entry points they need; nothing changes then. */
+/* Applies the settings from now on (segments already made keep their kind); a plan_file is read
+ * and checked here. Errors: C10C_STATUS_NOT_IMPLEMENTED for expandable segments or
+ * stream-ordered reuse over a backend without the entry points they need; a plan file's errors
+ * (c10c__plan_read's, and C10C_STATUS_INVALID_ARGUMENT for a plan of a device the engine does
+ * not have); C10C_STATUS_OUT_OF_MEMORY (host); nothing changes then. */
 c10c_status c10c__engine_configure(c10c__engine *engine, const c10c__device_alloc_config *config);
+
+/* Marks a step boundary on device (-1: every device) for the planned mode (plan_engine.h);
+ * without planning it does nothing. Errors: C10C_STATUS_ERROR for a device the engine does not
+ * have; C10C_STATUS_OUT_OF_MEMORY (host) when a plan could not be made (the engine serves on). */
+c10c_status c10c__engine_step(c10c__engine *engine, int device);
 
 /* Keeps the last max_entries allocator events per device for snapshots (0: stop and drop them). */
 c10c_status c10c__engine_record_history(c10c__engine *engine, size_t max_entries);

@@ -300,10 +300,11 @@ def public_functions(module: Any) -> dict[str, Any]:
     return {n: getattr(module, n) for n in module.__all__ if callable(getattr(module, n))}
 
 
-def test_every_public_name_is_torchs_but_the_two_of_pyc10s_own():
-    ours = set(pyc10.cuda.__all__) - {"driver_version", "set_allocator_settings"}
+def test_every_public_name_is_torchs_but_pyc10s_own():
+    # pyc10's own: driver_version, set_allocator_settings, and step (the planner's step marker)
+    ours = set(pyc10.cuda.__all__) - {"driver_version", "set_allocator_settings", "step"}
     assert ours <= set(torch.cuda.__all__)
-    memory_names = set(pyc10.cuda.memory.__all__) - {"set_allocator_settings"}
+    memory_names = set(pyc10.cuda.memory.__all__) - {"set_allocator_settings", "step"}
     assert memory_names <= set(torch.cuda.memory.__all__)
     for name in ("_record_memory_history", "_snapshot", "_set_allocator_settings"):
         assert hasattr(torch.cuda.memory, name) and hasattr(pyc10.cuda.memory, name)
@@ -312,7 +313,7 @@ def test_every_public_name_is_torchs_but_the_two_of_pyc10s_own():
 def test_cuda_memory_names_are_cuda_names_as_in_torch():
     for name in pyc10.cuda.memory.__all__:
         assert (getattr(pyc10.cuda, name) is getattr(pyc10.cuda.memory, name)) == (
-            name == "set_allocator_settings"
+            name in ("set_allocator_settings", "step")
             or getattr(torch.cuda, name) is getattr(torch.cuda.memory, name)
         ), name
     assert pyc10.cuda.memory is sys.modules["pyc10.cuda.memory"]
@@ -327,7 +328,10 @@ def parameters(fn: Any) -> list[tuple[str, Any, Any]]:
 
 
 @pytest.mark.parametrize(
-    "name", sorted(set(public_functions(pyc10.cuda)) - {"driver_version", "set_allocator_settings"})
+    "name",
+    sorted(
+        set(public_functions(pyc10.cuda)) - {"driver_version", "set_allocator_settings", "step"}
+    ),
 )
 def test_signatures_are_torchs(name):
     ours, theirs = getattr(pyc10.cuda, name), getattr(torch.cuda, name)
