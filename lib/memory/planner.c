@@ -21,6 +21,16 @@
 #include <string.h>
 
 #include "c10c/replay.h"
+#include "sysmem.h"
+
+/* realloc through the library's bookkeeping allocator (which failure injection sweeps). */
+static void *grow(void *old, size_t old_bytes, size_t new_bytes) {
+  void *p = c10c__malloc(new_bytes);
+  if (p == NULL) return NULL;
+  if (old != NULL) memcpy(p, old, old_bytes < new_bytes ? old_bytes : new_bytes);
+  c10c__free(old);
+  return p;
+}
 
 enum { PLAN_VERSION = 1, HEADER_BYTES = 36, RECORD_BYTES = 37, CHECKSUM_BYTES = 8 };
 static const char plan_magic[8] = {'C', '1', '0', 'C', 'P', 'L', 'A', 'N'};
@@ -72,8 +82,8 @@ typedef struct seg_value {
 } seg_value;
 
 static void seg_free(seg_tree *t) {
-  free(t->tag_end), free(t->agg_end), free(t->tag_rank), free(t->agg_rank), free(t->tag_mask),
-      free(t->agg_mask);
+  c10c__free(t->tag_end), c10c__free(t->agg_end), c10c__free(t->tag_rank), c10c__free(t->agg_rank),
+      c10c__free(t->tag_mask), c10c__free(t->agg_mask);
   memset(t, 0, sizeof *t);
 }
 
@@ -81,12 +91,12 @@ static bool seg_init(seg_tree *t, size_t leaves) {
   memset(t, 0, sizeof *t);
   t->leaves = leaves ? leaves : 1;
   size_t nodes = 4 * t->leaves;
-  t->tag_end = calloc(nodes, sizeof(uint64_t));
-  t->agg_end = calloc(nodes, sizeof(uint64_t));
-  t->tag_rank = calloc(nodes, sizeof(uint32_t));
-  t->agg_rank = calloc(nodes, sizeof(uint32_t));
-  t->tag_mask = calloc(nodes, sizeof(uint64_t));
-  t->agg_mask = calloc(nodes, sizeof(uint64_t));
+  t->tag_end = c10c__calloc(nodes, sizeof(uint64_t));
+  t->agg_end = c10c__calloc(nodes, sizeof(uint64_t));
+  t->tag_rank = c10c__calloc(nodes, sizeof(uint32_t));
+  t->agg_rank = c10c__calloc(nodes, sizeof(uint32_t));
+  t->tag_mask = c10c__calloc(nodes, sizeof(uint64_t));
+  t->agg_mask = c10c__calloc(nodes, sizeof(uint64_t));
   if (!t->tag_end || !t->agg_end || !t->tag_rank || !t->agg_rank || !t->tag_mask || !t->agg_mask) {
     seg_free(t);
     return false;
@@ -158,8 +168,8 @@ static size_t lower_index(const uint64_t *xs, size_t n, uint64_t x) {
 /* ---- prepare ---- */
 
 static void free_derived(c10c__plan *p) {
-  free(p->block), free(p->free_rank), free(p->need), free(p->waits), free(p->cross),
-      free(p->by_free);
+  c10c__free(p->block), c10c__free(p->free_rank), c10c__free(p->need), c10c__free(p->waits),
+      c10c__free(p->cross), c10c__free(p->by_free);
   p->block = NULL, p->free_rank = NULL, p->need = NULL, p->waits = NULL, p->cross = NULL,
   p->by_free = NULL;
   p->planned = 0;
@@ -236,18 +246,18 @@ static c10c_status prepare(c10c__plan *p, const char *what) {
     if (r->free != C10C__PLAN_NEVER) freed++;
   }
   size_t cn = n ? n : 1;
-  p->block = calloc(cn, sizeof *p->block);
-  p->free_rank = malloc(cn * sizeof *p->free_rank);
-  p->need = calloc(cn, sizeof *p->need);
-  p->waits = calloc(cn, sizeof *p->waits);
-  p->cross = calloc(cn, sizeof *p->cross);
-  p->by_free = malloc((freed ? freed : 1) * sizeof *p->by_free);
-  key_index *keys = malloc(cn * sizeof *keys);
-  uint64_t *coords = malloc(2 * cn * sizeof *coords);
+  p->block = c10c__calloc(cn, sizeof *p->block);
+  p->free_rank = c10c__malloc(cn * sizeof *p->free_rank);
+  p->need = c10c__calloc(cn, sizeof *p->need);
+  p->waits = c10c__calloc(cn, sizeof *p->waits);
+  p->cross = c10c__calloc(cn, sizeof *p->cross);
+  p->by_free = c10c__malloc((freed ? freed : 1) * sizeof *p->by_free);
+  key_index *keys = c10c__malloc(cn * sizeof *keys);
+  uint64_t *coords = c10c__malloc(2 * cn * sizeof *coords);
   seg_tree tree = {0};
   if (!p->block || !p->free_rank || !p->need || !p->waits || !p->cross || !p->by_free || !keys ||
       !coords) {
-    free(keys), free(coords);
+    c10c__free(keys), c10c__free(coords);
     free_derived(p);
     return oom(what);
   }
@@ -273,7 +283,7 @@ static c10c_status prepare(c10c__plan *p, const char *what) {
     if (nu == 0 || coords[nu - 1] != coords[k]) coords[nu++] = coords[k];
   size_t leaves = nu > 1 ? nu - 1 : 1;
   if (!seg_init(&tree, leaves)) {
-    free(keys), free(coords);
+    c10c__free(keys), c10c__free(coords);
     free_derived(p);
     return oom(what);
   }
@@ -325,7 +335,7 @@ static c10c_status prepare(c10c__plan *p, const char *what) {
         keys[nk++] = (key_index){r->alloc, 1, 0, (uint32_t)i};
       }
       size_t na = nk;
-      key_index *ends = malloc((na ? na : 1) * sizeof *ends);
+      key_index *ends = c10c__malloc((na ? na : 1) * sizeof *ends);
       if (!ends) {
         st = oom(what);
       } else {
@@ -354,12 +364,12 @@ static c10c_status prepare(c10c__plan *p, const char *what) {
             p->cross[i] = (q.mask & ~((uint64_t)1 << p->requests[i].stream)) != 0;
           }
         }
-        free(ends);
+        c10c__free(ends);
       }
     }
   }
   seg_free(&tree);
-  free(keys), free(coords);
+  c10c__free(keys), c10c__free(coords);
   if (st != C10C_STATUS_OK) {
     free_derived(p);
     return st;
@@ -376,12 +386,12 @@ c10c_status c10c__plan_prepare(c10c__plan *plan) {
 void c10c__plan_destroy(c10c__plan *plan) {
   if (plan == NULL) return;
   free_derived(plan);
-  free(plan->requests), free(plan->offsets);
-  free(plan);
+  c10c__free(plan->requests), c10c__free(plan->offsets);
+  c10c__free(plan);
 }
 
 static uint64_t lower_bound_of(const c10c__plan_request *req, const uint64_t *offsets, size_t n) {
-  key_index *ev = malloc((n ? 2 * n : 1) * sizeof *ev);
+  key_index *ev = c10c__malloc((n ? 2 * n : 1) * sizeof *ev);
   if (!ev) return 0;
   size_t ne = 0;
   for (size_t i = 0; i < n; i++) {
@@ -402,7 +412,7 @@ static uint64_t lower_bound_of(const c10c__plan_request *req, const uint64_t *of
       live -= b;
     }
   }
-  free(ev);
+  c10c__free(ev);
   return peak;
 }
 
@@ -432,7 +442,7 @@ typedef struct olist {
 } olist;
 
 static void olist_clear(olist *o) {
-  for (size_t k = 0; k < o->n; k++) free(o->c[k]);
+  for (size_t k = 0; k < o->n; k++) c10c__free(o->c[k]);
   o->n = 0;
 }
 
@@ -450,9 +460,9 @@ static void placer_free(placer *pl) {
     if (pl->lists[l])
       for (size_t b = 0; b < pl->buckets[l]; b++) {
         olist_clear(&pl->lists[l][b]);
-        free(pl->lists[l][b].c);
+        c10c__free(pl->lists[l][b].c);
       }
-    free(pl->lists[l]), free(pl->bounds[l]);
+    c10c__free(pl->lists[l]), c10c__free(pl->bounds[l]);
   }
   memset(pl, 0, sizeof *pl);
 }
@@ -482,8 +492,8 @@ static bool placer_init(placer *pl, size_t m, const uint64_t *sorted_alloc, cons
     size_t k = want[l];
     if (l > 0 && (k * 32 > m || used > budget)) break;
     pl->buckets[l] = k;
-    pl->bounds[l] = malloc((k > 1 ? k - 1 : 1) * sizeof(uint64_t));
-    pl->lists[l] = calloc(k, sizeof(olist));
+    pl->bounds[l] = c10c__malloc((k > 1 ? k - 1 : 1) * sizeof(uint64_t));
+    pl->lists[l] = c10c__calloc(k, sizeof(olist));
     pl->levels = l + 1;
     if (!pl->bounds[l] || !pl->lists[l]) return false;
     for (size_t i = 1; i < k; i++) pl->bounds[l][i - 1] = sorted_alloc[i * m / k];
@@ -492,7 +502,7 @@ static bool placer_init(placer *pl, size_t m, const uint64_t *sorted_alloc, cons
       for (size_t i = 0; i < m; i++)
         entries += bucket_of(pl, l, end[i] - 1) - bucket_of(pl, l, alloc[i]) + 2;
       if (used + entries > budget) { /* too many long lifetimes for this level */
-        free(pl->bounds[l]), free(pl->lists[l]);
+        c10c__free(pl->bounds[l]), c10c__free(pl->lists[l]);
         pl->bounds[l] = NULL, pl->lists[l] = NULL;
         pl->levels = l;
         break;
@@ -507,12 +517,12 @@ static bool olist_insert(olist *o, uint64_t off, uint64_t top, uint64_t a, uint6
   if (o->n == o->cap || o->n == 0) {
     if (o->n == o->cap) {
       size_t cap = o->cap ? 2 * o->cap : 4;
-      chunk **c = realloc(o->c, cap * sizeof *c);
+      chunk **c = grow(o->c, o->cap * sizeof *c, cap * sizeof *c);
       if (!c) return false;
       o->c = c, o->cap = cap;
     }
     if (o->n == 0) {
-      o->c[0] = malloc(sizeof(chunk));
+      o->c[0] = c10c__malloc(sizeof(chunk));
       if (!o->c[0]) return false;
       o->c[0]->n = 0;
       o->n = 1;
@@ -530,7 +540,7 @@ static bool olist_insert(olist *o, uint64_t off, uint64_t top, uint64_t a, uint6
   size_t k = lo ? lo - 1 : 0;
   chunk *ch = o->c[k];
   if (ch->n == CHUNK) { /* split (o->n < o->cap here) */
-    chunk *nc = malloc(sizeof(chunk));
+    chunk *nc = c10c__malloc(sizeof(chunk));
     if (!nc) return false;
     uint32_t half = CHUNK / 2;
     nc->n = CHUNK - half;
@@ -659,12 +669,12 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
                         what, i, (unsigned long long)requests[i].size);
   }
   size_t cn = count ? count : 1;
-  c10c__plan *p = calloc(1, sizeof *p);
-  key_index *keys = malloc(cn * sizeof *keys);
-  uint32_t *order = malloc(cn * sizeof *order);
-  uint64_t *block = malloc(cn * sizeof *block), *alloc = malloc(cn * sizeof *alloc),
-           *end = malloc(cn * sizeof *end), *cand = malloc(cn * sizeof *cand),
-           *breadth = calloc(cn, sizeof *breadth);
+  c10c__plan *p = c10c__calloc(1, sizeof *p);
+  key_index *keys = c10c__malloc(cn * sizeof *keys);
+  uint32_t *order = c10c__malloc(cn * sizeof *order);
+  uint64_t *block = c10c__malloc(cn * sizeof *block), *alloc = c10c__malloc(cn * sizeof *alloc),
+           *end = c10c__malloc(cn * sizeof *end), *cand = c10c__malloc(cn * sizeof *cand),
+           *breadth = c10c__calloc(cn, sizeof *breadth);
   placer pl = {0};
   c10c_status st = C10C_STATUS_OK;
   if (!p || !keys || !order || !block || !alloc || !end || !cand || !breadth) {
@@ -673,8 +683,8 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   }
   p->device = device;
   p->count = count;
-  p->requests = malloc(cn * sizeof *p->requests);
-  p->offsets = malloc(cn * sizeof *p->offsets);
+  p->requests = c10c__malloc(cn * sizeof *p->requests);
+  p->offsets = c10c__malloc(cn * sizeof *p->offsets);
   if (!p->requests || !p->offsets) {
     st = oom(what);
     goto done;
@@ -700,10 +710,10 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     order[m] = (uint32_t)i; /* request index of compact item m, kept in keys[].index below */
     m++;
   }
-  uint32_t *item_request = malloc((m ? m : 1) * sizeof *item_request);
-  uint64_t *best = malloc((m ? m : 1) * sizeof *best);
+  uint32_t *item_request = c10c__malloc((m ? m : 1) * sizeof *item_request);
+  uint64_t *best = c10c__malloc((m ? m : 1) * sizeof *best);
   if (!item_request || !best) {
-    free(item_request), free(best);
+    c10c__free(item_request), c10c__free(best);
     st = oom(what);
     goto done;
   }
@@ -714,11 +724,13 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
    * in time order, and a range maximum over the events of its lifetime. */
   {
     size_t ne = 0; /* events: ends (k2 = 0) before allocations (1) at one time */
-    key_index *ev = malloc((m ? 2 * m : 1) * sizeof *ev);
-    size_t *apos = malloc((m ? m : 1) * sizeof *apos), *epos = malloc((m ? m : 1) * sizeof *epos);
-    uint64_t *tree = malloc((m ? 4 * m : 1) * sizeof *tree); /* bottom-up range-max tree */
+    key_index *ev = c10c__malloc((m ? 2 * m : 1) * sizeof *ev);
+    size_t *apos = c10c__malloc((m ? m : 1) * sizeof *apos),
+           *epos = c10c__malloc((m ? m : 1) * sizeof *epos);
+    uint64_t *tree = c10c__malloc((m ? 4 * m : 1) * sizeof *tree); /* bottom-up range-max tree */
     if (!ev || !apos || !epos || !tree) {
-      free(ev), free(apos), free(epos), free(tree), free(item_request), free(best);
+      c10c__free(ev), c10c__free(apos), c10c__free(epos), c10c__free(tree),
+          c10c__free(item_request), c10c__free(best);
       st = oom(what);
       goto done;
     }
@@ -749,11 +761,11 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
       }
       breadth[k] = peak;
     }
-    free(ev), free(apos), free(epos), free(tree);
+    c10c__free(ev), c10c__free(apos), c10c__free(epos), c10c__free(tree);
   }
   /* the placed requests' lists (alloc[] is sorted: the requests are in allocation order) */
   if (!placer_init(&pl, m, alloc, alloc, end)) {
-    free(item_request), free(best);
+    c10c__free(item_request), c10c__free(best);
     st = oom(what);
     goto done;
   }
@@ -780,7 +792,7 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     for (size_t k = 0; k < m; k++) order[k] = keys[k].index;
     uint64_t high = place(&pl, order, m, block, alloc, end, cand, best_fit, &out_of_memory);
     if (out_of_memory) {
-      free(item_request), free(best);
+      c10c__free(item_request), c10c__free(best);
       st = oom(what);
       goto done;
     }
@@ -791,22 +803,23 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     }
   }
   if (m > 0 && best_high == UINT64_MAX) {
-    free(item_request), free(best);
+    c10c__free(item_request), c10c__free(best);
     st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: the arena would exceed 2^64 bytes", what);
     goto done;
   }
   if (m == 0) best_high = 0;
   if (best_high > UINT64_MAX - (C10C__PLAN_ARENA_ALIGN - 1)) {
-    free(item_request), free(best);
+    c10c__free(item_request), c10c__free(best);
     st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: the arena would exceed 2^64 bytes", what);
     goto done;
   }
   p->arena = (best_high + C10C__PLAN_ARENA_ALIGN - 1) & ~(uint64_t)(C10C__PLAN_ARENA_ALIGN - 1);
   for (size_t k = 0; k < m; k++) p->offsets[item_request[k]] = best[k];
-  free(item_request), free(best);
+  c10c__free(item_request), c10c__free(best);
   st = prepare(p, what);
 done:
-  free(keys), free(order), free(block), free(alloc), free(end), free(cand), free(breadth);
+  c10c__free(keys), c10c__free(order), c10c__free(block), c10c__free(alloc), c10c__free(end),
+      c10c__free(cand), c10c__free(breadth);
   placer_free(&pl);
   if (st != C10C_STATUS_OK) {
     c10c__plan_destroy(p);
@@ -848,7 +861,7 @@ c10c_status c10c__plan_write(const c10c__plan *plan, const char *path) {
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "plan file %s: %zu requests, more than 2^31",
                       path, n);
   size_t bytes = HEADER_BYTES + RECORD_BYTES * n + CHECKSUM_BYTES;
-  uint8_t *d = malloc(bytes);
+  uint8_t *d = c10c__malloc(bytes);
   if (!d) return oom("c10c__plan_write");
   memcpy(d, plan_magic, 8);
   put_le(d + 8, PLAN_VERSION, 4);
@@ -870,12 +883,12 @@ c10c_status c10c__plan_write(const c10c__plan *plan, const char *path) {
   FILE *f = fopen(path, "wb");
   if (!f) {
     int err = errno;
-    free(d);
+    c10c__free(d);
     return c10c__fail(C10C_STATUS_ERROR, "plan file %s cannot be written: %s", path, strerror(err));
   }
   size_t w = fwrite(d, 1, bytes, f);
   int err = errno;
-  free(d);
+  c10c__free(d);
   if (w != bytes) {
     fclose(f);
     return c10c__fail(C10C_STATUS_ERROR, "plan file %s cannot be written: %s", path, strerror(err));
@@ -917,11 +930,11 @@ static c10c_status parse(c10c__plan **out, const uint8_t *d, size_t n, const cha
                       n - want);
   if (get_le(d + want - CHECKSUM_BYTES, 8) != fnv1a(d, want - CHECKSUM_BYTES))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: bad checksum (the file is damaged)", what);
-  c10c__plan *p = calloc(1, sizeof *p);
+  c10c__plan *p = c10c__calloc(1, sizeof *p);
   size_t cn = count ? (size_t)count : 1;
   if (p) {
-    p->requests = malloc(cn * sizeof *p->requests);
-    p->offsets = malloc(cn * sizeof *p->offsets);
+    p->requests = c10c__malloc(cn * sizeof *p->requests);
+    p->offsets = c10c__malloc(cn * sizeof *p->offsets);
   }
   if (!p || !p->requests || !p->offsets) {
     c10c__plan_destroy(p);
@@ -961,11 +974,11 @@ c10c_status c10c__plan_parse(c10c__plan **out, const void *data, size_t size, co
   if (data == NULL && size > 0) return c10c__null_argument(__func__, "data");
   if (name == NULL) return c10c__null_argument(__func__, "name");
   size_t wlen = strlen(name) + 16;
-  char *what = malloc(wlen);
+  char *what = c10c__malloc(wlen);
   if (!what) return oom("c10c__plan_parse");
   snprintf(what, wlen, "plan file %s", name);
   c10c_status st = parse(out, size ? data : (const uint8_t *)"", size, what);
-  free(what);
+  c10c__free(what);
   return st;
 }
 
@@ -974,20 +987,20 @@ c10c_status c10c__plan_read(c10c__plan **out, const char *path) {
   *out = NULL;
   if (path == NULL) return c10c__null_argument(__func__, "path");
   size_t wlen = strlen(path) + 16;
-  char *what = malloc(wlen);
+  char *what = c10c__malloc(wlen);
   if (!what) return oom("c10c__plan_read");
   snprintf(what, wlen, "plan file %s", path);
   FILE *f = fopen(path, "rb");
   if (!f) {
     int err = errno;
     c10c_status st = c10c__fail(C10C_STATUS_ERROR, "%s cannot be opened: %s", what, strerror(err));
-    free(what);
+    c10c__free(what);
     return st;
   }
   /* Read the header, then grow the buffer only as bytes arrive, up to what the header says
    * (plus one byte to see trailing bytes). */
   size_t cap = HEADER_BYTES, len = 0, want = SIZE_MAX;
-  uint8_t *d = malloc(cap);
+  uint8_t *d = c10c__malloc(cap);
   c10c_status st = C10C_STATUS_OK;
   if (!d) st = oom(what);
   while (st == C10C_STATUS_OK) {
@@ -995,7 +1008,7 @@ c10c_status c10c__plan_read(c10c__plan **out, const char *path) {
       if (len >= want) break;
       size_t next = cap * 2;
       if (next > want || next < cap) next = want;
-      uint8_t *nd = realloc(d, next);
+      uint8_t *nd = grow(d, cap, next);
       if (!nd) {
         st = oom(what);
         break;
@@ -1023,8 +1036,8 @@ c10c_status c10c__plan_read(c10c__plan **out, const char *path) {
   }
   fclose(f);
   if (st == C10C_STATUS_OK) st = parse(out, d, len, what);
-  free(d);
-  free(what);
+  c10c__free(d);
+  c10c__free(what);
   return st;
 }
 
@@ -1056,9 +1069,9 @@ c10c_status c10c_plan_make(uint64_t *out_arena_bytes, uint64_t *out_offsets, con
                         "c10c_plan_make: request %zu begins at UINT64_MAX, which means never", i);
   }
   size_t cn = count ? count : 1;
-  c10c__plan_request *req = malloc(cn * sizeof *req);
-  key_index *keys = malloc(cn * sizeof *keys);
-  uint32_t *perm = malloc(cn * sizeof *perm);
+  c10c__plan_request *req = c10c__malloc(cn * sizeof *req);
+  key_index *keys = c10c__malloc(cn * sizeof *keys);
+  uint32_t *perm = c10c__malloc(cn * sizeof *perm);
   c10c__plan *plan = NULL;
   c10c_status st = C10C_STATUS_OK;
   if (!req || !keys || !perm) {
@@ -1088,6 +1101,6 @@ c10c_status c10c_plan_make(uint64_t *out_arena_bytes, uint64_t *out_offsets, con
     for (size_t k = 0; k < count; k++) out_offsets[perm[k]] = plan->offsets[k];
 done:
   c10c__plan_destroy(plan);
-  free(req), free(keys), free(perm);
+  c10c__free(req), c10c__free(keys), c10c__free(perm);
   return st;
 }
