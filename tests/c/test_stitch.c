@@ -14,6 +14,7 @@
 
 #include "c10c/cuda.h"
 #include "c10c/replay.h"
+#include "c10c/testing.h"
 #include "caching_engine.h"
 #include "harness.h"
 #include "sysmem.h"
@@ -262,6 +263,33 @@ TEST(stitching_on_a_full_device_and_out_of_memory) {
   c10c_sim_device_destroy(d);
 }
 
+/* Host memory running out at each of a stitch's own allocations in turn: the request is served
+ * (stitched, or by new pages when the stitch could not be made) and the state stays consistent;
+ * the sweep ends once nothing fails. */
+TEST(a_stitch_without_host_memory_falls_back_to_new_pages) {
+  for (int k = 1;; k++) {
+    c10c_sim_device *d = sim((uint64_t)1 << 30, "expandable_segments:True,stitching:True");
+    uint64_t pages[5], at = 0;
+    fragment(d, pages);
+    int64_t before = c10c_testing_allocation_count();
+    c10c_testing_fail_allocation(k);
+    c10c_status st = c10c_sim_device_malloc(&at, d, 2 * PAGE, 0);
+    c10c_testing_fail_allocation(0);
+    bool done = c10c_testing_allocation_count() - before < k;
+    ASSERT_OK(st);
+    check(c10c__sim_device_engine(d), "a stitch without host memory");
+    c10c_sim_device_stats t = sim_stats(d);
+    ASSERT_EQ(t.reserved, (t.num_stitches ? 5 : 7) * (int64_t)PAGE);
+    sim_free(d, at);
+    c10c_sim_device_destroy(d);
+    if (done) {
+      ASSERT_EQ(t.num_stitches, 1);
+      break;
+    }
+    ASSERT_TRUE(k < 32);
+  }
+}
+
 /* stitching:True needs expandable segments and a backend that maps a page twice. */
 TEST(stitching_needs_expandable_segments_and_map_existing) {
   c10c_sim_device *d = NULL;
@@ -444,6 +472,7 @@ static const test_case sim_tests[] = {
     T(empty_cache_dissolves_cached_stitched_ranges),
     T(partial_pages_are_not_stitched),
     T(stitching_on_a_full_device_and_out_of_memory),
+    T(a_stitch_without_host_memory_falls_back_to_new_pages),
     T(stitching_needs_expandable_segments_and_map_existing),
     T(stitching_takes_pages_of_its_own_stream_in_address_order)};
 

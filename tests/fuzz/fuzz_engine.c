@@ -325,9 +325,10 @@ static c10c_status fake_map_existing(void *self, int device, void *ptr, size_t s
   uintptr_t at = (uintptr_t)ptr;
   bool inside = false, page = false;
   for (size_t i = 0; i < F.nreservations && !inside; i++)
-    inside = F.reservations[i].device == device && at >= F.reservations[i].start &&
-             size <= F.reservations[i].size &&
-             at - F.reservations[i].start <= F.reservations[i].size - size;
+    if ((inside = F.reservations[i].device == device && at >= F.reservations[i].start &&
+                  size <= F.reservations[i].size &&
+                  at - F.reservations[i].start <= F.reservations[i].size - size))
+      F.reservations[i].handle = &F; /* a stitched range's: no segment */
   for (size_t i = 0; i < F.nmappings; i++) {
     FUZZ_CHECK(!overlaps(at, size, F.mappings[i].start, F.mappings[i].size),
                "map_existing of [%p, +%zu) over a mapping", ptr, size);
@@ -589,9 +590,11 @@ static void op_configure(fuzz_input *in, run *r) {
   c.stream_ordered_reuse = flags & 16;
   c.stitching = flags & 64;
   c10c_status st = c10c__engine_configure(r->e, &c);
-  TRACE("configure(max_split %zu, divisions[0] %zu, gc %g, expandable %d, ordered %d) = %s\n",
-        c.max_split_size, c.roundup_power2_divisions[0], c.garbage_collection_threshold,
-        c.expandable_segments, c.stream_ordered_reuse, c10c_status_name(st));
+  TRACE(
+      "configure(max_split %zu, divisions[0] %zu, gc %g, expandable %d, ordered %d, "
+      "stitching %d) = %s\n",
+      c.max_split_size, c.roundup_power2_divisions[0], c.garbage_collection_threshold,
+      c.expandable_segments, c.stream_ordered_reuse, c.stitching, c10c_status_name(st));
   bool possible = (!c.expandable_segments || (r->vmm && r->mem_info)) &&
                   (!c.stream_ordered_reuse || (r->waits && r->events)) &&
                   (!c.stitching || (c.expandable_segments && r->vmm));
@@ -653,7 +656,8 @@ static void check_accounting(run *r) {
                (long long)s.allocation[C10C_STAT_ALL].current, (long long)mine);
     size_t fixed = 0, reservations = 0;
     for (size_t i = 0; i < F.nsegments; i++) fixed += F.segments[i].device == d;
-    for (size_t i = 0; i < F.nreservations; i++) reservations += F.reservations[i].device == d;
+    for (size_t i = 0; i < F.nreservations; i++)
+      reservations += F.reservations[i].device == d && F.reservations[i].handle == NULL;
     FUZZ_CHECK((size_t)s.segment[C10C_STAT_ALL].current == fixed + reservations,
                "device %d: %lld segments, the backend has %zu segments and %zu reservations", d,
                (long long)s.segment[C10C_STAT_ALL].current, fixed, reservations);
