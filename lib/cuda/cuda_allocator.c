@@ -112,6 +112,21 @@ static void segment_unreserve(void *self, int device, void *base, size_t size) {
  * (get_p2p_access -> enablePeerAccess -> addPeer, which also grants the pages already mapped);
  * libc10c grants every device the driver says can access the memory (cuDeviceCanAccessPeer)
  * when the pages are mapped, so no page is ever missing a peer. */
+/* The read-write access of device and its peers (device's context current). */
+static c10c_status access_of(int device, CUmemAccessDesc *access, size_t *n) {
+  *n = 0;
+  access[(*n)++] =
+      (CUmemAccessDesc){{CU_MEM_LOCATION_TYPE_DEVICE, device}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  uint64_t peers = 0;
+  c10c_status st = c10c__cuda_peers(&peers, (c10c_device_index)device);
+  if (st != C10C_STATUS_OK) return st;
+  for (int p = 0; p < C10C_CUDA_MAX_DEVICES && *n < C10C_CUDA_MAX_DEVICES; p++)
+    if (peers >> p & 1)
+      access[(*n)++] =
+          (CUmemAccessDesc){{CU_MEM_LOCATION_TYPE_DEVICE, p}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+  return C10C_STATUS_OK;
+}
+
 static c10c_status segment_map(void *self, int device, void *ptr, size_t size, void **handle) {
   (void)self;
   CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
@@ -119,19 +134,12 @@ static c10c_status segment_map(void *self, int device, void *ptr, size_t size, v
                               .location = {CU_MEM_LOCATION_TYPE_DEVICE, device}};
   CUmemAccessDesc access[C10C_CUDA_MAX_DEVICES];
   size_t n = 0;
-  access[n++] =
-      (CUmemAccessDesc){{CU_MEM_LOCATION_TYPE_DEVICE, device}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   CUmemGenericAllocationHandle h = 0;
   CUdeviceptr at = (CUdeviceptr)(uintptr_t)ptr;
   c10c_status st = c10c__cuda_activate((c10c_device_index)device);
   if (st != C10C_STATUS_OK) return st;
-  uint64_t peers = 0;
-  st = c10c__cuda_peers(&peers, (c10c_device_index)device);
+  st = access_of(device, access, &n);
   if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
-  for (int p = 0; p < C10C_CUDA_MAX_DEVICES && n < C10C_CUDA_MAX_DEVICES; p++)
-    if (peers >> p & 1)
-      access[n++] =
-          (CUmemAccessDesc){{CU_MEM_LOCATION_TYPE_DEVICE, p}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
   /* exportable to another process as a file descriptor, c10's default handle type for
    * expandable segments (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), when the driver can export */
   if (c10c__cuda_ipc.cuMemExportToShareableHandle != NULL)
@@ -149,6 +157,38 @@ static c10c_status segment_map(void *self, int device, void *ptr, size_t size, v
   }
   *handle = (void *)(uintptr_t)h;
   return c10c__cuda_restore(C10C_STATUS_OK);
+}
+
+/* Stitching: the physical memory of a page segment_map made (still mapped there) mapped at ptr
+ * too, with the same access (cuMemMap of its handle and cuMemSetAccess, no cuMemCreate). */
+static c10c_status segment_map_existing(void *self, int device, void *ptr, size_t size,
+                                        void *handle) {
+  (void)self;
+  CUmemAccessDesc access[C10C_CUDA_MAX_DEVICES];
+  size_t n = 0;
+  CUdeviceptr at = (CUdeviceptr)(uintptr_t)ptr;
+  c10c_status st = c10c__cuda_activate((c10c_device_index)device);
+  if (st != C10C_STATUS_OK) return st;
+  st = access_of(device, access, &n);
+  if (st != C10C_STATUS_OK) return c10c__cuda_restore(st);
+  st = c10c__cuda_check(
+      c10c__cuda.cuMemMap(at, size, 0, (CUmemGenericAllocationHandle)(uintptr_t)handle, 0),
+      "cuMemMap");
+  if (st == C10C_STATUS_OK) {
+    st = c10c__cuda_check(c10c__cuda.cuMemSetAccess(at, size, access, n), "cuMemSetAccess");
+    if (st != C10C_STATUS_OK) c10c__cuda.cuMemUnmap(at, size);
+  }
+  return c10c__cuda_restore(st);
+}
+
+/* Unmaps a page mapped by segment_map_existing: the memory stays (cuMemUnmap, no cuMemRelease;
+ * its handle is released where segment_map mapped it). */
+static void segment_unmap_existing(void *self, int device, void *ptr, size_t size) {
+  (void)self;
+  if (c10c__cuda_activate((c10c_device_index)device) == C10C_STATUS_OK) {
+    c10c__cuda.cuMemUnmap((CUdeviceptr)(uintptr_t)ptr, size);
+    c10c__cuda_restore(C10C_STATUS_OK);
+  }
 }
 
 /* The driver's minimum granularity for the device's memory (cuMemGetAllocationGranularity with
@@ -244,7 +284,9 @@ static void make_engine(void) {
                                    .unreserve = vmm ? segment_unreserve : NULL,
                                    .granularity = vmm ? segment_granularity : NULL,
                                    .stream_wait = segment_stream_wait,
-                                   .synchronize = segment_synchronize};
+                                   .synchronize = segment_synchronize,
+                                   .map_existing = vmm ? segment_map_existing : NULL,
+                                   .unmap_existing = vmm ? segment_unmap_existing : NULL};
   c10c__engine *made = NULL;
   engine_status = c10c__engine_new(&made, backend, c10c_cuda_device_count());
   const char *text = config_text();
@@ -283,6 +325,8 @@ static c10c_status get_engine(c10c__engine **out) {
   *out = e;
   return C10C_STATUS_OK;
 }
+
+c10c_status c10c__cuda_caching_engine(c10c__engine **out) { return get_engine(out); }
 
 /* ---- the allocator: blocks of the current device for its current stream ---- */
 

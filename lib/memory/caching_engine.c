@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -26,6 +27,7 @@ typedef struct block {
   bool small, allocated;
   bool pending;         /* freed, waiting for events of the streams it was used on */
   bool mapped;          /* false: address space of an expandable segment without memory */
+  bool lent;            /* whole free pages mapped into the stitched range `stitch` too */
   int events;           /* how many of those events are outstanding */
   c10c_stream_id *uses; /* other streams it was used on (record_stream) */
   size_t nuses;
@@ -35,6 +37,7 @@ typedef struct block {
   struct block *pool_prev, *pool_next; /* the pool's free list (or the unmapped list) */
   struct block *hash_next;             /* the address table, when allocated */
   uint64_t plan_tag;                   /* planning: its request in the step's recording */
+  segment *stitch;                     /* lent: the stitched range its pages are mapped in */
 } block;
 
 /* A segment: a backend allocation, or an expandable segment (an address range whose pages are
@@ -45,9 +48,12 @@ struct segment {
   int device;
   c10c_stream_id stream;
   bool small, expandable;
+  bool stitched;  /* a stitched range (expandable too): other segments' pages mapped anew */
   size_t page;    /* expandable: the mapping granularity (2 MiB small, 20 MiB large) */
-  void **handles; /* expandable: per page, NULL when unmapped */
-  block *head;    /* the block at base (never merged away: merges keep the left block) */
+  void **handles; /* expandable: per page, NULL when unmapped (stitched: the source pages') */
+  block **parts;  /* stitched: the lent blocks whose pages it maps, in that order */
+  size_t nparts;
+  block *head; /* the block at base (never merged away: merges keep the left block) */
   segment *prev, *next;
 };
 
@@ -94,8 +100,9 @@ typedef struct pool {
 } pool;
 
 typedef struct device_state {
-  pool pools[2];      /* free blocks: [0] small, [1] large */
-  block *unmapped[2]; /* unmapped ranges of expandable segments, by (stream, address) */
+  pool pools[2];       /* free blocks: [0] small, [1] large */
+  block *unmapped[2];  /* unmapped ranges of expandable segments, by (stream, address) */
+  block *stitch_cache; /* free stitched ranges (their one block), by (stream, size, address) */
   segment *segments;
   pending_event *events;
   size_t allowed;    /* set_per_process_memory_fraction's limit on reserved bytes; SIZE_MAX: none */
@@ -344,10 +351,13 @@ static block *best_fit(const pool *p, c10c_stream_id stream, size_t size, size_t
 
 static device_state *state_of(c10c__engine *e, const block *b) { return &e->state[b->seg->device]; }
 
-/* Puts a free block in its pool, or an unmapped range in its list. */
+/* Puts a free block in its pool (a stitched range in the stitch cache), or an unmapped range in
+ * its list. */
 static void attach(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
-  if (b->mapped)
+  if (b->seg->stitched)
+    list_insert(&d->stitch_cache, b);
+  else if (b->mapped)
     pool_insert(&d->pools[b->small ? 0 : 1], b);
   else
     list_insert(&d->unmapped[b->small ? 0 : 1], b);
@@ -355,7 +365,9 @@ static void attach(c10c__engine *e, block *b) {
 
 static void detach(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
-  if (b->mapped)
+  if (b->seg->stitched)
+    list_remove(&d->stitch_cache, b);
+  else if (b->mapped)
     pool_remove(&d->pools[b->small ? 0 : 1], b);
   else
     list_remove(&d->unmapped[b->small ? 0 : 1], b);
@@ -363,9 +375,9 @@ static void detach(c10c__engine *e, block *b) {
 
 static bool is_split(const block *b) { return b->prev != NULL || b->next != NULL; }
 
-/* Free, mapped and not waiting for events: can merge with a freed neighbour. */
+/* Free, mapped, not lent and not waiting for events: can merge with a freed neighbour. */
 static bool mergeable(const block *b) {
-  return b != NULL && !b->allocated && !b->pending && b->mapped;
+  return b != NULL && !b->allocated && !b->pending && b->mapped && !b->lent;
 }
 
 /* Folds right into left, its neighbour in the segment; pooled (one of them, or NULL) leaves its
@@ -486,6 +498,7 @@ static void segment_unlink(device_state *d, segment *s) {
     d->segments = s->next;
   if (s->next) s->next->prev = s->prev;
   c10c__free(s->handles);
+  c10c__free(s->parts);
   c10c__free(s);
 }
 
@@ -566,6 +579,7 @@ static bool has_whole_page(const block *b) {
 }
 
 static void free_block(c10c__engine *e, block *b);
+static bool dissolve_cached(c10c__engine *e, int device, bool all, c10c_stream_id stream);
 
 /* Returns the stuck blocks of a device (insert_events) to their pools once the device has
  * finished all its work: after a device synchronization, or, when the engine is destroyed
@@ -603,7 +617,7 @@ static void release_cached(c10c__engine *e, int device, bool destroying) {
     d->stats.num_sync_all_streams++;
   }
   release_stuck(e, device, destroying);
-  bool synced = false;
+  bool synced = dissolve_cached(e, device, true, 0); /* their pages are unmapped below */
   for (int p = 0; p < 2; p++) {
     block *b = pool_first(&d->pools[p]);
     while (b != NULL) {
@@ -746,7 +760,7 @@ static c10c_status fixed_segment(c10c__engine *e, int device, size_t rounded, bo
 /* ---- expandable segments (PyTorch's ExpandableSegment) ---- */
 
 static bool allocatable(const block *b) {
-  return b != NULL && !b->allocated && !b->pending && b->nuses == 0;
+  return b != NULL && !b->allocated && !b->pending && b->nuses == 0 && !b->lent;
 }
 
 /* Maps memory under the first bytes (rounded up to pages) of the unmapped block b; the mapped
@@ -856,6 +870,206 @@ static c10c_status expandable_block(c10c__engine *e, int device, size_t size, bo
   detach(e, candidate);
   *out = candidate;
   return C10C_STATUS_OK;
+}
+
+/* ---- stitching (GMLake's): free whole pages mapped into a new range ---- */
+
+/* The whole pages inside the block b of an expandable segment: how many, from page *first. */
+static size_t whole_pages(const block *b, size_t *first) {
+  const segment *s = b->seg;
+  size_t from = ((size_t)(b->ptr - s->base) + s->page - 1) / s->page;
+  size_t end = (size_t)(b->ptr + b->size - s->base) / s->page;
+  *first = from;
+  return end > from ? end - from : 0;
+}
+
+/* Takes the pages [first, first + n) of the free block b (a member of its pool) out of the pool
+ * as a block of their own lent to the stitched range st; the pieces of b before and after them
+ * stay free in the pool. NULL without host memory for the split (b is left as it was). Lock
+ * held. */
+static block *lend(c10c__engine *e, block *b, size_t first, size_t n, segment *st) {
+  segment *s = b->seg;
+  char *start = s->base + first * s->page, *end = start + n * s->page;
+  block *tail = NULL, *mid = b;
+  detach(e, b);
+  if (end < b->ptr + b->size && (tail = split_after(e, b, (size_t)(end - b->ptr))) == NULL) {
+    attach(e, b);
+    return NULL;
+  }
+  if (start > b->ptr && (mid = split_after(e, b, (size_t)(start - b->ptr))) == NULL) {
+    if (tail != NULL) absorb(e, b, tail, NULL);
+    attach(e, b);
+    return NULL;
+  }
+  if (mid != b) attach(e, b);
+  if (tail != NULL) attach(e, tail);
+  mid->lent = true;
+  mid->stitch = st;
+  return mid;
+}
+
+/* A lent block back to its pool, merged with its free neighbours. Lock held. */
+static void give_back(c10c__engine *e, block *b) {
+  b->lent = false;
+  b->stitch = NULL;
+  if (mergeable(b->prev)) b = absorb(e, b->prev, b, b->prev);
+  if (mergeable(b->next)) b = absorb(e, b, b->next, b->next);
+  b->gc_base = state_of(e, b)->gc_calls;
+  attach(e, b);
+}
+
+/* Undoes the stitched range s (out of the stitch cache): unmaps its first `mapped` pages (the
+ * physical memory stays, mapped in its segment), gives its lent blocks back and releases its
+ * address range and records. Lock held. */
+static void unstitch(c10c__engine *e, segment *s, size_t mapped) {
+  for (size_t i = 0; i < mapped; i++)
+    e->backend.unmap_existing(e->backend.self, s->device, s->base + i * s->page, s->page);
+  for (size_t i = 0; i < s->nparts; i++) give_back(e, s->parts[i]);
+  e->backend.unreserve(e->backend.self, s->device, s->base, s->size);
+  block_drop(e, s->head);
+  segment_unlink(&e->state[s->device], s);
+}
+
+/* Dissolves the cached stitched ranges of the device (all, or stream's), after waiting for the
+ * device's work (their addresses are unmapped). Returns whether it waited. Lock held. */
+static bool dissolve_cached(c10c__engine *e, int device, bool all, c10c_stream_id stream) {
+  device_state *d = &e->state[device];
+  bool synced = false;
+  for (block *b = d->stitch_cache, *next; b != NULL; b = next) {
+    next = b->pool_next;
+    if (!all && b->stream != stream) continue;
+    if (!synced && e->backend.synchronize != NULL) e->backend.synchronize(e->backend.self, device);
+    synced = true;
+    detach(e, b);
+    c10c__stat_update(&d->stats.stitched_bytes, -(int64_t)b->size);
+    unstitch(e, b->seg, b->seg->size / b->seg->page);
+  }
+  return synced;
+}
+
+/* Free whole pages of a stream's large expandable segments: a pool block and the pages of it
+ * to lend. */
+typedef struct piece {
+  block *b;
+  size_t first, n;
+} piece;
+
+static int more_pages(const void *x, const void *y) {
+  const piece *a = x, *b = y;
+  if (a->n != b->n) return a->n > b->n ? -1 : 1;
+  return a->b->ptr < b->b->ptr ? -1 : 1;
+}
+
+static int lower_address(const void *x, const void *y) {
+  const piece *a = x, *b = y;
+  return a->b->ptr < b->b->ptr ? -1 : 1;
+}
+
+/* The free whole pages of stream's large expandable segments of `page` bytes: how many, and
+ * how many blocks hold them (*blocks), into out (when not NULL). Lock held. */
+static size_t free_pages(const pool *p, c10c_stream_id stream, size_t page, size_t *blocks,
+                         piece *out) {
+  size_t pages = 0, first = 0;
+  *blocks = 0;
+  for (block *b = pool_first(p); b != NULL; b = pool_after(p, b)) {
+    if (b->stream != stream || !b->seg->expandable || b->seg->page != page) continue;
+    size_t n = whole_pages(b, &first);
+    if (n == 0) continue;
+    if (out != NULL) out[*blocks] = (piece){b, first, n};
+    pages += n;
+    ++*blocks;
+  }
+  return pages;
+}
+
+/* A stitched range of n pages of `page` bytes for stream over the free pages of its large
+ * expandable segments (out of the pool, the range not in the stitch cache), or NULL when the
+ * host, the address space or the backend cannot make one (nothing changed then). Lock held. */
+static block *stitch_new(c10c__engine *e, int device, size_t n, size_t page,
+                         c10c_stream_id stream) {
+  device_state *d = &e->state[device];
+  const pool *p = &d->pools[1];
+  size_t count = 0, size = n * page, taken = 0, k = 0;
+  free_pages(p, stream, page, &count, NULL);
+  piece *pieces = c10c__malloc(count * sizeof *pieces);
+  segment *s = pieces != NULL ? segment_new(e, n) : NULL;
+  block **parts = s != NULL ? c10c__malloc(count * sizeof *parts) : NULL;
+  void *base = NULL;
+  if (parts == NULL || e->backend.reserve(e->backend.self, device, size, &base) != 0) {
+    c10c__free(parts);
+    if (s != NULL) segment_discard(e, s);
+    c10c__free(pieces);
+    return NULL;
+  }
+  free_pages(p, stream, page, &count, pieces);
+  /* the blocks with most pages first (fewest pieces), the last one cut to what is missing */
+  qsort(pieces, count, sizeof *pieces, more_pages);
+  for (; taken < n; k++) {
+    if (pieces[k].n > n - taken) pieces[k].n = n - taken;
+    taken += pieces[k].n;
+  }
+  qsort(pieces, k, sizeof *pieces, lower_address);
+  segment_init(d, device, s, base, size, stream, false);
+  s->expandable = s->stitched = true;
+  s->page = page;
+  s->head->mapped = true;
+  s->parts = parts;
+  size_t at = 0;
+  bool ok = true;
+  for (size_t i = 0; i < k && ok; i++) {
+    block *lent = lend(e, pieces[i].b, pieces[i].first, pieces[i].n, s);
+    if ((ok = lent != NULL)) {
+      s->parts[s->nparts++] = lent;
+      for (size_t j = 0; j < pieces[i].n; j++)
+        s->handles[at++] = lent->seg->handles[pieces[i].first + j];
+    }
+  }
+  c10c__free(pieces);
+  size_t mapped = 0;
+  while (ok && mapped < n)
+    if ((ok = e->backend.map_existing(e->backend.self, device, s->base + mapped * page, page,
+                                      s->handles[mapped]) == C10C_STATUS_OK))
+      mapped++;
+  if (!ok) {
+    unstitch(e, s, mapped);
+    return NULL;
+  }
+  d->stats.num_stitches++;
+  c10c__stat_update(&d->stats.stitched_bytes, (int64_t)size);
+  return s->head;
+}
+
+/* Stitching for a large request of rounded bytes on stream that no free block fits: a cached
+ * stitched range of as many pages; else (the stream's cached ranges dissolved first when the free
+ * blocks lack pages: a stitch or new pages needs them) a free block that fits once they are
+ * back, or a new stitched range. NULL when the request needs new pages. Lock held. */
+static block *stitch_block(c10c__engine *e, int device, size_t rounded, c10c_stream_id stream) {
+  device_state *d = &e->state[device];
+  pool *p = &d->pools[1];
+  size_t page = 0, blocks = 0, cached = 0;
+  for (const segment *s = d->segments; s != NULL && page == 0; s = s->next)
+    if (s->expandable && !s->stitched && !s->small && s->stream == stream) page = s->page;
+  if (page == 0) return NULL;
+  size_t n = rounded / page + (rounded % page != 0);
+  for (block *b = d->stitch_cache; b != NULL; b = b->pool_next) {
+    if (b->stream != stream) continue;
+    if (b->size == n * page) { /* the list is by size: the first is the best fit */
+      detach(e, b);
+      return b;
+    }
+    cached += b->seg->size / b->seg->page;
+  }
+  size_t have = free_pages(p, stream, page, &blocks, NULL);
+  if (have < n && cached > 0) {
+    dissolve_cached(e, device, false, stream);
+    block *b = best_fit(p, stream, rounded, e->config.max_split_size, true);
+    if (b != NULL) {
+      pool_remove(p, b);
+      return b;
+    }
+    have = free_pages(p, stream, page, &blocks, NULL);
+  }
+  return have >= n ? stitch_new(e, device, n, page, stream) : NULL;
 }
 
 /* ---- stream-ordered reuse ---- */
@@ -1120,6 +1334,7 @@ static c10c_status read_plan_file(c10c__engine *e, const c10c__device_alloc_conf
  * 512 bytes or more. */
 static bool should_split(const c10c__engine *e, const block *b, size_t size) {
   size_t remaining = b->size - size;
+  if (b->seg->stitched) return false; /* a stitched range is used whole */
   if (b->small || e->config.expandable_segments) return remaining >= C10C__MIN_BLOCK;
   return size < e->config.max_split_size && remaining > C10C__SMALL_SIZE;
 }
@@ -1132,6 +1347,10 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
   bool expandable = e->config.expandable_segments && e->backend.map != NULL;
   if (e->config.garbage_collection_threshold > 0 && d->allowed != SIZE_MAX)
     garbage_collect(e, device);
+  /* stitching, before new pages are mapped */
+  if (expandable && !small && e->config.stitching && e->backend.map_existing != NULL &&
+      (*out = stitch_block(e, device, rounded, stream)) != NULL)
+    return C10C_STATUS_OK;
   c10c_status st = expandable ? expandable_block(e, device, rounded, small, stream, out)
                               : fixed_segment(e, device, rounded, small, stream, out);
   if (st == C10C_STATUS_OUT_OF_MEMORY && !expandable &&
@@ -1430,6 +1649,11 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
       (e->backend.stream_wait == NULL || e->backend.event_record == NULL))
     return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
                       "stream_ordered_reuse:True needs events and stream waits");
+  if (config->stitching && (!config->expandable_segments || e->backend.map_existing == NULL ||
+                            e->backend.unmap_existing == NULL))
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "stitching:True needs expandable_segments:True and a driver that can map "
+                      "memory at a second address");
   /* planning: the file read and the devices' states made first, so that nothing changes when
    * either fails */
   c10c__plan *file = NULL;
@@ -1449,6 +1673,8 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
   }
   int file_device = file != NULL ? (int)file->device : -1; /* the file is handed over below */
   pthread_mutex_lock(&e->lock);
+  if (!config->stitching) /* nothing would reuse or dissolve the cached stitched ranges */
+    for (int i = 0; i < e->devices; i++) dissolve_cached(e, i, true, 0);
   e->config = *config;
   for (int i = 0; i < e->devices; i++) {
     device_state *d = &e->state[i];
@@ -1506,6 +1732,7 @@ void c10c__engine_reset_peaks(c10c__engine *e, int device) {
   pthread_mutex_lock(&e->lock);
   c10c_memory_stats *s = &e->state[device].stats;
   c10c__stats_reset_peaks(s, s);
+  s->stitched_bytes.peak = s->stitched_bytes.current;
   pthread_mutex_unlock(&e->lock);
 }
 
@@ -1561,11 +1788,15 @@ static const char *block_state(const block *b) {
   return b->allocated ? "active_allocated" : b->pending ? "active_pending_free" : "inactive";
 }
 
-/* One snapshot segment: a fixed segment, or a run of mapped blocks of an expandable one. */
+/* Mapped and not lent to a stitched range: in its segment's snapshot entries. */
+static bool shown(const block *b) { return b != NULL && b->mapped && !b->lent; }
+
+/* One snapshot segment: a fixed segment, or a run of shown blocks of an expandable one, or a
+ * stitched range (with the source pages it maps). */
 static void put_segment(text *t, const segment *s, const block *first, bool *comma) {
   size_t total = 0, allocated = 0, active = 0, requested = 0;
   const block *b = first;
-  for (; b != NULL && b->mapped; b = b->next) {
+  for (; shown(b); b = b->next) {
     total += b->size;
     if (b->allocated) allocated += b->size, requested += b->requested;
     if (b->allocated || b->pending) active += b->size;
@@ -1577,15 +1808,25 @@ static void put_segment(text *t, const segment *s, const block *first, bool *com
       ", \"segment_type\": \"%s\", \"segment_pool_id\": [0, 0], \"is_expandable\": %s, "
       "\"frames\": [], \"blocks\": [",
       *comma ? ", " : "", s->device, (uintptr_t)first->ptr, total, allocated, active, requested,
-      (int64_t)s->stream, s->small ? "small" : "large", s->expandable ? "true" : "false");
+      (int64_t)s->stream,
+      s->stitched ? "stitched"
+      : s->small  ? "small"
+                  : "large",
+      s->expandable ? "true" : "false");
   *comma = true;
-  for (b = first; b != NULL && b->mapped; b = b->next)
+  for (b = first; shown(b); b = b->next)
     put(t,
         "%s{\"address\": %" PRIuPTR
         ", \"size\": %zu, \"requested_size\": %zu, \"state\": "
         "\"%s\", \"frames\": []}",
         b == first ? "" : ", ", (uintptr_t)b->ptr, b->size, b->allocated ? b->requested : 0,
         block_state(b));
+  if (s->stitched) {
+    put(t, "], \"stitched_pages\": [");
+    for (size_t i = 0; i < s->nparts; i++)
+      put(t, "%s[%" PRIuPTR ", %zu]", i ? ", " : "", (uintptr_t)s->parts[i]->ptr,
+          s->parts[i]->size);
+  }
   put(t, "]}");
 }
 
@@ -1599,7 +1840,7 @@ c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
   for (int i = 0; i < e->devices; i++)
     for (const segment *s = e->state[i].segments; s != NULL; s = s->next)
       for (const block *b = s->head; b != NULL; b = b->next)
-        if (b->mapped && (b->prev == NULL || !b->prev->mapped)) put_segment(&t, s, b, &comma);
+        if (shown(b) && !shown(b->prev)) put_segment(&t, s, b, &comma);
   for (int i = 0; i < e->devices; i++) { /* a plan's arena: one segment of its own */
     char *arena = NULL;
     if (e->state[i].plan == NULL) continue;
@@ -1643,7 +1884,7 @@ c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
       put(&t, "\\u%04x", (unsigned)(unsigned char)*ch);
     else
       put(&t, "%c", *ch);
-  put(&t, "\"}}");
+  put(&t, "\", \"stitching\": %s}}", c->stitching ? "true" : "false");
   pthread_mutex_unlock(&e->lock);
   if (!t.ok) {
     c10c__free(t.data);
@@ -1662,6 +1903,53 @@ static size_t pool_count(const pool *p) {
   return n;
 }
 
+/* Whether s is one of the device's segments, and a stitched range mapping the lent block b. */
+static bool lent_to(const device_state *d, const segment *s, const block *b) {
+  const segment *at = d->segments;
+  while (at != NULL && at != s) at = at->next;
+  for (size_t i = 0; at != NULL && at->stitched && i < at->nparts; i++)
+    if (at->parts[i] == b) return true;
+  return false;
+}
+
+/* The stitched range s's invariants (validate). */
+static bool stitched_valid(const device_state *d, const segment *s, char *msg, size_t msg_size) {
+  const block *h = s->head;
+  size_t pages = s->page > 0 ? s->size / s->page : 0, page = 0;
+  if (s->small || !s->expandable || pages == 0 || s->size % s->page != 0 || h->next != NULL ||
+      h->size != s->size || !h->mapped || h->lent) {
+    snprintf(msg, msg_size, "stitched range %p: not one mapped block over whole pages",
+             (void *)s->base);
+    return false;
+  }
+  for (size_t k = 0; k < s->nparts; k++) {
+    const block *q = s->parts[k];
+    const segment *src = q->seg;
+    if (!q->lent || q->stitch != s || src == s || !src->expandable || src->stitched ||
+        src->page != s->page || src->stream != s->stream || src->device != s->device) {
+      snprintf(msg, msg_size, "stitched range %p: its part %p is not lent to it", (void *)s->base,
+               (void *)q->ptr);
+      return false;
+    }
+    size_t first = (size_t)(q->ptr - src->base) / src->page;
+    for (size_t j = 0; j < q->size / src->page; j++, page++)
+      if (page >= pages || src->handles[first + j] == NULL ||
+          src->handles[first + j] != s->handles[page]) {
+        snprintf(msg, msg_size, "stitched range %p: its page %zu is not its source's mapped page",
+                 (void *)s->base, page);
+        return false;
+      }
+  }
+  bool cached = !h->allocated && !h->pending, listed = false;
+  for (const block *b = d->stitch_cache; b != NULL && !listed; b = b->pool_next) listed = b == h;
+  if (page != pages || cached != listed) {
+    snprintf(msg, msg_size, "stitched range %p: %zu of %zu pages lent, %s, %s the cache",
+             (void *)s->base, page, pages, cached ? "free" : "used", listed ? "in" : "not in");
+    return false;
+  }
+  return true;
+}
+
 bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
   bool ok = true;
 #define EXPECT(cond, ...)                 \
@@ -1675,10 +1963,17 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
     device_state *d = &e->state[i];
     int64_t reserved[2] = {0, 0}, allocated[2] = {0, 0}, active[2] = {0, 0}, segments[2] = {0, 0};
     int64_t split_free[2] = {0, 0}, split_free_bytes[2] = {0, 0}; /* inactive_split */
-    size_t free_mapped[2] = {0, 0}, unmapped[2] = {0, 0};
+    size_t free_mapped[2] = {0, 0}, unmapped[2] = {0, 0}, cached_stitched = 0;
+    int64_t stitched_bytes = 0, lent_bytes = 0;
     for (const segment *s = d->segments; s != NULL && ok; s = s->next) {
       int p = s->small ? 0 : 1;
-      segments[p]++;
+      if (s->stitched) { /* address space only: no segment, no reserved bytes */
+        ok = stitched_valid(d, s, msg, msg_size);
+        stitched_bytes += (int64_t)s->size;
+        cached_stitched += !s->head->allocated && !s->head->pending;
+      } else {
+        segments[p]++;
+      }
       EXPECT(s->head != NULL && s->head->ptr == s->base && s->head->prev == NULL,
              "segment %p: its first block is not at its base", (void *)s->base);
       char *at = s->base;
@@ -1697,8 +1992,16 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
           EXPECT(b->next == NULL || b->next->mapped, "unmapped blocks %p and its next not merged",
                  (void *)b->ptr);
           unmapped[p]++;
-        } else {
+        } else if (!s->stitched) {
           reserved[p] += (int64_t)b->size;
+        }
+        if (b->lent) {
+          EXPECT(b->mapped && !b->allocated && !b->pending && s->expandable && !s->stitched &&
+                     (size_t)(b->ptr - s->base) % s->page == 0 && b->size % s->page == 0,
+                 "lent block %p: not free whole mapped pages", (void *)b->ptr);
+          EXPECT(lent_to(d, b->stitch, b), "lent block %p: not mapped by a stitched range",
+                 (void *)b->ptr);
+          lent_bytes += (int64_t)b->size;
         }
         if (b->allocated) {
           allocated[p] += (int64_t)b->size;
@@ -1707,7 +2010,7 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
                  (void *)b->ptr);
         }
         if (b->allocated || b->pending) active[p] += (int64_t)b->size;
-        if (mergeable(b)) {
+        if (mergeable(b) && !s->stitched) {
           free_mapped[p]++;
           if (!s->expandable && is_split(b))
             split_free[p]++, split_free_bytes[p] += (int64_t)b->size;
@@ -1721,6 +2024,14 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
     }
     if (ok && d->plan != NULL)
       ok = c10c__plan_validate(d->plan, reserved, allocated, active, segments, msg, msg_size);
+    size_t listed_stitched = 0;
+    for (const block *b = d->stitch_cache; b != NULL; b = b->pool_next) listed_stitched++;
+    EXPECT(listed_stitched == cached_stitched && lent_bytes == stitched_bytes &&
+               d->stats.stitched_bytes.current == stitched_bytes,
+           "device %d: %zu stitched ranges cached, %zu listed; %lld bytes lent, %lld stitched, "
+           "stitched_bytes says %lld",
+           i, cached_stitched, listed_stitched, (long long)lent_bytes, (long long)stitched_bytes,
+           (long long)d->stats.stitched_bytes.current);
     for (int p = 0; p < 2 && ok; p++) {
       EXPECT(pool_count(&d->pools[p]) == free_mapped[p],
              "device %d pool %d: %zu blocks listed, %zu free", i, p, pool_count(&d->pools[p]),

@@ -24,6 +24,19 @@
  * Planned mode (planning:True, plan_file:PATH; plan_engine.h): steps marked by
  * c10c__engine_step are recorded and served from an offset plan in one arena, a segment of its
  * own ("segment_type": "plan" in snapshots); what the plan does not match stays the engine's.
+ * Stitching (stitching:True, with expandable segments; GMLake's): a large request that no free
+ * block fits, which would map new pages, is served instead from free whole pages of its stream's
+ * expandable segments, mapped (map_existing) in address order into a new address range of the
+ * request's size rounded up to pages (a stitched range: one block, never split). The source pages
+ * are lent: taken out of the pool, as blocks of their segment that nothing else may use, until
+ * the range is dissolved. A freed stitched range is cached, and reused by a request of its stream
+ * needing as many pages (the smallest that fits); it is dissolved (alias unmapped, pages given
+ * back to their free blocks and coalesced) when its pages are needed: before new pages are mapped
+ * for a request of its stream, when stitching needs more pages than the free blocks have, when
+ * the cache is released (empty_cache, the retry after a failed allocation) and at destroy.
+ * Stitching maps no new memory: reserved_bytes counts the source pages in their segments and
+ * nothing for the range (whose address space is stitched_bytes; num_stitches counts the ranges
+ * made); the segment statistics do not count stitched ranges. Partial pages are never lent.
  *
  * A snapshot of segments and blocks (torch.cuda.memory_snapshot()) as JSON, with a bounded
  * trace of allocator events per device (torch.cuda.memory._record_memory_history). */
@@ -64,6 +77,12 @@ typedef struct c10c__segment_backend {
   /* Optional, with the expandable entries: the mapping granularity of the device's memory;
    * expandable pages (PyTorch's 2 MiB / 20 MiB) are rounded up to a multiple of it. */
   c10c_status (*granularity)(void *self, int device, size_t *out);
+  /* For stitching (both, or none; with the expandable entries): mapping size bytes of the
+   * physical memory behind handle (a page mapped by map, still mapped where map put it) at ptr
+   * inside another reservation, accessible as map makes its pages; and unmapping such an
+   * alias without freeing the memory (the engine has waited for the device's work first). */
+  c10c_status (*map_existing)(void *self, int device, void *ptr, size_t size, void *handle);
+  void (*unmap_existing)(void *self, int device, void *ptr, size_t size);
 } c10c__segment_backend;
 
 typedef struct c10c__engine c10c__engine;
@@ -117,10 +136,11 @@ c10c_status c10c__engine_share(c10c__engine *engine, const void *ptr, c10c__bloc
 void c10c__engine_empty_cache(c10c__engine *engine);
 
 /* Applies the settings from now on (segments already made keep their kind); a plan_file is read
- * and checked here. Errors: C10C_STATUS_NOT_IMPLEMENTED for expandable segments or
- * stream-ordered reuse over a backend without the entry points they need; a plan file's errors
- * (c10c__plan_read's, and C10C_STATUS_INVALID_ARGUMENT for a plan of a device the engine does
- * not have); C10C_STATUS_OUT_OF_MEMORY (host); nothing changes then. */
+ * and checked here. Errors: C10C_STATUS_NOT_IMPLEMENTED for expandable segments, stream-ordered
+ * reuse or stitching over a backend without the entry points they need, and for stitching
+ * without expandable segments; a plan file's errors (c10c__plan_read's, and
+ * C10C_STATUS_INVALID_ARGUMENT for a plan of a device the engine does not have);
+ * C10C_STATUS_OUT_OF_MEMORY (host); nothing changes then. */
 c10c_status c10c__engine_configure(c10c__engine *engine, const c10c__device_alloc_config *config);
 
 /* Marks a step boundary on device (-1: every device) for the planned mode (plan_engine.h);
@@ -132,7 +152,13 @@ c10c_status c10c__engine_step(c10c__engine *engine, int device);
 c10c_status c10c__engine_record_history(c10c__engine *engine, size_t max_entries);
 
 /* torch.cuda.memory_snapshot() as JSON: {"segments": [...], "device_traces": [[...], ...],
- * "allocator_settings": {...}}. *out is from c10c__malloc (c10c__free it); *len its length. */
+ * "allocator_settings": {...}}. *out is from c10c__malloc (c10c__free it); *len its length.
+ * An expandable segment appears as one entry per run of its mapped blocks; pages lent to a
+ * stitched range are not in their segment's entries (they cut the run, as unmapped ranges do)
+ * but in the stitched range's own entry: "segment_type": "stitched", "is_expandable": true, its
+ * block, and "stitched_pages": [[address, size], ...], the source ranges in the order they are
+ * mapped. So every mapped byte is in exactly one entry: the entries' total_size add up to
+ * reserved_bytes. */
 c10c_status c10c__engine_snapshot(c10c__engine *engine, char **out, size_t *len);
 
 /* Caps the bytes the device's segments may reserve (set_per_process_memory_fraction): a
@@ -149,7 +175,10 @@ c10c_status c10c__engine_stats(c10c__engine *engine, int device, c10c_memory_sta
  * order without gaps; no two neighbouring free mapped blocks (coalescing); free mapped blocks
  * exactly the pool's members and in their bins, unmapped ranges only in expandable segments
  * and page aligned; allocated blocks in the address table; reserved, allocated, active,
- * segment and inactive_split statistics equal to what the blocks add up to. Returns false with
+ * segment and inactive_split statistics equal to what the blocks add up to; stitched ranges:
+ * each one block over whole pages, cached exactly when free, its pages lent by blocks of their
+ * source segments (not in the pool, lent to that range only, whose page handles are the range's
+ * in order), as many bytes lent as stitched, and stitched_bytes equal to them. Returns false with
  * a description. */
 bool c10c__engine_validate(c10c__engine *engine, char *msg, size_t msg_size);
 
@@ -162,5 +191,11 @@ size_t c10c__engine_round_size_with(size_t size, size_t roundup_power2_divisions
 /* The divisions PyTorch's roundup_power2_divisions(size) picks from a per-interval table. */
 size_t c10c__engine_divisions_for(const size_t *divisions, size_t size);
 size_t c10c__engine_segment_size(size_t rounded);
+
+/* For white-box tests: the engine of a simulated device (lib/memory/sim_device.c) and the CUDA
+ * caching allocator's (lib/cuda/cuda_allocator.c; made on first use, as an allocation would). */
+struct c10c_sim_device;
+c10c__engine *c10c__sim_device_engine(struct c10c_sim_device *device);
+c10c_status c10c__cuda_caching_engine(c10c__engine **out);
 
 #endif /* C10C_CACHING_ENGINE_H */

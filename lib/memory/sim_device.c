@@ -87,6 +87,16 @@ static void sim_unreserve(void *self, int device, void *base, size_t size) {
   (void)self, (void)device, (void)base, (void)size;
 }
 
+/* Stitching: a page mapped at a second address takes no more memory. */
+static c10c_status sim_map_existing(void *self, int device, void *ptr, size_t size, void *handle) {
+  (void)self, (void)device, (void)ptr, (void)size, (void)handle;
+  return C10C_STATUS_OK;
+}
+
+static void sim_unmap_existing(void *self, int device, void *ptr, size_t size) {
+  (void)self, (void)device, (void)ptr, (void)size;
+}
+
 c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity, const char *settings,
                                 uint32_t flags) {
   C10C__CHECK_NOT_NULL(out);
@@ -116,7 +126,9 @@ c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity, const 
                                    .reserve = sim_reserve,
                                    .map = sim_map,
                                    .unmap = sim_unmap,
-                                   .unreserve = sim_unreserve};
+                                   .unreserve = sim_unreserve,
+                                   .map_existing = sim_map_existing,
+                                   .unmap_existing = sim_unmap_existing};
   st = c10c__engine_new(&d->engine, backend, 1);
   if (st == C10C_STATUS_OK) st = c10c__engine_configure(d->engine, &config);
   if (st != C10C_STATUS_OK) {
@@ -127,6 +139,8 @@ c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity, const 
   *out = d;
   return C10C_STATUS_OK;
 }
+
+c10c__engine *c10c__sim_device_engine(c10c_sim_device *d) { return d->engine; }
 
 void c10c_sim_device_destroy(c10c_sim_device *d) {
   if (d == NULL) return;

@@ -529,7 +529,7 @@ TEST(new_settings_stop_a_plan_files_plan_and_snapshots_name_the_file) {
   char *json = NULL;
   size_t len = 0;
   ASSERT_OK(c10c__engine_snapshot(e, &json, &len));
-  ASSERT_TRUE(strstr(json, "quoted\\\"name\"}}") != NULL); /* a JSON string */
+  ASSERT_TRUE(strstr(json, "quoted\\\"name\", \"stitching\": false}}") != NULL); /* a JSON string */
   ASSERT_TRUE(strstr(json, "\"planning\": false") != NULL);
   c10c__free(json);
   /* the file again, a block kept; then settings without planning: served no more, and the

@@ -31,7 +31,11 @@
  *   cuMemMap maps it at an address of a reservation, cuMemSetAccess makes it accessible,
  *   cuMemUnmap / cuMemRelease / cuMemAddressFree undo these, with the driver's checks (maps
  *   outside a reservation, overlapping maps, unmaps of unmapped ranges and frees of
- *   reservations still mapped are refused and counted as violations).
+ *   reservations still mapped are refused and counted as violations). One physical allocation
+ *   may be mapped at several addresses (stitching): the memfd is mapped at each, so bytes
+ *   written through one address read back through the others. Releasing a handle that is
+ *   still mapped somewhere counts as a violation too (the driver frees it at the last unmap;
+ *   libc10c always unmaps first, and a stitched page must not be released under its alias).
  * - Devices (contexts, peers, granularity): cuDevicePrimaryCtxRetain is counted per device
  *   (c10c_stub_retains) and cuDevicePrimaryCtxGetState reports a context active while retained;
  *   cuDeviceCanAccessPeer answers C10C_STUB_PEERS ("all", or pairs "a:b,..." where device a can
@@ -1525,6 +1529,7 @@ EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   physical *ph = find_physical(handle);
   if (ph) {
     ph->released = 1;
+    if (ph->maps > 0) violations++; /* the driver defers the free; libc10c unmaps first */
     physical_maybe_free(ph);
   } else {
     violations++;

@@ -256,8 +256,9 @@ static void fake_synchronize(void *self, int device) {
 
 static c10c_status fake_reserve(void *self, int device, size_t size, void **base) {
   (void)self;
-  FUZZ_CHECK(device_ok(device) && size >= F.capacity && size > 0,
-             "reserve(%d, %zu) on a device of %zu bytes", device, size, F.capacity);
+  /* expandable segments reserve more than the capacity, stitched ranges what they map */
+  FUZZ_CHECK(device_ok(device) && size > 0, "reserve(%d, %zu) on a device of %zu bytes", device,
+             size, F.capacity);
   if (injected(CALL_RESERVE)) return injected_failure(CALL_RESERVE);
   uintptr_t at = F.nreservations < 64 ? take_addresses(size) : 0;
   if (at == 0) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "no address space left");
@@ -291,10 +292,18 @@ static c10c_status fake_map(void *self, int device, void *ptr, size_t size, void
   return C10C_STATUS_OK;
 }
 
+static bool handle_mapped(const void *handle) {
+  for (size_t i = 0; i < F.nmappings; i++)
+    if (F.mappings[i].handle == handle) return true;
+  return false;
+}
+
 static void fake_unmap(void *self, int device, void *ptr, size_t size, void *handle) {
   (void)self;
   FUZZ_CHECK(take_range(F.mappings, &F.nmappings, (uintptr_t)ptr, size, device, handle, true),
              "unmap of [%p, +%zu) (device %d), which is no live mapping", ptr, size, device);
+  FUZZ_CHECK(!handle_mapped(handle), "unmap and free of [%p, +%zu) still mapped elsewhere", ptr,
+             size);
   TRACE("  backend: unmap [%p, +%zu)\n", ptr, size);
   if (F.synchronize) check_idle((uintptr_t)ptr, size, "unmap");
   F.in_use[device] -= size;
@@ -311,6 +320,44 @@ static void fake_unreserve(void *self, int device, void *base, size_t size) {
   FUZZ_CHECK(take_range(F.reservations, &F.nreservations, at, size, device, NULL, false),
              "unreserve of %p (%zu bytes, device %d), which is no live reservation", base, size,
              device);
+}
+
+/* Stitching: a live page's memory mapped at a second address (no more memory), and unmapped
+ * from there while its own mapping stays. */
+static c10c_status fake_map_existing(void *self, int device, void *ptr, size_t size, void *handle) {
+  (void)self;
+  uintptr_t at = (uintptr_t)ptr;
+  bool inside = false, page = false;
+  for (size_t i = 0; i < F.nreservations && !inside; i++)
+    if ((inside = F.reservations[i].device == device && at >= F.reservations[i].start &&
+                  size <= F.reservations[i].size &&
+                  at - F.reservations[i].start <= F.reservations[i].size - size))
+      F.reservations[i].handle = &F; /* a stitched range's: no segment */
+  for (size_t i = 0; i < F.nmappings; i++) {
+    FUZZ_CHECK(!overlaps(at, size, F.mappings[i].start, F.mappings[i].size),
+               "map_existing of [%p, +%zu) over a mapping", ptr, size);
+    page |= F.mappings[i].handle == handle && F.mappings[i].size == size;
+  }
+  FUZZ_CHECK(inside && page, "map_existing of [%p, +%zu): outside a reservation or no live page",
+             ptr, size);
+  if (injected(CALL_MAP)) return injected_failure(CALL_MAP);
+  if (F.nmappings == MAX_RANGES) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "no mappings left");
+  F.mappings[F.nmappings++] = (range){at, size, device, handle};
+  TRACE("  backend: map_existing [%p, +%zu)\n", ptr, size);
+  return C10C_STATUS_OK;
+}
+
+static void fake_unmap_existing(void *self, int device, void *ptr, size_t size) {
+  (void)self;
+  void *handle = NULL;
+  for (size_t i = 0; i < F.nmappings && handle == NULL; i++)
+    if (F.mappings[i].start == (uintptr_t)ptr) handle = F.mappings[i].handle;
+  FUZZ_CHECK(take_range(F.mappings, &F.nmappings, (uintptr_t)ptr, size, device, NULL, false) &&
+                 handle_mapped(handle),
+             "unmap_existing of [%p, +%zu), which is no second mapping of a page", ptr, size);
+  TRACE("  backend: unmap_existing [%p, +%zu)\n", ptr, size);
+  if (F.synchronize) check_idle((uintptr_t)ptr, size, "unmap_existing");
+  F.released = true;
 }
 
 /* ---- the harness's own record ---- */
@@ -562,12 +609,16 @@ static void op_configure(fuzz_input *in, run *r) {
   c.stream_ordered_reuse = flags & 16;
   c.planning = flags & 64;
   bool file = (flags & 128) && plan_file(in, r, c.plan_file, sizeof c.plan_file);
+  if (c.expandable_segments) c.stitching = fuzz_u8(in) & 1;
   c10c_status st = c10c__engine_configure(r->e, &c);
-  TRACE("configure(max_split %zu, divisions[0] %zu, gc %g, expandable %d, ordered %d) = %s\n",
-        c.max_split_size, c.roundup_power2_divisions[0], c.garbage_collection_threshold,
-        c.expandable_segments, c.stream_ordered_reuse, c10c_status_name(st));
+  TRACE(
+      "configure(max_split %zu, divisions[0] %zu, gc %g, expandable %d, ordered %d, "
+      "stitching %d) = %s\n",
+      c.max_split_size, c.roundup_power2_divisions[0], c.garbage_collection_threshold,
+      c.expandable_segments, c.stream_ordered_reuse, c.stitching, c10c_status_name(st));
   bool possible = (!c.expandable_segments || (r->vmm && r->mem_info)) &&
-                  (!c.stream_ordered_reuse || (r->waits && r->events));
+                  (!c.stream_ordered_reuse || (r->waits && r->events)) &&
+                  (!c.stitching || (c.expandable_segments && r->vmm));
   if (file && possible) { /* a plan of a device the engine lacks, or no host memory to read it */
     FUZZ_CHECK(st == C10C_STATUS_OK || st == C10C_STATUS_INVALID_ARGUMENT ||
                    st == C10C_STATUS_OUT_OF_MEMORY,
@@ -714,7 +765,8 @@ static void check_accounting(run *r) {
                (long long)s.allocation[C10C_STAT_ALL].current, (long long)mine);
     size_t fixed = 0, reservations = 0;
     for (size_t i = 0; i < F.nsegments; i++) fixed += F.segments[i].device == d;
-    for (size_t i = 0; i < F.nreservations; i++) reservations += F.reservations[i].device == d;
+    for (size_t i = 0; i < F.nreservations; i++)
+      reservations += F.reservations[i].device == d && F.reservations[i].handle == NULL;
     FUZZ_CHECK((size_t)s.segment[C10C_STAT_ALL].current == fixed + reservations,
                "device %d: %lld segments, the backend has %zu segments and %zu reservations", d,
                (long long)s.segment[C10C_STAT_ALL].current, fixed, reservations);
@@ -853,6 +905,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     backend.map = fake_map;
     backend.unmap = fake_unmap;
     backend.unreserve = fake_unreserve;
+    backend.map_existing = fake_map_existing;
+    backend.unmap_existing = fake_unmap_existing;
   }
   if (r.waits) backend.stream_wait = fake_stream_wait;
   if (F.synchronize) backend.synchronize = fake_synchronize;
