@@ -1303,7 +1303,7 @@ c10c_status c10c__engine_step(c10c__engine *e, int device) {
   pthread_mutex_lock(&e->lock);
   for (int i = 0; i < e->devices; i++)
     if ((device == -1 || device == i) && e->state[i].plan != NULL) {
-      c10c_status one = c10c__plan_step(e->state[i].plan);
+      c10c_status one = c10c__plan_host_step(e->state[i].plan);
       if (st == C10C_STATUS_OK) st = one;
     }
   pthread_mutex_unlock(&e->lock);

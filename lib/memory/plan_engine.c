@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "allocator_internal.h"
+#include "step_detect.h"
 #include "sysmem.h"
 
 enum {
@@ -44,9 +45,12 @@ struct c10c__plan_state {
   const c10c__segment_backend *backend;
   int device;
   bool planning; /* record steps, plan online */
-  bool stopped;  /* online planning gave up (its arena could not be had, or rebuild streak) */
-  bool events;   /* the backend records events and makes streams wait */
-  bool hold;     /* the backend records and queries events (record_stream's uses are held) */
+  /* steps found from the requests (step_detect.h) until the host marks one itself */
+  bool host_marks;
+  c10c__step_detector *detector; /* NULL until planning is on, or when host memory ran out */
+  bool stopped; /* online planning gave up (its arena could not be had, or rebuild streak) */
+  bool events;  /* the backend records events and makes streams wait */
+  bool hold;    /* the backend records and queries events (record_stream's uses are held) */
   /* without events: the one runtime stream the arena serves (no order can be made between
    * two), fixed by its first planned block */
   bool has_arena_stream;
@@ -288,6 +292,10 @@ void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file)
   bool was = ps->planning;
   ps->planning = planning;
   if (planning && !was) ps->stopped = false;
+  if (planning && !ps->host_marks && ps->detector == NULL &&
+      c10c__step_detector_new(&ps->detector) != C10C_STATUS_OK)
+    ps->detector = NULL; /* steps then come from the host only */
+  if (!planning && ps->detector != NULL) c10c__step_detector_reset(ps->detector);
   if (!planning) { /* the recording stops; an online plan stops being served */
     c10c__free(ps->rec);
     ps->rec = NULL;
@@ -311,6 +319,7 @@ void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file)
 
 void c10c__plan_state_destroy(c10c__plan_state *ps) {
   if (ps == NULL) return;
+  c10c__step_detector_destroy(ps->detector);
   while (ps->pending != NULL) {
     pending_free *p = ps->pending;
     ps->pending = p->next;
@@ -447,6 +456,10 @@ static bool order_streams(c10c__plan_state *ps, size_t j, uint32_t s, c10c_strea
 
 bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
                        uint64_t *tag) {
+  if (ps->detector != NULL && ps->planning &&
+      c10c__step_detector_feed(ps->detector, c10c__step_signature(round_block(size), stream),
+                               (uint64_t)stats_of(ps)->allocation[C10C_STAT_ALL].current))
+    (void)c10c__plan_step(ps); /* a step begins with this request (a failure: the next tries) */
   *tag = ps->planning ? record_alloc(ps, size, stream) : 0;
   if (ps->next != NULL && ps->next_from_file) install_next(ps); /* a file: from the next request */
   c10c__plan *plan = ps->plan;
@@ -672,6 +685,15 @@ static void next_recording(c10c__plan_state *ps) {
   ps->overflow = false;
   ps->rec_nstreams = 0;
   ps->generation = ps->generation == UINT32_MAX ? 1 : ps->generation + 1;
+}
+
+c10c_status c10c__plan_host_step(c10c__plan_state *ps) {
+  if (!ps->host_marks) { /* the host's marks replace the ones found */
+    ps->host_marks = true;
+    c10c__step_detector_destroy(ps->detector);
+    ps->detector = NULL;
+  }
+  return c10c__plan_step(ps);
 }
 
 c10c_status c10c__plan_step(c10c__plan_state *ps) {

@@ -1,6 +1,7 @@
 /* The caching engine's planned mode (planning:True, plan_file:PATH), per device: the requests of
  * each step (between two c10c__engine_step marks) are recorded; at a boundary the step's
- * requests allocated and freed within it get an offset plan (planner.h) in one arena, a backend
+ * requests allocated and freed within it (steps found from the repeating requests until the host
+ * marks one) get an offset plan (planner.h) in one arena, a backend
  * segment of its own, and the following steps' matching requests are served at their offsets.
  * Everything else stays the caching engine's. Every function here runs under the engine's lock.
  *
@@ -69,6 +70,12 @@ c10c_status c10c__plan_share(c10c__plan_state *ps, const void *ptr, c10c__block_
 /* The device is full: an arena without live blocks goes back to the backend (its plan dropped,
  * plan_drops; a new one is made at a later boundary). Returns whether one went. */
 bool c10c__plan_release_idle(c10c__plan_state *ps);
+
+/* A step boundary marked by the host (c10c__engine_step): from then on only the host's marks
+ * count, and steps are no longer looked for in the requests (step_detect.h; with planning on and
+ * no host marks, a request the detector finds to begin a step is a boundary). Errors: as
+ * c10c__plan_step's. */
+c10c_status c10c__plan_host_step(c10c__plan_state *ps);
 
 /* A step boundary. Errors: C10C_STATUS_OUT_OF_MEMORY (host) when a plan could not be made (the
  * state stays consistent: the engine serves, and the next boundary tries again). */

@@ -212,6 +212,44 @@ TEST(identical_steps_are_served_from_the_plan_without_device_mallocs) {
   c10c_sim_device_destroy(d);
 }
 
+/* A step of twelve requests of distinct sizes, each freed within it, the first kept alive
+ * across most of the step (a repeating pattern with a quiet point between steps). */
+static const op twelve[] = {
+    {'a', 0, 3 * MiB, 0},   {'a', 1, 1 * MiB, 0}, {'f', 1, 0, 0},           {'a', 2, 5 * MiB, 0},
+    {'a', 3, 700 * KiB, 0}, {'f', 2, 0, 0},       {'a', 4, 2 * MiB, 0},     {'f', 3, 0, 0},
+    {'a', 5, 9 * MiB, 0},   {'f', 4, 0, 0},       {'a', 6, 300 * KiB, 0},   {'f', 5, 0, 0},
+    {'a', 7, 6 * MiB, 0},   {'f', 6, 0, 0},       {'a', 8, 4 * MiB, 0},     {'f', 7, 0, 0},
+    {'a', 9, 8 * MiB, 0},   {'f', 8, 0, 0},       {'a', 10, 1500 * KiB, 0}, {'f', 9, 0, 0},
+    {'a', 11, 7 * MiB, 0},  {'f', 10, 0, 0},      {'f', 11, 0, 0},          {'f', 0, 0, 0}};
+
+TEST(steps_are_found_in_the_requests_when_the_host_marks_none) {
+  c10c_sim_device *d = NULL;
+  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  uint64_t slots[12];
+  c10c_sim_device_stats before = sim_stats(d), after = before;
+  for (int step = 0; step < 8; step++) {
+    before = after;
+    run_sim(d, twelve, sizeof twelve / sizeof twelve[0], slots);
+    after = sim_stats(d);
+  }
+  /* found, planned, and by the last step every request is served from the plan */
+  ASSERT_TRUE(after.plan_rebuilds >= 1);
+  ASSERT_EQ(after.plan_served - before.plan_served, 12);
+  ASSERT_EQ(after.device_mallocs, before.device_mallocs);
+  ASSERT_EQ(after.plan_drops, 0);
+  /* the host's own marks take over (here one in mid-step: that step falls back, the plan
+   * rebuilt from the host's steps) */
+  ASSERT_OK(c10c_sim_device_step(d));
+  for (int step = 0; step < 4; step++) {
+    before = sim_stats(d);
+    run_sim(d, twelve, sizeof twelve / sizeof twelve[0], slots);
+    ASSERT_OK(c10c_sim_device_step(d));
+  }
+  after = sim_stats(d);
+  ASSERT_EQ(after.plan_served - before.plan_served, 12);
+  c10c_sim_device_destroy(d);
+}
+
 TEST(a_changed_step_falls_back_and_rebuilds_the_plan) {
   c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
   void *slots[4];
@@ -687,6 +725,7 @@ TEST(the_cuda_allocator_serves_marked_steps_from_a_plan) {
 int main(int argc, char **argv) {
   static const test_case engine_tests[] = {
       T(identical_steps_are_served_from_the_plan_without_device_mallocs),
+      T(steps_are_found_in_the_requests_when_the_host_marks_none),
       T(a_changed_step_falls_back_and_rebuilds_the_plan),
       T(steps_that_keep_changing_drop_planning),
       T(a_block_kept_across_the_boundary_makes_the_next_step_the_engines),
