@@ -1,13 +1,943 @@
-/* The offline memory planner and plan files (see planner.h). */
+/* The offline memory planner and plan files (see planner.h).
+ *
+ * Time: request j is alive over [alloc, end) where end is its free time, alloc + 1 for a request
+ * freed when it is allocated (it still needs its bytes for that instant), and C10C__PLAN_NEVER
+ * (alive to the end) when never freed. Two requests overlap in time when their intervals meet;
+ * a free and an allocation at the same time do not overlap (the free comes first). An allocation
+ * time of C10C__PLAN_NEVER is refused, so every interval is non-empty.
+ *
+ * Placement: several orders of the requests (by size, by the breadth of the time they live in,
+ * by lifetime, by allocation), each placed greedily at the best-fitting (or the lowest) gap among
+ * the already placed requests that overlap it in time; the smallest arena is kept.
+ *
+ * Checks and derived fields (c10c__plan_prepare): one sweep over the allocations in time order
+ * with a segment tree over the compressed addresses whose updates and queries are max / or over
+ * a range (no propagation needed), and one sweep backwards for `cross`. */
 #include "planner.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "c10c/replay.h"
+
+enum { PLAN_VERSION = 1, HEADER_BYTES = 36, RECORD_BYTES = 37, CHECKSUM_BYTES = 8 };
+static const char plan_magic[8] = {'C', '1', '0', 'C', 'P', 'L', 'A', 'N'};
+/* The most requests a plan may hold (free ranks and request indices fit in uint32_t). */
+#define MAX_REQUESTS ((uint64_t)1 << 31)
+
+static uint64_t life_end(const c10c__plan_request *r) {
+  if (r->free == C10C__PLAN_NEVER) return C10C__PLAN_NEVER;
+  return r->free == r->alloc ? r->alloc + 1 : r->free;
+}
+
+static bool is_planned(const c10c__plan_request *r) {
+  return !r->skip && r->size != 0 && r->stream < C10C__PLAN_MAX_STREAMS;
+}
+
+static uint64_t round_block(uint64_t size) {
+  return (size + (C10C__PLAN_ALIGN - 1)) & ~(uint64_t)(C10C__PLAN_ALIGN - 1);
+}
+
+/* ---- sorting helpers (qsort over index arrays with a file-local key) ---- */
+
+typedef struct key_index {
+  uint64_t k1, k2, k3;
+  uint32_t index;
+} key_index;
+
+static int cmp_key_index(const void *pa, const void *pb) {
+  const key_index *a = pa, *b = pb;
+  if (a->k1 != b->k1) return a->k1 < b->k1 ? -1 : 1;
+  if (a->k2 != b->k2) return a->k2 < b->k2 ? -1 : 1;
+  if (a->k3 != b->k3) return a->k3 < b->k3 ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* ---- the segment tree: max / or updates over a range, max / or queries over a range ---- */
+
+typedef struct seg_tree {
+  size_t leaves;
+  /* tag: applied to a node's whole range; agg: over the node's subtree (tags included) */
+  uint64_t *tag_end, *agg_end;
+  uint32_t *tag_rank, *agg_rank; /* ranks + 1; 0 none */
+  uint64_t *tag_mask, *agg_mask;
+} seg_tree;
+
+typedef struct seg_value {
+  uint64_t end;
+  uint32_t rank;
+  uint64_t mask;
+} seg_value;
+
+static void seg_free(seg_tree *t) {
+  free(t->tag_end), free(t->agg_end), free(t->tag_rank), free(t->agg_rank), free(t->tag_mask),
+      free(t->agg_mask);
+  memset(t, 0, sizeof *t);
+}
+
+static bool seg_init(seg_tree *t, size_t leaves) {
+  memset(t, 0, sizeof *t);
+  t->leaves = leaves ? leaves : 1;
+  size_t nodes = 4 * t->leaves;
+  t->tag_end = calloc(nodes, sizeof(uint64_t));
+  t->agg_end = calloc(nodes, sizeof(uint64_t));
+  t->tag_rank = calloc(nodes, sizeof(uint32_t));
+  t->agg_rank = calloc(nodes, sizeof(uint32_t));
+  t->tag_mask = calloc(nodes, sizeof(uint64_t));
+  t->agg_mask = calloc(nodes, sizeof(uint64_t));
+  if (!t->tag_end || !t->agg_end || !t->tag_rank || !t->agg_rank || !t->tag_mask || !t->agg_mask) {
+    seg_free(t);
+    return false;
+  }
+  return true;
+}
+
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint32_t max32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+/* Applies v to leaves [lo, hi) under node covering [nlo, nhi). */
+static void seg_update(seg_tree *t, size_t node, size_t nlo, size_t nhi, size_t lo, size_t hi,
+                       seg_value v) {
+  if (hi <= nlo || nhi <= lo) return;
+  if (lo <= nlo && nhi <= hi) {
+    t->tag_end[node] = max64(t->tag_end[node], v.end);
+    t->tag_rank[node] = max32(t->tag_rank[node], v.rank);
+    t->tag_mask[node] |= v.mask;
+  } else {
+    size_t mid = nlo + (nhi - nlo) / 2;
+    seg_update(t, 2 * node, nlo, mid, lo, hi, v);
+    seg_update(t, 2 * node + 1, mid, nhi, lo, hi, v);
+  }
+  uint64_t e = t->tag_end[node];
+  uint32_t r = t->tag_rank[node];
+  uint64_t m = t->tag_mask[node];
+  if (nhi - nlo > 1) {
+    e = max64(e, max64(t->agg_end[2 * node], t->agg_end[2 * node + 1]));
+    r = max32(r, max32(t->agg_rank[2 * node], t->agg_rank[2 * node + 1]));
+    m |= t->agg_mask[2 * node] | t->agg_mask[2 * node + 1];
+  }
+  t->agg_end[node] = e, t->agg_rank[node] = r, t->agg_mask[node] = m;
+}
+
+static void seg_query(const seg_tree *t, size_t node, size_t nlo, size_t nhi, size_t lo, size_t hi,
+                      seg_value *out) {
+  if (hi <= nlo || nhi <= lo) return;
+  if (lo <= nlo && nhi <= hi) {
+    out->end = max64(out->end, t->agg_end[node]);
+    out->rank = max32(out->rank, t->agg_rank[node]);
+    out->mask |= t->agg_mask[node];
+    return;
+  }
+  out->end = max64(out->end, t->tag_end[node]);
+  out->rank = max32(out->rank, t->tag_rank[node]);
+  out->mask |= t->tag_mask[node];
+  size_t mid = nlo + (nhi - nlo) / 2;
+  seg_query(t, 2 * node, nlo, mid, lo, hi, out);
+  seg_query(t, 2 * node + 1, mid, nhi, lo, hi, out);
+}
+
+static int cmp_u64(const void *pa, const void *pb) {
+  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+static size_t lower_index(const uint64_t *xs, size_t n, uint64_t x) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (xs[mid] < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* ---- prepare ---- */
+
+static void free_derived(c10c__plan *p) {
+  free(p->block), free(p->free_rank), free(p->need), free(p->waits), free(p->cross),
+      free(p->by_free);
+  p->block = NULL, p->free_rank = NULL, p->need = NULL, p->waits = NULL, p->cross = NULL,
+  p->by_free = NULL;
+  p->planned = 0;
+}
+
+static c10c_status oom(const char *what) {
+  return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "%s: out of host memory", what);
+}
+
+/* The checks of c10c__plan_prepare; messages start with what ("plan", "plan file X"). */
+static c10c_status prepare(c10c__plan *p, const char *what) {
+  free_derived(p);
+  size_t n = p->count;
+  if (n > 0 && (p->requests == NULL || p->offsets == NULL))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: %zu requests but no arrays", what, n);
+  if ((uint64_t)n > MAX_REQUESTS)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: %zu requests, more than 2^31", what, n);
+  if (p->device < 0)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: device %d is not a device index", what,
+                      (int)p->device);
+  if (p->nstreams > C10C__PLAN_MAX_STREAMS)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: %u streams, more than %d", what,
+                      (unsigned)p->nstreams, C10C__PLAN_MAX_STREAMS);
+  if (p->arena % C10C__PLAN_ARENA_ALIGN != 0)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "%s: the arena (%llu bytes) is not a multiple of 2 MiB", what,
+                      (unsigned long long)p->arena);
+  size_t planned = 0, freed = 0;
+  for (size_t i = 0; i < n; i++) {
+    const c10c__plan_request *r = &p->requests[i];
+    if (r->alloc == C10C__PLAN_NEVER)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "%s: request %zu is allocated at time 2^64 - 1, which is reserved", what,
+                        i);
+    if (r->free < r->alloc)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "%s: request %zu is freed at %llu before its allocation at %llu", what, i,
+                        (unsigned long long)r->free, (unsigned long long)r->alloc);
+    if (i > 0 && r->alloc < p->requests[i - 1].alloc)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "%s: request %zu is allocated at %llu, before request %zu (%llu); "
+                        "requests must be in allocation order",
+                        what, i, (unsigned long long)r->alloc, i - 1,
+                        (unsigned long long)p->requests[i - 1].alloc);
+    uint64_t off = p->offsets[i];
+    if (!is_planned(r)) {
+      if (off != C10C__PLAN_UNPLANNED)
+        return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                          "%s: request %zu is left to the engine (skipped, size 0 or stream %u) "
+                          "but has offset %llu",
+                          what, i, (unsigned)r->stream, (unsigned long long)off);
+      continue;
+    }
+    if (off == C10C__PLAN_UNPLANNED) continue; /* the plan leaves it to the engine */
+    if (r->stream >= p->nstreams)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "%s: request %zu is on stream %u, but the plan has %u streams", what, i,
+                        (unsigned)r->stream, (unsigned)p->nstreams);
+    if (r->size > UINT64_MAX - (C10C__PLAN_ALIGN - 1))
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: request %zu has size %llu, too large",
+                        what, i, (unsigned long long)r->size);
+    uint64_t b = round_block(r->size);
+    if (off % C10C__PLAN_ALIGN != 0)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "%s: request %zu's offset %llu is not a multiple of %d", what, i,
+                        (unsigned long long)off, C10C__PLAN_ALIGN);
+    if (b > p->arena || off > p->arena - b)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "%s: request %zu (%llu bytes at offset %llu) lies outside the arena of "
+                        "%llu bytes",
+                        what, i, (unsigned long long)b, (unsigned long long)off,
+                        (unsigned long long)p->arena);
+    planned++;
+    if (r->free != C10C__PLAN_NEVER) freed++;
+  }
+  size_t cn = n ? n : 1;
+  p->block = calloc(cn, sizeof *p->block);
+  p->free_rank = malloc(cn * sizeof *p->free_rank);
+  p->need = calloc(cn, sizeof *p->need);
+  p->waits = calloc(cn, sizeof *p->waits);
+  p->cross = calloc(cn, sizeof *p->cross);
+  p->by_free = malloc((freed ? freed : 1) * sizeof *p->by_free);
+  key_index *keys = malloc(cn * sizeof *keys);
+  uint64_t *coords = malloc(2 * cn * sizeof *coords);
+  seg_tree tree = {0};
+  if (!p->block || !p->free_rank || !p->need || !p->waits || !p->cross || !p->by_free || !keys ||
+      !coords) {
+    free(keys), free(coords);
+    free_derived(p);
+    return oom(what);
+  }
+  /* blocks, free ranks (planned frees in time order, ties by index) */
+  size_t nk = 0, nc = 0;
+  for (size_t i = 0; i < n; i++) {
+    p->free_rank[i] = UINT32_MAX;
+    const c10c__plan_request *r = &p->requests[i];
+    if (!is_planned(r) || p->offsets[i] == C10C__PLAN_UNPLANNED) continue;
+    p->block[i] = round_block(r->size);
+    coords[nc++] = p->offsets[i];
+    coords[nc++] = p->offsets[i] + p->block[i];
+    if (r->free != C10C__PLAN_NEVER) keys[nk++] = (key_index){r->free, 0, 0, (uint32_t)i};
+  }
+  qsort(keys, nk, sizeof *keys, cmp_key_index);
+  for (size_t k = 0; k < nk; k++) {
+    p->free_rank[keys[k].index] = (uint32_t)k;
+    p->by_free[k] = keys[k].index;
+  }
+  qsort(coords, nc, sizeof *coords, cmp_u64);
+  size_t nu = 0;
+  for (size_t k = 0; k < nc; k++)
+    if (nu == 0 || coords[nu - 1] != coords[k]) coords[nu++] = coords[k];
+  size_t leaves = nu > 1 ? nu - 1 : 1;
+  if (!seg_init(&tree, leaves)) {
+    free(keys), free(coords);
+    free_derived(p);
+    return oom(what);
+  }
+  /* Forward sweep: allocations in time order (the requests' order); an occupant's end in the
+   * tree lets an allocation see a live occupant of its bytes. */
+  c10c_status st = C10C_STATUS_OK;
+  for (size_t j = 0; j < n; j++) {
+    const c10c__plan_request *r = &p->requests[j];
+    if (!is_planned(r) || p->offsets[j] == C10C__PLAN_UNPLANNED) continue;
+    size_t lo = lower_index(coords, nu, p->offsets[j]);
+    size_t hi = lower_index(coords, nu, p->offsets[j] + p->block[j]);
+    seg_value q = {0, 0, 0};
+    seg_query(&tree, 1, 0, tree.leaves, lo, hi, &q);
+    if (q.end > r->alloc) {
+      /* find the culprit for the message (rare path: linear) */
+      size_t other = j;
+      for (size_t i = 0; i < j; i++) {
+        if (!is_planned(&p->requests[i]) || p->offsets[i] == C10C__PLAN_UNPLANNED) continue;
+        if (life_end(&p->requests[i]) > r->alloc && p->offsets[i] < p->offsets[j] + p->block[j] &&
+            p->offsets[j] < p->offsets[i] + p->block[i]) {
+          other = i;
+          break;
+        }
+      }
+      st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "%s: requests %zu and %zu are alive at the same time and overlap in the "
+                      "arena",
+                      what, other, j);
+      break;
+    }
+    p->need[j] = q.rank;
+    p->waits[j] = q.mask & ~((uint64_t)1 << r->stream);
+    uint32_t rank1 = p->free_rank[j] == UINT32_MAX ? 0 : p->free_rank[j] + 1;
+    seg_update(&tree, 1, 0, tree.leaves, lo, hi,
+               (seg_value){life_end(r), rank1, (uint64_t)1 << r->stream});
+  }
+  if (st == C10C_STATUS_OK) {
+    /* Backward sweep for cross: request i's end against the allocations at or after it. */
+    seg_free(&tree);
+    if (!seg_init(&tree, leaves)) {
+      st = oom(what);
+    } else {
+      nk = 0;
+      for (size_t i = 0; i < n; i++) {
+        const c10c__plan_request *r = &p->requests[i];
+        if (!is_planned(r) || p->offsets[i] == C10C__PLAN_UNPLANNED) continue;
+        /* k1: time; k2: 1 for an allocation (inserted before the queries at its time when
+         * walking backwards), 0 for an end */
+        keys[nk++] = (key_index){r->alloc, 1, 0, (uint32_t)i};
+      }
+      size_t na = nk;
+      key_index *ends = malloc((na ? na : 1) * sizeof *ends);
+      if (!ends) {
+        st = oom(what);
+      } else {
+        size_t ne = 0;
+        for (size_t k = 0; k < na; k++) {
+          const c10c__plan_request *r = &p->requests[keys[k].index];
+          if (r->free != C10C__PLAN_NEVER)
+            ends[ne++] = (key_index){life_end(r), 0, 0, keys[k].index};
+        }
+        qsort(ends, ne, sizeof *ends, cmp_key_index);
+        /* keys are in allocation order already (request order) */
+        size_t a = na, e = ne;
+        while (e > 0) {
+          if (a > 0 && keys[a - 1].k1 >= ends[e - 1].k1) {
+            size_t i = keys[--a].index;
+            size_t lo = lower_index(coords, nu, p->offsets[i]);
+            size_t hi = lower_index(coords, nu, p->offsets[i] + p->block[i]);
+            seg_update(&tree, 1, 0, tree.leaves, lo, hi,
+                       (seg_value){0, 0, (uint64_t)1 << p->requests[i].stream});
+          } else {
+            size_t i = ends[--e].index;
+            size_t lo = lower_index(coords, nu, p->offsets[i]);
+            size_t hi = lower_index(coords, nu, p->offsets[i] + p->block[i]);
+            seg_value q = {0, 0, 0};
+            seg_query(&tree, 1, 0, tree.leaves, lo, hi, &q);
+            p->cross[i] = (q.mask & ~((uint64_t)1 << p->requests[i].stream)) != 0;
+          }
+        }
+        free(ends);
+      }
+    }
+  }
+  seg_free(&tree);
+  free(keys), free(coords);
+  if (st != C10C_STATUS_OK) {
+    free_derived(p);
+    return st;
+  }
+  p->planned = planned;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__plan_prepare(c10c__plan *plan) {
+  if (plan == NULL) return c10c__null_argument(__func__, "plan");
+  return prepare(plan, "plan");
+}
+
+void c10c__plan_destroy(c10c__plan *plan) {
+  if (plan == NULL) return;
+  free_derived(plan);
+  free(plan->requests), free(plan->offsets);
+  free(plan);
+}
+
+static uint64_t lower_bound_of(const c10c__plan_request *req, const uint64_t *offsets, size_t n) {
+  key_index *ev = malloc((n ? 2 * n : 1) * sizeof *ev);
+  if (!ev) return 0;
+  size_t ne = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!is_planned(&req[i]) || (offsets && offsets[i] == C10C__PLAN_UNPLANNED)) continue;
+    /* at one time, ends (k2 = 0) before allocations (k2 = 1) */
+    ev[ne++] = (key_index){req[i].alloc, 1, 0, (uint32_t)i};
+    if (req[i].free != C10C__PLAN_NEVER)
+      ev[ne++] = (key_index){life_end(&req[i]), 0, 0, (uint32_t)i};
+  }
+  qsort(ev, ne, sizeof *ev, cmp_key_index);
+  uint64_t live = 0, peak = 0;
+  for (size_t k = 0; k < ne; k++) {
+    uint64_t b = round_block(req[ev[k].index].size);
+    if (ev[k].k2) {
+      live += b;
+      if (live > peak) peak = live;
+    } else {
+      live -= b;
+    }
+  }
+  free(ev);
+  return peak;
+}
+
+uint64_t c10c__plan_lower_bound(const c10c__plan *plan) {
+  if (plan == NULL) return 0;
+  return lower_bound_of(plan->requests, plan->offsets, plan->count);
+}
+
+/* ---- compute ---- */
+
+/* The placed requests in offset order, kept as parallel arrays for a fast scan. */
+typedef struct placer {
+  size_t n;
+  uint64_t *off, *top, *alloc, *end;
+} placer;
+
+/* Places the requests in order (indices into the items) and writes their offsets; returns the
+ * highest byte used, or UINT64_MAX when the arena would pass 2^64. best_fit: the smallest gap
+ * that fits (else the lowest). */
+static uint64_t place(placer *pl, const uint32_t *order, size_t n, const uint64_t *block,
+                      const uint64_t *alloc, const uint64_t *end, uint64_t *out, bool best_fit) {
+  pl->n = 0;
+  uint64_t high = 0;
+  for (size_t k = 0; k < n; k++) {
+    uint32_t i = order[k];
+    uint64_t a = alloc[i], e = end[i], b = block[i];
+    uint64_t prev = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
+    size_t best_pos = 0, pos = pl->n;
+    bool found = false;
+    for (size_t m = 0; m < pl->n; m++) {
+      if (pl->alloc[m] >= e || a >= pl->end[m]) continue;
+      uint64_t o = pl->off[m];
+      if (o > prev && o - prev >= b) {
+        uint64_t gap = o - prev;
+        if (!found || (best_fit && gap < best_gap)) {
+          found = true, best = prev, best_gap = gap, best_pos = m;
+          if (!best_fit || gap == b) break;
+        }
+      }
+      if (pl->top[m] > prev) prev = pl->top[m];
+    }
+    uint64_t off;
+    if (found) {
+      off = best;
+      (void)best_pos;
+    } else {
+      if (prev > UINT64_MAX - b) return UINT64_MAX;
+      off = prev;
+    }
+    out[i] = off;
+    if (off + b > high) high = off + b;
+    /* insert in offset order */
+    size_t lo = 0, hi = pl->n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (pl->off[mid] <= off)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    pos = lo;
+    size_t tail = pl->n - pos;
+    memmove(pl->off + pos + 1, pl->off + pos, tail * sizeof(uint64_t));
+    memmove(pl->top + pos + 1, pl->top + pos, tail * sizeof(uint64_t));
+    memmove(pl->alloc + pos + 1, pl->alloc + pos, tail * sizeof(uint64_t));
+    memmove(pl->end + pos + 1, pl->end + pos, tail * sizeof(uint64_t));
+    pl->off[pos] = off, pl->top[pos] = off + b, pl->alloc[pos] = a, pl->end[pos] = e;
+    pl->n++;
+  }
+  return high;
+}
+
+static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
+                           int32_t device, uint32_t *perm_out) {
+  const char *what = "c10c__plan_compute";
+  *out = NULL;
+  if (count > 0 && requests == NULL) return c10c__null_argument(what, "requests");
+  if ((uint64_t)count > MAX_REQUESTS)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: %zu requests, more than 2^31", what,
+                      count);
+  if (device < 0)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: device %d is not a device index", what,
+                      (int)device);
+  for (size_t i = 0; i < count; i++) {
+    if (requests[i].alloc == C10C__PLAN_NEVER)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "%s: request %zu is allocated at time 2^64 - 1, which is reserved", what,
+                        i);
+    if (requests[i].free < requests[i].alloc)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "%s: request %zu is freed at %llu before its allocation at %llu", what, i,
+                        (unsigned long long)requests[i].free,
+                        (unsigned long long)requests[i].alloc);
+    if (is_planned(&requests[i]) && requests[i].size > UINT64_MAX - (C10C__PLAN_ALIGN - 1))
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: request %zu has size %llu, too large",
+                        what, i, (unsigned long long)requests[i].size);
+  }
+  size_t cn = count ? count : 1;
+  c10c__plan *p = calloc(1, sizeof *p);
+  key_index *keys = malloc(cn * sizeof *keys);
+  uint32_t *order = malloc(cn * sizeof *order);
+  uint64_t *block = malloc(cn * sizeof *block), *alloc = malloc(cn * sizeof *alloc),
+           *end = malloc(cn * sizeof *end), *cand = malloc(cn * sizeof *cand),
+           *breadth = calloc(cn, sizeof *breadth), *live_at = malloc(2 * cn * sizeof *live_at);
+  placer pl = {0, malloc(cn * 8), malloc(cn * 8), malloc(cn * 8), malloc(cn * 8)};
+  c10c_status st = C10C_STATUS_OK;
+  if (!p || !keys || !order || !block || !alloc || !end || !cand || !breadth || !live_at ||
+      !pl.off || !pl.top || !pl.alloc || !pl.end) {
+    st = oom(what);
+    goto done;
+  }
+  p->device = device;
+  p->count = count;
+  p->requests = malloc(cn * sizeof *p->requests);
+  p->offsets = malloc(cn * sizeof *p->offsets);
+  if (!p->requests || !p->offsets) {
+    st = oom(what);
+    goto done;
+  }
+  /* allocation order, stable */
+  for (size_t i = 0; i < count; i++) keys[i] = (key_index){requests[i].alloc, 0, 0, (uint32_t)i};
+  qsort(keys, count, sizeof *keys, cmp_key_index);
+  uint32_t nstreams = 0;
+  for (size_t i = 0; i < count; i++) {
+    p->requests[i] = requests[keys[i].index];
+    if (perm_out) perm_out[i] = keys[i].index;
+    p->offsets[i] = C10C__PLAN_UNPLANNED;
+    if (is_planned(&p->requests[i]) && p->requests[i].stream + 1 > nstreams)
+      nstreams = p->requests[i].stream + 1;
+  }
+  p->nstreams = nstreams;
+  /* the planned requests, compacted */
+  size_t m = 0;
+  for (size_t i = 0; i < count; i++) {
+    const c10c__plan_request *r = &p->requests[i];
+    if (!is_planned(r)) continue;
+    block[m] = round_block(r->size), alloc[m] = r->alloc, end[m] = life_end(r);
+    order[m] = (uint32_t)i; /* request index of compact item m, kept in keys[].index below */
+    m++;
+  }
+  uint32_t *item_request = malloc((m ? m : 1) * sizeof *item_request);
+  uint64_t *best = malloc((m ? m : 1) * sizeof *best);
+  if (!item_request || !best) {
+    free(item_request), free(best);
+    st = oom(what);
+    goto done;
+  }
+  memcpy(item_request, order, m * sizeof *order);
+  /* breadth: the peak of live bytes over each item's lifetime (events swept in time order; an
+   * item's breadth is the max over the events inside its lifetime, found with a running max
+   * per item: O(n * live) in the worst case, cheap for real steps). Here: approximated as the
+   * live bytes at its allocation plus at its end's max, refined by a sweep below. */
+  {
+    /* events: ends (0) before allocations (1) at one time */
+    size_t ne = 0;
+    key_index *ev = malloc((m ? 2 * m : 1) * sizeof *ev);
+    if (!ev) {
+      free(item_request), free(best);
+      st = oom(what);
+      goto done;
+    }
+    for (size_t k = 0; k < m; k++) {
+      ev[ne++] = (key_index){alloc[k], 1, 0, (uint32_t)k};
+      if (end[k] != C10C__PLAN_NEVER) ev[ne++] = (key_index){end[k], 0, 0, (uint32_t)k};
+    }
+    qsort(ev, ne, sizeof *ev, cmp_key_index);
+    /* live bytes after each event; an item's breadth = max live over events from its allocation
+     * to just before its end: a sparse-table-free two-pointer is not possible in general, so a
+     * segment of prefix maxima via a simple stack of (position) is used: range max with a
+     * sparse table over ne values. */
+    uint64_t live = 0;
+    for (size_t k = 0; k < ne; k++) {
+      uint64_t b = block[ev[k].index];
+      live = ev[k].k2 ? live + b : live - b;
+      live_at[k] = live;
+    }
+    /* positions of each item's allocation and end event */
+    size_t *apos = malloc((m ? m : 1) * sizeof *apos), *epos = malloc((m ? m : 1) * sizeof *epos);
+    size_t levels = 1;
+    while (((size_t)1 << levels) <= ne) levels++;
+    uint64_t *sparse = malloc((ne ? ne : 1) * levels * sizeof *sparse);
+    if (!apos || !epos || !sparse) {
+      free(apos), free(epos), free(sparse), free(ev), free(item_request), free(best);
+      st = oom(what);
+      goto done;
+    }
+    for (size_t k = 0; k < m; k++) epos[k] = ne;
+    for (size_t k = 0; k < ne; k++) {
+      if (ev[k].k2)
+        apos[ev[k].index] = k;
+      else
+        epos[ev[k].index] = k;
+    }
+    memcpy(sparse, live_at, ne * sizeof *sparse);
+    for (size_t l = 1; l < levels; l++)
+      for (size_t k = 0; k + ((size_t)1 << l) <= ne; k++)
+        sparse[l * ne + k] =
+            max64(sparse[(l - 1) * ne + k], sparse[(l - 1) * ne + k + ((size_t)1 << (l - 1))]);
+    for (size_t k = 0; k < m; k++) {
+      size_t lo = apos[k], hi = epos[k]; /* [lo, hi) */
+      size_t len = hi - lo, l = 0;
+      while (((size_t)2 << l) <= len) l++;
+      breadth[k] = max64(sparse[l * ne + lo], sparse[l * ne + hi - ((size_t)1 << l)]);
+    }
+    free(apos), free(epos), free(sparse), free(ev);
+  }
+  /* candidate orders */
+  uint64_t best_high = UINT64_MAX;
+  enum { ORDERS = 7 };
+  for (int o = 0; o < ORDERS; o++) {
+    bool best_fit = true;
+    for (size_t k = 0; k < m; k++) {
+      uint64_t life = end[k] - alloc[k];
+      switch (o) {
+        case 0: /* by size, longer first, earlier first */
+          keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
+          break;
+        case 1: /* by breadth, then size */
+          keys[k] =
+              (key_index){UINT64_MAX - breadth[k], UINT64_MAX - block[k], alloc[k], (uint32_t)k};
+          break;
+        case 2: /* by lifetime, then size */
+          keys[k] = (key_index){UINT64_MAX - life, UINT64_MAX - block[k], alloc[k], (uint32_t)k};
+          break;
+        case 3: /* by size, earlier first */
+          keys[k] = (key_index){UINT64_MAX - block[k], alloc[k], 0, (uint32_t)k};
+          break;
+        case 4: /* allocation order, first fit */
+          keys[k] = (key_index){alloc[k], 0, 0, (uint32_t)k};
+          best_fit = false;
+          break;
+        case 5: /* by size, first fit */
+          keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
+          best_fit = false;
+          break;
+        default: /* by size times lifetime */
+          keys[k] =
+              (key_index){UINT64_MAX - (block[k] >> 9) * (life > (1u << 20) ? (1u << 20) : life),
+                          UINT64_MAX - block[k], alloc[k], (uint32_t)k};
+          break;
+      }
+    }
+    qsort(keys, m, sizeof *keys, cmp_key_index);
+    for (size_t k = 0; k < m; k++) order[k] = keys[k].index;
+    uint64_t high = place(&pl, order, m, block, alloc, end, cand, best_fit);
+    if (high < best_high) {
+      best_high = high;
+      memcpy(best, cand, m * sizeof *best);
+    }
+  }
+  if (m > 0 && best_high == UINT64_MAX) {
+    free(item_request), free(best);
+    st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: the arena would exceed 2^64 bytes", what);
+    goto done;
+  }
+  if (m == 0) best_high = 0;
+  if (best_high > UINT64_MAX - (C10C__PLAN_ARENA_ALIGN - 1)) {
+    free(item_request), free(best);
+    st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: the arena would exceed 2^64 bytes", what);
+    goto done;
+  }
+  p->arena = (best_high + C10C__PLAN_ARENA_ALIGN - 1) & ~(uint64_t)(C10C__PLAN_ARENA_ALIGN - 1);
+  for (size_t k = 0; k < m; k++) p->offsets[item_request[k]] = best[k];
+  free(item_request), free(best);
+  st = prepare(p, what);
+done:
+  free(keys), free(order), free(block), free(alloc), free(end), free(cand), free(breadth),
+      free(live_at);
+  free(pl.off), free(pl.top), free(pl.alloc), free(pl.end);
+  if (st != C10C_STATUS_OK) {
+    c10c__plan_destroy(p);
+    return st;
+  }
+  *out = p;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__plan_compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
+                               int32_t device) {
+  if (out == NULL) return c10c__null_argument(__func__, "out");
+  return compute(out, requests, count, device, NULL);
+}
+
+/* ---- the plan file ---- */
+
+static uint64_t fnv1a(const uint8_t *d, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ d[i]) * 0x100000001b3ull;
+  return h;
+}
+
+static void put_le(uint8_t *d, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++) d[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *d, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++) v |= (uint64_t)d[i] << (8 * i);
+  return v;
+}
+
+c10c_status c10c__plan_write(const c10c__plan *plan, const char *path) {
+  if (plan == NULL) return c10c__null_argument(__func__, "plan");
+  if (path == NULL) return c10c__null_argument(__func__, "path");
+  size_t n = plan->count;
+  if ((uint64_t)n > MAX_REQUESTS)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "plan file %s: %zu requests, more than 2^31",
+                      path, n);
+  size_t bytes = HEADER_BYTES + RECORD_BYTES * n + CHECKSUM_BYTES;
+  uint8_t *d = malloc(bytes);
+  if (!d) return oom("c10c__plan_write");
+  memcpy(d, plan_magic, 8);
+  put_le(d + 8, PLAN_VERSION, 4);
+  put_le(d + 12, (uint32_t)plan->device, 4);
+  put_le(d + 16, plan->nstreams, 4);
+  put_le(d + 20, n, 8);
+  put_le(d + 28, plan->arena, 8);
+  uint8_t *q = d + HEADER_BYTES;
+  for (size_t i = 0; i < n; i++, q += RECORD_BYTES) {
+    const c10c__plan_request *r = &plan->requests[i];
+    put_le(q, r->size, 8);
+    put_le(q + 8, r->alloc, 8);
+    put_le(q + 16, r->free, 8);
+    put_le(q + 24, r->stream, 4);
+    q[28] = r->skip ? 1 : 0;
+    put_le(q + 29, plan->offsets[i], 8);
+  }
+  put_le(q, fnv1a(d, bytes - CHECKSUM_BYTES), 8);
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    int err = errno;
+    free(d);
+    return c10c__fail(C10C_STATUS_ERROR, "plan file %s cannot be written: %s", path, strerror(err));
+  }
+  size_t w = fwrite(d, 1, bytes, f);
+  int err = errno;
+  free(d);
+  if (w != bytes) {
+    fclose(f);
+    return c10c__fail(C10C_STATUS_ERROR, "plan file %s cannot be written: %s", path, strerror(err));
+  }
+  if (fclose(f) != 0) {
+    err = errno;
+    return c10c__fail(C10C_STATUS_ERROR, "plan file %s cannot be written: %s", path, strerror(err));
+  }
+  return C10C_STATUS_OK;
+}
+
+/* Parses a plan file's bytes (exactly n); what names the file in messages. */
+static c10c_status parse(c10c__plan **out, const uint8_t *d, size_t n, const char *what) {
+  if (n < 8 || memcmp(d, plan_magic, 8) != 0) {
+    if (n < 8 && memcmp(d, plan_magic, n) == 0)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: truncated (%zu bytes)", what, n);
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: not a plan file (bad magic)", what);
+  }
+  if (n < 12) return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: truncated (%zu bytes)", what, n);
+  uint32_t version = (uint32_t)get_le(d + 8, 4);
+  if (version != PLAN_VERSION)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "%s is version %u; this library reads version %d", what, (unsigned)version,
+                      PLAN_VERSION);
+  if (n < HEADER_BYTES)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: truncated (%zu bytes)", what, n);
+  uint64_t count = get_le(d + 20, 8);
+  if (count > MAX_REQUESTS || count > (SIZE_MAX - HEADER_BYTES - CHECKSUM_BYTES) / RECORD_BYTES ||
+      count > SIZE_MAX / sizeof(c10c__plan_request))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "%s: %llu requests, more than this library reads (2^31)", what,
+                      (unsigned long long)count);
+  size_t want = HEADER_BYTES + RECORD_BYTES * (size_t)count + CHECKSUM_BYTES;
+  if (n < want)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: truncated (%zu bytes of %zu)", what, n,
+                      want);
+  if (n > want)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: %zu trailing bytes after the plan", what,
+                      n - want);
+  if (get_le(d + want - CHECKSUM_BYTES, 8) != fnv1a(d, want - CHECKSUM_BYTES))
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: bad checksum (the file is damaged)", what);
+  c10c__plan *p = calloc(1, sizeof *p);
+  size_t cn = count ? (size_t)count : 1;
+  if (p) {
+    p->requests = malloc(cn * sizeof *p->requests);
+    p->offsets = malloc(cn * sizeof *p->offsets);
+  }
+  if (!p || !p->requests || !p->offsets) {
+    c10c__plan_destroy(p);
+    return oom(what);
+  }
+  p->device = (int32_t)(uint32_t)get_le(d + 12, 4);
+  p->nstreams = (uint32_t)get_le(d + 16, 4);
+  p->count = (size_t)count;
+  p->arena = get_le(d + 28, 8);
+  const uint8_t *q = d + HEADER_BYTES;
+  for (size_t i = 0; i < p->count; i++, q += RECORD_BYTES) {
+    c10c__plan_request *r = &p->requests[i];
+    r->size = get_le(q, 8);
+    r->alloc = get_le(q + 8, 8);
+    r->free = get_le(q + 16, 8);
+    r->stream = (uint32_t)get_le(q + 24, 4);
+    if (q[28] > 1) {
+      c10c__plan_destroy(p);
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: request %zu's skip flag is %u", what, i,
+                        (unsigned)q[28]);
+    }
+    r->skip = q[28] == 1;
+    p->offsets[i] = get_le(q + 29, 8);
+  }
+  c10c_status st = prepare(p, what);
+  if (st != C10C_STATUS_OK) {
+    c10c__plan_destroy(p);
+    return st;
+  }
+  *out = p;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__plan_read(c10c__plan **out, const char *path) {
+  if (out == NULL) return c10c__null_argument(__func__, "out");
+  *out = NULL;
+  if (path == NULL) return c10c__null_argument(__func__, "path");
+  size_t wlen = strlen(path) + 16;
+  char *what = malloc(wlen);
+  if (!what) return oom("c10c__plan_read");
+  snprintf(what, wlen, "plan file %s", path);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    int err = errno;
+    c10c_status st = c10c__fail(C10C_STATUS_ERROR, "%s cannot be opened: %s", what, strerror(err));
+    free(what);
+    return st;
+  }
+  /* Read the header, then grow the buffer only as bytes arrive, up to what the header says
+   * (plus one byte to see trailing bytes). */
+  size_t cap = HEADER_BYTES, len = 0, want = SIZE_MAX;
+  uint8_t *d = malloc(cap);
+  c10c_status st = C10C_STATUS_OK;
+  if (!d) st = oom(what);
+  while (st == C10C_STATUS_OK) {
+    if (len == cap) {
+      if (len >= want) break;
+      size_t next = cap * 2;
+      if (next > want || next < cap) next = want;
+      uint8_t *nd = realloc(d, next);
+      if (!nd) {
+        st = oom(what);
+        break;
+      }
+      d = nd, cap = next;
+    }
+    size_t got = fread(d + len, 1, cap - len, f);
+    len += got;
+    if (got == 0) {
+      if (ferror(f)) {
+        int err = errno;
+        st = c10c__fail(C10C_STATUS_ERROR, "%s cannot be read: %s", what, strerror(err));
+      }
+      break;
+    }
+    if (want == SIZE_MAX && len >= HEADER_BYTES && memcmp(d, plan_magic, 8) == 0) {
+      uint64_t count = get_le(d + 20, 8);
+      if (count <= MAX_REQUESTS &&
+          count <= (SIZE_MAX - HEADER_BYTES - CHECKSUM_BYTES - 1) / RECORD_BYTES)
+        want = HEADER_BYTES + RECORD_BYTES * (size_t)count + CHECKSUM_BYTES + 1;
+      else
+        break; /* parse refuses the count */
+    }
+    if (want == SIZE_MAX && len >= HEADER_BYTES) break; /* not a plan: parse says so */
+  }
+  fclose(f);
+  if (st == C10C_STATUS_OK) st = parse(out, d, len, what);
+  free(d);
+  free(what);
+  return st;
+}
+
+/* ---- the public entry point ---- */
 
 c10c_status c10c_plan_make(uint64_t *out_arena_bytes, uint64_t *out_offsets, const char *path,
                            int32_t device, size_t count, const uint64_t *sizes,
                            const int64_t *streams, const uint64_t *begins, const uint64_t *ends) {
-  (void)out_offsets, (void)path, (void)device, (void)count, (void)sizes, (void)streams,
-      (void)begins, (void)ends;
   C10C__CHECK_NOT_NULL(out_arena_bytes);
-  return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED, "c10c_plan_make: not implemented yet");
+  if (count > 0) {
+    C10C__CHECK_NOT_NULL(sizes);
+    C10C__CHECK_NOT_NULL(streams);
+    C10C__CHECK_NOT_NULL(begins);
+    C10C__CHECK_NOT_NULL(ends);
+  }
+  if (device < 0)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "c10c_plan_make: device %d is not a device index", (int)device);
+  if ((uint64_t)count > MAX_REQUESTS)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "c10c_plan_make: %zu requests, more than 2^31",
+                      count);
+  for (size_t i = 0; i < count; i++) {
+    if (ends[i] < begins[i])
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "c10c_plan_make: request %zu ends at %llu, before it begins at %llu", i,
+                        (unsigned long long)ends[i], (unsigned long long)begins[i]);
+    if (begins[i] == UINT64_MAX)
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                        "c10c_plan_make: request %zu begins at UINT64_MAX, which means never", i);
+  }
+  size_t cn = count ? count : 1;
+  c10c__plan_request *req = malloc(cn * sizeof *req);
+  key_index *keys = malloc(cn * sizeof *keys);
+  uint32_t *perm = malloc(cn * sizeof *perm);
+  c10c__plan *plan = NULL;
+  c10c_status st = C10C_STATUS_OK;
+  if (!req || !keys || !perm) {
+    st = oom("c10c_plan_make");
+    goto done;
+  }
+  /* plan streams by first use in allocation order */
+  for (size_t i = 0; i < count; i++) keys[i] = (key_index){begins[i], 0, 0, (uint32_t)i};
+  qsort(keys, count, sizeof *keys, cmp_key_index);
+  int64_t ids[C10C__PLAN_MAX_STREAMS];
+  uint32_t nids = 0;
+  for (size_t k = 0; k < count; k++) {
+    size_t i = keys[k].index;
+    uint32_t s = 0;
+    while (s < nids && ids[s] != streams[i]) s++;
+    if (s == nids && nids < C10C__PLAN_MAX_STREAMS) ids[nids++] = streams[i];
+    req[i] = (c10c__plan_request){sizes[i], begins[i], ends[i], s, false};
+  }
+  st = compute(&plan, req, count, device, perm);
+  if (st != C10C_STATUS_OK) goto done;
+  if (path) {
+    st = c10c__plan_write(plan, path);
+    if (st != C10C_STATUS_OK) goto done;
+  }
+  *out_arena_bytes = plan->arena;
+  if (out_offsets)
+    for (size_t k = 0; k < count; k++) out_offsets[perm[k]] = plan->offsets[k];
+done:
+  c10c__plan_destroy(plan);
+  free(req), free(keys), free(perm);
+  return st;
 }
