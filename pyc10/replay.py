@@ -105,6 +105,7 @@ class Trace:
     # the one before (ascending) and below it (descending)
     ascending_steps: int = 0
     descending_steps: int = 0
+    csv: bool = False  # read from a replay CSV, not a snapshot
 
     @property
     def descending(self) -> bool:
@@ -360,7 +361,7 @@ def convert_csv(rows: list[tuple[str, int, int, int, int]]) -> Trace:
     No prologue: the CSV rebuilds whatever state it starts from itself (a layout form's step 0).
     A Pointer allocated again while live, or freed twice, is a SnapshotError.
     """
-    t = Trace(0, events=len(rows))
+    t = Trace(0, events=len(rows), csv=True)
     ids: dict[int, int] = {}
     for k, (action, pointer, size, stream, _) in enumerate(rows):
         n = len(t.window)
@@ -851,7 +852,7 @@ def _compare(
     t: Trace, capacity: int | None, descending: bool | None, fraction: float | None
 ) -> list[dict[str, Any]]:
     """Every setting of --compare replayed over t (see _compare_table)."""
-    runs = []
+    runs: list[dict[str, Any]] = []
     for settings in _PYTORCH_SETTINGS:
         f = fraction
         if f is None and "garbage_collection_threshold" in settings and runs:
@@ -1054,6 +1055,8 @@ def _order_note(t: Trace, order: str) -> str:
     steps = t.ascending_steps + t.descending_steps
     if order != "auto":
         return f"addresses {order} (--address-order)"
+    if t.csv:
+        return "addresses ascending"
     if steps == 0:
         return "addresses ascending (the snapshot records no new segments to infer them from)"
     most = max(t.ascending_steps, t.descending_steps)
@@ -1141,8 +1144,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915 - a br
         if args.json:
             print(json.dumps([{k: v for k, v in r.items() if k != "series"} for r in runs]))
         else:
-            print(f"{args.snapshot}: GPU {t.device}, {pt['events']} events: what each setting"
-                  " would reserve for this run (simulated device)")  # fmt: skip
+            what = f"a replay CSV of {pt['events']} rows" if t.csv else f"GPU {t.device}"
+            print(f"{args.snapshot}: {what}: what each setting would reserve for this run"
+                  " (simulated device)")  # fmt: skip
             print(_compare_table(pt, runs))
         return 0
     settings = args.settings
@@ -1187,9 +1191,16 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915 - a br
         }
         print(json.dumps(result, indent=1))
     else:
-        print(f"{args.snapshot}: GPU {t.device}, {pt['events']} events; {_order_note(t, order)}")
+        if t.csv:
+            print(f"{args.snapshot}: a replay CSV of {pt['events']} rows; {_order_note(t, order)}")
+        else:
+            print(
+                f"{args.snapshot}: GPU {t.device}, {pt['events']} events; {_order_note(t, order)}"
+            )
         print(_table(pt, runs, t.device))
-        if t.unknown_frees:
+        if t.unknown_frees and t.csv:
+            print(f"{t.unknown_frees} frees of Pointers the CSV never allocated: skipped")
+        elif t.unknown_frees:
             print(
                 f"{t.unknown_frees} frees of blocks the snapshot never shows allocated (allocated"
                 " before the recording began, in no recorded segment): skipped"
