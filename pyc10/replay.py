@@ -3,6 +3,7 @@
     python -m pyc10.replay SNAPSHOT [--settings S ...] [--device N] [--capacity SIZE]
                                     [--memory-fraction F] [--address-order auto|ascending|
                                     descending] [--max-input SIZE] [--json] [--plot OUT.png]
+                                    [--compare] [--write-plan PATH]
 
 SNAPSHOT is what ``torch.cuda.memory._dump_snapshot`` (or ``pyc10.cuda.memory._dump_snapshot``)
 writes, or the same dict as JSON, either of them gzipped. The pickle is read without running
@@ -33,8 +34,30 @@ PyTorch's figures for the window beside libc10c's: device mallocs and frees (pag
 unmaps for expandable segments), reserved bytes at the start, peak reserved, out-of-memory
 failures; frees of blocks the snapshot never shows; and, loudly on stderr, anything in PyTorch's
 column that cannot be right (reserved bytes below zero or above the device's capacity).
-``--plot`` draws reserved bytes over the window as a PNG. Exit status 0, 2 for a refused option
-or a snapshot that cannot be read.
+``--plot`` draws reserved bytes over the window as a PNG.
+
+Beyond PyTorch's settings, the default table also replays the window with stitching
+(``expandable_segments:True,stitching:True``: free pages mapped into a new range for a request no
+free range fits) and under a plan of the recording itself ("planned": c10c_plan_make over every
+request the replay makes, the prologue's blocks included, each from its allocation to its free,
+read back through ``plan_file:PATH`` from the first request on), with utilization (peak live
+requested bytes over peak reserved bytes) beside peak reserved. ``--write-plan PATH`` writes that
+plan (for ``PYTORCH_CUDA_ALLOC_CONF``-style ``plan_file:PATH`` in libc10c's allocator) and says its
+arena and lower bound (the peak of live bytes). ``--compare`` answers a user of plain PyTorch:
+what each of PyTorch's settings (the defaults, ``expandable_segments:True``,
+``max_split_size_mb`` and ``roundup_power2_divisions`` values, ``garbage_collection_threshold``
+values under a memory fraction that allows what the defaults reserved) and of libc10c's
+(stitching, online planning, the plan of the recording) would reserve for the recorded run: peak
+reserved, utilization, device mallocs (segments plus page runs mapped), out-of-memory failures;
+with ``--plot``, as bars.
+
+SNAPSHOT may also be the project's replay CSV (bench/replay_trace's input, ``.csv`` or
+``.csv.gz``: RMM's columns with Step): its allocations, frees, empty_cache and step_begin rows
+(each a c10c_sim_device_step, which drives ``planning:True``) replayed from a cold device, with
+PyTorch's recorded peak reserved and peak live bytes from ``pytorch_figures.json`` beside the
+file when it names the trace (bench/traces). Exit status 0, 2 for a refused option, a snapshot
+or CSV that cannot be read, a ``--write-plan`` path that cannot be written, or a recording with
+nothing to plan.
 """
 
 from __future__ import annotations
