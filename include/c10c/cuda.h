@@ -218,7 +218,8 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  *   go to the caching allocator, and a plan that keeps missing is rebuilt from the last step;
  * - "plan_file:PATH" (not PyTorch's; ABI 1.1): a plan written by c10c_plan_make (python -m
  *   pyc10.replay SNAPSHOT --write-plan PATH), checked when the setting is applied and used
- *   from the first request on its device (the path runs to the next comma);
+ *   from the next request on its device, across step markers, until its requests run out
+ *   (then, with planning:True, online planning takes over) (the path runs to the next comma);
  * - "stitching:True|False" (not PyTorch's; ABI 1.1; with expandable segments): a large request
  *   that no contiguous free range fits, while enough free whole pages are mapped, gets those
  *   physical pages mapped into a new contiguous address range (cached and reused) instead of
@@ -242,8 +243,9 @@ C10C_API c10c_status c10c_cuda_set_allocator_settings(const char *config);
  * next) for the caching allocator of device, or of every device for device -1
  * (pyc10.cuda.memory.step()). With planning:True it drives the planner (see
  * c10c_cuda_set_allocator_settings); without it, it does nothing. Errors: the device checks
- * (C10C_STATUS_INVALID_ARGUMENT for an ordinal the machine does not have),
- * C10C_STATUS_OUT_OF_MEMORY (host), C10C_STATUS_UNAVAILABLE. */
+ * (C10C_STATUS_ERROR "CUDA error: invalid device ordinal" for an ordinal the machine does not
+ * have, as c10c_cuda_set_memory_fraction's), C10C_STATUS_OUT_OF_MEMORY (host: the step is still
+ * marked, no plan is made), C10C_STATUS_UNAVAILABLE. */
 C10C_API c10c_status c10c_cuda_allocator_step(c10c_device_index device);
 
 /* torch.cuda.memory._record_memory_history(max_entries=N): keeps the last max_entries

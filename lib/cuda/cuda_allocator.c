@@ -494,8 +494,8 @@ c10c_status c10c_cuda_set_allocator_settings(const char *config) {
 c10c_status c10c_cuda_allocator_step(c10c_device_index device) {
   c10c__engine *e = NULL;
   c10c_status st = get_engine(&e);
-  (void)device; /* planning: not yet */
-  return st;
+  if (st == C10C_STATUS_OK && device != -1) st = c10c__cuda_resolve(&device);
+  return st == C10C_STATUS_OK ? c10c__engine_step(e, device) : st;
 }
 
 c10c_status c10c_cuda_record_memory_history(size_t max_entries) {

@@ -48,7 +48,10 @@ typedef struct c10c__device_alloc_config {
    * a new contiguous address range instead of new pages (GMLake's stitching). */
   bool stitching;
   /* Ours: plan_file:PATH, a plan written by c10c_plan_make (or python -m pyc10.replay
-   * --write-plan) used from the first request; "" for none. Implies planning. */
+   * --write-plan), read and checked when the setting is applied and served on its device from
+   * the next request, across step markers, until its requests run out; then online planning
+   * takes over at the next step boundary if planning is on too, else the engine serves alone.
+   * "" for none. */
   char plan_file[C10C__PLAN_PATH_MAX + 1];
 } c10c__device_alloc_config;
 

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "allocator_internal.h"
+#include "plan_engine.h"
 #include "sysmem.h"
 
 typedef struct segment segment;
@@ -33,6 +34,7 @@ typedef struct block {
   struct block *prev, *next;           /* neighbours in the segment, by address */
   struct block *pool_prev, *pool_next; /* the pool's free list (or the unmapped list) */
   struct block *hash_next;             /* the address table, when allocated */
+  uint64_t plan_tag;                   /* planning: its request in the step's recording */
 } block;
 
 /* A segment: a backend allocation, or an expandable segment (an address range whose pages are
@@ -102,6 +104,7 @@ typedef struct device_state {
   size_t stuck;         /* freed blocks some of whose record_stream events could not be recorded */
   trace_entry *trace;   /* ring of e->trace_capacity entries */
   size_t trace_next, trace_count;
+  c10c__plan_state *plan; /* planning:True or plan_file (plan_engine.c); NULL: never asked */
   c10c_memory_stats stats;
 } device_state;
 
@@ -118,6 +121,7 @@ struct c10c__engine {
   device_state *state;
   block *table[BUCKETS];
   size_t in_table; /* blocks in the table (the allocated ones) */
+  bool planning;   /* some device has a plan state */
 };
 
 /* A zeroed block record: a spare one, or new host memory (NULL without). Lock held. */
@@ -1011,7 +1015,11 @@ void c10c__engine_destroy(c10c__engine *e) {
   for (size_t i = 0; i < BUCKETS && e->in_table > 0; i++)
     while (e->table[i] != NULL) c10c__engine_free(e, e->table[i]->ptr);
   pthread_mutex_lock(&e->lock);
-  for (int i = 0; i < e->devices; i++) release_cached(e, i, true);
+  for (int i = 0; i < e->devices; i++) {
+    c10c__plan_state_destroy(e->state[i].plan);
+    e->state[i].plan = NULL;
+    release_cached(e, i, true);
+  }
   pthread_mutex_unlock(&e->lock);
   for (int i = 0; i < e->devices; i++) c10c__free(e->state[i].trace);
   while (e->spare != NULL) {
@@ -1022,6 +1030,89 @@ void c10c__engine_destroy(c10c__engine *e) {
   pthread_mutex_destroy(&e->lock);
   c10c__free(e->state);
   c10c__free(e);
+}
+
+/* ---- planning (plan_engine.c) ---- */
+
+/* The plan state whose arena holds ptr, or NULL. Lock held. */
+static c10c__plan_state *plan_holding(c10c__engine *e, const void *ptr) {
+  for (int i = 0; i < e->devices; i++)
+    if (e->state[i].plan != NULL && c10c__plan_holds(e->state[i].plan, ptr))
+      return e->state[i].plan;
+  return NULL;
+}
+
+c10c_memory_stats *c10c__engine_device_stats(c10c__engine *e, int device) {
+  return &e->state[device].stats;
+}
+
+const c10c__segment_backend *c10c__engine_backend(const c10c__engine *e) { return &e->backend; }
+
+void c10c__engine_release_cache(c10c__engine *e, int device) { release_cached(e, device, false); }
+
+c10c_status c10c__engine_arena_malloc(c10c__engine *e, int device, size_t size, void **out) {
+  device_state *d = &e->state[device];
+  if (over_limit(d, size)) return C10C_STATUS_OUT_OF_MEMORY;
+  c10c_status st = e->backend.malloc(e->backend.self, device, size, out);
+  if (st != C10C_STATUS_OK) return st;
+  stat(d->stats.segment, false, 1);
+  stat(d->stats.reserved_bytes, false, (int64_t)size);
+  d->stats.num_device_alloc++;
+  trace(e, device, TRACE_SEGMENT_ALLOC, *out, size, 0);
+  return C10C_STATUS_OK;
+}
+
+void c10c__engine_arena_free(c10c__engine *e, int device, void *ptr, size_t size) {
+  device_state *d = &e->state[device];
+  e->backend.free(e->backend.self, device, ptr, size);
+  stat(d->stats.segment, false, -1);
+  stat(d->stats.reserved_bytes, false, -(int64_t)size);
+  d->stats.num_device_free++;
+  trace(e, device, TRACE_SEGMENT_FREE, ptr, size, 0);
+}
+
+void c10c__engine_trace_block(c10c__engine *e, int device, bool alloc, const void *ptr, size_t size,
+                              c10c_stream_id stream) {
+  if (e->trace_capacity == 0) return;
+  if (alloc) {
+    trace_record(e, device, TRACE_ALLOC, ptr, size, stream);
+  } else {
+    trace_record(e, device, TRACE_FREE_REQUESTED, ptr, size, stream);
+    trace_record(e, device, TRACE_FREE_COMPLETED, ptr, size, stream);
+  }
+}
+
+c10c_status c10c__engine_step(c10c__engine *e, int device) {
+  if (device < -1 || device >= e->devices)
+    return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
+  c10c_status st = C10C_STATUS_OK;
+  pthread_mutex_lock(&e->lock);
+  for (int i = 0; i < e->devices; i++)
+    if ((device == -1 || device == i) && e->state[i].plan != NULL) {
+      c10c_status one = c10c__plan_step(e->state[i].plan);
+      if (st == C10C_STATUS_OK) st = one;
+    }
+  pthread_mutex_unlock(&e->lock);
+  return st;
+}
+
+/* The plan file of config read and checked (*out NULL without one). */
+static c10c_status read_plan_file(c10c__engine *e, const c10c__device_alloc_config *config,
+                                  c10c__plan **out) {
+  *out = NULL;
+  if (config->plan_file[0] == '\0') return C10C_STATUS_OK;
+  c10c_status st = c10c__plan_read(out, config->plan_file);
+  if (st != C10C_STATUS_OK) return st;
+  if ((*out)->device < 0 || (*out)->device >= e->devices) {
+    int32_t device = (*out)->device;
+    c10c__plan_destroy(*out);
+    *out = NULL;
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "plan file %s: it is a plan for device %d, and there %s %d device%s",
+                      config->plan_file, (int)device, e->devices == 1 ? "is" : "are", e->devices,
+                      e->devices == 1 ? "" : "s");
+  }
+  return C10C_STATUS_OK;
 }
 
 /* PyTorch's should_split: with expandable segments on (the setting, not the block's segment: a
@@ -1105,11 +1196,16 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     return st;
   }
   pthread_mutex_lock(&e->lock);
+  device_state *d = &e->state[device];
+  uint64_t tag = 0;
+  if (d->plan != NULL && c10c__plan_malloc(d->plan, size, stream, out, &tag)) {
+    pthread_mutex_unlock(&e->lock);
+    return C10C_STATUS_OK;
+  }
   size_t rounded = round_size(e, size);
   bool small = rounded <= C10C__SMALL_SIZE;
   if (e->backend.event_query != NULL)
     for (int i = 0; i < e->devices; i++) process_events(e, i, false);
-  device_state *d = &e->state[device];
   pool *p = &d->pools[small ? 0 : 1];
   c10c_status st = C10C_STATUS_OK;
   size_t max_split = e->config.max_split_size;
@@ -1128,6 +1224,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     split_off_rest(e, b, rounded, was_free && is_split(b), &still_used);
     b->allocated = true;
     b->requested = size;
+    b->plan_tag = tag;
     table_insert(e, b);
     stat(d->stats.allocation, small, 1);
     stat(d->stats.active, small, 1);
@@ -1137,6 +1234,8 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     if (b->size >= max_split) c10c__stat_update(&d->stats.oversize_allocations, 1);
     trace(e, device, TRACE_ALLOC, b->ptr, b->size, stream);
     *out = b->ptr;
+  } else if (tag != 0) {
+    c10c__plan_unrecord(d->plan, tag);
   }
   pthread_mutex_unlock(&e->lock);
   return st;
@@ -1220,6 +1319,12 @@ static void insert_events(c10c__engine *e, block *b) {
 c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   if (ptr == NULL) return C10C_STATUS_OK;
   pthread_mutex_lock(&e->lock);
+  c10c__plan_state *planned = e->planning ? plan_holding(e, ptr) : NULL;
+  if (planned != NULL) {
+    c10c_status st = c10c__plan_free(planned, ptr);
+    pthread_mutex_unlock(&e->lock);
+    return st;
+  }
   block *b = table_find(e, ptr, true);
   if (b == NULL) {
     pthread_mutex_unlock(&e->lock);
@@ -1229,6 +1334,7 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
                       ptr);
   }
   device_state *d = state_of(e, b);
+  if (b->plan_tag != 0 && d->plan != NULL) c10c__plan_record_free(d->plan, b->plan_tag);
   stat(d->stats.allocation, b->small, -1);
   stat(d->stats.allocated_bytes, b->small, -(int64_t)b->size);
   stat(d->stats.requested_bytes, b->small, -(int64_t)b->requested);
@@ -1248,6 +1354,12 @@ c10c_status c10c__engine_share(c10c__engine *e, const void *ptr, c10c__block_sha
   pthread_mutex_lock(&e->lock);
   block *b = table_find(e, ptr, false);
   c10c_status st = C10C_STATUS_OK;
+  c10c__plan_state *planned = b == NULL && e->planning ? plan_holding(e, ptr) : NULL;
+  if (planned != NULL) { /* a planned block lies at its offset in the arena's segment */
+    st = c10c__plan_share(planned, ptr, out);
+    pthread_mutex_unlock(&e->lock);
+    return st;
+  }
   if (b == NULL) {
     pthread_mutex_unlock(&e->lock);
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -1278,7 +1390,10 @@ c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_i
   pthread_mutex_lock(&e->lock);
   block *b = table_find(e, ptr, false);
   c10c_status st = C10C_STATUS_OK;
-  if (b == NULL) {
+  c10c__plan_state *planned = b == NULL && e->planning ? plan_holding(e, ptr) : NULL;
+  if (planned != NULL) {
+    st = c10c__plan_record_stream(planned, ptr, stream);
+  } else if (b == NULL) {
     st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                     "record_stream of %p, which the caching allocator did not allocate", ptr);
   } else if (stream != b->stream) {
@@ -1314,12 +1429,38 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
       (e->backend.stream_wait == NULL || e->backend.event_record == NULL))
     return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
                       "stream_ordered_reuse:True needs events and stream waits");
+  /* planning: the file read and the devices' states made first, so that nothing changes when
+   * either fails */
+  c10c__plan *file = NULL;
+  c10c_status st = read_plan_file(e, config, &file);
+  c10c__plan_state **made = NULL;
+  if (st == C10C_STATUS_OK && (config->planning || file != NULL)) {
+    made = c10c__calloc((size_t)e->devices, sizeof *made);
+    if (made == NULL) st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for planning");
+    for (int i = 0; st == C10C_STATUS_OK && i < e->devices; i++)
+      st = c10c__plan_state_new(&made[i], e, i);
+  }
+  if (st != C10C_STATUS_OK) {
+    for (int i = 0; made != NULL && i < e->devices; i++) c10c__plan_state_destroy(made[i]);
+    c10c__free(made);
+    c10c__plan_destroy(file);
+    return st;
+  }
   pthread_mutex_lock(&e->lock);
   e->config = *config;
+  for (int i = 0; i < e->devices; i++) {
+    device_state *d = &e->state[i];
+    if (d->plan == NULL && made != NULL) d->plan = made[i], made[i] = NULL, e->planning = true;
+    if (d->plan != NULL)
+      c10c__plan_configure(d->plan, config->planning,
+                           file != NULL && file->device == i ? file : NULL);
+  }
   for (int i = 0; i < e->devices; i++)
     e->state[i].stats.max_split_size =
         config->max_split_size == SIZE_MAX ? -1 : (int64_t)config->max_split_size;
   pthread_mutex_unlock(&e->lock);
+  for (int i = 0; made != NULL && i < e->devices; i++) c10c__plan_state_destroy(made[i]);
+  c10c__free(made);
   return C10C_STATUS_OK;
 }
 
@@ -1458,6 +1599,16 @@ c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
     for (const segment *s = e->state[i].segments; s != NULL; s = s->next)
       for (const block *b = s->head; b != NULL; b = b->next)
         if (b->mapped && (b->prev == NULL || !b->prev->mapped)) put_segment(&t, s, b, &comma);
+  for (int i = 0; i < e->devices; i++) { /* a plan's arena: one segment of its own */
+    char *arena = NULL;
+    if (e->state[i].plan == NULL) continue;
+    if (c10c__plan_snapshot(e->state[i].plan, &arena) != C10C_STATUS_OK) t.ok = false;
+    if (arena != NULL && arena[0] != '\0') {
+      put(&t, "%s%s", comma ? ", " : "", arena);
+      comma = true;
+    }
+    c10c__free(arena);
+  }
   put(&t, "], \"device_traces\": [");
   for (int i = 0; i < e->devices; i++) {
     const device_state *d = &e->state[i];
@@ -1483,7 +1634,15 @@ c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
       c->stream_ordered_reuse ? "true" : "false", e->trace_capacity);
   for (int i = 0; i < C10C__ROUNDUP_INTERVALS; i++)
     put(&t, "%s%zu", i ? ", " : "", c->roundup_power2_divisions[i]);
-  put(&t, "]}}");
+  put(&t, "], \"planning\": %s, \"plan_file\": \"", c->planning ? "true" : "false");
+  for (const char *ch = c->plan_file; *ch != '\0'; ch++) /* a JSON string */
+    if (*ch == '"' || *ch == '\\')
+      put(&t, "\\%c", *ch);
+    else if ((unsigned char)*ch < 0x20)
+      put(&t, "\\u%04x", (unsigned)(unsigned char)*ch);
+    else
+      put(&t, "%c", *ch);
+  put(&t, "\"}}");
   pthread_mutex_unlock(&e->lock);
   if (!t.ok) {
     c10c__free(t.data);
@@ -1559,6 +1718,8 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
       EXPECT(at == s->base + s->size, "segment %p: blocks cover %zu of %zu bytes", (void *)s->base,
              (size_t)(at - s->base), s->size);
     }
+    if (ok && d->plan != NULL)
+      ok = c10c__plan_validate(d->plan, reserved, allocated, active, segments, msg, msg_size);
     for (int p = 0; p < 2 && ok; p++) {
       EXPECT(pool_count(&d->pools[p]) == free_mapped[p],
              "device %d pool %d: %zu blocks listed, %zu free", i, p, pool_count(&d->pools[p]),

@@ -112,10 +112,17 @@ c10c_status c10c__engine_share(c10c__engine *engine, const void *ptr, c10c__bloc
 /* Releases every cached segment that holds no allocated block. */
 void c10c__engine_empty_cache(c10c__engine *engine);
 
-/* Applies the settings from now on (segments already made keep their kind). Errors:
- * C10C_STATUS_NOT_IMPLEMENTED for expandable segments or stream-ordered reuse over a backend
- * without the entry points they need; nothing changes then. */
+/* Applies the settings from now on (segments already made keep their kind); a plan_file is read
+ * and checked here. Errors: C10C_STATUS_NOT_IMPLEMENTED for expandable segments or
+ * stream-ordered reuse over a backend without the entry points they need; a plan file's errors
+ * (c10c__plan_read's, and C10C_STATUS_INVALID_ARGUMENT for a plan of a device the engine does
+ * not have); C10C_STATUS_OUT_OF_MEMORY (host); nothing changes then. */
 c10c_status c10c__engine_configure(c10c__engine *engine, const c10c__device_alloc_config *config);
+
+/* Marks a step boundary on device (-1: every device) for the planned mode (plan_engine.h);
+ * without planning it does nothing. Errors: C10C_STATUS_ERROR for a device the engine does not
+ * have; C10C_STATUS_OUT_OF_MEMORY (host) when a plan could not be made (the engine serves on). */
+c10c_status c10c__engine_step(c10c__engine *engine, int device);
 
 /* Keeps the last max_entries allocator events per device for snapshots (0: stop and drop them). */
 c10c_status c10c__engine_record_history(c10c__engine *engine, size_t max_entries);

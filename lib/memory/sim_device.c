@@ -183,7 +183,7 @@ c10c_status c10c_sim_device_reset_peaks(c10c_sim_device *d) {
 
 c10c_status c10c_sim_device_step(c10c_sim_device *d) {
   C10C__CHECK_NOT_NULL(d);
-  return C10C_STATUS_OK; /* planning: not yet */
+  return c10c__engine_step(d->engine, 0);
 }
 
 /* The size of the first published version of the figures (up to and including capacity). */
@@ -210,7 +210,15 @@ c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_devic
                                .allocated = s.allocated_bytes[C10C_STAT_ALL].current,
                                .peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak,
                                .num_ooms = s.num_ooms,
-                               .capacity = d->capacity};
+                               .capacity = d->capacity,
+                               .plan_arena_bytes = s.plan_arena_bytes,
+                               .plan_served = s.plan_served,
+                               .plan_fallbacks = s.plan_fallbacks,
+                               .plan_rebuilds = s.plan_rebuilds,
+                               .plan_drops = s.plan_drops,
+                               .num_stitches = s.num_stitches,
+                               .stitched_bytes = s.stitched_bytes.current,
+                               .peak_stitched_bytes = s.stitched_bytes.peak};
   c10c__copy_versioned(out, &all, sizeof all);
   return C10C_STATUS_OK;
 }

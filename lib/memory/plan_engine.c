@@ -1,0 +1,823 @@
+/* The caching engine's planned mode (see plan_engine.h): per device a recording of the current
+ * step, the plan being served with its arena, the serving cursor, the live planned blocks (found
+ * from a pointer through a hash of the plan's offsets, built when the plan is installed) and
+ * the events that keep streams ordered where the plan reuses bytes across them. */
+#include "plan_engine.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator_internal.h"
+#include "sysmem.h"
+
+enum {
+  RECORD_MAX = 1 << 22,  /* requests recorded per step; past it recording stops */
+  MISS_PERCENT = 10,     /* a served step missing more than this rebuilds the plan */
+  MAX_REBUILD_STREAK = 4 /* rebuilds at this many boundaries in a row drop planning */
+};
+
+#define NONE UINT32_MAX
+
+/* A live planned block, one per distinct offset of the plan (two blocks alive at once never
+ * share an offset). */
+typedef struct live_block {
+  uint32_t entry; /* the plan's request; NONE: nothing lives here */
+  c10c_stream_id stream;
+  size_t requested;
+  uint64_t tag;         /* its request in the recording */
+  c10c_stream_id *uses; /* record_stream's other streams */
+  size_t nuses;
+} live_block;
+
+/* A planned free waiting for events of the streams its block was used on. */
+typedef struct pending_free {
+  uint32_t rank;
+  size_t nevents;
+  void **events;
+  struct pending_free *next;
+} pending_free;
+
+struct c10c__plan_state {
+  c10c__engine *engine;
+  const c10c__segment_backend *backend;
+  int device;
+  bool planning; /* record steps, plan online */
+  bool stopped;  /* online planning gave up (its arena could not be had, or rebuild streak) */
+  bool events;   /* the backend records events and makes streams wait */
+  /* the recording of the current step */
+  c10c__plan_request *rec;
+  size_t nrec, caprec;
+  bool overflow;
+  uint64_t clock;
+  uint32_t generation;
+  uint32_t rec_nstreams;
+  c10c_stream_id rec_streams[C10C__PLAN_MAX_STREAMS];
+  /* the plan served, and one waiting for the arena to empty */
+  c10c__plan *plan, *next;
+  bool from_file, next_from_file;
+  char *arena;
+  size_t arena_size;
+  /* serving */
+  size_t cursor;
+  uint8_t *done; /* [nfrees] per free rank */
+  uint32_t nfrees;
+  uint32_t prefix; /* free ranks 0 .. prefix-1 all done */
+  uint32_t *slot;  /* [count] the live_block of each request's offset; NONE: unplanned */
+  uint64_t *keys;  /* open addressing: offset + 1 (0 empty) -> vals */
+  uint32_t *vals;
+  size_t hmask;
+  live_block *live;
+  size_t nslots, nlive;
+  pending_free *pending;
+  bool blocked; /* this step is the engine's: the arena was not empty at the boundary */
+  uint64_t bound;
+  c10c_stream_id bind[C10C__PLAN_MAX_STREAMS];
+  void *latest[C10C__PLAN_MAX_STREAMS]; /* the last event recorded at a cross free per stream */
+  /* events recorded at the last boundary on the streams of the step that ended */
+  size_t nboundary;
+  void *boundary[C10C__PLAN_MAX_STREAMS];
+  c10c_stream_id boundary_stream[C10C__PLAN_MAX_STREAMS];
+  uint64_t boundary_waited; /* plan streams that waited for them this step */
+  /* the runtime streams planned blocks were served on since the last boundary events */
+  size_t nused;
+  c10c_stream_id used[C10C__PLAN_MAX_STREAMS];
+  uint64_t used_mask; /* plan streams of this step noted in used */
+  /* this step */
+  uint64_t requests, misses;
+  int streak;
+};
+
+static c10c_memory_stats *stats_of(c10c__plan_state *ps) {
+  return c10c__engine_device_stats(ps->engine, ps->device);
+}
+
+static inline void stat(c10c_stat *s, bool small, int64_t delta) {
+  c10c__stat_update(&s[C10C_STAT_ALL], delta);
+  c10c__stat_update(&s[small ? C10C_STAT_SMALL_POOL : C10C_STAT_LARGE_POOL], delta);
+}
+
+static inline uint64_t round_block(size_t size) {
+  return ((uint64_t)size + C10C__PLAN_ALIGN - 1) & ~(uint64_t)(C10C__PLAN_ALIGN - 1);
+}
+
+c10c_status c10c__plan_state_new(c10c__plan_state **out, c10c__engine *engine, int device) {
+  c10c__plan_state *ps = c10c__calloc(1, sizeof *ps);
+  if (ps == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for planning");
+  ps->engine = engine;
+  ps->backend = c10c__engine_backend(engine);
+  ps->device = device;
+  ps->events = ps->backend->event_record != NULL && ps->backend->stream_wait != NULL;
+  ps->generation = 1;
+  *out = ps;
+  return C10C_STATUS_OK;
+}
+
+/* ---- events ---- */
+
+static void event_drop(c10c__plan_state *ps, void **event) {
+  if (*event != NULL) ps->backend->event_destroy(ps->backend->self, *event);
+  *event = NULL;
+}
+
+static void drop_boundary(c10c__plan_state *ps) {
+  for (size_t i = 0; i < ps->nboundary; i++) event_drop(ps, &ps->boundary[i]);
+  ps->nboundary = 0;
+  ps->boundary_waited = 0;
+}
+
+static void drop_latest(c10c__plan_state *ps) {
+  for (int s = 0; s < C10C__PLAN_MAX_STREAMS && ps->events; s++) event_drop(ps, &ps->latest[s]);
+}
+
+/* ---- the served plan's tables ---- */
+
+static size_t hash_of(uint64_t key, size_t mask) {
+  return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
+}
+
+static uint32_t hash_find(const c10c__plan_state *ps, uint64_t offset) {
+  if (ps->keys == NULL) return NONE;
+  for (size_t i = hash_of(offset + 1, ps->hmask);; i = (i + 1) & ps->hmask) {
+    if (ps->keys[i] == offset + 1) return ps->vals[i];
+    if (ps->keys[i] == 0) return NONE;
+  }
+}
+
+/* Frees the served plan's tables and the plan (no block may be live). */
+static void retire_plan(c10c__plan_state *ps) {
+  c10c__plan_destroy(ps->plan);
+  ps->plan = NULL;
+  c10c__free(ps->done);
+  c10c__free(ps->slot);
+  c10c__free(ps->keys);
+  c10c__free(ps->vals);
+  c10c__free(ps->live);
+  ps->done = NULL, ps->slot = NULL, ps->keys = NULL, ps->vals = NULL, ps->live = NULL;
+  ps->nslots = 0;
+  ps->nfrees = 0;
+  drop_latest(ps);
+}
+
+static void release_arena(c10c__plan_state *ps) {
+  if (ps->arena == NULL) return;
+  c10c__engine_arena_free(ps->engine, ps->device, ps->arena, ps->arena_size);
+  ps->arena = NULL;
+  ps->arena_size = 0;
+  stats_of(ps)->plan_arena_bytes = 0;
+  drop_boundary(ps);
+  ps->nused = 0;
+}
+
+static bool arena_idle(const c10c__plan_state *ps) { return ps->nlive == 0 && ps->pending == NULL; }
+
+/* Resets the serving state for a new pass over the plan. */
+static void restart(c10c__plan_state *ps) {
+  ps->cursor = 0;
+  ps->prefix = 0;
+  if (ps->nfrees > 0) memset(ps->done, 0, ps->nfrees);
+  ps->bound = 0;
+  ps->used_mask = 0;
+  ps->boundary_waited = 0;
+}
+
+/* Tables for plan: a slot per distinct offset and the hash from offsets to slots. False
+ * without host memory. */
+static bool build_tables(c10c__plan_state *ps, const c10c__plan *plan) {
+  size_t frees = 0;
+  for (size_t j = 0; j < plan->count; j++) frees += plan->free_rank[j] != NONE;
+  size_t cap = 16;
+  while (cap < 2 * plan->planned + 2) cap *= 2;
+  ps->done = c10c__calloc(frees ? frees : 1, 1);
+  ps->slot = c10c__malloc((plan->count ? plan->count : 1) * sizeof *ps->slot);
+  ps->keys = c10c__calloc(cap, sizeof *ps->keys);
+  ps->vals = c10c__malloc(cap * sizeof *ps->vals);
+  if (ps->done == NULL || ps->slot == NULL || ps->keys == NULL || ps->vals == NULL) return false;
+  ps->hmask = cap - 1;
+  ps->nfrees = (uint32_t)frees;
+  size_t slots = 0;
+  for (size_t j = 0; j < plan->count; j++) {
+    ps->slot[j] = NONE;
+    if (plan->offsets[j] == C10C__PLAN_UNPLANNED) continue;
+    uint64_t key = plan->offsets[j] + 1;
+    size_t i = hash_of(key, ps->hmask);
+    while (ps->keys[i] != 0 && ps->keys[i] != key) i = (i + 1) & ps->hmask;
+    if (ps->keys[i] == 0) ps->keys[i] = key, ps->vals[i] = (uint32_t)slots++;
+    ps->slot[j] = ps->vals[i];
+  }
+  ps->live = c10c__calloc(slots ? slots : 1, sizeof *ps->live);
+  if (ps->live == NULL) return false;
+  for (size_t i = 0; i < slots; i++) ps->live[i].entry = NONE;
+  ps->nslots = slots;
+  return true;
+}
+
+/* Serves plan from now on: its tables, and an arena large enough (the engine's cache released
+ * first). The arena must be idle. False (the plan dropped, plan_drops counted) without host or
+ * device memory for it. */
+static bool install(c10c__plan_state *ps, c10c__plan *plan, bool from_file) {
+  c10c_memory_stats *s = stats_of(ps);
+  retire_plan(ps);
+  c10c__engine_release_cache(ps->engine, ps->device);
+  bool ok = build_tables(ps, plan);
+  if (ok && (ps->arena == NULL || ps->arena_size < plan->arena)) {
+    release_arena(ps);
+    void *arena = NULL;
+    ok = plan->arena <= SIZE_MAX &&
+         c10c__engine_arena_malloc(ps->engine, ps->device, (size_t)plan->arena, &arena) ==
+             C10C_STATUS_OK;
+    if (ok) ps->arena = arena, ps->arena_size = (size_t)plan->arena;
+  }
+  ps->plan = plan;
+  if (!ok) {
+    retire_plan(ps);
+    release_arena(ps);
+    s->plan_drops++;
+    return false;
+  }
+  s->plan_arena_bytes = (int64_t)ps->arena_size;
+  s->plan_rebuilds++;
+  ps->from_file = from_file;
+  ps->blocked = false;
+  restart(ps);
+  return true;
+}
+
+/* Installs the waiting plan once the arena is idle. */
+static void install_next(c10c__plan_state *ps) {
+  if (ps->next == NULL || !arena_idle(ps)) return;
+  c10c__plan *plan = ps->next;
+  bool from_file = ps->next_from_file;
+  ps->next = NULL;
+  install(ps, plan, from_file);
+}
+
+void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file) {
+  bool was = ps->planning;
+  ps->planning = planning;
+  if (planning && !was) ps->stopped = false;
+  if (!planning) { /* the recording stops; an online plan stops being served */
+    c10c__free(ps->rec);
+    ps->rec = NULL;
+    ps->nrec = ps->caprec = 0;
+    if (ps->next != NULL && !ps->next_from_file) {
+      c10c__plan_destroy(ps->next);
+      ps->next = NULL;
+    }
+  }
+  if (file != NULL) {
+    c10c__plan_destroy(ps->next);
+    ps->next = file;
+    ps->next_from_file = true;
+  }
+  bool keep = ps->plan != NULL && (ps->from_file || planning) && file == NULL;
+  if (!keep && ps->plan != NULL && arena_idle(ps)) {
+    retire_plan(ps);
+    if (ps->next == NULL) release_arena(ps);
+  } else if (!keep && ps->plan != NULL) {
+    ps->blocked = true; /* served by the engine until its blocks are freed */
+  }
+  install_next(ps);
+}
+
+void c10c__plan_state_destroy(c10c__plan_state *ps) {
+  if (ps == NULL) return;
+  while (ps->pending != NULL) {
+    pending_free *p = ps->pending;
+    ps->pending = p->next;
+    for (size_t i = 0; i < p->nevents; i++) event_drop(ps, &p->events[i]);
+    c10c__free(p->events);
+    c10c__free(p);
+  }
+  for (size_t i = 0; i < ps->nslots; i++) c10c__free(ps->live[i].uses);
+  c10c_memory_stats *s = stats_of(ps);
+  if (ps->plan != NULL) /* live planned blocks go with the arena */
+    for (size_t i = 0; i < ps->nslots; i++) {
+      live_block *l = &ps->live[i];
+      if (l->entry == NONE) continue;
+      uint64_t block = ps->plan->block[l->entry];
+      bool small = block <= C10C__SMALL_SIZE;
+      stat(s->allocation, small, -1);
+      stat(s->active, small, -1);
+      stat(s->allocated_bytes, small, -(int64_t)block);
+      stat(s->active_bytes, small, -(int64_t)block);
+      stat(s->requested_bytes, small, -(int64_t)l->requested);
+    }
+  retire_plan(ps);
+  release_arena(ps);
+  c10c__plan_destroy(ps->next);
+  c10c__free(ps->rec);
+  c10c__free(ps);
+}
+
+/* ---- recording ---- */
+
+static uint32_t record_stream_of(c10c__plan_state *ps, c10c_stream_id stream) {
+  for (uint32_t i = 0; i < ps->rec_nstreams; i++)
+    if (ps->rec_streams[i] == stream) return i;
+  if (ps->rec_nstreams == C10C__PLAN_MAX_STREAMS) return NONE;
+  ps->rec_streams[ps->rec_nstreams] = stream;
+  return ps->rec_nstreams++;
+}
+
+static uint64_t record_alloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream) {
+  if (ps->overflow) return 0;
+  if (ps->nrec == ps->caprec) {
+    size_t cap = ps->caprec ? ps->caprec * 2 : 1024;
+    c10c__plan_request *grown = ps->nrec < RECORD_MAX ? c10c__malloc(cap * sizeof *grown) : NULL;
+    if (grown == NULL) { /* the step goes unrecorded from here on */
+      ps->overflow = true;
+      return 0;
+    }
+    if (ps->nrec) memcpy(grown, ps->rec, ps->nrec * sizeof *grown);
+    c10c__free(ps->rec);
+    ps->rec = grown;
+    ps->caprec = cap;
+  }
+  uint32_t s = record_stream_of(ps, stream);
+  ps->rec[ps->nrec] = (c10c__plan_request){.size = size,
+                                           .alloc = ps->clock++,
+                                           .free = C10C__PLAN_NEVER,
+                                           .stream = s == NONE ? C10C__PLAN_MAX_STREAMS : s,
+                                           .skip = s == NONE};
+  return ((uint64_t)ps->generation << 32) | (uint64_t)++ps->nrec;
+}
+
+void c10c__plan_unrecord(c10c__plan_state *ps, uint64_t tag) {
+  if (tag != 0 && (uint32_t)(tag >> 32) == ps->generation && (tag & 0xffffffffu) == ps->nrec)
+    ps->nrec--;
+}
+
+void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag) {
+  if (tag == 0 || (uint32_t)(tag >> 32) != ps->generation) return; /* an earlier step's */
+  size_t i = (size_t)(tag & 0xffffffffu) - 1;
+  if (i < ps->nrec) ps->rec[i].free = ps->clock++;
+}
+
+/* ---- serving ---- */
+
+/* Whether the runtime stream is (or now becomes) plan stream s. */
+static bool bind_stream(c10c__plan_state *ps, uint32_t s, c10c_stream_id stream) {
+  if (ps->bound >> s & 1) return ps->bind[s] == stream;
+  for (uint64_t b = ps->bound; b != 0; b &= b - 1)
+    if (ps->bind[__builtin_ctzll(b)] == stream) return false;
+  ps->bind[s] = stream;
+  ps->bound |= (uint64_t)1 << s;
+  return true;
+}
+
+static void mark_done(c10c__plan_state *ps, uint32_t rank) {
+  if (rank == NONE) return;
+  ps->done[rank] = 1;
+  while (ps->prefix < ps->nfrees && ps->done[ps->prefix]) ps->prefix++;
+}
+
+/* Planned frees whose record_stream events have all completed are done. */
+static void poll_pending(c10c__plan_state *ps) {
+  for (pending_free **link = &ps->pending; *link != NULL;) {
+    pending_free *p = *link;
+    bool all = true;
+    for (size_t i = 0; i < p->nevents && all; i++) {
+      bool done = false;
+      if (ps->backend->event_query(ps->backend->self, p->events[i], &done) != C10C_STATUS_OK)
+        done = false;
+      all = done;
+    }
+    if (!all) {
+      link = &p->next;
+      continue;
+    }
+    *link = p->next;
+    for (size_t i = 0; i < p->nevents; i++) event_drop(ps, &p->events[i]);
+    if (ps->plan != NULL && !ps->blocked) mark_done(ps, p->rank);
+    c10c__free(p->events);
+    c10c__free(p);
+  }
+}
+
+/* Makes stream wait for what the plan says may still use request j's bytes: the last cross
+ * free on each stream of waits[j], and the streams of the previous step. False when a wait
+ * could not be made. */
+static bool order_streams(c10c__plan_state *ps, size_t j, uint32_t s, c10c_stream_id stream) {
+  const c10c__segment_backend *b = ps->backend;
+  for (uint64_t w = ps->plan->waits[j]; w != 0; w &= w - 1) {
+    int t = __builtin_ctzll(w);
+    if (ps->latest[t] != NULL &&
+        b->stream_wait(b->self, ps->device, stream, ps->latest[t]) != C10C_STATUS_OK)
+      return false;
+  }
+  if (ps->nboundary > 0 && !(ps->boundary_waited >> s & 1)) {
+    for (size_t i = 0; i < ps->nboundary; i++)
+      if (ps->boundary_stream[i] != stream &&
+          b->stream_wait(b->self, ps->device, stream, ps->boundary[i]) != C10C_STATUS_OK)
+        return false;
+    ps->boundary_waited |= (uint64_t)1 << s;
+  }
+  return true;
+}
+
+bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
+                       uint64_t *tag) {
+  *tag = ps->planning ? record_alloc(ps, size, stream) : 0;
+  if (ps->next != NULL) install_next(ps);
+  c10c__plan *plan = ps->plan;
+  if (plan == NULL) return false;
+  c10c_memory_stats *s = stats_of(ps);
+  ps->requests++;
+  if (ps->blocked || ps->cursor >= plan->count) {
+    ps->misses += !ps->blocked;
+    s->plan_fallbacks++;
+    return false;
+  }
+  size_t j = ps->cursor;
+  uint32_t ps_stream = plan->requests[j].stream;
+  /* (a request on a stream past the plan's streams is the engine's: its size says enough) */
+  if (round_block(size) != plan->block[j] ||
+      (ps_stream < C10C__PLAN_MAX_STREAMS && !bind_stream(ps, ps_stream, stream))) {
+    ps->misses++;
+    s->plan_fallbacks++;
+    return false;
+  }
+  ps->cursor++;
+  if (plan->offsets[j] == C10C__PLAN_UNPLANNED) { /* the engine's by plan: not a miss */
+    s->plan_fallbacks++;
+    return false;
+  }
+  if (plan->need[j] > ps->prefix && ps->pending != NULL) poll_pending(ps);
+  if (plan->need[j] > ps->prefix || (ps->events && !order_streams(ps, j, ps_stream, stream))) {
+    mark_done(ps, plan->free_rank[j]); /* it never occupies its bytes */
+    ps->misses++;
+    s->plan_fallbacks++;
+    return false;
+  }
+  live_block *l = &ps->live[ps->slot[j]];
+  *l = (live_block){.entry = (uint32_t)j, .stream = stream, .requested = size, .tag = *tag};
+  *tag = 0;
+  ps->nlive++;
+  uint64_t block = plan->block[j];
+  bool small = block <= C10C__SMALL_SIZE;
+  stat(s->allocation, small, 1);
+  stat(s->active, small, 1);
+  stat(s->allocated_bytes, small, (int64_t)block);
+  stat(s->active_bytes, small, (int64_t)block);
+  stat(s->requested_bytes, small, (int64_t)size);
+  s->plan_served++;
+  if (!(ps->used_mask >> ps_stream & 1)) { /* for the boundary's events */
+    ps->used_mask |= (uint64_t)1 << ps_stream;
+    bool known = false;
+    for (size_t i = 0; i < ps->nused && !known; i++) known = ps->used[i] == stream;
+    if (!known && ps->nused < C10C__PLAN_MAX_STREAMS) ps->used[ps->nused++] = stream;
+  }
+  *out = ps->arena + plan->offsets[j];
+  c10c__engine_trace_block(ps->engine, ps->device, true, *out, (size_t)block, stream);
+  return true;
+}
+
+bool c10c__plan_holds(const c10c__plan_state *ps, const void *ptr) {
+  return ps->arena != NULL && (const char *)ptr >= ps->arena &&
+         (const char *)ptr < ps->arena + ps->arena_size;
+}
+
+static live_block *live_at(const c10c__plan_state *ps, const void *ptr) {
+  if (ps->plan == NULL || !c10c__plan_holds(ps, ptr)) return NULL;
+  uint32_t id = hash_find(ps, (uint64_t)((const char *)ptr - ps->arena));
+  return id == NONE || ps->live[id].entry == NONE ? NULL : &ps->live[id];
+}
+
+/* Records events on the streams the block was used on: its free rank is done once they
+ * complete. False when one cannot be recorded (the device is synchronized instead, or the
+ * bytes stay taken for the rest of the plan). */
+static void hold_for_uses(c10c__plan_state *ps, live_block *l, uint32_t rank) {
+  const c10c__segment_backend *b = ps->backend;
+  pending_free *p = c10c__calloc(1, sizeof *p);
+  void **events = p ? c10c__calloc(l->nuses, sizeof *events) : NULL;
+  bool ok = events != NULL;
+  for (size_t i = 0; ok && i < l->nuses; i++)
+    ok = b->event_record(b->self, ps->device, l->uses[i], &events[i]) == C10C_STATUS_OK;
+  if (ok) {
+    *p = (pending_free){rank, l->nuses, events, ps->pending};
+    ps->pending = p;
+    return;
+  }
+  for (size_t i = 0; events != NULL && i < l->nuses; i++)
+    if (events[i] != NULL) event_drop(ps, &events[i]);
+  c10c__free(events);
+  c10c__free(p);
+  if (b->synchronize != NULL) { /* the safe side: every use is over */
+    b->synchronize(b->self, ps->device);
+    mark_done(ps, rank);
+  }
+}
+
+c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
+  live_block *l = live_at(ps, ptr);
+  if (l == NULL)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "free of %p, which the caching allocator did not allocate (or already "
+                      "freed)",
+                      ptr);
+  const c10c__plan *plan = ps->plan;
+  size_t j = l->entry;
+  uint64_t block = plan->block[j];
+  bool small = block <= C10C__SMALL_SIZE;
+  c10c_memory_stats *s = stats_of(ps);
+  stat(s->allocation, small, -1);
+  stat(s->active, small, -1);
+  stat(s->allocated_bytes, small, -(int64_t)block);
+  stat(s->active_bytes, small, -(int64_t)block);
+  stat(s->requested_bytes, small, -(int64_t)l->requested);
+  c10c__engine_trace_block(ps->engine, ps->device, false, ptr, (size_t)block, l->stream);
+  c10c__plan_record_free(ps, l->tag);
+  uint32_t rank = plan->free_rank[j];
+  if (ps->events && plan->cross[j]) { /* a later occupant on another stream waits for it */
+    uint32_t t = plan->requests[j].stream;
+    void *event = NULL;
+    if (ps->backend->event_record(ps->backend->self, ps->device, l->stream, &event) ==
+        C10C_STATUS_OK) {
+      event_drop(ps, &ps->latest[t]);
+      ps->latest[t] = event;
+    } else {
+      rank = NONE; /* no safe way to hand its bytes on in this pass */
+    }
+  }
+  if (l->nuses > 0 && ps->events && rank != NONE)
+    hold_for_uses(ps, l, rank);
+  else if (!ps->blocked)
+    mark_done(ps, rank);
+  c10c__free(l->uses);
+  l->uses = NULL;
+  l->nuses = 0;
+  l->entry = NONE;
+  ps->nlive--;
+  if (ps->blocked && arena_idle(ps) && !ps->planning && !ps->from_file) {
+    retire_plan(ps); /* planning was switched off while it had blocks */
+    if (ps->next == NULL) release_arena(ps);
+  }
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__plan_record_stream(c10c__plan_state *ps, void *ptr, c10c_stream_id stream) {
+  live_block *l = live_at(ps, ptr);
+  if (l == NULL)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "record_stream of %p, which the caching allocator did not allocate", ptr);
+  if (stream == l->stream) return C10C_STATUS_OK;
+  for (size_t i = 0; i < l->nuses; i++)
+    if (l->uses[i] == stream) return C10C_STATUS_OK;
+  c10c_stream_id *grown = c10c__malloc((l->nuses + 1) * sizeof *grown);
+  if (grown == NULL)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory recording a stream use");
+  if (l->nuses) memcpy(grown, l->uses, l->nuses * sizeof *grown);
+  grown[l->nuses++] = stream;
+  c10c__free(l->uses);
+  l->uses = grown;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c__plan_share(c10c__plan_state *ps, const void *ptr, c10c__block_share *out) {
+  live_block *l = live_at(ps, ptr);
+  if (l == NULL)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "%p is not memory the CUDA caching allocator allocated", ptr);
+  *out = (c10c__block_share){.base = ps->arena,
+                             .size = ps->arena_size,
+                             .offset = (size_t)((const char *)ptr - ps->arena),
+                             .block_size = (size_t)ps->plan->block[l->entry],
+                             .device = ps->device,
+                             .expandable = false};
+  return C10C_STATUS_OK;
+}
+
+/* ---- step boundaries ---- */
+
+/* Events on the streams of the step that ended, for the next step's streams to wait for
+ * before they reuse the arena. False when one cannot be recorded. */
+static bool record_boundary(c10c__plan_state *ps) {
+  drop_boundary(ps);
+  drop_latest(ps); /* the boundary events come after them in their streams */
+  for (size_t i = 0; i < ps->nused; i++) {
+    c10c_stream_id stream = ps->used[i];
+    void *event = NULL;
+    if (ps->backend->event_record(ps->backend->self, ps->device, stream, &event) != C10C_STATUS_OK)
+      return false;
+    ps->boundary[ps->nboundary] = event;
+    ps->boundary_stream[ps->nboundary++] = stream;
+  }
+  ps->nused = 0;
+  return true;
+}
+
+/* A plan of the recorded step's requests allocated and freed within it; NULL when it has none
+ * (or on an error, in *st). */
+static c10c__plan *plan_recording(c10c__plan_state *ps, c10c_status *st) {
+  *st = C10C_STATUS_OK;
+  if (ps->overflow || ps->nrec == 0) return NULL;
+  size_t plannable = 0;
+  for (size_t i = 0; i < ps->nrec; i++) {
+    if (ps->rec[i].free == C10C__PLAN_NEVER) ps->rec[i].skip = true;
+    plannable += !ps->rec[i].skip;
+  }
+  if (plannable == 0) return NULL;
+  c10c__plan *plan = NULL;
+  *st = c10c__plan_compute(&plan, ps->rec, ps->nrec, ps->device);
+  if (*st == C10C_STATUS_OK && plan->planned == 0) {
+    c10c__plan_destroy(plan);
+    plan = NULL;
+  }
+  return *st == C10C_STATUS_OK ? plan : NULL;
+}
+
+/* Starts the next step's recording. */
+static void next_recording(c10c__plan_state *ps) {
+  ps->nrec = 0;
+  ps->clock = 0;
+  ps->overflow = false;
+  ps->rec_nstreams = 0;
+  ps->generation = ps->generation == UINT32_MAX ? 1 : ps->generation + 1;
+}
+
+c10c_status c10c__plan_step(c10c__plan_state *ps) {
+  c10c_status st = C10C_STATUS_OK;
+  bool served_step = ps->plan != NULL && !ps->blocked;
+  bool missed = served_step && ps->misses * 100 > ps->requests * MISS_PERCENT;
+  if (ps->pending != NULL) poll_pending(ps);
+  if (ps->plan != NULL && ps->from_file) {
+    /* a file's plan is one sequence: it goes on across boundaries until it runs out */
+    if (ps->cursor >= ps->plan->count) {
+      if (arena_idle(ps)) {
+        retire_plan(ps);
+        if (ps->next == NULL && !ps->planning) release_arena(ps);
+      } else {
+        ps->blocked = true;
+      }
+    } else {
+      missed = false;
+      served_step = false;
+    }
+  }
+  c10c__plan *made = NULL;
+  if (ps->planning && !ps->stopped && ps->next == NULL &&
+      (ps->plan == NULL || (missed && !ps->from_file))) {
+    made = plan_recording(ps, &st);
+    if (made != NULL) {
+      ps->next = made;
+      ps->next_from_file = false;
+    }
+  }
+  if (ps->plan != NULL && !ps->from_file && ps->planning) {
+    ps->streak = missed ? ps->streak + 1 : 0;
+    if (ps->streak >= MAX_REBUILD_STREAK) { /* the steps differ too much to plan */
+      c10c__plan_destroy(ps->next);
+      ps->next = NULL;
+      ps->stopped = true;
+      ps->streak = 0;
+      stats_of(ps)->plan_drops++;
+      if (arena_idle(ps)) {
+        retire_plan(ps);
+        release_arena(ps);
+      } else {
+        ps->blocked = true;
+        ps->planning = false; /* the last free retires it */
+      }
+    }
+  }
+  bool idle = arena_idle(ps);
+  /* the next step's streams wait for this one's before they reuse the arena (a file's plan
+   * orders its own steps) */
+  if (idle && ps->events && ps->nused > 0 && !(ps->plan != NULL && ps->from_file) &&
+      !record_boundary(ps))
+    idle = false;
+  if (ps->next != NULL && idle) {
+    install_next(ps);
+  } else if (ps->plan != NULL && !ps->from_file) {
+    ps->blocked = !idle;
+    restart(ps);
+  }
+  ps->requests = ps->misses = 0;
+  next_recording(ps);
+  return st;
+}
+
+/* ---- snapshots and checks ---- */
+
+static int by_offset(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The live blocks as (offset, slot) pairs sorted by offset, in *out (n of them). */
+static bool sorted_live(const c10c__plan_state *ps, uint64_t **out, size_t *n) {
+  *n = 0;
+  *out = c10c__malloc((ps->nlive ? ps->nlive : 1) * 2 * sizeof **out);
+  if (*out == NULL) return false;
+  for (size_t i = 0; i < ps->nslots; i++)
+    if (ps->live[i].entry != NONE) {
+      (*out)[2 * *n] = ps->plan->offsets[ps->live[i].entry];
+      (*out)[2 * *n + 1] = i;
+      ++*n;
+    }
+  qsort(*out, *n, 2 * sizeof **out, by_offset);
+  return true;
+}
+
+c10c_status c10c__plan_snapshot(const c10c__plan_state *ps, char **out) {
+  *out = NULL;
+  uint64_t *order = NULL;
+  size_t n = 0;
+  if (ps->arena != NULL && ps->plan != NULL && !sorted_live(ps, &order, &n))
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for a snapshot");
+  size_t cap = 512 + (2 * n + 1) * 160, len = 0;
+  char *text = c10c__malloc(cap);
+  if (text == NULL) {
+    c10c__free(order);
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for a snapshot");
+  }
+  text[0] = '\0';
+  if (ps->arena != NULL) {
+    size_t allocated = 0, requested = 0;
+    for (size_t k = 0; k < n; k++) {
+      const live_block *l = &ps->live[order[2 * k + 1]];
+      allocated += (size_t)ps->plan->block[l->entry];
+      requested += l->requested;
+    }
+    len += (size_t)snprintf(
+        text + len, cap - len,
+        "{\"device\": %d, \"address\": %" PRIuPTR
+        ", \"total_size\": %zu, \"allocated_size\": %zu, \"active_size\": %zu, "
+        "\"requested_size\": %zu, \"stream\": 0, \"segment_type\": \"plan\", "
+        "\"segment_pool_id\": [0, 0], \"is_expandable\": false, \"frames\": [], \"blocks\": [",
+        ps->device, (uintptr_t)ps->arena, ps->arena_size, allocated, allocated, requested);
+    size_t at = 0;
+    const char *sep = "";
+    for (size_t k = 0; k <= n; k++) {
+      size_t offset = k < n ? (size_t)order[2 * k] : ps->arena_size;
+      if (offset > at) { /* the free bytes before it */
+        len += (size_t)snprintf(text + len, cap - len,
+                                "%s{\"address\": %" PRIuPTR
+                                ", \"size\": %zu, \"requested_size\": 0, \"state\": "
+                                "\"inactive\", \"frames\": []}",
+                                sep, (uintptr_t)(ps->arena + at), offset - at);
+        sep = ", ";
+      }
+      if (k == n) break;
+      const live_block *l = &ps->live[order[2 * k + 1]];
+      size_t block = (size_t)ps->plan->block[l->entry];
+      len += (size_t)snprintf(text + len, cap - len,
+                              "%s{\"address\": %" PRIuPTR
+                              ", \"size\": %zu, \"requested_size\": %zu, \"state\": "
+                              "\"active_allocated\", \"frames\": []}",
+                              sep, (uintptr_t)(ps->arena + offset), block, l->requested);
+      sep = ", ";
+      at = offset + block;
+    }
+    snprintf(text + len, cap - len, "]}");
+  }
+  c10c__free(order);
+  *out = text;
+  return C10C_STATUS_OK;
+}
+
+bool c10c__plan_validate(const c10c__plan_state *ps, int64_t reserved[2], int64_t allocated[2],
+                         int64_t active[2], int64_t segments[2], char *msg, size_t msg_size) {
+  const c10c_memory_stats *s = c10c__engine_device_stats(ps->engine, ps->device);
+  if (s->plan_arena_bytes != (int64_t)ps->arena_size) {
+    snprintf(msg, msg_size, "device %d: plan_arena_bytes %lld, the arena %zu bytes", ps->device,
+             (long long)s->plan_arena_bytes, ps->arena_size);
+    return false;
+  }
+  if (ps->arena == NULL) {
+    if (ps->nlive == 0) return true;
+    snprintf(msg, msg_size, "device %d: %zu planned blocks without an arena", ps->device,
+             ps->nlive);
+    return false;
+  }
+  reserved[1] += (int64_t)ps->arena_size;
+  segments[1]++;
+  if (ps->plan == NULL) return true;
+  uint64_t *order = NULL;
+  size_t n = 0;
+  if (!sorted_live(ps, &order, &n)) return true; /* no memory to check with */
+  bool ok = n == ps->nlive;
+  if (!ok)
+    snprintf(msg, msg_size, "device %d: %zu live planned blocks, %zu counted", ps->device, n,
+             ps->nlive);
+  uint64_t end = 0;
+  for (size_t k = 0; k < n && ok; k++) {
+    const live_block *l = &ps->live[order[2 * k + 1]];
+    uint64_t block = ps->plan->block[l->entry], offset = order[2 * k];
+    bool small = block <= C10C__SMALL_SIZE;
+    if (offset < end || offset + block > ps->arena_size) {
+      snprintf(msg, msg_size,
+               "device %d: planned block at offset %" PRIu64 " (%" PRIu64
+               " bytes) overlaps another or leaves the arena of %zu bytes",
+               ps->device, offset, block, ps->arena_size);
+      ok = false;
+    }
+    end = offset + block;
+    allocated[small ? 0 : 1] += (int64_t)block;
+    active[small ? 0 : 1] += (int64_t)block;
+  }
+  c10c__free(order);
+  return ok;
+}

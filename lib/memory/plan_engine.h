@@ -1,0 +1,83 @@
+/* The caching engine's planned mode (planning:True, plan_file:PATH), per device: the requests of
+ * each step (between two c10c__engine_step marks) are recorded; at a boundary the step's
+ * requests allocated and freed within it get an offset plan (planner.h) in one arena, a backend
+ * segment of its own, and the following steps' matching requests are served at their offsets.
+ * Everything else stays the caching engine's. Every function here runs under the engine's lock.
+ *
+ * Matching: a per-step cursor walks the plan's requests; a request matches the entry under it
+ * when its size rounds to the entry's block and its stream is the entry's plan stream (plan
+ * streams bind to runtime stream ids by order of first use in the step). A matching planned
+ * entry is served only once every earlier occupant of its bytes has been freed (the planner's
+ * need/free ranks); other streams are made to wait where the plan reuses their bytes (events at
+ * the frees, stream waits at the mallocs), and at a step boundary every stream used in the step
+ * is waited for by the others before they reuse the arena. A step whose requests miss the plan
+ * too often (more than 10% of them) rebuilds the plan from that step; rebuilds at four
+ * boundaries in a row drop planning on the device (plan_drops) until the settings are applied
+ * again, as does an arena the backend cannot give. A plan file is served as
+ * one sequence across boundaries until its entries run out. */
+#ifndef C10C_PLAN_ENGINE_H
+#define C10C_PLAN_ENGINE_H
+
+#include "caching_engine.h"
+#include "planner.h"
+
+typedef struct c10c__plan_state c10c__plan_state;
+
+/* ---- what the caching engine lends the planned mode (caching_engine.c; lock held) ---- */
+
+c10c_memory_stats *c10c__engine_device_stats(c10c__engine *engine, int device);
+const c10c__segment_backend *c10c__engine_backend(const c10c__engine *engine);
+/* Releases the device's cached free segments (what a recorded step cached). */
+void c10c__engine_release_cache(c10c__engine *engine, int device);
+/* A segment for an arena from the backend, counted as a large-pool segment (reserved_bytes,
+ * segment, num_device_alloc, the memory fraction's limit, the trace); C10C_STATUS_OUT_OF_MEMORY
+ * when the device cannot give it. */
+c10c_status c10c__engine_arena_malloc(c10c__engine *engine, int device, size_t size, void **out);
+void c10c__engine_arena_free(c10c__engine *engine, int device, void *ptr, size_t size);
+/* A block event for the trace: alloc, or free_requested and free_completed. */
+void c10c__engine_trace_block(c10c__engine *engine, int device, bool alloc, const void *ptr,
+                              size_t size, c10c_stream_id stream);
+
+/* ---- the planned mode ---- */
+
+/* A device's state (host memory only; nothing planned yet). Errors: C10C_STATUS_OUT_OF_MEMORY. */
+c10c_status c10c__plan_state_new(c10c__plan_state **out, c10c__engine *engine, int device);
+/* Destroys events and the arena (live planned blocks with it). NULL does nothing. */
+void c10c__plan_state_destroy(c10c__plan_state *ps);
+
+/* Applies the settings: planning on or off, and file (owned from now on; NULL: none) to serve
+ * from the next request (once the arena is free of earlier blocks). Cannot fail: what needs
+ * host or device memory and cannot get it is dropped (plan_drops). */
+void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file);
+
+/* A request of size (> 0) bytes on stream: true with *out when served from the plan; else false
+ * and *tag (0: none) is what the engine keeps with its block for c10c__plan_record_free, or
+ * hands back to c10c__plan_unrecord if it cannot serve the request either. */
+bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
+                       uint64_t *tag);
+void c10c__plan_unrecord(c10c__plan_state *ps, uint64_t tag);
+/* The engine's block recorded under tag was freed. */
+void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag);
+
+/* Whether ptr lies in the device's arena (then the next three answer for it). */
+bool c10c__plan_holds(const c10c__plan_state *ps, const void *ptr);
+/* Errors: C10C_STATUS_INVALID_ARGUMENT for a pointer that is not a live planned block's start. */
+c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr);
+c10c_status c10c__plan_record_stream(c10c__plan_state *ps, void *ptr, c10c_stream_id stream);
+c10c_status c10c__plan_share(c10c__plan_state *ps, const void *ptr, c10c__block_share *out);
+
+/* A step boundary. Errors: C10C_STATUS_OUT_OF_MEMORY (host) when a plan could not be made (the
+ * state stays consistent: the engine serves, and the next boundary tries again). */
+c10c_status c10c__plan_step(c10c__plan_state *ps);
+
+/* The arena as a snapshot segment (a JSON object, "segment_type": "plan", its live blocks and
+ * the gaps between them), or "" without an arena; *out from c10c__malloc. Errors:
+ * C10C_STATUS_OUT_OF_MEMORY. */
+c10c_status c10c__plan_snapshot(const c10c__plan_state *ps, char **out);
+
+/* Checks the arena (live blocks inside it, none overlapping, statistics) and adds what it holds
+ * to the engine's sums, per pool ([0] small, [1] large). False with a description. */
+bool c10c__plan_validate(const c10c__plan_state *ps, int64_t reserved[2], int64_t allocated[2],
+                         int64_t active[2], int64_t segments[2], char *msg, size_t msg_size);
+
+#endif /* C10C_PLAN_ENGINE_H */
