@@ -907,6 +907,7 @@ int main(int argc, char **argv) {
   r.table = checked(calloc(r.table_cap, sizeof *r.table));
   r.addresses[0] = checked(malloc(r.addr_cap * sizeof(uintptr_t)));
   r.addresses[1] = checked(malloc(r.addr_cap * sizeof(uintptr_t)));
+  stub_set_capacity(capacity); /* before the settings: a plan file's arena may be made then */
   if (c10c_allocator_get(&r.alloc, C10C_DEVICE_TYPE_CUDA) != C10C_STATUS_OK ||
       c10c_cuda_set_allocator_settings(config) != C10C_STATUS_OK) {
     fprintf(stderr, "%s\n", c10c_last_error_message());
@@ -920,7 +921,6 @@ int main(int argc, char **argv) {
     c10c_cuda_stream_handle(&r.handles[i], r.streams[i]);
   }
   m.pair_ns = checked(malloc(((size_t)1 << 22) * sizeof *m.pair_ns));
-  stub_set_capacity(capacity);
   bool ok = run(&r, &m);
   free_all(&r);
   /* host time per malloc+free pair: more runs timing the calls only */
