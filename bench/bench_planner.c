@@ -7,7 +7,7 @@
  * peak (requested bytes), the lower bound (peak of live bytes rounded up to 512), the planned
  * arena, arena / lower bound, utilization (live peak / arena) and the time to plan. Then plans a
  * synthetic step of 20,000 requests (random sizes and lifetimes, fixed seed) and exits 1 when
- * that took over one second. */
+ * that took over one second of CPU time (the machine may be shared; wall time is printed too). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,13 @@
 
 #include "planner.h"
 #include "trace_csv.h"
+
+/* CPU time of this thread: the machine the benchmark runs on may be shared. */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static double now(void) {
   struct timespec ts;
@@ -47,19 +54,19 @@ static uint64_t live_peak(const c10c__plan *p) {
 static int plan_and_report(const char *name, const c10c__plan_request *req, size_t n,
                            double *seconds) {
   c10c__plan *plan = NULL;
-  double t0 = now();
+  double w0 = now(), t0 = cpu_now();
   c10c_status st = c10c__plan_compute(&plan, req, n, 0);
-  double t1 = now();
+  double t1 = cpu_now(), w1 = now();
   *seconds = t1 - t0;
   if (st != C10C_STATUS_OK) {
     fprintf(stderr, "%s: %s\n", name, c10c_last_error_message());
     return -1;
   }
   uint64_t lb = c10c__plan_lower_bound(plan), peak = live_peak(plan);
-  printf("%-34s %8zu %14llu %14llu %14llu %8.5f %8.5f %8.3f\n", name, n, (unsigned long long)peak,
-         (unsigned long long)lb, (unsigned long long)plan->arena,
+  printf("%-32s %8zu %12llu %12llu %12llu %8.5f %8.5f %6.3f %6.3f\n", name, n,
+         (unsigned long long)peak, (unsigned long long)lb, (unsigned long long)plan->arena,
          lb ? (double)plan->arena / (double)lb : 1.0,
-         plan->arena ? (double)peak / (double)plan->arena : 1.0, *seconds);
+         plan->arena ? (double)peak / (double)plan->arena : 1.0, *seconds, w1 - w0);
   c10c__plan_destroy(plan);
   return 0;
 }
@@ -138,8 +145,8 @@ static uint64_t rng(void) {
 }
 
 int main(int argc, char **argv) {
-  printf("%-34s %8s %14s %14s %14s %8s %8s %8s\n", "trace", "requests", "live_peak", "lower_bound",
-         "arena", "arena/lb", "util", "seconds");
+  printf("%-32s %8s %12s %12s %12s %8s %8s %6s %6s\n", "trace", "requests", "live_peak",
+         "lower_bound", "arena", "arena/lb", "util", "cpu_s", "wall_s");
   int failed = 0;
   for (int a = 1; a < argc; a++)
     if (bench_trace(argv[a]) != 0) failed = 1;
@@ -158,7 +165,7 @@ int main(int argc, char **argv) {
   if (plan_and_report("synthetic-20000", req, N, &s) != 0) failed = 1;
   free(req);
   if (s > 1.0) {
-    fprintf(stderr, "planning 20,000 requests took %.3f s, over one second\n", s);
+    fprintf(stderr, "planning 20,000 requests took %.3f s of CPU time, over one second\n", s);
     failed = 1;
   }
   return failed;

@@ -413,71 +413,224 @@ uint64_t c10c__plan_lower_bound(const c10c__plan *plan) {
 
 /* ---- compute ---- */
 
-/* The placed requests in offset order, kept as parallel arrays for a fast scan. */
+/* The placed requests in offset order: one list for all, and at a few levels of time buckets
+ * one list per window of two neighbouring buckets, holding every placed request whose lifetime
+ * touches the window. A request looks for its gap in the window of the finest level that holds
+ * its whole lifetime (else in the list of all): it sees every placed request alive with it, and
+ * few others. */
+/* A list in offset order as a row of chunks (an insertion moves at most one chunk's entries). */
+enum { CHUNK = 64 };
+
+typedef struct chunk {
+  uint32_t n;
+  uint64_t off[CHUNK], top[CHUNK], alloc[CHUNK], end[CHUNK];
+} chunk;
+
+typedef struct olist {
+  size_t n, cap; /* chunks */
+  chunk **c;
+} olist;
+
+static void olist_clear(olist *o) {
+  for (size_t k = 0; k < o->n; k++) free(o->c[k]);
+  o->n = 0;
+}
+
+enum { MAX_LEVELS = 4 };
+
 typedef struct placer {
-  size_t n;
-  uint64_t *off, *top, *alloc, *end;
+  int levels;                   /* level 0: one bucket */
+  size_t buckets[MAX_LEVELS];   /* buckets per level */
+  uint64_t *bounds[MAX_LEVELS]; /* [buckets - 1] the first time of each bucket after the first */
+  olist *lists[MAX_LEVELS];     /* [buckets] */
 } placer;
 
-/* Places the requests in order (indices into the items) and writes their offsets; returns the
- * highest byte used, or UINT64_MAX when the arena would pass 2^64. best_fit: the smallest gap
- * that fits (else the lowest). */
+static void placer_free(placer *pl) {
+  for (int l = 0; l < pl->levels; l++) {
+    if (pl->lists[l])
+      for (size_t b = 0; b < pl->buckets[l]; b++) {
+        olist_clear(&pl->lists[l][b]);
+        free(pl->lists[l][b].c);
+      }
+    free(pl->lists[l]), free(pl->bounds[l]);
+  }
+  memset(pl, 0, sizeof *pl);
+}
+
+static size_t bucket_of(const placer *pl, int l, uint64_t t) {
+  /* the number of bounds <= t */
+  const uint64_t *b = pl->bounds[l];
+  size_t lo = 0, hi = pl->buckets[l] - 1;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (b[mid] <= t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Chooses the levels for m items (allocation times sorted_alloc, lifetimes [alloc, end)) so
+ * that the lists hold at most a few times m entries. */
+static bool placer_init(placer *pl, size_t m, const uint64_t *sorted_alloc, const uint64_t *alloc,
+                        const uint64_t *end) {
+  memset(pl, 0, sizeof *pl);
+  size_t want[MAX_LEVELS] = {1, 8, 64, 512};
+  size_t budget = 24 * (m + 1), used = m;
+  for (int l = 0; l < MAX_LEVELS; l++) {
+    size_t k = want[l];
+    if (l > 0 && (k * 32 > m || used > budget)) break;
+    pl->buckets[l] = k;
+    pl->bounds[l] = malloc((k > 1 ? k - 1 : 1) * sizeof(uint64_t));
+    pl->lists[l] = calloc(k, sizeof(olist));
+    pl->levels = l + 1;
+    if (!pl->bounds[l] || !pl->lists[l]) return false;
+    for (size_t i = 1; i < k; i++) pl->bounds[l][i - 1] = sorted_alloc[i * m / k];
+    if (l > 0) {
+      size_t entries = 0;
+      for (size_t i = 0; i < m; i++)
+        entries += bucket_of(pl, l, end[i] - 1) - bucket_of(pl, l, alloc[i]) + 2;
+      if (used + entries > budget) { /* too many long lifetimes for this level */
+        free(pl->bounds[l]), free(pl->lists[l]);
+        pl->bounds[l] = NULL, pl->lists[l] = NULL;
+        pl->levels = l;
+        break;
+      }
+      used += entries;
+    }
+  }
+  return true;
+}
+
+static bool olist_insert(olist *o, uint64_t off, uint64_t top, uint64_t a, uint64_t e) {
+  if (o->n == o->cap || o->n == 0) {
+    if (o->n == o->cap) {
+      size_t cap = o->cap ? 2 * o->cap : 4;
+      chunk **c = realloc(o->c, cap * sizeof *c);
+      if (!c) return false;
+      o->c = c, o->cap = cap;
+    }
+    if (o->n == 0) {
+      o->c[0] = malloc(sizeof(chunk));
+      if (!o->c[0]) return false;
+      o->c[0]->n = 0;
+      o->n = 1;
+    }
+  }
+  /* the last chunk whose first offset is <= off (or the first) */
+  size_t lo = 0, hi = o->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (o->c[mid]->n > 0 && o->c[mid]->off[0] <= off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t k = lo ? lo - 1 : 0;
+  chunk *ch = o->c[k];
+  if (ch->n == CHUNK) { /* split (o->n < o->cap here) */
+    chunk *nc = malloc(sizeof(chunk));
+    if (!nc) return false;
+    uint32_t half = CHUNK / 2;
+    nc->n = CHUNK - half;
+    memcpy(nc->off, ch->off + half, nc->n * 8);
+    memcpy(nc->top, ch->top + half, nc->n * 8);
+    memcpy(nc->alloc, ch->alloc + half, nc->n * 8);
+    memcpy(nc->end, ch->end + half, nc->n * 8);
+    ch->n = half;
+    memmove(o->c + k + 2, o->c + k + 1, (o->n - k - 1) * sizeof *o->c);
+    o->c[k + 1] = nc;
+    o->n++;
+    if (off >= nc->off[0]) ch = nc;
+  }
+  lo = 0, hi = ch->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (ch->off[mid] <= off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  size_t tail = ch->n - lo;
+  memmove(ch->off + lo + 1, ch->off + lo, tail * 8);
+  memmove(ch->top + lo + 1, ch->top + lo, tail * 8);
+  memmove(ch->alloc + lo + 1, ch->alloc + lo, tail * 8);
+  memmove(ch->end + lo + 1, ch->end + lo, tail * 8);
+  ch->off[lo] = off, ch->top[lo] = top, ch->alloc[lo] = a, ch->end[lo] = e;
+  ch->n++;
+  return true;
+}
+
+/* The gap search: the smallest gap of at least b bytes among the requests of o alive during
+ * [a, e) (best_fit), or the lowest; else the top of them. */
+static uint64_t find_gap(const olist *o, uint64_t a, uint64_t e, uint64_t b, bool best_fit,
+                         bool *overflow) {
+  uint64_t prev = 0, best = 0, best_gap = UINT64_MAX;
+  bool found = false;
+  for (size_t k = 0; k < o->n; k++) {
+    const chunk *ch = o->c[k];
+    for (uint32_t m = 0; m < ch->n; m++) {
+      /* whether it is alive with the request, without a branch (half of them are not) */
+      bool alive = (ch->alloc[m] < e) & (a < ch->end[m]);
+      uint64_t off = ch->off[m];
+      if (alive & (off > prev) && off - prev >= b) {
+        uint64_t gap = off - prev;
+        if (!found || gap < best_gap) {
+          found = true, best = prev, best_gap = gap;
+          if (!best_fit || gap == b) return best;
+        }
+      }
+      uint64_t top = alive ? ch->top[m] : 0;
+      prev = top > prev ? top : prev;
+    }
+  }
+  if (found) return best;
+  if (prev > UINT64_MAX - b) *overflow = true;
+  return prev;
+}
+
+/* Places the items in order and writes their offsets; returns the highest byte used, or
+ * UINT64_MAX when the arena would pass 2^64 (or host memory ran out: *oom). */
 static uint64_t place(placer *pl, const uint32_t *order, size_t n, const uint64_t *block,
-                      const uint64_t *alloc, const uint64_t *end, uint64_t *out, bool best_fit) {
-  pl->n = 0;
+                      const uint64_t *alloc, const uint64_t *end, uint64_t *out, bool best_fit,
+                      bool *oom_out) {
+  for (int l = 0; l < pl->levels; l++)
+    for (size_t b = 0; b < pl->buckets[l]; b++) olist_clear(&pl->lists[l][b]);
   uint64_t high = 0;
   for (size_t k = 0; k < n; k++) {
     uint32_t i = order[k];
     uint64_t a = alloc[i], e = end[i], b = block[i];
-    uint64_t prev = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
-    size_t best_pos = 0, pos = pl->n;
-    bool found = false;
-    for (size_t m = 0; m < pl->n; m++) {
-      if (pl->alloc[m] >= e || a >= pl->end[m]) continue;
-      uint64_t o = pl->off[m];
-      if (o > prev && o - prev >= b) {
-        uint64_t gap = o - prev;
-        if (!found || (best_fit && gap < best_gap)) {
-          found = true, best = prev, best_gap = gap, best_pos = m;
-          if (!best_fit || gap == b) break;
-        }
-      }
-      if (pl->top[m] > prev) prev = pl->top[m];
+    size_t lo = 0, hi = 0;
+    int l = pl->levels - 1;
+    for (; l > 0; l--) {
+      lo = bucket_of(pl, l, a), hi = bucket_of(pl, l, e - 1);
+      if (hi - lo <= 1) break;
     }
-    uint64_t off;
-    if (found) {
-      off = best;
-      (void)best_pos;
-    } else {
-      if (prev > UINT64_MAX - b) return UINT64_MAX;
-      off = prev;
-    }
+    if (l == 0) lo = hi = 0;
+    bool overflow = false;
+    uint64_t off = find_gap(&pl->lists[l][lo], a, e, b, best_fit, &overflow);
+    if (overflow) return UINT64_MAX;
     out[i] = off;
     if (off + b > high) high = off + b;
-    /* insert in offset order */
-    size_t lo = 0, hi = pl->n;
-    while (lo < hi) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (pl->off[mid] <= off)
-        lo = mid + 1;
-      else
-        hi = mid;
+    for (int v = 0; v < pl->levels; v++) {
+      /* the windows of buckets (w, w + 1) that its lifetime touches */
+      size_t blo = v ? bucket_of(pl, v, a) : 0, bhi = v ? bucket_of(pl, v, e - 1) : 0;
+      if (blo > 0) blo--;
+      for (size_t q = blo; q <= bhi; q++)
+        if (!olist_insert(&pl->lists[v][q], off, off + b, a, e)) {
+          *oom_out = true;
+          return UINT64_MAX;
+        }
     }
-    pos = lo;
-    size_t tail = pl->n - pos;
-    memmove(pl->off + pos + 1, pl->off + pos, tail * sizeof(uint64_t));
-    memmove(pl->top + pos + 1, pl->top + pos, tail * sizeof(uint64_t));
-    memmove(pl->alloc + pos + 1, pl->alloc + pos, tail * sizeof(uint64_t));
-    memmove(pl->end + pos + 1, pl->end + pos, tail * sizeof(uint64_t));
-    pl->off[pos] = off, pl->top[pos] = off + b, pl->alloc[pos] = a, pl->end[pos] = e;
-    pl->n++;
   }
   return high;
 }
 
+/* c10c__plan_compute; perm_out (count, or NULL): the input index of each planned request; what
+ * names the caller in messages. */
 static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
-                           int32_t device, uint32_t *perm_out) {
-  const char *what = "c10c__plan_compute";
+                           int32_t device, uint32_t *perm_out, const char *what) {
   *out = NULL;
   if (count > 0 && requests == NULL) return c10c__null_argument(what, "requests");
   if ((uint64_t)count > MAX_REQUESTS)
@@ -506,11 +659,10 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   uint32_t *order = malloc(cn * sizeof *order);
   uint64_t *block = malloc(cn * sizeof *block), *alloc = malloc(cn * sizeof *alloc),
            *end = malloc(cn * sizeof *end), *cand = malloc(cn * sizeof *cand),
-           *breadth = calloc(cn, sizeof *breadth), *live_at = malloc(2 * cn * sizeof *live_at);
-  placer pl = {0, malloc(cn * 8), malloc(cn * 8), malloc(cn * 8), malloc(cn * 8)};
+           *breadth = calloc(cn, sizeof *breadth);
+  placer pl = {0};
   c10c_status st = C10C_STATUS_OK;
-  if (!p || !keys || !order || !block || !alloc || !end || !cand || !breadth || !live_at ||
-      !pl.off || !pl.top || !pl.alloc || !pl.end) {
+  if (!p || !keys || !order || !block || !alloc || !end || !cand || !breadth) {
     st = oom(what);
     goto done;
   }
@@ -551,16 +703,16 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     goto done;
   }
   memcpy(item_request, order, m * sizeof *order);
-  /* breadth: the peak of live bytes over each item's lifetime (events swept in time order; an
-   * item's breadth is the max over the events inside its lifetime, found with a running max
-   * per item: O(n * live) in the worst case, cheap for real steps). Here: approximated as the
-   * live bytes at its allocation plus at its end's max, refined by a sweep below. */
+  /* breadth: the peak of live bytes over each item's lifetime (TensorFlow Lite's greedy by
+   * breadth places the requests of the fullest times first): the live bytes after each event
+   * in time order, and a range maximum over the events of its lifetime. */
   {
-    /* events: ends (0) before allocations (1) at one time */
-    size_t ne = 0;
+    size_t ne = 0; /* events: ends (k2 = 0) before allocations (1) at one time */
     key_index *ev = malloc((m ? 2 * m : 1) * sizeof *ev);
-    if (!ev) {
-      free(item_request), free(best);
+    size_t *apos = malloc((m ? m : 1) * sizeof *apos), *epos = malloc((m ? m : 1) * sizeof *epos);
+    uint64_t *tree = malloc((m ? 4 * m : 1) * sizeof *tree); /* bottom-up range-max tree */
+    if (!ev || !apos || !epos || !tree) {
+      free(ev), free(apos), free(epos), free(tree), free(item_request), free(best);
       st = oom(what);
       goto done;
     }
@@ -569,50 +721,40 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
       if (end[k] != C10C__PLAN_NEVER) ev[ne++] = (key_index){end[k], 0, 0, (uint32_t)k};
     }
     qsort(ev, ne, sizeof *ev, cmp_key_index);
-    /* live bytes after each event; an item's breadth = max live over events from its allocation
-     * to just before its end: a sparse-table-free two-pointer is not possible in general, so a
-     * segment of prefix maxima via a simple stack of (position) is used: range max with a
-     * sparse table over ne values. */
     uint64_t live = 0;
-    for (size_t k = 0; k < ne; k++) {
-      uint64_t b = block[ev[k].index];
-      live = ev[k].k2 ? live + b : live - b;
-      live_at[k] = live;
-    }
-    /* positions of each item's allocation and end event */
-    size_t *apos = malloc((m ? m : 1) * sizeof *apos), *epos = malloc((m ? m : 1) * sizeof *epos);
-    size_t levels = 1;
-    while (((size_t)1 << levels) <= ne) levels++;
-    uint64_t *sparse = malloc((ne ? ne : 1) * levels * sizeof *sparse);
-    if (!apos || !epos || !sparse) {
-      free(apos), free(epos), free(sparse), free(ev), free(item_request), free(best);
-      st = oom(what);
-      goto done;
-    }
     for (size_t k = 0; k < m; k++) epos[k] = ne;
     for (size_t k = 0; k < ne; k++) {
+      uint32_t i = ev[k].index;
+      live = ev[k].k2 ? live + block[i] : live - block[i];
+      tree[ne + k] = live;
       if (ev[k].k2)
-        apos[ev[k].index] = k;
+        apos[i] = k;
       else
-        epos[ev[k].index] = k;
+        epos[i] = k;
     }
-    memcpy(sparse, live_at, ne * sizeof *sparse);
-    for (size_t l = 1; l < levels; l++)
-      for (size_t k = 0; k + ((size_t)1 << l) <= ne; k++)
-        sparse[l * ne + k] =
-            max64(sparse[(l - 1) * ne + k], sparse[(l - 1) * ne + k + ((size_t)1 << (l - 1))]);
+    for (size_t k = ne; k-- > 1;) tree[k] = max64(tree[2 * k], tree[2 * k + 1]);
     for (size_t k = 0; k < m; k++) {
-      size_t lo = apos[k], hi = epos[k]; /* [lo, hi) */
-      size_t len = hi - lo, l = 0;
-      while (((size_t)2 << l) <= len) l++;
-      breadth[k] = max64(sparse[l * ne + lo], sparse[l * ne + hi - ((size_t)1 << l)]);
+      uint64_t peak = 0;
+      for (size_t lo = apos[k] + ne, hi = epos[k] + ne; lo < hi; lo /= 2, hi /= 2) {
+        if (lo & 1) peak = max64(peak, tree[lo++]);
+        if (hi & 1) peak = max64(peak, tree[--hi]);
+      }
+      breadth[k] = peak;
     }
-    free(apos), free(epos), free(sparse), free(ev);
+    free(ev), free(apos), free(epos), free(tree);
   }
-  /* candidate orders */
+  /* the placed requests' lists (alloc[] is sorted: the requests are in allocation order) */
+  if (!placer_init(&pl, m, alloc, alloc, end)) {
+    free(item_request), free(best);
+    st = oom(what);
+    goto done;
+  }
+  /* candidate orders (the ones that won on real traces; see the switch) */
+  static const int orders[] = {0, 1, 5, 6};
   uint64_t best_high = UINT64_MAX;
-  enum { ORDERS = 7 };
-  for (int o = 0; o < ORDERS; o++) {
+  bool out_of_memory = false;
+  for (size_t oi = 0; oi < sizeof orders / sizeof orders[0]; oi++) {
+    int o = orders[oi];
     bool best_fit = true;
     for (size_t k = 0; k < m; k++) {
       uint64_t life = end[k] - alloc[k];
@@ -647,7 +789,13 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     }
     qsort(keys, m, sizeof *keys, cmp_key_index);
     for (size_t k = 0; k < m; k++) order[k] = keys[k].index;
-    uint64_t high = place(&pl, order, m, block, alloc, end, cand, best_fit);
+    uint64_t high = place(&pl, order, m, block, alloc, end, cand, best_fit, &out_of_memory);
+    if (out_of_memory) {
+      free(item_request), free(best);
+      st = oom(what);
+      goto done;
+    }
+    if (getenv("PLAN_DEBUG")) fprintf(stderr, "order %d: %llu\n", o, (unsigned long long)high);
     if (high < best_high) {
       best_high = high;
       memcpy(best, cand, m * sizeof *best);
@@ -669,9 +817,8 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   free(item_request), free(best);
   st = prepare(p, what);
 done:
-  free(keys), free(order), free(block), free(alloc), free(end), free(cand), free(breadth),
-      free(live_at);
-  free(pl.off), free(pl.top), free(pl.alloc), free(pl.end);
+  free(keys), free(order), free(block), free(alloc), free(end), free(cand), free(breadth);
+  placer_free(&pl);
   if (st != C10C_STATUS_OK) {
     c10c__plan_destroy(p);
     return st;
@@ -683,7 +830,7 @@ done:
 c10c_status c10c__plan_compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
                                int32_t device) {
   if (out == NULL) return c10c__null_argument(__func__, "out");
-  return compute(out, requests, count, device, NULL);
+  return compute(out, requests, count, device, NULL, __func__);
 }
 
 /* ---- the plan file ---- */
@@ -819,6 +966,20 @@ static c10c_status parse(c10c__plan **out, const uint8_t *d, size_t n, const cha
   return C10C_STATUS_OK;
 }
 
+c10c_status c10c__plan_parse(c10c__plan **out, const void *data, size_t size, const char *name) {
+  if (out == NULL) return c10c__null_argument(__func__, "out");
+  *out = NULL;
+  if (data == NULL && size > 0) return c10c__null_argument(__func__, "data");
+  if (name == NULL) return c10c__null_argument(__func__, "name");
+  size_t wlen = strlen(name) + 16;
+  char *what = malloc(wlen);
+  if (!what) return oom("c10c__plan_parse");
+  snprintf(what, wlen, "plan file %s", name);
+  c10c_status st = parse(out, size ? data : (const uint8_t *)"", size, what);
+  free(what);
+  return st;
+}
+
 c10c_status c10c__plan_read(c10c__plan **out, const char *path) {
   if (out == NULL) return c10c__null_argument(__func__, "out");
   *out = NULL;
@@ -927,7 +1088,7 @@ c10c_status c10c_plan_make(uint64_t *out_arena_bytes, uint64_t *out_offsets, con
     if (s == nids && nids < C10C__PLAN_MAX_STREAMS) ids[nids++] = streams[i];
     req[i] = (c10c__plan_request){sizes[i], begins[i], ends[i], s, false};
   }
-  st = compute(&plan, req, count, device, perm);
+  st = compute(&plan, req, count, device, perm, "c10c_plan_make");
   if (st != C10C_STATUS_OK) goto done;
   if (path) {
     st = c10c__plan_write(plan, path);

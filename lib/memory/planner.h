@@ -79,6 +79,10 @@ c10c_status c10c__plan_write(const c10c__plan *plan, const char *path);
  * C10C_STATUS_ERROR when it cannot be opened (the system's message); C10C_STATUS_OUT_OF_MEMORY. */
 c10c_status c10c__plan_read(c10c__plan **out, const char *path);
 
+/* Parses the size bytes of a plan file at data, as c10c__plan_read does a file's (for the fuzz
+ * harness; name names the file in messages: "plan file NAME: ..."). Never reads past size. */
+c10c_status c10c__plan_parse(c10c__plan **out, const void *data, size_t size, const char *name);
+
 /* Frees a plan; NULL does nothing. */
 void c10c__plan_destroy(c10c__plan *plan);
 
