@@ -207,7 +207,8 @@ def print_table(traces: dict[str, dict], results: dict[str, dict[str, dict]]) ->
             lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     lines.append(
         "util = peak live requested / peak reserved; * multi-step (online: the steps after its"
-        " first plan); cold start, fake-address stand-in driver"
+        f" first plan; PyTorch's for {REPEAT}: its one recorded window); cold start,"
+        " fake-address stand-in driver"
     )
     print("\n".join(lines))
     return lines

@@ -1143,6 +1143,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915 - a br
         _check_plot_path(p, args.plot)
     if args.write_plan:
         _check_plot_path(p, args.write_plan, "--write-plan")
+    if args.compare and args.settings is not None:
+        p.error("argument --compare: not allowed with argument --settings (it tries its own)")
     for s in args.settings or []:
         error = _settings_error(s)
         if error is not None:

@@ -180,6 +180,9 @@ def test_write_plan_refuses_what_it_cannot_write_or_plan(tmp_path: Path) -> None
     assert not (tmp_path / "p.plan").exists()
 
 
-def test_compare_refuses_unknown_options(tmp_path: Path) -> None:
+def test_compare_refuses_unknown_options_and_settings_of_its_own(tmp_path: Path) -> None:
     proc = cli(str(snapshot_file(tmp_path)), "--compare", "--bogus")
     assert proc.returncode == 2 and "unrecognized arguments: --bogus" in one_line(proc.stderr)
+    proc = cli(str(snapshot_file(tmp_path)), "--compare", "--settings", "")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "argument --compare: not allowed with argument --settings" in one_line(proc.stderr)
