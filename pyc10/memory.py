@@ -35,6 +35,7 @@ _COUNTERS = [
     "num_device_free",
     "max_split_size",
 ]
+_PLAN_COUNTERS = ["arena_bytes", "served", "fallbacks", "rebuilds", "drops"]
 
 
 def _allocator(device: _device_cls | str | None) -> object:
@@ -46,7 +47,12 @@ def _allocator(device: _device_cls | str | None) -> object:
 
 
 def stats(device: _device_cls | str | None = None) -> dict[str, int]:
-    """The allocator's statistics under torch's flattened key names, sorted as torch sorts them."""
+    """The allocator's statistics under torch's flattened key names, sorted as torch sorts them.
+
+    Beyond torch's keys, the CUDA caching allocator's planning and stitching (0 elsewhere):
+    ``plan.arena_bytes``, ``plan.served``, ``plan.fallbacks``, ``plan.rebuilds``,
+    ``plan.drops``, ``num_stitches`` and ``stitched_bytes.{current,peak,allocated,freed}``.
+    """
     s = ffi.new("c10c_memory_stats *")
     s.struct_size = ffi.sizeof("c10c_memory_stats")
     check(lib.c10c_allocator_get_stats(s, _allocator(device)))
@@ -61,6 +67,12 @@ def stats(device: _device_cls | str | None = None) -> dict[str, int]:
             result[f"{name}.{field}"] = int(getattr(getattr(s, name), field))
     for name in _COUNTERS:
         result[name] = int(getattr(s, name))
+    # ours, not torch's: the CUDA caching allocator's planning and stitching (0 elsewhere)
+    for name in _PLAN_COUNTERS:
+        result[f"plan.{name}"] = int(getattr(s, f"plan_{name}"))
+    result["num_stitches"] = int(s.num_stitches)
+    for field in _FIELDS:
+        result[f"stitched_bytes.{field}"] = int(getattr(s.stitched_bytes, field))
     return dict(sorted(result.items()))
 
 

@@ -1446,14 +1446,14 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
     c10c__plan_destroy(file);
     return st;
   }
+  int file_device = file != NULL ? (int)file->device : -1; /* the file is handed over below */
   pthread_mutex_lock(&e->lock);
   e->config = *config;
   for (int i = 0; i < e->devices; i++) {
     device_state *d = &e->state[i];
     if (d->plan == NULL && made != NULL) d->plan = made[i], made[i] = NULL, e->planning = true;
     if (d->plan != NULL)
-      c10c__plan_configure(d->plan, config->planning,
-                           file != NULL && file->device == i ? file : NULL);
+      c10c__plan_configure(d->plan, config->planning, file_device == i ? file : NULL);
   }
   for (int i = 0; i < e->devices; i++)
     e->state[i].stats.max_split_size =

@@ -46,6 +46,11 @@ struct c10c__plan_state {
   bool planning; /* record steps, plan online */
   bool stopped;  /* online planning gave up (its arena could not be had, or rebuild streak) */
   bool events;   /* the backend records events and makes streams wait */
+  bool hold;     /* the backend records and queries events (record_stream's uses are held) */
+  /* without events: the one runtime stream the arena serves (no order can be made between
+   * two), fixed by its first planned block */
+  bool has_arena_stream;
+  c10c_stream_id arena_stream;
   /* the recording of the current step */
   c10c__plan_request *rec;
   size_t nrec, caprec;
@@ -108,7 +113,9 @@ c10c_status c10c__plan_state_new(c10c__plan_state **out, c10c__engine *engine, i
   ps->engine = engine;
   ps->backend = c10c__engine_backend(engine);
   ps->device = device;
-  ps->events = ps->backend->event_record != NULL && ps->backend->stream_wait != NULL;
+  ps->hold = ps->backend->event_record != NULL && ps->backend->event_query != NULL &&
+             ps->backend->event_destroy != NULL;
+  ps->events = ps->hold && ps->backend->stream_wait != NULL;
   ps->generation = 1;
   *out = ps;
   return C10C_STATUS_OK;
@@ -168,6 +175,7 @@ static void release_arena(c10c__plan_state *ps) {
   stats_of(ps)->plan_arena_bytes = 0;
   drop_boundary(ps);
   ps->nused = 0;
+  ps->has_arena_stream = false;
 }
 
 static bool arena_idle(const c10c__plan_state *ps) { return ps->nlive == 0 && ps->pending == NULL; }
@@ -221,7 +229,7 @@ static bool install(c10c__plan_state *ps, c10c__plan *plan, bool from_file) {
   retire_plan(ps);
   c10c__engine_release_cache(ps->engine, ps->device);
   bool ok = build_tables(ps, plan);
-  if (ok && (ps->arena == NULL || ps->arena_size < plan->arena)) {
+  if (ok && plan->arena > 0 && (ps->arena == NULL || ps->arena_size < plan->arena)) {
     release_arena(ps);
     void *arena = NULL;
     ok = plan->arena <= SIZE_MAX &&
@@ -244,9 +252,18 @@ static bool install(c10c__plan_state *ps, c10c__plan *plan, bool from_file) {
   return true;
 }
 
-/* Installs the waiting plan once the arena is idle. */
+static bool record_boundary(c10c__plan_state *ps);
+
+/* Whether the arena may be handed to the next step or plan: idle, and the streams that used it
+ * since the last boundary have events recorded for the next ones to wait for. */
+static bool arena_ready(c10c__plan_state *ps) {
+  if (!arena_idle(ps)) return false;
+  return !ps->events || ps->nused == 0 || record_boundary(ps);
+}
+
+/* Installs the waiting plan once the arena is ready. */
 static void install_next(c10c__plan_state *ps) {
-  if (ps->next == NULL || !arena_idle(ps)) return;
+  if (ps->next == NULL || !arena_ready(ps)) return;
   c10c__plan *plan = ps->next;
   bool from_file = ps->next_from_file;
   ps->next = NULL;
@@ -420,7 +437,7 @@ static bool order_streams(c10c__plan_state *ps, size_t j, uint32_t s, c10c_strea
 bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
                        uint64_t *tag) {
   *tag = ps->planning ? record_alloc(ps, size, stream) : 0;
-  if (ps->next != NULL) install_next(ps);
+  if (ps->next != NULL && ps->next_from_file) install_next(ps); /* a file: from the next request */
   c10c__plan *plan = ps->plan;
   if (plan == NULL) return false;
   c10c_memory_stats *s = stats_of(ps);
@@ -445,7 +462,8 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
     return false;
   }
   if (plan->need[j] > ps->prefix && ps->pending != NULL) poll_pending(ps);
-  if (plan->need[j] > ps->prefix || (ps->events && !order_streams(ps, j, ps_stream, stream))) {
+  if (plan->need[j] > ps->prefix || (ps->events && !order_streams(ps, j, ps_stream, stream)) ||
+      (!ps->events && ps->has_arena_stream && ps->arena_stream != stream)) {
     mark_done(ps, plan->free_rank[j]); /* it never occupies its bytes */
     ps->misses++;
     s->plan_fallbacks++;
@@ -455,6 +473,8 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
   *l = (live_block){.entry = (uint32_t)j, .stream = stream, .requested = size, .tag = *tag};
   *tag = 0;
   ps->nlive++;
+  ps->has_arena_stream = true;
+  ps->arena_stream = stream;
   uint64_t block = plan->block[j];
   bool small = block <= C10C__SMALL_SIZE;
   stat(s->allocation, small, 1);
@@ -541,7 +561,7 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
       rank = NONE; /* no safe way to hand its bytes on in this pass */
     }
   }
-  if (l->nuses > 0 && ps->events && rank != NONE)
+  if (l->nuses > 0 && ps->hold && rank != NONE)
     hold_for_uses(ps, l, rank);
   else if (!ps->blocked)
     mark_done(ps, rank);
@@ -682,12 +702,9 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
       }
     }
   }
-  bool idle = arena_idle(ps);
   /* the next step's streams wait for this one's before they reuse the arena (a file's plan
    * orders its own steps) */
-  if (idle && ps->events && ps->nused > 0 && !(ps->plan != NULL && ps->from_file) &&
-      !record_boundary(ps))
-    idle = false;
+  bool idle = ps->plan != NULL && ps->from_file ? arena_idle(ps) : arena_ready(ps);
   if (ps->next != NULL && idle) {
     install_next(ps);
   } else if (ps->plan != NULL && !ps->from_file) {
@@ -795,18 +812,27 @@ bool c10c__plan_validate(const c10c__plan_state *ps, int64_t reserved[2], int64_
   reserved[1] += (int64_t)ps->arena_size;
   segments[1]++;
   if (ps->plan == NULL) return true;
+  size_t counted = 0;
+  for (size_t i = 0; i < ps->nslots; i++) {
+    if (ps->live[i].entry == NONE) continue;
+    uint64_t block = ps->plan->block[ps->live[i].entry];
+    bool small = block <= C10C__SMALL_SIZE;
+    allocated[small ? 0 : 1] += (int64_t)block;
+    active[small ? 0 : 1] += (int64_t)block;
+    counted++;
+  }
+  if (counted != ps->nlive) {
+    snprintf(msg, msg_size, "device %d: %zu live planned blocks, %zu counted", ps->device, counted,
+             ps->nlive);
+    return false;
+  }
   uint64_t *order = NULL;
   size_t n = 0;
-  if (!sorted_live(ps, &order, &n)) return true; /* no memory to check with */
-  bool ok = n == ps->nlive;
-  if (!ok)
-    snprintf(msg, msg_size, "device %d: %zu live planned blocks, %zu counted", ps->device, n,
-             ps->nlive);
+  if (!sorted_live(ps, &order, &n)) return true; /* no memory to check the places with */
+  bool ok = true;
   uint64_t end = 0;
   for (size_t k = 0; k < n && ok; k++) {
-    const live_block *l = &ps->live[order[2 * k + 1]];
-    uint64_t block = ps->plan->block[l->entry], offset = order[2 * k];
-    bool small = block <= C10C__SMALL_SIZE;
+    uint64_t block = ps->plan->block[ps->live[order[2 * k + 1]].entry], offset = order[2 * k];
     if (offset < end || offset + block > ps->arena_size) {
       snprintf(msg, msg_size,
                "device %d: planned block at offset %" PRIu64 " (%" PRIu64
@@ -815,8 +841,6 @@ bool c10c__plan_validate(const c10c__plan_state *ps, int64_t reserved[2], int64_
       ok = false;
     }
     end = offset + block;
-    allocated[small ? 0 : 1] += (int64_t)block;
-    active[small ? 0 : 1] += (int64_t)block;
   }
   c10c__free(order);
   return ok;

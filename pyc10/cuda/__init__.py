@@ -74,6 +74,7 @@ from .memory import (
     reset_peak_memory_stats,
     set_allocator_settings,
     set_per_process_memory_fraction,
+    step,
     use_mem_pool,
 )
 from .memory import (
@@ -133,6 +134,7 @@ __all__ = [
     "set_device",
     "set_per_process_memory_fraction",
     "set_stream",
+    "step",
     "stream",
     "synchronize",
     "use_mem_pool",

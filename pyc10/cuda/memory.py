@@ -72,6 +72,7 @@ __all__ = [
     "reset_peak_memory_stats",
     "set_allocator_settings",
     "set_per_process_memory_fraction",
+    "step",
     "use_mem_pool",
 ]
 
@@ -221,6 +222,21 @@ def reset_peak_memory_stats(device: Any = None) -> None:
         _alloc.reset_peak_stats("cuda")
 
 
+def step(device: Any = None) -> None:
+    """Mark a step boundary (the end of one training or inference step) for the caching allocator.
+
+    Not torch's: libc10c's planning. With ``planning:True`` (:func:`set_allocator_settings`) the
+    requests of each step are recorded; at a boundary those allocated and freed within the step
+    that ended get offsets in one arena, and the matching requests of the following steps are
+    served there (``memory_stats()``'s ``plan.*`` counters say how many). Without planning it
+    does nothing. ``device``: an index, ``"cuda:n"`` or a device; ``None`` for the current
+    device. Needs CUDA (RuntimeError); a device the machine does not have is a RuntimeError.
+    """
+    index = _device_index(device, optional=True)
+    _require()
+    check(lib.c10c_cuda_allocator_step(current_device() if index is None else index))
+
+
 def reset_max_memory_allocated(device: Any = None) -> None:
     """Deprecated: :func:`reset_peak_memory_stats`, which resets every peak (a FutureWarning)."""
     warnings.warn(
@@ -354,7 +370,9 @@ def set_allocator_settings(config: str | bytes) -> None:
     garbage_collection_threshold:0.6"``, as ``C10C_ALLOC_CONF`` (or ``PYTORCH_CUDA_ALLOC_CONF``)
     and ``torch.cuda.memory._set_allocator_settings``; also ``stream_ordered_reuse:True`` (not
     PyTorch's: a block cached for another stream is reused after making the allocating stream
-    wait for an event). A setting replaces all earlier ones. Unknown keys and bad values raise
+    wait for an event), ``planning:True`` (steps marked by :func:`step` are served from an offset
+    plan in one arena), ``plan_file:PATH`` (a plan written by ``c10c_plan_make``, served from the
+    next request) and ``stitching:True``. A setting replaces all earlier ones. Unknown keys and bad values raise
     ValueError (PyTorch's messages); options not implemented (``pinned_*``, expandable segments
     without the driver's virtual memory API) NotImplementedError. Without CUDA any text is
     accepted and changes nothing: no allocator will be made in this process.

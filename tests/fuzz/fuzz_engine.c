@@ -2,7 +2,8 @@
  * the input: mallocs of any size (0 and absurd ones included) on any device and stream, frees
  * (and bad frees), record_stream, work queued on streams and time passing, empty_cache,
  * c10c__engine_configure with any settings the configuration parser can produce, set_limit,
- * reset_peaks, stats, record_history and snapshots, and failures of the backend (segment
+ * reset_peaks, stats, record_history and snapshots, planning (step markers, planning on and off,
+ * plan files made by c10c_plan_make from the input), and failures of the backend (segment
  * mallocs, page maps, reservations, events, stream waits, memory queries) and of host memory
  * at chosen points.
  *
@@ -20,10 +21,13 @@
  * unless the new stream was made to wait. At the end the engine is destroyed and the backend
  * must have got back every segment, mapping and reservation, and every event destroyed.
  */
+#define _POSIX_C_SOURCE 200809L /* getpid */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 
+#include "c10c/replay.h"
 #include "c10c/testing.h"
 #include "caching_engine.h"
 #include "sysmem.h"
@@ -425,10 +429,17 @@ static c10c_stream_id fuzz_stream(fuzz_input *in) {
   return s < 250 ? (c10c_stream_id)(s % STREAMS) : (c10c_stream_id)fuzz_int64(in);
 }
 
+static void do_malloc(run *r, int device, size_t size, c10c_stream_id stream);
+
 static void op_malloc(fuzz_input *in, run *r) {
   int device = fuzz_device(in, r);
   size_t size = fuzz_size(in);
   c10c_stream_id stream = fuzz_stream(in);
+  do_malloc(r, device, size, stream);
+}
+
+/* A malloc, checked, and the block kept in live when there is room. */
+static void do_malloc(run *r, int device, size_t size, c10c_stream_id stream) {
   void *ptr = (void *)1;
   c10c_status st = c10c__engine_malloc(r->e, device, size, stream, &ptr);
   TRACE("malloc(device %d, %zu bytes, stream %lld) = %p, %s\n", device, size, (long long)stream,
@@ -461,6 +472,8 @@ static void op_malloc(fuzz_input *in, run *r) {
   check_live_blocks(&live[nlive - 1]);
 }
 
+static void do_free(run *r, size_t i);
+
 static void op_free(fuzz_input *in, run *r) {
   uint8_t pick = fuzz_u8(in);
   if (nlive == 0 || pick >= 240) { /* pointers the engine did not hand out */
@@ -476,7 +489,11 @@ static void op_free(fuzz_input *in, run *r) {
     FUZZ_CHECK(c10c__engine_free(r->e, NULL) == C10C_STATUS_OK, "free(NULL)");
     return;
   }
-  size_t i = pick % nlive;
+  do_free(r, pick % nlive);
+}
+
+/* Frees live[i], checked. */
+static void do_free(run *r, size_t i) {
   live_block b = live[i];
   live[i] = live[--nlive];
   TRACE("free(%#lx)\n", (unsigned long)b.ptr);
@@ -524,6 +541,8 @@ static size_t fuzz_divisions(fuzz_input *in) {
   return log < 0 ? 0 : (size_t)1 << (log > 12 && log < 60 ? log % 12 : log);
 }
 
+static bool plan_file(fuzz_input *in, run *r, char *path, size_t size);
+
 /* Settings as the configuration parser can produce them. */
 static void op_configure(fuzz_input *in, run *r) {
   c10c__device_alloc_config c = c10c__device_alloc_config_default();
@@ -541,14 +560,103 @@ static void op_configure(fuzz_input *in, run *r) {
   if (flags & 4) c.garbage_collection_threshold = (double)fuzz_range(in, 1, 255) / 256.0;
   c.expandable_segments = flags & 8;
   c.stream_ordered_reuse = flags & 16;
+  c.planning = flags & 64;
+  bool file = (flags & 128) && plan_file(in, r, c.plan_file, sizeof c.plan_file);
   c10c_status st = c10c__engine_configure(r->e, &c);
   TRACE("configure(max_split %zu, divisions[0] %zu, gc %g, expandable %d, ordered %d) = %s\n",
         c.max_split_size, c.roundup_power2_divisions[0], c.garbage_collection_threshold,
         c.expandable_segments, c.stream_ordered_reuse, c10c_status_name(st));
   bool possible = (!c.expandable_segments || (r->vmm && r->mem_info)) &&
                   (!c.stream_ordered_reuse || (r->waits && r->events));
-  FUZZ_CHECK(possible ? st == C10C_STATUS_OK : st == C10C_STATUS_NOT_IMPLEMENTED,
+  if (file && possible) { /* a plan of a device the engine lacks, or no host memory to read it */
+    FUZZ_CHECK(st == C10C_STATUS_OK || st == C10C_STATUS_INVALID_ARGUMENT ||
+                   st == C10C_STATUS_OUT_OF_MEMORY,
+               "configure with a plan file gave %s: %s", c10c_status_name(st),
+               c10c_last_error_message());
+    return;
+  }
+  FUZZ_CHECK(possible ? st == C10C_STATUS_OK || (c.planning && st == C10C_STATUS_OUT_OF_MEMORY)
+                      : st == C10C_STATUS_NOT_IMPLEMENTED,
              "configure gave %s", c10c_status_name(st));
+}
+
+/* A plan file of a few requests from the input (sizes, streams and lifetimes) for a device
+ * that may not exist, written by c10c_plan_make; its path into path. False when none could be
+ * made (host memory failing on purpose). */
+static bool plan_file(fuzz_input *in, run *r, char *path, size_t size) {
+  enum { N = 16 };
+  uint64_t sizes[N], begins[N], ends[N];
+  int64_t streams[N];
+  size_t n = (size_t)fuzz_range(in, 0, N);
+  for (size_t i = 0; i < n; i++) {
+    sizes[i] = (uint64_t)fuzz_range(in, 0, 64) * 512 * (fuzz_bool(in) ? 1024 : 1);
+    streams[i] = fuzz_stream(in);
+    begins[i] = (uint64_t)fuzz_range(in, 0, 2 * N);
+    ends[i] = fuzz_u8(in) < 16 ? UINT64_MAX : begins[i] + (uint64_t)fuzz_range(in, 0, 2 * N);
+  }
+  snprintf(path, size, "%s/c10c_fuzz_plan_%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+           (int)getpid());
+  uint64_t arena = 0;
+  int32_t device = (int32_t)fuzz_range(in, 0, r->devices);
+  c10c_status st = c10c_plan_make(&arena, NULL, path, device, n, sizes, streams, begins, ends);
+  TRACE("plan file of %zu requests for device %d: %s\n", n, (int)device, c10c_status_name(st));
+  return st == C10C_STATUS_OK;
+}
+
+/* One step of a few requests (sizes, streams, an order of frees, work queued on the streams)
+ * from the input, run 2 to 5 times with a step boundary after each, so that plans are made
+ * and served (and reuse across streams is checked against the streams' work). */
+static void op_repeat(fuzz_input *in, run *r) {
+  enum { K = 8 };
+  int device = (int)fuzz_range(in, 0, r->devices - 1);
+  size_t n = (size_t)fuzz_range(in, 1, K), frees_after[K], sizes[K];
+  c10c_stream_id streams[K];
+  uint64_t work[K];
+  for (size_t i = 0; i < n; i++) {
+    /* up to 64 MiB: repeated absurd sizes would only saturate the cumulative statistics */
+    sizes[i] = fuzz_u8(in) % 4 == 0 ? (size_t)fuzz_range(in, 0, 64 * MiB)
+                                    : (size_t)fuzz_range(in, 1, 64) * 64 * 1024;
+    streams[i] = (c10c_stream_id)(fuzz_u8(in) % STREAMS);
+    frees_after[i] = (size_t)fuzz_range(in, 0, 2); /* how many live blocks to free after it */
+    work[i] = (uint64_t)fuzz_range(in, 0, 20);
+  }
+  int times = (int)fuzz_range(in, 2, 5);
+  TRACE("repeat %d times a step of %zu requests on device %d\n", times, n, device);
+  for (int t = 0; t < times; t++) {
+    size_t first = nlive;
+    for (size_t i = 0; i < n; i++) {
+      size_t before = nlive;
+      do_malloc(r, device, sizes[i], streams[i]);
+      if (nlive > before) { /* the stream works on it for a while */
+        uint64_t *busy = &F.busy[stream_slot(streams[i])];
+        *busy = (*busy > F.now ? *busy : F.now) + work[i];
+      }
+      for (size_t k = 0; k < frees_after[i] && nlive > first; k++) do_free(r, first);
+    }
+    while (nlive > first) do_free(r, first);
+    F.now += (uint64_t)(t * 7 % 11);
+    FUZZ_CHECK(c10c__engine_step(r->e, device) == C10C_STATUS_OK ||
+                   c10c_last_error_status() == C10C_STATUS_OUT_OF_MEMORY,
+               "step: %s", c10c_last_error_message());
+  }
+}
+
+/* A step boundary on a device (-1: all; past the devices: refused). */
+static void op_step(fuzz_input *in, run *r) {
+  int device = (int)fuzz_range(in, -2, r->devices);
+  c10c_status st = c10c__engine_step(r->e, device);
+  c10c_memory_stats s;
+  memset(&s, 0, sizeof s);
+  s.struct_size = sizeof s;
+  if (tracing) c10c__engine_stats(r->e, 0, &s);
+  TRACE("step(device %d) = %s (device 0: plan served %lld, fallbacks %lld, rebuilds %lld)\n",
+        device, c10c_status_name(st), (long long)s.plan_served, (long long)s.plan_fallbacks,
+        (long long)s.plan_rebuilds);
+  if (device < -1 || device >= r->devices)
+    FUZZ_CHECK(st == C10C_STATUS_ERROR, "step of device %d gave %s", device, c10c_status_name(st));
+  else
+    FUZZ_CHECK(st == C10C_STATUS_OK || st == C10C_STATUS_OUT_OF_MEMORY, "step gave %s",
+               c10c_status_name(st));
 }
 
 static void op_limit(fuzz_input *in, run *r) {
@@ -582,7 +690,8 @@ static void op_stats(fuzz_input *in, run *r) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
     for (int k = 0; k < 3; k++)
       FUZZ_CHECK(all[i][k].current >= 0 && all[i][k].current <= all[i][k].peak &&
-                     all[i][k].allocated - all[i][k].freed == all[i][k].current,
+                     (all[i][k].allocated - all[i][k].freed == all[i][k].current ||
+                      all[i][k].allocated == INT64_MAX), /* the totals saturate */
                  "statistic %zu[%d]: current %lld peak %lld allocated %lld freed %lld", i, k,
                  (long long)all[i][k].current, (long long)all[i][k].peak,
                  (long long)all[i][k].allocated, (long long)all[i][k].freed);
@@ -674,6 +783,8 @@ typedef enum op {
   OP_LIMIT,
   OP_STATS,
   OP_SNAPSHOT,
+  OP_STEP,
+  OP_REPEAT,
   OP_FAIL,
   OPS
 } op;
@@ -694,6 +805,8 @@ static void step(fuzz_input *in, run *r) {
     case OP_LIMIT: op_limit(in, r); break;
     case OP_STATS: op_stats(in, r); break;
     case OP_SNAPSHOT: op_snapshot(in, r); break;
+    case OP_STEP: op_step(in, r); break;
+    case OP_REPEAT: op_repeat(in, r); break;
     default: op_fail(in); break;
   }
 }
