@@ -627,6 +627,11 @@ static uint64_t place(placer *pl, const uint32_t *order, size_t n, const uint64_
   return high;
 }
 
+/* Bytes in whole C10C__PLAN_ARENA_ALIGN, rounded up. */
+static uint64_t arena_units(uint64_t bytes) {
+  return bytes / C10C__PLAN_ARENA_ALIGN + (bytes % C10C__PLAN_ARENA_ALIGN != 0);
+}
+
 /* c10c__plan_compute; perm_out (count, or NULL): the input index of each planned request; what
  * names the caller in messages. */
 static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
@@ -703,6 +708,7 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     goto done;
   }
   memcpy(item_request, order, m * sizeof *order);
+  uint64_t lower; /* the peak of live bytes: no arena is smaller */
   /* breadth: the peak of live bytes over each item's lifetime (TensorFlow Lite's greedy by
    * breadth places the requests of the fullest times first): the live bytes after each event
    * in time order, and a range maximum over the events of its lifetime. */
@@ -722,10 +728,12 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     }
     qsort(ev, ne, sizeof *ev, cmp_key_index);
     uint64_t live = 0;
+    lower = 0;
     for (size_t k = 0; k < m; k++) epos[k] = ne;
     for (size_t k = 0; k < ne; k++) {
       uint32_t i = ev[k].index;
       live = ev[k].k2 ? live + block[i] : live - block[i];
+      if (live > lower) lower = live;
       tree[ne + k] = live;
       if (ev[k].k2)
         apos[i] = k;
@@ -749,43 +757,24 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     st = oom(what);
     goto done;
   }
-  /* candidate orders (the ones that won on real traces; see the switch) */
-  static const int orders[] = {0, 1, 5, 6};
+  /* The orders tried, each the smallest arena on some of the 8 real traces or the synthetic
+   * step (bench/bench_planner.c): by size (ties: longer lifetime first), best fit and first fit;
+   * by breadth (ties: larger first), best fit and first fit. By lifetime, by size times
+   * lifetime and allocation order (best or first fit) never did better than these, and are not
+   * tried. */
   uint64_t best_high = UINT64_MAX;
   bool out_of_memory = false;
-  for (size_t oi = 0; oi < sizeof orders / sizeof orders[0]; oi++) {
-    int o = orders[oi];
-    bool best_fit = true;
+  for (int o = 0; o < 4; o++) {
+    /* an arena at the lower bound (in whole 2 MiB) cannot be beaten */
+    if (best_high != UINT64_MAX && arena_units(best_high) <= arena_units(lower)) break;
+    bool best_fit = o < 2;
     for (size_t k = 0; k < m; k++) {
       uint64_t life = end[k] - alloc[k];
-      switch (o) {
-        case 0: /* by size, longer first, earlier first */
-          keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
-          break;
-        case 1: /* by breadth, then size */
-          keys[k] =
-              (key_index){UINT64_MAX - breadth[k], UINT64_MAX - block[k], alloc[k], (uint32_t)k};
-          break;
-        case 2: /* by lifetime, then size */
-          keys[k] = (key_index){UINT64_MAX - life, UINT64_MAX - block[k], alloc[k], (uint32_t)k};
-          break;
-        case 3: /* by size, earlier first */
-          keys[k] = (key_index){UINT64_MAX - block[k], alloc[k], 0, (uint32_t)k};
-          break;
-        case 4: /* allocation order, first fit */
-          keys[k] = (key_index){alloc[k], 0, 0, (uint32_t)k};
-          best_fit = false;
-          break;
-        case 5: /* by size, first fit */
-          keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
-          best_fit = false;
-          break;
-        default: /* by size times lifetime */
-          keys[k] =
-              (key_index){UINT64_MAX - (block[k] >> 9) * (life > (1u << 20) ? (1u << 20) : life),
-                          UINT64_MAX - block[k], alloc[k], (uint32_t)k};
-          break;
-      }
+      if (o % 2 == 0)
+        keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
+      else
+        keys[k] =
+            (key_index){UINT64_MAX - breadth[k], UINT64_MAX - block[k], alloc[k], (uint32_t)k};
     }
     qsort(keys, m, sizeof *keys, cmp_key_index);
     for (size_t k = 0; k < m; k++) order[k] = keys[k].index;

@@ -22,8 +22,10 @@ enum {
 /* One request of a recorded sequence: size bytes on plan stream `stream` (streams are numbered
  * by first use, 0, 1, ...), allocated at time alloc and freed at time free (C10C__PLAN_NEVER:
  * never), on one clock shared by allocations and frees; a free and an allocation at the same
- * time: the free comes first. skip: leave it to the caching engine (still matched by position,
- * so the requests after it keep their places). */
+ * time: the free comes first. A request freed at the time of its allocation still holds its
+ * bytes for that instant: it is alive over [alloc, alloc + 1), otherwise over [alloc, free).
+ * An allocation time of C10C__PLAN_NEVER is refused. skip: leave it to the caching engine
+ * (still matched by position, so the requests after it keep their places). */
 typedef struct c10c__plan_request {
   uint64_t size;
   uint64_t alloc, free;
@@ -44,7 +46,8 @@ typedef struct c10c__plan {
   size_t planned;      /* requests with an offset */
   uint64_t *block;     /* [count] each request's bytes rounded up to C10C__PLAN_ALIGN */
   uint32_t *free_rank; /* [count] position of its free among the planned frees in time
-                        * order (0, 1, ...); UINT32_MAX: never freed or not planned */
+                        * order (0, 1, ...; equal times by request index); UINT32_MAX:
+                        * never freed or not planned */
   uint32_t *need;      /* [count] it may be served once the planned frees of rank
                         * < need[j] have all happened (every earlier occupant of its
                         * bytes is then gone) */
@@ -58,9 +61,11 @@ typedef struct c10c__plan {
 
 /* Computes a plan of count requests (any order; copied) for device: several greedy placements
  * (by size, by lifetime, ...), the smallest arena kept. Requests of size 0 or on streams
- * >= C10C__PLAN_MAX_STREAMS are left to the engine. The result is prepared. Errors:
- * C10C_STATUS_INVALID_ARGUMENT (free < alloc, nstreams above the streams used + ...),
- * C10C_STATUS_OUT_OF_MEMORY. */
+ * >= C10C__PLAN_MAX_STREAMS are left to the engine. The result is prepared, its requests in
+ * allocation order (stable), nstreams one more than the highest planned stream. Errors:
+ * C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT (free < alloc, an allocation at
+ * C10C__PLAN_NEVER, a device below 0, more than 2^31 requests, a size that cannot be rounded
+ * up, an arena past 2^64 bytes); C10C_STATUS_OUT_OF_MEMORY. */
 c10c_status c10c__plan_compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
                                int32_t device);
 
@@ -71,7 +76,11 @@ c10c_status c10c__plan_compute(c10c__plan **out, const c10c__plan_request *reque
 c10c_status c10c__plan_prepare(c10c__plan *plan);
 
 /* Writes the plan file (a fixed little-endian layout with a magic, a version, the device and a
- * checksum). Errors: C10C_STATUS_ERROR with the system's message. */
+ * checksum). Version 1, every integer little-endian: "C10CPLAN", u32 version, i32 device,
+ * u32 nstreams, u64 count, u64 arena; per request u64 size, u64 alloc, u64 free, u32 stream,
+ * u8 skip (0 or 1), u64 offset; then u64 FNV-1a 64 of every byte before it. Errors:
+ * C10C_STATUS_ERROR with the system's message; C10C_STATUS_INVALID_ARGUMENT (more than 2^31
+ * requests); C10C_STATUS_OUT_OF_MEMORY. */
 c10c_status c10c__plan_write(const c10c__plan *plan, const char *path);
 
 /* Reads and prepares a plan file. Errors: C10C_STATUS_INVALID_ARGUMENT for a file that is not a
