@@ -186,3 +186,25 @@ def test_compare_refuses_unknown_options_and_settings_of_its_own(tmp_path: Path)
     proc = cli(str(snapshot_file(tmp_path)), "--compare", "--settings", "")
     assert proc.returncode == 2 and proc.stdout == ""
     assert "argument --compare: not allowed with argument --settings" in one_line(proc.stderr)
+
+
+def test_the_csvs_step_markers_drive_online_planning(tmp_path: Path) -> None:
+    rows = ["Action,Pointer,Size,Step"]
+    for step in range(4):  # four identical steps: 4 and 30 MiB, then 2 MiB
+        p = 8 * step
+        rows += [
+            f"step_begin,0x0,0,{step}",
+            f"allocate,{p + 1:#x},{4 * MIB},{step}",
+            f"allocate,{p + 2:#x},{30 * MIB},{step}",
+            f"free,{p + 1:#x},0,{step}",
+            f"allocate,{p + 3:#x},{2 * MIB},{step}",
+            f"free,{p + 2:#x},0,{step}",
+            f"free,{p + 3:#x},0,{step}",
+        ]
+    path = tmp_path / "steps.csv"
+    path.write_text("\n".join(rows) + "\n")
+    proc = cli(str(path), "--json", "--settings", "planning:True", "--settings", "")
+    assert proc.returncode == 0, proc.stderr
+    planned, native = json.loads(proc.stdout)["libc10c"]
+    assert planned["plan"]["rebuilds"] >= 1 and planned["plan"]["served"] > 0, planned["plan"]
+    assert native["plan"]["served"] == 0 and native["plan"]["rebuilds"] == 0
