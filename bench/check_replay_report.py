@@ -38,6 +38,8 @@ def replay(csv: str, *flags: str) -> tuple[int, dict | None, str]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "trace.csv"
         path.write_text(csv)
+        # "trace.csv" among the flags (--plan-from trace.csv) is the trace itself
+        flags = tuple(str(path) if f == "trace.csv" else f for f in flags)
         env = dict(os.environ, C10C_CUDA_DRIVER=str(args.stub), C10C_STUB_FAKE="1")
         for name in ("C10C_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "C10C_STUB_ADDRESS_ORDER"):
             env.pop(name, None)
@@ -197,6 +199,62 @@ def many_live_pointers() -> None:
     expect(r, ok=True, allocations_replayed=2 * n, device_mallocs=2, peak_allocated=n * 512)
 
 
+STEPS_TRACE = "Action,Pointer,Size,Step\n" + "".join(
+    f"step_begin,0x0,0,{step}\n"
+    f"allocate,{8 * step + 1:#x},{4 * MiB},{step}\n"
+    f"allocate,{8 * step + 2:#x},{30 * MiB},{step}\n"
+    f"free,{8 * step + 1:#x},0,{step}\n"
+    f"allocate,{8 * step + 3:#x},{2 * MiB},{step}\n"
+    f"free,{8 * step + 2:#x},0,{step}\n"
+    f"free,{8 * step + 3:#x},0,{step}\n"
+    for step in range(4)
+)  # four identical steps of 4, 30 and 2 MiB
+PLAN_KEYS = {"arena_bytes", "served", "fallbacks", "rebuilds", "drops", "peak_reserved_after_plan",
+             "peak_live_requested_after_plan", "utilization_after_plan"}  # fmt: skip
+
+
+@test
+def plan_and_stitching_figures_come_with_their_settings() -> None:
+    _, r, _ = replay(STEPS_TRACE)
+    assert r is not None and "plan" not in r and "stitching" not in r, r
+    _, r, err = replay(STEPS_TRACE, "--config", "planning:True")
+    assert r is not None and set(r["plan"]) == PLAN_KEYS, (r, err)
+    assert "stitching" not in r
+    _, r, err = replay(STEPS_TRACE, "--config", "expandable_segments:True,stitching:True")
+    assert r is not None and "plan" not in r, (r, err)
+    assert set(r["stitching"]) == {"num_stitches", "peak_stitched_bytes"}, r["stitching"]
+    _, r, _ = replay(STEPS_TRACE, "--config", "planning:True,planning:False")
+    assert r is not None and "plan" not in r, "the last setting of a key wins"
+
+
+@test
+def online_planning_serves_the_steps_after_the_first() -> None:
+    status, r, err = replay(STEPS_TRACE, "--config", "planning:True")
+    assert status == 0 and r is not None, (status, err)
+    plan = r["plan"]
+    assert plan["rebuilds"] >= 1 and plan["served"] > 0, plan
+    assert plan["peak_live_requested_after_plan"] == 34 * MiB, plan
+    assert plan["utilization_after_plan"] == round(34 * MiB / plan["peak_reserved_after_plan"], 6)
+
+
+@test
+def a_trace_planned_from_itself_is_served_from_its_plan() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["TMPDIR"] = tmp  # where the plan file goes, and is removed from
+        try:
+            status, r, err = replay(STEPS_TRACE, "--plan-from", "trace.csv")
+        finally:
+            del os.environ["TMPDIR"]
+        assert os.listdir(tmp) == [], "the temporary plan file is removed at exit"
+    assert status == 0 and r is not None, (status, err)
+    assert r["config"].startswith("plan_file:"), r["config"]
+    plan = r["plan"]
+    assert (plan["served"], plan["fallbacks"], plan["rebuilds"]) == (12, 0, 1), plan
+    # 4 + 30 MiB live at most, in a 34 MiB arena (rounded to 2 MiB): nothing else reserved
+    assert plan["arena_bytes"] == 34 * MiB and r["peak_reserved"] == 34 * MiB, r
+    assert plan["utilization_after_plan"] == 1.0 and r["unsafe_reuses"] == 0
+
+
 def run_bare(*argv: str) -> subprocess.CompletedProcess[str]:
     """replay_trace with exactly these arguments (no trace added)."""
     env = dict(os.environ, C10C_CUDA_DRIVER=str(args.stub), C10C_STUB_FAKE="1")
@@ -218,6 +276,7 @@ def a_refused_command_line_is_one_line_with_the_usage_and_status_2() -> None:
             ((str(trace), "--repeat", "x"), "--repeat takes a count, not x"),
             ((str(trace), "--config"), "option needs a value: --config"),
             ((str(trace), str(trace)), "one trace at a time; also given"),
+            ((str(trace), "--plan-from"), "option needs a value: --plan-from"),
         ]:
             out = run_bare(*argv)
             assert out.returncode == 2, (argv, out.returncode, out.stderr)
@@ -225,6 +284,8 @@ def a_refused_command_line_is_one_line_with_the_usage_and_status_2() -> None:
             lines = out.stderr.splitlines()
             assert len(lines) == 1 and lines[0].startswith(f"replay_trace: {says}"), out.stderr
             assert "usage: replay_trace TRACE.csv" in lines[0], out.stderr
+        missing = run_bare(str(trace), "--plan-from", str(Path(tmp) / "none.csv"))
+        assert missing.returncode == 1 and "cannot open" in missing.stderr, missing.stderr
         ok = run_bare(str(trace), "--no-search", "--repeat", "0", "--capacity", str(64 * MiB))
         assert ok.returncode == 0 and json.loads(ok.stdout)["device_mallocs"] == 1, ok.stderr
     usage = run_bare("--help")

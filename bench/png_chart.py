@@ -31,7 +31,10 @@ _FONT = {
     " ": "000000000000000", "_": "000000000000111", "+": "000010111010000",
 }  # fmt: skip
 
-PALETTE = [(70, 110, 180), (230, 140, 50), (90, 170, 90), (200, 70, 70)]
+PALETTE = [
+    (70, 110, 180), (230, 140, 50), (90, 170, 90), (200, 70, 70), (150, 60, 190), (0, 150, 160),
+    (120, 120, 120),
+]  # fmt: skip
 
 
 def text(
@@ -87,7 +90,7 @@ def bar_panels(
     """One panel per (label, values[series][group], target line or None), bars grouped by
     group, one colour per series, each bar labelled with its value; the axis starts at floor
     (ratios near 1 read better from 0.9 up); a legend names the series."""
-    panel_w, panel_h, margin = 120 + 110 * len(groups), 300, 60
+    panel_w, panel_h, margin = 120 + max(110, 30 + 22 * len(series)) * len(groups), 300, 60
     width = panel_w + 2 * margin
     height = 90 + len(panels) * (panel_h + 70)
     img = np.full((height, width, 3), 255, dtype=np.uint8)
@@ -127,6 +130,7 @@ def bar_panels(
                 h = height(v)
                 x = x0 + k * bar_w
                 img[bottom - h : bottom, x : x + bar_w - 2] = PALETTE[k % len(PALETTE)]
-                text(img, x, bottom - h - 14, f"{v:.2f}")
+                small = bar_w < 34  # a label as wide as its bar
+                text(img, x, bottom - h - (8 if small else 14), f"{v:.2f}", scale=1 if small else 2)
             text(img, x0, bottom + 8, group[:12], scale=2)
     write_png(path, img)

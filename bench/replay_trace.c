@@ -5,8 +5,15 @@
  *   C10C_CUDA_DRIVER=<libc10c_cuda_stub.so> C10C_STUB_FAKE=1 \
  *     replay_trace TRACE.csv [--config "expandable_segments:True"] [--capacity BYTES]
  *                            [--no-search] [--repeat N] [--snapshot FILE]
- *                            [--skip-record-stream] [--keep-going]
+ *                            [--skip-record-stream] [--keep-going] [--plan-from TRACE2]
  *
+ * --plan-from TRACE2 makes an offline plan (c10c_plan_make) from TRACE2's requests (each allocate
+ * row one request of its Size on its Stream, from its row's position to that of the row freeing
+ * its Pointer, never freed when none does; an allocation that fails under --keep-going is still a
+ * request) into a temporary plan file (removed at exit) and replays TRACE with
+ * ",plan_file:PATH" added to --config. TRACE2 may be TRACE itself (the plan of a run known in
+ * advance). Every step_begin row calls c10c_cuda_allocator_step(-1), which drives online
+ * planning ("planning:True") and does nothing without it.
  * --skip-record-stream replays without telling the allocator about other streams' uses: the
  * unsafe-reuse check must then find some (the negative control of that metric).
  * --keep-going goes on past an allocation that fails (as a program that catches PyTorch's
@@ -39,6 +46,12 @@
  * allocating stream was not made to wait). On an out-of-memory failure, "failure": the
  * allocation's number (1-based over the trace's allocations, and within its step), its line,
  * size and step, the device's free bytes then, and the allocator's message.
+ * With planning (planning:True or a plan file): "plan", the allocator's plan figures (arena bytes,
+ * requests served from a plan, fallbacks to the caching engine, plans made or loaded, plans
+ * dropped) and, from when the first plan was made or loaded (at a step boundary for online
+ * planning, at the first request for a plan file) to the end: peak reserved, peak live requested
+ * and utilization (the one over the other); null for all three when no plan was ever made. With
+ * stitching:True: "stitching", the allocations served by stitching and the peak stitched bytes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -47,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench_clock.h"
 #include "trace_csv.h"
@@ -223,7 +237,11 @@ typedef struct metrics {
   size_t npair;
   bool failed;
   failure fail;
-  bool timing; /* a timing run: no statistics read between calls (they would cool the caches) */
+  bool timing;  /* a timing run: no statistics read between calls (they would cool the caches) */
+  bool planned; /* a plan has been made or loaded */
+  int64_t plan_peak_reserved; /* since then */
+  uint64_t plan_peak_live;
+  c10c_memory_stats last; /* the allocator's figures at the end */
 } metrics;
 
 typedef struct replayer {
@@ -329,6 +347,20 @@ static void note_failure(metrics *m, const trace_event *e, size_t allocation, si
           e->line, allocation, in_step, e->step, e->size, m->fail.message);
 }
 
+/* Follows the figures from the first plan on (made at a step boundary, or loaded from a file at
+ * the first request). */
+static void note_plan(metrics *m, const c10c_memory_stats *s, uint64_t live) {
+  int64_t reserved = s->reserved_bytes[C10C_STAT_ALL].current;
+  if (!m->planned && s->plan_rebuilds > 0) {
+    m->planned = true;
+    m->plan_peak_reserved = reserved;
+    m->plan_peak_live = live;
+  }
+  if (!m->planned) return;
+  if (reserved > m->plan_peak_reserved) m->plan_peak_reserved = reserved;
+  if (live > m->plan_peak_live) m->plan_peak_live = live;
+}
+
 /* Runs the trace once; with m, measures. Returns false on an out-of-memory failure. */
 static bool run(replayer *r, metrics *m) {
   trace *t = r->t;
@@ -362,8 +394,14 @@ static bool run(replayer *r, metrics *m) {
     bool steady = step >= 2, timed = r->marked ? steady : true;
     switch (e->act) {
       case TRACE_STEP_BEGIN: {
+        /* a step boundary: drives online planning (nothing without it) */
+        c10c_status step_status = c10c_cuda_allocator_step(-1);
+        if (step_status != C10C_STATUS_OK)
+          fprintf(stderr, "line %zu: c10c_cuda_allocator_step: %s\n", e->line,
+                  c10c_last_error_message());
         if (m != NULL && !m->timing) {
           stats(r, &s);
+          note_plan(m, &s, live);
           begin_step(m, e->step, &s, live);
         }
         step = e->step;
@@ -403,6 +441,7 @@ static bool run(replayer *r, metrics *m) {
         }
         if (!m->timing) {
           stats(r, &s);
+          note_plan(m, &s, live);
           bool hit = s.num_device_alloc == before;
           m->allocations++;
           m->hits += hit;
@@ -498,6 +537,7 @@ static bool run(replayer *r, metrics *m) {
     m->peak_allocated = s.allocated_bytes[C10C_STAT_ALL].peak;
     m->retries = s.num_alloc_retries;
     m->ooms = s.num_ooms;
+    m->last = s;
   }
   return ok;
 }
@@ -543,6 +583,27 @@ static void put_ratio(const char *key, double num, double den, int digits) {
     printf(", \"%s\": %.*f", key, digits, num / den);
   else
     printf(", \"%s\": null", key);
+}
+
+/* Whether the settings turn key ("planning", "stitching") on, or name it at all (value NULL:
+ * "plan_file"). The last setting of a key wins, as the parser's. */
+static bool setting_on(const char *config, const char *key, const char *value) {
+  bool on = false;
+  size_t n = strlen(key);
+  for (const char *p = config; *p != '\0';) {
+    while (*p == ' ' || *p == ',') p++;
+    if (strncmp(p, key, n) == 0 && p[n] == ':') {
+      const char *v = p + n + 1;
+      if (value == NULL) {
+        on = true;
+      } else {
+        size_t len = strcspn(v, ",");
+        on = len == strlen(value) && strncmp(v, value, len) == 0;
+      }
+    }
+    p += strcspn(p, ",");
+  }
+  return on;
 }
 
 static void report(const char *path, const char *config, const trace *t, const replayer *r,
@@ -610,6 +671,29 @@ static void report(const char *path, const char *config, const trace *t, const r
         "\"unsafe_reuses\": %" PRId64 ", \"host_ns_p50\": null, \"host_ns_mean\": null",
         m->unsafe);
   }
+  const c10c_memory_stats *last = &m->last;
+  if (setting_on(config, "planning", "True") || setting_on(config, "plan_file", NULL)) {
+    printf(", \"plan\": {\"arena_bytes\": %" PRId64 ", \"served\": %" PRId64
+           ", \"fallbacks\": %" PRId64 ", \"rebuilds\": %" PRId64 ", \"drops\": %" PRId64,
+           last->plan_arena_bytes, last->plan_served, last->plan_fallbacks, last->plan_rebuilds,
+           last->plan_drops);
+    if (m->planned) {
+      printf(", \"peak_reserved_after_plan\": %" PRId64
+             ", \"peak_live_requested_after_plan\": %" PRIu64,
+             m->plan_peak_reserved, m->plan_peak_live);
+      put_ratio("utilization_after_plan", (double)m->plan_peak_live, (double)m->plan_peak_reserved,
+                6);
+    } else {
+      printf(
+          ", \"peak_reserved_after_plan\": null, \"peak_live_requested_after_plan\": null"
+          ", \"utilization_after_plan\": null");
+    }
+    printf("}");
+  }
+  if (setting_on(config, "stitching", "True")) {
+    printf(", \"stitching\": {\"num_stitches\": %" PRId64 ", \"peak_stitched_bytes\": %" PRId64 "}",
+           last->num_stitches, last->stitched_bytes.peak);
+  }
   printf(", \"clock_ns\": %.1f, \"failure\": ", overhead);
   if (m->failed) {
     const failure *f = &m->fail;
@@ -626,9 +710,91 @@ static void report(const char *path, const char *config, const trace *t, const r
   printf("}\n");
 }
 
+/* ---- --plan-from: an offline plan of a trace's requests ---- */
+
+static char plan_path[4096]; /* the temporary plan file, removed at exit */
+
+static void remove_plan(void) {
+  if (plan_path[0] != '\0') remove(plan_path);
+}
+
+/* Reads the trace at from and plans its requests into a temporary file, named in plan_path.
+ * Returns 0, or -1 after a message on stderr. */
+static int make_plan(const char *from) {
+  trace t;
+  char err[512];
+  FILE *f = fopen(from, "r");
+  if (f == NULL) {
+    fprintf(stderr, "cannot open %s\n", from);
+    return -1;
+  }
+  int loaded = trace_csv_read(&t, f, err, sizeof err);
+  fclose(f);
+  int64_t unknown = 0;
+  if (loaded == 0 && check_pointers(&t, &unknown, err, sizeof err) != 0) {
+    trace_free(&t);
+    loaded = -1;
+  }
+  if (loaded != 0) {
+    fprintf(stderr, "%s: %s\n", from, err);
+    return -1;
+  }
+  size_t n = 0;
+  for (size_t k = 0; k < t.count; k++) n += t.events[k].act == TRACE_ALLOCATE;
+  uint64_t *sizes = checked(malloc((n + 1) * sizeof *sizes));
+  int64_t *streams = checked(malloc((n + 1) * sizeof *streams));
+  uint64_t *begins = checked(malloc((n + 1) * sizeof *begins));
+  uint64_t *ends = checked(malloc((n + 1) * sizeof *ends));
+  /* each live Pointer's request, found again at its free */
+  size_t cap = 1024;
+  while (cap < 2 * (n + 1)) cap *= 2;
+  live_block *table = checked(calloc(cap, sizeof *table));
+  size_t i = 0;
+  for (size_t k = 0; k < t.count; k++) {
+    const trace_event *e = &t.events[k];
+    if (e->act == TRACE_ALLOCATE) {
+      sizes[i] = e->size;
+      streams[i] = e->stream;
+      begins[i] = k;
+      ends[i] = UINT64_MAX;
+      live_block *b = find_slot(table, cap, e->id, true);
+      *b = (live_block){.id = e->id, .state = LIVE, .pair = i++};
+    } else if (e->act == TRACE_FREE) {
+      live_block *b = find_slot(table, cap, e->id, false);
+      if (b == NULL) continue; /* allocated before the log began */
+      ends[b->pair] = k;
+      b->state = GONE;
+    }
+  }
+  free(table);
+  trace_free(&t);
+  const char *dir = getenv("TMPDIR");
+  snprintf(plan_path, sizeof plan_path, "%s/replay_trace_plan_XXXXXX",
+           dir != NULL && dir[0] != '\0' ? dir : "/tmp");
+  int fd = mkstemp(plan_path);
+  if (fd < 0) {
+    fprintf(stderr, "cannot make a temporary plan file %s: %s\n", plan_path, strerror(errno));
+    plan_path[0] = '\0';
+  } else {
+    close(fd);
+    atexit(remove_plan);
+  }
+  uint64_t arena = 0;
+  c10c_status st = plan_path[0] == '\0' ? C10C_STATUS_ERROR
+                                        : c10c_plan_make(&arena, NULL, plan_path, 0, n, sizes,
+                                                         streams, begins, ends);
+  if (plan_path[0] != '\0' && st != C10C_STATUS_OK)
+    fprintf(stderr, "%s: c10c_plan_make: %s\n", from, c10c_last_error_message());
+  free(sizes);
+  free(streams);
+  free(begins);
+  free(ends);
+  return st == C10C_STATUS_OK ? 0 : -1;
+}
+
 static const char usage[] =
     "usage: replay_trace TRACE.csv [--config S] [--capacity BYTES] [--no-search] [--repeat N] "
-    "[--snapshot FILE] [--skip-record-stream] [--keep-going]\n";
+    "[--snapshot FILE] [--skip-record-stream] [--keep-going] [--plan-from TRACE2]\n";
 
 /* A refused command line: one line naming the problem, then the usage line; exit status 2. */
 static int refuse(const char *what, const char *arg) {
@@ -648,14 +814,15 @@ static bool parse_count(const char *s, unsigned long long max, unsigned long lon
 }
 
 int main(int argc, char **argv) {
-  const char *path = NULL, *config = "";
+  const char *path = NULL, *config = "", *plan_from = NULL;
   size_t capacity = (size_t)80 << 30;
   bool search = true;
   int repeat = 3;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     bool takes_value = strcmp(a, "--config") == 0 || strcmp(a, "--capacity") == 0 ||
-                       strcmp(a, "--snapshot") == 0 || strcmp(a, "--repeat") == 0;
+                       strcmp(a, "--snapshot") == 0 || strcmp(a, "--repeat") == 0 ||
+                       strcmp(a, "--plan-from") == 0;
     if (takes_value && i + 1 == argc) return refuse("option needs a value:", a);
     unsigned long long n = 0;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -675,6 +842,8 @@ int main(int argc, char **argv) {
       skip_record_stream = true;
     } else if (strcmp(a, "--snapshot") == 0) {
       snapshot_path = argv[++i];
+    } else if (strcmp(a, "--plan-from") == 0) {
+      plan_from = argv[++i];
     } else if (strcmp(a, "--repeat") == 0) {
       if (!parse_count(argv[++i], 1000000, &n))
         return refuse("--repeat takes a count, not", argv[i]);
@@ -721,11 +890,24 @@ int main(int argc, char **argv) {
     trace_free(&t);
     return 1;
   }
+  char *planned_config = NULL;
+  if (plan_from != NULL) {
+    if (make_plan(plan_from) != 0) {
+      trace_free(&t);
+      return 1;
+    }
+    size_t len = strlen(config) + strlen(plan_path) + 16;
+    planned_config = checked(malloc(len));
+    snprintf(planned_config, len, "%s%splan_file:%s", config, config[0] != '\0' ? "," : "",
+             plan_path);
+    config = planned_config;
+  }
   replayer r = {.t = &t, .table_cap = 1024, .addr_cap = 1 << 20};
   for (size_t k = 0; k < t.count && !r.marked; k++) r.marked = t.events[k].act == TRACE_STEP_BEGIN;
   r.table = checked(calloc(r.table_cap, sizeof *r.table));
   r.addresses[0] = checked(malloc(r.addr_cap * sizeof(uintptr_t)));
   r.addresses[1] = checked(malloc(r.addr_cap * sizeof(uintptr_t)));
+  stub_set_capacity(capacity); /* before the settings: a plan file's arena may be made then */
   if (c10c_allocator_get(&r.alloc, C10C_DEVICE_TYPE_CUDA) != C10C_STATUS_OK ||
       c10c_cuda_set_allocator_settings(config) != C10C_STATUS_OK) {
     fprintf(stderr, "%s\n", c10c_last_error_message());
@@ -739,7 +921,6 @@ int main(int argc, char **argv) {
     c10c_cuda_stream_handle(&r.handles[i], r.streams[i]);
   }
   m.pair_ns = checked(malloc(((size_t)1 << 22) * sizeof *m.pair_ns));
-  stub_set_capacity(capacity);
   bool ok = run(&r, &m);
   free_all(&r);
   /* host time per malloc+free pair: more runs timing the calls only */
@@ -783,6 +964,7 @@ int main(int argc, char **argv) {
   free(r.addresses[0]);
   free(r.addresses[1]);
   free(r.busy);
+  free(planned_config);
   trace_free(&t);
   return ok && m.unsafe == 0 ? 0 : 1;
 }

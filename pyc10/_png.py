@@ -275,3 +275,36 @@ def _diamond(img: np.ndarray, cx: int, cy: int, color: tuple[int, int, int]) -> 
         y = cy + dy
         if 0 <= y < h:
             img[y, max(0, cx - r) : min(w, cx + r + 1)] = color
+
+
+def bar_chart(
+    path: str,
+    title: str,
+    bars: list[tuple[str, float, tuple[int, int, int], str]],
+    *,
+    xlabel: str,
+) -> None:
+    """Horizontal bars (label, value, colour, note drawn after the bar) from 0 as a PNG in path."""
+    row_h, left, bar_w = 30, 16 + max([text_width(b[0]) for b in bars] + [0]) + 12, 560
+    width = left + bar_w + 16 + max([text_width(b[3]) for b in bars] + [0]) + 16
+    height = 70 + row_h * len(bars) + 50
+    img = np.full((height, max(width, 640), 3), 255, dtype=np.uint8)
+    text(img, 16, 16, title, scale=3)
+    vmax = max([b[1] for b in bars if not math.isnan(b[1])] + [0.0])
+    ticks = nice_ticks(vmax)
+    top = 60
+    for k, (label, value, color, note) in enumerate(bars):
+        y = top + k * row_h
+        text(img, 16, y + 8, label)
+        n = 0 if math.isnan(value) else round(value / ticks[-1] * bar_w)
+        img[y + 4 : y + row_h - 4, left : left + n] = color
+        text(img, left + n + 8, y + 8, note)
+    bottom = top + row_h * len(bars) + 4
+    img[top - 4 : bottom, left - 2 : left] = 0
+    img[bottom : bottom + 2, left - 2 : left + bar_w] = 0
+    for tick in ticks:
+        x = left + round(tick / ticks[-1] * bar_w)
+        img[bottom + 2 : bottom + 8, x : x + 2] = 0
+        text(img, x - text_width(tick_label(tick)) // 2, bottom + 12, tick_label(tick))
+    text(img, left + bar_w // 2 - text_width(xlabel) // 2, bottom + 30, xlabel)
+    write_png(path, img)

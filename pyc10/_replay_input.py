@@ -81,8 +81,11 @@ def _too_big(path: str, max_input: int, unzipped: bool) -> SnapshotError:
     )
 
 
-def _read(path: str, max_input: int) -> bytes:
-    """The file's bytes, gunzipped as a stream that stops past max_input bytes."""
+def _read(path: str, max_input: int, first: tuple[int, ...] | None = None) -> bytes:
+    """The file's bytes, gunzipped as a stream that stops past max_input bytes.
+
+    first: the bytes the text may begin with (after white space; default a snapshot's).
+    """
     try:
         with open(path, "rb") as f:
             head = f.read(2)
@@ -91,7 +94,7 @@ def _read(path: str, max_input: int) -> bytes:
                 if len(data) > max_input:
                     raise _too_big(path, max_input, False)
                 return data
-            return _gunzip(path, head, f, max_input)
+            return _gunzip(path, head, f, max_input, first or _FIRST)
     except OSError as e:
         raise SnapshotError(f"cannot read {path}: {e.strerror or e}") from None
 
@@ -109,7 +112,7 @@ def _next_member(path: str, data: bytes) -> Any:
     return zlib.decompressobj(16 + zlib.MAX_WBITS)
 
 
-def _gunzip(path: str, head: bytes, f: Any, max_input: int) -> bytes:
+def _gunzip(path: str, head: bytes, f: Any, max_input: int, first: tuple[int, ...]) -> bytes:
     """The gzip stream in f (head: its first bytes, read already), inflated a MiB at a time.
 
     Past max_input bytes it stops; leading white space is counted but not kept, and the first
@@ -137,10 +140,13 @@ def _gunzip(path: str, head: bytes, f: Any, max_input: int) -> bytes:
                     raise _too_big(path, max_input, True)
                 if not chunks:  # nothing kept yet: skip white space, look at the first byte
                     piece = piece.lstrip(_WHITE)
-                    if piece and piece[0] not in _FIRST:
+                    if piece and piece[0] not in first:
+                        what = (
+                            "no replay CSV" if first is _CSV_FIRST else "neither a pickle nor JSON"
+                        )
                         raise SnapshotError(
-                            f"{path} unzips to neither a pickle nor JSON (it begins with"
-                            f" {piece[:8]!r}): not a memory snapshot"
+                            f"{path} unzips to {what} (it begins with {piece[:8]!r}): not a"
+                            " memory snapshot"
                         )
                 if piece:
                     chunks.append(piece)
@@ -289,3 +295,57 @@ def parse_size(text: str) -> int:
     if n <= 0:
         raise ValueError(f"{text!r}: a size must be at least 1 byte")
     return n
+
+
+# The replay CSV of bench/replay_trace (RMM's columns plus Step, Tag and Phase): the actions a
+# simulated device replays; record_stream and enqueue (work on streams) are read and ignored.
+_CSV_FIRST = tuple(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")  # a header's name
+_CSV_ACTIONS = ("allocate", "free", "empty_cache", "step_begin", "record_stream", "enqueue")
+
+
+def is_csv(path: str) -> bool:
+    """Whether path names a replay CSV (.csv or .csv.gz) rather than a snapshot."""
+    return path.endswith((".csv", ".csv.gz"))
+
+
+def load_csv(path: str, max_input: int = _MAX_INPUT) -> list[tuple[str, int, int, int, int]]:
+    """The rows of a replay CSV as (action, pointer, size, stream, step), checked.
+
+    The header names the columns (Action, Pointer and Size required; Stream and Step optional);
+    Pointer is hexadecimal, Size and Step decimal, Stream any integer; rows of other actions and
+    blank lines are skipped. Every malformed file is a SnapshotError of one line.
+    """
+    data = _read(path, max_input, _CSV_FIRST)
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        raise SnapshotError(f"{path} is not a replay CSV: it is not ASCII text") from None
+    lines = text.splitlines()
+    header = [c.strip() for c in lines[0].split(",")] if lines else []
+    missing = [c for c in ("Action", "Pointer", "Size") if c not in header]
+    if missing:
+        raise SnapshotError(
+            f"{path} is not a replay CSV: its header names no {', '.join(missing)} column"
+        )
+    col = {name: k for k, name in enumerate(header)}
+    rows: list[tuple[str, int, int, int, int]] = []
+    for n, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        cells = line.split(",")
+        if len(cells) < len(header):
+            cells += [""] * (len(header) - len(cells))
+        action = cells[col["Action"]].strip()
+        if action not in _CSV_ACTIONS:
+            continue
+        try:
+            pointer = int(cells[col["Pointer"]].strip() or "0", 16)
+            size = int(cells[col["Size"]].strip() or "0")
+            stream = int(cells[col["Stream"]].strip() or "0", 0) if "Stream" in col else 0
+            step = int(cells[col["Step"]].strip() or "0") if "Step" in col else 0
+        except ValueError:
+            raise SnapshotError(f"{path} line {n}: a malformed number in {line[:80]!r}") from None
+        if size < 0 or step < 0 or pointer < 0:
+            raise SnapshotError(f"{path} line {n}: a negative number in {line[:80]!r}")
+        rows.append((action, pointer, size, stream, step))
+    return rows

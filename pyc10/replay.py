@@ -3,6 +3,7 @@
     python -m pyc10.replay SNAPSHOT [--settings S ...] [--device N] [--capacity SIZE]
                                     [--memory-fraction F] [--address-order auto|ascending|
                                     descending] [--max-input SIZE] [--json] [--plot OUT.png]
+                                    [--compare] [--write-plan PATH]
 
 SNAPSHOT is what ``torch.cuda.memory._dump_snapshot`` (or ``pyc10.cuda.memory._dump_snapshot``)
 writes, or the same dict as JSON, either of them gzipped. The pickle is read without running
@@ -33,8 +34,30 @@ PyTorch's figures for the window beside libc10c's: device mallocs and frees (pag
 unmaps for expandable segments), reserved bytes at the start, peak reserved, out-of-memory
 failures; frees of blocks the snapshot never shows; and, loudly on stderr, anything in PyTorch's
 column that cannot be right (reserved bytes below zero or above the device's capacity).
-``--plot`` draws reserved bytes over the window as a PNG. Exit status 0, 2 for a refused option
-or a snapshot that cannot be read.
+``--plot`` draws reserved bytes over the window as a PNG.
+
+Beyond PyTorch's settings, the default table also replays the window with stitching
+(``expandable_segments:True,stitching:True``: free pages mapped into a new range for a request no
+free range fits) and under a plan of the recording itself ("planned": c10c_plan_make over every
+request the replay makes, the prologue's blocks included, each from its allocation to its free,
+read back through ``plan_file:PATH`` from the first request on), with utilization (peak live
+requested bytes over peak reserved bytes) beside peak reserved. ``--write-plan PATH`` writes that
+plan (for ``PYTORCH_CUDA_ALLOC_CONF``-style ``plan_file:PATH`` in libc10c's allocator) and says its
+arena and lower bound (the peak of live bytes). ``--compare`` answers a user of plain PyTorch:
+what each of PyTorch's settings (the defaults, ``expandable_segments:True``,
+``max_split_size_mb`` and ``roundup_power2_divisions`` values, ``garbage_collection_threshold``
+values under a memory fraction that allows what the defaults reserved) and of libc10c's
+(stitching, online planning, the plan of the recording) would reserve for the recorded run: peak
+reserved, utilization, device mallocs (segments plus page runs mapped), out-of-memory failures;
+with ``--plot``, as bars.
+
+SNAPSHOT may also be the project's replay CSV (bench/replay_trace's input, ``.csv`` or
+``.csv.gz``: RMM's columns with Step): its allocations, frees, empty_cache and step_begin rows
+(each a c10c_sim_device_step, which drives ``planning:True``) replayed from a cold device, with
+PyTorch's recorded peak reserved and peak live bytes from ``pytorch_figures.json`` beside the
+file when it names the trace (bench/traces). Exit status 0, 2 for a refused option, a snapshot
+or CSV that cannot be read, a ``--write-plan`` path that cannot be written, or a recording with
+nothing to plan.
 """
 
 from __future__ import annotations
@@ -42,19 +65,32 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import re
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ._replay_input import _MAX_INPUT, SnapshotError, _check, _size_text, load, parse_size
+from ._replay_input import (
+    _MAX_INPUT,
+    SnapshotError,
+    _check,
+    _size_text,
+    is_csv,
+    load,
+    load_csv,
+    parse_size,
+)
 
 __all__ = [
     "SnapshotError",
     "convert",
+    "convert_csv",
     "load",
     "main",
+    "make_plan",
     "parse_size",
     "pytorch_figures",
     "replay",
@@ -73,8 +109,9 @@ def _round(size: int) -> int:
 class Trace:
     """A snapshot converted to a replay.
 
-    Ops are (kind, id, size, stream), kind "malloc", "free", "empty_cache" or "oom" (a malloc
-    expected to fail).
+    Ops are (kind, id, size, stream), kind "malloc", "free", "empty_cache", "step" (a step
+    boundary, c10c_sim_device_step: only a replay CSV marks them) or "oom" (a malloc expected to
+    fail).
     """
 
     device: int
@@ -91,6 +128,7 @@ class Trace:
     # the one before (ascending) and below it (descending)
     ascending_steps: int = 0
     descending_steps: int = 0
+    csv: bool = False  # read from a replay CSV, not a snapshot
 
     @property
     def descending(self) -> bool:
@@ -340,6 +378,135 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
     return t
 
 
+def convert_csv(rows: list[tuple[str, int, int, int, int]]) -> Trace:
+    """The replay of a replay CSV's rows (bench/replay_trace's input; _replay_input.load_csv).
+
+    No prologue: the CSV rebuilds whatever state it starts from itself (a layout form's step 0).
+    A Pointer allocated again while live, or freed twice, is a SnapshotError.
+    """
+    t = Trace(0, events=len(rows), csv=True)
+    ids: dict[int, int] = {}
+    for k, (action, pointer, size, stream, _) in enumerate(rows):
+        n = len(t.window)
+        if action == "allocate":
+            if pointer in ids:
+                raise SnapshotError(
+                    f"row {k + 1}: Pointer {pointer:#x} is allocated again while live"
+                )
+            ids[pointer] = k + 1
+            t.window.append(("malloc", k + 1, size, stream))
+        elif action == "free":
+            if pointer in ids:
+                t.window.append(("free", ids.pop(pointer), 0, stream))
+            else:
+                t.unknown_frees += 1
+        elif action == "empty_cache":
+            t.window.append(("empty_cache", 0, 0, 0))
+        elif action == "step_begin":
+            t.window.append(("step", 0, 0, 0))
+        t.window_at += [k] * (len(t.window) - n)
+    return t
+
+
+def _csv_figures(t: Trace, path: str) -> dict[str, Any]:
+    """PyTorch's column for a replay CSV: what the recording's figures beside it say.
+
+    The traces of bench/traces carry PyTorch's figures in pytorch_figures.json next to them
+    (keyed by the file name up to its first dot); without it the column is empty.
+    """
+    live = peak = 0
+    sizes: dict[int, int] = {}
+    for kind, i, size, _ in t.window:
+        if kind == "malloc":
+            sizes[i] = size
+            live += size
+            peak = max(peak, live)
+        elif kind == "free":
+            live -= sizes.pop(i, 0)
+    f: dict[str, Any] = {"device": 0, "events": t.events, "oom": None, "ooms": None,
+                         "oom_events": [], "series": [], "warnings": []}  # fmt: skip
+    for key in ("device_mallocs", "device_frees", "maps", "unmaps", "reserved_at_start"):
+        f[key] = None
+    f["peak_reserved"] = None
+    f["peak_live_requested"] = peak
+    figures = os.path.join(os.path.dirname(os.path.abspath(path)), "pytorch_figures.json")
+    name = os.path.basename(path).split(".")[0]
+    try:
+        with open(figures) as fp:
+            recorded = json.load(fp)[name]["pytorch"]
+        f["peak_reserved"] = int(recorded["pt_peak_reserved"])
+        f["peak_live_requested"] = int(recorded["pt_peak_live_requested"])
+        f["recorded"] = True
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return f
+
+
+def _plan_ops(t: Trace) -> list[tuple[str, int, int, int]]:
+    """Every op as a replay sees it: the prologue, its fillers freed, then the window."""
+    return [*t.prologue, *(("free", i, 0, 0) for i in t.fillers), *t.window]
+
+
+def plan_requests(t: Trace) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The requests of a replay (prologue blocks included) for c10c_plan_make.
+
+    (sizes, streams, begins, ends): each malloc (and each allocation expected to fail) one
+    request, from its op's position to that of the op that frees it (2^64 - 1: never).
+    """
+    sizes: list[int] = []
+    streams: list[int] = []
+    begins: list[int] = []
+    ends: list[int] = []
+    at: dict[int, int] = {}
+    for k, (kind, i, size, stream) in enumerate(_plan_ops(t)):
+        if kind in ("malloc", "oom"):
+            at[i] = len(sizes)
+            sizes.append(size)
+            streams.append(stream)
+            begins.append(k)
+            ends.append((1 << 64) - 1)
+        elif kind == "free" and i in at:
+            ends[at.pop(i)] = k
+    return sizes, streams, begins, ends
+
+
+def make_plan(t: Trace, path: str | None) -> tuple[int, int, int]:
+    """An offline plan of t's requests (plan_requests), written to path (a plan_file:PATH).
+
+    (arena bytes, lower bound, requests): the lower bound is the peak of live bytes, each
+    request rounded up to 512. SnapshotError when there is nothing to plan; OSError with the
+    library's message when the file cannot be written.
+    """
+    from ._lib import ffi, lib
+
+    sizes, streams, begins, ends = plan_requests(t)
+    if not any(sizes):
+        raise SnapshotError("the recording allocates nothing: there is nothing to plan")
+    events = sorted(
+        [(b, 1, _round(n)) for b, n in zip(begins, sizes, strict=True) if n]
+        + [(e, 0, -_round(n)) for e, n in zip(ends, sizes, strict=True) if n and e < (1 << 64) - 1]
+    )
+    live = bound = 0
+    for _, _, delta in events:
+        live += delta
+        bound = max(bound, live)
+    arena = ffi.new("uint64_t *")
+    status = lib.c10c_plan_make(
+        arena,
+        ffi.NULL,
+        path.encode() if path is not None else ffi.NULL,
+        0,
+        len(sizes),
+        ffi.new("uint64_t[]", sizes),
+        ffi.new("int64_t[]", streams),
+        ffi.new("uint64_t[]", begins),
+        ffi.new("uint64_t[]", ends),
+    )
+    if status != lib.C10C_STATUS_OK:
+        raise OSError(ffi.string(lib.c10c_last_error_message()).decode())
+    return int(arena[0]), bound, len(sizes)
+
+
 def pytorch_figures(  # noqa: PLR0912, PLR0915 - one pass over the trace, a branch per action
     snapshot: dict[str, Any], device: int | None = None, capacity: int | None = None
 ) -> dict[str, Any]:
@@ -488,7 +655,8 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
     out["addresses"] = "descending" if descending else "ascending"
     flags = lib.C10C_SIM_DESCENDING if descending else 0
     # the recorded state is rebuilt under the recorded settings (where libc10c has them all)
-    layout = t.recorded_settings
+    # ... except under a plan file: its plan covers the prologue's blocks too
+    layout = settings if "plan_file:" in settings else t.recorded_settings
     if lib.c10c_sim_device_new(ptr, cap, layout.encode(), flags) != lib.C10C_STATUS_OK:
         layout = settings
         if lib.c10c_sim_device_new(ptr, cap, settings.encode(), flags) != lib.C10C_STATUS_OK:
@@ -498,6 +666,8 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
     stats = ffi.new("c10c_sim_device_stats *")
     addr = ffi.new("uint64_t *")
     blocks: dict[int, int] = {}
+    sizes: dict[int, int] = {}  # requested bytes of each live block
+    live = peak_live = 0
 
     def figures() -> Any:
         stats.struct_size = ffi.sizeof("c10c_sim_device_stats")
@@ -505,13 +675,20 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
         return stats
 
     def run(op: tuple[str, int, int, int]) -> str | None:
+        nonlocal live, peak_live
         kind, i, size, stream = op
         if kind == "empty_cache":
             lib.c10c_sim_device_empty_cache(dev)
+        elif kind == "step":
+            lib.c10c_sim_device_step(dev)
         elif kind == "free":
             lib.c10c_sim_device_free(dev, blocks.pop(i, 0))
+            live -= sizes.pop(i, 0)
         elif lib.c10c_sim_device_malloc(addr, dev, size, stream) == lib.C10C_STATUS_OK:
             blocks[i] = addr[0]
+            sizes[i] = size
+            live += size
+            peak_live = max(peak_live, live)
         else:
             message: str = ffi.string(lib.c10c_last_error_message()).decode()
             # the simulated device is the engine's device 0; the snapshot's may be another
@@ -534,8 +711,11 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
             return out
     s = figures()
     before = (s.device_mallocs, s.device_frees, s.maps, s.unmaps)
+    if layout == settings and "plan_file:" in settings:  # all the plan's: its arena was made first
+        before = (0, 0, 0, 0)
     out["reserved_at_start"] = s.reserved
     lib.c10c_sim_device_reset_peaks(dev)
+    peak_live = live
     points = [(0, s.reserved, s.allocated)]  # (trace events done, reserved, allocated)
     end = t.events
     out["oom"] = None  # the first failure
@@ -566,6 +746,17 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
     out["maps"] = s.maps - before[2]
     out["unmaps"] = s.unmaps - before[3]
     out["peak_reserved"] = s.peak_reserved
+    out["peak_live_requested"] = peak_live
+    out["utilization"] = peak_live / s.peak_reserved if s.peak_reserved else None
+    out["plan"] = {
+        "arena_bytes": s.plan_arena_bytes,
+        "served": s.plan_served,
+        "fallbacks": s.plan_fallbacks,
+        "rebuilds": s.plan_rebuilds,
+        "drops": s.plan_drops,
+    }
+    out["num_stitches"] = s.num_stitches
+    out["peak_stitched_bytes"] = s.peak_stitched_bytes
     out["series"] = series
     return out
 
@@ -590,12 +781,27 @@ def _gib(n: int) -> str:
     return f"{n / (1 << 30):.3f} GiB"
 
 
+def _name(r: dict[str, Any]) -> str:
+    name: str = r.get("name") or r["settings"] or "(defaults)"
+    return name
+
+
+def _ratio(x: Any) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _pt_utilization(pt: dict[str, Any]) -> float | None:
+    if not pt.get("peak_reserved") or pt.get("peak_live_requested") is None:
+        return None
+    return float(pt["peak_live_requested"] / pt["peak_reserved"])
+
+
 def _table(pt: dict[str, Any], runs: list[dict[str, Any]], device: int) -> str:
-    rows = [("", "PyTorch", *(r["settings"] or "(defaults)" for r in runs))]
+    rows = [("", "PyTorch", *(_name(r) for r in runs))]
 
     def row(name: str, key: str, fmt: Any = str) -> None:
-        vals = [fmt(r[key]) if "error" not in r and key in r else "-" for r in runs]
-        rows.append((name, fmt(pt[key]), *vals))
+        vals = [fmt(r[key]) if "error" not in r and r.get(key) is not None else "-" for r in runs]
+        rows.append((name, fmt(pt[key]) if pt.get(key) is not None else "-", *vals))
 
     row("device mallocs", "device_mallocs")
     row("device frees", "device_frees")
@@ -603,11 +809,14 @@ def _table(pt: dict[str, Any], runs: list[dict[str, Any]], device: int) -> str:
     row("page unmaps", "unmaps")
     row("reserved at start", "reserved_at_start", _gib)
     row("peak reserved", "peak_reserved", _gib)
+    pt = dict(pt, utilization=_pt_utilization(pt))
+    row("utilization", "utilization", _ratio)
     row("out of memory", "ooms")
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines.append("utilization: peak live requested bytes / peak reserved bytes")
     for r in runs:
-        name = r["settings"] or "(defaults)"
+        name = _name(r)
         if "error" in r:
             lines.append(f"{name}: {r['error']}")
         elif r.get("oom"):
@@ -627,6 +836,117 @@ def _table(pt: dict[str, Any], runs: list[dict[str, Any]], device: int) -> str:
                 f" GPU {device} did not happen here"
             )
     return "\n".join(lines)
+
+
+_STITCHED = "expandable_segments:True,stitching:True"
+
+
+def _planned(
+    t: Trace, capacity: int | None, descending: bool | None, fraction: float | None
+) -> dict[str, Any]:
+    """The replay under a plan made from t's own requests (plan_file: the run known ahead)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "recording.plan")
+        try:
+            arena, bound, _ = make_plan(t, path)
+        except (OSError, SnapshotError) as e:
+            return {"settings": "plan_file", "name": "planned", "error": f"no plan: {e}"}
+        r = replay(t, f"plan_file:{path}", capacity, descending, fraction)
+    r.update(name="planned", settings="plan_file:(a plan of the recording)")
+    r["plan_made"] = {"arena_bytes": arena, "lower_bound": bound}
+    return r
+
+
+# What a user of plain PyTorch can set (PYTORCH_CUDA_ALLOC_CONF), then what only libc10c has.
+_PYTORCH_SETTINGS = [
+    "",
+    "expandable_segments:True",
+    "max_split_size_mb:128",
+    "max_split_size_mb:512",
+    "roundup_power2_divisions:4",
+    "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
+    "garbage_collection_threshold:0.6",  # these act only under a memory fraction
+    "garbage_collection_threshold:0.8",
+]
+# (stream_ordered_reuse is not among them: it needs events and stream waits, which a simulated
+# device has not got)
+_OUR_SETTINGS = [_STITCHED, "planning:True"]
+
+
+def _compare(
+    t: Trace, capacity: int | None, descending: bool | None, fraction: float | None
+) -> list[dict[str, Any]]:
+    """Every setting of --compare replayed over t (see _compare_table)."""
+    runs: list[dict[str, Any]] = []
+    for settings in _PYTORCH_SETTINGS:
+        f = fraction
+        if f is None and "garbage_collection_threshold" in settings and runs:
+            # the allowed bytes: what PyTorch's defaults reserved at their peak
+            cap = capacity or t.capacity or _DEFAULT_CAPACITY
+            f = min(1.0, runs[0].get("peak_reserved", cap) / cap)
+        r = replay(t, settings, capacity, descending, f)
+        r["by"] = "PyTorch"
+        if f is not None:
+            r["memory_fraction"] = f
+        runs.append(r)
+    for settings in _OUR_SETTINGS:
+        r = replay(t, settings, capacity, descending, fraction)
+        r["by"] = "libc10c"
+        runs.append(r)
+    r = _planned(t, capacity, descending, fraction)
+    r["by"] = "libc10c"
+    r["name"] = "planned from the recording"
+    runs.append(r)
+    return runs
+
+
+def _compare_name(r: dict[str, Any]) -> str:
+    name = _name(r)
+    if r.get("memory_fraction") is not None and "garbage_collection" in name:
+        name += f" (limit {_gib(round(r['memory_fraction'] * r['capacity']))})"
+    return name
+
+
+def _compare_table(pt: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+    head = ("setting", "of", "peak reserved", "utilization", "device mallocs", "out of memory")
+    recorded = [
+        "as recorded",
+        "PyTorch",
+        _gib(pt["peak_reserved"]) if pt.get("peak_reserved") is not None else "-",
+        _ratio(_pt_utilization(pt)),
+        "-" if pt.get("device_mallocs") is None else str(pt["device_mallocs"] + pt["maps"]),
+        "-" if pt.get("ooms") is None else str(pt["ooms"]),
+    ]
+    rows = [head, tuple(recorded)]
+    notes = []
+    for r in runs:
+        if "error" in r:
+            rows.append((_compare_name(r), r["by"], "-", "-", "-", "-"))
+            notes.append(f"{_compare_name(r)}: {r['error']}")
+            continue
+        rows.append(
+            (
+                _compare_name(r),
+                r["by"],
+                _gib(r["peak_reserved"]),
+                _ratio(r["utilization"]),
+                str(r["device_mallocs"] + r["maps"]),
+                str(r["ooms"]) + ("" if r["oom"] is None or r["oom"]["expected"] else " (ends)"),
+            )
+        )
+    widths = [max(len(r[k]) for r in rows) for k in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    ok = [r for r in runs if "error" not in r and (r["oom"] is None or r["oom"]["expected"])]
+    if ok:
+        best = min(ok, key=lambda r: r["peak_reserved"])
+        lines.append(
+            f"least reserved: {_compare_name(best)} ({best['by']}), {_gib(best['peak_reserved'])}"
+        )
+    lines.append(
+        "utilization: peak live requested bytes / peak reserved bytes; device mallocs: segments"
+        " allocated plus page runs mapped"
+    )
+    return "\n".join(lines + notes)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -683,7 +1003,10 @@ def _parser() -> _Parser:
         epilog="Sizes take units: 80GiB, 80GB, 512MiB, or plain bytes. Exit status: 0 on a"
         " replay, 2 for a refused option or a snapshot that cannot be read.",
     )
-    p.add_argument("snapshot", help="a pickle from _dump_snapshot, or the same as JSON (gzip ok)")
+    p.add_argument(
+        "snapshot",
+        help="a pickle from _dump_snapshot, or the same as JSON, or a replay CSV (.csv; gzip ok)",
+    )
     p.add_argument(
         "--settings",
         action="append",
@@ -730,23 +1053,35 @@ def _parser() -> _Parser:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plot", metavar="PNG", help="draw reserved bytes over the window")
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="what each of PyTorch's settings and libc10c's would reserve for this run",
+    )
+    p.add_argument(
+        "--write-plan",
+        metavar="PATH",
+        help="write the plan of the recorded requests for plan_file:PATH, and stop",
+    )
     return p
 
 
-def _check_plot_path(p: _Parser, path: str) -> None:
+def _check_plot_path(p: _Parser, path: str, option: str = "--plot") -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        p.error(f"argument --plot: {path} is a folder, not a file name")
+        p.error(f"argument {option}: {path} is a folder, not a file name")
     if not os.path.isdir(folder):
-        p.error(f"argument --plot: no folder {folder}")
+        p.error(f"argument {option}: no folder {folder}")
     if not os.access(folder, os.W_OK):
-        p.error(f"argument --plot: cannot write into {folder}")
+        p.error(f"argument {option}: cannot write into {folder}")
 
 
 def _order_note(t: Trace, order: str) -> str:
     steps = t.ascending_steps + t.descending_steps
     if order != "auto":
         return f"addresses {order} (--address-order)"
+    if t.csv:
+        return "addresses ascending"
     if steps == 0:
         return "addresses ascending (the snapshot records no new segments to infer them from)"
     most = max(t.ascending_steps, t.descending_steps)
@@ -756,35 +1091,102 @@ def _order_note(t: Trace, order: str) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912 - a branch per option
+def _load(args: argparse.Namespace) -> tuple[Trace, dict[str, Any]]:
+    """The replay and PyTorch's column, from a snapshot or a replay CSV."""
+    if is_csv(args.snapshot):
+        t = convert_csv(load_csv(args.snapshot, args.max_input))
+        return t, _csv_figures(t, args.snapshot)
+    snapshot = load(args.snapshot, args.max_input)
+    pt = pytorch_figures(snapshot, args.device, args.capacity)
+    return convert(snapshot, args.device), pt
+
+
+def _write_plan(t: Trace, path: str) -> int:
+    try:
+        arena, bound, n = make_plan(t, path)
+    except SnapshotError as e:
+        print(f"pyc10.replay: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"pyc10.replay: cannot write the plan to {path}: {e}", file=sys.stderr)
+        return 2
+    print(
+        f"{path}: a plan of {n} requests for plan_file:{path}; arena {_gib(arena)} ({arena} bytes),"
+        f" lower bound {_gib(bound)} ({bound} bytes: the peak of live bytes, 512-byte rounded)"
+    )
+    return 0
+
+
+def _plot_compare(path: str, t: Trace, pt: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+    from ._png import bar_chart, setting_color
+
+    gib = float(1 << 30)
+    bars = []
+    if pt.get("peak_reserved") is not None:
+        util = _ratio(_pt_utilization(pt))
+        bars.append(("as recorded", pt["peak_reserved"] / gib, (60, 60, 60), f"util {util}"))
+    for r in runs:
+        value = r["peak_reserved"] / gib if "error" not in r else math.nan
+        note = "error" if "error" in r else f"util {_ratio(r['utilization'])}"
+        if "error" not in r and r["ooms"]:
+            note += " oom"
+        color = setting_color(r["settings"])
+        bars.append((_compare_name(r)[:48], value, color, note))
+    bar_chart(path, f"GPU {t.device}: peak reserved per setting", bars, xlabel="GiB")
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915 - a branch per option
     """The command line; returns the exit status (2 for a refused option or snapshot)."""
     p = _parser()
     args = p.parse_args(argv)
     if args.plot:
         _check_plot_path(p, args.plot)
+    if args.write_plan:
+        _check_plot_path(p, args.write_plan, "--write-plan")
+    if args.compare and args.settings is not None:
+        p.error("argument --compare: not allowed with argument --settings (it tries its own)")
     for s in args.settings or []:
         error = _settings_error(s)
         if error is not None:
             p.error(f"argument --settings: {s!r}: {error}")
     try:
-        snapshot = load(args.snapshot, args.max_input)
-        pt = pytorch_figures(snapshot, args.device, args.capacity)
-        t = convert(snapshot, args.device)
+        t, pt = _load(args)
     except SnapshotError as e:
         print(f"pyc10.replay: {e}", file=sys.stderr)
         return 2
-    del snapshot  # the replay needs only t
+    if args.write_plan:
+        return _write_plan(t, args.write_plan)
+    order = args.address_order
+    descending = None if order == "auto" else order == "descending"
+    for w in pt["warnings"]:
+        print(f"pyc10.replay: WARNING: PyTorch's column for GPU {t.device}: {w}", file=sys.stderr)
+    if args.compare:
+        runs = _compare(t, args.capacity, descending, args.memory_fraction)
+        if args.plot:
+            try:
+                _plot_compare(args.plot, t, pt, runs)
+            except OSError as e:
+                print(f"pyc10.replay: cannot write {args.plot}: {e.strerror or e}", file=sys.stderr)
+                return 2
+        if args.json:
+            print(json.dumps([{k: v for k, v in r.items() if k != "series"} for r in runs]))
+        else:
+            what = f"a replay CSV of {pt['events']} rows" if t.csv else f"GPU {t.device}"
+            print(f"{args.snapshot}: {what}: what each setting would reserve for this run"
+                  " (simulated device)")  # fmt: skip
+            print(_compare_table(pt, runs))
+        return 0
     settings = args.settings
+    extra = []
     if settings is None:
         recorded = t.recorded_settings
         settings = [recorded]
         if "expandable_segments:true" not in recorded.lower().replace(" ", ""):
             settings.append("expandable_segments:True")
-    order = args.address_order
-    descending = None if order == "auto" else order == "descending"
+        settings.append(_STITCHED)
+        extra = [_planned(t, args.capacity, descending, args.memory_fraction)]
     runs = [replay(t, s, args.capacity, descending, args.memory_fraction) for s in settings]
-    for w in pt["warnings"]:
-        print(f"pyc10.replay: WARNING: PyTorch's column for GPU {t.device}: {w}", file=sys.stderr)
+    runs += extra
     if args.plot:
         from ._png import Series, line_chart, setting_color
 
@@ -794,10 +1196,10 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912 - a branch per 
                    marks=pt["oom_events"]),
             Series("PyTorch allocated", [a / gib for _, a in pt["series"]], (165, 165, 165), 2,
                    dashed=True),
-        ]  # fmt: skip
+        ] if pt["series"] else []  # fmt: skip
         # each line thinner than the one drawn before it: where lines agree, all show, nested
         for width, r in zip(itertools.count(5, -2), [r for r in runs if "series" in r]):
-            name = f"libc10c {r['settings'] or 'defaults'}"
+            name = f"libc10c {r.get('name') or r['settings'] or 'defaults'}"
             values = [x / gib for x, _ in r["series"]]
             color = setting_color(r["settings"])
             series.append(Series(name, values, color, max(width, 1), marks=r["oom_events"]))
@@ -816,9 +1218,16 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912 - a branch per 
         }
         print(json.dumps(result, indent=1))
     else:
-        print(f"{args.snapshot}: GPU {t.device}, {pt['events']} events; {_order_note(t, order)}")
+        if t.csv:
+            print(f"{args.snapshot}: a replay CSV of {pt['events']} rows; {_order_note(t, order)}")
+        else:
+            print(
+                f"{args.snapshot}: GPU {t.device}, {pt['events']} events; {_order_note(t, order)}"
+            )
         print(_table(pt, runs, t.device))
-        if t.unknown_frees:
+        if t.unknown_frees and t.csv:
+            print(f"{t.unknown_frees} frees of Pointers the CSV never allocated: skipped")
+        elif t.unknown_frees:
             print(
                 f"{t.unknown_frees} frees of blocks the snapshot never shows allocated (allocated"
                 " before the recording began, in no recorded segment): skipped"

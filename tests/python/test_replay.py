@@ -149,15 +149,26 @@ def test_command_line_pickle_and_json_agree(tmp_path: Path) -> None:
     assert split["settings"] == "max_split_size_mb:20" and "error" not in split
 
 
-def test_default_settings_are_the_recorded_ones_and_expandable(tmp_path: Path) -> None:
+def test_default_settings_are_the_recorded_ones_expandable_stitched_and_planned(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "s.pickle"
     path.write_bytes(pickle.dumps(synthetic()))
     png = tmp_path / "out.png"
     proc = cli(str(path), "--plot", str(png))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[1].split() == ["PyTorch", "(defaults)", "expandable_segments:True"]
-    assert lines[2].split() == ["device", "mallocs", "2", "2", "0"]
+    assert lines[1].split() == [
+        "PyTorch",
+        "(defaults)",
+        "expandable_segments:True",
+        "expandable_segments:True,stitching:True",
+        "planned",
+    ]
+    assert lines[2].split()[:6] == ["device", "mallocs", "2", "2", "0", "0"]
+    # utilization beside peak reserved: 48 MiB live at most of 60 MiB reserved
+    util = next(line for line in lines if line.startswith("utilization "))
+    assert util.split()[1:3] == ["0.800", "0.800"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
