@@ -14,9 +14,10 @@
 #include "sysmem.h"
 
 enum {
-  RECORD_MAX = 1 << 22,  /* requests recorded per step; past it recording stops */
-  MISS_PERCENT = 10,     /* a served step missing more than this rebuilds the plan */
-  MAX_REBUILD_STREAK = 4 /* rebuilds at this many boundaries in a row drop planning */
+  RECORD_MAX = 1 << 22,   /* requests recorded per step; past it recording stops */
+  MISS_PERCENT = 10,      /* a served step missing more than this rebuilds the plan */
+  MAX_REBUILD_STREAK = 4, /* rebuilds at this many boundaries in a row drop planning */
+  LOOKAHEAD = 16          /* plan entries a request that misses its place is looked for in */
 };
 
 #define NONE UINT32_MAX
@@ -234,7 +235,8 @@ static bool install(c10c__plan_state *ps, c10c__plan *plan, bool from_file) {
   retire_plan(ps);
   c10c__engine_release_cache(ps->engine, ps->device);
   bool ok = build_tables(ps, plan);
-  if (ok && plan->arena > 0 && (ps->arena == NULL || ps->arena_size < plan->arena)) {
+  /* the arena the plan needs, no more (a plan rebuilt from a smaller step gives bytes back) */
+  if (ok && plan->arena > 0 && (ps->arena == NULL || ps->arena_size != plan->arena)) {
     release_arena(ps);
     void *arena = NULL;
     ok = plan->arena <= SIZE_MAX &&
@@ -404,6 +406,19 @@ static bool bind_stream(c10c__plan_state *ps, uint32_t s, c10c_stream_id stream)
   return true;
 }
 
+/* Whether a request of size bytes on stream matches plan entry j: the same block, and the
+ * entry's plan stream bound to stream or to none yet while stream is bound to no other. */
+static bool matches(const c10c__plan_state *ps, const c10c__plan *plan, size_t j, size_t size,
+                    c10c_stream_id stream) {
+  if (round_block(size) != plan->block[j]) return false;
+  uint32_t s = plan->requests[j].stream;
+  if (s >= C10C__PLAN_MAX_STREAMS) return true;
+  if (ps->bound >> s & 1) return ps->bind[s] == stream;
+  for (uint64_t b = ps->bound; b != 0; b &= b - 1)
+    if (ps->bind[__builtin_ctzll(b)] == stream) return false;
+  return true;
+}
+
 static void mark_done(c10c__plan_state *ps, uint32_t rank) {
   if (rank == NONE) return;
   ps->done[rank] = 1;
@@ -472,14 +487,24 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
     return false;
   }
   size_t j = ps->cursor;
+  if (!matches(ps, plan, j, size, stream)) {
+    /* a request the plan does not have here: one the program skipped, or an extra one. The
+     * entries up to a match a few places on were skipped (their bytes are never taken); with
+     * none, the request is an extra one and the cursor stays. */
+    size_t k = j + 1, end = plan->count - j > LOOKAHEAD ? j + LOOKAHEAD + 1 : plan->count;
+    while (k < end && !matches(ps, plan, k, size, stream)) k++;
+    ps->misses++;
+    if (k == end) {
+      s->plan_fallbacks++;
+      return false;
+    }
+    for (; j < k; j++)
+      if (plan->offsets[j] != C10C__PLAN_UNPLANNED) mark_done(ps, plan->free_rank[j]);
+    ps->cursor = j;
+  }
   uint32_t ps_stream = plan->requests[j].stream;
   /* (a request on a stream past the plan's streams is the engine's: its size says enough) */
-  if (round_block(size) != plan->block[j] ||
-      (ps_stream < C10C__PLAN_MAX_STREAMS && !bind_stream(ps, ps_stream, stream))) {
-    ps->misses++;
-    s->plan_fallbacks++;
-    return false;
-  }
+  if (ps_stream < C10C__PLAN_MAX_STREAMS) (void)bind_stream(ps, ps_stream, stream);
   ps->cursor++;
   if (plan->offsets[j] == C10C__PLAN_UNPLANNED) { /* the engine's by plan: not a miss */
     s->plan_fallbacks++;

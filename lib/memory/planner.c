@@ -266,8 +266,8 @@ static c10c_status prepare(c10c__plan *p, const char *what) {
   for (size_t i = 0; i < n; i++) {
     p->free_rank[i] = UINT32_MAX;
     const c10c__plan_request *r = &p->requests[i];
+    p->block[i] = round_block(r->size); /* every request's: the engine matches skipped ones too */
     if (!is_planned(r) || p->offsets[i] == C10C__PLAN_UNPLANNED) continue;
-    p->block[i] = round_block(r->size);
     coords[nc++] = p->offsets[i];
     coords[nc++] = p->offsets[i] + p->block[i];
     if (r->free != C10C__PLAN_NEVER) keys[nk++] = (key_index){r->free, 0, 0, (uint32_t)i};
