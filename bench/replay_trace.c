@@ -749,9 +749,15 @@ static int make_plan(const char *from) {
   size_t cap = 1024;
   while (cap < 2 * (n + 1)) cap *= 2;
   live_block *table = checked(calloc(cap, sizeof *table));
+  /* A block used on other streams (record_stream) keeps its bytes after its free until the
+   * work queued on those streams by then is done, as the allocator holds it: its end is the
+   * first event at or past that time on the trace's logical clock (when the trace has one). */
+  uint64_t busy[TRACE_MAX_STREAMS] = {0}; /* when each stream's queued work completes */
+  uint64_t *release = checked(calloc(n + 1, sizeof *release));
   size_t i = 0;
   for (size_t k = 0; k < t.count; k++) {
     const trace_event *e = &t.events[k];
+    uint64_t now = e->time >= 0 ? (uint64_t)e->time : 0;
     if (e->act == TRACE_ALLOCATE) {
       sizes[i] = e->size;
       streams[i] = e->stream;
@@ -759,13 +765,30 @@ static int make_plan(const char *from) {
       ends[i] = UINT64_MAX;
       live_block *b = find_slot(table, cap, e->id, true);
       *b = (live_block){.id = e->id, .state = LIVE, .pair = i++};
+    } else if (e->act == TRACE_ENQUEUE) {
+      busy[e->stream] = (busy[e->stream] > now ? busy[e->stream] : now) + e->size;
+    } else if (e->act == TRACE_RECORD_STREAM) {
+      live_block *b = find_slot(table, cap, e->id, false);
+      if (b != NULL) b->streams |= (uint64_t)1 << e->stream;
     } else if (e->act == TRACE_FREE) {
       live_block *b = find_slot(table, cap, e->id, false);
       if (b == NULL) continue; /* allocated before the log began */
       ends[b->pair] = k;
+      for (int u = 0; u < TRACE_MAX_STREAMS; u++)
+        if ((b->streams >> u & 1) && busy[u] > now && e->time >= 0 && busy[u] > release[b->pair])
+          release[b->pair] = busy[u];
       b->state = GONE;
     }
   }
+  for (size_t r = 0; r < n; r++) /* the first event at or past the release time */
+    for (size_t k = (size_t)ends[r]; release[r] != 0 && ends[r] != UINT64_MAX && k < t.count; k++)
+      if (t.events[k].time >= 0 && (uint64_t)t.events[k].time >= release[r]) {
+        ends[r] = k;
+        break;
+      } else if (k + 1 == t.count) {
+        ends[r] = UINT64_MAX;
+      }
+  free(release);
   free(table);
   trace_free(&t);
   const char *dir = getenv("TMPDIR");

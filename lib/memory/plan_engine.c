@@ -17,7 +17,8 @@ enum {
   RECORD_MAX = 1 << 22,   /* requests recorded per step; past it recording stops */
   MISS_PERCENT = 10,      /* a served step missing more than this rebuilds the plan */
   MAX_REBUILD_STREAK = 4, /* rebuilds at this many boundaries in a row drop planning */
-  LOOKAHEAD = 16          /* plan entries a request that misses its place is looked for in */
+  LOOKAHEAD = 16,         /* plan entries a request that misses its place is looked for in */
+  SCAN_MAX = 256          /* frees past the done prefix checked for overlap before falling back */
 };
 
 #define NONE UINT32_MAX
@@ -451,6 +452,25 @@ static void poll_pending(c10c__plan_state *ps) {
 /* Makes stream wait for what the plan says may still use request j's bytes: the last cross
  * free on each stream of waits[j], and the streams of the previous step. False when a wait
  * could not be made. */
+/* Whether every earlier occupant of entry j's bytes has been freed (and its other streams are
+ * done with it): all planned frees of rank < need[j] done, or, when a few are not (a block held
+ * for record_stream's events, one freed later than planned), none of those few overlaps j. */
+static bool bytes_free(c10c__plan_state *ps, size_t j) {
+  const c10c__plan *plan = ps->plan;
+  uint32_t need = plan->need[j];
+  if (need <= ps->prefix) return true;
+  if (ps->pending != NULL) poll_pending(ps);
+  if (need <= ps->prefix) return true;
+  if (need - ps->prefix > SCAN_MAX) return false;
+  uint64_t lo = plan->offsets[j], hi = lo + plan->block[j];
+  for (uint32_t r = ps->prefix; r < need; r++) {
+    if (ps->done[r]) continue;
+    uint32_t i = plan->by_free[r];
+    if (plan->offsets[i] < hi && lo < plan->offsets[i] + plan->block[i]) return false;
+  }
+  return true;
+}
+
 static bool order_streams(c10c__plan_state *ps, size_t j, uint32_t s, c10c_stream_id stream) {
   const c10c__segment_backend *b = ps->backend;
   for (uint64_t w = ps->plan->waits[j]; w != 0; w &= w - 1) {
@@ -510,8 +530,7 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
     s->plan_fallbacks++;
     return false;
   }
-  if (plan->need[j] > ps->prefix && ps->pending != NULL) poll_pending(ps);
-  if (plan->need[j] > ps->prefix || (ps->events && !order_streams(ps, j, ps_stream, stream)) ||
+  if (!bytes_free(ps, j) || (ps->events && !order_streams(ps, j, ps_stream, stream)) ||
       (!ps->events && ps->has_arena_stream && ps->arena_stream != stream)) {
     mark_done(ps, plan->free_rank[j]); /* it never occupies its bytes */
     ps->misses++;
