@@ -48,9 +48,11 @@
  * size and step, the device's free bytes then, and the allocator's message.
  * With planning (planning:True or a plan file): "plan", the allocator's plan figures (arena bytes,
  * requests served from a plan, fallbacks to the caching engine, plans made or loaded, plans
- * dropped) and, from when the first plan was made or loaded (at a step boundary for online
- * planning, at the first request for a plan file) to the end: peak reserved, peak live requested
- * and utilization (the one over the other); null for all three when no plan was ever made. With
+ * dropped) and, from the last change of plan (made or loaded, rebuilt, or planning dropped: at a
+ * step boundary for online planning, at the first request for a plan file) to the end, the
+ * step it happened in, peak reserved, peak live requested and utilization (the one over the
+ * other): for online planning, the steps after the recording of the plan in use at the end;
+ * null for all four when no plan was ever made. With
  * stitching:True: "stitching", the allocations served by stitching and the peak stitched bytes.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -239,6 +241,8 @@ typedef struct metrics {
   failure fail;
   bool timing;  /* a timing run: no statistics read between calls (they would cool the caches) */
   bool planned; /* a plan has been made or loaded */
+  int64_t plan_version;       /* plan_rebuilds + plan_drops when the figures below restarted */
+  int plan_since_step;        /* the step they restarted in */
   int64_t plan_peak_reserved; /* since then */
   uint64_t plan_peak_live;
   c10c_memory_stats last; /* the allocator's figures at the end */
@@ -347,12 +351,16 @@ static void note_failure(metrics *m, const trace_event *e, size_t allocation, si
           e->line, allocation, in_step, e->step, e->size, m->fail.message);
 }
 
-/* Follows the figures from the first plan on (made at a step boundary, or loaded from a file at
- * the first request). */
-static void note_plan(metrics *m, const c10c_memory_stats *s, uint64_t live) {
+/* Follows the figures from the last change of plan on (a plan made at a step boundary or loaded
+ * from a file, a rebuild, planning dropped): the steps after the recording of the plan in use at
+ * the end, which is what planning gives once it has settled. */
+static void note_plan(metrics *m, const c10c_memory_stats *s, uint64_t live, int step) {
   int64_t reserved = s->reserved_bytes[C10C_STAT_ALL].current;
-  if (!m->planned && s->plan_rebuilds > 0) {
+  int64_t version = s->plan_rebuilds + s->plan_drops;
+  if (version > 0 && version != m->plan_version) {
     m->planned = true;
+    m->plan_version = version;
+    m->plan_since_step = step;
     m->plan_peak_reserved = reserved;
     m->plan_peak_live = live;
   }
@@ -401,7 +409,7 @@ static bool run(replayer *r, metrics *m) {
                   c10c_last_error_message());
         if (m != NULL && !m->timing) {
           stats(r, &s);
-          note_plan(m, &s, live);
+          note_plan(m, &s, live, e->step);
           begin_step(m, e->step, &s, live);
         }
         step = e->step;
@@ -441,7 +449,7 @@ static bool run(replayer *r, metrics *m) {
         }
         if (!m->timing) {
           stats(r, &s);
-          note_plan(m, &s, live);
+          note_plan(m, &s, live, step);
           bool hit = s.num_device_alloc == before;
           m->allocations++;
           m->hits += hit;
@@ -678,14 +686,15 @@ static void report(const char *path, const char *config, const trace *t, const r
            last->plan_arena_bytes, last->plan_served, last->plan_fallbacks, last->plan_rebuilds,
            last->plan_drops);
     if (m->planned) {
-      printf(", \"peak_reserved_after_plan\": %" PRId64
+      printf(", \"after_plan_from_step\": %d, \"peak_reserved_after_plan\": %" PRId64
              ", \"peak_live_requested_after_plan\": %" PRIu64,
-             m->plan_peak_reserved, m->plan_peak_live);
+             m->plan_since_step, m->plan_peak_reserved, m->plan_peak_live);
       put_ratio("utilization_after_plan", (double)m->plan_peak_live, (double)m->plan_peak_reserved,
                 6);
     } else {
       printf(
-          ", \"peak_reserved_after_plan\": null, \"peak_live_requested_after_plan\": null"
+          ", \"after_plan_from_step\": null, \"peak_reserved_after_plan\": null"
+          ", \"peak_live_requested_after_plan\": null"
           ", \"utilization_after_plan\": null");
     }
     printf("}");

@@ -1464,6 +1464,9 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
 /* A block back in its pool, merged with free neighbours (PyTorch's free_block). Lock held. */
 static void free_block(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
+  /* planning's recording: the block's bytes are free from now (after record_stream's events) */
+  if (b->plan_tag != 0 && d->plan != NULL) c10c__plan_record_free(d->plan, b->plan_tag);
+  b->plan_tag = 0;
   bool expandable = b->seg->expandable;
   int64_t split_blocks = 0, split_bytes = 0;
   deactivate(e, b);
@@ -1554,7 +1557,6 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
                       ptr);
   }
   device_state *d = state_of(e, b);
-  if (b->plan_tag != 0 && d->plan != NULL) c10c__plan_record_free(d->plan, b->plan_tag);
   stat(d->stats.allocation, b->small, -1);
   stat(d->stats.allocated_bytes, b->small, -(int64_t)b->size);
   stat(d->stats.requested_bytes, b->small, -(int64_t)b->requested);

@@ -37,6 +37,7 @@ typedef struct live_block {
 /* A planned free waiting for events of the streams its block was used on. */
 typedef struct pending_free {
   uint32_t rank;
+  uint64_t tag; /* its request in the recording, whose free is noted when the events complete */
   size_t nevents;
   void **events;
   struct pending_free *next;
@@ -444,6 +445,7 @@ static void poll_pending(c10c__plan_state *ps) {
     *link = p->next;
     for (size_t i = 0; i < p->nevents; i++) event_drop(ps, &p->events[i]);
     if (ps->plan != NULL && !ps->blocked) mark_done(ps, p->rank);
+    c10c__plan_record_free(ps, p->tag); /* its bytes are free from now */
     c10c__free(p->events);
     c10c__free(p);
   }
@@ -495,6 +497,7 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
       c10c__step_detector_feed(ps->detector, c10c__step_signature(round_block(size), stream),
                                (uint64_t)stats_of(ps)->allocation[C10C_STAT_ALL].current))
     (void)c10c__plan_step(ps); /* a step begins with this request (a failure: the next tries) */
+  if (ps->pending != NULL) poll_pending(ps); /* frees held for other streams' work */
   *tag = ps->planning ? record_alloc(ps, size, stream) : 0;
   if (ps->next != NULL && ps->next_from_file) install_next(ps); /* a file: from the next request */
   c10c__plan *plan = ps->plan;
@@ -584,7 +587,7 @@ static void hold_for_uses(c10c__plan_state *ps, live_block *l, uint32_t rank) {
   for (size_t i = 0; ok && i < l->nuses; i++)
     ok = b->event_record(b->self, ps->device, l->uses[i], &events[i]) == C10C_STATUS_OK;
   if (ok) {
-    *p = (pending_free){rank, l->nuses, events, ps->pending};
+    *p = (pending_free){rank, l->tag, l->nuses, events, ps->pending};
     ps->pending = p;
     return;
   }
@@ -596,6 +599,7 @@ static void hold_for_uses(c10c__plan_state *ps, live_block *l, uint32_t rank) {
     b->synchronize(b->self, ps->device);
     mark_done(ps, rank);
   }
+  c10c__plan_record_free(ps, l->tag);
 }
 
 c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
@@ -616,7 +620,6 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
   stat(s->active_bytes, small, -(int64_t)block);
   stat(s->requested_bytes, small, -(int64_t)l->requested);
   c10c__engine_trace_block(ps->engine, ps->device, false, ptr, (size_t)block, l->stream);
-  c10c__plan_record_free(ps, l->tag);
   uint32_t rank = plan->free_rank[j];
   if (ps->events && plan->cross[j]) { /* a later occupant on another stream waits for it */
     uint32_t t = plan->requests[j].stream;
@@ -629,10 +632,12 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
       rank = NONE; /* no safe way to hand its bytes on in this pass */
     }
   }
-  if (l->nuses > 0 && ps->hold && rank != NONE)
-    hold_for_uses(ps, l, rank);
-  else if (!ps->blocked)
-    mark_done(ps, rank);
+  if (l->nuses > 0 && ps->hold && rank != NONE) {
+    hold_for_uses(ps, l, rank); /* notes the recording's free when its uses are over */
+  } else {
+    c10c__plan_record_free(ps, l->tag);
+    if (!ps->blocked) mark_done(ps, rank);
+  }
   c10c__free(l->uses);
   l->uses = NULL;
   l->nuses = 0;

@@ -609,6 +609,7 @@ static void op_configure(fuzz_input *in, run *r) {
   c.stream_ordered_reuse = flags & 16;
   c.planning = flags & 64;
   bool file = (flags & 128) && plan_file(in, r, c.plan_file, sizeof c.plan_file);
+  if (!file) c.plan_file[0] = '\0'; /* none made: the path may name an earlier input's file */
   if (c.expandable_segments) c.stitching = fuzz_u8(in) & 1;
   c10c_status st = c10c__engine_configure(r->e, &c);
   TRACE(
