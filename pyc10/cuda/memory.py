@@ -230,8 +230,8 @@ def step(device: Any = None) -> None:
     that ended get offsets in one arena, and the matching requests of the following steps are
     served there (``memory_stats()``'s ``plan.*`` counters say how many). Until the first call,
     steps are found in the repeating requests; after it, only these marks count. Without
-    planning it does nothing. ``device``: an index, ``"cuda:n"`` or a device; ``None`` for the current
-    device. Needs CUDA (RuntimeError); a device the machine does not have is a RuntimeError.
+    planning it does nothing. ``device``: an index, ``"cuda:n"`` or a device; ``None`` for the
+    current device. Needs CUDA (RuntimeError); a device the machine does not have is a RuntimeError.
     """
     index = _device_index(device, optional=True)
     _require()
