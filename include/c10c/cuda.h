@@ -264,7 +264,10 @@ C10C_API c10c_status c10c_cuda_record_memory_history(size_t max_entries);
  * "is_expandable", "frames", "blocks": [{"address", "size", "requested_size", "state":
  * "active_allocated"|"active_pending_free"|"inactive", "frames"}]}], "device_traces": [[{"action",
  * "addr", "size", "stream", "time_us", "frames"}], ...], "allocator_settings": {...}} (an
- * expandable segment is listed once per mapped range, as PyTorch does). Writes at most out_size
+ * expandable segment is listed once per mapped range, as PyTorch does; not PyTorch's: a plan's
+ * arena is a segment of "segment_type": "plan", and a stitched range one of "segment_type":
+ * "stitched" with "stitched_pages" [[address, size], ...], the pages it maps, which its source
+ * segments then leave out). Writes at most out_size
  * bytes including the NUL; *out_len (if not NULL) receives the length without it. Errors:
  * C10C_STATUS_NULL_POINTER, C10C_STATUS_BUFFER_TOO_SMALL (call again with *out_len + 1 bytes),
  * C10C_STATUS_OUT_OF_MEMORY, C10C_STATUS_UNAVAILABLE. */

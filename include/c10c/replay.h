@@ -115,7 +115,8 @@ C10C_API c10c_status c10c_sim_device_step(c10c_sim_device *device);
  * more than 64 streams), and, when path is not NULL, the plan file that plan_file:PATH reads
  * (for device). Sizes, streams and times are copied; nothing is kept. Errors:
  * C10C_STATUS_NULL_POINTER (out_arena_bytes; an array with count > 0); C10C_STATUS_INVALID_ARGUMENT
- * for ends[i] < begins[i], a device below 0, or more than 2^31 requests;
+ * for ends[i] < begins[i], begins[i] == UINT64_MAX, a device below 0, or more than 2^31
+ * requests;
  * C10C_STATUS_OUT_OF_MEMORY (host); C10C_STATUS_ERROR when the file cannot be written (the
  * system's message). */
 C10C_API c10c_status c10c_plan_make(uint64_t *out_arena_bytes, uint64_t *out_offsets,

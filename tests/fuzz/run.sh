@@ -5,7 +5,7 @@
 #
 #   tests/fuzz/run.sh SECONDS [--keep] [--no-coverage] [--parallel N] [HARNESS ...]
 #
-# HARNESS names (parsers, engine, dlpack, geometry, storage, ipc_handle) pick some; default: all. --keep
+# HARNESS names (parsers, engine, dlpack, geometry, storage, ipc_handle, plan_file) pick some; default: all. --keep
 # merges the inputs that reached new edges into tests/fuzz/corpus/<name>/ (commit them);
 # --parallel runs N harnesses at once. A finding stops nothing else: its input is left under
 # build/fuzz/work/<name>/artifacts/ and the script exits 1. Fix the bug, then copy the input into
