@@ -3,7 +3,8 @@
 # an H200): builds libc10c, runs the C CUDA IPC suite and the Python CUDA IPC suite against the
 # real driver (libcuda.so.1, not the stand-in), replays the shared allocation traces through
 # torch's caching allocator and libc10c's side by side, and exchanges CUDA IPC handles between
-# pyc10 and torch both ways (plain and expandable segments). Needs meson, ninja and a C
+# pyc10 and torch both ways (plain and expandable segments), and runs stitching and a plan file
+# on the real driver beside torch on two traces. Needs meson, ninja and a C
 # compiler; the torch parts need torch with CUDA (skipped, and said so, without it).
 #
 #   bash tests/gpu/check.sh [OUT_DIR]        # from the repository root; logs in OUT_DIR
@@ -79,6 +80,21 @@ if [ "$HAVE_TORCH_CUDA" = 1 ]; then
       $PY tests/gpu/replay_both.py torch '$f' --conf '$conf' &&
       $PY tests/gpu/replay_both.py pyc10 '$f' --conf '$conf'"
     cat "$OUT/replay_${trace}.log" 2>/dev/null | sed "s/^/     $trace /"
+  done
+  # 6. libc10c beyond PyTorch on the real driver: stitching (cuMemMap of pages already mapped,
+  # at a second address; sqattn_compress stitches 84 times on the stand-in) beside expandable
+  # segments alone, and a plan of the trace (plan_file: one cuMemAlloc'd arena) beside torch.
+  for trace in sqattn_compress selectn_llama_10streams; do
+    f=$TRACES/$trace.packed.csv.gz
+    [ -f "$f" ] || continue
+    plan=$OUT/$trace.plan
+    step "beyond_${trace}" 240 bash -c "
+      $PY tests/gpu/replay_both.py torch '$f' --conf expandable_segments:True &&
+      $PY tests/gpu/replay_both.py pyc10 '$f' --conf expandable_segments:True &&
+      $PY tests/gpu/replay_both.py pyc10 '$f' --conf expandable_segments:True,stitching:True &&
+      $PY -m pyc10.replay '$f' --write-plan '$plan' &&
+      $PY tests/gpu/replay_both.py pyc10 '$f' --conf 'plan_file:$plan'"
+    cat "$OUT/beyond_${trace}.log" 2>/dev/null | sed "s/^/     $trace /"
   done
 else
   echo "skip ipc_torch, replay: no torch with CUDA here"

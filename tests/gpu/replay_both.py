@@ -7,7 +7,10 @@ figures PyTorch recorded (../shared/traces/pytorch_figures.json).
 
 The allocator settings go in through the environment before CUDA starts (PYTORCH_CUDA_ALLOC_CONF,
 which both read). Streams: the first stream named is the default stream, others new streams.
-record_stream rows need tensors and are skipped (both allocators see the same trace).
+record_stream rows need tensors and are skipped (both allocators see the same trace). For
+pyc10, step_begin rows mark steps (pyc10.cuda.memory.step(), which drives planning:True), and
+the figures include the planner's and stitching's counters; --conf may name a plan file
+("plan_file:PATH", written by python -m pyc10.replay TRACE --write-plan PATH).
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ def main() -> int:
                 cuda.caching_allocator_delete(live.pop(row["Pointer"]))
             elif action == "empty_cache":
                 cuda.empty_cache()
+            elif action == "step_begin" and args.which == "pyc10":
+                cuda.memory.step(0)
     stats = cuda.memory_stats(0)
     out = {
         "which": args.which,
@@ -67,6 +72,10 @@ def main() -> int:
         "alloc_retries": stats.get("num_alloc_retries", 0),
         "failed": failed,
     }
+    if args.which == "pyc10":  # libc10c's own counters (planning, stitching)
+        for key in ("plan.arena_bytes", "plan.served", "plan.fallbacks", "plan.rebuilds",
+                    "plan.drops", "num_stitches", "stitched_bytes.peak"):  # fmt: skip
+            out[key] = stats.get(key, 0)
     for p in list(live.values()):
         cuda.caching_allocator_delete(p)
     json.dump(out, sys.stdout)
