@@ -218,7 +218,9 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  *   go to the caching allocator, and a plan that keeps missing is rebuilt from the last step
  *   (dropped after four rebuilds in a row). Until the host marks a step, steps are found in the
  *   requests: a stretch that repeats the one before it and ends with as many blocks alive as it
- *   began with is a step, cut where fewest blocks are alive (found from the third step on);
+ *   began with is a step, cut where fewest blocks are alive (found from the third step on).
+ *   Best with expandable_segments:True: blocks a recorded step keeps (optimizer state) then pin
+ *   only their pages, and the rest of what the step cached goes back;
  * - "plan_file:PATH" (not PyTorch's; ABI 1.1): a plan written by c10c_plan_make (python -m
  *   pyc10.replay SNAPSHOT --write-plan PATH), checked when the setting is applied and used
  *   from the next request on its device, across step markers, until its requests run out
