@@ -747,6 +747,7 @@ c10c_status c10c__plan_host_step(c10c__plan_state *ps) {
 
 c10c_status c10c__plan_step(c10c__plan_state *ps) {
   c10c_status st = C10C_STATUS_OK;
+  char failure[256] = "";
   bool served_step = ps->plan != NULL && !ps->blocked;
   bool missed = served_step && ps->misses * 100 > ps->requests * MISS_PERCENT;
   if (ps->pending != NULL) poll_pending(ps);
@@ -767,6 +768,8 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
   if (ps->planning && !ps->stopped && ps->next == NULL &&
       (ps->plan == NULL || (missed && !ps->from_file))) {
     made = plan_recording(ps, &st);
+    if (st != C10C_STATUS_OK) /* kept: what follows may note (and handle) failures of its own */
+      snprintf(failure, sizeof failure, "%s", c10c_last_error_message());
     if (made != NULL) {
       ps->next = made;
       ps->next_from_file = false;
@@ -795,7 +798,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
   if (ps->plan == NULL && ps->next == NULL && idle) release_arena(ps); /* no plan needs it */
   ps->requests = ps->misses = 0;
   next_recording(ps);
-  return st;
+  return st == C10C_STATUS_OK ? st : c10c__fail(st, "%s", failure);
 }
 
 /* ---- snapshots and checks ---- */
