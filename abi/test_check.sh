@@ -177,7 +177,7 @@ expect pass "new function in $new, ABI minor $next"
 
 # compatible: a field appended to a size-versioned struct, minor bumped
 bump_minor
-edit include/c10c/allocator.h '^(  int64_t max_split_size;)$' '\1\n  int64_t mutation_appended;'
+edit include/c10c/allocator.h '^(\} c10c_memory_stats;)$' '  int64_t mutation_appended;\n\1'
 expect pass "field appended to c10c_memory_stats (size-versioned), ABI minor $next"
 
 # compatible: a field appended to the device guard a host allocates (size-versioned), minor bumped
