@@ -30,6 +30,13 @@ static inline void c10c__stat_update(c10c_stat *s, int64_t delta) {
   if (s->current > s->peak) s->peak = s->current;
 }
 
+/* Adds delta to an [all, small pool, large pool] stat triple (c10c_stat_type) for a block of
+ * the small or the large pool. */
+static inline void c10c__stat_pool_update(c10c_stat *s, bool small, int64_t delta) {
+  c10c__stat_update(&s[C10C_STAT_ALL], delta);
+  c10c__stat_update(&s[small ? C10C_STAT_SMALL_POOL : C10C_STAT_LARGE_POOL], delta);
+}
+
 /* Sets the peak of every stat in s to the current value in now. */
 void c10c__stats_reset_peaks(c10c_memory_stats *s, const c10c_memory_stats *now);
 

@@ -205,11 +205,6 @@ void c10c__format_size(char *out, size_t size, double bytes) {
 
 /* ---- statistics: all and the block's pool ---- */
 
-static inline void stat(c10c_stat *s, bool small, int64_t delta) {
-  c10c__stat_update(&s[C10C_STAT_ALL], delta);
-  c10c__stat_update(&s[small ? C10C_STAT_SMALL_POOL : C10C_STAT_LARGE_POOL], delta);
-}
-
 /* ---- the trace ---- */
 
 static void trace_record(c10c__engine *e, int device, trace_action action, const void *addr,
@@ -440,8 +435,8 @@ static block *table_find(c10c__engine *e, const void *ptr, bool take) {
 /* A freed block stops being active: its stream uses and its pending state go. Lock held. */
 static void deactivate(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
-  stat(d->stats.active, b->small, -1);
-  stat(d->stats.active_bytes, b->small, -(int64_t)b->size);
+  c10c__stat_pool_update(d->stats.active, b->small, -1);
+  c10c__stat_pool_update(d->stats.active_bytes, b->small, -(int64_t)b->size);
   c10c__free(b->uses);
   b->uses = NULL;
   b->nuses = 0;
@@ -510,8 +505,8 @@ static void release_block(c10c__engine *e, block *b) {
   detach(e, b);
   e->backend.free(e->backend.self, device, b->ptr, b->size);
   trace(e, device, TRACE_SEGMENT_FREE, b->ptr, b->size, b->stream);
-  stat(d->stats.segment, b->small, -1);
-  stat(d->stats.reserved_bytes, b->small, -(int64_t)b->size);
+  c10c__stat_pool_update(d->stats.segment, b->small, -1);
+  c10c__stat_pool_update(d->stats.reserved_bytes, b->small, -(int64_t)b->size);
   if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, -1);
   d->stats.num_device_free++;
   segment_unlink(d, b->seg);
@@ -553,7 +548,7 @@ static bool unmap_block(c10c__engine *e, block *b) {
   if (mid->prev != NULL && !mid->prev->mapped) mid = absorb(e, mid->prev, mid, mid->prev);
   if (mid->next != NULL && !mid->next->mapped) mid = absorb(e, mid, mid->next, mid->next);
   attach(e, mid);
-  stat(d->stats.reserved_bytes, s->small, -(int64_t)bytes);
+  c10c__stat_pool_update(d->stats.reserved_bytes, s->small, -(int64_t)bytes);
   d->stats.num_device_free++;
   trace(e, s->device, TRACE_SEGMENT_UNMAP, start, bytes, s->stream);
   return true;
@@ -565,7 +560,7 @@ static void release_reservation(c10c__engine *e, segment *s) {
   block *b = s->head;
   detach(e, b);
   e->backend.unreserve(e->backend.self, s->device, s->base, s->size);
-  stat(d->stats.segment, s->small, -1);
+  c10c__stat_pool_update(d->stats.segment, s->small, -1);
   block_drop(e, b);
   segment_unlink(d, s);
 }
@@ -748,8 +743,8 @@ static c10c_status fixed_segment(c10c__engine *e, int device, size_t rounded, bo
   }
   segment_init(d, device, s, ptr, size, stream, small);
   s->head->mapped = true;
-  stat(d->stats.segment, small, 1);
-  stat(d->stats.reserved_bytes, small, (int64_t)size);
+  c10c__stat_pool_update(d->stats.segment, small, 1);
+  c10c__stat_pool_update(d->stats.reserved_bytes, small, (int64_t)size);
   if (size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, 1);
   d->stats.num_device_alloc++;
   trace(e, device, TRACE_SEGMENT_ALLOC, ptr, size, stream);
@@ -798,7 +793,7 @@ static block *map_block(c10c__engine *e, block *b, size_t bytes, c10c_status *st
   if (mergeable(b->next)) b = absorb(e, b, b->next, b->next);
   b->gc_base = d->gc_calls;
   attach(e, b);
-  stat(d->stats.reserved_bytes, s->small, (int64_t)size);
+  c10c__stat_pool_update(d->stats.reserved_bytes, s->small, (int64_t)size);
   d->stats.num_device_alloc++;
   trace(e, s->device, TRACE_SEGMENT_MAP, s->base + first * s->page, size, s->stream);
   return b;
@@ -836,7 +831,7 @@ static c10c_status new_expandable(c10c__engine *e, int device, bool small, c10c_
   s->expandable = true;
   s->page = page;
   attach(e, s->head); /* all of it unmapped */
-  stat(d->stats.segment, small, 1);
+  c10c__stat_pool_update(d->stats.segment, small, 1);
   *out = s->head;
   return C10C_STATUS_OK;
 }
@@ -1269,8 +1264,8 @@ c10c_status c10c__engine_arena_malloc(c10c__engine *e, int device, size_t size, 
   if (over_limit(d, size)) return C10C_STATUS_OUT_OF_MEMORY;
   c10c_status st = e->backend.malloc(e->backend.self, device, size, out);
   if (st != C10C_STATUS_OK) return st;
-  stat(d->stats.segment, false, 1);
-  stat(d->stats.reserved_bytes, false, (int64_t)size);
+  c10c__stat_pool_update(d->stats.segment, false, 1);
+  c10c__stat_pool_update(d->stats.reserved_bytes, false, (int64_t)size);
   d->stats.num_device_alloc++;
   trace(e, device, TRACE_SEGMENT_ALLOC, *out, size, 0);
   return C10C_STATUS_OK;
@@ -1279,8 +1274,8 @@ c10c_status c10c__engine_arena_malloc(c10c__engine *e, int device, size_t size, 
 void c10c__engine_arena_free(c10c__engine *e, int device, void *ptr, size_t size) {
   device_state *d = &e->state[device];
   e->backend.free(e->backend.self, device, ptr, size);
-  stat(d->stats.segment, false, -1);
-  stat(d->stats.reserved_bytes, false, -(int64_t)size);
+  c10c__stat_pool_update(d->stats.segment, false, -1);
+  c10c__stat_pool_update(d->stats.reserved_bytes, false, -(int64_t)size);
   d->stats.num_device_free++;
   trace(e, device, TRACE_SEGMENT_FREE, ptr, size, 0);
 }
@@ -1387,8 +1382,8 @@ static void split_off_rest(c10c__engine *e, block *b, size_t rounded, bool count
     rest->uses = still_used->ids;
     rest->nuses = still_used->n;
     *still_used = (stream_list){NULL, 0};
-    stat(d->stats.active, rest->small, 1);
-    stat(d->stats.active_bytes, rest->small, (int64_t)rest->size);
+    c10c__stat_pool_update(d->stats.active, rest->small, 1);
+    c10c__stat_pool_update(d->stats.active_bytes, rest->small, (int64_t)rest->size);
     insert_events(e, rest);
   } else if (rest != NULL) { /* without host memory for it the block is just used whole */
     rest->gc_base = d->gc_calls;
@@ -1397,8 +1392,8 @@ static void split_off_rest(c10c__engine *e, block *b, size_t rounded, bool count
   }
   c10c__free(still_used->ids);
   if (!b->seg->expandable) {
-    stat(d->stats.inactive_split, b->small, pieces);
-    stat(d->stats.inactive_split_bytes, b->small, bytes);
+    c10c__stat_pool_update(d->stats.inactive_split, b->small, pieces);
+    c10c__stat_pool_update(d->stats.inactive_split_bytes, b->small, bytes);
   }
 }
 
@@ -1446,11 +1441,11 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     b->requested = size;
     b->plan_tag = tag;
     table_insert(e, b);
-    stat(d->stats.allocation, small, 1);
-    stat(d->stats.active, small, 1);
-    stat(d->stats.allocated_bytes, small, (int64_t)b->size);
-    stat(d->stats.active_bytes, small, (int64_t)b->size);
-    stat(d->stats.requested_bytes, small, (int64_t)size);
+    c10c__stat_pool_update(d->stats.allocation, small, 1);
+    c10c__stat_pool_update(d->stats.active, small, 1);
+    c10c__stat_pool_update(d->stats.allocated_bytes, small, (int64_t)b->size);
+    c10c__stat_pool_update(d->stats.active_bytes, small, (int64_t)b->size);
+    c10c__stat_pool_update(d->stats.requested_bytes, small, (int64_t)size);
     if (b->size >= max_split) c10c__stat_update(&d->stats.oversize_allocations, 1);
     trace(e, device, TRACE_ALLOC, b->ptr, b->size, stream);
     *out = b->ptr;
@@ -1481,8 +1476,8 @@ static void free_block(c10c__engine *e, block *b) {
   }
   if (is_split(b)) split_blocks++, split_bytes += (int64_t)b->size;
   if (!expandable) {
-    stat(d->stats.inactive_split, b->small, split_blocks);
-    stat(d->stats.inactive_split_bytes, b->small, split_bytes);
+    c10c__stat_pool_update(d->stats.inactive_split, b->small, split_blocks);
+    c10c__stat_pool_update(d->stats.inactive_split_bytes, b->small, split_bytes);
   }
   b->gc_base = d->gc_calls;
   attach(e, b);
@@ -1557,9 +1552,9 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
                       ptr);
   }
   device_state *d = state_of(e, b);
-  stat(d->stats.allocation, b->small, -1);
-  stat(d->stats.allocated_bytes, b->small, -(int64_t)b->size);
-  stat(d->stats.requested_bytes, b->small, -(int64_t)b->requested);
+  c10c__stat_pool_update(d->stats.allocation, b->small, -1);
+  c10c__stat_pool_update(d->stats.allocated_bytes, b->small, -(int64_t)b->size);
+  c10c__stat_pool_update(d->stats.requested_bytes, b->small, -(int64_t)b->requested);
   if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_allocations, -1);
   b->allocated = false;
   trace(e, b->seg->device, TRACE_FREE_REQUESTED, b->ptr, b->size, b->stream);

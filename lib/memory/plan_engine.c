@@ -106,15 +106,6 @@ static c10c_memory_stats *stats_of(c10c__plan_state *ps) {
   return c10c__engine_device_stats(ps->engine, ps->device);
 }
 
-static inline void stat(c10c_stat *s, bool small, int64_t delta) {
-  c10c__stat_update(&s[C10C_STAT_ALL], delta);
-  c10c__stat_update(&s[small ? C10C_STAT_SMALL_POOL : C10C_STAT_LARGE_POOL], delta);
-}
-
-static inline uint64_t round_block(size_t size) {
-  return ((uint64_t)size + C10C__PLAN_ALIGN - 1) & ~(uint64_t)(C10C__PLAN_ALIGN - 1);
-}
-
 c10c_status c10c__plan_state_new(c10c__plan_state **out, c10c__engine *engine, int device) {
   c10c__plan_state *ps = c10c__calloc(1, sizeof *ps);
   if (ps == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for planning");
@@ -339,11 +330,11 @@ void c10c__plan_state_destroy(c10c__plan_state *ps) {
       if (l->entry == NONE) continue;
       uint64_t block = ps->plan->block[l->entry];
       bool small = block <= C10C__SMALL_SIZE;
-      stat(s->allocation, small, -1);
-      stat(s->active, small, -1);
-      stat(s->allocated_bytes, small, -(int64_t)block);
-      stat(s->active_bytes, small, -(int64_t)block);
-      stat(s->requested_bytes, small, -(int64_t)l->requested);
+      c10c__stat_pool_update(s->allocation, small, -1);
+      c10c__stat_pool_update(s->active, small, -1);
+      c10c__stat_pool_update(s->allocated_bytes, small, -(int64_t)block);
+      c10c__stat_pool_update(s->active_bytes, small, -(int64_t)block);
+      c10c__stat_pool_update(s->requested_bytes, small, -(int64_t)l->requested);
     }
   retire_plan(ps);
   release_arena(ps);
@@ -399,10 +390,17 @@ void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag) {
 /* ---- serving ---- */
 
 /* Whether the runtime stream is (or now becomes) plan stream s. */
-static bool bind_stream(c10c__plan_state *ps, uint32_t s, c10c_stream_id stream) {
+/* Whether plan stream s is the runtime stream, or is bound to none yet while the runtime stream
+ * is bound to no other plan stream. */
+static bool stream_fits(const c10c__plan_state *ps, uint32_t s, c10c_stream_id stream) {
   if (ps->bound >> s & 1) return ps->bind[s] == stream;
   for (uint64_t b = ps->bound; b != 0; b &= b - 1)
     if (ps->bind[__builtin_ctzll(b)] == stream) return false;
+  return true;
+}
+
+static bool bind_stream(c10c__plan_state *ps, uint32_t s, c10c_stream_id stream) {
+  if (!stream_fits(ps, s, stream)) return false;
   ps->bind[s] = stream;
   ps->bound |= (uint64_t)1 << s;
   return true;
@@ -412,13 +410,9 @@ static bool bind_stream(c10c__plan_state *ps, uint32_t s, c10c_stream_id stream)
  * entry's plan stream bound to stream or to none yet while stream is bound to no other. */
 static bool matches(const c10c__plan_state *ps, const c10c__plan *plan, size_t j, size_t size,
                     c10c_stream_id stream) {
-  if (round_block(size) != plan->block[j]) return false;
+  if (c10c__plan_block(size) != plan->block[j]) return false;
   uint32_t s = plan->requests[j].stream;
-  if (s >= C10C__PLAN_MAX_STREAMS) return true;
-  if (ps->bound >> s & 1) return ps->bind[s] == stream;
-  for (uint64_t b = ps->bound; b != 0; b &= b - 1)
-    if (ps->bind[__builtin_ctzll(b)] == stream) return false;
-  return true;
+  return s >= C10C__PLAN_MAX_STREAMS || stream_fits(ps, s, stream);
 }
 
 static void mark_done(c10c__plan_state *ps, uint32_t rank) {
@@ -494,7 +488,7 @@ static bool order_streams(c10c__plan_state *ps, size_t j, uint32_t s, c10c_strea
 bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
                        uint64_t *tag) {
   if (ps->detector != NULL && ps->planning &&
-      c10c__step_detector_feed(ps->detector, c10c__step_signature(round_block(size), stream),
+      c10c__step_detector_feed(ps->detector, c10c__step_signature(c10c__plan_block(size), stream),
                                (uint64_t)stats_of(ps)->allocation[C10C_STAT_ALL].current))
     (void)c10c__plan_step(ps); /* a step begins with this request (a failure: the next tries) */
   if (ps->pending != NULL) poll_pending(ps); /* frees held for other streams' work */
@@ -548,11 +542,11 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
   ps->arena_stream = stream;
   uint64_t block = plan->block[j];
   bool small = block <= C10C__SMALL_SIZE;
-  stat(s->allocation, small, 1);
-  stat(s->active, small, 1);
-  stat(s->allocated_bytes, small, (int64_t)block);
-  stat(s->active_bytes, small, (int64_t)block);
-  stat(s->requested_bytes, small, (int64_t)size);
+  c10c__stat_pool_update(s->allocation, small, 1);
+  c10c__stat_pool_update(s->active, small, 1);
+  c10c__stat_pool_update(s->allocated_bytes, small, (int64_t)block);
+  c10c__stat_pool_update(s->active_bytes, small, (int64_t)block);
+  c10c__stat_pool_update(s->requested_bytes, small, (int64_t)size);
   s->plan_served++;
   if (!(ps->used_mask >> ps_stream & 1)) { /* for the boundary's events */
     ps->used_mask |= (uint64_t)1 << ps_stream;
@@ -614,11 +608,11 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
   uint64_t block = plan->block[j];
   bool small = block <= C10C__SMALL_SIZE;
   c10c_memory_stats *s = stats_of(ps);
-  stat(s->allocation, small, -1);
-  stat(s->active, small, -1);
-  stat(s->allocated_bytes, small, -(int64_t)block);
-  stat(s->active_bytes, small, -(int64_t)block);
-  stat(s->requested_bytes, small, -(int64_t)l->requested);
+  c10c__stat_pool_update(s->allocation, small, -1);
+  c10c__stat_pool_update(s->active, small, -1);
+  c10c__stat_pool_update(s->allocated_bytes, small, -(int64_t)block);
+  c10c__stat_pool_update(s->active_bytes, small, -(int64_t)block);
+  c10c__stat_pool_update(s->requested_bytes, small, -(int64_t)l->requested);
   c10c__engine_trace_block(ps->engine, ps->device, false, ptr, (size_t)block, l->stream);
   uint32_t rank = plan->free_rank[j];
   if (ps->events && plan->cross[j]) { /* a later occupant on another stream waits for it */

@@ -46,10 +46,6 @@ static bool is_planned(const c10c__plan_request *r) {
   return !r->skip && r->size != 0 && r->stream < C10C__PLAN_MAX_STREAMS;
 }
 
-static uint64_t round_block(uint64_t size) {
-  return (size + (C10C__PLAN_ALIGN - 1)) & ~(uint64_t)(C10C__PLAN_ALIGN - 1);
-}
-
 /* ---- sorting helpers (qsort over index arrays with a file-local key) ---- */
 
 typedef struct key_index {
@@ -231,7 +227,7 @@ static c10c_status prepare(c10c__plan *p, const char *what) {
     if (r->size > UINT64_MAX - (C10C__PLAN_ALIGN - 1))
       return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: request %zu has size %llu, too large",
                         what, i, (unsigned long long)r->size);
-    uint64_t b = round_block(r->size);
+    uint64_t b = c10c__plan_block(r->size);
     if (off % C10C__PLAN_ALIGN != 0)
       return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                         "%s: request %zu's offset %llu is not a multiple of %d", what, i,
@@ -266,7 +262,8 @@ static c10c_status prepare(c10c__plan *p, const char *what) {
   for (size_t i = 0; i < n; i++) {
     p->free_rank[i] = UINT32_MAX;
     const c10c__plan_request *r = &p->requests[i];
-    p->block[i] = round_block(r->size); /* every request's: the engine matches skipped ones too */
+    p->block[i] =
+        c10c__plan_block(r->size); /* every request's: the engine matches skipped ones too */
     if (!is_planned(r) || p->offsets[i] == C10C__PLAN_UNPLANNED) continue;
     coords[nc++] = p->offsets[i];
     coords[nc++] = p->offsets[i] + p->block[i];
@@ -404,7 +401,7 @@ static uint64_t lower_bound_of(const c10c__plan_request *req, const uint64_t *of
   qsort(ev, ne, sizeof *ev, cmp_key_index);
   uint64_t live = 0, peak = 0;
   for (size_t k = 0; k < ne; k++) {
-    uint64_t b = round_block(req[ev[k].index].size);
+    uint64_t b = c10c__plan_block(req[ev[k].index].size);
     if (ev[k].k2) {
       live += b;
       if (live > peak) peak = live;
@@ -706,7 +703,7 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   for (size_t i = 0; i < count; i++) {
     const c10c__plan_request *r = &p->requests[i];
     if (!is_planned(r)) continue;
-    block[m] = round_block(r->size), alloc[m] = r->alloc, end[m] = life_end(r);
+    block[m] = c10c__plan_block(r->size), alloc[m] = r->alloc, end[m] = life_end(r);
     order[m] = (uint32_t)i; /* request index of compact item m, kept in keys[].index below */
     m++;
   }

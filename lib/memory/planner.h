@@ -19,6 +19,12 @@ enum {
   C10C__PLAN_MAX_STREAMS = 64       /* requests on later streams are left to the engine */
 };
 
+/* A request's bytes in the arena: size rounded up to C10C__PLAN_ALIGN (wraps past 2^64 - 512,
+ * which callers refuse or never pass). */
+static inline uint64_t c10c__plan_block(uint64_t size) {
+  return (size + (C10C__PLAN_ALIGN - 1)) & ~(uint64_t)(C10C__PLAN_ALIGN - 1);
+}
+
 /* One request of a recorded sequence: size bytes on plan stream `stream` (streams are numbered
  * by first use, 0, 1, ...), allocated at time alloc and freed at time free (C10C__PLAN_NEVER:
  * never), on one clock shared by allocations and frees; a free and an allocation at the same
