@@ -135,9 +135,9 @@ def check(setup: Setup, name: str, entry: dict, order: str) -> list[tuple[str, i
     return expected_and_found(pt, report)
 
 
-def main() -> int:
-    """Checks every trace; returns the exit status."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the tools that replay the real traces: --build, --replay, --stub,
+    --traces and --shared-traces (bench/run_plans.py uses them too)."""
     root = Path(__file__).resolve().parent.parent
     parser.add_argument("--build", default=str(root / "build" / "tests"))
     parser.add_argument("--replay", help="the replay_trace executable (default: in --build)")
@@ -149,6 +149,12 @@ def main() -> int:
         help="where the traces that do not ship are (default: ../shared/traces beside the "
         "repository; each absent one is skipped)",
     )
+
+
+def main() -> int:
+    """Checks every trace; returns the exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_trace_arguments(parser)
     parser.add_argument("--all-orders", action="store_true")
     args = parser.parse_args()
     build = Path(args.build)

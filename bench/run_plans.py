@@ -55,6 +55,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import check_traces
 import trace_gen
 
 SETTINGS = {
@@ -317,17 +318,7 @@ def plot(traces: dict[str, dict], results: dict[str, dict[str, dict]], png: Path
 def main() -> int:
     """Runs the comparison; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    root = Path(__file__).resolve().parent.parent
-    parser.add_argument("--build", default=str(root / "build" / "tests"))
-    parser.add_argument("--replay", help="the replay_trace executable (default: in --build)")
-    parser.add_argument("--stub", help="the stand-in driver (default: in --build)")
-    parser.add_argument("--traces", default=str(root / "bench" / "traces"))
-    parser.add_argument(
-        "--shared-traces",
-        default=str(root.parent / "shared" / "traces"),
-        help="where the traces that do not ship are (default: ../shared/traces beside the "
-        "repository; each absent one is skipped)",
-    )
+    check_traces.add_trace_arguments(parser)
     parser.add_argument("--out", default="/tmp/c10c-plans")
     parser.add_argument("--quick", action="store_true", help="small synthetic traces (for CI)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target fails")
