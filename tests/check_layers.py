@@ -35,7 +35,7 @@ ALLOWED: dict[tuple[str, str], str] = {}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 # Headers of the operating system, not of C11: above lib/base their calls go through lib/base
-# (shm.h, sysmem.h), so that porting the library to another system touches lib/base alone.
+# (os.h, shm.h, sysmem.h), so that porting the library to another system touches lib/base alone.
 OS_HEADERS = {
     "dlfcn.h",
     "fcntl.h",
@@ -46,6 +46,8 @@ OS_HEADERS = {
     "signal.h",
     "unistd.h",
     "windows.h",
+    "io.h",
+    "process.h",
 }  # and every <sys/...> header
 
 # Functions of those headers, each with the header a file must be allowed to use them; matched
@@ -68,6 +70,10 @@ OS_CALLS = {
     **dict.fromkeys(["dlopen", "dlsym", "dlclose", "dlerror"], "dlfcn.h"),
     **dict.fromkeys(["sched_yield", "sched_getaffinity"], "sched.h"),
     **dict.fromkeys(["kill", "sigaction", "raise"], "signal.h"),
+    **dict.fromkeys(["clock_gettime", "nanosleep"], "time.h"),
+    **dict.fromkeys(
+        ["LoadLibraryA", "LoadLibraryW", "GetProcAddress", "VirtualAlloc"], "windows.h"
+    ),
 }
 OS_CALL = re.compile(r"(?<![\w.>])(" + "|".join(sorted(OS_CALLS)) + r"|pthread_\w+)\s*\(")
 DEFINED = re.compile(
@@ -76,23 +82,10 @@ DEFINED = re.compile(
 )
 OS_INCLUDE = re.compile(r"^\s*#\s*include\s+<([^>]+)>", re.MULTILINE)
 
-# Files above lib/base that still use the operating system, each with its reason. Threads (a
-# mutex, a once-call, a fork handler) and the CUDA driver's loader stay where they are until the
-# library is ported to a second system, which moves them into lib/base; nothing new joins them.
-OS_ALLOWED: dict[tuple[str, str], str] = {
-    ("cuda/cuda.c", "dlfcn.h"): "loads the CUDA driver (dlopen, dlsym)",
-    ("cuda/cuda.c", "pthread.h"): "loads it once (pthread_once), and pthread_atfork",
-    ("cuda/cuda_allocator.c", "pthread.h"): "the allocator's lock",
-    ("cuda/cuda_host_allocator.c", "pthread.h"): "the pinned allocator's lock",
-    ("cuda/cuda_ipc.c", "pthread.h"): "the locks of exported pages and of mappings",
-    ("cuda/cuda_stream.c", "pthread.h"): "the streams' lock",
-    ("memory/allocator.c", "pthread.h"): "the allocator registry's lock",
-    ("memory/caching_engine.c", "pthread.h"): "the engine's lock",
-    ("memory/cpu_caching.c", "pthread.h"): "the CPU cache's locks",
-    ("memory/cpu_caching.c", "sched.h"): "sched_yield while spinning on a lock",
-    ("tensor/shell_cache.c", "pthread.h"): "the per-thread shell cache (thread exit key)",
-    ("tensor/storage_ipc.c", "pthread.h"): "the lock of the CUDA IPC sent data and limbo",
-}
+# Files above lib/base that use the operating system, each with its reason: none. Threads, the
+# dynamic loader and the clocks are lib/base/os.h, memory lib/base/sysmem.h, shareable memory and
+# files lib/base/shm.h; porting the library to another system touches lib/base alone.
+OS_ALLOWED: dict[tuple[str, str], str] = {}
 
 # comments and string or character literals, blanked before calls are looked for
 NOISE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)

@@ -4,14 +4,13 @@
 #define _GNU_SOURCE
 #include "c10c/cuda.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 #include "internal.h"
+#include "os.h"
 
 /* ---- the driver table ---- */
 
@@ -90,7 +89,7 @@ c10c__cuda_host_driver c10c__cuda_host;
   X(cuMemFreeHost, "cuMemFreeHost")
 #define RESOLVE_HOST(field, symbol)                           \
   {                                                           \
-    void *address = dlsym(library, symbol);                   \
+    void *address = c10c__dl_symbol(library, symbol);         \
     memcpy(&c10c__cuda_host.field, &address, sizeof address); \
   }
 
@@ -107,7 +106,7 @@ c10c__cuda_ipc_driver c10c__cuda_ipc;
   X(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle")
 #define RESOLVE_IPC(field, symbol)                           \
   {                                                          \
-    void *address = dlsym(library, symbol);                  \
+    void *address = c10c__dl_symbol(library, symbol);        \
     memcpy(&c10c__cuda_ipc.field, &address, sizeof address); \
   }
 
@@ -125,7 +124,7 @@ static void settle_ipc_groups(void) {
 
 typedef enum { NOT_LOADED, AVAILABLE, UNAVAILABLE } load_state;
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static c10c__once load_once = C10C__ONCE_INIT;
 static load_state state = NOT_LOADED;
 static char reason[512];
 static void *library;
@@ -133,7 +132,7 @@ static int count;
 static bool forked;        /* this process is a child forked after the driver was initialized */
 static int driver_version; /* cuDriverGetVersion's answer, 0 when the driver gave none */
 static CUcontext primary[C10C_CUDA_MAX_DEVICES];
-static pthread_mutex_t primary_lock = PTHREAD_MUTEX_INITIALIZER;
+static c10c__mutex primary_lock = C10C__MUTEX_INIT;
 
 /* initial-exec: every CUDA allocation reads it (one load, no __tls_get_addr). The thread's
  * current device as torch.cuda.current_device() reports it (0 until set): like c10's
@@ -162,7 +161,7 @@ static void describe(char *out, size_t size, CUresult r) {
 
 /* Records why CUDA is unavailable (reason already written) and unloads the driver. */
 static void give_up(void) {
-  if (library != NULL) dlclose(library);
+  if (library != NULL) c10c__dl_close(library);
   library = NULL;
   memset(&c10c__cuda, 0, sizeof c10c__cuda);
   memset(&c10c__cuda_host, 0, sizeof c10c__cuda_host);
@@ -205,11 +204,11 @@ c10c_status c10c__cuda_check_vmm(void) {
 
 static void load(void) {
   const char *path = getenv("C10C_CUDA_DRIVER");
-  if (path == NULL || *path == '\0') path = "libcuda.so.1";
-  library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (path == NULL || *path == '\0') path = c10c__cuda_driver_name();
+  char why[sizeof reason - 32];
+  library = c10c__dl_open(path, why, sizeof why);
   if (library == NULL) {
-    const char *why = dlerror();
-    snprintf(reason, sizeof reason, "CUDA driver not found: %s", why != NULL ? why : path);
+    snprintf(reason, sizeof reason, "CUDA driver not found: %s", why);
     give_up();
     return;
   }
@@ -217,16 +216,16 @@ static void load(void) {
     /* The version needs no cuInit (torch.cuda's _cuda_getDriverVersion answers without a
      * device), so it is asked first and kept when CUDA turns out unavailable. */
     CUresult (*get_version)(int *) = NULL;
-    void *address = dlsym(library, "cuDriverGetVersion");
+    void *address = c10c__dl_symbol(library, "cuDriverGetVersion");
     memcpy(&get_version, &address, sizeof address);
     int version = 0;
     if (get_version != NULL && get_version(&version) == 0 && version > 0) driver_version = version;
   }
-  /* POSIX: a data pointer from dlsym converts to a function pointer (through memcpy, which
-   * ISO C allows, as the conversion itself is not) */
+  /* POSIX: a data pointer from dlsym (c10c__dl_symbol) converts to a function pointer (through
+   * memcpy, which ISO C allows, as the conversion itself is not) */
 #define RESOLVE(field, symbol)                                                          \
   {                                                                                     \
-    void *address = dlsym(library, symbol);                                             \
+    void *address = c10c__dl_symbol(library, symbol);                                   \
     if (address == NULL) {                                                              \
       snprintf(reason, sizeof reason, "CUDA driver %s has no %s", path, symbol);        \
       give_up();                                                                        \
@@ -239,7 +238,7 @@ static void load(void) {
 #undef RESOLVE
 #define RESOLVE_OPTIONAL(field, symbol)                  \
   {                                                      \
-    void *address = dlsym(library, symbol);              \
+    void *address = c10c__dl_symbol(library, symbol);    \
     memcpy(&c10c__cuda.field, &address, sizeof address); \
   }
   OPTIONAL_DRIVER_ENTRIES(RESOLVE_OPTIONAL)
@@ -271,14 +270,14 @@ static void load(void) {
     return;
   }
   if (count > C10C_CUDA_MAX_DEVICES) count = C10C_CUDA_MAX_DEVICES;
-  pthread_atfork(NULL, NULL, after_fork_in_child);
+  c10c__at_fork(NULL, NULL, after_fork_in_child);
   __atomic_store_n(&state, AVAILABLE, __ATOMIC_RELEASE);
 }
 
 static c10c_status ensure_loaded(void) {
-  /* loaded and not forked since: the common case without pthread_once's call */
+  /* loaded and not forked since: the common case without the once-call */
   if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == AVAILABLE && !forked) return C10C_STATUS_OK;
-  pthread_once(&load_once, load);
+  c10c__once_call(&load_once, load);
   if (forked)
     return c10c__fail(C10C_STATUS_UNAVAILABLE,
                       "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
@@ -321,7 +320,7 @@ c10c_status c10c__cuda_activate(c10c_device_index index) {
   c10c_status st = ensure_loaded();
   if (st == C10C_STATUS_OK) st = check_index(index);
   if (st != C10C_STATUS_OK) return st;
-  pthread_mutex_lock(&primary_lock);
+  c10c__mutex_lock(&primary_lock);
   CUcontext ctx = primary[index];
   if (ctx == NULL) {
     CUdevice device;
@@ -331,7 +330,7 @@ c10c_status c10c__cuda_activate(c10c_device_index index) {
                             "cuDevicePrimaryCtxRetain");
     if (st == C10C_STATUS_OK) __atomic_store_n(&primary[index], ctx, __ATOMIC_RELEASE);
   }
-  pthread_mutex_unlock(&primary_lock);
+  c10c__mutex_unlock(&primary_lock);
   if (st != C10C_STATUS_OK) return st;
   st = c10c__cuda_check(c10c__cuda.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
   active_device = st == C10C_STATUS_OK ? index : -1;
@@ -398,7 +397,7 @@ c10c_device_index c10c__cuda_device_with_primary_context(void) {
 c10c_status c10c_cuda_init(void) { return ensure_loaded(); }
 
 bool c10c_cuda_is_available(void) {
-  pthread_once(&load_once, load);
+  c10c__once_call(&load_once, load);
   return state == AVAILABLE;
 }
 
@@ -409,13 +408,13 @@ bool c10c_cuda_is_initialized(void) {
 int c10c_cuda_device_count(void) { return c10c_cuda_is_available() ? count : 0; }
 
 const char *c10c_cuda_unavailable_reason(void) {
-  pthread_once(&load_once, load);
+  c10c__once_call(&load_once, load);
   return state == AVAILABLE ? "" : reason;
 }
 
 c10c_status c10c_cuda_driver_version(int *out) {
   C10C__CHECK_NOT_NULL(out);
-  pthread_once(&load_once, load);
+  c10c__once_call(&load_once, load);
   if (driver_version > 0) { /* asked at load, before cuInit (no driver call in a forked child) */
     *out = driver_version;
     return C10C_STATUS_OK;

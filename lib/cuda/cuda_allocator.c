@@ -2,7 +2,6 @@
  * driver (cuMemAlloc_v2 / cuMemFree_v2 on the owning device), keyed by the current device and its
  * current stream; and byte copies between host and device memory. */
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include "caching_engine.h"
 #include "cuda_internal.h"
 #include "internal.h"
+#include "os.h"
 #include "sysmem.h"
 
 /* ---- the engine's backend: segments from the driver ---- */
@@ -257,7 +257,7 @@ static c10c_status configure(c10c__engine *e, const c10c__device_alloc_config *c
   return c10c__engine_configure(e, config);
 }
 
-static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static c10c__once engine_once = C10C__ONCE_INIT;
 static char config_error[256];
 static c10c__engine *engine;
 static c10c_status engine_status;
@@ -315,7 +315,7 @@ static c10c_status get_engine(c10c__engine **out) {
   if (st != C10C_STATUS_OK) return st;
   c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
   if (e == NULL) { /* first use, or it could not be made */
-    pthread_once(&engine_once, make_engine);
+    c10c__once_call(&engine_once, make_engine);
     e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
   }
   if (e == NULL)

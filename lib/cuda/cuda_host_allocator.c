@@ -8,14 +8,13 @@
 #define _GNU_SOURCE
 #include "c10c/cuda_host.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "allocator_internal.h"
 #include "cuda_internal.h"
 #include "internal.h"
+#include "os.h"
 
 enum { MAX_STREAMS_PER_BLOCK = 8, BUCKETS = 64 };
 
@@ -40,7 +39,7 @@ typedef struct host_event {
   host_block *block;
 } host_event;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static c10c__mutex lock = C10C__MUTEX_INIT;
 static host_block **blocks; /* every block the allocator owns */
 static size_t nblocks, blocks_cap;
 static host_block *free_lists[BUCKETS];
@@ -67,11 +66,7 @@ static void duration_add(c10c_duration_stat *d, int64_t us) {
   if (d->count == 1 || us < d->min) d->min = us;
 }
 
-static int64_t now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
+static int64_t now_us(void) { return c10c__monotonic_us(); }
 
 /* The live block holding ptr (lock held). */
 static host_block *find_block(const void *ptr, bool live_only) {
@@ -182,9 +177,9 @@ c10c_status c10c_cuda_host_alloc(void **out, size_t nbytes) {
   *out = NULL;
   c10c_status st = c10c__cuda_ensure();
   if (st != C10C_STATUS_OK || nbytes == 0) return st;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   st = host_alloc_locked(out, nbytes);
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return st;
 }
 
@@ -238,17 +233,17 @@ static c10c_status host_free_locked(void *ptr) {
 
 c10c_status c10c_cuda_host_free(void *ptr) {
   if (ptr == NULL) return C10C_STATUS_OK;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   c10c_status st = host_free_locked(ptr);
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return st;
 }
 
 bool c10c_cuda_host_is_pinned(const void *ptr) {
   if (ptr == NULL) return false;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   bool pinned = find_block(ptr, true) != NULL;
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return pinned;
 }
 
@@ -259,7 +254,7 @@ c10c_status c10c_cuda_host_record_stream(const void *ptr, c10c_stream stream) {
   void *handle = NULL;
   c10c_status st = c10c_cuda_stream_handle(&handle, stream);
   if (st != C10C_STATUS_OK) return st;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   host_block *block = find_block(ptr, true);
   if (block == NULL) {
     st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -280,14 +275,14 @@ c10c_status c10c_cuda_host_record_stream(const void *ptr, c10c_stream stream) {
                       (int)MAX_STREAMS_PER_BLOCK);
     }
   }
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return st;
 }
 
 c10c_status c10c_cuda_host_empty_cache(void) {
   c10c_status st = c10c__cuda_ensure();
   if (st != C10C_STATUS_OK) return st;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   process_events();
   for (int b = 0; b < BUCKETS; b++) {
     while (free_lists[b] != NULL) {
@@ -308,7 +303,7 @@ c10c_status c10c_cuda_host_empty_cache(void) {
       free(block);
     }
   }
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return st;
 }
 
@@ -321,30 +316,30 @@ c10c_status c10c_cuda_host_get_stats(c10c_cuda_host_stats *out) {
   c10c_status checked =
       c10c__check_struct_size(out->struct_size, HOST_STATS_MIN_SIZE, "c10c_cuda_host_stats", "");
   if (checked != C10C_STATUS_OK) return checked;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   c10c__copy_versioned(out, &stats, sizeof stats);
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return C10C_STATUS_OK;
 }
 
 c10c_status c10c_cuda_host_reset_peak_stats(void) {
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   c10c_stat *all[] = {&stats.allocations, &stats.allocated_bytes, &stats.active_requests,
                       &stats.active_bytes};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) all[i]->peak = all[i]->current;
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return C10C_STATUS_OK;
 }
 
 c10c_status c10c_cuda_host_reset_accumulated_stats(void) {
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   c10c_stat *all[] = {&stats.allocations, &stats.allocated_bytes, &stats.active_requests,
                       &stats.active_bytes};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) all[i]->allocated = all[i]->freed = 0;
   stats.num_host_alloc = stats.num_host_free = 0;
   memset(&stats.host_alloc_time, 0, sizeof stats.host_alloc_time);
   memset(&stats.host_free_time, 0, sizeof stats.host_free_time);
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return C10C_STATUS_OK;
 }
 

@@ -9,13 +9,13 @@
  * lib/tensor/storage_ipc.c's. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "caching_engine.h"
 #include "cuda_internal.h"
 #include "internal.h"
+#include "os.h"
 #include "shm.h"
 #include "sysmem.h"
 
@@ -49,11 +49,11 @@ typedef struct exported {
   struct exported *next;
 } exported;
 
-static pthread_mutex_t exports_lock = PTHREAD_MUTEX_INITIALIZER;
+static c10c__mutex exports_lock = C10C__MUTEX_INIT;
 static exported *exports;
 
 void c10c__cuda_ipc_forget_page(void *handle) {
-  pthread_mutex_lock(&exports_lock);
+  c10c__mutex_lock(&exports_lock);
   for (exported **link = &exports; *link != NULL; link = &(*link)->next)
     if ((*link)->handle == (CUmemGenericAllocationHandle)(uintptr_t)handle) {
       exported *e = *link;
@@ -62,7 +62,7 @@ void c10c__cuda_ipc_forget_page(void *handle) {
       c10c__free(e);
       break;
     }
-  pthread_mutex_unlock(&exports_lock);
+  c10c__mutex_unlock(&exports_lock);
 }
 
 typedef struct page_writer {
@@ -74,7 +74,7 @@ static c10c_status export_page(void *ctx, void *handle) {
   page_writer *w = ctx;
   CUmemGenericAllocationHandle h = (CUmemGenericAllocationHandle)(uintptr_t)handle;
   c10c_status st = C10C_STATUS_OK;
-  pthread_mutex_lock(&exports_lock);
+  c10c__mutex_lock(&exports_lock);
   exported *e = exports;
   while (e != NULL && e->handle != h) e = e->next;
   if (e == NULL) {
@@ -94,7 +94,7 @@ static c10c_status export_page(void *ctx, void *handle) {
     memcpy(w->at, &fd, sizeof fd);
     w->at += sizeof fd;
   }
-  pthread_mutex_unlock(&exports_lock);
+  c10c__mutex_unlock(&exports_lock);
   return st;
 }
 
@@ -153,7 +153,7 @@ typedef struct mapping {
   struct mapping *next;
 } mapping;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static c10c__mutex lock = C10C__MUTEX_INIT;
 static mapping *mappings;
 
 static c10c_status illformed(void) {
@@ -312,7 +312,7 @@ c10c_status c10c__cuda_ipc_open(void **base, size_t *size, void **token, const u
   size_t key_len = 0;
   st = parse(&key, &key_len, handle, len);
   if (st != C10C_STATUS_OK) return st;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   mapping *m = mappings;
   while (m != NULL &&
          (m->device != device || m->key_len != key_len || memcmp(m->key, key, key_len) != 0))
@@ -332,14 +332,14 @@ c10c_status c10c__cuda_ipc_open(void **base, size_t *size, void **token, const u
     if (st != C10C_STATUS_OK) {
       c10c__free(key);
       c10c__free(m);
-      pthread_mutex_unlock(&lock);
+      c10c__mutex_unlock(&lock);
       return st;
     }
     m->next = mappings;
     mappings = m;
   }
   m->users++;
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   *base = (void *)(uintptr_t)m->ptr;
   *size = m->size;
   *token = m;
@@ -348,12 +348,12 @@ c10c_status c10c__cuda_ipc_open(void **base, size_t *size, void **token, const u
 
 void c10c__cuda_ipc_close(void *token) {
   if (token == NULL) return;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   mapping *m = token, **link = &mappings;
   while (*link != NULL && *link != m) link = &(*link)->next;
   bool last = *link != NULL && --m->users == 0;
   if (last) *link = m->next;
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   if (!last) return;
   /* a forked child forgets the mapping without reaching the driver */
   if (c10c__cuda_usable() && c10c__cuda_activate(m->device) == C10C_STATUS_OK) {

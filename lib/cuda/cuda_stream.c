@@ -1,12 +1,12 @@
 /* CUDA streams and events (see include/c10c/cuda.h): c10's CUDAStream pools and ids, and
  * CUDAEvent's lazily created driver events, over the driver table of lib/cuda/cuda.c. */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "c10c/cuda_ipc.h"
 #include "cuda_internal.h"
 #include "internal.h"
+#include "os.h"
 #include "sysmem.h"
 
 enum { STREAMS_PER_POOL_BITS = 5, STREAMS_PER_POOL = 1 << STREAMS_PER_POOL_BITS, POOLS = 2 };
@@ -20,40 +20,40 @@ typedef struct device_streams {
 } device_streams;
 
 static device_streams devices[C10C_CUDA_MAX_DEVICES];
-static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static c10c__mutex streams_lock = C10C__MUTEX_INIT;
 
 /* Each thread's current stream ids, one per device, allocated on the first set (NULL: every
  * device on its default stream). Not a _Thread_local array: libc10c's thread-locals live in the
  * small static TLS reserve glibc keeps for libraries loaded with dlopen (as pyc10 loads it),
  * and 512 more bytes did not fit. */
-static pthread_key_t ids_key;
-static pthread_once_t ids_once = PTHREAD_ONCE_INIT;
+static c10c__tls_key ids_key;
+static c10c__once ids_once = C10C__ONCE_INIT;
 static bool ids_key_ok;
 
 static void free_ids(void *ids) { c10c__free(ids); }
 
-static void make_ids_key(void) { ids_key_ok = pthread_key_create(&ids_key, free_ids) == 0; }
+static void make_ids_key(void) { ids_key_ok = c10c__tls_key_create(&ids_key, free_ids); }
 
 /* A host that unloads libc10c must not have threads call free_ids afterwards. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((destructor)) static void forget_ids_key(void) {
-  if (ids_key_ok) pthread_key_delete(ids_key);
+  if (ids_key_ok) c10c__tls_key_delete(ids_key);
 }
 #endif
 
 static c10c_stream_id current_id(c10c_device_index index) {
-  pthread_once(&ids_once, make_ids_key);
-  c10c_stream_id *ids = ids_key_ok ? pthread_getspecific(ids_key) : NULL;
+  c10c__once_call(&ids_once, make_ids_key);
+  c10c_stream_id *ids = ids_key_ok ? c10c__tls_get(ids_key) : NULL;
   return ids != NULL ? ids[index] : 0;
 }
 
 static c10c_status set_current_id(c10c_device_index index, c10c_stream_id id) {
-  pthread_once(&ids_once, make_ids_key);
-  c10c_stream_id *ids = ids_key_ok ? pthread_getspecific(ids_key) : NULL;
+  c10c__once_call(&ids_once, make_ids_key);
+  c10c_stream_id *ids = ids_key_ok ? c10c__tls_get(ids_key) : NULL;
   if (ids == NULL) {
     if (id == 0) return C10C_STATUS_OK; /* already the default */
     ids = ids_key_ok ? c10c__calloc(C10C_CUDA_MAX_DEVICES, sizeof *ids) : NULL;
-    if (ids == NULL || pthread_setspecific(ids_key, ids) != 0) {
+    if (ids == NULL || !c10c__tls_set(ids_key, ids)) {
       c10c__free(ids);
       return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory keeping the current stream");
     }
@@ -113,14 +113,14 @@ static c10c_status stream_handle(CUstream *out, int *priority, c10c_stream s) {
   }
   int type = (int)((s.id >> 1) & ((1 << TYPE_BITS) - 1));
   uint64_t slot = (uint64_t)s.id >> (TYPE_BITS + 1);
-  pthread_mutex_lock(&streams_lock);
+  c10c__mutex_lock(&streams_lock);
   bool known = (s.id & 1) && (type == TYPE_NORMAL || type == TYPE_HIGH) &&
                slot < STREAMS_PER_POOL && devices[index].created;
   if (known) {
     *out = devices[index].pool[type - 1][slot];
     if (priority) *priority = type == TYPE_NORMAL ? 0 : -1;
   }
-  pthread_mutex_unlock(&streams_lock);
+  c10c__mutex_unlock(&streams_lock);
   if (!known) {
     char text[C10C_STREAM_STRING_MAX];
     describe_stream(text, sizeof text, s);
@@ -147,14 +147,14 @@ c10c_status c10c_cuda_stream_from_pool(c10c_stream *out, int priority, c10c_devi
   C10C__CHECK_NOT_NULL(out);
   c10c_status st = c10c__cuda_resolve(&index);
   if (st != C10C_STATUS_OK) return st;
-  pthread_mutex_lock(&streams_lock);
+  c10c__mutex_lock(&streams_lock);
   st = create_pools(index);
   if (st == C10C_STATUS_OK) {
     int pool = priority < 0 ? 1 : 0;
     unsigned slot = devices[index].next[pool]++ % STREAMS_PER_POOL;
     *out = cuda_stream(index, make_id(pool == 0 ? TYPE_NORMAL : TYPE_HIGH, slot));
   }
-  pthread_mutex_unlock(&streams_lock);
+  c10c__mutex_unlock(&streams_lock);
   return st;
 }
 

@@ -5,12 +5,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "allocator_internal.h"
+#include "os.h"
 #include "sysmem.h"
 
 enum { CPU_ALIGNMENT = 64 };
@@ -229,7 +229,7 @@ c10c_allocator *c10c_cpu_default_allocator(void) { return &default_allocator; }
 
 /* ---- the registry (c10's SetAllocator / GetAllocator) ---- */
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static c10c__mutex registry_lock = C10C__MUTEX_INIT;
 /* What c10c_allocator_set installed (a reference each), NULL while the built-in one serves. */
 static _Atomic(c10c_allocator *) registry[C10C_DEVICE_TYPE_COUNT];
 static int32_t priorities[C10C_DEVICE_TYPE_COUNT];
@@ -248,15 +248,15 @@ c10c_status c10c_allocator_set(bool *out_installed, c10c_allocator *allocator, i
   *out_installed = false;
   C10C__CHECK_NOT_NULL(allocator);
   c10c_device_type t = allocator->device_type;
-  pthread_mutex_lock(&registry_lock);
+  c10c__mutex_lock(&registry_lock);
   if (priority < priorities[t]) {
-    pthread_mutex_unlock(&registry_lock);
+    c10c__mutex_unlock(&registry_lock);
     return C10C_STATUS_OK; /* c10 keeps the allocator of higher priority */
   }
   priorities[t] = priority;
   c10c_allocator *old = atomic_exchange_explicit(&registry[t], c10c_allocator_retain(allocator),
                                                  memory_order_acq_rel);
-  pthread_mutex_unlock(&registry_lock);
+  c10c__mutex_unlock(&registry_lock);
   c10c_allocator_release(old); /* NULL-safe; built-ins are not counted */
   *out_installed = true;
   return C10C_STATUS_OK;
@@ -273,9 +273,9 @@ c10c_status c10c_allocator_get(c10c_allocator **out, c10c_device_type device_typ
      * replacing it on another thread cannot drop the registry's (possibly last) one in between
      * (nothing of a may be read before: it may be freed by then). While nothing was set, the
      * built-in allocator serves, which is immortal: no lock on that path. */
-    pthread_mutex_lock(&registry_lock);
+    c10c__mutex_lock(&registry_lock);
     a = c10c_allocator_retain(atomic_load_explicit(&registry[device_type], memory_order_relaxed));
-    pthread_mutex_unlock(&registry_lock);
+    c10c__mutex_unlock(&registry_lock);
   }
   if (a == NULL) a = atomic_load_explicit(&builtin[device_type], memory_order_acquire);
   if (a == NULL)

@@ -6,14 +6,13 @@
 #include "caching_engine.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "allocator_internal.h"
+#include "os.h"
 #include "plan_engine.h"
 #include "sysmem.h"
 
@@ -118,7 +117,7 @@ typedef struct device_state {
 enum { BUCKETS = 1 << 12 };
 
 struct c10c__engine {
-  pthread_mutex_t lock;
+  c10c__mutex lock;
   c10c__segment_backend backend;
   c10c__device_alloc_config config;
   int devices;
@@ -210,10 +209,8 @@ void c10c__format_size(char *out, size_t size, double bytes) {
 static void trace_record(c10c__engine *e, int device, trace_action action, const void *addr,
                          size_t size, c10c_stream_id stream) {
   device_state *d = &e->state[device];
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  d->trace[d->trace_next] = (trace_entry){action, (uintptr_t)addr, size, stream,
-                                          (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000};
+  d->trace[d->trace_next] =
+      (trace_entry){action, (uintptr_t)addr, size, stream, c10c__realtime_us()};
   d->trace_next = (d->trace_next + 1) % e->trace_capacity;
   if (d->trace_count < e->trace_capacity) d->trace_count++;
 }
@@ -1204,7 +1201,7 @@ c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, 
     c10c__free(e);
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory making a caching allocator");
   }
-  pthread_mutex_init(&e->lock, NULL);
+  c10c__mutex_init(&e->lock);
   e->backend = backend;
   e->config = c10c__device_alloc_config_default();
   e->devices = devices;
@@ -1223,20 +1220,20 @@ void c10c__engine_destroy(c10c__engine *e) {
   /* allocated blocks are the caller's leak; their segments go with the cached ones */
   for (size_t i = 0; i < BUCKETS && e->in_table > 0; i++)
     while (e->table[i] != NULL) c10c__engine_free(e, e->table[i]->ptr);
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   for (int i = 0; i < e->devices; i++) {
     c10c__plan_state_destroy(e->state[i].plan);
     e->state[i].plan = NULL;
     release_cached(e, i, true);
   }
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   for (int i = 0; i < e->devices; i++) c10c__free(e->state[i].trace);
   while (e->spare != NULL) {
     block *b = e->spare;
     e->spare = b->pool_next;
     c10c__free(b);
   }
-  pthread_mutex_destroy(&e->lock);
+  c10c__mutex_destroy(&e->lock);
   c10c__free(e->state);
   c10c__free(e);
 }
@@ -1295,13 +1292,13 @@ c10c_status c10c__engine_step(c10c__engine *e, int device) {
   if (device < -1 || device >= e->devices)
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
   c10c_status st = C10C_STATUS_OK;
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   for (int i = 0; i < e->devices; i++)
     if ((device == -1 || device == i) && e->state[i].plan != NULL) {
       c10c_status one = c10c__plan_host_step(e->state[i].plan);
       if (st == C10C_STATUS_OK) st = one;
     }
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   return st;
 }
 
@@ -1404,17 +1401,17 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
   if (size == 0) return C10C_STATUS_OK;
   if (size > ((size_t)1 << 62)) { /* no device holds it; keeps the rounding from overflowing */
-    pthread_mutex_lock(&e->lock);
+    c10c__mutex_lock(&e->lock);
     e->state[device].stats.num_ooms++;
     c10c_status st = out_of_memory(e, device, size, stream);
-    pthread_mutex_unlock(&e->lock);
+    c10c__mutex_unlock(&e->lock);
     return st;
   }
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   device_state *d = &e->state[device];
   uint64_t tag = 0;
   if (d->plan != NULL && c10c__plan_malloc(d->plan, size, stream, out, &tag)) {
-    pthread_mutex_unlock(&e->lock);
+    c10c__mutex_unlock(&e->lock);
     return C10C_STATUS_OK;
   }
   size_t rounded = round_size(e, size);
@@ -1452,7 +1449,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   } else if (tag != 0) {
     c10c__plan_unrecord(d->plan, tag);
   }
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   return st;
 }
 
@@ -1536,16 +1533,16 @@ static void insert_events(c10c__engine *e, block *b) {
 
 c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   if (ptr == NULL) return C10C_STATUS_OK;
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   c10c__plan_state *planned = e->planning ? plan_holding(e, ptr) : NULL;
   if (planned != NULL) {
     c10c_status st = c10c__plan_free(planned, ptr);
-    pthread_mutex_unlock(&e->lock);
+    c10c__mutex_unlock(&e->lock);
     return st;
   }
   block *b = table_find(e, ptr, true);
   if (b == NULL) {
-    pthread_mutex_unlock(&e->lock);
+    c10c__mutex_unlock(&e->lock);
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "free of %p, which the caching allocator did not allocate (or already "
                       "freed)",
@@ -1562,23 +1559,23 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
     insert_events(e, b);
   else
     free_block(e, b);
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   return C10C_STATUS_OK;
 }
 
 c10c_status c10c__engine_share(c10c__engine *e, const void *ptr, c10c__block_share *out,
                                c10c_status (*visit)(void *ctx, void *handle), void *ctx) {
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   block *b = table_find(e, ptr, false);
   c10c_status st = C10C_STATUS_OK;
   c10c__plan_state *planned = b == NULL && e->planning ? plan_holding(e, ptr) : NULL;
   if (planned != NULL) { /* a planned block lies at its offset in the arena's segment */
     st = c10c__plan_share(planned, ptr, out);
-    pthread_mutex_unlock(&e->lock);
+    c10c__mutex_unlock(&e->lock);
     return st;
   }
   if (b == NULL) {
-    pthread_mutex_unlock(&e->lock);
+    c10c__mutex_unlock(&e->lock);
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "%p is not memory the CUDA caching allocator allocated", ptr);
   }
@@ -1599,12 +1596,12 @@ c10c_status c10c__engine_share(c10c__engine *e, const void *ptr, c10c__block_sha
     for (size_t i = first; visit != NULL && i < end && st == C10C_STATUS_OK; i++)
       st = visit(ctx, s->handles[i]);
   }
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   return st;
 }
 
 c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_id stream) {
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   block *b = table_find(e, ptr, false);
   c10c_status st = C10C_STATUS_OK;
   c10c__plan_state *planned = b == NULL && e->planning ? plan_holding(e, ptr) : NULL;
@@ -1628,14 +1625,14 @@ c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_i
       }
     }
   }
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   return st;
 }
 
 void c10c__engine_empty_cache(c10c__engine *e) {
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   for (int i = 0; i < e->devices; i++) release_cached(e, i, false);
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
 }
 
 c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_config *config) {
@@ -1669,7 +1666,7 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
     return st;
   }
   int file_device = file != NULL ? (int)file->device : -1; /* the file is handed over below */
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   if (!config->stitching) /* nothing would reuse or dissolve the cached stitched ranges */
     for (int i = 0; i < e->devices; i++) dissolve_cached(e, i, true, 0);
   e->config = *config;
@@ -1682,7 +1679,7 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
   for (int i = 0; i < e->devices; i++)
     e->state[i].stats.max_split_size =
         config->max_split_size == SIZE_MAX ? -1 : (int64_t)config->max_split_size;
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   for (int i = 0; made != NULL && i < e->devices; i++) c10c__plan_state_destroy(made[i]);
   c10c__free(made);
   return C10C_STATUS_OK;
@@ -1703,7 +1700,7 @@ c10c_status c10c__engine_record_history(c10c__engine *e, size_t max_entries) {
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for a trace of %zu entries",
                       max_entries);
   }
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   e->trace_capacity = max_entries;
   for (int i = 0; i < e->devices; i++) {
     trace_entry *old = e->state[i].trace;
@@ -1711,7 +1708,7 @@ c10c_status c10c__engine_record_history(c10c__engine *e, size_t max_entries) {
     e->state[i].trace_next = e->state[i].trace_count = 0;
     fresh[i] = old;
   }
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   for (int i = 0; i < e->devices; i++) c10c__free(fresh[i]);
   c10c__free(fresh);
   return C10C_STATUS_OK;
@@ -1719,26 +1716,26 @@ c10c_status c10c__engine_record_history(c10c__engine *e, size_t max_entries) {
 
 void c10c__engine_set_limit(c10c__engine *e, int device, size_t bytes) {
   if (device < 0 || device >= e->devices) return;
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   e->state[device].allowed = bytes;
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
 }
 
 void c10c__engine_reset_peaks(c10c__engine *e, int device) {
   if (device < 0 || device >= e->devices) return;
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   c10c_memory_stats *s = &e->state[device].stats;
   c10c__stats_reset_peaks(s, s);
   s->stitched_bytes.peak = s->stitched_bytes.current;
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
 }
 
 c10c_status c10c__engine_stats(c10c__engine *e, int device, c10c_memory_stats *out) {
   if (device < 0 || device >= e->devices)
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   c10c__copy_versioned(out, &e->state[device].stats, sizeof e->state[device].stats);
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   return C10C_STATUS_OK;
 }
 
@@ -1831,7 +1828,7 @@ c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
   text t = {c10c__malloc(4096), 0, 4096, true};
   if (t.data == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for a snapshot");
   t.data[0] = '\0';
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   put(&t, "{\"segments\": [");
   bool comma = false;
   for (int i = 0; i < e->devices; i++)
@@ -1882,7 +1879,7 @@ c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
     else
       put(&t, "%c", *ch);
   put(&t, "\", \"stitching\": %s}}", c->stitching ? "true" : "false");
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   if (!t.ok) {
     c10c__free(t.data);
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for a snapshot");
@@ -1954,7 +1951,7 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
     snprintf(msg, msg_size, __VA_ARGS__); \
     ok = false;                           \
   }
-  pthread_mutex_lock(&e->lock);
+  c10c__mutex_lock(&e->lock);
   size_t allocated_blocks = 0;
   for (int i = 0; i < e->devices && ok; i++) {
     device_state *d = &e->state[i];
@@ -2063,6 +2060,6 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
   EXPECT(!ok || e->in_table == allocated_blocks, "%zu blocks in the address table, %zu allocated",
          e->in_table, allocated_blocks);
 #undef EXPECT
-  pthread_mutex_unlock(&e->lock);
+  c10c__mutex_unlock(&e->lock);
   return ok;
 }

@@ -14,8 +14,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +21,7 @@
 
 #include "alloc_config.h"
 #include "allocator_internal.h"
+#include "os.h"
 #include "sysmem.h"
 
 enum {
@@ -59,7 +58,7 @@ static c10c__cpu_alloc_config cfg = {(size_t)1024 << 20, true, (size_t)256 << 10
 static _Atomic size_t thread_cache_bytes = (size_t)256 << 10;
 static _Atomic bool huge_pages = true;
 static _Atomic int fill_mode = C10C__FILL_NONE;
-static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static c10c__once env_once = C10C__ONCE_INIT;
 static _Atomic bool env_read;
 static _Atomic c10c_status env_status = C10C_STATUS_OK;
 static char env_message[256];
@@ -100,7 +99,7 @@ static void read_environment(void) {
  * c10c_cpu_caching_allocator_configure succeeds. */
 static inline c10c_status check_environment(void) {
   if (!atomic_load_explicit(&env_read, memory_order_acquire))
-    pthread_once(&env_once, read_environment);
+    c10c__once_call(&env_once, read_environment);
   c10c_status st = atomic_load_explicit(&env_status, memory_order_relaxed);
   if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", env_message);
   return C10C_STATUS_OK;
@@ -129,7 +128,7 @@ static void lock_acquire(void) {
     if (!atomic_load_explicit(&lock_held, memory_order_relaxed) &&
         !atomic_exchange_explicit(&lock_held, true, memory_order_acquire))
       return;
-    if (spins >= 64) sched_yield();
+    if (spins >= 64) c10c__thread_yield();
   }
 }
 
@@ -174,8 +173,8 @@ struct thread_cache {
 #endif
 static _Thread_local thread_cache *my_cache TLS_FAST;
 static _Thread_local bool my_cache_failed TLS_FAST; /* none could be made: use the central cache */
-static pthread_key_t cache_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static c10c__tls_key cache_key;
+static c10c__once key_once = C10C__ONCE_INIT;
 static bool key_ok;
 
 static inline void bump(_Atomic int64_t *counter, int64_t delta) {
@@ -288,20 +287,20 @@ static void thread_exit(void *arg) {
   my_cache = NULL;
 }
 
-static void make_key(void) { key_ok = pthread_key_create(&cache_key, thread_exit) == 0; }
+static void make_key(void) { key_ok = c10c__tls_key_create(&cache_key, thread_exit); }
 
 /* A host that unloads libc10c (dlclose) must not have threads call thread_exit afterwards: the
  * key goes with the library. Its caches' memory is then simply not returned. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((destructor)) static void forget_key(void) {
-  if (key_ok) pthread_key_delete(cache_key);
+  if (key_ok) c10c__tls_key_delete(cache_key);
 }
 #endif
 
 static thread_cache *create_cache(void) {
-  pthread_once(&key_once, make_key);
+  c10c__once_call(&key_once, make_key);
   thread_cache *tc = key_ok ? c10c__calloc(1, sizeof *tc) : NULL;
-  if (tc == NULL || pthread_setspecific(cache_key, tc) != 0) {
+  if (tc == NULL || !c10c__tls_set(cache_key, tc)) {
     c10c__free(tc);
     my_cache_failed = true; /* fall back to the central cache for this thread */
     return NULL;
@@ -760,7 +759,7 @@ static void caching_reset_peak(void *self) {
 
 c10c_status c10c_cpu_caching_allocator_configure(const char *config_text) {
   C10C__CHECK_NOT_NULL(config_text);
-  pthread_once(&env_once, read_environment);
+  c10c__once_call(&env_once, read_environment);
   char msg[200];
   lock_acquire();
   c10c_status st = c10c__parse_cpu_alloc_config(config_text, &cfg, msg, sizeof msg);

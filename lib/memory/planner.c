@@ -793,7 +793,6 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
       st = oom(what);
       goto done;
     }
-    if (getenv("PLAN_DEBUG")) fprintf(stderr, "order %d: %llu\n", o, (unsigned long long)high);
     if (high < best_high) {
       best_high = high;
       memcpy(best, cand, m * sizeof *best);

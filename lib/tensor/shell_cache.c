@@ -12,9 +12,9 @@
  */
 #include "shell_cache.h"
 
-#include <pthread.h>
 #include <stdint.h>
 
+#include "os.h"
 #include "sysmem.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -43,8 +43,8 @@ typedef enum thread_state { FRESH, CACHING, EXITED } thread_state;
 static _Thread_local void *heads[C10C__SHELL_KINDS] TLS_FAST;
 static _Thread_local uint32_t counts[C10C__SHELL_KINDS] TLS_FAST;
 static _Thread_local unsigned char state TLS_FAST; /* a thread_state */
-static pthread_key_t exit_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static c10c__tls_key exit_key;
+static c10c__once key_once = C10C__ONCE_INIT;
 static bool key_ok;
 
 static void thread_exit(void *arg) {
@@ -62,20 +62,20 @@ static void thread_exit(void *arg) {
   }
 }
 
-static void make_key(void) { key_ok = pthread_key_create(&exit_key, thread_exit) == 0; }
+static void make_key(void) { key_ok = c10c__tls_key_create(&exit_key, thread_exit); }
 
 /* A host that unloads libc10c must not have threads run thread_exit afterwards (as the CPU
  * caching allocator's key). */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((destructor)) static void forget_key(void) {
-  if (key_ok) pthread_key_delete(exit_key);
+  if (key_ok) c10c__tls_key_delete(exit_key);
 }
 #endif
 
 /* Registers this thread for the exit hook; false when it cannot cache. */
 static bool start_caching(void) {
-  pthread_once(&key_once, make_key);
-  if (!key_ok || pthread_setspecific(exit_key, &state) != 0) {
+  c10c__once_call(&key_once, make_key);
+  if (!key_ok || !c10c__tls_set(exit_key, &state)) {
     state = EXITED; /* never cache on this thread */
     return false;
   }

@@ -5,7 +5,6 @@
  * freed while its counter is above 0 waits in the limbo (CudaIPCSentDataLimbo) until a collect
  * finds it at 0. The driver-level half (handles, mappings, events) is lib/cuda/cuda_ipc.c's. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "c10c/cuda_ipc.h"
 #include "cuda_internal.h"
 #include "internal.h"
+#include "os.h"
 #include "shm.h"
 #include "storage_internal.h"
 #include "sysmem.h"
@@ -119,7 +119,7 @@ typedef struct sent_data {
 /* torch's CUDA_IPC_MAXIMUM_EVENTS_TO_USE: beyond it the producer synchronizes its stream. */
 enum { MAXIMUM_EVENTS = 1000 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static c10c__mutex lock = C10C__MUTEX_INIT;
 static counter_file *current_file;
 static sent_data *limbo;
 static int64_t limbo_count;
@@ -164,10 +164,10 @@ static int64_t counter_value(const sent_data *sd) {
 static void sent_destroy(sent_data *sd) {
   if (sd->original.deleter != NULL) sd->original.deleter(sd->original.ctx);
   c10c__cuda_ipc_event_destroy(sd->event);
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   if (sd->event != NULL) events_in_use--;
   if (--sd->file->used == 0 && sd->file != current_file) file_drop(sd->file);
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   c10c__free(sd);
 }
 
@@ -175,19 +175,19 @@ static void sent_destroy(sent_data *sd) {
  * consumer holds it. */
 static void sent_free(void *ctx) {
   sent_data *sd = ctx;
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   bool held = counter_value(sd) > 0;
   if (held) {
     sd->next = limbo;
     limbo = sd;
     limbo_count++;
   }
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   if (!held) sent_destroy(sd);
 }
 
 c10c_status c10c_cuda_ipc_collect(bool *freed) {
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   sent_data *done = NULL;
   for (sent_data **link = &limbo; *link != NULL;) {
     sent_data *sd = *link;
@@ -205,7 +205,7 @@ c10c_status c10c_cuda_ipc_collect(bool *freed) {
     file_drop(current_file);
     current_file = NULL;
   }
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   if (freed != NULL) *freed = done != NULL;
   while (done != NULL) {
     sent_data *next = done->next;
@@ -216,9 +216,9 @@ c10c_status c10c_cuda_ipc_collect(bool *freed) {
 }
 
 int64_t c10c_cuda_ipc_limbo_count(void) {
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   int64_t n = limbo_count;
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   return n;
 }
 
@@ -335,17 +335,17 @@ c10c_status c10c_storage_share_cuda(c10c_cuda_ipc_info *out, uint8_t *handle, si
   if (st != C10C_STATUS_OK) return st;
   sent_data *sd = c10c__calloc(1, sizeof *sd);
   if (sd == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory sharing a storage");
-  pthread_mutex_lock(&lock);
+  c10c__mutex_lock(&lock);
   st = take_counter(sd);
   bool use_event = events_in_use < MAXIMUM_EVENTS;
   if (st == C10C_STATUS_OK && use_event) events_in_use++;
-  pthread_mutex_unlock(&lock);
+  c10c__mutex_unlock(&lock);
   if (st == C10C_STATUS_OK && use_event) {
     st = c10c__cuda_ipc_event_record(&sd->event, sd->event_handle, device.index);
     if (st != C10C_STATUS_OK) {
-      pthread_mutex_lock(&lock);
+      c10c__mutex_lock(&lock);
       events_in_use--;
-      pthread_mutex_unlock(&lock);
+      c10c__mutex_unlock(&lock);
     }
   } else if (st == C10C_STATUS_OK) {
     st = c10c__cuda_sync_current_stream(device.index);
