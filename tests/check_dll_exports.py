@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "abi"))
-import abitool  # noqa: E402
+import abitool
 
 # the DLLs every Windows process has (the C runtime included)
 SYSTEM_DLLS = {"kernel32.dll", "msvcrt.dll", "ucrtbase.dll"}
@@ -38,7 +38,7 @@ def dll_table(objdump: str, library: str) -> tuple[set[str], set[str]]:
             f = line.split()
             if not f:
                 in_names = False
-            elif f[0] == "[" or f[0].startswith("["):
+            elif f[0].startswith("["):
                 exports.add(f[-1])
     return exports, imports
 
@@ -65,8 +65,10 @@ def main() -> int:
         print(p)
     if problems:
         return 1
-    print(f"{len(exports)} exported functions, exactly those of {map_path.name}; imports "
-          + ", ".join(sorted(imports)))
+    print(
+        f"{len(exports)} exported functions, exactly those of {map_path.name}; imports "
+        + ", ".join(sorted(imports))
+    )
     return 0
 
 

@@ -16,9 +16,20 @@
 
 #include "sysmem.h"
 
+/* Whether size bytes could ever be committed: no more than the system's commit limit (memory
+ * plus paging files). Asked only for large requests: wine's heap takes about a minute to refuse
+ * 64 TiB, where Windows refuses at once. */
+static bool beyond_commit_limit(size_t size) {
+  if (size < ((size_t)1 << 30)) return false;
+  MEMORYSTATUSEX status;
+  status.dwLength = sizeof status;
+  return GlobalMemoryStatusEx(&status) && size > status.ullTotalPageFile;
+}
+
 int c10c__os_alloc(void **out, size_t size, size_t alignment) {
   *out = NULL;
   if (!c10c__request_allowed()) return ENOMEM;
+  if (beyond_commit_limit(size)) return ENOMEM;
   /* posix_memalign's contract: a power of two, a multiple of sizeof(void *) */
   if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0) return EINVAL;
   void *p = _aligned_malloc(size > 0 ? size : 1, alignment);
@@ -39,6 +50,7 @@ int c10c__os_map(void **out, size_t size, bool huge_pages) {
   *out = NULL;
   if (!c10c__request_allowed()) return ENOMEM;
   if (size == 0) return EINVAL; /* as mmap answers */
+  if (beyond_commit_limit(size)) return ENOMEM;
   if (!huge_pages) {
     void *p = reserve_commit(NULL, size);
     if (p == NULL) return ENOMEM;
