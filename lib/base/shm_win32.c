@@ -1,9 +1,13 @@
 /* Shareable memory on Windows (shm.c has POSIX's). Regular files work as on POSIX: the C
  * runtime's descriptors, mapped through a file mapping (CreateFileMappingW, MapViewOfFile),
- * which is what torch.from_file needs. Memory files (memfd), POSIX shared memory objects and
- * taking another process's descriptors (pidfd) have no Windows counterpart here: those return
- * ENOSYS, which c10c__errno_text words as the sharing strategy being unavailable on Windows, so
- * the storage and IPC layers report it clearly.
+ * which is what torch.from_file needs. Named shared memory (torch's file_system strategy, the
+ * only one torch has on Windows) is a named file mapping backed by the paging file, as torch's
+ * Windows MapAllocator makes it: c10c__shm_open gives a descriptor of this file's own (from
+ * NAMED_BASE up) that c10c__fd_reserve, c10c__fd_map, c10c__fd_stat and c10c__fd_close
+ * understand. Such an object lives while any process holds a handle or a view of it, so unlink
+ * has nothing to do, and no name outlives its last user, even one killed. Memory files (memfd)
+ * and taking another process's descriptors (pidfd) have no counterpart: those return ENOSYS,
+ * which c10c__errno_text words as the sharing strategy being unavailable on Windows.
  */
 #ifdef _WIN32
 
@@ -18,6 +22,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -30,15 +35,99 @@ int c10c__shm_memfd(int *out_fd, const char *label) {
   return ENOSYS;
 }
 
+/* Open named objects: the mapping (NULL for a name made but not yet sized by
+ * c10c__fd_reserve) and its name. A storage holds no descriptor (it closes it once mapped), so a
+ * few slots serve. */
+enum { NAMED_BASE = 1 << 24, NAMED_SLOTS = 64, NAME_CAPACITY = 256 };
+typedef struct {
+  bool used;
+  HANDLE mapping;
+  char name[NAME_CAPACITY];
+} named_object;
+static named_object objects[NAMED_SLOTS];
+static SRWLOCK objects_lock = SRWLOCK_INIT;
+
+static named_object *named_of(int fd) {
+  return fd >= NAMED_BASE && fd < NAMED_BASE + NAMED_SLOTS && objects[fd - NAMED_BASE].used
+             ? &objects[fd - NAMED_BASE]
+             : NULL;
+}
+
+static int errno_of(DWORD code);
+
+/* Every view c10c__fd_map made, so that c10c__os_unmap knows a view from VirtualAlloc's pages.
+ * A named object's name lasts only while some process holds a handle to it (a view alone keeps
+ * the memory, not the name), so each view of one keeps a handle of its own (NULL for a view of a
+ * regular file), closed when the view is unmapped. */
+typedef struct view_handle {
+  struct view_handle *next;
+  void *view;
+  HANDLE mapping;
+} view_handle;
+static view_handle *views;     /* under objects_lock */
+static _Atomic int view_count; /* read without it: none, nothing to look up */
+
+bool c10c__shm_view_unmapped(void *view) {
+  if (atomic_load_explicit(&view_count, memory_order_relaxed) == 0) return false;
+  AcquireSRWLockExclusive(&objects_lock);
+  view_handle **at = &views;
+  while (*at != NULL && (*at)->view != view) at = &(*at)->next;
+  view_handle *found = *at;
+  if (found != NULL) {
+    *at = found->next;
+    atomic_fetch_sub(&view_count, 1);
+  }
+  ReleaseSRWLockExclusive(&objects_lock);
+  if (found == NULL) return false;
+  UnmapViewOfFile(view);
+  if (found->mapping != NULL) CloseHandle(found->mapping);
+  free(found);
+  return true;
+}
+
+static int remember_view(void *view, HANDLE mapping) {
+  /* not a memory request for the test hook: mmap on POSIX makes none */
+  view_handle *v = malloc(sizeof *v);
+  if (v == NULL) return ENOMEM;
+  v->view = view;
+  v->mapping = mapping;
+  AcquireSRWLockExclusive(&objects_lock);
+  v->next = views;
+  views = v;
+  atomic_fetch_add(&view_count, 1);
+  ReleaseSRWLockExclusive(&objects_lock);
+  return 0;
+}
+
 int c10c__shm_open(int *out_fd, const char *name, bool create) {
-  (void)name, (void)create;
   *out_fd = -1;
-  return ENOSYS;
+  if (strlen(name) >= NAME_CAPACITY) return ENAMETOOLONG;
+  HANDLE h = OpenFileMappingA(FILE_MAP_ALL_ACCESS, FALSE, name);
+  if (h == NULL && !create) return errno_of(GetLastError());
+  if (h != NULL && create) {
+    CloseHandle(h);
+    return EEXIST;
+  }
+  AcquireSRWLockExclusive(&objects_lock);
+  int i = 0;
+  while (i < NAMED_SLOTS && objects[i].used) i++;
+  if (i < NAMED_SLOTS) {
+    objects[i].used = true;
+    objects[i].mapping = h; /* created: made with its size by c10c__fd_reserve */
+    strcpy(objects[i].name, name);
+  }
+  ReleaseSRWLockExclusive(&objects_lock);
+  if (i == NAMED_SLOTS) {
+    if (h != NULL) CloseHandle(h);
+    return EMFILE;
+  }
+  *out_fd = NAMED_BASE + i;
+  return 0;
 }
 
 int c10c__shm_unlink(const char *name) {
   (void)name;
-  return ENOSYS;
+  return 0; /* the object goes with its last handle and view */
 }
 
 int c10c__file_open(int *out_fd, const char *path, bool writable, bool create) {
@@ -52,6 +141,21 @@ int c10c__file_open(int *out_fd, const char *path, bool writable, bool create) {
 }
 
 int c10c__fd_stat(c10c__fd_info *out, int fd) {
+  named_object *o = named_of(fd);
+  if (o != NULL) {
+    if (o->mapping == NULL) return EINVAL;
+    /* the section's size, in whole pages: what a view of all of it spans */
+    void *view = MapViewOfFile(o->mapping, FILE_MAP_READ, 0, 0, 0);
+    if (view == NULL) return errno_of(GetLastError());
+    MEMORY_BASIC_INFORMATION info;
+    SIZE_T got = VirtualQuery(view, &info, sizeof info);
+    UnmapViewOfFile(view);
+    if (got == 0) return EINVAL;
+    out->size = (int64_t)info.RegionSize;
+    out->regular = true;
+    out->uid = 0;
+    return 0;
+  }
   struct _stat64 st;
   if (_fstat64(fd, &st) != 0) return errno;
   out->size = (int64_t)st.st_size;
@@ -68,6 +172,23 @@ int64_t c10c__fd_free_space(int fd) {
 int c10c__fd_reserve(int fd, int64_t size) {
   /* a memory request for the test hook (testing.h): when it fails, the file system is full */
   if (!c10c__request_allowed()) return ENOSPC;
+  named_object *o = named_of(fd);
+  if (o != NULL) {
+    if (o->mapping != NULL) return size <= 0 ? 0 : EINVAL; /* sized once, when made */
+    if (size <= 0) return EINVAL;
+    /* committed now (SEC_COMMIT), against the system's commit limit: no page fault later */
+    uint64_t s = (uint64_t)size;
+    HANDLE h = CreateFileMappingA(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE | SEC_COMMIT,
+                                  (DWORD)(s >> 32), (DWORD)s, o->name);
+    DWORD code = GetLastError();
+    if (h == NULL) return code == ERROR_COMMITMENT_LIMIT ? ENOSPC : errno_of(code);
+    if (code == ERROR_ALREADY_EXISTS) { /* made by another process since the open */
+      CloseHandle(h);
+      return EEXIST;
+    }
+    o->mapping = h;
+    return 0;
+  }
   if (size <= 0) return 0;
   struct _stat64 st;
   if (_fstat64(fd, &st) != 0) return errno;
@@ -81,7 +202,9 @@ int c10c__fd_seal_shrinking(int fd) {
   return ENOSYS;
 }
 
-int c10c__fd_truncate(int fd, int64_t size) { return _chsize_s(fd, size); }
+int c10c__fd_truncate(int fd, int64_t size) {
+  return named_of(fd) != NULL ? EINVAL : _chsize_s(fd, size);
+}
 
 static int errno_of(DWORD code) {
   switch (code) {
@@ -91,6 +214,9 @@ static int errno_of(DWORD code) {
     case ERROR_ACCESS_DENIED: return EACCES;
     case ERROR_DISK_FULL: return ENOSPC;
     case ERROR_FILE_INVALID: return ENXIO;
+    case ERROR_FILE_NOT_FOUND:
+    case ERROR_PATH_NOT_FOUND: return ENOENT;
+    case ERROR_INVALID_NAME: return EINVAL;
     default: return EINVAL;
   }
 }
@@ -99,6 +225,22 @@ int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate) {
   (void)populate; /* only a speed-up on Linux */
   *out = NULL;
   if (size == 0) return EINVAL; /* as mmap answers */
+  named_object *o = named_of(fd);
+  if (o != NULL) {
+    if (o->mapping == NULL) return EINVAL;
+    HANDLE self = GetCurrentProcess(), mine;
+    if (!DuplicateHandle(self, o->mapping, self, &mine, 0, FALSE, DUPLICATE_SAME_ACCESS))
+      return errno_of(GetLastError());
+    void *view = MapViewOfFile(o->mapping, shared ? FILE_MAP_WRITE : FILE_MAP_COPY, 0, 0, size);
+    int err = view != NULL ? remember_view(view, mine) : errno_of(GetLastError());
+    if (err != 0) {
+      if (view != NULL) UnmapViewOfFile(view);
+      CloseHandle(mine);
+      return err;
+    }
+    *out = view;
+    return 0;
+  }
   intptr_t h = _get_osfhandle(fd);
   if (h == -1) return EBADF;
   uint64_t s = size;
@@ -110,6 +252,11 @@ int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate) {
   DWORD code = GetLastError();
   CloseHandle(mapping); /* the view keeps the mapping alive */
   if (p == NULL) return errno_of(code);
+  int err = remember_view(p, NULL);
+  if (err != 0) {
+    UnmapViewOfFile(p);
+    return err;
+  }
   *out = p; /* unmapped by c10c__os_unmap, which tells a view from VirtualAlloc's pages */
   return 0;
 }
@@ -128,6 +275,7 @@ int c10c__pidfd_getfd(int *out_fd, int pidfd, int fd) {
 
 int c10c__fd_dup(int *out_fd, int fd) {
   *out_fd = -1;
+  if (named_of(fd) != NULL) return EINVAL;
   int d = _dup(fd);
   if (d < 0) return errno;
   *out_fd = d;
@@ -135,7 +283,16 @@ int c10c__fd_dup(int *out_fd, int fd) {
 }
 
 void c10c__fd_close(int fd) {
-  if (fd >= 0) _close(fd);
+  named_object *o = named_of(fd);
+  if (o != NULL) {
+    if (o->mapping != NULL) CloseHandle(o->mapping);
+    AcquireSRWLockExclusive(&objects_lock);
+    o->used = false;
+    o->mapping = NULL;
+    ReleaseSRWLockExclusive(&objects_lock);
+  } else if (fd >= 0) {
+    _close(fd);
+  }
 }
 
 int64_t c10c__fd_soft_limit(void) { return _getmaxstdio(); /* the C runtime's descriptor table */ }
@@ -156,8 +313,8 @@ uint64_t c10c__random64(void) {
 
 const char *c10c__errno_text(int err, char *buf, size_t size) {
   if (err == ENOSYS)
-    return "not available on Windows (this sharing strategy needs POSIX shared memory, memory "
-           "files or descriptor passing)";
+    return "not available on Windows (sharing by file descriptor needs memory files and "
+           "descriptor passing; share by name instead)";
   if (size == 0) return "";
   if (strerror_s(buf, size, err) != 0) snprintf(buf, size, "error %d", err);
   return buf;

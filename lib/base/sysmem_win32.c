@@ -14,6 +14,7 @@
 #include <malloc.h>
 #include <stdatomic.h>
 
+#include "shm.h"
 #include "sysmem.h"
 
 /* Whether size bytes could ever be committed: no more than the system's commit limit (memory
@@ -90,11 +91,7 @@ void c10c__os_unmap(void *ptr, size_t size) {
   (void)size;
   if (ptr == NULL) return;
   /* a view of a file mapping (shm_win32.c) or pages of c10c__os_map */
-  MEMORY_BASIC_INFORMATION info;
-  if (VirtualQuery(ptr, &info, sizeof info) != 0 && info.Type == MEM_MAPPED)
-    UnmapViewOfFile(ptr);
-  else
-    VirtualFree(ptr, 0, MEM_RELEASE);
+  if (!c10c__shm_view_unmapped(ptr)) VirtualFree(ptr, 0, MEM_RELEASE);
 }
 
 size_t c10c__page_size(void) {

@@ -261,14 +261,27 @@ static c10c_status op_share_filename(void) { return c10c_storage_share_filename(
 
 TEST(shared_storage_constructors_and_moves_survive_each_failure) {
 #ifdef _WIN32
-  /* mapped files only: sharing by descriptor or name is not available there */
+  /* by name and mapped files: sharing by descriptor is not available there */
+  c10c_storage *by_name;
+  ASSERT_OK(c10c_storage_new_using_filename(&by_name, 1000));
+  ASSERT_OK(c10c_storage_shared_name(&shared_name, by_name));
   snprintf(shared_file, sizeof shared_file, "c10c_sweep_%d", (int)getpid());
-  ASSERT_TRUE(sweep("new_from_file", op_new_from_file) >= 1);
-  c10c_storage_release(kept);
+  operation ops[] = {op_new_using_filename, op_new_shared_filename, op_new_from_file};
+  const char *names[] = {"new_using_filename", "new_shared_filename", "new_from_file"};
+  for (int i = 0; i < 3; i++) {
+    ASSERT_TRUE(sweep(names[i], ops[i]) >= 1);
+    c10c_storage_release(kept);
+  }
   unlink(shared_file);
-  (void)op_new_using_fd, (void)op_new_using_filename, (void)op_new_shared_fd;
-  (void)op_new_shared_filename, (void)op_share_fd, (void)op_share_filename;
-  SKIP_ON_WINDOWS("sharing by descriptor or by name");
+  ASSERT_OK(c10c_storage_new(&to_share, 100, NULL, C10C_DEVICE_TYPE_CPU, true));
+  memcpy(c10c_storage_data(to_share), "keep", 4);
+  ASSERT_TRUE(sweep("share_filename", op_share_filename) >= 1);
+  ASSERT_TRUE(c10c_storage_is_shared(to_share));
+  ASSERT_TRUE(memcmp(c10c_storage_data(to_share), "keep", 4) == 0);
+  c10c_storage_release(to_share);
+  c10c_storage_release(by_name);
+  (void)op_new_using_fd, (void)op_new_shared_fd, (void)op_share_fd;
+  SKIP_ON_WINDOWS("sharing by descriptor");
 #else
   c10c_storage *by_fd, *by_name;
   int64_t n;
