@@ -1,6 +1,7 @@
 /* The operating system's shareable memory (see shm.c): memory files (memfd), named POSIX shared
  * memory objects, regular files, and mappings of them. Every function returns 0 or an errno
- * value and leaves errno alone; nothing above lib/base calls the system for these. */
+ * value and leaves errno alone; nothing above lib/base calls the system for these. On Windows
+ * (shm_win32.c) named objects are named file mappings and memfd and pidfd return ENOSYS. */
 #ifndef C10C_SHM_H
 #define C10C_SHM_H
 
