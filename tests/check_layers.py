@@ -148,11 +148,12 @@ def check_symbols(objdir: Path) -> list[str]:
     if nm is None:
         print("check_layers: no nm, symbols not checked")
         return []
-    objects = sorted(objdir.glob("*.c.o"))  # not the prelinked whole
+    # not the prelinked whole; .obj for Windows targets
+    objects = sorted([*objdir.glob("*.c.o"), *objdir.glob("*.c.obj")])
     sources = {}  # object -> lib-relative source path
     for obj in objects:
         layer, _, rest = obj.name.partition("_")
-        src = f"{layer}/{rest.removesuffix('.o')}"
+        src = f"{layer}/{rest.removesuffix('.obj').removesuffix('.o')}"
         if layer not in RANK or not (LIB / src).exists():
             sys.exit(f"check_layers: {obj.name} is not a lib/<layer>/ source")
         sources[obj] = src

@@ -20,7 +20,11 @@
 #if defined(C10C_CDEF)
 #define C10C_API
 #elif defined(_WIN32)
-#if defined(C10C_BUILDING_LIBRARY)
+/* A DLL exports what it marks; a host of the DLL imports it. A host linking the static library
+ * (and the static library itself) defines C10C_STATIC: plain declarations. */
+#if defined(C10C_STATIC)
+#define C10C_API
+#elif defined(C10C_BUILDING_LIBRARY)
 #define C10C_API __declspec(dllexport)
 #else
 #define C10C_API __declspec(dllimport)

@@ -139,7 +139,10 @@ C10C_API bool c10c_storage_is_read_only(const c10c_storage *storage);
 
 /* torch's share_memory_(): c10c_storage_share_fd for a CPU storage; a CUDA storage (shared
  * through CUDA IPC) is left as it is. Since ABI 1.1 the memory is a memory file any process can
- * map from its descriptor (before: an anonymous mapping only forked children saw).
+ * map from its descriptor (before: an anonymous mapping only forked children saw). On Windows,
+ * which has no memory files to pass, c10c_storage_share_filename (torch's file_system strategy,
+ * its only one there), and sharing by descriptor fails with C10C_STATUS_ERROR "... not available
+ * on Windows ...".
  * Errors: as c10c_storage_share_fd (C10C_STATUS_ERROR "_share_fd_: only available on CPU" for
  * other devices). */
 C10C_API c10c_status c10c_storage_share_memory(c10c_storage *storage);

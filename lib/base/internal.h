@@ -8,7 +8,10 @@
 
 #include "c10c/c10c.h"
 
-#if defined(__GNUC__) || defined(__clang__)
+#if defined(__MINGW32__)
+/* mingw-w64 builds use its C99 printf (__USE_MINGW_ANSI_STDIO, meson.build), not msvcrt's */
+#define C10C__PRINTF(fmt_index, first_arg) __attribute__((format(gnu_printf, fmt_index, first_arg)))
+#elif defined(__GNUC__) || defined(__clang__)
 #define C10C__PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
 #else
 #define C10C__PRINTF(fmt_index, first_arg)

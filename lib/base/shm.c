@@ -1,8 +1,9 @@
 /* The operating-system side of shareable memory: memory files (memfd), named POSIX shared memory
  * objects, regular files, their space reserved with posix_fallocate, and mappings of them.
  * Storages (lib/tensor/storage_shared.c) build on these; nothing above lib/base calls the system
- * for them. Every function returns 0 or an errno value.
+ * for them. Every function returns 0 or an errno value. shm_win32.c has Windows' side.
  */
+#ifndef _WIN32
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -164,3 +165,8 @@ const char *c10c__errno_text(int err, char *buf, size_t size) {
 int64_t c10c__process_id(void) { return (int64_t)getpid(); }
 
 uint32_t c10c__effective_uid(void) { return (uint32_t)geteuid(); }
+
+#else
+/* ISO C forbids an empty translation unit */
+typedef int c10c__shm_posix_unused;
+#endif /* !_WIN32 */

@@ -1,6 +1,7 @@
 /* The operating system's shareable memory (see shm.c): memory files (memfd), named POSIX shared
  * memory objects, regular files, and mappings of them. Every function returns 0 or an errno
- * value and leaves errno alone; nothing above lib/base calls the system for these. */
+ * value and leaves errno alone; nothing above lib/base calls the system for these. On Windows
+ * (shm_win32.c) named objects are named file mappings and memfd and pidfd return ENOSYS. */
 #ifndef C10C_SHM_H
 #define C10C_SHM_H
 
@@ -60,6 +61,12 @@ int64_t c10c__fd_soft_limit(void);
 uint64_t c10c__random64(void);
 int64_t c10c__process_id(void);
 uint32_t c10c__effective_uid(void);
+
+#ifdef _WIN32
+/* Unmaps view if c10c__fd_map made it (closing the handle that kept a named object's name alive
+ * for it) and returns true; false for anything else. c10c__os_unmap asks it first. */
+bool c10c__shm_view_unmapped(void *view);
+#endif
 
 /* strerror's text for err (thread-safe; buf may hold it). */
 const char *c10c__errno_text(int err, char *buf, size_t size);

@@ -7,8 +7,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
 #include <sys/mman.h>
 #include <unistd.h>
+#endif
 
 #include "sysmem.h"
 
@@ -48,6 +50,8 @@ void *c10c__calloc(size_t count, size_t size) {
 
 void c10c__free(void *ptr) { free(ptr); }
 
+/* The system side below is POSIX's; sysmem_win32.c has Windows'. */
+#ifndef _WIN32
 int c10c__os_alloc(void **out, size_t size, size_t alignment) {
   *out = NULL;
   if (!request_allowed()) return ENOMEM;
@@ -102,3 +106,4 @@ size_t c10c__page_size(void) {
   }
   return p;
 }
+#endif /* !_WIN32 */

@@ -17,7 +17,8 @@ bool c10c__failure_injection_armed(void);
  * the test hook fails it. */
 bool c10c__request_allowed(void);
 
-/* Aligned bytes from the C library (posix_memalign); returns 0 or an errno value. */
+/* Aligned bytes from the C library (posix_memalign; _aligned_malloc on Windows); returns 0 or
+ * an errno value. */
 int c10c__os_alloc(void **out, size_t size, size_t alignment);
 void c10c__os_free(void *ptr);
 
@@ -27,7 +28,8 @@ int c10c__os_map(void **out, size_t size, bool huge_pages);
 
 void c10c__os_unmap(void *ptr, size_t size);
 
-/* Resizes a mapping made by c10c__os_map, keeping its pages (they need not fault in again).
+/* Resizes a mapping made by c10c__os_map, keeping its pages (they need not fault in again);
+ * ENOTSUP where the system cannot (Windows), and callers then map afresh.
  * Without may_move it stays at its address (so a huge-page-aligned block stays aligned) or fails.
  * Returns 0 (the address in *inout) or an errno, leaving the mapping as it was. */
 int c10c__os_remap(void **inout, size_t old_size, size_t new_size, bool may_move);

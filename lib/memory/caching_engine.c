@@ -1748,7 +1748,7 @@ typedef struct text {
   bool ok;
 } text;
 
-static void put(text *t, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void put(text *t, const char *format, ...) C10C__PRINTF(2, 3);
 
 static void put(text *t, const char *format, ...) {
   if (!t->ok) return;

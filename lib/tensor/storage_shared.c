@@ -230,7 +230,12 @@ c10c_status c10c_storage_share_memory(c10c_storage *storage) {
   C10C__CHECK_NOT_NULL(storage);
   /* torch's share_memory_: CUDA storages are shared through IPC as they are */
   if (c10c_storage_device(storage).type == C10C_DEVICE_TYPE_CUDA) return C10C_STATUS_OK;
+#ifdef _WIN32
+  /* torch's file_system strategy, its only one on Windows (no memory files to pass) */
+  return c10c_storage_share_filename(storage);
+#else
   return c10c_storage_share_fd(storage);
+#endif
 }
 
 c10c_status c10c_storage_shared_fd(int *out_fd, int64_t *out_nbytes, const c10c_storage *storage) {

@@ -9,15 +9,18 @@
  *   config       C10C_ALLOC_CONF=max_split_size_mb:30; bad_config: an unknown key
  */
 #define _POSIX_C_SOURCE 200809L
+#ifndef _WIN32
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "c10c/testing.h"
 #include "harness.h"
+#include "os_compat.h"
 
 static const char *scenario;
 
@@ -580,6 +583,9 @@ TEST(record_stream_keeps_memory_until_the_other_stream_is_done) {
 
 TEST(a_child_forked_after_init_is_refused) {
   ASSERT_TRUE(c10c_cuda_is_available());
+#ifdef _WIN32
+  SKIP_ON_WINDOWS("fork");
+#else
   pid_t pid = fork();
   if (pid == 0) {
     c10c_status st = c10c_cuda_set_device(0);
@@ -593,6 +599,7 @@ TEST(a_child_forked_after_init_is_refused) {
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ASSERT_OK(c10c_cuda_set_device(0)); /* the parent goes on */
+#endif
 }
 
 /* C10C_ALLOC_CONF, read when the CUDA allocator is first used. */

@@ -7,11 +7,14 @@
  * sizes rounded to the next power of two, a freed block reusable once the events recorded on
  * the streams that used it have completed, stats as torch.cuda.host_memory_stats(). */
 #define _POSIX_C_SOURCE 200809L
+#ifndef _WIN32
 #include <dlfcn.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "os_compat.h"
 
 static void *stub(const char *symbol) {
   void *handle = dlopen(getenv("C10C_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);

@@ -10,6 +10,7 @@
 
 #include "c10c/replay.h"
 #include "harness.h"
+#include "os_compat.h"
 #include "planner.h"
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;

@@ -6,7 +6,9 @@
  * source pages). The engine's invariants (c10c__engine_validate) are checked after every step.
  * White-box: links the static library and sees lib/. */
 #define _POSIX_C_SOURCE 200809L
+#ifndef _WIN32
 #include <dlfcn.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include "c10c/testing.h"
 #include "caching_engine.h"
 #include "harness.h"
+#include "os_compat.h"
 #include "sysmem.h"
 
 enum { MiB = 1 << 20, PAGE = 20 << 20 };
