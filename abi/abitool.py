@@ -17,10 +17,18 @@ Subcommands (each exits 1 and prints every finding when a rule is broken):
   compare RELEASE_DIR SYMBOLS SNAPSHOT SUPPRESSIONS CONSTANTS_ALLOW
                                    the rules of abi/README.md between a frozen release and the
                                    current library's symbols and snapshot
+  target-snapshot INCLUDE_DIR --target NAME --cc CC [--flags F] [--run RUNNER] [--exe-suffix S]
+                                   the snapshot's constants and layouts plus every function's
+                                   return and parameter sizes and alignments ('abi' lines) as
+                                   CC's target sees them: read from the object file, and with
+                                   --run also printed by the program run there (both must agree)
+  compare-target RELEASE/TARGET/layout.txt SNAPSHOT SUPPRESSIONS CONSTANTS_ALLOW
+                                   compare's constant and layout rules for one target
 """
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import re
@@ -310,33 +318,42 @@ def split_top(text: str, sep: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-def snapshot_program(include_dir: Path, cc: list[str]) -> str:  # noqa: PLR0912
-    """The C program that prints the snapshot."""
-    text, macros, headers = public_text(include_dir, cc)
-    lines = ["#include <stdio.h>", "#include <stddef.h>"]
-    lines += [f"#include <c10c/{h}>" for h in headers]
-    lines += [
-        '#define CONST(n, x) printf("const %s = %s%llu\\n", n, (x) < 0 ? "-" : "", '
-        "(x) < 0 ? 0ULL - (unsigned long long)(long long)(x) : (unsigned long long)(x))",
-        "int main(void) {",
-    ]
-    body = []
+# One snapshot fact: a line template whose {} take the values of its C expressions, in order.
+# Each {} is formatted by the marker after it: "{}" an unsigned number, "{c}" a constant
+# (two values: whether it is negative, its magnitude), "{s}" signed or unsigned (one value).
+Fact = tuple[str, list[str]]
+
+
+def _const(name: str) -> Fact:
+    return (
+        f"const {name} = {{c}}",
+        [
+            f"(({name}) < 0)",
+            f"(({name}) < 0 ? 0ULL - (unsigned long long)(long long)({name}) "
+            f": (unsigned long long)({name}))",
+        ],
+    )
+
+
+def snapshot_facts(include_dir: Path, cc: list[str]) -> list[Fact]:  # noqa: PLR0912
+    """Every public constant, struct layout and scalar typedef, as facts to evaluate in C."""
+    text, macros, _ = public_text(include_dir, cc)
+    facts: list[Fact] = []
     for m in re.finditer(r"\benum\s*\w*\s*\{([^}]*)\}", text):
         for item in split_top(m.group(1), ","):
-            name = item.split("=")[0].strip()
-            body.append(f'CONST("{name}", {name});')
+            facts.append(_const(item.split("=")[0].strip()))
     for name, value in sorted(macros.items()):
         if value.startswith('"'):
-            body.append(f'printf("string %s = \\"%s\\"\\n", "{name}", {name});')
-        elif re.fullmatch(r"[\w\s()<>|&+\-*/~%!^?:]+", value) and not re.search(
+            raise SystemExit(f"{name}: string macros are not part of the snapshot's C program")
+        if re.fullmatch(r"[\w\s()<>|&+\-*/~%!^?:]+", value) and not re.search(
             r"\b(__attribute__|__declspec|extern|typedef|struct)\b", value
         ):
-            body.append(f'CONST("{name}", {name});')
+            facts.append(_const(name))
     for m in re.finditer(r"\b(typedef\s+)?struct\s+(\w*)\s*\{([^{}]*)\}\s*(\w*)\s*;", text):
         tag, fields, tname = m.group(2), m.group(3), m.group(4)
         t = tname if m.group(1) and tname else f"struct {tag}"
-        body.append(f'printf("sizeof {t} = %zu\\n", sizeof({t}));')
-        body.append(f'printf("alignof {t} = %zu\\n", _Alignof({t}));')
+        facts.append((f"sizeof {t} = {{}}", [f"sizeof({t})"]))
+        facts.append((f"alignof {t} = {{}}", [f"_Alignof({t})"]))
         for raw in split_top(fields, ";"):
             decl = " ".join(raw.split())
             fp = re.search(r"\(\s*\*\s*(\w+)\s*\)", decl)
@@ -357,20 +374,90 @@ def snapshot_program(include_dir: Path, cc: list[str]) -> str:  # noqa: PLR0912
                         (dm.group(2), f"{btype} {dm.group(1)}{dm.group(3) or ''}".strip())
                     )
             for fname, declared in declarators:
-                ftype = declared.replace('"', "'")
-                body.append(
-                    f'printf("field {t}.{fname} = %zu %zu {ftype}\\n", offsetof({t}, {fname}), '
-                    f"sizeof((({t} *)0)->{fname}));"
+                facts.append(
+                    (
+                        f"field {t}.{fname} = {{}} {{}} {declared}",
+                        [f"offsetof({t}, {fname})", f"sizeof((({t} *)0)->{fname})"],
+                    )
                 )
     for m in re.finditer(r"\btypedef\s+([\w\s]+?)\s+(\w+)\s*;", text):
         words = m.group(1).split()
         if all(w in SCALARS for w in words):
             name = m.group(2)
-            signed = "" if words[-1] in ("float", "double") else " %s"
-            arg = "" if not signed else f', ((({name})-1) < 0) ? "signed" : "unsigned"'
-            body.append(f'printf("typedef {name} = %zu{signed}\\n", sizeof({name}){arg});')
-    lines += ["  " + b for b in body] + ["  return 0;", "}"]
+            if words[-1] in ("float", "double"):
+                facts.append((f"typedef {name} = {{}}", [f"sizeof({name})"]))
+            else:
+                facts.append(
+                    (f"typedef {name} = {{}} {{s}}", [f"sizeof({name})", f"((({name})-1) < 0)"])
+                )
+    return facts
+
+
+MAGIC = "c10c-abi-facts:"  # 15 characters and the NUL: the 16 bytes before the values
+
+
+def snapshot_program(include_dir: Path, facts: list[Fact]) -> str:
+    """The C program that holds every fact's values in one array and prints them.
+
+    The array is an initialized constant behind MAGIC, so its values can also be read from the
+    object file of a target that cannot run here (read_object_values); the first value, 1,
+    tells the byte order.
+    """
+    headers, _ = _public_headers(include_dir)
+    exprs = [e for _, es in facts for e in es]
+    lines = ["#include <stdio.h>", "#include <stddef.h>"]
+    lines += [f"#include <c10c/{h}>" for h in headers]
+    lines += [
+        f"struct c10c_abi_facts {{ char magic[16]; unsigned long long v[{len(exprs) + 1}]; }};",
+        "const struct c10c_abi_facts c10c_abi_facts = {",
+        f'  "{MAGIC}",',
+        "  {1ULL,",
+    ]
+    lines += [f"   (unsigned long long)({e})," for e in exprs]
+    lines += [
+        "  }",
+        "};",
+        "int main(void) {",
+        "  size_t i;",
+        "  for (i = 1; i < sizeof c10c_abi_facts.v / sizeof c10c_abi_facts.v[0]; i++)",
+        '    printf("%llu\\n", c10c_abi_facts.v[i]);',
+        "  return 0;",
+        "}",
+    ]
     return "\n".join(lines) + "\n"
+
+
+def read_object_values(data: bytes, count: int) -> list[int]:
+    """The values snapshot_program's array holds, from its object file's bytes."""
+    at = data.find(MAGIC.encode() + b"\0")
+    if at < 0 or data.find(MAGIC.encode() + b"\0", at + 1) >= 0:
+        raise SystemExit("abitool: the object file holds the facts array not exactly once")
+    at += 16
+    order = "little" if int.from_bytes(data[at : at + 8], "little") == 1 else "big"
+    if int.from_bytes(data[at : at + 8], order) != 1:
+        raise SystemExit("abitool: the facts array does not start with 1 (unsupported object file)")
+    return [int.from_bytes(data[at + 8 * i : at + 8 * i + 8], order) for i in range(1, count + 1)]
+
+
+def format_facts(facts: list[Fact], values: list[int]) -> list[str]:
+    """Each fact's line, its values filled in."""
+    out = []
+    it = iter(values)
+    for template, exprs in facts:
+        parts = re.split(r"\{(c|s|)\}", template)
+        line = parts[0]
+        for kind, tail in zip(parts[1::2], parts[2::2], strict=True):
+            if kind == "c":
+                neg = next(it)
+                line += ("-" if neg else "") + str(next(it))
+            elif kind == "s":
+                line += "signed" if next(it) else "unsigned"
+            else:
+                line += str(next(it))
+            line += tail
+        out.append(line)
+        del exprs
+    return out
 
 
 # names a C10C_CDEF preprocessing leaves undeclared (the standard headers are skipped there)
@@ -428,24 +515,104 @@ def signatures(include_dir: Path, cc: list[str]) -> list[str]:
     return out
 
 
-def snapshot(include_dir: Path) -> int:
-    """The snapshot subcommand."""
-    cc = (os.environ.get("CC") or "cc").split()
-    program = snapshot_program(include_dir, cc)
+def function_facts(include_dir: Path, cc: list[str]) -> list[Fact]:
+    """'abi NAME = RETURN SIZE/ALIGN (PARAMETER SIZE/ALIGN, ...)' of every public function.
+
+    The sizes and alignments of what a call passes, as each target sees them (a parameter of
+    type long, or a struct passed by value, would differ between targets).
+    """
+    c_ast = importlib.import_module("pycparser.c_ast")
+    c_generator = importlib.import_module("pycparser.c_generator")
+    c_parser = importlib.import_module("pycparser.c_parser")
+
+    _, src = _public_headers(include_dir)
+    text = subprocess.run(
+        [*cc, "-E", "-P", "-DC10C_CDEF", "-std=c11", "-I", str(include_dir), "-x", "c", "-"],
+        input=src,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    preamble = "".join(f"typedef int {t};\n" for t in _STD_TYPES)
+    ast = c_parser.CParser().parse(preamble + text)
+    gen = c_generator.CGenerator()
+    facts: list[Fact] = []
+    for decl in ast.ext:
+        if not (isinstance(decl, c_ast.Decl) and isinstance(decl.type, c_ast.FuncDecl)):
+            continue
+        if not (decl.name or "").startswith("c10c_"):
+            continue
+        _strip_names(decl.type)
+        types = [gen.visit(decl.type.type)]
+        for param in getattr(decl.type.args, "params", None) or []:
+            if isinstance(param, c_ast.EllipsisParam):
+                raise SystemExit(f"{decl.name}: variadic public functions are not supported")
+            inner = param.type if isinstance(param, c_ast.Decl) else param
+            if isinstance(inner, c_ast.ArrayDecl):
+                raise SystemExit(f"{decl.name}: an array parameter (write a pointer)")
+            types.append(" ".join(gen.visit(param).split()))
+        if types[1:] == ["void"]:
+            types = types[:1]
+        sizes = ["void" if t == "void" else "{}/{}" for t in types]
+        exprs = [e for t in types if t != "void" for e in (f"sizeof({t})", f"_Alignof({t})")]
+        facts.append((f"abi {decl.name} = {sizes[0]} ({', '.join(sizes[1:])})", exprs))
+    return facts
+
+
+def evaluate_facts(
+    include_dir: Path,
+    facts: list[Fact],
+    *,
+    cc: list[str],
+    flags: list[str],
+    run: list[str] | None,
+    exe_suffix: str = "",
+) -> list[str]:
+    """The facts' lines as cc's target sees them.
+
+    The values are read from the compiled object file; when run is given (a runner such as
+    ['qemu-aarch64'], or [] for the build machine) the program is also linked and run, and
+    what it prints must agree with the object file.
+    """
+    program = snapshot_program(include_dir, facts)
+    count = sum(len(es) for _, es in facts)
     with tempfile.TemporaryDirectory() as tmp:
-        src, exe = Path(tmp) / "snapshot.c", Path(tmp) / "snapshot"
+        src, obj = Path(tmp) / "snapshot.c", Path(tmp) / "snapshot.o"
+        exe = Path(tmp) / f"snapshot{exe_suffix}"
         src.write_text(program)
+        base = [*cc, "-std=c11", *flags, "-I", str(include_dir)]
         r = subprocess.run(
-            [*cc, "-std=c11", "-I", str(include_dir), str(src), "-o", str(exe)],
-            check=False,
-            capture_output=True,
-            text=True,
+            [*base, "-c", str(src), "-o", str(obj)], check=False, capture_output=True, text=True
         )
         if r.returncode:
             print(r.stderr, file=sys.stderr)
-            raise SystemExit("abitool snapshot: the generated program did not compile")
-        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
-    lines = sorted(set(out.splitlines()) | set(signatures(include_dir, cc)))
+            raise SystemExit(f"abitool: the generated program did not compile with {cc}")
+        values = read_object_values(obj.read_bytes(), count)
+        if run is not None:
+            r = subprocess.run(
+                [*cc, *flags, str(obj), "-o", str(exe)], check=False, capture_output=True, text=True
+            )
+            if r.returncode:
+                print(r.stderr, file=sys.stderr)
+                raise SystemExit(f"abitool: the generated program did not link with {cc}")
+            out = subprocess.run(
+                [*run, str(exe)], check=True, capture_output=True, text=True
+            ).stdout
+            ran = [int(v) for v in out.split()]
+            if ran != values:
+                raise SystemExit(
+                    f"abitool: the program run under {run or 'this machine'} printed other "
+                    "values than its object file holds"
+                )
+    return format_facts(facts, values)
+
+
+def snapshot(include_dir: Path) -> int:
+    """The snapshot subcommand."""
+    cc = (os.environ.get("CC") or "cc").split()
+    facts = snapshot_facts(include_dir, cc)
+    out = evaluate_facts(include_dir, facts, cc=cc, flags=[], run=[])
+    lines = sorted(set(out) | set(signatures(include_dir, cc)))
     print("# libc10c's public constants and layouts (abi/abitool.py snapshot); x86-64 LP64")
     print("\n".join(lines))
     return 0
@@ -490,37 +657,17 @@ def node_minor(version: str) -> int:
     return int(m.group(2)) if m else -1
 
 
-def compare(  # noqa: PLR0912, PLR0915
-    release_dir: str, symbols: str, snap: str, suppressions: str, allow: str
-) -> int:
-    """The compare subcommand: the rules of abi/README.md."""
-    rel = Path(release_dir)
-    release = rel.name
-    m = re.fullmatch(r"(\d+)\.(\d+)", release)
-    if not m:
-        raise SystemExit(f"{rel}: a release directory is named MAJOR.MINOR")
-    rel_minor = int(m.group(2))
-    problems = []
-
-    # symbols: every frozen pair stays; anything new is in a node newer than the release's
-    old = set(read_lines(str(rel / "symbols.txt")))
-    new = set(read_lines(symbols))
-    frozen_newest = max((node_minor(p.split("@")[1]) for p in old), default=-1)
-    for p in sorted(old - new):
-        problems.append(
-            f"symbol {p} of release {release} is gone or changed version (old hosts fail to load)"
-        )
-    for p in sorted(new - old):
-        name, version = p.split("@")
-        if node_minor(version) <= max(frozen_newest, rel_minor):
-            problems.append(
-                f"new symbol {p} is in a node frozen by release {release}: put it into "
-                f"C10C_1.{max(frozen_newest, rel_minor) + 1} and bump C10C_ABI_VERSION_MINOR"
-            )
-
-    # constants and layouts
-    old_f = parse_snapshot(str(rel / "constants.txt"))
-    new_f = parse_snapshot(snap)
+def compare_facts(  # noqa: PLR0912
+    release: str,
+    rel_minor: int,
+    old_f: dict[str, str],
+    new_f: dict[str, str],
+    *,
+    suppressions: str,
+    allow: str,
+    problems: list[str],
+) -> list[str]:
+    """The layout and constant rules between a release's facts and today's; returns additions."""
     rules = {}
     for ln in read_lines(allow):
         rule, name = ln.split()[:2]
@@ -578,13 +725,105 @@ def compare(  # noqa: PLR0912, PLR0915
                 f"added since release {release} without an ABI minor bump: {a} "
                 f"(C10C_ABI_VERSION_MINOR is {cur_minor})"
             )
+    return additions
+
+
+def compare(release_dir: str, symbols: str, snap: str, suppressions: str, allow: str) -> int:
+    """The compare subcommand: the rules of abi/README.md."""
+    rel = Path(release_dir)
+    release = rel.name
+    m = re.fullmatch(r"(\d+)\.(\d+)", release)
+    if not m:
+        raise SystemExit(f"{rel}: a release directory is named MAJOR.MINOR")
+    rel_minor = int(m.group(2))
+    problems = []
+
+    # symbols: every frozen pair stays; anything new is in a node newer than the release's
+    old = set(read_lines(str(rel / "symbols.txt")))
+    new = set(read_lines(symbols))
+    frozen_newest = max((node_minor(p.split("@")[1]) for p in old), default=-1)
+    for p in sorted(old - new):
+        problems.append(
+            f"symbol {p} of release {release} is gone or changed version (old hosts fail to load)"
+        )
+    for p in sorted(new - old):
+        version = p.split("@")[1]
+        if node_minor(version) <= max(frozen_newest, rel_minor):
+            problems.append(
+                f"new symbol {p} is in a node frozen by release {release}: put it into "
+                f"C10C_1.{max(frozen_newest, rel_minor) + 1} and bump C10C_ABI_VERSION_MINOR"
+            )
+
+    # constants and layouts
+    old_f = parse_snapshot(str(rel / "constants.txt"))
+    new_f = parse_snapshot(snap)
+    additions = compare_facts(
+        release, rel_minor, old_f, new_f, suppressions=suppressions, allow=allow, problems=problems
+    )
     for p in problems:
         print(p)
     if problems:
         return 1
     print(
         f"release {release}: {len(old)} symbols and {len(old_f)} constants and layouts kept"
-        + (f"; {len(additions)} additions under ABI minor {cur_minor}" if additions else "")
+        + (
+            f"; {len(additions)} additions under ABI minor {new_f['const C10C_ABI_VERSION_MINOR']}"
+            if additions
+            else ""
+        )
+    )
+    return 0
+
+
+def target_snapshot(args: list[str]) -> int:
+    """The target-snapshot subcommand."""
+    ap = argparse.ArgumentParser(prog="abitool.py target-snapshot")
+    ap.add_argument("include_dir", type=Path)
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--cc", required=True, help="the target's C compiler, a command line")
+    ap.add_argument("--flags", default="", help="compiler and linker flags")
+    ap.add_argument("--run", help="run the program under this runner too ('' for this machine)")
+    ap.add_argument("--exe-suffix", default="")
+    a = ap.parse_args(args)
+    cc = a.cc.split()
+    facts = snapshot_facts(a.include_dir, ["cc"]) + function_facts(a.include_dir, ["cc"])
+    run = None if a.run is None else a.run.split()
+    out = evaluate_facts(
+        a.include_dir, facts, cc=cc, flags=a.flags.split(), run=run, exe_suffix=a.exe_suffix
+    )
+    print(
+        f"# libc10c's constants, layouts and call sizes on {a.target}: abi/abitool.py "
+        f"target-snapshot ({'object file and run' if run is not None else 'object file'})"
+    )
+    print("\n".join(sorted(set(out))))
+    return 0
+
+
+def compare_target(release_snapshot: str, snap: str, suppressions: str, allow: str) -> int:
+    """The compare-target subcommand: a target's facts against a frozen release's."""
+    path = Path(release_snapshot)
+    release = path.parent.parent.name
+    m = re.fullmatch(r"(\d+)\.(\d+)", release)
+    if not m:
+        raise SystemExit(f"{path}: a release's target snapshot is MAJOR.MINOR/TARGET/FILE")
+    problems: list[str] = []
+    old_f, new_f = parse_snapshot(release_snapshot), parse_snapshot(snap)
+    additions = compare_facts(
+        release,
+        int(m.group(2)),
+        old_f,
+        new_f,
+        suppressions=suppressions,
+        allow=allow,
+        problems=problems,
+    )
+    for p in problems:
+        print(p)
+    if problems:
+        return 1
+    print(
+        f"release {release} on {path.parent.name}: {len(old_f)} facts kept, "
+        f"{len(additions)} additions"
     )
     return 0
 
@@ -608,6 +847,10 @@ def main() -> int:
         return typeinfo_check(args[0], args[1])
     if cmd == "compare":
         return compare(*args[:5])
+    if cmd == "target-snapshot":
+        return target_snapshot(args)
+    if cmd == "compare-target":
+        return compare_target(*args[:4])
     raise SystemExit(__doc__)
 
 

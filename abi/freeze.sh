@@ -10,6 +10,8 @@
 #   libc10c.abi     abidw's XML of the library (types of every exported function, --headers-dir)
 #   symbols.txt     the exported name@version pairs
 #   constants.txt   every public constant, struct layout and scalar typedef (abitool.py snapshot)
+#   TARGET/layout.txt  the same and every function's call sizes on each target whose toolchain
+#                   is here (abi/check_targets.sh --freeze; not for a scratch C10C_ABI_DIR freeze)
 # and then prints how to record COMMIT (the release commit, in a separate later commit).
 # C10C_ABI_DIR=DIR writes DIR/<VERSION>/ instead (a scratch freeze, for abi/test_check.sh).
 set -euo pipefail
@@ -54,6 +56,10 @@ abidw --headers-dir "$src/include" --out-file "$tmp/libc10c.abi" "$lib"
 } >"$tmp/symbols.txt"
 "${tool[@]}" typeinfo "$tmp/libc10c.abi" "$tmp/symbols.txt"
 "${tool[@]}" snapshot "$src/include" >"$tmp/constants.txt"
+# the layouts and call sizes on every target whose toolchain is here (abi/check_targets.sh)
+if [ -z "${C10C_ABI_DIR:-}" ]; then
+  "$here/check_targets.sh" --freeze "$tmp" "$src/include"
+fi
 mv "$tmp" "$out"
 trap - EXIT
 echo "froze ABI $version (release $project_version) into $out:"

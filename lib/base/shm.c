@@ -10,23 +10,31 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/random.h>
+#include <sys/syscall.h>
+#endif
 
 #include "shm.h"
 #include "sysmem.h"
 
 int c10c__shm_memfd(int *out_fd, const char *label) {
   *out_fd = -1;
+#if defined(__linux__)
   int fd = memfd_create(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return errno;
   *out_fd = fd;
   return 0;
+#else
+  (void)label; /* no memory files (macOS): callers share by name or file instead */
+  return ENOSYS;
+#endif
 }
 
 int c10c__shm_open(int *out_fd, const char *name, bool create) {
@@ -69,14 +77,30 @@ int c10c__fd_reserve(int fd, int64_t size) {
   /* a memory request for the test hook (testing.h): when it fails, the file system is full */
   if (!c10c__request_allowed()) return ENOSPC;
   if (size <= 0) return 0;
+#if defined(__APPLE__)
+  /* no posix_fallocate: reserve the blocks where the file system can (F_PREALLOCATE; not on
+   * shared memory objects), then set the size as posix_fallocate does */
+  struct stat st;
+  if (fstat(fd, &st) != 0) return errno;
+  if (st.st_size >= size) return 0;
+  fstore_t store = {F_ALLOCATEALL, F_PEOFPOSMODE, 0, (off_t)(size - st.st_size), 0};
+  if (fcntl(fd, F_PREALLOCATE, &store) != 0 && errno != ENOTSUP && errno != EINVAL) return errno;
+  return c10c__fd_truncate(fd, size);
+#else
   int err;
   do err = posix_fallocate(fd, 0, (off_t)size);
   while (err == EINTR);
   return err;
+#endif
 }
 
 int c10c__fd_seal_shrinking(int fd) {
+#if defined(F_ADD_SEALS)
   return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL) == 0 ? 0 : errno;
+#else
+  (void)fd; /* only memory files take seals, and only Linux has them */
+  return ENOSYS;
+#endif
 }
 
 int c10c__fd_truncate(int fd, int64_t size) {
@@ -86,7 +110,7 @@ int c10c__fd_truncate(int fd, int64_t size) {
   return rc == 0 ? 0 : errno;
 }
 
-#ifndef MADV_POPULATE_WRITE
+#if defined(__linux__) && !defined(MADV_POPULATE_WRITE)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older headers lack the name */
 #endif
 
@@ -95,19 +119,24 @@ int c10c__fd_map(void **out, int fd, size_t size, bool shared, bool populate) {
   int flags = shared ? MAP_SHARED : MAP_PRIVATE;
   void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, fd, 0);
   if (p == MAP_FAILED) return errno;
-  /* Populated by write faults (MADV_POPULATE_WRITE, Linux 5.14), not MAP_POPULATE's read faults
-   * on a shared mapping: measured about 15% faster for a 19 MB copy into a memory file. Only a
-   * speed-up: where it is missing (EINVAL) or fails, the pages come at first touch, and callers
-   * that need them backed reserved them first (c10c__fd_reserve), so a touch cannot fault. */
+    /* Populated by write faults (MADV_POPULATE_WRITE, Linux 5.14), not MAP_POPULATE's read faults
+     * on a shared mapping: measured about 15% faster for a 19 MB copy into a memory file. Only a
+     * speed-up: where it is missing (EINVAL) or fails, the pages come at first touch, and callers
+     * that need them backed reserved them first (c10c__fd_reserve), so a touch cannot fault. */
+#if defined(MADV_POPULATE_WRITE)
   if (populate) {
     int saved = errno;
     (void)madvise(p, size, MADV_POPULATE_WRITE);
     errno = saved;
   }
+#else
+  (void)populate;
+#endif
   *out = p;
   return 0;
 }
 
+#if defined(__linux__)
 int c10c__pidfd_open(int *out_fd, int64_t pid) {
   *out_fd = -1;
   if (pid <= 0 || pid > INT32_MAX) return EINVAL; /* as the kernel answers for pid 0 */
@@ -124,6 +153,20 @@ int c10c__pidfd_getfd(int *out_fd, int pidfd, int fd) {
   *out_fd = (int)mine;
   return 0;
 }
+#else
+/* no process file descriptors (macOS): descriptors of another process are out of reach */
+int c10c__pidfd_open(int *out_fd, int64_t pid) {
+  *out_fd = -1;
+  return pid <= 0 || pid > INT32_MAX ? EINVAL : ENOSYS;
+}
+
+int c10c__pidfd_getfd(int *out_fd, int pidfd, int fd) {
+  (void)pidfd;
+  (void)fd;
+  *out_fd = -1;
+  return ENOSYS;
+}
+#endif
 
 int c10c__fd_dup(int *out_fd, int fd) {
   *out_fd = -1;
@@ -148,7 +191,12 @@ int64_t c10c__fd_soft_limit(void) {
 uint64_t c10c__random64(void) {
   static _Atomic uint64_t counter;
   uint64_t bits = 0;
+#if defined(__APPLE__)
+  arc4random_buf(&bits, sizeof bits); /* never fails */
+  return bits;
+#else
   if (getrandom(&bits, sizeof bits, GRND_NONBLOCK) == (ssize_t)sizeof bits) return bits;
+#endif
   /* no entropy yet (early boot): a per-process counter still keeps names apart in one process,
    * and O_EXCL creation catches the rest */
   uint64_t x = atomic_fetch_add(&counter, 1) + 0x9e3779b97f4a7c15u * (uint64_t)getpid();
@@ -159,7 +207,11 @@ uint64_t c10c__random64(void) {
 }
 
 const char *c10c__errno_text(int err, char *buf, size_t size) {
+#if defined(__GLIBC__)
   return strerror_r(err, buf, size); /* GNU: a static text or buf */
+#else
+  return strerror_r(err, buf, size) == 0 ? buf : "unknown error"; /* XSI (macOS, musl): fills buf */
+#endif
 }
 
 int64_t c10c__process_id(void) { return (int64_t)getpid(); }

@@ -86,10 +86,18 @@ int c10c__os_map(void **out, size_t size, bool huge_pages) {
 
 int c10c__os_remap(void **inout, size_t old_size, size_t new_size, bool may_move) {
   if (!request_allowed()) return ENOMEM;
+#if defined(__linux__)
   void *p = mremap(*inout, old_size, new_size, may_move ? MREMAP_MAYMOVE : 0);
   if (p == MAP_FAILED) return errno;
   *inout = p;
   return 0;
+#else
+  (void)inout; /* no mremap (macOS): the caller maps anew and copies */
+  (void)old_size;
+  (void)new_size;
+  (void)may_move;
+  return ENOSYS;
+#endif
 }
 
 void c10c__os_unmap(void *ptr, size_t size) {

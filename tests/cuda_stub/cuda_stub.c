@@ -69,6 +69,23 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+#if defined(__APPLE__) /* no memory files: an unlinked POSIX shared memory object instead */
+#define MFD_CLOEXEC 1u
+static int memfd_create(const char *name, unsigned flags) {
+  static _Atomic unsigned counter;
+  char path[32];
+  (void)name;
+  (void)flags;
+  snprintf(path, sizeof path, "/c10c_stub_%d_%u", (int)getpid(), counter++);
+  int fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd >= 0) {
+    shm_unlink(path);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  return fd;
+}
+#endif
+
 typedef int CUresult;
 typedef int CUdevice;
 typedef uint64_t CUdeviceptr;

@@ -14,7 +14,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <signal.h>
+#if defined(__linux__)
 #include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #include "fuzz.h"
@@ -46,7 +48,9 @@ static long stub_violations(void) {
 
 /* The child: makes and shares the storages, writes them to out, then waits for EOF on in. */
 static void run_child(int out, int in) {
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+#if defined(__linux__)
+  prctl(PR_SET_PDEATHSIG, SIGKILL); /* elsewhere the parent's EOF on in ends the child */
+#endif
   made m[SHARED];
   memset(m, 0, sizeof m);
   c10c_tensor *keep[SHARED] = {NULL};
