@@ -4,8 +4,9 @@
  * of c10's CUDACachingAllocator::shareIpcHandle (version 2, type 'c' and the segment's 64-byte
  * cudaIpcMemHandle_t; or, for memory of an expandable segment, type 'e', c10's 24-byte
  * ShareHeader {pid, zeroed padding, page size, page count} and one int32 file descriptor per page
- * that covers the block, which the consumer takes from the producer with pidfd_getfd) and the
- * storage's offset in that memory; a reference counter in a named
+ * that covers the block, which the consumer takes from the producer with pidfd_getfd; these
+ * integers are little-endian on every target, the bytes torch writes on the little-endian
+ * machines CUDA runs on) and the storage's offset in that memory; a reference counter in a named
  * CPU shared-memory file (torch's CudaIPCRefCountersFile: 10000 int64 counters after a 64-byte
  * header whose int32 at 0 counts the processes that map it), which the consumer decrements when
  * it lets the memory go; and an interprocess event recorded on the producer's current stream,

@@ -6,7 +6,12 @@
  * pidfd_getfd (type 'e', c10's ExpandableSegment::share / fromShared); and a process maps each
  * handle once, counted, closing the mapping when its last user goes (c10's ipcMemHandle_to_devptr).
  * The storage-level pieces (the producer's reference counts, blocks kept for consumers) are
- * lib/tensor/storage_ipc.c's. */
+ * lib/tensor/storage_ipc.c's.
+ *
+ * Byte order: an 'e' handle's header (pid, padding, page size, page count) and its descriptors
+ * are little-endian on every target, whatever the CPU's order: the bytes torch writes on the
+ * little-endian machines CUDA runs on (x86-64, aarch64, ppc64le), and one layout a big-endian
+ * build reads and writes too. A 'c' handle's 64 bytes are the driver's, copied as they are. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -40,6 +45,29 @@ typedef struct share_header {
   uint64_t num_handles;
 } share_header;
 _Static_assert(sizeof(share_header) == 24, "c10's ShareHeader on LP64");
+
+static void put_le(uint8_t *d, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++) d[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *d, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++) v |= (uint64_t)d[i] << (8 * i);
+  return v;
+}
+
+/* The header as handle bytes (little-endian) and back. */
+static void header_put(uint8_t *d, const share_header *h) {
+  put_le(d, (uint32_t)h->pid, 4);
+  put_le(d + 4, h->padding, 4);
+  put_le(d + 8, h->segment_size, 8);
+  put_le(d + 16, h->num_handles, 8);
+}
+
+static share_header header_get(const uint8_t *d) {
+  return (share_header){(int32_t)(uint32_t)get_le(d, 4), (uint32_t)get_le(d + 4, 4),
+                        get_le(d + 8, 8), get_le(d + 16, 8)};
+}
 
 /* The file descriptors exported for expandable pages, one per page for as long as it is mapped
  * (c10's Handle::shareable_handle): a block shared again reuses them, so its bytes are equal. */
@@ -90,9 +118,8 @@ static c10c_status export_page(void *ctx, void *handle) {
     if (e != NULL) *e = (exported){h, fd, exports}, exports = e;
   }
   if (e != NULL) {
-    int32_t fd = e->fd;
-    memcpy(w->at, &fd, sizeof fd);
-    w->at += sizeof fd;
+    put_le(w->at, (uint32_t)e->fd, 4);
+    w->at += sizeof(int32_t);
   }
   c10c__mutex_unlock(&exports_lock);
   return st;
@@ -120,7 +147,7 @@ c10c_status c10c__cuda_ipc_share(uint8_t *out, size_t out_size, size_t *out_len,
   st = c10c__cuda_activate((c10c_device_index)where.device);
   if (st == C10C_STATUS_OK && where.expandable) { /* c10's ExpandableSegment::share */
     share_header header = {(int32_t)c10c__process_id(), 0, where.page, pages};
-    memcpy(out + 2, &header, sizeof header);
+    header_put(out + 2, &header);
     page_writer w = {out + 2 + sizeof header};
     st = c10c__cuda_block_share(&where, data, export_page, &w);
   } else if (st == C10C_STATUS_OK) {
@@ -177,9 +204,8 @@ static c10c_status parse(uint8_t **key, size_t *key_len, const uint8_t *handle, 
                         "version does not know how to handle");
     if (handle[1] == HANDLE_CUDA_MALLOC && len != 2 + CU_IPC_HANDLE_SIZE) return illformed();
     if (handle[1] == HANDLE_EXPANDABLE) {
-      share_header h;
-      if (len < 2 + sizeof h) return illformed();
-      memcpy(&h, handle + 2, sizeof h);
+      if (len < 2 + sizeof(share_header)) return illformed();
+      share_header h = header_get(handle + 2);
       if (h.pid <= 0 || h.segment_size == 0 || h.num_handles == 0 ||
           h.num_handles > (len - 2 - sizeof h) / sizeof(int32_t) ||
           len != 2 + sizeof h + h.num_handles * sizeof(int32_t) ||
@@ -218,8 +244,7 @@ static void close_expandable(mapping *m, size_t imported, size_t mapped) {
  * (pidfd_getfd), imported, mapped in a new reservation and made accessible to the device and
  * the devices that can access its memory. */
 static c10c_status open_expandable(mapping *m) {
-  share_header h;
-  memcpy(&h, m->key + 2, sizeof h);
+  share_header h = header_get(m->key + 2);
 #define UNSUPPORTED(call)                                                                       \
   "The kernel on this machine does not support the " call                                       \
   " syscall needed to use IPC for CUDA "                                                        \
@@ -247,8 +272,7 @@ static c10c_status open_expandable(mapping *m) {
                                     "cuMemAddressReserve");
   size_t imported = 0, mapped = 0;
   for (; st == C10C_STATUS_OK && imported < m->npages; imported++) {
-    int32_t fd;
-    memcpy(&fd, m->key + 2 + sizeof h + imported * sizeof fd, sizeof fd);
+    int32_t fd = (int32_t)(uint32_t)get_le(m->key + 2 + sizeof h + imported * sizeof(int32_t), 4);
     int mine;
     err = c10c__pidfd_getfd(&mine, pidfd, fd);
     if (err != 0) {

@@ -123,11 +123,13 @@ static uint8_t e4m3fn_from_float(float f) {
   return (uint8_t)(result | (sign >> 24));
 }
 
+/* NaN (0x7F, 0xFF) widens to c10's fp8e4m3fn_to_fp32_value bits, 0x7FF00000 with the sign (a
+ * quiet NaN, so it survives the widening to double on the chunked path). */
 static float e4m3fn_to_float(uint8_t v) {
   uint32_t exp = (v >> 3) & 0xF, mant = v & 7;
   float magnitude;
   if (exp == 0xF && mant == 7)
-    magnitude = NAN;
+    magnitude = f32_from(UINT32_C(0x7FF00000));
   else if (exp == 0)
     magnitude = (float)mant * 0x1p-9f;
   else
@@ -164,13 +166,20 @@ static uint8_t fnuz_from_float(float f, int mbits, int bias, float limit) {
   return result == 0 ? 0 : (uint8_t)(result | (sign >> 24));
 }
 
-static float fnuz_to_float(uint8_t v, int mbits, int bias) {
-  if (v == 0x80) return NAN;
+/* The float32 bits of an fnuz value; its NaN is c10's, the signalling 0x7F800001, which only
+ * a path that never holds it in a float register keeps (x87 and conversions quiet it): the
+ * float32 targets take these bits directly (direct() below). */
+static uint32_t fnuz_to_bits(uint8_t v, int mbits, int bias) {
+  if (v == 0x80) return UINT32_C(0x7F800001);
   uint32_t exp = (v & 0x7F) >> mbits, mant = v & ((1u << mbits) - 1);
-  float magnitude = exp == 0
-                        ? (float)mant * f32_from((uint32_t)(128 - bias - mbits) << 23)
-                        : f32_from(((exp + 127 - (uint32_t)bias) << 23) | (mant << (23 - mbits)));
-  return (v & 0x80) ? -magnitude : magnitude;
+  uint32_t magnitude = exp == 0
+                           ? f32_bits((float)mant * f32_from((uint32_t)(128 - bias - mbits) << 23))
+                           : ((exp + 127 - (uint32_t)bias) << 23) | (mant << (23 - mbits));
+  return magnitude | ((uint32_t)(v & 0x80) << 24);
+}
+
+static float fnuz_to_float(uint8_t v, int mbits, int bias) {
+  return f32_from(fnuz_to_bits(v, mbits, bias));
 }
 
 /* c10's fp8e8m0fnu_from_fp32_value: the exponent alone (no sign), rounded to nearest even by
@@ -183,12 +192,15 @@ static uint8_t e8m0_from_float(float f) {
   return (uint8_t)exponent;
 }
 
-/* c10's Float8_e8m0fnu to float: 0 is 2^-127, 0xFF NaN. */
-static float e8m0_to_float(uint8_t v) {
-  if (v == 0) return f32_from(0x00400000);
-  if (v == 0xFF) return f32_from(0x7F800001);
-  return f32_from((uint32_t)v << 23);
+/* c10's Float8_e8m0fnu to float: 0 is 2^-127, 0xFF NaN (c10's signalling 0x7F800001, kept
+ * for float32 targets as fnuz_to_bits's). */
+static uint32_t e8m0_to_bits(uint8_t v) {
+  if (v == 0) return UINT32_C(0x00400000);
+  if (v == 0xFF) return UINT32_C(0x7F800001);
+  return (uint32_t)v << 23;
 }
+
+static float e8m0_to_float(uint8_t v) { return f32_from(e8m0_to_bits(v)); }
 
 /* ---- loading ---- */
 
@@ -511,6 +523,10 @@ static bool direct(char *dst, int64_t dst_stride, c10c_dtype dst_type, const cha
   PAIR(C10C_DTYPE_BOOL, C10C_DTYPE_FLOAT32, unsigned char, float, (float)(v != 0))
   PAIR(C10C_DTYPE_FLOAT32, C10C_DTYPE_BFLOAT16, float, uint16_t, bf16_from_float(v))
   PAIR(C10C_DTYPE_BFLOAT16, C10C_DTYPE_FLOAT32, uint16_t, float, bf16_to_float(v))
+  /* float8 to float32 as bits: their NaNs as c10 widens them, signalling ones included */
+  PAIR(C10C_DTYPE_FLOAT8_E4M3FNUZ, C10C_DTYPE_FLOAT32, uint8_t, uint32_t, fnuz_to_bits(v, 3, 8))
+  PAIR(C10C_DTYPE_FLOAT8_E5M2FNUZ, C10C_DTYPE_FLOAT32, uint8_t, uint32_t, fnuz_to_bits(v, 2, 16))
+  PAIR(C10C_DTYPE_FLOAT8_E8M0FNU, C10C_DTYPE_FLOAT32, uint8_t, uint32_t, e8m0_to_bits(v))
   return false;
 }
 #undef PAIR

@@ -223,23 +223,32 @@ static bool mapped_nothing(void) {
                        stub_long("c10c_stub_mapped_bytes") == 0);
 }
 
+/* An 'e' handle's integers: little-endian on every target (lib/cuda/cuda_ipc.c). */
+static uint64_t get_le(const uint8_t *d, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++) v |= (uint64_t)d[i] << (8 * i);
+  return v;
+}
+
+static void put_le32(uint8_t *d, uint32_t v) {
+  for (int i = 0; i < 4; i++) d[i] = (uint8_t)(v >> (8 * i));
+}
+
 /* Refusals of forged handles of an expandable segment's pages: nothing stays mapped. */
 static int forged_pages(const c10c_cuda_ipc_info *info, const uint8_t *handle, size_t len) {
   uint8_t bad[4096];
   c10c_storage *s = NULL;
-  int32_t pid = 999999999, fd = 9999;
   memcpy(bad, handle, len);
-  memcpy(bad + 2, &pid, sizeof pid); /* no such process */
+  put_le32(bad + 2, 999999999); /* no such process */
   if (c10c_storage_new_shared_cuda(&s, info, bad, len) != C10C_STATUS_ERROR ||
       strcmp(c10c_last_error_message(), "pidfd_open:No such process") != 0)
     return 50;
   memcpy(bad, handle, len);
-  memcpy(bad + 2 + 24, &fd, sizeof fd); /* not a descriptor of the producer */
+  put_le32(bad + 2 + 24, 9999); /* not a descriptor of the producer */
   if (c10c_storage_new_shared_cuda(&s, info, bad, len) != C10C_STATUS_ERROR ||
       strcmp(c10c_last_error_message(), "pidfd_getfd: Bad file descriptor") != 0)
     return 51;
-  fd = 0; /* the producer's stdin: not device memory */
-  memcpy(bad + 2 + 24, &fd, sizeof fd);
+  put_le32(bad + 2 + 24, 0); /* the producer's stdin: not device memory */
   if (c10c_storage_new_shared_cuda(&s, info, bad, len) != C10C_STATUS_ERROR ||
       strstr(c10c_last_error_message(), "cuMemImportFromShareableHandle") == NULL)
     return 52;
@@ -629,17 +638,15 @@ TEST(an_expandable_block_is_shared_as_its_pages_in_torchs_layout) {
   ASSERT_TRUE(share(&sa, a));
   ASSERT_EQ(sa.handle[0], 2);
   ASSERT_EQ(sa.handle[1], 'e');
-  int32_t pid, padding;
-  uint64_t page, pages;
-  memcpy(&pid, sa.handle + 2, 4);
-  memcpy(&padding, sa.handle + 6, 4);
-  memcpy(&page, sa.handle + 10, 8);
-  memcpy(&pages, sa.handle + 18, 8);
+  /* c10's ShareHeader as x86-64 lays it out, on every target: little-endian integers */
+  uint64_t pid = get_le(sa.handle + 2, 4), padding = get_le(sa.handle + 6, 4);
+  uint64_t page = get_le(sa.handle + 10, 8), pages = get_le(sa.handle + 18, 8);
   ASSERT_EQ(pid, getpid());
   ASSERT_EQ(padding, 0); /* zeroed: the same block gives the same bytes */
   ASSERT_EQ(page, 20 << 20);
   ASSERT_EQ(pages, 1);
   ASSERT_EQ(sa.info.handle_len, 2 + 24 + 4 * pages);
+  ASSERT_TRUE(get_le(sa.handle + 26, 4) < 1 << 20); /* a descriptor, little-endian too */
   ASSERT_TRUE(share(&again, a)); /* shared twice: the same bytes (one mapping in a consumer) */
   ASSERT_EQ(again.info.handle_len, sa.info.handle_len);
   ASSERT_TRUE(memcmp(again.handle, sa.handle, sa.info.handle_len) == 0);

@@ -1204,6 +1204,21 @@ static void check_metadata(state *s, int ti) {
              "autograd keys of an %s tensor", t->inference ? "inference" : "ordinary");
 }
 
+/* An element of size bytes at p as a number, in the target's byte order (as the tensor holds it;
+ * wider elements: their first 8 bytes). */
+static uint64_t element_bits(const unsigned char *p, size_t size) {
+  uint8_t u8;
+  uint16_t u16;
+  uint32_t u32;
+  uint64_t u64;
+  switch (size) {
+    case 1: memcpy(&u8, p, 1); return u8;
+    case 2: memcpy(&u16, p, 2); return u16;
+    case 4: memcpy(&u32, p, 4); return u32;
+    default: memcpy(&u64, p, 8); return u64;
+  }
+}
+
 /* A contiguous run long enough for the conversions' vector loops (float <-> half with F16C,
  * float -> int32 and -> bfloat16 with SSE2), sometimes misaligned (external memory at an odd
  * address, as numpy or DLPack may hand over): every element must be what the scalar conversion
@@ -1241,10 +1256,10 @@ static void do_bulk_convert(state *s) {
   unsigned char expected[16];
   for (int64_t k = 0; k < n; k++) {
     convert_one(expected, to, in + misalign + k * (int64_t)fi, from);
-    uint64_t a_bits = 0, z_bits = 0, e_bits = 0; /* little-endian x86: the low bytes */
-    memcpy(&a_bits, in + misalign + k * (int64_t)fi, fi < 8 ? fi : 8);
-    memcpy(&z_bits, out + misalign + k * (int64_t)ti, ti < 8 ? ti : 8);
-    memcpy(&e_bits, expected, ti < 8 ? ti : 8);
+    /* the elements' bits for the message (the first 8 bytes of a complex one) */
+    uint64_t a_bits = element_bits(in + misalign + k * (int64_t)fi, fi);
+    uint64_t z_bits = element_bits(out + misalign + k * (int64_t)ti, ti);
+    uint64_t e_bits = element_bits(expected, ti);
     FUZZ_CHECK(memcmp(expected, out + misalign + k * (int64_t)ti, ti) == 0,
                "converting %d -> %d: element %lld of %lld (0x%llx) is 0x%llx, the scalar "
                "conversion gives 0x%llx",

@@ -101,22 +101,32 @@ static void start_child(void) {
   if (pid > 0 && got == sizeof handles && handles[0].info.handle_len > 0) child = (int32_t)pid;
 }
 
-/* A process id the bytes may keep: the child's, this process's, or one above any pid_max. */
-static void fix_pid(uint8_t *at) {
-  int32_t pid;
-  memcpy(&pid, at, sizeof pid);
+/* A process id the bytes may keep: the child's, this process's, or one above any pid_max;
+ * little-endian (an 'e' header's, on every target) or in the target's order (the stand-in
+ * driver's own handles). */
+static void fix_pid(uint8_t *at, bool little) {
+  uint32_t raw = 0;
+  if (little)
+    for (int i = 0; i < 4; i++) raw |= (uint32_t)at[i] << (8 * i);
+  else
+    memcpy(&raw, at, sizeof raw);
+  int32_t pid = (int32_t)raw;
   if (pid == child || pid == (int32_t)getpid()) return;
-  uint32_t pick = (uint32_t)pid % 3;
+  uint32_t pick = raw % 3;
   pid = pick == 0 && child > 0 ? child : pick == 1 ? (int32_t)getpid() : INT32_MAX - 7;
-  memcpy(at, &pid, sizeof pid);
+  raw = (uint32_t)pid;
+  if (little)
+    for (int i = 0; i < 4; i++) at[i] = (uint8_t)(raw >> (8 * i));
+  else
+    memcpy(at, &raw, sizeof raw);
 }
 
 /* The process ids in a memory handle (a raw or 'c' handle is the driver's 64 bytes, the pid at
  * 12; an 'e' handle starts with its header's pid) and in an event handle. */
 static void fix_handle(uint8_t *h, size_t len) {
-  if (len == 64) fix_pid(h + 12);
-  if (len >= 2 + 16 && h[1] == 'c') fix_pid(h + 2 + 12);
-  if (len >= 2 + 4 && h[1] == 'e') fix_pid(h + 2);
+  if (len == 64) fix_pid(h + 12, false);
+  if (len >= 2 + 16 && h[1] == 'c') fix_pid(h + 2 + 12, false);
+  if (len >= 2 + 4 && h[1] == 'e') fix_pid(h + 2, true);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -173,7 +183,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     default: memset(info.ref_counter_handle, 'x', sizeof info.ref_counter_handle);
   }
   fix_handle(handle, len);
-  fix_pid(info.event_handle + 12);
+  fix_pid(info.event_handle + 12, false);
   info.handle_len = len;
   FUZZ_TRACE("handle of %zu bytes (child's %d), size %lld at %lld, device %d, struct %u", len, from,
              (long long)info.storage_size_bytes, (long long)info.storage_offset_bytes,
