@@ -19,9 +19,11 @@ fi
 # what each target runs on: a command to check for, and the Debian packages that bring it
 packages() {
   case "$1" in
-    aarch64-linux-gnu) echo "gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user" ;;
+    aarch64-linux-gnu | aarch64-linux-gnu-64k)
+      echo "gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user qemu-user-static" ;;
     s390x-linux-gnu) echo "gcc-s390x-linux-gnu g++-s390x-linux-gnu qemu-user" ;;
     i686-linux-gnu) echo "gcc-i686-linux-gnu g++-i686-linux-gnu qemu-user" ;;
+    x86_64-linux-musl | x86_64-linux-musl-static) echo "musl-tools" ;;
     *) echo "" ;;
   esac
 }
@@ -44,8 +46,14 @@ for t in "${targets[@]}"; do
   [ -f "$build/build.ninja" ] ||
     meson setup "$build" --cross-file "$here/$t.ini" -Dpython=disabled >/dev/null
   meson compile -C "$build" >/dev/null
+  # The VAR=value words of the exe_wrapper (qemu's QEMU_LD_PREFIX, QEMU_PAGESIZE) go into the
+  # environment too: tests that re-execute themselves, and the scripts of the replay suite that
+  # run the target's programs, reach qemu through binfmt_misc, without the cross file's wrapper.
+  wrapper_env=$(sed -n "s/^exe_wrapper *=//p" "$here/$t.ini" | grep -o "'[A-Z_][A-Z0-9_]*=[^']*'" |
+    tr -d "'" || true)
+  # shellcheck disable=SC2086
   case "$t" in
     *macos*) echo "built and linked (no runner here)" ;;
-    *) meson test -C "$build" --num-processes 2 --print-errorlogs ;;
+    *) env $wrapper_env meson test -C "$build" --num-processes 2 --print-errorlogs ;;
   esac
 done
