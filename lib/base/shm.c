@@ -158,7 +158,11 @@ uint64_t c10c__random64(void) {
 }
 
 const char *c10c__errno_text(int err, char *buf, size_t size) {
+#if defined(__GLIBC__)
   return strerror_r(err, buf, size); /* GNU: a static text or buf */
+#else
+  return strerror_r(err, buf, size) == 0 ? buf : "unknown error"; /* XSI (macOS, musl): fills buf */
+#endif
 }
 
 int64_t c10c__process_id(void) { return (int64_t)getpid(); }
