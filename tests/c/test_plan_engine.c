@@ -14,6 +14,13 @@
 #include "planner.h"
 #include "sysmem.h"
 
+/* The simulated device: 16 GiB, or 1 GiB where size_t is 32 bits. */
+#if SIZE_MAX > UINT32_MAX
+#define DEVICE_BYTES ((size_t)1 << 34)
+#else
+#define DEVICE_BYTES ((size_t)1 << 30)
+#endif
+
 enum { KiB = 1 << 10, MiB = 1 << 20 };
 
 /* ---- a backend of fabricated addresses with events on a fake clock ---- */
@@ -277,7 +284,7 @@ TEST(blocks_a_step_keeps_stay_the_engines_and_the_rest_is_served) {
 }
 
 TEST(a_changed_step_falls_back_and_rebuilds_the_plan) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   static const op changed[] = {{'a', 0, 8 * MiB, 0}, {'a', 1, 1 * MiB, 0}, {'f', 0, 0, 0},
                                {'a', 2, 2 * MiB, 0}, {'f', 1, 0, 0},       {'f', 2, 0, 0}};
@@ -309,7 +316,7 @@ TEST(a_changed_step_falls_back_and_rebuilds_the_plan) {
 }
 
 TEST(steps_that_keep_changing_drop_planning) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *p = NULL;
   for (int step = 1; step <= 12; step++) { /* a new size every step: every plan misses */
     ASSERT_OK(c10c__engine_malloc(e, 0, (size_t)step * MiB, 0, &p));
@@ -325,7 +332,7 @@ TEST(steps_that_keep_changing_drop_planning) {
 }
 
 TEST(a_block_kept_across_the_boundary_makes_the_next_step_the_engines) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   static const op keeping[] = {{'a', 0, 4 * MiB, 0}, {'a', 1, 1 * MiB, 0},   {'f', 0, 0, 0},
                                {'a', 2, 2 * MiB, 0}, {'a', 3, 600 * KiB, 0}, {'f', 1, 0, 0},
@@ -353,7 +360,7 @@ TEST(a_block_kept_across_the_boundary_makes_the_next_step_the_engines) {
 }
 
 TEST(reuse_across_streams_makes_the_second_stream_wait) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[2];
   static const op two[] = {
       {'a', 0, 4 * MiB, 1}, {'f', 0, 0, 1}, {'a', 1, 4 * MiB, 2}, {'f', 1, 0, 2}};
@@ -377,7 +384,7 @@ TEST(reuse_across_streams_makes_the_second_stream_wait) {
 }
 
 TEST(record_stream_on_a_planned_block_holds_its_bytes_until_the_stream_is_done) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[2];
   static const op first[] = {{'a', 0, 4 * MiB, 1}};
   static const op rest[] = {{'f', 0, 0, 1}, {'a', 1, 4 * MiB, 1}, {'f', 1, 0, 1}};
@@ -404,7 +411,7 @@ TEST(record_stream_on_a_planned_block_holds_its_bytes_until_the_stream_is_done) 
 }
 
 TEST(requests_the_plan_does_not_know_go_to_the_engine) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   static const op two[] = {
       {'a', 0, 4 * MiB, 1}, {'a', 1, 2 * MiB, 2}, {'f', 0, 0, 1}, {'f', 1, 0, 2}};
@@ -432,7 +439,7 @@ TEST(requests_the_plan_does_not_know_go_to_the_engine) {
 }
 
 TEST(step_markers_without_planning_or_a_recording_do_nothing) {
-  c10c__engine *e = fresh((size_t)1 << 34, "");
+  c10c__engine *e = fresh(DEVICE_BYTES, "");
   void *slots[4];
   RUN(e, one_stream, slots);
   ASSERT_OK(c10c__engine_step(e, -1));
@@ -442,7 +449,7 @@ TEST(step_markers_without_planning_or_a_recording_do_nothing) {
   RUN(e, one_stream, slots);
   ASSERT_EQ(stats_of(e, 0).plan_rebuilds, 0);
   c10c__engine_destroy(e);
-  e = fresh((size_t)1 << 34, "planning:True");
+  e = fresh(DEVICE_BYTES, "planning:True");
   for (int i = 0; i < 3; i++) ASSERT_OK(c10c__engine_step(e, -1)); /* empty steps */
   ASSERT_EQ(stats_of(e, 0).plan_rebuilds, 0);
   finish(e);
@@ -454,7 +461,7 @@ TEST(step_markers_without_planning_or_a_recording_do_nothing) {
 }
 
 TEST(an_arena_the_device_cannot_give_drops_the_plan) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   RUN(e, one_stream, slots);
   fail_mallocs = 1;
@@ -486,7 +493,7 @@ TEST(a_full_device_takes_back_an_idle_arena_before_running_out_of_memory) {
 }
 
 TEST(switching_planning_off_releases_the_arena_once_its_blocks_are_freed) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4], *p = NULL;
   RUN(e, one_stream, slots);
   ASSERT_OK(c10c__engine_step(e, 0));
@@ -504,7 +511,7 @@ TEST(switching_planning_off_releases_the_arena_once_its_blocks_are_freed) {
 }
 
 TEST(snapshots_and_sharing_show_the_arena_as_a_segment) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4], *p = NULL;
   RUN(e, one_stream, slots);
   ASSERT_OK(c10c__engine_step(e, 0));
@@ -586,7 +593,7 @@ TEST(new_settings_stop_a_plan_files_plan_and_snapshots_name_the_file) {
   temp_path(path, sizeof path, "quoted\"name");
   make_plan_file(path, 0);
   snprintf(settings, sizeof settings, "plan_file:%s", path);
-  c10c__engine *e = fresh((size_t)1 << 34, settings);
+  c10c__engine *e = fresh(DEVICE_BYTES, settings);
   void *slots[4];
   RUN(e, one_stream, slots);
   ASSERT_EQ(stats_of(e, 0).plan_served, ONE_STREAM_ALLOCS);
@@ -675,7 +682,7 @@ TEST(bad_plan_files_fail_the_setting_and_change_nothing) {
 /* Four planned steps of one_stream; k > 0 makes the k-th host allocation fail. Returns how many
  * host allocations the run made. */
 static int64_t sweep_run(int64_t k) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   int64_t start = c10c_testing_allocation_count();
   c10c_testing_fail_allocation(k);
@@ -707,7 +714,7 @@ TEST(failing_host_allocations_while_recording_and_planning_are_clean) {
 }
 
 TEST(devices_are_planned_apart) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[2][4];
   for (int step = 0; step < 4; step++)
     for (int device = 0; device < 2; device++) {

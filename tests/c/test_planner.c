@@ -635,9 +635,11 @@ TEST(plan_make_checks_its_arguments) {
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
                 c10c_plan_make(&arena, off, NULL, -1, 2, sizes, streams, begins, ends));
   ASSERT_ERROR_MESSAGE("c10c_plan_make: device -1 is not a device index");
+#if SIZE_MAX > UINT32_MAX /* 32-bit: no size_t count is past 2^32 */
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_plan_make(&arena, off, NULL, 0, (size_t)1 << 32,
                                                              sizes, streams, begins, ends));
   ASSERT_ERROR_MESSAGE("c10c_plan_make: 4294967296 requests, more than 2^31");
+#endif
   char path[128];
   path_in_tmp(path, sizeof path, "missing/made.plan");
   ASSERT_STATUS(C10C_STATUS_ERROR,

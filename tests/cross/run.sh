@@ -22,7 +22,7 @@ packages() {
     aarch64-linux-gnu | aarch64-linux-gnu-64k)
       echo "gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user qemu-user-static" ;;
     s390x-linux-gnu) echo "gcc-s390x-linux-gnu g++-s390x-linux-gnu qemu-user" ;;
-    i686-linux-gnu) echo "gcc-i686-linux-gnu g++-i686-linux-gnu qemu-user" ;;
+    i686-linux-gnu) echo "gcc-i686-linux-gnu g++-i686-linux-gnu libc6-i386" ;;
     x86_64-linux-musl | x86_64-linux-musl-static) echo "musl-tools" ;;
     *) echo "" ;;
   esac
