@@ -20,6 +20,13 @@
 #else
 #define DEVICE_BYTES ((size_t)1 << 30)
 #endif
+/* The simulated device of the c10c_sim_device tests: 8 GiB, 1 GiB on a 32-bit target (a
+ * simulated device holds at most SIZE_MAX / 2 bytes). */
+#if SIZE_MAX > UINT32_MAX
+#define SIM_BYTES ((uint64_t)8 << 30)
+#else
+#define SIM_BYTES ((uint64_t)1 << 30)
+#endif
 
 enum { KiB = 1 << 10, MiB = 1 << 20 };
 
@@ -187,7 +194,7 @@ static c10c_sim_device_stats sim_stats(c10c_sim_device *d) {
 
 TEST(identical_steps_are_served_from_the_plan_without_device_mallocs) {
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, "planning:True", 0));
   uint64_t persistent = 0, slots[4];
   ASSERT_OK(c10c_sim_device_malloc(&persistent, d, 10 * MiB, 0)); /* never freed: not planned */
   ASSERT_OK(c10c_sim_device_step(d));                             /* the prologue */
@@ -231,7 +238,7 @@ static const op twelve[] = {
 
 TEST(steps_are_found_in_the_requests_when_the_host_marks_none) {
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, "planning:True", 0));
   uint64_t slots[12];
   c10c_sim_device_stats before = sim_stats(d), after = before;
   for (int step = 0; step < 8; step++) {
@@ -266,7 +273,7 @@ TEST(blocks_a_step_keeps_stay_the_engines_and_the_rest_is_served) {
                              {'a', 2, 1 * MiB, 0},
                              {'f', 2, 0, 0}};
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, "planning:True", 0));
   uint64_t slots[3];
   ASSERT_OK(c10c_sim_device_step(d));
   c10c_sim_device_stats before = sim_stats(d), after = before;
@@ -555,7 +562,7 @@ TEST(a_plan_file_is_served_from_the_first_request) {
   make_plan_file(path, 0);
   snprintf(settings, sizeof settings, "plan_file:%s", path);
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, settings, 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, settings, 0));
   c10c_sim_device_stats s = sim_stats(d);
   ASSERT_EQ(s.plan_rebuilds, 1);
   ASSERT_EQ(s.plan_arena_bytes, 6 * MiB);
@@ -575,7 +582,7 @@ TEST(a_plan_file_is_served_from_the_first_request) {
   c10c_sim_device_destroy(d);
   /* with planning:True, online planning takes over */
   snprintf(settings, sizeof settings, "planning:True,plan_file:%s", path);
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, settings, 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, settings, 0));
   run_sim(d, one_stream, 8, slots);
   ASSERT_OK(c10c_sim_device_step(d));
   run_sim(d, one_stream, 8, slots);
@@ -629,7 +636,7 @@ TEST(new_settings_stop_a_plan_files_plan_and_snapshots_name_the_file) {
 TEST(bad_plan_files_fail_the_setting_and_change_nothing) {
   char path[512], settings[600];
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, "planning:True", 0));
   /* a device this engine does not have */
   temp_path(path, sizeof path, "device");
   make_plan_file(path, 3);
@@ -637,8 +644,7 @@ TEST(bad_plan_files_fail_the_setting_and_change_nothing) {
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_configure(d, settings));
   ASSERT_TRUE(strstr(c10c_last_error_message(), "device 3") != NULL);
   c10c_sim_device *other = NULL;
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
-                c10c_sim_device_new(&other, (uint64_t)8 << 30, settings, 0));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_new(&other, SIM_BYTES, settings, 0));
   ASSERT_TRUE(other == NULL);
   unlink(path);
   /* truncated */
