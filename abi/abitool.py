@@ -195,6 +195,8 @@ def exported(library: str) -> tuple[set[str], list[str]]:
         f = line.split()
         if len(f) < 8 or not f[0].rstrip(":").isdigit() or f[6] == "UND":
             continue
+        if f[4] == "LOCAL":
+            continue  # not exported (aarch64's ld lists section symbols such as .init)
         name = f[7]
         if f[6] == "ABS" and NODE.match(name):
             continue  # the definition of a version node

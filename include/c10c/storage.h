@@ -33,7 +33,10 @@ typedef struct c10c_weak_storage c10c_weak_storage;
  * RuntimeError in torch); C10C_STATUS_INVALID_ARGUMENT "Unknown device type 40", and "allocator
  * 'cpu_default' serves CPU memory, not CUDA" for an allocator of another device type;
  * C10C_STATUS_UNAVAILABLE "Allocator for MAIA is not set." when no allocator serves device_type;
- * C10C_STATUS_OUT_OF_MEMORY; and the allocator's other failures (c10c_allocator_allocate). */
+ * C10C_STATUS_OUT_OF_MEMORY (also, on a 32-bit platform, for nbytes beyond PTRDIFF_MAX: "can't
+ * allocate memory: you tried to allocate <n> bytes, more than one allocation can span in this
+ * 32-bit process (at most 2147483647 bytes)"); and the allocator's other failures
+ * (c10c_allocator_allocate). */
 C10C_API c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator *allocator,
                                       c10c_device_type device_type, bool resizable);
 
@@ -44,7 +47,9 @@ C10C_API c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_a
  * Errors: C10C_STATUS_NULL_POINTER (out, or data NULL with nbytes > 0); C10C_STATUS_ERROR for a
  * negative nbytes ("alloc_cpu() seems to have been called with negative number: <n>", as
  * c10c_storage_new); C10C_STATUS_INVALID_ARGUMENT for an invalid device ("Unknown device type 40",
- * "Device index must be -1 or non-negative, got -7"); C10C_STATUS_OUT_OF_MEMORY. */
+ * "Device index must be -1 or non-negative, got -7", and on a 32-bit platform for nbytes beyond
+ * PTRDIFF_MAX: "external memory of <n> bytes cannot exist in this 32-bit process (at most
+ * 2147483647 bytes)"); C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_storage_new_external(c10c_storage **out, void *data, int64_t nbytes,
                                                c10c_device device, c10c_deleter deleter, void *ctx);
 
@@ -86,8 +91,9 @@ C10C_API c10c_allocator *c10c_storage_allocator(const c10c_storage *storage);
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "Trying to resize storage that is not
  * resizable" (also every storage over external memory; checked first, as c10);
  * C10C_STATUS_ERROR "alloc_cpu() seems to have been called with negative number:
- * 18446744073709551615" for -1 (as torch's resize_); C10C_STATUS_OUT_OF_MEMORY and the
- * allocator's other failures (the storage is then unchanged). */
+ * 18446744073709551615" for -1 (as torch's resize_); C10C_STATUS_OUT_OF_MEMORY (also beyond
+ * PTRDIFF_MAX bytes on a 32-bit platform, as c10c_storage_new) and the allocator's other failures
+ * (the storage is then unchanged). */
 C10C_API c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes);
 
 /* Records a new size without touching the bytes (c10's set_nbytes), at most what the storage's

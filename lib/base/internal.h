@@ -17,6 +17,17 @@
 #define C10C__PRINTF(fmt_index, first_arg)
 #endif
 
+/* Initial-exec thread-locals for the hot paths: one load, no __tls_get_addr call. glibc keeps a
+ * static TLS reserve for libraries loaded later, so libc10c may use them even when dlopen'ed
+ * (pyc10 loads it so); musl has no such reserve and refuses to dlopen a library that uses them
+ * ("initial-exec TLS resolves to dynamic definition"), so with any other C library they are
+ * ordinary thread-locals. */
+#if defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__))
+#define C10C__TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#define C10C__TLS_FAST
+#endif
+
 /* Stores a printf-style message as this thread's last error and returns status. */
 c10c_status c10c__fail(c10c_status status, const char *fmt, ...) C10C__PRINTF(2, 3);
 

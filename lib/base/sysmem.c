@@ -65,9 +65,13 @@ enum { HUGE_PAGE = 2 << 20 };
 int c10c__os_map(void **out, size_t size, bool huge_pages) {
   *out = NULL;
   if (!request_allowed()) return ENOMEM;
-  /* Map 2 MiB more than asked and trim, so the block starts on a huge-page boundary. */
+  /* Map 2 MiB more than asked and trim, so the block starts on a huge-page boundary. The trim
+   * works in whole pages, whatever their size (4 KiB, 16 KiB, 64 KiB on aarch64): the kernel
+   * rounds the mapping up to them, and the tail cut off must start on one. */
+  size_t page = c10c__page_size();
+  size = (size + page - 1) & ~(page - 1);
   size_t span = size + (huge_pages ? HUGE_PAGE : 0);
-  if (span < size) return ENOMEM;
+  if (size == 0 || span < size) return ENOMEM;
   char *base = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) return errno;
   char *start = base;
@@ -109,7 +113,8 @@ size_t c10c__page_size(void) {
   size_t p = atomic_load_explicit(&page, memory_order_relaxed);
   if (p == 0) {
     long v = sysconf(_SC_PAGESIZE);
-    p = v > 0 ? (size_t)v : 4096;
+    /* a power of two (the rounding in c10c__os_map relies on it), as on every Linux port */
+    p = v > 0 && ((unsigned long)v & ((unsigned long)v - 1)) == 0 ? (size_t)v : 4096;
     atomic_store_explicit(&page, p, memory_order_relaxed);
   }
   return p;

@@ -23,7 +23,8 @@ int c10c__os_alloc(void **out, size_t size, size_t alignment);
 void c10c__os_free(void *ptr);
 
 /* Page-aligned bytes mapped from the kernel; with huge_pages, 2 MiB-aligned and advised as
- * transparent huge pages. size must be a multiple of the page size. Returns 0 or an errno. */
+ * transparent huge pages. size is rounded up to whole pages of c10c__page_size() (unmapping and
+ * remapping with the unrounded size reach the same pages). Returns 0 or an errno. */
 int c10c__os_map(void **out, size_t size, bool huge_pages);
 
 void c10c__os_unmap(void *ptr, size_t size);
@@ -34,6 +35,7 @@ void c10c__os_unmap(void *ptr, size_t size);
  * Returns 0 (the address in *inout) or an errno, leaving the mapping as it was. */
 int c10c__os_remap(void **inout, size_t old_size, size_t new_size, bool may_move);
 
+/* The system's page size (sysconf), a power of two: 4096 where the system will not say. */
 size_t c10c__page_size(void);
 
 #endif /* C10C_SYSMEM_H */

@@ -9,15 +9,26 @@
 #define STRINGIFY(x)  STRINGIFY_(x)
 
 /* Layout facts of the public value types, frozen with ABI 1.0 (c10's sizes where c10 has the
- * type). abidiff in CI catches a change too; these stop it at compile time. */
+ * type). abidiff in CI catches a change too; these stop it at compile time. They are the C
+ * rules of each target, which an FFI follows from the header too: a 64-bit member is aligned
+ * to 8 bytes inside a struct except on i386 (4: c10::Stream is 12 bytes there), and pointers
+ * are 4 bytes on 32-bit targets. */
+struct i64_in_struct {
+  char c;
+  int64_t x;
+};
+#define I64_ALIGN offsetof(struct i64_in_struct, x)
 _Static_assert(sizeof(c10c_device) == 2 && offsetof(c10c_device, index) == 1, "c10c_device");
-_Static_assert(sizeof(c10c_stream) == 16 && offsetof(c10c_stream, id) == 8, "c10c_stream");
-_Static_assert(sizeof(c10c_stream_data3) == 16 && offsetof(c10c_stream_data3, device_index) == 8 &&
+_Static_assert(sizeof(c10c_stream) == I64_ALIGN + 8 && offsetof(c10c_stream, id) == I64_ALIGN,
+               "c10c_stream");
+_Static_assert(sizeof(c10c_stream_data3) == (10 + I64_ALIGN - 1) / I64_ALIGN * I64_ALIGN &&
+                   offsetof(c10c_stream_data3, device_index) == 8 &&
                    offsetof(c10c_stream_data3, device_type) == 9,
                "c10c_stream_data3");
 _Static_assert(sizeof(c10c_dispatch_key_set) == 8, "c10c_dispatch_key_set");
 _Static_assert(sizeof(c10c_abi_info) == 28, "c10c_abi_info");
-_Static_assert(sizeof(c10c_data_ptr) == 32 && offsetof(c10c_data_ptr, device) == 24,
+_Static_assert(sizeof(c10c_data_ptr) == 4 * sizeof(void *) &&
+                   offsetof(c10c_data_ptr, device) == 3 * sizeof(void *),
                "c10c_data_ptr");
 _Static_assert(sizeof(c10c_stat) == 32, "c10c_stat");
 _Static_assert(sizeof(c10c_status) == 4 && sizeof(c10c_dtype) == 1 && sizeof(c10c_layout) == 1 &&

@@ -134,14 +134,13 @@ static int driver_version; /* cuDriverGetVersion's answer, 0 when the driver gav
 static CUcontext primary[C10C_CUDA_MAX_DEVICES];
 static c10c__mutex primary_lock = C10C__MUTEX_INIT;
 
-/* initial-exec: every CUDA allocation reads it (one load, no __tls_get_addr). The thread's
+/* initial-exec (glibc): every CUDA allocation reads it (one load, no __tls_get_addr). The thread's
  * current device as torch.cuda.current_device() reports it (0 until set): like c10's
  * targetDeviceIndex, it may name a device whose context was never made current on this thread
  * (made only when work runs there). */
-static _Thread_local c10c_device_index current_device __attribute__((tls_model("initial-exec")));
+static _Thread_local c10c_device_index current_device C10C__TLS_FAST;
 /* The device whose primary context libc10c last made current on this thread, -1 for none. */
-static _Thread_local c10c_device_index active_device __attribute__((tls_model("initial-exec"))) =
-    -1;
+static _Thread_local c10c_device_index active_device C10C__TLS_FAST = -1;
 
 static void after_fork_in_child(void) {
   if (state == AVAILABLE) forked = true;

@@ -43,15 +43,15 @@ c10c_status c10c_allocator_new(c10c_allocator **out, const c10c_allocator_vtable
   if (vtable->allocate == NULL) return c10c__null_argument(__func__, "vtable->allocate");
   if (!c10c_device_type_is_valid(device_type))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "Unknown device type %d", (int)device_type);
-  /* the fields the host's version has, whole (every field after the header is 8 bytes: a
-   * struct_size ending inside one leaves it out, never half a pointer; a newer host's fields
-   * beyond ours are ignored), then the name, copied into the handle's own block: the host may
-   * free its string once this returns */
+  /* the fields the host's version has, whole (every field after the header is a pointer, 8
+   * bytes or 4 on a 32-bit target: a struct_size ending inside one leaves it out, never half a
+   * pointer; a newer host's fields beyond ours are ignored), then the name, copied into the
+   * handle's own block: the host may free its string once this returns */
   c10c_allocator_vtable vt = {0};
-  _Static_assert(sizeof vt % 8 == 0 && offsetof(c10c_allocator_vtable, allocate) == 8,
-                 "the vtable's fields are 8-byte units after an 8-byte header");
+  _Static_assert(sizeof vt % sizeof(void *) == 0 && offsetof(c10c_allocator_vtable, allocate) == 8,
+                 "the vtable's fields are pointers after an 8-byte header");
   size_t known = vtable->struct_size < sizeof vt ? vtable->struct_size : sizeof vt;
-  memcpy(&vt, vtable, known & ~(size_t)7);
+  memcpy(&vt, vtable, known & ~(sizeof(void *) - 1));
   vt.struct_size = sizeof vt;
   size_t name_size = vt.name != NULL ? strlen(vt.name) + 1 : 0;
   c10c_allocator *a = c10c__calloc(1, sizeof *a + name_size);

@@ -1400,7 +1400,8 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   if (device < 0 || device >= e->devices)
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
   if (size == 0) return C10C_STATUS_OK;
-  if (size > ((size_t)1 << 62)) { /* no device holds it; keeps the rounding from overflowing */
+  /* no device holds it (2^62 bytes; 2^30 on a 32-bit host); keeps the rounding from overflowing */
+  if (size > (SIZE_MAX >> 2) + 1) {
     c10c__mutex_lock(&e->lock);
     e->state[device].stats.num_ooms++;
     c10c_status st = out_of_memory(e, device, size, stream);

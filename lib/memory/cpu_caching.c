@@ -32,7 +32,11 @@ enum {
 };
 #define SMALL_MAX       ((size_t)256 << 10)
 #define HUGE_THRESHOLD  ((size_t)2 << 20)
+#if SIZE_MAX > UINT32_MAX
 #define LARGEST_REQUEST ((size_t)1 << 47)
+#else
+#define LARGEST_REQUEST ((size_t)PTRDIFF_MAX) /* 32-bit: the address space is the limit */
+#endif
 
 /* ---- size classes ---- */
 
@@ -165,12 +169,9 @@ struct thread_cache {
 };
 
 /* initial-exec: the fast path reads these with one instruction instead of calling
- * __tls_get_addr (as glibc's, jemalloc's and mimalloc's thread caches do). */
-#if defined(__GNUC__) || defined(__clang__)
-#define TLS_FAST __attribute__((tls_model("initial-exec")))
-#else
-#define TLS_FAST
-#endif
+ * __tls_get_addr (as glibc's, jemalloc's and mimalloc's thread caches do); with glibc only
+ * (C10C__TLS_FAST in internal.h). */
+#define TLS_FAST C10C__TLS_FAST
 static _Thread_local thread_cache *my_cache TLS_FAST;
 static _Thread_local bool my_cache_failed TLS_FAST; /* none could be made: use the central cache */
 static c10c__tls_key cache_key;

@@ -21,10 +21,25 @@ struct c10c_sim_device {
 
 enum { SIM_ALIGN = 2 << 20 };
 
-/* A 2 MiB aligned range with a 2 MiB gap after it (the stand-in's fabricate). */
+/* Fabricated ranges go from 16 TiB up, or down from 64 TiB (the stand-in's); a 32-bit pointer
+ * holds neither (they would all be address 0), so there from 256 MiB up or down from 3.75 GiB. */
+#if UINTPTR_MAX > UINT32_MAX
+#define SIM_UP   ((uint64_t)1 << 44)
+#define SIM_DOWN ((uint64_t)1 << 46)
+#else
+#define SIM_UP   ((uint64_t)1 << 28)
+#define SIM_DOWN ((uint64_t)15 << 28)
+#endif
+
+/* A 2 MiB aligned range with a 2 MiB gap after it (the stand-in's fabricate); 0 once the
+ * fabricated addresses are used up (on a 32-bit target, after 3.5 GiB of ranges). */
 static uint64_t fabricate(c10c_sim_device *d, size_t bytes) {
   uint64_t span = (((uint64_t)bytes + SIM_ALIGN - 1) & ~(uint64_t)(SIM_ALIGN - 1)) + SIM_ALIGN;
-  if (d->descending) return d->next_down -= span;
+  if (d->descending) {
+    if (d->next_down - SIM_UP < span) return 0;
+    return d->next_down -= span;
+  }
+  if (SIM_DOWN - d->next_up < span) return 0;
   uint64_t at = d->next_up;
   d->next_up += span;
   return at;
@@ -42,8 +57,13 @@ static c10c_status sim_malloc(void *self, int device, size_t size, void **out) {
   c10c_sim_device *d = self;
   c10c_status st = take(d, size);
   if (st != C10C_STATUS_OK) return st;
+  uint64_t at = fabricate(d, size);
+  if (at == 0) {
+    d->used -= size;
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "CUDA error: out of memory");
+  }
   d->mallocs++;
-  *out = (void *)(uintptr_t)fabricate(d, size);
+  *out = (void *)(uintptr_t)at;
   return C10C_STATUS_OK;
 }
 
@@ -64,7 +84,9 @@ static c10c_status sim_mem_info(void *self, int device, size_t *free_bytes, size
 
 static c10c_status sim_reserve(void *self, int device, size_t size, void **base) {
   (void)device;
-  *base = (void *)(uintptr_t)fabricate(self, size);
+  uint64_t at = fabricate(self, size);
+  if (at == 0) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "CUDA error: out of memory");
+  *base = (void *)(uintptr_t)at;
   return C10C_STATUS_OK;
 }
 
@@ -114,10 +136,9 @@ c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity, const 
   if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
   c10c_sim_device *d = c10c__malloc(sizeof *d);
   if (d == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host)");
-  /* ranges from 16 TiB up, or down from 64 TiB (the stand-in's) */
   *d = (c10c_sim_device){.capacity = capacity,
-                         .next_up = (uint64_t)1 << 44,
-                         .next_down = (uint64_t)1 << 46,
+                         .next_up = SIM_UP,
+                         .next_down = SIM_DOWN,
                          .descending = flags & C10C_SIM_DESCENDING};
   c10c__segment_backend backend = {.malloc = sim_malloc,
                                    .free = sim_free,

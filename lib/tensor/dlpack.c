@@ -38,8 +38,8 @@ _Static_assert(C10C_DLPACK_FLAG_BITMASK_READ_ONLY == DLPACK_FLAG_BITMASK_READ_ON
                        DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED,
                "the flags' enum constants are DLPack's");
 _Static_assert(sizeof(DLDeviceType) == 4, "DLDeviceType is int-sized (no -fshort-enums)");
-_Static_assert(sizeof(DLManagedTensor) % sizeof(int64_t) == 0 &&
-                   sizeof(DLManagedTensorVersioned) % sizeof(int64_t) == 0,
+_Static_assert(sizeof(DLManagedTensor) % _Alignof(int64_t) == 0 &&
+                   sizeof(DLManagedTensorVersioned) % _Alignof(int64_t) == 0,
                "an export's shape and strides follow its struct, aligned");
 
 /* ---- dtypes ---- */

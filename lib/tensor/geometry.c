@@ -191,7 +191,7 @@ c10c_status c10c__storage_nbytes(int64_t *out, const int64_t *sizes, const int64
       overflow |= c10c__umul_overflows(bytes, (uint64_t)sizes[i], &bytes);
     overflow |= c10c__uadd_overflows(bytes, (uint64_t)offset, &bytes);
     overflow |= c10c__umul_overflows(bytes, (uint64_t)itemsize, &bytes);
-    overflow |= bytes > (uint64_t)INT64_MAX;
+    overflow |= bytes > C10C__STORAGE_MAX;
     if (!overflow) *out = (int64_t)bytes;
   } else {
     /* computeStorageNbytes: 0 once a size is 0, unless a size is negative: then as for the same

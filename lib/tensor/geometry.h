@@ -6,6 +6,12 @@
 #include "checked.h"
 #include "internal.h"
 
+/* ATen's storage_max(): the most bytes a storage size calculation may give, min(INT64_MAX,
+ * SIZE_MAX). Beyond it the size "overflowed": on a 32-bit platform that is 4 GiB, as in torch
+ * there, so a tensor the address space cannot hold fails before its size is truncated. */
+#define C10C__STORAGE_MAX \
+  ((uint64_t)SIZE_MAX < (uint64_t)INT64_MAX ? (uint64_t)SIZE_MAX : (uint64_t)INT64_MAX)
+
 /* Contiguity flag bits (refresh_contiguous in c10's TensorImpl). */
 enum {
   C10C__CONTIGUOUS = 1 << 0,
@@ -30,11 +36,11 @@ c10c_status c10c__default_strides(int64_t *strides, const int64_t *sizes, size_t
                                   c10c_memory_format memory_format);
 
 /* The bytes of storage a tensor's elements reach: itemsize * (offset + 1 + sum((size - 1) *
- * stride)), or 0 when a size is 0 (no element: any offset will do). False when that exceeds int64
- * or the offset or a stride is negative. Negative sizes are ATen's uint64 arithmetic
- * (computeStorageNbytes): with stride 0 a size -5 reaches nothing, otherwise it overflows; beside
- * a 0 they count as for the same sizes without the 0 (ATen would answer 0 and make a tensor of
- * negative size). */
+ * stride)), or 0 when a size is 0 (no element: any offset will do). False when that exceeds
+ * C10C__STORAGE_MAX or the offset or a stride is negative. Negative sizes are ATen's uint64
+ * arithmetic (computeStorageNbytes): with stride 0 a size -5 reaches nothing, otherwise it
+ * overflows; beside a 0 they count as for the same sizes without the 0 (ATen would answer 0 and
+ * make a tensor of negative size). */
 bool c10c__extent(int64_t *out, const int64_t *sizes, const int64_t *strides, size_t ndim,
                   int64_t offset, size_t itemsize);
 
@@ -52,7 +58,7 @@ static inline bool c10c__extent_sum(int64_t *out, const int64_t *sizes, const in
   }
   overflow |= c10c__uadd_overflows(last, 1, &last); /* the last element at 2^64 - 1 wraps here */
   overflow |= c10c__umul_overflows(last, (uint64_t)itemsize, &last);
-  if (overflow || last > (uint64_t)INT64_MAX) return false;
+  if (overflow || last > C10C__STORAGE_MAX) return false;
   *out = (int64_t)last;
   return true;
 }

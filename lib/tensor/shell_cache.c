@@ -30,11 +30,7 @@ enum { CACHING_POSSIBLE = 0 };
 enum { CACHING_POSSIBLE = 1 };
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define TLS_FAST __attribute__((tls_model("initial-exec")))
-#else
-#define TLS_FAST
-#endif
+#define TLS_FAST C10C__TLS_FAST
 
 enum { CAP = 64 };
 

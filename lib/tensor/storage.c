@@ -76,6 +76,19 @@ static c10c_status negative_size(int64_t nbytes) {
                     (unsigned long long)(uint64_t)nbytes);
 }
 
+/* nbytes >= 0 that this process's address space can hold: beyond PTRDIFF_MAX (2 GiB on a 32-bit
+ * platform; never on a 64-bit one) no allocation can succeed, and the allocator's size_t would
+ * truncate the request, so it is out of memory before any allocator sees it. */
+static c10c_status check_nbytes(int64_t nbytes) {
+  if (nbytes < 0) return negative_size(nbytes);
+  if ((uint64_t)nbytes > (uint64_t)PTRDIFF_MAX)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
+                      "can't allocate memory: you tried to allocate %lld bytes, more than one "
+                      "allocation can span in this %d-bit process (at most %lld bytes)",
+                      (long long)nbytes, (int)(8 * sizeof(void *)), (long long)PTRDIFF_MAX);
+  return C10C_STATUS_OK;
+}
+
 /* A shell for nbytes; the constructor fills in data_ptr. */
 static c10c_storage *new_shell(int64_t nbytes, bool resizable) {
   c10c_storage *s = c10c__shell_alloc(C10C__SHELL_STORAGE, sizeof *s);
@@ -96,10 +109,11 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
                              c10c_device_type device_type, bool resizable) {
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
-  if (nbytes < 0) return negative_size(nbytes);
+  c10c_status st = check_nbytes(nbytes);
+  if (st != C10C_STATUS_OK) return st;
   if (allocator == NULL) {
     /* a reference of our own (a concurrent c10c_allocator_set may drop the registry's) */
-    c10c_status st = c10c_allocator_get(&allocator, device_type);
+    st = c10c_allocator_get(&allocator, device_type);
     if (st != C10C_STATUS_OK) return st;
   } else if (c10c_allocator_device_type(allocator) != device_type) {
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "allocator '%s' serves %s memory, not %s",
@@ -116,7 +130,7 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
     c10c_allocator_release(allocator);
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
   }
-  c10c_status st = c10c_allocator_allocate(&s->data_ptr, allocator, (size_t)nbytes);
+  st = c10c_allocator_allocate(&s->data_ptr, allocator, (size_t)nbytes);
   if (st != C10C_STATUS_OK) {
     c10c__shell_free(C10C__SHELL_STORAGE, s, sizeof *s);
     c10c_allocator_release(allocator);
@@ -133,6 +147,11 @@ c10c_status c10c_storage_new_external(c10c_storage **out, void *data, int64_t nb
   *out = NULL;
   if (nbytes < 0) return negative_size(nbytes);
   if (data == NULL && nbytes > 0) return c10c__null_argument(__func__, "data");
+  if ((uint64_t)nbytes > (uint64_t)PTRDIFF_MAX) /* 32-bit: no memory of that size exists */
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "external memory of %lld bytes cannot exist in this %d-bit process (at most "
+                      "%lld bytes)",
+                      (long long)nbytes, (int)(8 * sizeof(void *)), (long long)PTRDIFF_MAX);
   c10c_status st = c10c__check_device(device);
   if (st != C10C_STATUS_OK) return st;
   c10c_storage *s = new_shell(nbytes, false);
@@ -201,9 +220,10 @@ c10c_status c10c_storage_resize(c10c_storage *storage, int64_t nbytes) {
   C10C__CHECK_NOT_NULL(storage);
   if (!storage->resizable || storage->allocator == NULL)
     return c10c__fail(C10C_STATUS_ERROR, "Trying to resize storage that is not resizable");
-  if (nbytes < 0) return negative_size(nbytes);
+  c10c_status st = check_nbytes(nbytes);
+  if (st != C10C_STATUS_OK) return st;
   c10c_data_ptr fresh = {0};
-  c10c_status st = c10c_allocator_allocate(&fresh, storage->allocator, (size_t)nbytes);
+  st = c10c_allocator_allocate(&fresh, storage->allocator, (size_t)nbytes);
   if (st != C10C_STATUS_OK) return st;
   int64_t common = nbytes < storage->nbytes ? nbytes : storage->nbytes;
   /* no bytes on either side for a meta storage (its allocator gives none) */

@@ -86,11 +86,19 @@ static c10c_status reserve(int fd, int64_t size, const char *what) {
                     (long long)size, what, c10c__errno_text(err, buf, sizeof buf), err, free_text);
 }
 
-static c10c_status map_failed(int err, size_t size, const char *what) {
+static c10c_status map_failed(int err, int64_t size, const char *what) {
   char buf[128];
   return c10c__fail(err == ENOMEM ? C10C_STATUS_OUT_OF_MEMORY : C10C_STATUS_ERROR,
-                    "unable to mmap %zu bytes from %s: %s (%d)", size, what,
+                    "unable to mmap %lld bytes from %s: %s (%d)", (long long)size, what,
                     c10c__errno_text(err, buf, sizeof buf), err);
+}
+
+/* size >= 0 bytes that one mapping can span: beyond PTRDIFF_MAX (a 32-bit platform) mmap's
+ * size_t would truncate them, so the mapping fails as mmap would, before a file is reserved
+ * or grown for it. */
+static c10c_status check_mappable(int64_t size, const char *what) {
+  if ((uint64_t)size <= (uint64_t)PTRDIFF_MAX) return C10C_STATUS_OK;
+  return map_failed(ENOMEM, size, what);
 }
 
 /* A new memory file of nbytes, reserved and mapped. With populate (a copy into it follows), its
@@ -99,6 +107,8 @@ static c10c_status map_failed(int err, size_t size, const char *what) {
  * faults them in and writes them, which is faster than mapping them first. */
 static c10c_status new_memfd(mapping **out, int64_t nbytes, bool populate) {
   *out = NULL;
+  c10c_status st = check_mappable(nbytes, "a shared memory file");
+  if (st != C10C_STATUS_OK) return st;
   mapping *m = c10c__malloc(sizeof *m);
   if (m == NULL) return out_of_memory("sharing a storage");
   *m = (mapping){NULL, 0, -1, BY_FD, 0, NULL};
@@ -109,7 +119,7 @@ static c10c_status new_memfd(mapping **out, int64_t nbytes, bool populate) {
     return c10c__fail(C10C_STATUS_ERROR, "unable to create a shared memory file: %s (%d)",
                       c10c__errno_text(err, buf, sizeof buf), err);
   }
-  c10c_status st = reserve(m->fd, nbytes, "shared memory");
+  st = reserve(m->fd, nbytes, "shared memory");
   /* receivers check the size once; sealed, it cannot shrink under them later */
   if (st == C10C_STATUS_OK && (err = c10c__fd_seal_shrinking(m->fd)) != 0)
     st = c10c__fail(C10C_STATUS_ERROR, "unable to seal a shared memory file: %s (%d)",
@@ -119,7 +129,7 @@ static c10c_status new_memfd(mapping **out, int64_t nbytes, bool populate) {
     if (err == 0)
       m->size = (size_t)nbytes;
     else
-      st = map_failed(err, (size_t)nbytes, "a shared memory file");
+      st = map_failed(err, nbytes, "a shared memory file");
   }
   if (st != C10C_STATUS_OK) {
     free_mapping(m);
@@ -141,6 +151,8 @@ static c10c_status new_named(mapping **out, int64_t nbytes, bool populate) {
   if (nbytes > INT64_MAX - HEADER)
     return c10c__fail(C10C_STATUS_ERROR, "cannot share %lld bytes by name: too large",
                       (long long)nbytes);
+  c10c_status st = check_mappable(nbytes + HEADER, "a shared memory object");
+  if (st != C10C_STATUS_OK) return st;
   mapping *m = c10c__malloc(sizeof *m);
   char *name = c10c__malloc(64);
   if (m == NULL || name == NULL) {
@@ -157,20 +169,19 @@ static c10c_status new_named(mapping **out, int64_t nbytes, bool populate) {
     err = c10c__shm_open(&fd, name, true);
   }
   if (err != 0) {
-    c10c_status st =
-        c10c__fail(C10C_STATUS_ERROR, "unable to create shared memory object <%s>: %s (%d)", name,
-                   c10c__errno_text(err, buf, sizeof buf), err);
+    st = c10c__fail(C10C_STATUS_ERROR, "unable to create shared memory object <%s>: %s (%d)", name,
+                    c10c__errno_text(err, buf, sizeof buf), err);
     free_mapping(m);
     return st;
   }
   size_t size = (size_t)(nbytes + HEADER);
-  c10c_status st = reserve(fd, nbytes + HEADER, "shared memory");
+  st = reserve(fd, nbytes + HEADER, "shared memory");
   if (st == C10C_STATUS_OK) {
     err = c10c__fd_map(&m->base, fd, size, true, populate);
     if (err == 0)
       m->size = size;
     else
-      st = map_failed(err, size, "a shared memory object");
+      st = map_failed(err, (int64_t)size, "a shared memory object");
   }
   c10c__fd_close(fd); /* the name is the handle: no descriptor per storage */
   if (st != C10C_STATUS_OK) {
@@ -276,6 +287,7 @@ c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbyte
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
   c10c_status st = check_size(nbytes, "a shared memory file descriptor");
+  if (st == C10C_STATUS_OK) st = check_mappable(nbytes, "a shared memory file descriptor");
   if (st != C10C_STATUS_OK) return st;
   char buf[128];
   c10c__fd_info info;
@@ -298,7 +310,7 @@ c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbyte
     err = c10c__fd_map(&m->base, fd, (size_t)nbytes, true, false);
     if (err != 0) {
       c10c__free(m);
-      return map_failed(err, (size_t)nbytes, "a shared memory file descriptor");
+      return map_failed(err, nbytes, "a shared memory file descriptor");
     }
     m->size = (size_t)nbytes;
   }
@@ -394,6 +406,8 @@ c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *nam
   if (nbytes > INT64_MAX - HEADER)
     return c10c__fail(C10C_STATUS_ERROR, "shared memory object <%s>: %lld bytes is too large", name,
                       (long long)nbytes);
+  st = check_mappable(nbytes + HEADER, "a shared memory object");
+  if (st != C10C_STATUS_OK) return st;
   char buf[128];
   int fd;
   int err = c10c__shm_open(&fd, name, false);
@@ -431,7 +445,7 @@ c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *nam
   void *base = NULL;
   if (st == C10C_STATUS_OK) {
     err = c10c__fd_map(&base, fd, size, true, false);
-    if (err != 0) st = map_failed(err, size, "a shared memory object");
+    if (err != 0) st = map_failed(err, (int64_t)size, "a shared memory object");
   }
   c10c__fd_close(fd);
   if (st != C10C_STATUS_OK) {
@@ -491,6 +505,11 @@ c10c_status c10c_storage_new_from_file(c10c_storage **out, const char *filename,
   c10c__fd_info info;
   err = c10c__fd_stat(&info, fd);
   if (nbytes < 0) { /* torch's mmap of (size_t)-1 */
+    st = c10c__fail(C10C_STATUS_ERROR,
+                    "unable to mmap %lld bytes from file <%s>: Cannot allocate memory (12)",
+                    (long long)nbytes, filename);
+  } else if ((uint64_t)nbytes > (uint64_t)PTRDIFF_MAX) {
+    /* beyond one mapping (32-bit): mmap's ENOMEM, said before the file grows for it */
     st = c10c__fail(C10C_STATUS_ERROR,
                     "unable to mmap %lld bytes from file <%s>: Cannot allocate memory (12)",
                     (long long)nbytes, filename);

@@ -39,11 +39,7 @@ struct c10c_tensor {
 
 _Static_assert(sizeof(struct c10c_tensor) <= 144, "smaller than c10's 176-byte TensorImpl");
 
-#if defined(__GNUC__) || defined(__clang__)
-#define TLS_FAST __attribute__((tls_model("initial-exec"))) /* one load, no __tls_get_addr */
-#else
-#define TLS_FAST
-#endif
+#define TLS_FAST C10C__TLS_FAST /* one load, no __tls_get_addr (glibc) */
 
 static _Thread_local bool inference_mode TLS_FAST;
 
@@ -238,7 +234,7 @@ static bool empty_contiguous(c10c_status *st, c10c_tensor **out, const int64_t *
     if (i > 0) bad |= c10c__mul_overflows(stride, size > 1 ? size : 1, &stride);
   }
   bad |= c10c__umul_overflows(numel, c10c_dtype_itemsize(dtype), &nbytes);
-  if (bad || nbytes > (uint64_t)INT64_MAX) {
+  if (bad || nbytes > C10C__STORAGE_MAX) {
     c10c_tensor_release(t);
     return false;
   }

@@ -32,7 +32,8 @@ TEST(the_registry_serves_the_builtin_meta_allocator) {
   ASSERT_STR_EQ(c10c_allocator_name(a), "meta");
   ASSERT_EQ(c10c_allocator_device_type(a), C10C_DEVICE_TYPE_META);
   c10c_data_ptr p;
-  ASSERT_OK(c10c_allocator_allocate(&p, a, (size_t)1 << 40));
+  ASSERT_OK(
+      c10c_allocator_allocate(&p, a, (size_t)PTRDIFF_MAX)); /* 2^63 - 1 (2^31 - 1 on 32-bit) */
   ASSERT_TRUE(p.data == NULL);
   ASSERT_TRUE(p.ctx == NULL);
   ASSERT_EQ(p.device.type, C10C_DEVICE_TYPE_META);
@@ -40,17 +41,27 @@ TEST(the_registry_serves_the_builtin_meta_allocator) {
   c10c_allocator_release(a);
 }
 
+/* 2^40 and 2^50 bytes; on a 32-bit target storages stop at PTRDIFF_MAX, meta ones too
+ * (tests/c/test_address_space.c), so 2^30 and PTRDIFF_MAX there. */
+#if PTRDIFF_MAX > INT32_MAX
+#define META_BIG    (INT64_C(1) << 40)
+#define META_BIGGER (INT64_C(1) << 50)
+#else
+#define META_BIG    (INT64_C(1) << 30)
+#define META_BIGGER ((int64_t)PTRDIFF_MAX)
+#endif
+
 TEST(a_meta_storage_of_two_to_the_40_bytes_costs_nothing) {
   int64_t before = cpu_allocated_bytes();
   c10c_storage *s = NULL;
-  ASSERT_OK(c10c_storage_new(&s, INT64_C(1) << 40, NULL, C10C_DEVICE_TYPE_META, true));
-  ASSERT_EQ(c10c_storage_nbytes(s), INT64_C(1) << 40);
+  ASSERT_OK(c10c_storage_new(&s, META_BIG, NULL, C10C_DEVICE_TYPE_META, true));
+  ASSERT_EQ(c10c_storage_nbytes(s), META_BIG);
   ASSERT_TRUE(c10c_storage_data(s) == NULL);
   ASSERT_EQ(c10c_storage_device(s).type, C10C_DEVICE_TYPE_META);
   ASSERT_STR_EQ(c10c_allocator_name(c10c_storage_allocator(s)), "meta");
   /* resizes change the size, still without bytes (torch: resize_ of a meta storage) */
-  ASSERT_OK(c10c_storage_resize(s, INT64_C(1) << 50));
-  ASSERT_EQ(c10c_storage_nbytes(s), INT64_C(1) << 50);
+  ASSERT_OK(c10c_storage_resize(s, META_BIGGER));
+  ASSERT_EQ(c10c_storage_nbytes(s), META_BIGGER);
   ASSERT_OK(c10c_storage_resize(s, 3));
   ASSERT_EQ(c10c_storage_nbytes(s), 3);
   ASSERT_TRUE(c10c_storage_data(s) == NULL);
@@ -65,14 +76,21 @@ TEST(a_meta_storage_of_two_to_the_40_bytes_costs_nothing) {
   ASSERT_TRUE(neg == NULL);
 }
 
+/* a side of a square uint8 meta tensor: 2^40 bytes in all, 2^30 on a 32-bit target */
+#if PTRDIFF_MAX > INT32_MAX
+#define META_SIDE 20
+#else
+#define META_SIDE 15
+#endif
+
 TEST(a_meta_tensor_has_geometry_and_no_data) {
   int64_t before = cpu_allocated_bytes();
-  int64_t sizes[2] = {INT64_C(1) << 20, INT64_C(1) << 20};
+  int64_t sizes[2] = {INT64_C(1) << META_SIDE, INT64_C(1) << META_SIDE};
   c10c_tensor *t = empty_on(meta, 2, sizes, C10C_DTYPE_UINT8);
   ASSERT_EQ(c10c_tensor_device(t).type, C10C_DEVICE_TYPE_META);
-  ASSERT_EQ(c10c_tensor_nbytes(t), INT64_C(1) << 40);
-  ASSERT_EQ(c10c_storage_nbytes(c10c_tensor_storage(t)), INT64_C(1) << 40);
-  ASSERT_EQ(c10c_tensor_strides(t)[0], INT64_C(1) << 20);
+  ASSERT_EQ(c10c_tensor_nbytes(t), INT64_C(1) << (2 * META_SIDE));
+  ASSERT_EQ(c10c_storage_nbytes(c10c_tensor_storage(t)), INT64_C(1) << (2 * META_SIDE));
+  ASSERT_EQ(c10c_tensor_strides(t)[0], INT64_C(1) << META_SIDE);
   ASSERT_TRUE(c10c_tensor_data(t) == NULL);
   ASSERT_EQ(cpu_allocated_bytes(), before);
   /* the Meta dispatch key, as c10's computeDispatchKey */

@@ -14,6 +14,20 @@
 #include "planner.h"
 #include "sysmem.h"
 
+/* The simulated device: 16 GiB, or 1 GiB where size_t is 32 bits. */
+#if SIZE_MAX > UINT32_MAX
+#define DEVICE_BYTES ((size_t)1 << 34)
+#else
+#define DEVICE_BYTES ((size_t)1 << 30)
+#endif
+/* The simulated device of the c10c_sim_device tests: 8 GiB, 1 GiB on a 32-bit target (a
+ * simulated device holds at most SIZE_MAX / 2 bytes). */
+#if SIZE_MAX > UINT32_MAX
+#define SIM_BYTES ((uint64_t)8 << 30)
+#else
+#define SIM_BYTES ((uint64_t)1 << 30)
+#endif
+
 enum { KiB = 1 << 10, MiB = 1 << 20 };
 
 /* ---- a backend of fabricated addresses with events on a fake clock ---- */
@@ -180,7 +194,7 @@ static c10c_sim_device_stats sim_stats(c10c_sim_device *d) {
 
 TEST(identical_steps_are_served_from_the_plan_without_device_mallocs) {
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, "planning:True", 0));
   uint64_t persistent = 0, slots[4];
   ASSERT_OK(c10c_sim_device_malloc(&persistent, d, 10 * MiB, 0)); /* never freed: not planned */
   ASSERT_OK(c10c_sim_device_step(d));                             /* the prologue */
@@ -224,7 +238,7 @@ static const op twelve[] = {
 
 TEST(steps_are_found_in_the_requests_when_the_host_marks_none) {
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, "planning:True", 0));
   uint64_t slots[12];
   c10c_sim_device_stats before = sim_stats(d), after = before;
   for (int step = 0; step < 8; step++) {
@@ -259,7 +273,7 @@ TEST(blocks_a_step_keeps_stay_the_engines_and_the_rest_is_served) {
                              {'a', 2, 1 * MiB, 0},
                              {'f', 2, 0, 0}};
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, "planning:True", 0));
   uint64_t slots[3];
   ASSERT_OK(c10c_sim_device_step(d));
   c10c_sim_device_stats before = sim_stats(d), after = before;
@@ -277,7 +291,7 @@ TEST(blocks_a_step_keeps_stay_the_engines_and_the_rest_is_served) {
 }
 
 TEST(a_changed_step_falls_back_and_rebuilds_the_plan) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   static const op changed[] = {{'a', 0, 8 * MiB, 0}, {'a', 1, 1 * MiB, 0}, {'f', 0, 0, 0},
                                {'a', 2, 2 * MiB, 0}, {'f', 1, 0, 0},       {'f', 2, 0, 0}};
@@ -309,7 +323,7 @@ TEST(a_changed_step_falls_back_and_rebuilds_the_plan) {
 }
 
 TEST(steps_that_keep_changing_drop_planning) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *p = NULL;
   for (int step = 1; step <= 12; step++) { /* a new size every step: every plan misses */
     ASSERT_OK(c10c__engine_malloc(e, 0, (size_t)step * MiB, 0, &p));
@@ -325,7 +339,7 @@ TEST(steps_that_keep_changing_drop_planning) {
 }
 
 TEST(a_block_kept_across_the_boundary_makes_the_next_step_the_engines) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   static const op keeping[] = {{'a', 0, 4 * MiB, 0}, {'a', 1, 1 * MiB, 0},   {'f', 0, 0, 0},
                                {'a', 2, 2 * MiB, 0}, {'a', 3, 600 * KiB, 0}, {'f', 1, 0, 0},
@@ -353,7 +367,7 @@ TEST(a_block_kept_across_the_boundary_makes_the_next_step_the_engines) {
 }
 
 TEST(reuse_across_streams_makes_the_second_stream_wait) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[2];
   static const op two[] = {
       {'a', 0, 4 * MiB, 1}, {'f', 0, 0, 1}, {'a', 1, 4 * MiB, 2}, {'f', 1, 0, 2}};
@@ -377,7 +391,7 @@ TEST(reuse_across_streams_makes_the_second_stream_wait) {
 }
 
 TEST(record_stream_on_a_planned_block_holds_its_bytes_until_the_stream_is_done) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[2];
   static const op first[] = {{'a', 0, 4 * MiB, 1}};
   static const op rest[] = {{'f', 0, 0, 1}, {'a', 1, 4 * MiB, 1}, {'f', 1, 0, 1}};
@@ -404,7 +418,7 @@ TEST(record_stream_on_a_planned_block_holds_its_bytes_until_the_stream_is_done) 
 }
 
 TEST(requests_the_plan_does_not_know_go_to_the_engine) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   static const op two[] = {
       {'a', 0, 4 * MiB, 1}, {'a', 1, 2 * MiB, 2}, {'f', 0, 0, 1}, {'f', 1, 0, 2}};
@@ -432,7 +446,7 @@ TEST(requests_the_plan_does_not_know_go_to_the_engine) {
 }
 
 TEST(step_markers_without_planning_or_a_recording_do_nothing) {
-  c10c__engine *e = fresh((size_t)1 << 34, "");
+  c10c__engine *e = fresh(DEVICE_BYTES, "");
   void *slots[4];
   RUN(e, one_stream, slots);
   ASSERT_OK(c10c__engine_step(e, -1));
@@ -442,7 +456,7 @@ TEST(step_markers_without_planning_or_a_recording_do_nothing) {
   RUN(e, one_stream, slots);
   ASSERT_EQ(stats_of(e, 0).plan_rebuilds, 0);
   c10c__engine_destroy(e);
-  e = fresh((size_t)1 << 34, "planning:True");
+  e = fresh(DEVICE_BYTES, "planning:True");
   for (int i = 0; i < 3; i++) ASSERT_OK(c10c__engine_step(e, -1)); /* empty steps */
   ASSERT_EQ(stats_of(e, 0).plan_rebuilds, 0);
   finish(e);
@@ -454,7 +468,7 @@ TEST(step_markers_without_planning_or_a_recording_do_nothing) {
 }
 
 TEST(an_arena_the_device_cannot_give_drops_the_plan) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   RUN(e, one_stream, slots);
   fail_mallocs = 1;
@@ -486,7 +500,7 @@ TEST(a_full_device_takes_back_an_idle_arena_before_running_out_of_memory) {
 }
 
 TEST(switching_planning_off_releases_the_arena_once_its_blocks_are_freed) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4], *p = NULL;
   RUN(e, one_stream, slots);
   ASSERT_OK(c10c__engine_step(e, 0));
@@ -504,7 +518,7 @@ TEST(switching_planning_off_releases_the_arena_once_its_blocks_are_freed) {
 }
 
 TEST(snapshots_and_sharing_show_the_arena_as_a_segment) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4], *p = NULL;
   RUN(e, one_stream, slots);
   ASSERT_OK(c10c__engine_step(e, 0));
@@ -548,7 +562,7 @@ TEST(a_plan_file_is_served_from_the_first_request) {
   make_plan_file(path, 0);
   snprintf(settings, sizeof settings, "plan_file:%s", path);
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, settings, 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, settings, 0));
   c10c_sim_device_stats s = sim_stats(d);
   ASSERT_EQ(s.plan_rebuilds, 1);
   ASSERT_EQ(s.plan_arena_bytes, 6 * MiB);
@@ -568,7 +582,7 @@ TEST(a_plan_file_is_served_from_the_first_request) {
   c10c_sim_device_destroy(d);
   /* with planning:True, online planning takes over */
   snprintf(settings, sizeof settings, "planning:True,plan_file:%s", path);
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, settings, 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, settings, 0));
   run_sim(d, one_stream, 8, slots);
   ASSERT_OK(c10c_sim_device_step(d));
   run_sim(d, one_stream, 8, slots);
@@ -595,7 +609,7 @@ TEST(new_settings_stop_a_plan_files_plan_and_snapshots_name_the_file) {
   temp_path(path, sizeof path, QUOTED_NAME);
   make_plan_file(path, 0);
   snprintf(settings, sizeof settings, "plan_file:%s", path);
-  c10c__engine *e = fresh((size_t)1 << 34, settings);
+  c10c__engine *e = fresh(DEVICE_BYTES, settings);
   void *slots[4];
   RUN(e, one_stream, slots);
   ASSERT_EQ(stats_of(e, 0).plan_served, ONE_STREAM_ALLOCS);
@@ -632,7 +646,7 @@ TEST(new_settings_stop_a_plan_files_plan_and_snapshots_name_the_file) {
 TEST(bad_plan_files_fail_the_setting_and_change_nothing) {
   char path[512], settings[600];
   c10c_sim_device *d = NULL;
-  ASSERT_OK(c10c_sim_device_new(&d, (uint64_t)8 << 30, "planning:True", 0));
+  ASSERT_OK(c10c_sim_device_new(&d, SIM_BYTES, "planning:True", 0));
   /* a device this engine does not have */
   temp_path(path, sizeof path, "device");
   make_plan_file(path, 3);
@@ -640,8 +654,7 @@ TEST(bad_plan_files_fail_the_setting_and_change_nothing) {
   ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_configure(d, settings));
   ASSERT_TRUE(strstr(c10c_last_error_message(), "device 3") != NULL);
   c10c_sim_device *other = NULL;
-  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
-                c10c_sim_device_new(&other, (uint64_t)8 << 30, settings, 0));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_sim_device_new(&other, SIM_BYTES, settings, 0));
   ASSERT_TRUE(other == NULL);
   unlink(path);
   /* truncated */
@@ -685,7 +698,7 @@ TEST(bad_plan_files_fail_the_setting_and_change_nothing) {
 /* Four planned steps of one_stream; k > 0 makes the k-th host allocation fail. Returns how many
  * host allocations the run made. */
 static int64_t sweep_run(int64_t k) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[4];
   int64_t start = c10c_testing_allocation_count();
   c10c_testing_fail_allocation(k);
@@ -717,7 +730,7 @@ TEST(failing_host_allocations_while_recording_and_planning_are_clean) {
 }
 
 TEST(devices_are_planned_apart) {
-  c10c__engine *e = fresh((size_t)1 << 34, "planning:True");
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
   void *slots[2][4];
   for (int step = 0; step < 4; step++)
     for (int device = 0; device < 2; device++) {

@@ -22,9 +22,11 @@ fi
 # what each target runs on: a command to check for, and the Debian packages that bring it
 packages() {
   case "$1" in
-    aarch64-linux-gnu) echo "gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user" ;;
+    aarch64-linux-gnu | aarch64-linux-gnu-64k)
+      echo "gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user qemu-user-static" ;;
     s390x-linux-gnu) echo "gcc-s390x-linux-gnu g++-s390x-linux-gnu qemu-user qemu-user-static" ;;
-    i686-linux-gnu) echo "gcc-i686-linux-gnu g++-i686-linux-gnu qemu-user" ;;
+    i686-linux-gnu) echo "gcc-i686-linux-gnu g++-i686-linux-gnu libc6-i386" ;;
+    x86_64-linux-musl | x86_64-linux-musl-static) echo "musl-tools" ;;
     x86_64-w64-mingw32) echo "gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 binutils-mingw-w64-x86-64 wine64" ;;
     *-macos) echo "" ;; # zig's compiler and linker, from PyPI (ziglang, below)
     *) echo "" ;;
@@ -53,6 +55,28 @@ for t in "${targets[@]}"; do
   esac
 done
 
+# Tests that start a copy of themselves (test_cuda_ipc, the replay suite's scripts) run the
+# target's program directly: the kernel hands it to qemu through binfmt_misc, which Debian's
+# qemu-user-static describes but, in a container without systemd, does not always register.
+register_binfmt() {
+  local arch=$1 dir=/proc/sys/fs/binfmt_misc spec=/usr/share/binfmts/qemu-$1
+  [ -e "$dir/qemu-$arch" ] && return 0
+  [ -w "$dir/register" ] || mount -t binfmt_misc binfmt_misc "$dir" 2>/dev/null || true
+  if [ ! -w "$dir/register" ] || [ ! -f "$spec" ]; then
+    echo "note: qemu-$arch is not registered with binfmt_misc: tests that start themselves again fail"
+    return 0
+  fi
+  printf ':qemu-%s:M:%s:%s:%s:%s:POF' "$arch" "$(sed -n 's/^offset //p' "$spec")" \
+    "$(sed -n 's/^magic //p' "$spec")" "$(sed -n 's/^mask //p' "$spec")" \
+    "$(sed -n 's/^interpreter //p' "$spec")" >"$dir/register"
+}
+for t in "${targets[@]}"; do
+  case "$t" in
+    aarch64-linux-gnu*) register_binfmt aarch64 ;;
+    s390x-linux-gnu) register_binfmt s390x ;;
+  esac
+done
+
 suite_args=()
 for s in ${C10C_CROSS_SUITES:-}; do suite_args+=(--suite "$s"); done
 
@@ -62,6 +86,11 @@ for t in "${targets[@]}"; do
   [ -f "$build/build.ninja" ] ||
     meson setup "$build" --cross-file "$here/$t.ini" -Dpython=disabled >/dev/null
   meson compile -C "$build" >/dev/null
+  # The VAR=value words of the exe_wrapper (qemu's QEMU_LD_PREFIX, QEMU_PAGESIZE) go into the
+  # environment too: tests that re-execute themselves, and the scripts of the replay suite that
+  # run the target's programs, reach qemu through binfmt_misc, without the cross file's wrapper.
+  wrapper_env=$(sed -n "s/^exe_wrapper *=//p" "$here/$t.ini" | grep -o "'[A-Z_][A-Z0-9_]*=[^']*'" |
+    tr -d "'" || true)
   case "$t" in
     *mingw32)
       # wine: a throwaway prefix (its first start, wineboot, takes about 10 s), quiet
@@ -79,6 +108,7 @@ for t in "${targets[@]}"; do
         { echo "$build/lib: the .dylib exports other symbols than lib/libc10c.map's (> lines)"; exit 1; }
       echo "built and linked (no runner here); the .dylib exports the map's $(grep -c '^ *c10c_' lib/libc10c.map) functions"
       ;;
-    *) meson test -C "$build" --num-processes 2 --print-errorlogs "${suite_args[@]}" ;;
+    # shellcheck disable=SC2086
+    *) env $wrapper_env meson test -C "$build" --num-processes 2 --print-errorlogs "${suite_args[@]}" ;;
   esac
 done

@@ -227,7 +227,11 @@ static struct stub_context contexts[MAX_DEVICES];
  * thread-local is reached through __tls_get_addr, whose blocks clang 14's LeakSanitizer (Debian
  * 12's) sometimes records with a garbage range ("DTLS 4 at 0x95-0x800001197") and then crashes
  * scanning ("Tracer caught signal 11"): about 1 fuzz run in 100 failed that way. */
+#if defined(__GLIBC__) /* musl refuses to dlopen a library with initial-exec thread-locals */
 static _Thread_local CUcontext current __attribute__((tls_model("initial-exec")));
+#else
+static _Thread_local CUcontext current;
+#endif
 static struct stub_stream default_streams[MAX_DEVICES];    /* legacy: NULL, CU_STREAM_LEGACY */
 static struct stub_stream per_thread_streams[MAX_DEVICES]; /* CU_STREAM_PER_THREAD, shared */
 static struct stub_stream *created_streams;
