@@ -81,10 +81,13 @@ suite_args=()
 for s in ${C10C_CROSS_SUITES:-}; do suite_args+=(--suite "$s"); done
 
 for t in "${targets[@]}"; do
-  build=build/cross-$t
+  # 64 KiB pages are the 4 KiB build's programs run under qemu presenting larger pages
+  built=$t
+  [ "$t" = aarch64-linux-gnu-64k ] && built=aarch64-linux-gnu
+  build=build/cross-$built
   printf '\n--- %s\n' "$t"
   [ -f "$build/build.ninja" ] ||
-    meson setup "$build" --cross-file "$here/$t.ini" -Dpython=disabled >/dev/null
+    meson setup "$build" --cross-file "$here/$built.ini" -Dpython=disabled >/dev/null
   meson compile -C "$build" >/dev/null
   # The VAR=value words of the exe_wrapper (qemu's QEMU_LD_PREFIX, QEMU_PAGESIZE) go into the
   # environment too: tests that re-execute themselves, and the scripts of the replay suite that
