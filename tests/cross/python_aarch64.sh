@@ -65,10 +65,17 @@ bind() { # bind DIR: the host's DIR at the same place in the root
 }
 mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 bind /dev
-bind /sys # torch's cpuinfo reads the processor lists there
 mount -t tmpfs tmpfs "$root/dev/shm" && mounts+=("$root/dev/shm")
 mount -t tmpfs tmpfs "$root/tmp" && mounts+=("$root/tmp")
-in_root() { chroot "$root" /usr/bin/env -i HOME=/root PATH=$venv/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"; }
+# (not /sys: with the host's processor lists, torch's cpuinfo crashes under qemu; without, it
+# says so and goes on.) GLIBC_TUNABLES: libc10c.so.1 holds its thread-locals in static TLS
+# (initial-exec), and after torch's libraries the aarch64 loader has none left for its 1.1 KiB:
+# "cannot allocate memory in static TLS block" when pyc10 is imported after torch.
+tls=glibc.rtld.optional_static_tls=4096
+in_root() {
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=$venv/bin:/usr/bin:/bin LANG=C.UTF-8 \
+    GLIBC_TUNABLES=$tls "$@"
+}
 
 # ---- the Python packages (wheels for aarch64, fetched by the host's pip, installed inside) ---------
 if [ ! -f "$root/.c10c-wheels" ]; then
