@@ -8,6 +8,7 @@ this process makes or opens, so names are unlinked even when their users die by 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 __all__ = [
@@ -18,8 +19,14 @@ __all__ = [
     "set_sharing_strategy",
 ]
 
-_all_sharing_strategies = {"file_descriptor", "file_system"}
-_strategy = "file_descriptor"
+# As torch.multiprocessing: macOS and Windows have no memory files to send as descriptors (memfd,
+# SCM_RIGHTS), so only named shared memory is offered there.
+if sys.platform in ("darwin", "win32"):
+    _all_sharing_strategies = {"file_system"}
+    _strategy = "file_system"
+else:
+    _all_sharing_strategies = {"file_descriptor", "file_system"}
+    _strategy = "file_descriptor"
 
 # Called with each shm name this process creates; returns the manager handle that
 # _share_filename_cpu_ reports for it (b"" without a manager).

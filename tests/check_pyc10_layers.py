@@ -13,6 +13,13 @@ are checked, from the sources alone (nothing needs to be built):
   the headers expanded, that another file defines at file scope without ``static``. Every file
   includes common.h, which declares them all, so includes say nothing and are not checked.
 
+And a third rule, for portability: pyc10 calls the operating system through libc10c, whose
+portability layer (lib/base) is the only code that knows the system. A Python module may use an
+API that only some systems have (os.fork, os.register_at_fork, AF_UNIX sockets, SO_PEERCRED,
+prctl, /dev/shm, /proc, fcntl, resource, ...) only when it is in OS_ALLOWED, with the reason, and
+says ``sys.platform`` or ``hasattr(os, ...)`` somewhere (its guard); the extension's C files
+include no system header beyond the C standard's and Python's.
+
     python tests/check_pyc10_layers.py [ROOT]   (default: this checkout; ROOT holds pyc10/)
 
 Exits 1 listing each upward use and each circle; 0 with a one-line summary.
@@ -146,6 +153,61 @@ ALLOWED: dict[tuple[str, str], str] = {
         "advindex.c makes index tensors with pyc10.tensor's rules through the package, at run time"
     ),
 }
+
+# Modules allowed to call the operating system themselves, each with its reason and its guard.
+OS_ALLOWED: dict[str, str] = {
+    "pyc10.multiprocessing._janitor": (
+        "file_system's janitor: abstract AF_UNIX sockets, SO_PEERCRED, /dev/shm, a double fork; "
+        "Linux only (SUPPORTED), pyc10.multiprocessing installs its hooks only there"
+    ),
+    "pyc10.multiprocessing._prctl": "prctl(2) through ctypes when sys.platform is linux",
+    "pyc10.multiprocessing._atfork": "os.register_at_fork, except on Windows (as torch)",
+    "pyc10.cuda._properties": "dlopen's RTLD_NOLOAD; a clear error where os has none",
+}
+_OS_ATTRS = {
+    "os": {
+        "fork",
+        "forkpty",
+        "register_at_fork",
+        "memfd_create",
+        "pidfd_open",
+        "geteuid",
+        "getuid",
+        "getegid",
+        "getgid",
+        "setsid",
+        "getpgid",
+        "killpg",
+        "sched_getaffinity",
+        "sched_setaffinity",
+        "sysconf",
+        "posix_fallocate",
+        "RTLD_NOLOAD",
+        "RTLD_LOCAL",
+        "RTLD_GLOBAL",
+        "RTLD_NOW",
+        "RTLD_LAZY",
+        "pipe2",
+        "O_CLOEXEC",
+        "mkfifo",
+    },
+    "socket": {"AF_UNIX", "SO_PEERCRED", "SCM_RIGHTS", "CMSG_LEN", "CMSG_SPACE", "socketpair"},
+    "signal": {"SIGKILL", "SIGCHLD", "SIGUSR1", "SIGUSR2", "pthread_kill", "setitimer", "alarm"},
+}
+_OS_METHODS = {"sendmsg", "recvmsg", "prctl", "send_fds", "recv_fds"}
+_OS_MODULES = {
+    "fcntl", "resource", "termios", "pwd", "grp", "posix", "msvcrt", "winreg", "_winapi",
+    "_posixshmem",
+}  # fmt: skip
+_OS_PATHS = re.compile(r"/proc/|/dev/shm|/sys/")
+_C_HEADERS = re.compile(r"#\s*include\s*<([^>]+)>")
+_C_STANDARD = {
+    "assert.h", "complex.h", "ctype.h", "errno.h", "fenv.h", "float.h", "inttypes.h",
+    "iso646.h", "limits.h", "locale.h", "math.h", "setjmp.h", "signal.h", "stdalign.h",
+    "stdarg.h", "stdatomic.h", "stdbool.h", "stddef.h", "stdint.h", "stdio.h", "stdlib.h",
+    "stdnoreturn.h", "string.h", "tgmath.h", "time.h", "uchar.h", "wchar.h", "wctype.h",
+    "Python.h", "structmember.h",
+}  # fmt: skip
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -387,6 +449,73 @@ def c_uses(root: Path) -> dict[tuple[str, str], list[str]]:
     return uses
 
 
+# ---- operating system calls ---------------------------------------------------------------------
+
+
+def _os_use(node: ast.AST, docstrings: set[int]) -> str | None:
+    """What node calls of the operating system, or None."""
+    if isinstance(node, ast.Attribute):
+        base = node.value.id if isinstance(node.value, ast.Name) else None
+        if base in _OS_ATTRS and node.attr in _OS_ATTRS[base]:
+            return f"{base}.{node.attr}"
+        return f".{node.attr}" if node.attr in _OS_METHODS else None
+    if isinstance(node, ast.Import):
+        return next((a.name for a in node.names if a.name in _OS_MODULES), None)
+    if isinstance(node, ast.ImportFrom):
+        return node.module if node.module in _OS_MODULES else None
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ):
+        return repr(node.value) if _OS_PATHS.search(node.value) else None
+    return None
+
+
+def os_uses(root: Path) -> tuple[dict[str, list[str]], set[str]]:
+    """Module -> where it calls the operating system itself; the modules that have a guard."""
+    uses: dict[str, list[str]] = {}
+    guarded: set[str] = set()
+    for path in _python_files(root):
+        module = _module_name(root, path)
+        text = path.read_text()
+        if "sys.platform" in text or "hasattr(os," in text:
+            guarded.add(module)
+        tree = ast.parse(text, str(path))
+        docstrings = {
+            id(n.value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            what = _os_use(node, docstrings)
+            if what is not None:
+                line = getattr(node, "lineno", 0)
+                uses.setdefault(module, []).append(f"{path.relative_to(root)}:{line} {what}")
+    for path in sorted((root / "pyc10" / "_ext").glob("*.[ch]")):
+        for m in _C_HEADERS.finditer(path.read_text()):
+            if m.group(1) not in _C_STANDARD:
+                uses.setdefault(path.name, []).append(f"{path.relative_to(root)} <{m.group(1)}>")
+    return uses, guarded
+
+
+def check_os(root: Path) -> list[str]:
+    uses, guarded = os_uses(root)
+    found = []
+    for unit, where in sorted(uses.items()):
+        if unit not in OS_ALLOWED:
+            found.append(
+                f"os call in {unit}, outside libc10c's portability layer: "
+                + ", ".join(where)
+                + " (go through the library, or guard it and add the module to OS_ALLOWED)"
+            )
+        elif unit not in guarded:
+            found.append(f"os call in {unit} without a guard (sys.platform, hasattr(os, ...))")
+    stale = [u for u in OS_ALLOWED if u not in uses]
+    found += [f"os call allowed in {u} no longer happens: drop it" for u in stale]
+    return found
+
+
 # ---- the check -----------------------------------------------------------------------------------
 
 
@@ -427,6 +556,7 @@ def main(argv: list[str]) -> int:
     found = check("module", PY_LAYERS, py_units, py) + check("file", C_LAYERS, c_units, cc)
     stale = [pair for pair in ALLOWED if pair not in py and pair not in cc]
     found += [f"allowed use {user} -> {used} no longer happens: drop it" for user, used in stale]
+    found += check_os(root)
     for line in found:
         print(f"upward: {line}")
     if found:
@@ -437,7 +567,8 @@ def main(argv: list[str]) -> int:
         return 1
     print(
         f"check_pyc10_layers: no upward use or circle among {len(py_units)} modules "
-        f"({len(py)} imports) and {len(c_units)} extension files ({len(cc)} file pairs)"
+        f"({len(py)} imports) and {len(c_units)} extension files ({len(cc)} file pairs); "
+        f"operating system calls only in {len(OS_ALLOWED)} guarded modules"
     )
     return 0
 

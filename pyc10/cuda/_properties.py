@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import sys
 from typing import Any
 
 from .._errors import C10RuntimeError, check
@@ -93,6 +94,11 @@ class _CudaDeviceProperties:
 def _driver() -> ctypes.CDLL:
     """The driver library libc10c loaded (never a second one)."""
     path = os.environ.get("C10C_CUDA_DRIVER") or "libcuda.so.1"
+    if not hasattr(os, "RTLD_NOLOAD"):  # Windows: no dlopen flags to find the loaded library
+        raise C10RuntimeError(
+            "pyc10.cuda: reading device properties through the CUDA driver needs dlopen's "
+            f"RTLD_NOLOAD, which {sys.platform} does not have"
+        )
     try:
         return ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LOCAL)
     except OSError:

@@ -45,9 +45,10 @@ __all__ = ["get_all_sharing_strategies", "get_sharing_strategy", "set_sharing_st
 __all__ += multiprocessing.__all__
 
 # The storages' hooks for named memory: each name created or opened is registered with the
-# process tree's janitor, whose address is the manager handle the pickles carry.
-_sharing.name_created = _janitor.name_created
-_sharing.name_opened = _janitor.name_opened
-_janitor.install_exit_hook()
+# process tree's janitor, whose address is the manager handle the pickles carry (Linux only).
+if _janitor.SUPPORTED:
+    _sharing.name_created = _janitor.name_created
+    _sharing.name_opened = _janitor.name_opened
+    _janitor.install_exit_hook()
 
 init_reductions()

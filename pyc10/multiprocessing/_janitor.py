@@ -28,6 +28,9 @@ Design (one small process per process tree, one connection per process):
   (goodbye: a normal exit, from atexit and multiprocessing's exit finalizers). The janitor
   checks that each client runs as its own user (SO_PEERCRED, which also gives its pid) and
   keeps, per name, the connections that registered it and the number of messages in flight.
+- Linux only (abstract sockets, SO_PEERCRED, /dev/shm; ``SUPPORTED``): elsewhere
+  pyc10.multiprocessing does not install the hooks, and the names of processes killed by SIGKILL
+  stay, as with torch when its manager dies first.
 - When a connection closes (the process exited, or was SIGKILLed: the kernel closes its socket),
   every name it registered that no open connection holds and that has nothing in flight is
   unlinked if it still exists (a name already unlinked by its last user is simply forgotten).
@@ -82,6 +85,8 @@ _HANDLE_RE = re.compile(rb"\0pyc10-janitor-[0-9]{1,10}-[0-9a-f]{16,64}\Z")
 _NAME_RE = re.compile(rb"/[^/\0\n\r ]{1,250}\Z")
 _SHM_DIR = "/dev/shm"
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+# Whether this system has what the janitor is made of (see the module's docstring).
+SUPPORTED = sys.platform.startswith("linux")
 
 
 def _exists(name: bytes) -> bool:
@@ -508,7 +513,8 @@ def _after_fork_in_child() -> None:
     _clients.clear()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if SUPPORTED:
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _client(address: bytes) -> _Client:

@@ -90,3 +90,15 @@ def test_a_new_module_must_be_given_a_layer(tmp_path: Path) -> None:
     r = run_checker(root)
     assert r.returncode == 1
     assert "module pyc10._planted is in no layer" in r.stdout
+
+
+def test_an_operating_system_call_outside_the_allowed_modules_is_reported(tmp_path: Path) -> None:
+    root = source_copy(tmp_path)
+    plant(root / "pyc10" / "_dtype.py", "\n\ndef _planted() -> int:\n    return os.fork()\n")
+    plant(root / "pyc10" / "_ext" / "size.c", "\n#include <unistd.h>\n")
+    r = run_checker(root)
+    assert r.returncode == 1
+    assert "os call in pyc10._dtype, outside libc10c's portability layer: " in r.stdout
+    assert "pyc10/_dtype.py:" in r.stdout and " os.fork" in r.stdout
+    assert "os call in size.c, outside libc10c's portability layer: " in r.stdout
+    assert "<unistd.h>" in r.stdout

