@@ -142,6 +142,13 @@ TEST(memory_fraction_caps_reserved_bytes) {
   ASSERT_OK(c10c_sim_device_malloc(&b, d, 80 * MIB, 0)); /* the 60 MiB segment released */
   ASSERT_EQ(stats_of(d).reserved, (int64_t)(80 * MIB));
   c10c_sim_device_destroy(d);
+  /* 0.6 x 100 MiB is 60 MiB on every target: the double product is rounded as a double before
+   * it becomes a size (x87's 80 bits would truncate 62914559.99... to a byte less) */
+  ASSERT_OK(c10c_sim_device_new(&d, 100 * MIB, NULL, 0));
+  ASSERT_OK(c10c_sim_device_set_memory_fraction(d, 0.6));
+  ASSERT_OK(c10c_sim_device_malloc(&a, d, 60 * MIB, 0));
+  ASSERT_OK(c10c_sim_device_free(d, a));
+  c10c_sim_device_destroy(d);
 }
 
 TEST(settings_change_from_now_on) {
