@@ -15,7 +15,7 @@
 #define BIG_BYTES    ((size_t)1 << 30)
 #else
 #define DEVICE_BYTES ((uint64_t)40 << 30)
-#define BIG_BYTES    BIG_BYTES
+#define BIG_BYTES    ((size_t)30 << 30)
 #endif
 
 static c10c_sim_device_stats stats_of(c10c_sim_device *d) {
