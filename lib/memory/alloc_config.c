@@ -107,7 +107,9 @@ c10c_status c10c__parse_cpu_alloc_config(const char *text, c10c__cpu_alloc_confi
     if (key_is(&it, "max_cached_mb")) {
       if (!parse_size(it.value, it.value_len, &number) || number > ((size_t)1 << 30))
         return bad_number(&it, msg, msg_size);
-      next.max_cached_bytes = number << 20;
+      /* beyond a 32-bit address space: as large as any cache there can be (clamped, not
+       * truncated) */
+      next.max_cached_bytes = number > SIZE_MAX >> 20 ? SIZE_MAX : number << 20;
     } else if (key_is(&it, "thread_cache_kb")) {
       if (!parse_size(it.value, it.value_len, &number) || number > ((size_t)1 << 20))
         return bad_number(&it, msg, msg_size);

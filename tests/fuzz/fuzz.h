@@ -22,7 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Exact arithmetic for a harness's reference model, whatever sizes and strides it meets (gcc and
  * clang have 128-bit integers; __extension__ keeps -Wpedantic quiet about them). */
+#ifdef __SIZEOF_INT128__
 __extension__ typedef __int128 fuzz_wide;
+#endif
 
 /* A harness invariant that does not hold: print it and abort, which libFuzzer reports as a crash
  * (with the input saved) and which fails the replay test. */
