@@ -175,6 +175,20 @@ def frees_of_pointers_from_before_the_log_are_counted() -> None:
 
 
 @test
+def an_allocation_beyond_a_32_bit_address_space_is_refused_there() -> None:
+    status, r, err = replay("Action,Pointer,Size\nallocate,0x10,3293642752\nfree,0x10,0\n")
+    if args.pointer_bits == 32:
+        assert status == 1 and r is None, (status, r)
+        assert (
+            "line 2: an allocation of 3293642752 bytes is beyond this build's address space "
+            "(at most 2147483647 bytes)" in err
+        ), err
+    else:
+        assert status == 0 and r is not None, (status, err)
+        expect(r, ok=True, allocations_replayed=1, device_mallocs=1)
+
+
+@test
 def pointers_zero_and_all_ones_are_ordinary_ids() -> None:
     _, r, _ = replay(
         "Action,Pointer,Size\n"
@@ -302,6 +316,9 @@ def main() -> int:
     parser.add_argument("--build", default=str(root / "build" / "tests"))
     parser.add_argument("--replay", help="the replay_trace executable (default: in --build)")
     parser.add_argument("--stub", help="the stand-in driver (default: in --build)")
+    parser.add_argument(
+        "--pointer-bits", type=int, default=64, help="the build's pointer width (32 or 64)"
+    )
     parser.parse_args(namespace=args)
     build = Path(args.build)
     args.replay = Path(args.replay or build / "bench" / "replay_trace")

@@ -847,7 +847,11 @@ static bool parse_count(const char *s, unsigned long long max, unsigned long lon
 
 int main(int argc, char **argv) {
   const char *path = NULL, *config = "", *plan_from = NULL;
+#if SIZE_MAX < UINT64_MAX
+  size_t capacity = (size_t)3 << 29; /* 1.5 GiB: what a 32-bit address space models */
+#else
   size_t capacity = (size_t)80 << 30;
+#endif
   bool search = true;
   int repeat = 3;
   for (int i = 1; i < argc; i++) {
@@ -909,6 +913,19 @@ int main(int argc, char **argv) {
   if (loaded != 0) {
     fprintf(stderr, "%s: %s\n", path, err);
     return 1;
+  }
+  /* a 32-bit build's allocator takes sizes up to SIZE_MAX / 2: a larger one is refused here,
+   * not truncated */
+  for (size_t k = 0; k < t.count; k++) {
+    const trace_event *e = &t.events[k];
+    if (e->act == TRACE_ALLOCATE && e->size > SIZE_MAX / 2) {
+      fprintf(stderr,
+              "%s: line %zu: an allocation of %" PRIu64
+              " bytes is beyond this build's address space (at most %zu bytes)\n",
+              path, e->line, e->size, (size_t)SIZE_MAX / 2);
+      trace_free(&t);
+      return 1;
+    }
   }
   if (m.unknown_frees > 0)
     fprintf(stderr,

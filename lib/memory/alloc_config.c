@@ -8,17 +8,25 @@
 
 #include "alloc_config.h"
 
-/* A decimal number of any length that fits a size_t (PyTorch's stoull). */
-static bool parse_size(const char *text, size_t len, size_t *out) {
+/* A decimal number of any length that fits 64 bits (PyTorch's stoull), on every target. */
+static bool parse_u64(const char *text, size_t len, uint64_t *out) {
   if (len == 0) return false;
-  size_t v = 0;
+  uint64_t v = 0;
   for (size_t i = 0; i < len; i++) {
     if (text[i] < '0' || text[i] > '9') return false;
-    size_t digit = (size_t)(text[i] - '0');
-    if (v > (SIZE_MAX - digit) / 10) return false;
+    uint64_t digit = (uint64_t)(text[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) return false;
     v = v * 10 + digit;
   }
   *out = v;
+  return true;
+}
+
+/* One that also fits a size_t. */
+static bool parse_size(const char *text, size_t len, size_t *out) {
+  uint64_t v = 0;
+  if (!parse_u64(text, len, &v) || v > SIZE_MAX) return false;
+  *out = (size_t)v;
   return true;
 }
 
@@ -99,7 +107,9 @@ c10c_status c10c__parse_cpu_alloc_config(const char *text, c10c__cpu_alloc_confi
     if (key_is(&it, "max_cached_mb")) {
       if (!parse_size(it.value, it.value_len, &number) || number > ((size_t)1 << 30))
         return bad_number(&it, msg, msg_size);
-      next.max_cached_bytes = number << 20;
+      /* beyond a 32-bit address space: as large as any cache there can be (clamped, not
+       * truncated) */
+      next.max_cached_bytes = number > SIZE_MAX >> 20 ? SIZE_MAX : number << 20;
     } else if (key_is(&it, "thread_cache_kb")) {
       if (!parse_size(it.value, it.value_len, &number) || number > ((size_t)1 << 20))
         return bad_number(&it, msg, msg_size);
@@ -134,9 +144,9 @@ c10c__device_alloc_config c10c__device_alloc_config_default(void) {
   return (c10c__device_alloc_config){.max_split_size = SIZE_MAX};
 }
 
-static bool power_of_two(size_t v) { return v != 0 && (v & (v - 1)) == 0; }
+static bool power_of_two(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-static int log2_floor(size_t v) { return 63 - __builtin_clzll((unsigned long long)v); }
+static int log2_floor(uint64_t v) { return 63 - __builtin_clzll((unsigned long long)v); }
 
 /* roundup_power2_divisions: one number for every interval, or PyTorch's list
  * "[256:1,512:2,>:4]" (interval upper bounds in MiB, powers of two; ">" for the rest), applied
@@ -169,7 +179,8 @@ static c10c_status parse_roundup(const item *it, size_t *divisions, char *msg, s
                (int)(stop - p), p);
       return C10C_STATUS_INVALID_ARGUMENT;
     }
-    size_t value = 0, bound = 0;
+    size_t value = 0;
+    uint64_t bound = 0; /* only its power of two counts: the same on every target */
     if (!parse_size(entry.value, entry.value_len, &value)) return bad_number(it, msg, msg_size);
     if (value != 0 && !power_of_two(value)) {
       snprintf(msg, msg_size,
@@ -179,7 +190,7 @@ static c10c_status parse_roundup(const item *it, size_t *divisions, char *msg, s
     if (entry.key_len == 1 && entry.key[0] == '>') {
       for (size_t i = last; i < C10C__ROUNDUP_INTERVALS; i++) divisions[i] = value;
     } else {
-      if (!parse_size(entry.key, entry.key_len, &bound)) return bad_number(it, msg, msg_size);
+      if (!parse_u64(entry.key, entry.key_len, &bound)) return bad_number(it, msg, msg_size);
       if (!power_of_two(bound)) {
         snprintf(msg, msg_size, "For roundups, the intervals have to be power of 2 ");
         return C10C_STATUS_INVALID_ARGUMENT;
@@ -258,17 +269,18 @@ c10c_status c10c__parse_device_alloc_config(const char *text, c10c__device_alloc
   item it;
   int found;
   while ((found = next_item(&text, &it, "CUDA allocator", msg, msg_size)) == 1) {
-    size_t number = 0;
     c10c_status st = C10C_STATUS_OK;
     if (key_is(&it, "max_split_size_mb")) {
-      if (!parse_size(it.value, it.value_len, &number)) return bad_number(&it, msg, msg_size);
-      if (number < 20) { /* PyTorch 2.13's check: at least the large buffer, 20 MiB */
+      uint64_t mb = 0;
+      if (!parse_u64(it.value, it.value_len, &mb)) return bad_number(&it, msg, msg_size);
+      if (mb < 20) { /* PyTorch 2.13's check: at least the large buffer, 20 MiB */
         snprintf(msg, msg_size,
                  "CachingAllocator option max_split_size_mb too small, must be >= 20");
         return C10C_STATUS_INVALID_ARGUMENT;
       }
-      /* larger than any size: clamped, as PyTorch does */
-      next.max_split_size = (number < SIZE_MAX >> 20 ? number : SIZE_MAX >> 20) << 20;
+      /* larger than any size: clamped, as PyTorch does (a 32-bit target clamps the same
+       * 64-bit numbers to its own largest size) */
+      next.max_split_size = (mb < SIZE_MAX >> 20 ? (size_t)mb : SIZE_MAX >> 20) << 20;
     } else if (key_is(&it, "roundup_power2_divisions")) {
       st = parse_roundup(&it, next.roundup_power2_divisions, msg, msg_size);
     } else if (key_is(&it, "garbage_collection_threshold")) {

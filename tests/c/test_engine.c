@@ -133,6 +133,9 @@ static c10c__engine *fresh(size_t bytes) {
   capacity = bytes;
   in_use = 0;
   mallocs = frees = maps = unmaps = reservations = waits = synchronizes = 0;
+#if SIZE_MAX < UINT64_MAX
+  next_address = 0x10000000; /* a 32-bit target's fabricated addresses would wrap around */
+#endif
   c10c__engine *e = NULL;
   c10c__segment_backend backend = {.malloc = fake_malloc,
                                    .free = fake_free,
@@ -377,7 +380,7 @@ TEST(device_config_strings_follow_pytorch) {
       &c, msg, sizeof msg));
   for (int i = 0; i <= 8; i++) ASSERT_EQ(c.roundup_power2_divisions[i], 1);
   for (int i = 9; i < C10C__ROUNDUP_INTERVALS; i++) ASSERT_EQ(c.roundup_power2_divisions[i], 4);
-  ASSERT_TRUE(c.garbage_collection_threshold == 0.6);
+  ASSERT_TRUE(c.garbage_collection_threshold == (double)0.6); /* no x87 excess precision */
   ASSERT_TRUE(c.expandable_segments && c.stream_ordered_reuse);
   ASSERT_OK(
       c10c__parse_device_alloc_config("roundup_power2_divisions:[1:2,64:8]", &c, msg, sizeof msg));
@@ -401,6 +404,17 @@ TEST(device_config_strings_follow_pytorch) {
   ASSERT_OK(c10c__parse_device_alloc_config("max_split_size_mb:18446744073709551615", &c, msg,
                                             sizeof msg));
   ASSERT_EQ_U64(c.max_split_size, (SIZE_MAX >> 20) << 20);
+  /* the same 64-bit numbers on every target: an interval bound beyond a 32-bit size names the
+   * last interval, a number beyond 64 bits is refused */
+  ASSERT_OK(c10c__parse_device_alloc_config("roundup_power2_divisions:[1099511627776:2]", &c, msg,
+                                            sizeof msg));
+  ASSERT_EQ(c.roundup_power2_divisions[C10C__ROUNDUP_INTERVALS - 1], 2);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT,
+                c10c__parse_device_alloc_config("max_split_size_mb:18446744073709551616", &c, msg,
+                                                sizeof msg));
+  ASSERT_STR_EQ(msg,
+                "Expected a non-negative integer (and not too large) for max_split_size_mb, "
+                "got '18446744073709551616'");
   const struct {
     const char *text, *message;
     c10c_status status;
@@ -577,7 +591,12 @@ TEST(expandable_segments_grow_in_place_and_unmap_when_released) {
 TEST(expandable_segments_keep_growing_sizes_within_a_page_of_the_peak) {
   /* the varlen pattern: each step allocates a slightly larger set of activations */
   for (int expand = 0; expand < 2; expand++) {
-    c10c__engine *e = expand ? expandable((size_t)4096 * MiB) : fresh((size_t)4096 * MiB);
+#if SIZE_MAX < UINT64_MAX
+    size_t device = (size_t)1536 * MiB; /* what a 32-bit address space holds, reserved 1.125x */
+#else
+    size_t device = (size_t)4096 * MiB;
+#endif
+    c10c__engine *e = expand ? expandable(device) : fresh(device);
     size_t peak_live = 0;
     for (int step = 0; step < 12; step++) {
       void *p[8];
@@ -647,7 +666,11 @@ TEST(expandable_blocks_are_not_reused_once_expandable_segments_are_off) {
  * total bytes, in pages, wrapped around for a total above 16 EiB x 8 / 9, and the engine reserved
  * 18 MiB of address space for a device it believed to be that large. Such a device is now full. */
 TEST(an_expandable_reservation_too_large_to_count_is_out_of_memory) {
+#if SIZE_MAX < UINT64_MAX
+  c10c__engine *e = expandable((size_t)0xE38E38E4u); /* the same above 4 GiB x 8 / 9 */
+#else
   c10c__engine *e = expandable((size_t)0xE38E38E38F38E38Full);
+#endif
   void *a = NULL;
   ASSERT_STATUS(C10C_STATUS_OUT_OF_MEMORY, c10c__engine_malloc(e, 0, 1000, 0, &a));
   ASSERT_EQ(reservations, 0);

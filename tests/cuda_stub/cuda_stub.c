@@ -184,8 +184,12 @@ typedef struct mapping {
 static physical *physicals __attribute__((unused)); /* unused without VMM */
 static reservation *reservations __attribute__((unused));
 static mapping *mappings;
-static int fake;                           /* fake-address mode */
+static int fake; /* fake-address mode */
+#if UINTPTR_MAX < UINT64_MAX
+static CUdeviceptr next_fake = 1ull << 28; /* a 32-bit pointer holds them from 256 MiB up */
+#else
 static CUdeviceptr next_fake = 1ull << 44; /* fabricated addresses */
+#endif
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized, device_count = -1;
@@ -316,7 +320,11 @@ EXPORT void c10c_stub_set_fake(int on) { fake = on; }
  * (each range above the last) unless C10C_STUB_ADDRESS_ORDER=descending, read at the first
  * allocation: each range below the last, as the driver handed them out in sqattn_compress
  * (bench/traces/README.md). */
+#if UINTPTR_MAX < UINT64_MAX
+static CUdeviceptr next_fake_down = 15ull << 28; /* descending, from 3.75 GiB on 32 bits */
+#else
 static CUdeviceptr next_fake_down = 1ull << 46; /* descending: the start of the last range */
+#endif
 
 static int fake_descending(void) {
   static int order = -1; /* -1: not read yet, else 1 descending, 0 ascending */

@@ -20,9 +20,48 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Exact arithmetic for a harness's reference model, whatever sizes and strides it meets (gcc and
- * clang have 128-bit integers; __extension__ keeps -Wpedantic quiet about them). */
+/* Exact arithmetic for a harness's reference model, whatever sizes and strides it meets: signed
+ * 128-bit integers, gcc's and clang's where the target has them (__extension__ keeps -Wpedantic
+ * quiet about them), else two 64-bit halves in two's complement (32-bit targets), through the
+ * same few functions. */
+#ifdef __SIZEOF_INT128__
 __extension__ typedef __int128 fuzz_wide;
+static inline fuzz_wide fuzz_wide_of(int64_t v) { return v; }
+static inline fuzz_wide fuzz_wide_pow2(int n) { return (fuzz_wide)1 << n; } /* 0 <= n < 127 */
+static inline fuzz_wide fuzz_wide_add(fuzz_wide a, fuzz_wide b) { return a + b; }
+static inline fuzz_wide fuzz_wide_mul(fuzz_wide a, fuzz_wide b) { return a * b; }
+static inline int fuzz_wide_cmp(fuzz_wide a, fuzz_wide b) { return (a > b) - (a < b); }
+static inline int64_t fuzz_wide_low(fuzz_wide a) { return (int64_t)a; } /* the low 64 bits */
+#else
+typedef struct fuzz_wide {
+  uint64_t lo, hi;
+} fuzz_wide;
+static inline fuzz_wide fuzz_wide_of(int64_t v) {
+  return (fuzz_wide){(uint64_t)v, v < 0 ? UINT64_MAX : 0};
+}
+static inline fuzz_wide fuzz_wide_pow2(int n) {
+  return n < 64 ? (fuzz_wide){(uint64_t)1 << n, 0} : (fuzz_wide){0, (uint64_t)1 << (n - 64)};
+}
+static inline fuzz_wide fuzz_wide_add(fuzz_wide a, fuzz_wide b) {
+  uint64_t lo = a.lo + b.lo;
+  return (fuzz_wide){lo, a.hi + b.hi + (lo < a.lo)};
+}
+/* The product modulo 2^128, which is the signed one's two's complement. */
+static inline fuzz_wide fuzz_wide_mul(fuzz_wide a, fuzz_wide b) {
+  uint64_t a0 = a.lo & 0xFFFFFFFFu, a1 = a.lo >> 32, b0 = b.lo & 0xFFFFFFFFu, b1 = b.lo >> 32;
+  uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+  uint64_t lo = (p00 & 0xFFFFFFFFu) | (mid << 32);
+  uint64_t hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+  return (fuzz_wide){lo, hi + a.hi * b.lo + a.lo * b.hi};
+}
+static inline int fuzz_wide_cmp(fuzz_wide a, fuzz_wide b) {
+  int64_t ah = (int64_t)a.hi, bh = (int64_t)b.hi;
+  if (ah != bh) return ah < bh ? -1 : 1;
+  return (a.lo > b.lo) - (a.lo < b.lo);
+}
+static inline int64_t fuzz_wide_low(fuzz_wide a) { return (int64_t)a.lo; }
+#endif
 
 /* A harness invariant that does not hold: print it and abort, which libFuzzer reports as a crash
  * (with the input saved) and which fails the replay test. */

@@ -222,7 +222,7 @@ static void build_model(model *m, const DLTensor *dl, bool versioned, DLPackVers
   }
   overflow |= __builtin_add_overflow(last, 1, &last); /* the last element's bytes: (last + 1) */
   overflow |= __builtin_mul_overflow(last, (uint64_t)m->itemsize, &last);
-  if (overflow || last > (uint64_t)INT64_MAX) {
+  if (overflow || last > (uint64_t)PTRDIFF_MAX) { /* INT64_MAX, or a 32-bit address space */
     m->errors |= bit(C10C_STATUS_OVERFLOW);
     return;
   }

@@ -35,7 +35,11 @@
 enum { MiB = 1 << 20, STREAMS = 4, MAX_LIVE = 64, MAX_RANGES = 1024, MAX_DEVICES = 3 };
 
 /* Fabricated addresses stay below this, so that no range the engine computes wraps. */
+#if UINTPTR_MAX < UINT64_MAX
+#define ADDRESS_LIMIT ((uintptr_t)0xF0000000u) /* 32 bits: 256 MiB to 3.75 GiB */
+#else
 #define ADDRESS_LIMIT ((uintptr_t)1 << 62)
+#endif
 
 /* ---- the fake backend ---- */
 
@@ -871,8 +875,9 @@ static size_t fuzz_capacity(fuzz_input *in) {
     case 2: { /* the extremes; between 64 GiB and 8 EiB only what fits 64 GiB (the page table
                * of an expandable segment would be megabytes or more, which only slows the
                * fuzzer; above 8 EiB the engine refuses to make one) */
-      size_t v = (size_t)fuzz_int64(in);
-      return v > ((size_t)1 << 36) && v < ((size_t)1 << 63) ? v % ((size_t)1 << 36) : v;
+      uint64_t v = (uint64_t)fuzz_int64(in);
+      v = v > ((uint64_t)1 << 36) && v < ((uint64_t)1 << 63) ? v % ((uint64_t)1 << 36) : v;
+      return v > SIZE_MAX ? SIZE_MAX : (size_t)v; /* 32 bits: the address space's extreme */
     }
     default: return 256 * (size_t)MiB;
   }

@@ -265,11 +265,14 @@ static void keep(state *s, c10c_tensor *t, int storage, c10c_dtype dtype, const 
   if (addr != NULL) {
     int64_t idx[MAX_DIMS] = {0};
     for (int64_t k = 0; k < numel; k++) {
-      fuzz_wide off = c10c_tensor_storage_offset(t); /* exact, whatever the library's strides */
-      for (size_t d = 0; d < ndim; d++) off += (fuzz_wide)idx[d] * tst[d];
-      FUZZ_CHECK(off * (fuzz_wide)item == addr[k],
+      /* exact, whatever the library's strides */
+      fuzz_wide off = fuzz_wide_of(c10c_tensor_storage_offset(t));
+      for (size_t d = 0; d < ndim; d++)
+        off = fuzz_wide_add(off, fuzz_wide_mul(fuzz_wide_of(idx[d]), fuzz_wide_of(tst[d])));
+      fuzz_wide at = fuzz_wide_mul(off, fuzz_wide_of((int64_t)item));
+      FUZZ_CHECK(fuzz_wide_cmp(at, fuzz_wide_of(addr[k])) == 0,
                  "%s: element %lld is at byte %lld, the model says %lld", op, (long long)k,
-                 (long long)(off * (fuzz_wide)item), (long long)addr[k]);
+                 (long long)fuzz_wide_low(at), (long long)addr[k]);
       next_index(idx, sizes, ndim);
     }
   }
@@ -330,10 +333,13 @@ static int64_t *remap(const tensor_model *base, const int64_t *sizes, size_t ndi
  * exact, saturating at 2^100 (which no storage holds) so that the model itself cannot overflow. */
 static fuzz_wide model_end(const int64_t *sizes, const int64_t *strides, size_t k, int64_t offset,
                            size_t item) {
-  const fuzz_wide cap = (fuzz_wide)1 << 100;
-  fuzz_wide last = offset;
-  for (size_t i = 0; i < k && last < cap; i++) last += (fuzz_wide)(sizes[i] - 1) * strides[i];
-  return last < cap ? (last + 1) * (fuzz_wide)item : cap;
+  const fuzz_wide cap = fuzz_wide_pow2(100);
+  fuzz_wide last = fuzz_wide_of(offset);
+  for (size_t i = 0; i < k && fuzz_wide_cmp(last, cap) < 0; i++)
+    last = fuzz_wide_add(last, fuzz_wide_mul(fuzz_wide_of(sizes[i] - 1), fuzz_wide_of(strides[i])));
+  return fuzz_wide_cmp(last, cap) < 0
+             ? fuzz_wide_mul(fuzz_wide_add(last, fuzz_wide_of(1)), fuzz_wide_of((int64_t)item))
+             : cap;
 }
 
 static int64_t wrap_dim(int64_t d, int64_t n) { return d < 0 ? d + (n > 0 ? n : 1) : d; }
@@ -818,15 +824,17 @@ static void do_view(state *s, int bi) {
       int64_t max = n == 0 ? 1 : b->sizes[dim];
       if ((must_fail = size > max)) break;
       /* windows start at 0, step, 2 * step, ... while a whole window fits */
-      fuzz_wide windows = n == 0 ? 1 : ((fuzz_wide)b->sizes[dim] - size) / step + 1;
-      if ((must_fail = windows > INT64_MAX)) {
+      /* (0 <= size <= sizes[dim]: the difference fits; one more window may not) */
+      fuzz_wide windows =
+          fuzz_wide_add(fuzz_wide_of(n == 0 ? 0 : (b->sizes[dim] - size) / step), fuzz_wide_of(1));
+      if ((must_fail = fuzz_wide_cmp(windows, fuzz_wide_of(INT64_MAX)) > 0)) {
         FUZZ_CHECK(st == C10C_STATUS_OVERFLOW, "unfold into more than INT64_MAX windows: %s",
                    c10c_status_name(st));
         break;
       }
       r.ndim = (size_t)n + 1;
       r.sizes[n] = size;
-      if (n > 0) r.sizes[dim] = (int64_t)windows;
+      if (n > 0) r.sizes[dim] = fuzz_wide_low(windows);
       must_succeed = (small(b) && step < (INT64_C(1) << 30)) || (n == 0 && b->numel > 0);
       unfold_ctx c = {.base_ndim = (size_t)n, .dim = dim, .step = step};
       r.addr = remap(b, r.sizes, r.ndim, map_unfold, &c);
@@ -856,8 +864,9 @@ static void do_view(state *s, int bi) {
         FUZZ_CHECK(st != C10C_STATUS_OK, "as_strided accepted a negative size, stride or offset");
         break;
       }
-      fuzz_wide need = empty ? 0 : model_end(sizes, strides, k, offset, item);
-      bool fits = need <= c10c_storage_nbytes(c10c_tensor_storage(b->handle));
+      fuzz_wide need = empty ? fuzz_wide_of(0) : model_end(sizes, strides, k, offset, item);
+      bool fits = fuzz_wide_cmp(
+                      need, fuzz_wide_of(c10c_storage_nbytes(c10c_tensor_storage(b->handle)))) <= 0;
       if (!fits) {
         FUZZ_CHECK(st != C10C_STATUS_OK, "as_strided accepted a view past its storage");
         break;
@@ -1138,14 +1147,16 @@ static void check_data_pointer(state *s, int ti) {
     return;
   }
   const char *base = c10c_storage_data(m->handle);
-  fuzz_wide first =
-      (fuzz_wide)c10c_tensor_storage_offset(t->handle) * (fuzz_wide)c10c_dtype_itemsize(t->dtype);
-  if (base == NULL || first > m->nbytes) {
+  fuzz_wide first = fuzz_wide_mul(fuzz_wide_of(c10c_tensor_storage_offset(t->handle)),
+                                  fuzz_wide_of((int64_t)c10c_dtype_itemsize(t->dtype)));
+  if (base == NULL || fuzz_wide_cmp(first, fuzz_wide_of(m->nbytes)) > 0) {
     FUZZ_CHECK(p == NULL, "data points outside its storage");
     return;
   }
-  FUZZ_CHECK(p == base + (int64_t)first, "data is not the first element's address");
-  if (t->numel > 0) FUZZ_CHECK(first == t->addr[0], "the first element is not at data");
+  FUZZ_CHECK(p == base + fuzz_wide_low(first), "data is not the first element's address");
+  if (t->numel > 0)
+    FUZZ_CHECK(fuzz_wide_cmp(first, fuzz_wide_of(t->addr[0])) == 0,
+               "the first element is not at data");
   FUZZ_CHECK(c10c_tensor_nbytes(t->handle) == t->numel * (int64_t)c10c_dtype_itemsize(t->dtype),
              "nbytes");
 }
@@ -1167,11 +1178,11 @@ static void check_metadata(state *s, int ti) {
   /* c10's row-major contiguity: the dims of size > 1, from the last, have strides 1, s1, s1*s2 */
   const int64_t *sizes = c10c_tensor_sizes(t->handle), *strides = c10c_tensor_strides(t->handle);
   bool contiguous = true;
-  fuzz_wide expected = 1;
+  fuzz_wide expected = fuzz_wide_of(1);
   for (int64_t k = n; k-- > 0 && t->numel > 0;) {
     if (sizes[k] == 1) continue;
-    contiguous &= strides[k] == expected;
-    expected *= sizes[k];
+    contiguous &= fuzz_wide_cmp(fuzz_wide_of(strides[k]), expected) == 0;
+    expected = fuzz_wide_mul(expected, fuzz_wide_of(sizes[k]));
   }
   bool answer = false;
   FUZZ_CHECK(c10c_tensor_is_contiguous(&answer, t->handle, C10C_MEMORY_FORMAT_CONTIGUOUS) == 0 &&
@@ -1333,7 +1344,8 @@ static void make_tensor(state *s) {
     valid &= sizes[i] >= 0 && strides[i] >= 0;
     empty |= sizes[i] == 0;
   }
-  bool fits = valid && (empty || model_end(sizes, strides, k, offset, item) <= m->nbytes);
+  bool fits = valid && (empty || fuzz_wide_cmp(model_end(sizes, strides, k, offset, item),
+                                               fuzz_wide_of(m->nbytes)) <= 0);
   int64_t numel = product(sizes, k);
   if (!fits || numel < 0) {
     FUZZ_CHECK(st != C10C_STATUS_OK, "a tensor past its storage (or of negative size) was made");

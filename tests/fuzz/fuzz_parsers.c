@@ -580,9 +580,9 @@ static void fuzz_cpu_config(fuzz_input *in) {
   c10c__cpu_alloc_config cfg = start;
   c10c_status st = c10c__parse_cpu_alloc_config(text, &cfg, msg, msg_size);
   if (st == C10C_STATUS_OK) {
-    FUZZ_CHECK(
-        cfg.max_cached_bytes == start.max_cached_bytes || cfg.max_cached_bytes <= ((size_t)1 << 50),
-        "max_cached_bytes %zu", cfg.max_cached_bytes);
+    FUZZ_CHECK(cfg.max_cached_bytes == start.max_cached_bytes ||
+                   (uint64_t)cfg.max_cached_bytes <= ((uint64_t)1 << 50),
+               "max_cached_bytes %zu", cfg.max_cached_bytes);
     FUZZ_CHECK(cfg.fill >= C10C__FILL_NONE && cfg.fill <= C10C__FILL_JUNK, "fill %d", cfg.fill);
     c10c__cpu_alloc_config again = cfg;
     FUZZ_CHECK(c10c__parse_cpu_alloc_config(text, &again, msg, msg_size) == C10C_STATUS_OK &&

@@ -42,10 +42,13 @@ static void check_plan(const c10c__plan *p) {
     if (p->offsets[i] == C10C__PLAN_UNPLANNED) continue;
     planned++;
     FUZZ_CHECK(!r->skip && r->size > 0 && r->stream < p->nstreams, "request %zu planned", i);
-    fuzz_wide block = ((fuzz_wide)r->size + 511) / 512 * 512;
-    FUZZ_CHECK(p->block[i] == (uint64_t)block, "block %zu", i);
+    /* the size rounded up to 512 bytes, exactly (it may pass 64 bits: the 65th is "wide") */
+    uint64_t blocks = r->size / 512 + (r->size % 512 != 0), block = blocks * 512;
+    bool wide = blocks > UINT64_MAX / 512;
+    FUZZ_CHECK(p->block[i] == block, "block %zu", i);
     FUZZ_CHECK(p->offsets[i] % 512 == 0, "offset %zu aligned", i);
-    FUZZ_CHECK((fuzz_wide)p->offsets[i] + block <= (fuzz_wide)p->arena, "request %zu in arena", i);
+    FUZZ_CHECK(!wide && p->offsets[i] <= p->arena && block <= p->arena - p->offsets[i],
+               "request %zu in arena", i);
   }
   FUZZ_CHECK(p->planned == planned, "planned %zu, model %zu", p->planned, planned);
   if (n > MAX_MODEL) return;
