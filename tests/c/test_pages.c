@@ -5,14 +5,25 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
-#include <unistd.h>
 
 #include "harness.h"
 #include "sysmem.h"
 
+#ifdef _WIN32
+#include "os_compat.h"
+static size_t system_page_size(void) {
+  SYSTEM_INFO info;
+  GetSystemInfo(&info);
+  return info.dwPageSize;
+}
+#else
+#include <unistd.h>
+static size_t system_page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+#endif
+
 TEST(the_page_size_is_the_systems_and_a_power_of_two) {
   size_t page = c10c__page_size();
-  ASSERT_EQ(page, sysconf(_SC_PAGESIZE));
+  ASSERT_EQ(page, system_page_size());
   ASSERT_TRUE(page >= 4096 && (page & (page - 1)) == 0);
   const char *expect = getenv("C10C_TEST_EXPECT_PAGE_SIZE");
   if (expect != NULL) ASSERT_EQ(page, strtoll(expect, NULL, 10));
