@@ -4,12 +4,18 @@
 # needs is missing from the sdist.
 #
 #   bash tests/cross/sdist.sh [OUT]     (default OUT: build/sdist-check)
+#   bash tests/cross/sdist.sh --installed [OUT]
+#                                      compares with the pyc10 installed in this environment
+#                                      (from this checkout, as CI's README step installs it)
+#                                      instead of building a second wheel from the checkout
 #
 # Runs in the current Python environment without build isolation (it needs meson-python, meson,
 # ninja and cffi, as '.[test]' installs them); builds into OUT, leaves the sdist and both wheels
 # there, and exits 1 listing the files that differ.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+installed=0
+if [ "${1:-}" = --installed ]; then installed=1; shift; fi
 out=${1:-build/sdist-check}
 rm -rf "$out"
 mkdir -p "$out/sdist" "$out/from-sdist" "$out/from-checkout"
@@ -30,10 +36,24 @@ wheel() { # wheel SOURCE DIR
   python -m pip wheel -q --no-deps --no-build-isolation -Ccompile-args=-j2 -w "$2" "$1"
 }
 wheel "$sdist" "$out/from-sdist"
-wheel . "$out/from-checkout"
 list() { python -m zipfile -l "$1"/pyc10-*.whl | awk 'NR > 1 { print $1 }' | sort; }
 list "$out/from-sdist" >"$out/from-sdist.txt"
-list "$out/from-checkout" >"$out/from-checkout.txt"
+if [ $installed = 1 ]; then
+  # the installed files as the wheel had them: RECORD less what pip adds at install time
+  python - >"$out/from-checkout.txt" <<'PY'
+import importlib.metadata as md
+
+dist = md.distribution("pyc10")
+added = {"INSTALLER", "REQUESTED", "direct_url.json"}
+for f in sorted(str(p) for p in dist.files or []):
+    if "__pycache__" in f or f.rsplit("/", 1)[-1] in added or f.startswith(".."):
+        continue
+    print(f)
+PY
+else
+  wheel . "$out/from-checkout"
+  list "$out/from-checkout" >"$out/from-checkout.txt"
+fi
 if ! diff -u "$out/from-checkout.txt" "$out/from-sdist.txt"; then
   echo "sdist.sh: the wheel built from the sdist differs from the checkout's (- checkout, + sdist)"
   exit 1
