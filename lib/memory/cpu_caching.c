@@ -30,8 +30,8 @@ enum {
   MAX_CLASSES = 168,  /* up to 2^47 bytes */
   FLUSH_BYTES = 64 << 10,
 };
-#define SMALL_MAX       ((size_t)256 << 10)
-#define HUGE_THRESHOLD  ((size_t)2 << 20)
+#define SMALL_MAX      ((size_t)256 << 10)
+#define HUGE_THRESHOLD ((size_t)2 << 20)
 #if SIZE_MAX > UINT32_MAX
 #define LARGEST_REQUEST ((size_t)1 << 47)
 #else
