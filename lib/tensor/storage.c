@@ -81,11 +81,13 @@ static c10c_status negative_size(int64_t nbytes) {
  * truncate the request, so it is out of memory before any allocator sees it. */
 static c10c_status check_nbytes(int64_t nbytes) {
   if (nbytes < 0) return negative_size(nbytes);
+#if PTRDIFF_MAX < INT64_MAX /* 64-bit: every non-negative int64 is below it, nothing to check */
   if ((uint64_t)nbytes > (uint64_t)PTRDIFF_MAX)
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
                       "can't allocate memory: you tried to allocate %lld bytes, more than one "
                       "allocation can span in this %d-bit process (at most %lld bytes)",
                       (long long)nbytes, (int)(8 * sizeof(void *)), (long long)PTRDIFF_MAX);
+#endif
   return C10C_STATUS_OK;
 }
 
