@@ -484,17 +484,13 @@ def _strip_names(node: Any) -> None:
             inner.declname = None
 
 
-def signatures(include_dir: Path, cc: list[str]) -> list[str]:
-    """'func NAME = TYPE (PARAMETER TYPES)' of every public function, parameter names left out.
+def _parse_public_headers(include_dir: Path, cc: list[str]) -> tuple[Any, Any]:
+    """The public headers, preprocessed by cc, as a pycparser AST and a C writer.
 
-    abidiff does not report every signature change (two pointer parameters swapped, for
-    instance, passed it as 'filtered out'), so the snapshot records them as the headers write
-    them, typedef names kept.
+    Declarations only (-DC10C_CDEF); the writer turns the AST's nodes back into C.
     """
-    c_ast = importlib.import_module("pycparser.c_ast")
     c_generator = importlib.import_module("pycparser.c_generator")
     c_parser = importlib.import_module("pycparser.c_parser")
-
     _, src = _public_headers(include_dir)
     text = subprocess.run(
         [*cc, "-E", "-P", "-DC10C_CDEF", "-std=c11", "-I", str(include_dir), "-x", "c", "-"],
@@ -504,8 +500,18 @@ def signatures(include_dir: Path, cc: list[str]) -> list[str]:
         text=True,
     ).stdout
     preamble = "".join(f"typedef int {t};\n" for t in _STD_TYPES)
-    ast = c_parser.CParser().parse(preamble + text)
-    gen = c_generator.CGenerator()
+    return c_parser.CParser().parse(preamble + text), c_generator.CGenerator()
+
+
+def signatures(include_dir: Path, cc: list[str]) -> list[str]:
+    """'func NAME = TYPE (PARAMETER TYPES)' of every public function, parameter names left out.
+
+    abidiff does not report every signature change (two pointer parameters swapped, for
+    instance, passed it as 'filtered out'), so the snapshot records them as the headers write
+    them, typedef names kept.
+    """
+    c_ast = importlib.import_module("pycparser.c_ast")
+    ast, gen = _parse_public_headers(include_dir, cc)
     out = []
     for decl in ast.ext:
         if isinstance(decl, c_ast.Decl) and isinstance(decl.type, c_ast.FuncDecl):
@@ -524,20 +530,7 @@ def function_facts(include_dir: Path, cc: list[str]) -> list[Fact]:
     type long, or a struct passed by value, would differ between targets).
     """
     c_ast = importlib.import_module("pycparser.c_ast")
-    c_generator = importlib.import_module("pycparser.c_generator")
-    c_parser = importlib.import_module("pycparser.c_parser")
-
-    _, src = _public_headers(include_dir)
-    text = subprocess.run(
-        [*cc, "-E", "-P", "-DC10C_CDEF", "-std=c11", "-I", str(include_dir), "-x", "c", "-"],
-        input=src,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    preamble = "".join(f"typedef int {t};\n" for t in _STD_TYPES)
-    ast = c_parser.CParser().parse(preamble + text)
-    gen = c_generator.CGenerator()
+    ast, gen = _parse_public_headers(include_dir, cc)
     facts: list[Fact] = []
     for decl in ast.ext:
         if not (isinstance(decl, c_ast.Decl) and isinstance(decl.type, c_ast.FuncDecl)):
