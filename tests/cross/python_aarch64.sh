@@ -68,13 +68,13 @@ bind /dev
 mount -t tmpfs tmpfs "$root/dev/shm" && mounts+=("$root/dev/shm")
 mount -t tmpfs tmpfs "$root/tmp" && mounts+=("$root/tmp")
 # (not /sys: with the host's processor lists, torch's cpuinfo crashes under qemu; without, it
-# says so and goes on.) GLIBC_TUNABLES: libc10c.so.1 holds its thread-locals in static TLS
-# (initial-exec), and after torch's libraries the aarch64 loader has none left for its 1.1 KiB:
-# "cannot allocate memory in static TLS block" when pyc10 is imported after torch.
-tls=glibc.rtld.optional_static_tls=4096
+# says so and goes on.) No GLIBC_TUNABLES: libc10c.so.1's thread-locals sit in static TLS
+# (initial-exec), and when they took 1.1 KiB the aarch64 loader had none of its reserve left
+# after torch's libraries ("cannot allocate memory in static TLS block" importing pyc10 after
+# torch; glibc.rtld.optional_static_tls=4096 was the workaround). They take 227 bytes now
+# (the last error message moved to a per-thread heap buffer), which fits.
 in_root() {
-  chroot "$root" /usr/bin/env -i HOME=/root PATH=$venv/bin:/usr/bin:/bin LANG=C.UTF-8 \
-    GLIBC_TUNABLES=$tls "$@"
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=$venv/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"
 }
 
 # ---- the Python packages (wheels for aarch64, fetched by the host's pip, installed inside) ---------
