@@ -67,8 +67,16 @@ mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 bind /dev
 mount -t tmpfs tmpfs "$root/dev/shm" && mounts+=("$root/dev/shm")
 mount -t tmpfs tmpfs "$root/tmp" && mounts+=("$root/tmp")
-# (not /sys: with the host's processor lists, torch's cpuinfo crashes under qemu; without, it
-# says so and goes on.) No GLIBC_TUNABLES: libc10c.so.1's thread-locals sit in static TLS
+# Not the host's /sys (with it, torch's cpuinfo crashes under qemu), but its two processor lists
+# alone: without them cpuinfo cannot start on aarch64 and every torch call that asks it (Half
+# conversions among them) raises "Failed to initialize cpuinfo!". With them it reads the host's
+# /proc/cpuinfo (qemu 7 does not emulate it for aarch64) and goes on.
+mount -t tmpfs tmpfs "$root/sys" && mounts+=("$root/sys")
+mkdir -p "$root/sys/devices/system/cpu"
+for list in possible present; do
+  cp /sys/devices/system/cpu/$list "$root/sys/devices/system/cpu/$list"
+done
+# No GLIBC_TUNABLES: libc10c.so.1's thread-locals sit in static TLS
 # (initial-exec), and when they took 1.1 KiB the aarch64 loader had none of its reserve left
 # after torch's libraries ("cannot allocate memory in static TLS block" importing pyc10 after
 # torch; glibc.rtld.optional_static_tls=4096 was the workaround). They take 227 bytes now
