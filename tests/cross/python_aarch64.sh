@@ -67,25 +67,45 @@ mount -t proc proc "$root/proc" && mounts+=("$root/proc")
 bind /dev
 mount -t tmpfs tmpfs "$root/dev/shm" && mounts+=("$root/dev/shm")
 mount -t tmpfs tmpfs "$root/tmp" && mounts+=("$root/tmp")
-# (not /sys: with the host's processor lists, torch's cpuinfo crashes under qemu; without, it
-# says so and goes on.) GLIBC_TUNABLES: libc10c.so.1 holds its thread-locals in static TLS
-# (initial-exec), and after torch's libraries the aarch64 loader has none left for its 1.1 KiB:
-# "cannot allocate memory in static TLS block" when pyc10 is imported after torch.
-tls=glibc.rtld.optional_static_tls=4096
+# Not the host's /sys (with it, torch's cpuinfo crashes under qemu), but its two processor lists
+# alone: without them cpuinfo cannot start on aarch64 and every torch call that asks it (Half
+# conversions among them) raises "Failed to initialize cpuinfo!". With them it reads the host's
+# /proc/cpuinfo (qemu 7 does not emulate it for aarch64) and goes on. And each processor's
+# MIDR_EL1 as the emulated CPU reports it, which oneDNN's xbyak reads from there (else it says
+# "Can't open MIDR_EL1 sysfs entry" on stderr at every import of torch).
+mount -t tmpfs tmpfs "$root/sys" && mounts+=("$root/sys")
+cpus=$root/sys/devices/system/cpu
+mkdir -p "$cpus"
+for list in possible present; do
+  cp /sys/devices/system/cpu/$list "$cpus/$list"
+done
+if [ ! -x "$cache/midr" ]; then
+  printf '%s\n' '#include <stdio.h>' 'int main(void) { unsigned long v;' \
+    '__asm__ volatile("mrs %0, midr_el1" : "=r"(v)); printf("0x%016lx\n", v); return 0; }' |
+    aarch64-linux-gnu-gcc -static -O1 -x c -o "$cache/midr" -
+fi
+for cpu in $(seq 0 $(($(nproc --all) - 1))); do
+  mkdir -p "$cpus/cpu$cpu/regs/identification"
+  "$cache/midr" >"$cpus/cpu$cpu/regs/identification/midr_el1"
+done
+# No GLIBC_TUNABLES: libc10c.so.1's thread-locals sit in static TLS
+# (initial-exec), and when they took 1.1 KiB the aarch64 loader had none of its reserve left
+# after torch's libraries ("cannot allocate memory in static TLS block" importing pyc10 after
+# torch; glibc.rtld.optional_static_tls=4096 was the workaround). They take 227 bytes now
+# (the last error message moved to a per-thread heap buffer), which fits.
 in_root() {
-  chroot "$root" /usr/bin/env -i HOME=/root PATH=$venv/bin:/usr/bin:/bin LANG=C.UTF-8 \
-    GLIBC_TUNABLES=$tls "$@"
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=$venv/bin:/usr/bin:/bin LANG=C.UTF-8 "$@"
 }
 
 # ---- the Python packages (wheels for aarch64, fetched by the host's pip, installed inside) ---------
+pip_get() {
+  mkdir -p "$wheels"
+  python3 -m pip download -q --only-binary=:all: --python-version 3.11 \
+    --platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 \
+    --platform manylinux2014_aarch64 --platform linux_aarch64 -d "$wheels" "$@"
+}
 if [ ! -f "$root/.c10c-wheels" ]; then
   say "downloading aarch64 wheels"
-  mkdir -p "$wheels"
-  pip_get() {
-    python3 -m pip download -q --only-binary=:all: --python-version 3.11 \
-      --platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 \
-      --platform manylinux2014_aarch64 --platform linux_aarch64 -d "$wheels" "$@"
-  }
   pip_get --no-deps torch==2.13.0
   pip_get filelock 'typing-extensions>=4.10' 'setuptools>=77' 'sympy>=1.13.3' 'networkx>=2.5.1' \
     jinja2 'fsspec>=0.8.5' numpy 'cffi>=1.17' 'meson-python>=0.18' 'meson>=1.3' ninja \
@@ -97,6 +117,14 @@ if [ ! -f "$root/.c10c-venv" ]; then
   [ -x "$root$venv/bin/python" ] || in_root python3 -m venv $venv
   in_root sh -c 'python -m pip install -q --no-compile --no-index --no-deps /wheels/*.whl'
   touch "$root/.c10c-venv"
+fi
+# ruff: test_stubs.py runs gen_stubs.py --check, which formats the stubs with it (a step of its
+# own, so that roots made before it get it too)
+if [ ! -f "$root/.c10c-ruff" ]; then
+  say "ruff"
+  pip_get --no-deps 'ruff>=0.5'
+  in_root sh -c 'python -m pip install -q --no-compile --no-index --no-deps /wheels/ruff-*.whl'
+  touch "$root/.c10c-ruff"
 fi
 if [ ! -f "$root/.c10c-stubs" ]; then
   say "torch's stand-in CUDA libraries"

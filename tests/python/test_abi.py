@@ -36,7 +36,10 @@ def exported_symbols(path: str) -> dict[str, str]:
     found = {}
     for line in out.splitlines():
         f = line.split()
+        # (aarch64's linker also puts LOCAL section symbols, .init and .data, in .dynsym)
         if len(f) >= 8 and f[0].rstrip(":").isdigit() and f[6] not in ("UND", "ABS"):
+            if f[4] == "LOCAL":
+                continue
             name, _, version = f[7].replace("@@", "@").partition("@")
             found[name] = version
     return found

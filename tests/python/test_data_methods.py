@@ -5,6 +5,7 @@ self when nothing changes), exception class and, for argument errors, the messag
 from __future__ import annotations
 
 import math
+import platform
 import re
 
 import numpy as np
@@ -91,12 +92,34 @@ FILLS = [
     "x.fill_(2**62)",
     "x.zero_()",
 ]
+# Cases that convert a float the integer type cannot hold (2.0**63 to int64, -7.5 to uint16):
+# undefined in C, so torch answers what its CPU does (x86's "indefinite" most negative value;
+# aarch64's fcvtzs / fcvtzu saturate), while pyc10 gives x86-64 torch's answer on every target
+# (lib/types/convert.c). They are compared on x86 only.
+X86 = platform.machine() in {"x86_64", "AMD64", "i686", "i386"}
+OUT_OF_RANGE = {
+    ("x.fill_(2.0**63)", "int64"),
+    ("x.type('torch.UInt16Tensor')", "float32"),
+    ("x.type('torch.UInt16Tensor')", "complex64"),
+    ("x.type('torch.UInt16Tensor')", "bfloat16"),
+}
+
+
+def skip_out_of_range_off_x86(expr: str, dtype: str) -> None:
+    if not X86 and (expr, dtype) in OUT_OF_RANGE:
+        pytest.skip(
+            "an out-of-range float to integer conversion: undefined in C, torch's answer is "
+            f"this CPU's ({platform.machine()}), pyc10's is x86-64's on every target"
+        )
+
+
 FILL_DTYPES = ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool", "float16"]
 
 
 @pytest.mark.parametrize("dtype", FILL_DTYPES)
 @pytest.mark.parametrize("expr", FILLS)
 def test_fill_and_zero_agree_with_torch(expr: str, dtype: str) -> None:
+    skip_out_of_range_off_x86(expr, dtype)
     agree(expr, dtype)
 
 
@@ -263,6 +286,7 @@ TYPES = [
 @pytest.mark.parametrize("dtype", ["float32", "int64", "uint8", "complex64", "bfloat16", "bool"])
 @pytest.mark.parametrize("expr", TYPES)
 def test_type_agrees_with_torch(expr: str, dtype: str) -> None:
+    skip_out_of_range_off_x86(expr, dtype)
     agree(expr, dtype)
 
 

@@ -8,6 +8,7 @@ import random
 
 import pytest
 import torch
+from _oracle import needs_torch_cpu_build
 
 import pyc10
 
@@ -179,6 +180,7 @@ def test_index_above_127_with_explicit_index():
         pyc10.device("cuda", 2**40)
 
 
+@needs_torch_cpu_build
 def test_integer_means_the_accelerator_which_is_absent():
     check_same(0)
 

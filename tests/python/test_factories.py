@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from _oracle import needs_torch_cpu_build
 
 import pyc10
 
@@ -162,6 +163,7 @@ def test_what_pyc10_cannot_do_raises_a_clear_error(call: Any) -> None:
         call(pyc10)
 
 
+@needs_torch_cpu_build
 def test_pin_memory_without_a_driver_raises_torchs_cpu_error() -> None:
     # with the stand-in driver: tests/python/test_pinned.py
     if pyc10.cuda.is_available():

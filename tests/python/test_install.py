@@ -72,7 +72,7 @@ def editable_python(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             [
                 python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                 "--no-index", "--no-deps", "--no-build-isolation",
-                "--editable", ROOT, f"-Cbuild-dir={BUILD_DIR}",
+                "--editable", ROOT, f"--config-settings=build-dir={BUILD_DIR}",
             ],
             ROOT,
         )  # fmt: skip

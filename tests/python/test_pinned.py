@@ -15,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import torch
+from _oracle import needs_torch_cpu_build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,6 +59,7 @@ NO_DRIVER_CALLS = """
 """
 
 
+@needs_torch_cpu_build
 def test_without_a_driver_pinning_answers_as_torchs_cpu_wheel():
     expected = errors(eval(textwrap.dedent(NO_DRIVER_CALLS).strip(), {"M": torch}))
     calls = textwrap.dedent(NO_DRIVER_CALLS).strip().replace("\n", " ")
