@@ -111,11 +111,11 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
                              c10c_device_type device_type, bool resizable) {
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
-  c10c_status st = check_nbytes(nbytes);
-  if (st != C10C_STATUS_OK) return st;
+  /* one test on the hot path (the second half is false at compile time on 64-bit targets) */
+  if (nbytes < 0 || (uint64_t)nbytes > (uint64_t)PTRDIFF_MAX) return check_nbytes(nbytes);
   if (allocator == NULL) {
     /* a reference of our own (a concurrent c10c_allocator_set may drop the registry's) */
-    st = c10c_allocator_get(&allocator, device_type);
+    c10c_status st = c10c_allocator_get(&allocator, device_type);
     if (st != C10C_STATUS_OK) return st;
   } else if (c10c_allocator_device_type(allocator) != device_type) {
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "allocator '%s' serves %s memory, not %s",
@@ -132,7 +132,7 @@ c10c_status c10c_storage_new(c10c_storage **out, int64_t nbytes, c10c_allocator 
     c10c_allocator_release(allocator);
     return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory creating a storage shell");
   }
-  st = c10c_allocator_allocate(&s->data_ptr, allocator, (size_t)nbytes);
+  c10c_status st = c10c_allocator_allocate(&s->data_ptr, allocator, (size_t)nbytes);
   if (st != C10C_STATUS_OK) {
     c10c__shell_free(C10C__SHELL_STORAGE, s, sizeof *s);
     c10c_allocator_release(allocator);
