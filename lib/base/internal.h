@@ -55,4 +55,17 @@ const char *c10c__device_type_name(c10c_device_type t, bool lower_case);
 /* Checks a device type and index as every function taking a c10c_device does. */
 c10c_status c10c__check_device(c10c_device device);
 
+/* The low `bytes` bytes of v at d, least significant first, and back: the one byte order of
+ * everything libc10c writes for another process or machine to read (plan files, CUDA IPC
+ * handles), whatever the CPU's. */
+static inline void c10c__put_le(uint8_t *d, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++) d[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint64_t c10c__get_le(const uint8_t *d, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++) v |= (uint64_t)d[i] << (8 * i);
+  return v;
+}
+
 #endif /* C10C_INTERNAL_H */

@@ -46,27 +46,17 @@ typedef struct share_header {
 } share_header;
 _Static_assert(sizeof(share_header) == 24, "c10's ShareHeader on LP64");
 
-static void put_le(uint8_t *d, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; i++) d[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *d, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; i++) v |= (uint64_t)d[i] << (8 * i);
-  return v;
-}
-
 /* The header as handle bytes (little-endian) and back. */
 static void header_put(uint8_t *d, const share_header *h) {
-  put_le(d, (uint32_t)h->pid, 4);
-  put_le(d + 4, h->padding, 4);
-  put_le(d + 8, h->segment_size, 8);
-  put_le(d + 16, h->num_handles, 8);
+  c10c__put_le(d, (uint32_t)h->pid, 4);
+  c10c__put_le(d + 4, h->padding, 4);
+  c10c__put_le(d + 8, h->segment_size, 8);
+  c10c__put_le(d + 16, h->num_handles, 8);
 }
 
 static share_header header_get(const uint8_t *d) {
-  return (share_header){(int32_t)(uint32_t)get_le(d, 4), (uint32_t)get_le(d + 4, 4),
-                        get_le(d + 8, 8), get_le(d + 16, 8)};
+  return (share_header){(int32_t)(uint32_t)c10c__get_le(d, 4), (uint32_t)c10c__get_le(d + 4, 4),
+                        c10c__get_le(d + 8, 8), c10c__get_le(d + 16, 8)};
 }
 
 /* The file descriptors exported for expandable pages, one per page for as long as it is mapped
@@ -118,7 +108,7 @@ static c10c_status export_page(void *ctx, void *handle) {
     if (e != NULL) *e = (exported){h, fd, exports}, exports = e;
   }
   if (e != NULL) {
-    put_le(w->at, (uint32_t)e->fd, 4);
+    c10c__put_le(w->at, (uint32_t)e->fd, 4);
     w->at += sizeof(int32_t);
   }
   c10c__mutex_unlock(&exports_lock);
@@ -272,7 +262,8 @@ static c10c_status open_expandable(mapping *m) {
                                     "cuMemAddressReserve");
   size_t imported = 0, mapped = 0;
   for (; st == C10C_STATUS_OK && imported < m->npages; imported++) {
-    int32_t fd = (int32_t)(uint32_t)get_le(m->key + 2 + sizeof h + imported * sizeof(int32_t), 4);
+    int32_t fd =
+        (int32_t)(uint32_t)c10c__get_le(m->key + 2 + sizeof h + imported * sizeof(int32_t), 4);
     int mine;
     err = c10c__pidfd_getfd(&mine, pidfd, fd);
     if (err != 0) {

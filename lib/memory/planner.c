@@ -839,16 +839,6 @@ static uint64_t fnv1a(const uint8_t *d, size_t n) {
   return h;
 }
 
-static void put_le(uint8_t *d, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; i++) d[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *d, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; i++) v |= (uint64_t)d[i] << (8 * i);
-  return v;
-}
-
 c10c_status c10c__plan_write(const c10c__plan *plan, const char *path) {
   if (plan == NULL) return c10c__null_argument(__func__, "plan");
   if (path == NULL) return c10c__null_argument(__func__, "path");
@@ -860,22 +850,22 @@ c10c_status c10c__plan_write(const c10c__plan *plan, const char *path) {
   uint8_t *d = c10c__malloc(bytes);
   if (!d) return oom("c10c__plan_write");
   memcpy(d, plan_magic, 8);
-  put_le(d + 8, PLAN_VERSION, 4);
-  put_le(d + 12, (uint32_t)plan->device, 4);
-  put_le(d + 16, plan->nstreams, 4);
-  put_le(d + 20, n, 8);
-  put_le(d + 28, plan->arena, 8);
+  c10c__put_le(d + 8, PLAN_VERSION, 4);
+  c10c__put_le(d + 12, (uint32_t)plan->device, 4);
+  c10c__put_le(d + 16, plan->nstreams, 4);
+  c10c__put_le(d + 20, n, 8);
+  c10c__put_le(d + 28, plan->arena, 8);
   uint8_t *q = d + HEADER_BYTES;
   for (size_t i = 0; i < n; i++, q += RECORD_BYTES) {
     const c10c__plan_request *r = &plan->requests[i];
-    put_le(q, r->size, 8);
-    put_le(q + 8, r->alloc, 8);
-    put_le(q + 16, r->free, 8);
-    put_le(q + 24, r->stream, 4);
+    c10c__put_le(q, r->size, 8);
+    c10c__put_le(q + 8, r->alloc, 8);
+    c10c__put_le(q + 16, r->free, 8);
+    c10c__put_le(q + 24, r->stream, 4);
     q[28] = r->skip ? 1 : 0;
-    put_le(q + 29, plan->offsets[i], 8);
+    c10c__put_le(q + 29, plan->offsets[i], 8);
   }
-  put_le(q, fnv1a(d, bytes - CHECKSUM_BYTES), 8);
+  c10c__put_le(q, fnv1a(d, bytes - CHECKSUM_BYTES), 8);
   FILE *f = fopen(path, "wb");
   if (!f) {
     int err = errno;
@@ -904,14 +894,14 @@ static c10c_status parse(c10c__plan **out, const uint8_t *d, size_t n, const cha
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: not a plan file (bad magic)", what);
   }
   if (n < 12) return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: truncated (%zu bytes)", what, n);
-  uint32_t version = (uint32_t)get_le(d + 8, 4);
+  uint32_t version = (uint32_t)c10c__get_le(d + 8, 4);
   if (version != PLAN_VERSION)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "%s is version %u; this library reads version %d", what, (unsigned)version,
                       PLAN_VERSION);
   if (n < HEADER_BYTES)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: truncated (%zu bytes)", what, n);
-  uint64_t count = get_le(d + 20, 8);
+  uint64_t count = c10c__get_le(d + 20, 8);
   if (count > MAX_REQUESTS || count > (SIZE_MAX - HEADER_BYTES - CHECKSUM_BYTES) / RECORD_BYTES ||
       count > SIZE_MAX / sizeof(c10c__plan_request))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -924,7 +914,7 @@ static c10c_status parse(c10c__plan **out, const uint8_t *d, size_t n, const cha
   if (n > want)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: %zu trailing bytes after the plan", what,
                       n - want);
-  if (get_le(d + want - CHECKSUM_BYTES, 8) != fnv1a(d, want - CHECKSUM_BYTES))
+  if (c10c__get_le(d + want - CHECKSUM_BYTES, 8) != fnv1a(d, want - CHECKSUM_BYTES))
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: bad checksum (the file is damaged)", what);
   c10c__plan *p = c10c__calloc(1, sizeof *p);
   size_t cn = count ? (size_t)count : 1;
@@ -936,24 +926,24 @@ static c10c_status parse(c10c__plan **out, const uint8_t *d, size_t n, const cha
     c10c__plan_destroy(p);
     return oom(what);
   }
-  p->device = (int32_t)(uint32_t)get_le(d + 12, 4);
-  p->nstreams = (uint32_t)get_le(d + 16, 4);
+  p->device = (int32_t)(uint32_t)c10c__get_le(d + 12, 4);
+  p->nstreams = (uint32_t)c10c__get_le(d + 16, 4);
   p->count = (size_t)count;
-  p->arena = get_le(d + 28, 8);
+  p->arena = c10c__get_le(d + 28, 8);
   const uint8_t *q = d + HEADER_BYTES;
   for (size_t i = 0; i < p->count; i++, q += RECORD_BYTES) {
     c10c__plan_request *r = &p->requests[i];
-    r->size = get_le(q, 8);
-    r->alloc = get_le(q + 8, 8);
-    r->free = get_le(q + 16, 8);
-    r->stream = (uint32_t)get_le(q + 24, 4);
+    r->size = c10c__get_le(q, 8);
+    r->alloc = c10c__get_le(q + 8, 8);
+    r->free = c10c__get_le(q + 16, 8);
+    r->stream = (uint32_t)c10c__get_le(q + 24, 4);
     if (q[28] > 1) {
       c10c__plan_destroy(p);
       return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "%s: request %zu's skip flag is %u", what, i,
                         (unsigned)q[28]);
     }
     r->skip = q[28] == 1;
-    p->offsets[i] = get_le(q + 29, 8);
+    p->offsets[i] = c10c__get_le(q + 29, 8);
   }
   c10c_status st = prepare(p, what);
   if (st != C10C_STATUS_OK) {
@@ -1021,7 +1011,7 @@ c10c_status c10c__plan_read(c10c__plan **out, const char *path) {
       break;
     }
     if (want == SIZE_MAX && len >= HEADER_BYTES && memcmp(d, plan_magic, 8) == 0) {
-      uint64_t count = get_le(d + 20, 8);
+      uint64_t count = c10c__get_le(d + 20, 8);
       if (count <= MAX_REQUESTS &&
           count <= (SIZE_MAX - HEADER_BYTES - CHECKSUM_BYTES - 1) / RECORD_BYTES)
         want = HEADER_BYTES + RECORD_BYTES * (size_t)count + CHECKSUM_BYTES + 1;
