@@ -607,8 +607,6 @@ c10c_status c10c_cuda_set_memory_fraction(double fraction, c10c_device_index dev
   if (st == C10C_STATUS_OK) st = c10c__cuda_resolve(&device);
   size_t free_bytes = 0, total = 0;
   if (st == C10C_STATUS_OK) st = segment_mem_info(NULL, device, &free_bytes, &total);
-  /* the product rounded to a double first, as on every target (x87 would keep 80 bits) */
-  if (st == C10C_STATUS_OK)
-    c10c__engine_set_limit(e, device, (size_t)(double)(fraction * (double)total));
+  if (st == C10C_STATUS_OK) c10c__engine_set_limit(e, device, c10c__fraction_of(fraction, total));
   return st;
 }

@@ -668,8 +668,7 @@ static bool release_available(c10c__engine *e, int device, bool small, size_t si
 static void garbage_collect(c10c__engine *e, int device) {
   device_state *d = &e->state[device];
   size_t reserved = (size_t)d->stats.reserved_bytes[C10C_STAT_ALL].current;
-  /* the product rounded to a double first, as on every target (x87 would keep 80 bits) */
-  size_t threshold = (size_t)(double)(e->config.garbage_collection_threshold * (double)d->allowed);
+  size_t threshold = c10c__fraction_of(e->config.garbage_collection_threshold, d->allowed);
   if (reserved <= threshold) return;
   size_t target = reserved - threshold, reclaimed = 0;
   uint64_t total_age = 0;

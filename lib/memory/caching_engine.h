@@ -161,6 +161,12 @@ c10c_status c10c__engine_record_history(c10c__engine *engine, size_t max_entries
  * reserved_bytes. */
 c10c_status c10c__engine_snapshot(c10c__engine *engine, char **out, size_t *len);
 
+/* fraction × total bytes as a size, the product rounded to a double first: x87 (i686) keeps 80
+ * bits and would truncate to another size, and limits must be the same on every target. */
+static inline size_t c10c__fraction_of(double fraction, uint64_t total) {
+  return (size_t)(double)(fraction * (double)total);
+}
+
 /* Caps the bytes the device's segments may reserve (set_per_process_memory_fraction): a
  * segment past it is treated as the device being full (cache released, retried, then OOM). */
 void c10c__engine_set_limit(c10c__engine *engine, int device, size_t bytes);

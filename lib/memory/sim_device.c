@@ -206,8 +206,7 @@ c10c_status c10c_sim_device_set_memory_fraction(c10c_sim_device *d, double fract
   if (!(fraction >= 0.0 && fraction <= 1.0)) /* NaN too */
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "Invalid fraction value: %.17g. Allowed range: 0~1", fraction);
-  /* the product rounded to a double first, as on every target (x87 would keep 80 bits) */
-  c10c__engine_set_limit(d->engine, 0, (size_t)(double)(fraction * (double)d->capacity));
+  c10c__engine_set_limit(d->engine, 0, c10c__fraction_of(fraction, d->capacity));
   return C10C_STATUS_OK;
 }
 

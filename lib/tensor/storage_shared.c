@@ -504,12 +504,9 @@ c10c_status c10c_storage_new_from_file(c10c_storage **out, const char *filename,
   c10c_status st = C10C_STATUS_OK;
   c10c__fd_info info;
   err = c10c__fd_stat(&info, fd);
-  if (nbytes < 0) { /* torch's mmap of (size_t)-1 */
-    st = c10c__fail(C10C_STATUS_ERROR,
-                    "unable to mmap %lld bytes from file <%s>: Cannot allocate memory (12)",
-                    (long long)nbytes, filename);
-  } else if ((uint64_t)nbytes > (uint64_t)PTRDIFF_MAX) {
-    /* beyond one mapping (32-bit): mmap's ENOMEM, said before the file grows for it */
+  if (nbytes < 0 || (uint64_t)nbytes > (uint64_t)PTRDIFF_MAX) {
+    /* torch's mmap of (size_t)-1, or beyond one mapping (32-bit): mmap's ENOMEM, said before
+     * the file grows for it */
     st = c10c__fail(C10C_STATUS_ERROR,
                     "unable to mmap %lld bytes from file <%s>: Cannot allocate memory (12)",
                     (long long)nbytes, filename);
