@@ -171,9 +171,9 @@ struct thread_cache {
 /* initial-exec: the fast path reads these with one instruction instead of calling
  * __tls_get_addr (as glibc's, jemalloc's and mimalloc's thread caches do); with glibc only
  * (C10C__TLS_FAST in internal.h). */
-#define TLS_FAST C10C__TLS_FAST
-static _Thread_local thread_cache *my_cache TLS_FAST;
-static _Thread_local bool my_cache_failed TLS_FAST; /* none could be made: use the central cache */
+static _Thread_local thread_cache *my_cache C10C__TLS_FAST;
+static _Thread_local bool my_cache_failed
+    C10C__TLS_FAST; /* none could be made: use the central cache */
 static c10c__tls_key cache_key;
 static c10c__once key_once = C10C__ONCE_INIT;
 static bool key_ok;

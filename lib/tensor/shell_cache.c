@@ -30,15 +30,13 @@ enum { CACHING_POSSIBLE = 0 };
 enum { CACHING_POSSIBLE = 1 };
 #endif
 
-#define TLS_FAST C10C__TLS_FAST
-
 enum { CAP = 64 };
 
 typedef enum thread_state { FRESH, CACHING, EXITED } thread_state;
 
-static _Thread_local void *heads[C10C__SHELL_KINDS] TLS_FAST;
-static _Thread_local uint32_t counts[C10C__SHELL_KINDS] TLS_FAST;
-static _Thread_local unsigned char state TLS_FAST; /* a thread_state */
+static _Thread_local void *heads[C10C__SHELL_KINDS] C10C__TLS_FAST;
+static _Thread_local uint32_t counts[C10C__SHELL_KINDS] C10C__TLS_FAST;
+static _Thread_local unsigned char state C10C__TLS_FAST; /* a thread_state */
 static c10c__tls_key exit_key;
 static c10c__once key_once = C10C__ONCE_INIT;
 static bool key_ok;

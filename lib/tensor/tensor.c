@@ -39,9 +39,7 @@ struct c10c_tensor {
 
 _Static_assert(sizeof(struct c10c_tensor) <= 144, "smaller than c10's 176-byte TensorImpl");
 
-#define TLS_FAST C10C__TLS_FAST /* one load, no __tls_get_addr (glibc) */
-
-static _Thread_local bool inference_mode TLS_FAST;
+static _Thread_local bool inference_mode C10C__TLS_FAST;
 
 bool c10c_inference_mode_set(bool enabled) {
   bool previous = inference_mode;
