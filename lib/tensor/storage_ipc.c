@@ -81,9 +81,13 @@ static int counter_map_create(void **out, char name[C10C_CUDA_IPC_NAME_SIZE]) {
 }
 
 /* Unmaps the file; the last process to do so unlinks its name. */
-static void counter_map_drop(void *map, const char *name) {
+static void counter_map_release(void *map, const char *name) {
   if (atomic_fetch_sub_explicit((_Atomic int32_t *)map, 1, memory_order_acq_rel) == 1)
     c10c__shm_unlink(name);
+}
+
+static void counter_map_drop(void *map, const char *name) {
+  counter_map_release(map, name);
   c10c__os_unmap(map, FILE_BYTES);
 }
 
@@ -103,8 +107,10 @@ static int counter_add(const char *name, int64_t index, int64_t delta) {
 typedef struct counter_file {
   char name[C10C_CUDA_IPC_NAME_SIZE];
   void *map;
-  int64_t next; /* the next unused counter */
-  int64_t used; /* sent data alive with a counter here */
+  int64_t next;  /* the next unused counter */
+  int64_t used;  /* sent data alive with a counter here */
+  int64_t owner; /* the process counted in the header (not a forked child's copy); -1 released */
+  struct counter_file *older, *newer; /* the files this process maps */
 } counter_file;
 
 typedef struct sent_data {
@@ -121,14 +127,40 @@ enum { MAXIMUM_EVENTS = 1000 };
 
 static c10c__mutex lock = C10C__MUTEX_INIT;
 static counter_file *current_file;
+static counter_file *files; /* newest first */
 static sent_data *limbo;
 static int64_t limbo_count;
 static int events_in_use;
 
 static void file_drop(counter_file *f) {
-  counter_map_drop(f->map, f->name);
+  if (f->owner == c10c__process_id()) counter_map_release(f->map, f->name);
+  c10c__os_unmap(f->map, FILE_BYTES);
+  if (f->newer != NULL)
+    f->newer->older = f->older;
+  else
+    files = f->older;
+  if (f->older != NULL) f->older->newer = f->newer;
   c10c__free(f);
 }
+
+/* ~CudaIPCGlobalEntities: at exit (or when a host unloads the library) an unused current file
+ * goes, and this process stops counting in the others, so that a name outlives it only while a
+ * consumer maps it (before, every producer left its last file in /dev/shm). Files in use stay
+ * mapped for frees that come later; their consumers' decrements then find no name, as when
+ * the producer is killed. A forked child never counted itself in its parent's files. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void release_files_at_exit(void) {
+  c10c__mutex_lock(&lock);
+  if (current_file != NULL && current_file->used == 0) file_drop(current_file);
+  current_file = NULL;
+  int64_t me = files != NULL ? c10c__process_id() : -1;
+  for (counter_file *f = files; f != NULL; f = f->older) {
+    if (f->owner == me) counter_map_release(f->map, f->name);
+    f->owner = -1;
+  }
+  c10c__mutex_unlock(&lock);
+}
+#endif
 
 /* A fresh counter set to 1 (the consumer's reference) in the current file (lock held). */
 static c10c_status take_counter(sent_data *sd) {
@@ -144,6 +176,10 @@ static c10c_status take_counter(sent_data *sd) {
                         "%s (%d)",
                         c10c__errno_text(err, text, sizeof text), err);
     }
+    f->owner = c10c__process_id();
+    f->older = files;
+    if (files != NULL) files->newer = f;
+    files = f;
     if (current_file != NULL && current_file->used == 0) file_drop(current_file);
     current_file = f;
   }

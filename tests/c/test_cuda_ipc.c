@@ -5,6 +5,7 @@
  * other process is this executable run again ("child MODE INFO HANDLE"), sharing the stand-in's
  * clock through C10C_STUB_CLOCK. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -293,9 +294,25 @@ static bool counter_file_refused(c10c_storage *s, const char *name) {
   return rename(saved, path) == 0 && ok;
 }
 
+/* A producer that exits: its storage shared, then freed with the consumer's reference given
+ * back ("produce") or still held ("produce-held", in limbo at exit); returning from main runs
+ * the library's exit hook. */
+static int produce_and_exit(bool held) {
+  c10c_storage *s = cuda_storage(4096, 0x11);
+  c10c_cuda_ipc_info out = {.struct_size = sizeof out};
+  uint8_t h[256];
+  if (s == NULL || c10c_storage_share_cuda(&out, h, sizeof h, s) != C10C_STATUS_OK) return 60;
+  if (!held && c10c_cuda_ipc_release_counter(out.ref_counter_handle, out.ref_counter_offset) !=
+                   C10C_STATUS_OK)
+    return 61;
+  c10c_storage_release(s);
+  return c10c_cuda_ipc_limbo_count() == (held ? 1 : 0) ? 0 : 62;
+}
+
 static int child_main(const char *mode, const char *info_hex, const char *handle_hex) {
   c10c_cuda_ipc_info info;
   uint8_t handle[4096];
+  if (strncmp(mode, "produce", 7) == 0) return produce_and_exit(strcmp(mode, "produce-held") == 0);
   from_hex(&info, sizeof info, info_hex);
   size_t len = from_hex(handle, sizeof handle, handle_hex);
   c10c_storage *s = NULL, *again = NULL;
@@ -563,6 +580,44 @@ TEST(a_received_storage_can_be_shared_again) {
   ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0); /* both consumers' references came back */
 }
 
+/* How many names in /dev/shm a process made (storage_ipc.c's "/c10c_PID_..."). */
+static int counter_files_of(pid_t pid) {
+  char prefix[32];
+  int n = snprintf(prefix, sizeof prefix, "c10c_%lld_", (long long)pid), count = 0;
+  DIR *dir = opendir("/dev/shm");
+  for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;)
+    count += strncmp(e->d_name, prefix, (size_t)n) == 0;
+  if (dir != NULL) closedir(dir);
+  return count;
+}
+
+/* torch's ~CudaIPCGlobalEntities: a producer's last counter file went with it only while
+ * in use elsewhere; before, every producer left one in /dev/shm for good. */
+TEST(a_producer_that_exits_leaves_no_counter_file) {
+  shared none;
+  memset(&none, 0, sizeof none);
+  child c = spawn("produce", &none.info, none.handle, 0);
+  ASSERT_EQ(finish(c), 0);
+  ASSERT_EQ(counter_files_of(c.pid), 0);
+  c = spawn("produce-held", &none.info, none.handle, 0); /* a consumer never gave it back */
+  ASSERT_EQ(finish(c), 0);
+  ASSERT_EQ(counter_files_of(c.pid), 0);
+  /* a forked child's exit leaves its parent's file alone */
+  c10c_storage *a = cuda_storage(4096, 0x11);
+  shared sa;
+  ASSERT_TRUE(share(&sa, a));
+  ASSERT_EQ(counter_files_of(getpid()), 1);
+  pid_t pid = fork();
+  if (pid == 0) exit(0);
+  int status = -1;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(counter_files_of(getpid()), 1);
+  ASSERT_EQ(run("write", &sa.info, sa.handle, sa.info.handle_len), 0); /* and it still works */
+  c10c_storage_release(a);
+  ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0);
+}
+
 TEST(interprocess_events_need_the_flag_and_open_in_another_process) {
   c10c_cuda_event *plain = NULL, *ipc = NULL, *timed = NULL, *opened = NULL;
   uint8_t handle[C10C_CUDA_IPC_HANDLE_SIZE];
@@ -702,6 +757,7 @@ int main(int argc, char **argv) {
       T(forged_and_out_of_bounds_handles_open_nothing),
       T(the_consumer_waits_for_the_producers_stream),
       T(a_received_storage_can_be_shared_again),
+      T(a_producer_that_exits_leaves_no_counter_file),
       T(interprocess_events_need_the_flag_and_open_in_another_process),
       T(bad_arguments_are_refused_and_share_nothing),
   };
