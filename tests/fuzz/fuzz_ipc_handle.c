@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/mman.h>
 #if defined(__linux__)
 #include <sys/prctl.h>
 #endif
@@ -76,6 +77,14 @@ static void run_child(int out, int in) {
   _exit(0); /* its storages stay the driver's: no leak report, no counter files left to others */
 }
 
+/* The child's counter file: its exit hook never runs (it is killed, or leaves with _exit), so
+ * this process removes the name when it exits. */
+static void remove_child_files(void) {
+  for (int i = 0; i < SHARED; i++)
+    if (handles[i].info.ref_counter_handle[0] != '\0')
+      shm_unlink(handles[i].info.ref_counter_handle);
+}
+
 static void start_child(void) {
   child = 0;
   if (getenv("C10C_CUDA_DRIVER") == NULL) return;
@@ -99,6 +108,7 @@ static void start_child(void) {
     got += (size_t)n;
   close(to_parent[0]);
   if (pid > 0 && got == sizeof handles && handles[0].info.handle_len > 0) child = (int32_t)pid;
+  if (child > 0) atexit(remove_child_files);
 }
 
 /* A process id the bytes may keep: the child's, this process's, or one above any pid_max;
