@@ -239,9 +239,15 @@ def test_pool_workers_receive_and_return_shared_tensors(strategy: str) -> None:
 # ---- SIGKILL in the middle of a transfer ------------------------------------------------------
 
 
-def _shm_names_of(pids: list[int]) -> list[str]:
+def _shm_names_of(pids: list[int], stale: frozenset[str] = frozenset()) -> list[str]:
+    """The names in /dev/shm that carry one of the pids, less those in stale: names an earlier
+    process with the same pid left (CI's /dev/shm outlives runs, and pids wrap)."""
     keys = tuple(f"_{pid}_" for pid in pids)
-    return [n for n in os.listdir("/dev/shm") if any(k in n for k in keys)]
+    return [n for n in os.listdir("/dev/shm") if any(k in n for k in keys) and n not in stale]
+
+
+def _shm_now() -> frozenset[str]:
+    return frozenset(os.listdir("/dev/shm"))
 
 
 def _killed_producer(q: Any, ready: Any) -> None:
@@ -268,6 +274,7 @@ def test_sigkill_of_producer_and_consumer_mid_transfer_leaves_no_shm_entry(
         q, ready, got = ctx.Queue(16), ctx.Event(), ctx.Value("i", 0)
         producer = ctx.Process(target=_killed_producer, args=(q, ready))
         consumer = ctx.Process(target=_killed_consumer, args=(q, got))
+        stale = _shm_now()
         producer.start()
         consumer.start()
         assert ready.wait(TIMEOUT)
@@ -275,7 +282,7 @@ def test_sigkill_of_producer_and_consumer_mid_transfer_leaves_no_shm_entry(
         while got.value < 10 and time.monotonic() < deadline:
             time.sleep(0.01)
         pids = [producer.pid, consumer.pid]
-        before = _shm_names_of(pids)
+        before = _shm_names_of(pids, stale)
         for proc in (producer, consumer):
             os.kill(proc.pid, signal.SIGKILL)
             proc.join()
@@ -287,9 +294,9 @@ def test_sigkill_of_producer_and_consumer_mid_transfer_leaves_no_shm_entry(
     else:
         assert before == []  # memory files have no names
     deadline = time.monotonic() + 10
-    while _shm_names_of(pids) and time.monotonic() < deadline:
+    while _shm_names_of(pids, stale) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _shm_names_of(pids) == []
+    assert _shm_names_of(pids, stale) == []
 
 
 # ---- descriptors: 10,000 received storages at RLIMIT_NOFILE 1024 ------------------------------
@@ -504,11 +511,12 @@ def _wait_for(predicate: Any, seconds: float = 10) -> Any:
 def test_a_killed_janitor_is_restarted_and_names_stay_guarded() -> None:
     env = dict(os.environ)
     env.pop(_janitor.ENV_VAR, None)
+    stale = _shm_now()
     holder = subprocess.Popen([sys.executable, "-c", _HOLDER], stdout=subprocess.PIPE, env=env)
     try:
         assert holder.stdout is not None
         address = bytes.fromhex(holder.stdout.readline().decode())
-        assert len(_shm_names_of([holder.pid])) == 3
+        assert len(_shm_names_of([holder.pid], stale)) == 3
         first = _janitor_pid(address)
         assert first is not None and first != holder.pid
         os.kill(first, signal.SIGKILL)
@@ -538,10 +546,11 @@ time.sleep(60)
 def test_names_a_killed_process_created_but_never_registered_are_swept() -> None:
     env = dict(os.environ)
     env.pop(_janitor.ENV_VAR, None)
+    stale = _shm_now()
     creator = subprocess.Popen([sys.executable, "-c", _CREATOR], stdout=subprocess.PIPE, env=env)
     assert creator.stdout is not None
     creator.stdout.readline()
-    assert len(_shm_names_of([creator.pid])) == 2
+    assert len(_shm_names_of([creator.pid], stale)) == 2
     creator.kill()
     creator.wait()
     assert _wait_for(lambda: _shm_names_of([creator.pid]) == [])
