@@ -30,7 +30,11 @@ enum {
   MAX_ELEMENTS = 2048, /* elements modelled one by one (bigger tensors are metadata only) */
   MAX_BYTES = 16384,   /* storages the harness makes */
   MAX_STEPS = 48,
-  MAX_CONVERT_ELEMENTS = 64 /* converting copies modelled element by element */
+  MAX_CONVERT_ELEMENTS = 64, /* converting copies modelled element by element */
+  /* reshape and flatten copy when the layout needs it: of a bigger tensor (an expanded one of
+   * 2^30 elements, metadata only) that would write gigabytes, which once took this harness past
+   * libFuzzer's 2 GB in one input; only those that are views are tried */
+  MAX_COPY_ELEMENTS = 1 << 20
 };
 
 static const c10c_device cpu = {C10C_DEVICE_TYPE_CPU, -1};
@@ -344,6 +348,15 @@ static fuzz_wide model_end(const int64_t *sizes, const int64_t *strides, size_t 
 
 static int64_t wrap_dim(int64_t d, int64_t n) { return d < 0 ? d + (n > 0 ? n : 1) : d; }
 
+/* Whether shape views b, for a tensor too big to copy (MAX_COPY_ELEMENTS); true for a small one. */
+static bool copies_little(const tensor_model *b, const int64_t *shape, size_t k) {
+  if (b->numel <= MAX_COPY_ELEMENTS) return true;
+  c10c_tensor *probe = NULL;
+  if (c10c_tensor_view(&probe, b->handle, shape, k) != C10C_STATUS_OK) return false;
+  c10c_tensor_release(probe);
+  return true;
+}
+
 static bool valid_dim(int64_t d, int64_t n) {
   int64_t m = n > 0 ? n : 1;
   return d >= -m && d < m;
@@ -652,6 +665,7 @@ static void do_view(state *s, int bi) {
         uint8_t how = fuzz_u8(&s->in);
         shape[i] = how < 40 ? -1 : how < 220 ? fuzz_range(&s->in, 0, 6) : fuzz_int64(&s->in);
       }
+      if (reshape && !copies_little(b, shape, k)) return;
       st = reshape ? c10c_tensor_reshape(&out, b->handle, shape, k)
                    : c10c_tensor_view(&out, b->handle, shape, k);
       if (st != C10C_STATUS_OK) break;
@@ -699,6 +713,17 @@ static void do_view(state *s, int bi) {
     case 11: { /* flatten */
       op = "flatten";
       int64_t a = fuzz_dim(s, n), z = fuzz_dim(s, n);
+      if (b->numel > MAX_COPY_ELEMENTS && valid_dim(a, n) && valid_dim(z, n) && n > 0 &&
+          wrap_dim(a, n) <= wrap_dim(z, n)) { /* the flattened shape must be a view */
+        int64_t shape[MAX_DIMS], p = 1;
+        size_t k = 0;
+        for (int64_t d = 0; d < n; d++) {
+          if (d >= wrap_dim(a, n) && d <= wrap_dim(z, n)) p *= b->sizes[d]; /* numel: no wrap */
+          if (d < wrap_dim(a, n) || d >= wrap_dim(z, n))
+            shape[k++] = d == wrap_dim(z, n) ? p : b->sizes[d];
+        }
+        if (!copies_little(b, shape, k)) return;
+      }
       st = c10c_tensor_flatten(&out, b->handle, a, z);
       if ((must_fail = !valid_dim(a, n) || !valid_dim(z, n))) break;
       a = wrap_dim(a, n), z = wrap_dim(z, n);
