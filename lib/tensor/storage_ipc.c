@@ -127,7 +127,8 @@ enum { MAXIMUM_EVENTS = 1000 };
 
 static c10c__mutex lock = C10C__MUTEX_INIT;
 static counter_file *current_file;
-static counter_file *files; /* newest first */
+static counter_file *files;         /* newest first */
+static _Atomic int64_t files_maker; /* the process that made a file last; 0: none made */
 static sent_data *limbo;
 static int64_t limbo_count;
 static int events_in_use;
@@ -147,15 +148,17 @@ static void file_drop(counter_file *f) {
  * goes, and this process stops counting in the others, so that a name outlives it only while a
  * consumer maps it (before, every producer left its last file in /dev/shm). Files in use stay
  * mapped for frees that come later; their consumers' decrements then find no name, as when
- * the producer is killed. A forked child never counted itself in its parent's files. */
+ * the producer is killed. A forked child never counted itself in its parent's files, and returns
+ * before the lock, which another thread of its parent may have held at the fork. */
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((destructor)) static void release_files_at_exit(void) {
+  int64_t maker = atomic_load_explicit(&files_maker, memory_order_acquire);
+  if (maker == 0 || maker != c10c__process_id()) return;
   c10c__mutex_lock(&lock);
   if (current_file != NULL && current_file->used == 0) file_drop(current_file);
   current_file = NULL;
-  int64_t me = files != NULL ? c10c__process_id() : -1;
   for (counter_file *f = files; f != NULL; f = f->older) {
-    if (f->owner == me) counter_map_release(f->map, f->name);
+    if (f->owner == maker) counter_map_release(f->map, f->name);
     f->owner = -1;
   }
   c10c__mutex_unlock(&lock);
@@ -177,6 +180,7 @@ static c10c_status take_counter(sent_data *sd) {
                         c10c__errno_text(err, text, sizeof text), err);
     }
     f->owner = c10c__process_id();
+    atomic_store_explicit(&files_maker, f->owner, memory_order_release);
     f->older = files;
     if (files != NULL) files->newer = f;
     files = f;
