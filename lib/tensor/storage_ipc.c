@@ -80,12 +80,13 @@ static int counter_map_create(void **out, char name[C10C_CUDA_IPC_NAME_SIZE]) {
   return err;
 }
 
-/* Unmaps the file; the last process to do so unlinks its name. */
+/* Stops counting this process in the file's header; the last process to do so unlinks its name. */
 static void counter_map_release(void *map, const char *name) {
   if (atomic_fetch_sub_explicit((_Atomic int32_t *)map, 1, memory_order_acq_rel) == 1)
     c10c__shm_unlink(name);
 }
 
+/* Releases and unmaps the file. */
 static void counter_map_drop(void *map, const char *name) {
   counter_map_release(map, name);
   c10c__os_unmap(map, FILE_BYTES);

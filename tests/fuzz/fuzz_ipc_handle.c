@@ -74,7 +74,7 @@ static void run_child(int out, int in) {
   (void)wrote;
   char byte;
   while (read(in, &byte, 1) > 0) continue;
-  _exit(0); /* its storages stay the driver's: no leak report, no counter files left to others */
+  _exit(0); /* its storages stay the driver's: no leak report (its counter file: the parent's) */
 }
 
 /* The child's counter file: its exit hook never runs (it is killed, or leaves with _exit), so
