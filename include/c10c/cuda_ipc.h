@@ -14,7 +14,10 @@
  * producer frees while a consumer's counter is above 0 is kept ("limbo") until
  * c10c_cuda_ipc_collect finds the counter at 0; an allocation that runs out of memory collects
  * first. A consumer maps each handle once per process and device, counted, and unmaps it when
- * the last storage over it goes (c10's ipcMemHandle_to_devptr).
+ * the last storage over it goes (c10's ipcMemHandle_to_devptr). When the producer exits (or
+ * unloads libc10c), its unused counter file is removed and it stops counting itself in the
+ * others, so that no name outlives the last process that maps it (torch's
+ * ~CudaIPCGlobalEntities); a producer killed leaves its file behind, as torch's does.
  *
  * Beyond torch: a storage received from another process can be shared again (the original
  * handle is passed on and the original producer's counter raised for the new consumer).
