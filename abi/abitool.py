@@ -209,16 +209,19 @@ def exported(library: str) -> tuple[set[str], list[str]]:
     return pairs, problems
 
 
+def export_differences(have: set[str], want: set[str], map_name: str) -> list[str]:
+    """A line for each export the map lacks and each map entry not exported."""
+    return [f"exported but not in {map_name}: {p}" for p in sorted(have - want)] + [
+        f"in {map_name} but not exported: {p}" for p in sorted(want - have)
+    ]
+
+
 def exports_check(library: str, map_path: Path) -> int:
     """The exports subcommand."""
     pairs, problems = exported(library)
     nodes, more = parse_map(map_path)
     want = {f"{g}@{name}" for name, globs, _, _ in nodes for g in globs}
-    problems += more
-    for p in sorted(pairs - want):
-        problems.append(f"exported but not in {map_path.name}: {p}")
-    for p in sorted(want - pairs):
-        problems.append(f"in {map_path.name} but not exported: {p}")
+    problems += more + export_differences(pairs, want, map_path.name)
     for p in problems:
         print(p)
     if problems:

@@ -33,19 +33,8 @@ releases=${C10C_ABI_DIR:-$here}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-failed=()
-check() { # check NAME COMMAND...: run it, remember a failure, go on with the next check
-  local name=$1
-  shift
-  if ! "$@" >"$work/out" 2>&1; then
-    sed 's/^/  /' "$work/out"
-    echo "FAIL: $name"
-    failed+=("$name")
-  else
-    sed 's/^/  /' "$work/out" | tail -n 3
-    echo "ok: $name"
-  fi
-}
+check_tail=3
+. "$here/check_lib.sh" # check NAME COMMAND...: run it, remember a failure, go on with the next check
 
 [ -f "$lib" ] || { echo "abi/check.sh: no $lib (build the library first)"; exit 1; }
 # A stripped library would pass abidiff silently.

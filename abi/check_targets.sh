@@ -115,20 +115,9 @@ fi
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 inc=$(cd "${C10C_INCLUDE_DIR:-$root/include}" && pwd)
-failed=()
 skipped=()
-check() { # check NAME COMMAND...: run it, remember a failure, go on
-  local name=$1
-  shift
-  if ! "$@" >"$work/out" 2>&1; then
-    sed 's/^/  /' "$work/out"
-    echo "FAIL: $name"
-    failed+=("$name")
-  else
-    sed 's/^/  /' "$work/out" | tail -n 2
-    echo "ok: $name"
-  fi
-}
+check_tail=2
+. "$here/check_lib.sh" # check NAME COMMAND...: run it, remember a failure, go on
 warn=(-Wall -Wextra -Wpedantic -Werror)
 # one translation unit with every public header
 for h in "$inc"/c10c/*.h; do echo "#include <c10c/$(basename "$h")>"; done >"$work/all.h"

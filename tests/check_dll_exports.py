@@ -55,10 +55,7 @@ def main() -> int:
     for name in sorted(exports):
         if not name.startswith("c10c_") or name.startswith("c10c__"):
             problems.append(f"exported symbol without the public c10c_ prefix: {name}")
-    for name in sorted(exports - want):
-        problems.append(f"exported but not in {map_path.name}: {name}")
-    for name in sorted(want - exports):
-        problems.append(f"in {map_path.name} but not exported: {name}")
+    problems += abitool.export_differences(exports, want, map_path.name)
     for dll in sorted(imports - SYSTEM_DLLS):
         problems.append(f"imports {dll}, which is not a system DLL")
     for p in problems:
