@@ -52,18 +52,12 @@ int c10c__os_map(void **out, size_t size, bool huge_pages) {
   if (!c10c__request_allowed()) return ENOMEM;
   if (size == 0) return EINVAL; /* as mmap answers */
   if (beyond_commit_limit(size)) return ENOMEM;
-  if (!huge_pages) {
-    void *p = reserve_commit(NULL, size);
-    if (p == NULL) return ENOMEM;
-    *out = p;
-    return 0;
-  }
-  /* A reservation cannot be trimmed as munmap trims a mapping: find a free 2 MiB-aligned range
-   * by reserving 2 MiB more, release it, and take the aligned part (another thread may take it
-   * in between: then again). */
+  /* Huge pages: a reservation cannot be trimmed as munmap trims a mapping, so find a free 2
+   * MiB-aligned range by reserving 2 MiB more, release it, and take the aligned part (another
+   * thread may take it in between: then again). */
   size_t span = size + HUGE_PAGE;
-  if (span < size) return ENOMEM;
-  for (int attempt = 0; attempt < 16; attempt++) {
+  if (huge_pages && span < size) return ENOMEM;
+  for (int attempt = 0; huge_pages && attempt < 16; attempt++) {
     char *base = VirtualAlloc(NULL, span, MEM_RESERVE, PAGE_NOACCESS);
     if (base == NULL) return ENOMEM;
     char *start = (char *)(((uintptr_t)base + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
@@ -74,7 +68,8 @@ int c10c__os_map(void **out, size_t size, bool huge_pages) {
       return 0;
     }
   }
-  /* lost every race: unaligned pages still serve (alignment only helps huge pages) */
+  /* no alignment asked, or every race lost: unaligned pages still serve (alignment only helps
+   * huge pages) */
   void *p = reserve_commit(NULL, size);
   if (p == NULL) return ENOMEM;
   *out = p;
