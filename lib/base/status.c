@@ -40,6 +40,15 @@ static void make_message_key(void) {
   message_key_ok = c10c__tls_key_create(&message_key, free_message);
 }
 
+/* A host that unloads libc10c must not have threads run free_message afterwards (as the other
+ * keys of the library); later failures use the fallback. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void forget_message_key(void) {
+  if (message_key_ok) c10c__tls_key_delete(message_key);
+  message_key_ok = false;
+}
+#endif
+
 /* The buffer the next message goes to, and its size. */
 static char *message_buffer(size_t *capacity) {
   if (heap_message == NULL) {
