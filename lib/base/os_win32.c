@@ -51,7 +51,7 @@ void c10c__once_call(c10c__once *once, void (*fn)(void)) {
  * c10c__tls_key_delete disarm it first: FlsFree runs the callback on every thread's value, where
  * pthread_key_delete runs no destructor (the library deletes its keys as it unloads, when those
  * callbacks must not run). Windows runs the callbacks when a thread exits, with the slot's value,
- * only when it is not NULL. The library makes three keys. */
+ * only when it is not NULL. The library makes four keys. */
 enum { MAX_KEYS = 8 };
 static void (*_Atomic destructors[MAX_KEYS])(void *);
 static DWORD key_index[MAX_KEYS];
@@ -96,8 +96,7 @@ bool c10c__tls_key_create(c10c__tls_key *key, void (*destructor)(void *)) {
 void c10c__tls_key_delete(c10c__tls_key key) {
   int n = atomic_load(&keys_used);
   for (int i = 0; i < n && i < MAX_KEYS; i++)
-    if (key_index[i] == key && atomic_load(&destructors[i]) != NULL)
-      atomic_store(&destructors[i], NULL);
+    if (key_index[i] == key) atomic_store(&destructors[i], NULL);
   FlsFree(key);
 }
 
