@@ -223,7 +223,8 @@ STEPS_TRACE = "Action,Pointer,Size,Step\n" + "".join(
     f"free,{8 * step + 3:#x},0,{step}\n"
     for step in range(4)
 )  # four identical steps of 4, 30 and 2 MiB
-PLAN_KEYS = {"arena_bytes", "served", "fallbacks", "rebuilds", "drops", "after_plan_from_step",
+PLAN_KEYS = {"arena_bytes", "served", "fallbacks", "rebuilds", "drops", "declines",
+             "after_plan_from_step",
              "peak_reserved_after_plan",
              "peak_live_requested_after_plan", "utilization_after_plan"}  # fmt: skip
 

@@ -682,9 +682,10 @@ static void report(const char *path, const char *config, const trace *t, const r
   const c10c_memory_stats *last = &m->last;
   if (setting_on(config, "planning", "True") || setting_on(config, "plan_file", NULL)) {
     printf(", \"plan\": {\"arena_bytes\": %" PRId64 ", \"served\": %" PRId64
-           ", \"fallbacks\": %" PRId64 ", \"rebuilds\": %" PRId64 ", \"drops\": %" PRId64,
+           ", \"fallbacks\": %" PRId64 ", \"rebuilds\": %" PRId64 ", \"drops\": %" PRId64
+           ", \"declines\": %" PRId64,
            last->plan_arena_bytes, last->plan_served, last->plan_fallbacks, last->plan_rebuilds,
-           last->plan_drops);
+           last->plan_drops, last->plan_declines);
     if (m->planned) {
       printf(", \"after_plan_from_step\": %d, \"peak_reserved_after_plan\": %" PRId64
              ", \"peak_live_requested_after_plan\": %" PRIu64,

@@ -35,7 +35,7 @@ _COUNTERS = [
     "num_device_free",
     "max_split_size",
 ]
-_PLAN_COUNTERS = ["arena_bytes", "served", "fallbacks", "rebuilds", "drops"]
+_PLAN_COUNTERS = ["arena_bytes", "served", "fallbacks", "rebuilds", "drops", "declines"]
 
 
 def _allocator(device: _device_cls | str | None) -> object:
@@ -51,7 +51,8 @@ def stats(device: _device_cls | str | None = None) -> dict[str, int]:
 
     Beyond torch's keys, the CUDA caching allocator's planning and stitching (0 elsewhere):
     ``plan.arena_bytes``, ``plan.served``, ``plan.fallbacks``, ``plan.rebuilds``,
-    ``plan.drops``, ``num_stitches`` and ``stitched_bytes.{current,peak,allocated,freed}``.
+    ``plan.drops``, ``plan.declines``, ``num_stitches`` and
+    ``stitched_bytes.{current,peak,allocated,freed}``.
     """
     s = ffi.new("c10c_memory_stats *")
     s.struct_size = ffi.sizeof("c10c_memory_stats")

@@ -77,6 +77,8 @@ typedef struct c10c_memory_stats {
   int64_t plan_drops;       /* plans dropped (missing too often, or their arena not allocatable) */
   int64_t num_stitches;     /* allocations served by mapping free pages into a new range */
   c10c_stat stitched_bytes; /* bytes of stitched ranges (current: mapped now) */
+  int64_t plan_declines;    /* online plans not served because they would reserve more than the
+                             * caching engine keeps (the engine serves those steps instead) */
 } c10c_memory_stats;
 
 /* ---- the allocator ABI ---- */

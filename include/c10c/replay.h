@@ -6,8 +6,11 @@
  * loaded, so traces of tens of GiB replay on any machine (python -m pyc10.replay). Segments (and
  * expandable reservations) get 2 MiB aligned address ranges with a 2 MiB gap after each, above
  * the last one (or below it with C10C_SIM_DESCENDING), as the stand-in driver's fake-address
- * mode hands them out; the capacity is enforced. One stream id names one stream; there is no
- * work on streams, so a freed block is reusable at once. Not thread-safe per device object.
+ * mode hands them out, from an address space of exbibytes on a 64-bit host (reservations given
+ * back are reused once it runs out), so that only the capacity, which is enforced, can make an
+ * allocation fail. One stream id names one stream; there is no work on streams, so a freed
+ * block is reusable at once, and events complete when they are recorded (stream-ordered reuse
+ * and plans over several streams work as over a driver). Not thread-safe per device object.
  */
 #ifndef C10C_REPLAY_H
 #define C10C_REPLAY_H
@@ -47,6 +50,7 @@ typedef struct c10c_sim_device_stats {
   int64_t num_stitches;
   int64_t stitched_bytes; /* mapped into stitched ranges now */
   int64_t peak_stitched_bytes;
+  int64_t plan_declines; /* c10c_memory_stats' field of that name */
 } c10c_sim_device_stats;
 
 /* A simulated device of capacity bytes with the caching allocator configured by settings (the

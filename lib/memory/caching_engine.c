@@ -52,7 +52,8 @@ struct segment {
   void **handles; /* expandable: per page, NULL when unmapped (stitched: the source pages') */
   block **parts;  /* stitched: the lent blocks whose pages it maps, in that order */
   size_t nparts;
-  block *head; /* the block at base (never merged away: merges keep the left block) */
+  block *head;      /* the block at base (never merged away: merges keep the left block) */
+  uint64_t used_at; /* the device's allocation count when a block of it was last handed out */
   segment *prev, *next;
 };
 
@@ -111,6 +112,7 @@ typedef struct device_state {
   trace_entry *trace;   /* ring of e->trace_capacity entries */
   size_t trace_next, trace_count;
   c10c__plan_state *plan; /* planning:True or plan_file (plan_engine.c); NULL: never asked */
+  uint64_t handed;        /* blocks handed out so far (segment.used_at counts on it) */
   c10c_memory_stats stats;
 } device_state;
 
@@ -602,8 +604,17 @@ static void release_stuck(c10c__engine *e, int device, bool destroying) {
 /* Releases the free blocks that are whole segments and unmaps the free pages of expandable
  * segments (PyTorch's release_cached_blocks), after waiting for pending events (and for the
  * device, when blocks are stuck). Lock held. */
+static void release_cached_since(c10c__engine *e, int device, bool destroying, uint64_t since);
+
 static void release_cached(c10c__engine *e, int device, bool destroying) {
+  release_cached_since(e, device, destroying, 0);
+}
+
+/* release_cached for the segments a block of which was handed out after the device's count
+ * `since` (0: all). Lock held. */
+static void release_cached_since(c10c__engine *e, int device, bool destroying, uint64_t since) {
   device_state *d = &e->state[device];
+  if (d->plan != NULL) c10c__plan_note_reserved(d->plan); /* the step's peak, before it falls */
   if (e->backend.event_synchronize != NULL && d->events != NULL) {
     process_events(e, device, true);
     d->stats.num_sync_all_streams++;
@@ -614,6 +625,10 @@ static void release_cached(c10c__engine *e, int device, bool destroying) {
     block *b = pool_first(&d->pools[p]);
     while (b != NULL) {
       block *next = pool_after(&d->pools[p], b);
+      if (b->seg->used_at <= since && since > 0) {
+        b = next;
+        continue;
+      }
       if (!b->seg->expandable && !is_split(b)) {
         release_block(e, b);
       } else if (has_whole_page(b)) {
@@ -1254,7 +1269,188 @@ c10c_memory_stats *c10c__engine_device_stats(c10c__engine *e, int device) {
 
 const c10c__segment_backend *c10c__engine_backend(const c10c__engine *e) { return &e->backend; }
 
-void c10c__engine_release_cache(c10c__engine *e, int device) { release_cached(e, device, false); }
+void c10c__engine_release_cache(c10c__engine *e, int device, uint64_t since) {
+  release_cached_since(e, device, false, since);
+}
+
+uint64_t c10c__engine_handed(const c10c__engine *e, int device) { return e->state[device].handed; }
+
+/* The bytes b gives back when released: a whole free fixed segment, or the whole pages inside
+ * a free block of an expandable segment. */
+static size_t releasable_bytes(const block *b) {
+  const segment *s = b->seg;
+  if (!s->expandable) return is_split(b) ? 0 : b->size;
+  if (!b->mapped) return 0;
+  size_t first = ((size_t)(b->ptr - s->base) + s->page - 1) / s->page;
+  size_t last = (size_t)(b->ptr + b->size - s->base) / s->page;
+  return last > first ? (last - first) * s->page : 0;
+}
+
+/* Releases free blocks of segments handed out from after since, at least bytes of them if
+ * there are: the smallest one that gives enough, else the largest ones until enough (PyTorch's
+ * release_available_cached_blocks' choice), so that what the rest of the program cached stays.
+ * Returns the bytes released. Lock held. */
+static size_t release_some(c10c__engine *e, int device, uint64_t since, size_t bytes) {
+  device_state *d = &e->state[device];
+  size_t released = 0;
+  while (released < bytes) {
+    block *fit = NULL, *largest = NULL;
+    size_t need = bytes - released;
+    for (int p = 0; p < 2; p++)
+      for (block *b = pool_first(&d->pools[p]); b != NULL; b = pool_after(&d->pools[p], b)) {
+        size_t n = since > 0 && b->seg->used_at <= since ? 0 : releasable_bytes(b);
+        if (n == 0) continue;
+        if (n >= need && (fit == NULL || n < releasable_bytes(fit))) fit = b;
+        if (largest == NULL || n > releasable_bytes(largest)) largest = b;
+      }
+    block *b = fit != NULL ? fit : largest;
+    if (b == NULL) break;
+    size_t n = releasable_bytes(b);
+    if (!b->seg->expandable) {
+      release_block(e, b);
+    } else {
+      if (e->backend.synchronize != NULL) e->backend.synchronize(e->backend.self, device);
+      if (!unmap_block(e, b)) break; /* without host memory for the split */
+    }
+    released += n;
+  }
+  return released;
+}
+
+void c10c__engine_release_some(c10c__engine *e, int device, uint64_t since, size_t bytes) {
+  if (bytes > 0) (void)release_some(e, device, since, bytes);
+}
+
+/* Moves count from a statistic's small pool to its large pool, as a free there and an
+ * allocation here (the aggregate stays). */
+static void to_large_pool(c10c_stat *s, int64_t count) {
+  c10c__stat_update(&s[C10C_STAT_SMALL_POOL], -count);
+  c10c__stat_update(&s[C10C_STAT_LARGE_POOL], count);
+}
+
+c10c_status c10c__engine_adopt(c10c__engine *e, int device, char *base, size_t size,
+                               c10c_stream_id stream, const c10c__adopted *blocks, size_t n) {
+  device_state *d = &e->state[device];
+  /* every record first, so that nothing changes when host memory runs out */
+  size_t records = 2 * n + 1, made = 0;
+  block **pieces = c10c__malloc(records * sizeof *pieces);
+  segment *s = pieces != NULL ? segment_new(e, 0) : NULL;
+  while (s != NULL && made + 1 < records && (pieces[made] = c10c__calloc(1, sizeof(block))) != NULL)
+    made++;
+  if (s == NULL || made + 1 < records) {
+    while (made > 0) c10c__free(pieces[--made]);
+    if (s != NULL) segment_discard(e, s);
+    c10c__free(pieces);
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory (host) taking a plan's arena over");
+  }
+  segment_init(d, device, s, base, size, stream, false);
+  s->used_at = d->handed;
+  if (size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_segments, 1);
+  /* the blocks in address order: a free piece before each live block and after the last */
+  block *prev = NULL;
+  size_t at = 0, used = 0;
+  int64_t free_pieces = 0, free_bytes = 0;
+  for (size_t k = 0; k <= n; k++) {
+    size_t next = k < n ? blocks[k].offset : size;
+    for (int live = 0; live < 2; live++) {
+      if (live == 1 && k == n) break;
+      size_t bytes = live ? blocks[k].size : next - at;
+      if (bytes == 0) continue;
+      block *b = prev == NULL ? s->head : pieces[used++];
+      *b = (block){.ptr = base + at,
+                   .size = bytes,
+                   .stream = stream,
+                   .seg = s,
+                   .mapped = true,
+                   .prev = prev};
+      if (prev != NULL) prev->next = b;
+      prev = b;
+      at += bytes;
+      if (live) {
+        const c10c__adopted *a = &blocks[k];
+        b->allocated = true;
+        b->requested = a->requested;
+        b->uses = a->uses;
+        b->nuses = a->nuses;
+        b->plan_tag = a->tag;
+        table_insert(e, b);
+        if (a->small) { /* counted by its size; a block of this segment is the large pool's */
+          to_large_pool(d->stats.allocation, 1);
+          to_large_pool(d->stats.active, 1);
+          to_large_pool(d->stats.allocated_bytes, (int64_t)a->size);
+          to_large_pool(d->stats.active_bytes, (int64_t)a->size);
+          to_large_pool(d->stats.requested_bytes, (int64_t)a->requested);
+        }
+      } else {
+        free_pieces++, free_bytes += (int64_t)bytes;
+      }
+    }
+  }
+  for (block *b = s->head; b != NULL; b = b->next) /* the free ones join the pool */
+    if (!b->allocated) {
+      b->gc_base = d->gc_calls;
+      pool_insert(&d->pools[1], b);
+    }
+  if (is_split(s->head)) {
+    c10c__stat_pool_update(d->stats.inactive_split, false, free_pieces);
+    c10c__stat_pool_update(d->stats.inactive_split_bytes, false, free_bytes);
+  }
+  while (used < made) c10c__free(pieces[used++]);
+  c10c__free(pieces);
+  return C10C_STATUS_OK;
+}
+
+/* The free ranges release_cached keeps (free pieces of split fixed segments; the mapped bytes
+ * of free expandable blocks outside their whole pages), each visited with its size, stream and
+ * pool. Lock held. */
+void c10c__engine_holes(const c10c__engine *e, int device,
+                        void (*visit)(void *ctx, size_t size, c10c_stream_id stream, bool small),
+                        void *ctx) {
+  const device_state *d = &e->state[device];
+  for (int p = 0; p < 2; p++)
+    for (const block *b = pool_first(&d->pools[p]); b != NULL; b = pool_after(&d->pools[p], b)) {
+      const segment *s = b->seg;
+      if (!s->expandable) {
+        if (is_split(b)) visit(ctx, b->size, b->stream, b->small);
+        continue;
+      }
+      size_t at = (size_t)(b->ptr - s->base), end = at + b->size;
+      size_t first = (at + s->page - 1) / s->page * s->page, last = end / s->page * s->page;
+      if (last <= first) {
+        visit(ctx, b->size, b->stream, b->small);
+        continue;
+      }
+      if (first > at) visit(ctx, first - at, b->stream, b->small);
+      if (end > last) visit(ctx, end - last, b->stream, b->small);
+    }
+}
+
+bool c10c__engine_expandable(const c10c__engine *e) {
+  return e->config.expandable_segments && e->backend.map != NULL;
+}
+
+/* The bytes release_cached_since would give back now, counted without releasing: free blocks
+ * that are whole fixed segments and the whole pages inside free blocks of expandable segments,
+ * of the segments handed out from after `since`. Pages lent to cached stitched ranges and
+ * blocks waiting for events are not counted (the release may give back more, never less). Lock
+ * held. */
+size_t c10c__engine_releasable(const c10c__engine *e, int device, uint64_t since) {
+  const device_state *d = &e->state[device];
+  size_t bytes = 0;
+  for (int p = 0; p < 2; p++)
+    for (const block *b = pool_first(&d->pools[p]); b != NULL; b = pool_after(&d->pools[p], b)) {
+      const segment *s = b->seg;
+      if (since > 0 && s->used_at <= since) continue;
+      if (!s->expandable) {
+        if (!is_split(b)) bytes += b->size;
+      } else if (b->mapped) {
+        size_t first = ((size_t)(b->ptr - s->base) + s->page - 1) / s->page;
+        size_t last = (size_t)(b->ptr + b->size - s->base) / s->page;
+        if (last > first) bytes += (last - first) * s->page;
+      }
+    }
+  return bytes;
+}
 
 c10c_status c10c__engine_arena_malloc(c10c__engine *e, int device, size_t size, void **out) {
   device_state *d = &e->state[device];
@@ -1431,6 +1627,13 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   } else {
     if (e->config.stream_ordered_reuse && e->backend.stream_wait != NULL)
       b = reuse_across_streams(e, device, small, rounded, stream, &was_free, &still_used);
+    /* planning never makes the device reserve more than the engine alone: before it grows, a
+     * plan past that gives its arena up (plan_engine.h), maybe as free blocks of this pool */
+    if (b == NULL && d->plan != NULL && c10c__plan_make_room(d->plan, rounded) &&
+        (b = best_fit(p, stream, rounded, max_split, e->config.expandable_segments)) != NULL) {
+      pool_remove(p, b);
+      was_free = true;
+    }
     if (b == NULL) st = alloc_block(e, device, rounded, small, stream, &b);
   }
   if (st == C10C_STATUS_OK) {
@@ -1439,6 +1642,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     b->requested = size;
     b->plan_tag = tag;
     table_insert(e, b);
+    b->seg->used_at = ++d->handed;
     c10c__stat_pool_update(d->stats.allocation, small, 1);
     c10c__stat_pool_update(d->stats.active, small, 1);
     c10c__stat_pool_update(d->stats.allocated_bytes, small, (int64_t)b->size);
@@ -1458,7 +1662,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
 static void free_block(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
   /* planning's recording: the block's bytes are free from now (after record_stream's events) */
-  if (b->plan_tag != 0 && d->plan != NULL) c10c__plan_record_free(d->plan, b->plan_tag);
+  if (d->plan != NULL) c10c__plan_record_free(d->plan, b->plan_tag, b->requested, b->stream);
   b->plan_tag = 0;
   bool expandable = b->seg->expandable;
   int64_t split_blocks = 0, split_bytes = 0;

@@ -16,6 +16,7 @@
 enum {
   RECORD_MAX = 1 << 22,   /* requests recorded per step; past it recording stops */
   MISS_PERCENT = 10,      /* a served step missing more than this rebuilds the plan */
+  MISS_MIN = 8,           /* (and at least this many) gives an idle arena back at once */
   MAX_REBUILD_STREAK = 4, /* rebuilds at this many boundaries in a row drop planning */
   LOOKAHEAD = 16,         /* plan entries a request that misses its place is looked for in */
   SCAN_MAX = 256          /* frees past the done prefix checked for overlap before falling back */
@@ -34,10 +35,18 @@ typedef struct live_block {
   size_t nuses;
 } live_block;
 
+/* A free, in the recorded step, of a block allocated before the step. */
+typedef struct earlier_free {
+  uint64_t time, bytes;
+  c10c_stream_id stream;
+} earlier_free;
+
 /* A planned free waiting for events of the streams its block was used on. */
 typedef struct pending_free {
   uint32_t rank;
   uint64_t tag; /* its request in the recording, whose free is noted when the events complete */
+  uint64_t bytes;
+  c10c_stream_id stream;
   size_t nevents;
   void **events;
   struct pending_free *next;
@@ -97,6 +106,28 @@ struct c10c__plan_state {
   size_t nused;
   c10c_stream_id used[C10C__PLAN_MAX_STREAMS];
   uint64_t used_mask; /* plan streams of this step noted in used */
+  /* frees in the current step of blocks allocated before it (a step's gradients freed at the
+   * next one's zero_grad): where the engine will find room for the blocks the step leaves
+   * alive (the requests a plan leaves to it), for the estimate of what a plan reserves */
+  earlier_free *earlier;
+  size_t nearlier, capearlier;
+  /* online plans: the bytes reserved when planning began to serve (what the caching engine
+   * alone would keep at least), which a plan never exceeds; and after a plan was declined, the
+   * bytes reserved then (the next one is made once that changed, or 16 boundaries later) */
+  int64_t reference;
+  int64_t step_peak; /* the most bytes reserved seen in the current step (at its requests) */
+  /* the engine's count of blocks handed out when the current step began, and when the step of
+   * the plan waiting to be installed began: its install releases only the cache of segments
+   * used since (what the plan replaces), not what other phases of the program cached */
+  uint64_t step_since, next_since;
+  uint64_t next_release; /* of that cache, the bytes the install gives back (plan_pays) */
+  /* steps found in the requests (no host marks): the recording of the step before, hashed; a
+   * plan is made only from a step that repeats it exactly (a program's phases, such as the
+   * evaluation between training steps, repeat stretches that are not its steps) */
+  uint64_t prev_hash;
+  int64_t declined_at;
+  size_t declined_requests;
+  int since_decline;
   /* this step */
   uint64_t requests, misses;
   int streak;
@@ -179,6 +210,67 @@ static void release_arena(c10c__plan_state *ps) {
 
 static bool arena_idle(const c10c__plan_state *ps) { return ps->nlive == 0 && ps->pending == NULL; }
 
+static bool sorted_live(const c10c__plan_state *ps, uint64_t **out, size_t *n);
+
+/* The program left the step the plan was made for: an idle arena goes back (its bytes are
+ * the engine's to map again, in the pool each request needs). False when blocks live in it. */
+static bool leave_plan(c10c__plan_state *ps) {
+  if (ps->arena == NULL || !arena_idle(ps)) return false;
+  if (ps->plan != NULL) stats_of(ps)->plan_drops++;
+  retire_plan(ps);
+  release_arena(ps);
+  ps->retiring = ps->blocked = false;
+  return true;
+}
+
+/* The program left the step the plan was made for (its requests miss it, or a planned block
+ * outlives the step): the arena, with the planned blocks still in it, becomes a segment of the
+ * caching engine (c10c__engine_adopt), whose free bytes then serve what the program does
+ * instead, as its own cache would (a plan never leaves bytes the engine cannot use). The plan
+ * is gone; the next boundary plans again where that pays. False (nothing changes) when it
+ * cannot be done: live blocks on several streams (a segment is one stream's), frees waiting
+ * for events, or no host memory. */
+static bool hand_over(c10c__plan_state *ps) {
+  if (ps->arena == NULL || ps->pending != NULL || ps->plan == NULL) return false;
+  uint64_t *order = NULL;
+  size_t n = 0;
+  if (!sorted_live(ps, &order, &n)) return false;
+  c10c__adopted *blocks = c10c__malloc((n ? n : 1) * sizeof *blocks);
+  bool ok = blocks != NULL;
+  c10c_stream_id stream = ps->has_arena_stream ? ps->arena_stream : 0;
+  for (size_t k = 0; ok && k < n; k++) {
+    const live_block *l = &ps->live[order[2 * k + 1]];
+    uint64_t block = ps->plan->block[l->entry];
+    if (k == 0) stream = l->stream;
+    ok = l->stream == stream;
+    blocks[k] = (c10c__adopted){
+        (size_t)order[2 * k],     (size_t)block, l->requested, l->uses, l->nuses, l->tag,
+        block <= C10C__SMALL_SIZE};
+  }
+  ok = ok && c10c__engine_adopt(ps->engine, ps->device, ps->arena, ps->arena_size, stream, blocks,
+                                n) == C10C_STATUS_OK;
+  if (ok) {
+    stats_of(ps)->plan_drops++;
+    for (size_t i = 0; i < ps->nslots; i++) { /* theirs now, record_stream's streams too */
+      ps->live[i].entry = NONE;
+      ps->live[i].uses = NULL;
+      ps->live[i].nuses = 0;
+    }
+    ps->nlive = 0;
+    retire_plan(ps);
+    ps->arena = NULL;
+    ps->arena_size = 0;
+    stats_of(ps)->plan_arena_bytes = 0;
+    drop_boundary(ps);
+    ps->nused = 0;
+    ps->has_arena_stream = false;
+    ps->retiring = ps->blocked = false;
+  }
+  c10c__free(blocks);
+  c10c__free(order);
+  return ok;
+}
+
 /* Resets the serving state for a new pass over the plan. */
 static void restart(c10c__plan_state *ps) {
   ps->cursor = 0;
@@ -226,7 +318,12 @@ static bool build_tables(c10c__plan_state *ps, const c10c__plan *plan) {
 static bool install(c10c__plan_state *ps, c10c__plan *plan, bool from_file) {
   c10c_memory_stats *s = stats_of(ps);
   retire_plan(ps);
-  c10c__engine_release_cache(ps->engine, ps->device);
+  /* what the recorded step cached goes back, as much as plan_pays said (a file's plan: all of
+   * the cache) */
+  if (from_file || ps->host_marks)
+    c10c__engine_release_cache(ps->engine, ps->device, from_file ? 0 : ps->next_since);
+  else
+    c10c__engine_release_some(ps->engine, ps->device, ps->next_since, (size_t)ps->next_release);
   bool ok = build_tables(ps, plan);
   /* the arena the plan needs, no more (a plan rebuilt from a smaller step gives bytes back) */
   if (ok && plan->arena > 0 && (ps->arena == NULL || ps->arena_size != plan->arena)) {
@@ -295,6 +392,9 @@ void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file)
     c10c__free(ps->rec);
     ps->rec = NULL;
     ps->nrec = ps->caprec = 0;
+    c10c__free(ps->earlier);
+    ps->earlier = NULL;
+    ps->nearlier = ps->capearlier = 0;
     /* blocks recorded so far must not mark a later recording's requests */
     ps->generation = ps->generation == UINT32_MAX ? 1 : ps->generation + 1;
     if (ps->next != NULL && !ps->next_from_file) {
@@ -340,6 +440,7 @@ void c10c__plan_state_destroy(c10c__plan_state *ps) {
   release_arena(ps);
   c10c__plan_destroy(ps->next);
   c10c__free(ps->rec);
+  c10c__free(ps->earlier);
   c10c__free(ps);
 }
 
@@ -381,10 +482,34 @@ void c10c__plan_unrecord(c10c__plan_state *ps, uint64_t tag) {
     ps->nrec--;
 }
 
-void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag) {
-  if (tag == 0 || (uint32_t)(tag >> 32) != ps->generation) return; /* an earlier step's */
-  size_t i = (size_t)(tag & 0xffffffffu) - 1;
-  if (i < ps->nrec) ps->rec[i].free = ps->clock++;
+void c10c__plan_note_reserved(c10c__plan_state *ps) {
+  int64_t reserved = stats_of(ps)->reserved_bytes[C10C_STAT_ALL].current;
+  if (reserved > ps->step_peak) ps->step_peak = reserved;
+}
+
+void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag, uint64_t requested,
+                            c10c_stream_id stream) {
+  c10c__plan_note_reserved(ps); /* what the request before reserved */
+  if (tag != 0 && (uint32_t)(tag >> 32) == ps->generation) {
+    size_t i = (size_t)(tag & 0xffffffffu) - 1;
+    if (i < ps->nrec) ps->rec[i].free = ps->clock++;
+    return;
+  }
+  /* an earlier step's block (or one from before the recording): its room, for the estimate */
+  if (!ps->planning || ps->overflow) return;
+  if (ps->nearlier == ps->capearlier) {
+    size_t cap = ps->capearlier ? ps->capearlier * 2 : 256;
+    earlier_free *grown = ps->nearlier < RECORD_MAX ? c10c__malloc(cap * sizeof *grown) : NULL;
+    if (grown == NULL) { /* the step goes unrecorded from here on */
+      ps->overflow = true;
+      return;
+    }
+    if (ps->nearlier) memcpy(grown, ps->earlier, ps->nearlier * sizeof *grown);
+    c10c__free(ps->earlier);
+    ps->earlier = grown;
+    ps->capearlier = cap;
+  }
+  ps->earlier[ps->nearlier++] = (earlier_free){ps->clock++, c10c__plan_block(requested), stream};
 }
 
 /* ---- serving ---- */
@@ -439,7 +564,7 @@ static void poll_pending(c10c__plan_state *ps) {
     *link = p->next;
     for (size_t i = 0; i < p->nevents; i++) event_drop(ps, &p->events[i]);
     if (ps->plan != NULL && !ps->blocked) mark_done(ps, p->rank);
-    c10c__plan_record_free(ps, p->tag); /* its bytes are free from now */
+    c10c__plan_record_free(ps, p->tag, p->bytes, p->stream); /* its bytes are free from now */
     c10c__free(p->events);
     c10c__free(p);
   }
@@ -492,6 +617,7 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
                                (uint64_t)stats_of(ps)->allocation[C10C_STAT_ALL].current))
     (void)c10c__plan_step(ps); /* a step begins with this request (a failure: the next tries) */
   if (ps->pending != NULL) poll_pending(ps); /* frees held for other streams' work */
+  c10c__plan_note_reserved(ps);              /* what the request before reserved */
   *tag = ps->planning ? record_alloc(ps, size, stream) : 0;
   if (ps->next != NULL && ps->next_from_file) install_next(ps); /* a file: from the next request */
   c10c__plan *plan = ps->plan;
@@ -513,6 +639,12 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
     ps->misses++;
     if (k == end) {
       s->plan_fallbacks++;
+      /* the program left the step it was planned for (another phase of it): the arena goes
+       * back now (or, holding planned blocks still, to the engine), so that serving that
+       * phase has its bytes, and the next boundary plans again (or not) */
+      if (!ps->from_file && ps->misses >= MISS_MIN &&
+          ps->misses * 100 > ps->requests * MISS_PERCENT && !leave_plan(ps))
+        (void)hand_over(ps);
       return false;
     }
     for (; j < k; j++)
@@ -559,6 +691,18 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
   return true;
 }
 
+bool c10c__plan_make_room(c10c__plan_state *ps, size_t bytes) {
+  if (ps->plan == NULL || ps->from_file || !ps->planning || ps->retiring || ps->reference <= 0 ||
+      ps->arena == NULL)
+    return false;
+  int64_t reserved = stats_of(ps)->reserved_bytes[C10C_STAT_ALL].current;
+  if ((uint64_t)reserved + bytes <= (uint64_t)ps->reference) return false;
+  /* the engine would take the device past what it reserves without a plan: the plan goes, and
+   * its arena with it (back to the device, or to the engine when blocks live in it) */
+  if (leave_plan(ps)) return false;
+  return hand_over(ps);
+}
+
 bool c10c__plan_holds(const c10c__plan_state *ps, const void *ptr) {
   return ps->arena != NULL && (const char *)ptr >= ps->arena &&
          (const char *)ptr < ps->arena + ps->arena_size;
@@ -581,7 +725,8 @@ static void hold_for_uses(c10c__plan_state *ps, live_block *l, uint32_t rank) {
   for (size_t i = 0; ok && i < l->nuses; i++)
     ok = b->event_record(b->self, ps->device, l->uses[i], &events[i]) == C10C_STATUS_OK;
   if (ok) {
-    *p = (pending_free){rank, l->tag, l->nuses, events, ps->pending};
+    *p = (pending_free){rank,   l->tag,     ps->plan->block[l->entry], l->stream, l->nuses,
+                        events, ps->pending};
     ps->pending = p;
     return;
   }
@@ -593,7 +738,7 @@ static void hold_for_uses(c10c__plan_state *ps, live_block *l, uint32_t rank) {
     b->synchronize(b->self, ps->device);
     mark_done(ps, rank);
   }
-  c10c__plan_record_free(ps, l->tag);
+  c10c__plan_record_free(ps, l->tag, ps->plan->block[l->entry], l->stream);
 }
 
 c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
@@ -629,7 +774,7 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
   if (l->nuses > 0 && ps->hold && rank != NONE) {
     hold_for_uses(ps, l, rank); /* notes the recording's free when its uses are over */
   } else {
-    c10c__plan_record_free(ps, l->tag);
+    c10c__plan_record_free(ps, l->tag, block, l->stream);
     if (!ps->blocked) mark_done(ps, rank);
   }
   c10c__free(l->uses);
@@ -701,6 +846,141 @@ static bool record_boundary(c10c__plan_state *ps) {
   return true;
 }
 
+/* Free ranges of the engine in a step a plan serves, ordered by (pool, stream, size): what the
+ * requests the plan leaves to the engine may be placed in (a small model of its best fit). */
+typedef struct hole {
+  uint64_t size;
+  c10c_stream_id stream;
+  bool small;
+} hole;
+
+typedef struct holes {
+  hole *h;
+  size_t n, cap;
+  bool failed; /* without host memory */
+} holes;
+
+static int hole_cmp(const hole *a, const hole *b) {
+  if (a->small != b->small) return a->small ? -1 : 1;
+  if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
+  return a->size < b->size ? -1 : a->size > b->size;
+}
+
+/* The first hole at or after key in order. */
+static size_t hole_lower(const holes *hs, const hole *key) {
+  size_t lo = 0, hi = hs->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (hole_cmp(&hs->h[mid], key) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void hole_add(holes *hs, hole x) {
+  if (hs->failed || x.size < C10C__MIN_BLOCK) return;
+  if (hs->n == hs->cap) {
+    size_t cap = hs->cap ? 2 * hs->cap : 256;
+    hole *grown = c10c__malloc(cap * sizeof *grown);
+    if (grown == NULL) {
+      hs->failed = true;
+      return;
+    }
+    if (hs->n) memcpy(grown, hs->h, hs->n * sizeof *grown);
+    c10c__free(hs->h);
+    hs->h = grown, hs->cap = cap;
+  }
+  size_t at = hole_lower(hs, &x);
+  memmove(hs->h + at + 1, hs->h + at, (hs->n - at) * sizeof *hs->h);
+  hs->h[at] = x;
+  hs->n++;
+}
+
+static void visit_hole(void *ctx, size_t size, c10c_stream_id stream, bool small) {
+  hole_add(ctx, (hole){size, stream, small});
+}
+
+/* What the caching engine may add, in a step served from a plan of the recorded one, for the
+ * requests the plan leaves to it (the blocks the step leaves alive: gradients freed at the next
+ * zero_grad, an optimizer's new state), modelled on its best fit: in time order, each takes the
+ * smallest fitting free range of its stream and pool among those the engine keeps once its
+ * cache is released (c10c__engine_holes) and the blocks of earlier steps freed in the step
+ * before it, its rest staying free where PyTorch splits; else it costs a new segment (PyTorch's
+ * segment sizes) or, with expandable segments, the pages it needs. An estimate, which the next
+ * boundary checks (c10c__plan_step). UINT64_MAX without host memory. */
+static uint64_t engine_growth(const c10c__plan_state *ps) {
+  holes hs = {0};
+  c10c__engine_holes(ps->engine, ps->device, visit_hole, &hs);
+  bool expandable = c10c__engine_expandable(ps->engine);
+  uint64_t growth = 0;
+  size_t k = 0; /* the earlier frees (in time order) before the current request */
+  for (size_t i = 0; i < ps->nrec && !hs.failed; i++) {
+    const c10c__plan_request *r = &ps->rec[i];
+    for (; k < ps->nearlier && ps->earlier[k].time < r->alloc; k++) {
+      const earlier_free *f = &ps->earlier[k];
+      hole_add(&hs, (hole){f->bytes, f->stream, f->bytes <= C10C__SMALL_SIZE});
+    }
+    if (r->free != C10C__PLAN_NEVER || r->size == 0) continue; /* the plan's */
+    uint64_t bytes = c10c__plan_block(r->size);
+    bool small = bytes <= C10C__SMALL_SIZE;
+    c10c_stream_id stream = r->stream < C10C__PLAN_MAX_STREAMS ? ps->rec_streams[r->stream] : 0;
+    hole key = {bytes, stream, small};
+    size_t at = hole_lower(&hs, &key);
+    uint64_t room = 0;
+    if (at < hs.n && hs.h[at].small == small && hs.h[at].stream == stream) { /* best fit */
+      room = hs.h[at].size;
+      memmove(hs.h + at, hs.h + at + 1, (hs.n - at - 1) * sizeof *hs.h);
+      hs.n--;
+    } else { /* a new segment, or pages */
+      uint64_t unit = small ? C10C__SMALL_BUFFER : C10C__LARGE_BUFFER;
+      room = expandable || small ? (bytes + unit - 1) / unit * unit
+                                 : (uint64_t)c10c__engine_segment_size((size_t)bytes);
+      growth = growth > UINT64_MAX - room ? UINT64_MAX : growth + room;
+    }
+    /* the rest stays free where PyTorch splits (small blocks and expandable segments: any 512
+     * bytes; large ones: more than 1 MiB) */
+    uint64_t rest = room - bytes;
+    if (small || expandable ? rest >= C10C__MIN_BLOCK : rest > C10C__SMALL_SIZE)
+      hole_add(&hs, (hole){rest, stream, small});
+  }
+  c10c__free(hs.h);
+  return hs.failed ? UINT64_MAX : growth;
+}
+
+/* Whether serving plan (made from the recorded step) keeps the bytes reserved at or below the
+ * reference: what stays reserved once the cache the recorded step used (and an idle arena) is
+ * released, plus the plan's arena, plus what the engine may add (engine_growth). The reference,
+ * before any plan is served, is the most the recorded step reserved (the caching engine
+ * reserves as much again in a step that repeats it, since it gives bytes back only at
+ * empty_cache); after, that of the step recorded when planning began to serve. *release: the
+ * bytes of that cache the install gives back. With host marks all of it (a step the host marks
+ * is the program's: what it cached is what the plan replaces); for a step found in the
+ * requests none, and the plan must fit beside it: such a program's other phases (evaluation,
+ * a last partial step) use that cache again, and an engine that has to grow it anew ends above
+ * the one that kept it (measured on published snapshots, bench/check_snapshots.py). */
+static bool plan_pays(c10c__plan_state *ps, const c10c__plan *plan, uint64_t *release) {
+  int64_t reserved = stats_of(ps)->reserved_bytes[C10C_STAT_ALL].current;
+  int64_t peak = ps->step_peak > reserved ? ps->step_peak : reserved;
+  uint64_t cache = c10c__engine_releasable(ps->engine, ps->device, ps->step_since);
+  uint64_t arena = ps->arena != NULL && arena_idle(ps) ? ps->arena_size : 0;
+  uint64_t growth = engine_growth(ps);
+  int64_t reference = ps->reference > 0 ? ps->reference : peak;
+  uint64_t held = reserved > 0 && (uint64_t)reserved > arena ? (uint64_t)reserved - arena : 0;
+  if (growth == UINT64_MAX || plan->arena > UINT64_MAX - held - growth || reference <= 0)
+    return false;
+  /* with all of that cache still held, and a margin for the estimate of growth: a plan that
+   * gains less is not worth the risk of the engine growing past the reference (1/512 of it for
+   * the host's steps, 1/64 for steps found in the requests, where a miss costs more) */
+  uint64_t margin = (uint64_t)reference / (ps->host_marks ? 512 : 64);
+  if (ps->arena != NULL) margin = 0; /* a plan replacing a plan: no worse than the one before */
+  uint64_t predicted = held + plan->arena + growth + margin;
+  uint64_t need = predicted > (uint64_t)reference ? predicted - (uint64_t)reference : 0;
+  *release = ps->host_marks ? cache : 0;
+  return ps->host_marks ? need <= cache : need == 0;
+}
+
 /* A plan of the recorded step's requests allocated and freed within it; NULL when it has none
  * (or on an error, in *st). */
 static c10c__plan *plan_recording(c10c__plan_state *ps, c10c_status *st) {
@@ -721,9 +1001,23 @@ static c10c__plan *plan_recording(c10c__plan_state *ps, c10c_status *st) {
   return *st == C10C_STATUS_OK ? plan : NULL;
 }
 
+/* The recording hashed (FNV-1a over each request's block, stream and times). */
+static uint64_t recording_hash(const c10c__plan_state *ps) {
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  for (size_t i = 0; i < ps->nrec; i++) {
+    const c10c__plan_request *r = &ps->rec[i];
+    uint64_t words[4] = {c10c__plan_block(r->size), r->stream, r->alloc, r->free};
+    for (int w = 0; w < 4; w++) h = (h ^ words[w]) * UINT64_C(0x100000001b3);
+  }
+  return ps->overflow ? 0 : h ^ ps->nrec;
+}
+
 /* Starts the next step's recording. */
 static void next_recording(c10c__plan_state *ps) {
+  ps->step_peak = stats_of(ps)->reserved_bytes[C10C_STAT_ALL].current;
+  ps->step_since = c10c__engine_handed(ps->engine, ps->device);
   ps->nrec = 0;
+  ps->nearlier = 0;
   ps->clock = 0;
   ps->overflow = false;
   ps->rec_nstreams = 0;
@@ -733,6 +1027,7 @@ static void next_recording(c10c__plan_state *ps) {
 c10c_status c10c__plan_host_step(c10c__plan_state *ps) {
   if (!ps->host_marks) { /* the host's marks replace the ones found */
     ps->host_marks = true;
+    ps->declined_at = 0; /* the host's steps may be planned where the ones found were not */
     c10c__step_detector_destroy(ps->detector);
     ps->detector = NULL;
   }
@@ -758,20 +1053,55 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
       served_step = false;
     }
   }
+  c10c__plan_note_reserved(ps);
+  /* a planned block outlives the step: the program did not do what the plan was made for (a
+   * block the step left alive is left to the engine by the plan), and the arena goes to the
+   * engine with it rather than sit half used while the engine serves the next step */
+  if (ps->plan != NULL && !ps->from_file && !ps->retiring && !arena_idle(ps) && hand_over(ps))
+    served_step = missed = false;
+  bool online = ps->plan != NULL && !ps->from_file && ps->planning && !ps->retiring;
+  /* a step served as planned that reserved more than the caching engine would have: planning
+   * stops (the estimate of plan_pays was wrong for this program; a step that missed its plan
+   * is rebuilt instead, or drops planning after a few; a step the engine served because a
+   * planned block outlived the boundary counts as neither) */
+  bool over =
+      online && served_step && !missed && ps->reference > 0 && ps->step_peak > ps->reference;
+  /* after a plan was declined, the next is made once a step's peak or number of requests
+   * differs (or a while later): the same step gives the same answer */
+  bool retry = ps->declined_at == 0 || ps->step_peak != ps->declined_at ||
+               ps->nrec != ps->declined_requests || ++ps->since_decline >= 16;
+  if (!ps->host_marks) { /* a step found in the requests: planned once it repeats exactly */
+    uint64_t hash = recording_hash(ps);
+    retry = retry && hash == ps->prev_hash && hash != 0;
+    ps->prev_hash = hash;
+  }
   c10c__plan *made = NULL;
-  if (ps->planning && !ps->stopped && ps->next == NULL &&
+  if (ps->planning && !ps->stopped && !over && ps->next == NULL && retry &&
       (ps->plan == NULL || (missed && !ps->from_file))) {
     made = plan_recording(ps, &st);
     if (st != C10C_STATUS_OK) /* kept: what follows may note (and handle) failures of its own */
       snprintf(failure, sizeof failure, "%s", c10c_last_error_message());
+    uint64_t release = 0;
+    if (made != NULL && !plan_pays(ps, made, &release)) { /* it would reserve more */
+      c10c__plan_destroy(made);
+      made = NULL;
+      ps->declined_at = ps->step_peak;
+      ps->declined_requests = ps->nrec;
+      ps->since_decline = 0;
+      stats_of(ps)->plan_declines++;
+    }
     if (made != NULL) {
+      if (ps->reference == 0) ps->reference = ps->step_peak;
+      ps->declined_at = 0;
+      ps->next_since = ps->step_since;
+      ps->next_release = release;
       ps->next = made;
       ps->next_from_file = false;
     }
   }
-  if (ps->plan != NULL && !ps->from_file && ps->planning && !ps->retiring) {
+  if (online) {
     ps->streak = missed ? ps->streak + 1 : 0;
-    if (ps->streak >= MAX_REBUILD_STREAK) { /* the steps differ too much to plan */
+    if (over || ps->streak >= MAX_REBUILD_STREAK) { /* the steps differ too much to plan */
       c10c__plan_destroy(ps->next);
       ps->next = NULL;
       ps->stopped = true;
@@ -790,6 +1120,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
     restart(ps);
   }
   if (ps->plan == NULL && ps->next == NULL && idle) release_arena(ps); /* no plan needs it */
+  if (ps->plan == NULL && ps->next == NULL && ps->arena == NULL) ps->reference = 0;
   ps->requests = ps->misses = 0;
   next_recording(ps);
   return st == C10C_STATUS_OK ? st : c10c__fail(st, "%s", failure);

@@ -28,13 +28,45 @@ typedef struct c10c__plan_state c10c__plan_state;
 
 c10c_memory_stats *c10c__engine_device_stats(c10c__engine *engine, int device);
 const c10c__segment_backend *c10c__engine_backend(const c10c__engine *engine);
-/* Releases the device's cached free segments (what a recorded step cached). */
-void c10c__engine_release_cache(c10c__engine *engine, int device);
+/* Blocks the device has handed out so far: a clock for "since" below. */
+uint64_t c10c__engine_handed(const c10c__engine *engine, int device);
+/* Releases the device's cached free segments (and free pages) of the segments that handed out
+ * a block after the count since (0: all): what a recorded step cached, not what other phases
+ * of the program cached and will use again. */
+void c10c__engine_release_cache(c10c__engine *engine, int device, uint64_t since);
+/* Releases at least bytes of that cache where it has them (as few more as it can), keeping the
+ * rest for what else the program does. */
+void c10c__engine_release_some(c10c__engine *engine, int device, uint64_t since, size_t bytes);
+/* The bytes c10c__engine_release_cache(since) would give back now (at least), without
+ * releasing. */
+size_t c10c__engine_releasable(const c10c__engine *engine, int device, uint64_t since);
+/* The free ranges c10c__engine_release_cache would keep, each visited (size, stream, pool). */
+void c10c__engine_holes(const c10c__engine *engine, int device,
+                        void (*visit)(void *ctx, size_t size, c10c_stream_id stream, bool small),
+                        void *ctx);
+/* Whether new blocks come from expandable segments (pages mapped as they grow). */
+bool c10c__engine_expandable(const c10c__engine *engine);
 /* A segment for an arena from the backend, counted as a large-pool segment (reserved_bytes,
  * segment, num_device_alloc, the memory fraction's limit, the trace); C10C_STATUS_OUT_OF_MEMORY
  * when the device cannot give it. */
 c10c_status c10c__engine_arena_malloc(c10c__engine *engine, int device, size_t size, void **out);
 void c10c__engine_arena_free(c10c__engine *engine, int device, void *ptr, size_t size);
+/* A live planned block handed to the engine with its arena (c10c__engine_adopt). */
+typedef struct c10c__adopted {
+  size_t offset, size, requested;
+  c10c_stream_id *uses; /* record_stream's other streams (owned by the engine from then on) */
+  size_t nuses;
+  uint64_t tag; /* its request in the recording */
+  bool small;   /* counted in the small pool's statistics (by its size) */
+} c10c__adopted;
+
+/* Takes an arena [base, base + size) over as a fixed segment of stream (the engine's large
+ * pool): blocks (n of them, by offset, none overlapping) become its allocated blocks, the gaps
+ * free ones, so that what the engine serves from then on can use the arena's bytes (the
+ * arena's reserved bytes and segment are counted already). Errors: C10C_STATUS_OUT_OF_MEMORY
+ * (host; nothing changes). */
+c10c_status c10c__engine_adopt(c10c__engine *engine, int device, char *base, size_t size,
+                               c10c_stream_id stream, const c10c__adopted *blocks, size_t n);
 /* A block event for the trace: alloc, or free_requested and free_completed. */
 void c10c__engine_trace_block(c10c__engine *engine, int device, bool alloc, const void *ptr,
                               size_t size, c10c_stream_id stream);
@@ -57,8 +89,21 @@ void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file)
 bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
                        uint64_t *tag);
 void c10c__plan_unrecord(c10c__plan_state *ps, uint64_t tag);
-/* The engine's block recorded under tag was freed. */
-void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag);
+/* The engine's block recorded under tag (0: none), of a request of `requested` bytes on stream,
+ * was freed: the end of its request, or, for a block of an earlier step, room the next step's
+ * engine requests may take. */
+void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag, uint64_t requested,
+                            c10c_stream_id stream);
+/* The engine is about to give bytes back (empty_cache, a retry): the bytes reserved now count
+ * toward the step's peak. */
+void c10c__plan_note_reserved(c10c__plan_state *ps);
+
+/* The engine is about to grow by about bytes for a request no free block fits. Where that
+ * would take the device past the reference an online plan keeps to (plan_engine.c: what the
+ * caching engine reserves without it), the plan goes: its idle arena back to the backend
+ * (false), or, with blocks alive in it, to the engine as a segment of free blocks between them
+ * (true: look for a fitting free block again). */
+bool c10c__plan_make_room(c10c__plan_state *ps, size_t bytes);
 
 /* Whether ptr lies in the device's arena (then the next three answer for it). */
 bool c10c__plan_holds(const c10c__plan_state *ps, const void *ptr);

@@ -11,38 +11,59 @@
 #include "internal.h"
 #include "sysmem.h"
 
+/* An address range given back (an expandable segment's reservation), for reuse once the
+ * fabricated addresses run out. */
+typedef struct sim_range {
+  uint64_t at, span;
+} sim_range;
+
 struct c10c_sim_device {
   c10c__engine *engine;
   uint64_t capacity, used;     /* device bytes: segments plus mapped pages */
   uint64_t next_up, next_down; /* the next ascending range; the last descending one */
   bool descending;
   int64_t mallocs, frees; /* fixed segments; the engine counts maps with them */
+  sim_range *returned;    /* reservations given back, reused when addresses run out */
+  size_t nreturned, capreturned;
 };
 
 enum { SIM_ALIGN = 2 << 20 };
 
-/* Fabricated ranges go from 16 TiB up, or down from 64 TiB (the stand-in's); a 32-bit pointer
- * holds neither (they would all be address 0), so there from 256 MiB up or down from 3.75 GiB. */
+/* Fabricated ranges go from 16 TiB up (the stand-in's), or down from 4 EiB: room for millions
+ * of expandable segments' reservations (1.125 x the capacity each, one per stream and pool,
+ * made again after each empty_cache), so that address space never fails a replay a real
+ * driver, which reuses addresses, would complete. A 32-bit pointer holds neither (they would
+ * all be address 0), so there from 256 MiB up or down from 3.75 GiB. */
 #if UINTPTR_MAX > UINT32_MAX
 #define SIM_UP   ((uint64_t)1 << 44)
-#define SIM_DOWN ((uint64_t)1 << 46)
+#define SIM_DOWN ((uint64_t)1 << 62)
 #else
 #define SIM_UP   ((uint64_t)1 << 28)
 #define SIM_DOWN ((uint64_t)15 << 28)
 #endif
 
-/* A 2 MiB aligned range with a 2 MiB gap after it (the stand-in's fabricate); 0 once the
- * fabricated addresses are used up (on a 32-bit target, after 3.5 GiB of ranges). */
+static uint64_t span_of(size_t bytes) {
+  return (((uint64_t)bytes + SIM_ALIGN - 1) & ~(uint64_t)(SIM_ALIGN - 1)) + SIM_ALIGN;
+}
+
+/* A 2 MiB aligned range with a 2 MiB gap after it (the stand-in's fabricate); once the
+ * fabricated addresses are used up, a reservation given back that is large enough; 0 when
+ * there is none (on a 32-bit target, after 3.5 GiB of ranges). */
 static uint64_t fabricate(c10c_sim_device *d, size_t bytes) {
-  uint64_t span = (((uint64_t)bytes + SIM_ALIGN - 1) & ~(uint64_t)(SIM_ALIGN - 1)) + SIM_ALIGN;
-  if (d->descending) {
-    if (d->next_down - SIM_UP < span) return 0;
-    return d->next_down -= span;
+  uint64_t span = span_of(bytes);
+  if (d->descending && d->next_down - SIM_UP >= span) return d->next_down -= span;
+  if (!d->descending && SIM_DOWN - d->next_up >= span) {
+    uint64_t at = d->next_up;
+    d->next_up += span;
+    return at;
   }
-  if (SIM_DOWN - d->next_up < span) return 0;
-  uint64_t at = d->next_up;
-  d->next_up += span;
-  return at;
+  for (size_t i = 0; i < d->nreturned; i++)
+    if (d->returned[i].span >= span) {
+      uint64_t at = d->returned[i].at;
+      d->returned[i] = d->returned[--d->nreturned];
+      return at;
+    }
+  return 0;
 }
 
 static c10c_status take(c10c_sim_device *d, size_t size) {
@@ -106,8 +127,45 @@ static void sim_unmap(void *self, int device, void *ptr, size_t size, void *hand
 }
 
 static void sim_unreserve(void *self, int device, void *base, size_t size) {
-  (void)self, (void)device, (void)base, (void)size;
+  (void)device;
+  c10c_sim_device *d = self;
+  if (d->nreturned == d->capreturned) { /* without host memory the range is simply not reused */
+    size_t cap = d->capreturned ? 2 * d->capreturned : 16;
+    sim_range *grown = c10c__malloc(cap * sizeof *grown);
+    if (grown == NULL) return;
+    if (d->nreturned) memcpy(grown, d->returned, d->nreturned * sizeof *grown);
+    c10c__free(d->returned);
+    d->returned = grown;
+    d->capreturned = cap;
+  }
+  d->returned[d->nreturned++] = (sim_range){(uint64_t)(uintptr_t)base, span_of(size)};
 }
+
+/* Events and stream waits: nothing runs on a simulated device's streams, so every event has
+ * completed when it is recorded. They let stream-ordered reuse and plans spread over several
+ * streams work as over a driver. */
+static char sim_event; /* every event is this one */
+
+static c10c_status sim_event_record(void *self, int device, c10c_stream_id stream, void **out) {
+  (void)self, (void)device, (void)stream;
+  *out = &sim_event;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status sim_event_query(void *self, void *event, bool *done) {
+  (void)self, (void)event;
+  *done = true;
+  return C10C_STATUS_OK;
+}
+
+static void sim_event_nothing(void *self, void *event) { (void)self, (void)event; }
+
+static c10c_status sim_stream_wait(void *self, int device, c10c_stream_id stream, void *event) {
+  (void)self, (void)device, (void)stream, (void)event;
+  return C10C_STATUS_OK;
+}
+
+static void sim_synchronize(void *self, int device) { (void)self, (void)device; }
 
 /* Stitching: a page mapped at a second address takes no more memory. */
 static c10c_status sim_map_existing(void *self, int device, void *ptr, size_t size, void *handle) {
@@ -143,6 +201,12 @@ c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity, const 
   c10c__segment_backend backend = {.malloc = sim_malloc,
                                    .free = sim_free,
                                    .mem_info = sim_mem_info,
+                                   .event_record = sim_event_record,
+                                   .event_query = sim_event_query,
+                                   .event_synchronize = sim_event_nothing,
+                                   .event_destroy = sim_event_nothing,
+                                   .stream_wait = sim_stream_wait,
+                                   .synchronize = sim_synchronize,
                                    .self = d,
                                    .reserve = sim_reserve,
                                    .map = sim_map,
@@ -154,6 +218,7 @@ c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity, const 
   if (st == C10C_STATUS_OK) st = c10c__engine_configure(d->engine, &config);
   if (st != C10C_STATUS_OK) {
     if (d->engine != NULL) c10c__engine_destroy(d->engine);
+    c10c__free(d->returned);
     c10c__free(d);
     return st;
   }
@@ -166,6 +231,7 @@ c10c__engine *c10c__sim_device_engine(c10c_sim_device *d) { return d->engine; }
 void c10c_sim_device_destroy(c10c_sim_device *d) {
   if (d == NULL) return;
   c10c__engine_destroy(d->engine);
+  c10c__free(d->returned);
   c10c__free(d);
 }
 
@@ -253,7 +319,8 @@ c10c_status c10c_sim_device_get_stats(c10c_sim_device_stats *out, c10c_sim_devic
                                .plan_drops = s.plan_drops,
                                .num_stitches = s.num_stitches,
                                .stitched_bytes = s.stitched_bytes.current,
-                               .peak_stitched_bytes = s.stitched_bytes.peak};
+                               .peak_stitched_bytes = s.stitched_bytes.peak,
+                               .plan_declines = s.plan_declines};
   c10c__copy_versioned(out, &all, sizeof all);
   return C10C_STATUS_OK;
 }

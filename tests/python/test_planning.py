@@ -22,6 +22,7 @@ PLAN_KEYS = [
     "plan.fallbacks",
     "plan.rebuilds",
     "plan.drops",
+    "plan.declines",
     "num_stitches",
     "stitched_bytes.current",
     "stitched_bytes.peak",
