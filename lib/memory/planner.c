@@ -639,10 +639,30 @@ static uint64_t arena_units(uint64_t bytes) {
   return bytes / C10C__PLAN_ARENA_ALIGN + (bytes % C10C__PLAN_ARENA_ALIGN != 0);
 }
 
+/* How hard compute looks for a smaller arena. */
+typedef enum effort {
+  EFFORT_ONLINE, /* the orders that won on real steps: at every step boundary of a program */
+  EFFORT_OFFLINE /* more orders, then perturbed ones, for a plan made once ahead of a run */
+} effort;
+
+enum {
+  PERTURBED_ROUNDS = 48,         /* perturbed orders tried offline ... */
+  PERTURBED_MAX_ITEMS = 1 << 15, /* ... for up to this many requests (each is a placement) */
+};
+
+/* xorshift64*: the perturbations are the same on every run and target, so a recording's plan is
+ * the same whoever makes it. */
+static uint64_t next_random(uint64_t *state) {
+  *state ^= *state >> 12;
+  *state ^= *state << 25;
+  *state ^= *state >> 27;
+  return *state * UINT64_C(0x2545F4914F6CDD1D);
+}
+
 /* c10c__plan_compute; perm_out (count, or NULL): the input index of each planned request; what
  * names the caller in messages. */
 static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
-                           int32_t device, uint32_t *perm_out, const char *what) {
+                           int32_t device, uint32_t *perm_out, const char *what, effort how) {
   *out = NULL;
   if (count > 0 && requests == NULL) return c10c__null_argument(what, "requests");
   if ((uint64_t)count > MAX_REQUESTS)
@@ -768,22 +788,38 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   }
   /* The orders tried, each the smallest arena on some of the 8 real traces or the synthetic
    * step (bench/bench_planner.c): by size (ties: longer lifetime first), best fit and first fit;
-   * by breadth (ties: larger first), best fit and first fit. By lifetime, by size times
-   * lifetime and allocation order (best or first fit) never did better than these, and are not
-   * tried. */
+   * by breadth (ties: larger first), best fit and first fit. Offline, then by lifetime (longest
+   * first: one published snapshot's forward pass reaches its lower bound only so) and, while
+   * the arena is above the lower bound, perturbed size orders (each size scaled by a random
+   * factor in [1, 1 + eps]: chains of large blocks each allocated before the one before it is
+   * freed, which no fixed order interleaves well). Allocation order and size times lifetime
+   * never did better, and are not tried. */
   uint64_t best_high = UINT64_MAX;
   bool out_of_memory = false;
-  for (int o = 0; o < 4; o++) {
+  int orders = how == EFFORT_OFFLINE ? 6 : 4;
+  int rounds = how == EFFORT_OFFLINE && m <= PERTURBED_MAX_ITEMS ? PERTURBED_ROUNDS : 0;
+  uint64_t seed = UINT64_C(0x9E3779B97F4A7C15);
+  for (int o = 0; o < orders + rounds; o++) {
     /* an arena at the lower bound (in whole 2 MiB) cannot be beaten */
     if (best_high != UINT64_MAX && arena_units(best_high) <= arena_units(lower)) break;
-    bool best_fit = o < 2;
+    bool best_fit = o < 2 || (o >= 4 && o % 2 == 0);
+    static const uint64_t eps_per_mille[4] = {50, 200, 500, 1000};
+    uint64_t eps = o >= orders ? eps_per_mille[(o - orders) % 4] : 0;
     for (size_t k = 0; k < m; k++) {
       uint64_t life = end[k] - alloc[k];
-      if (o % 2 == 0)
+      if (o >= orders) { /* size scaled by 1 + eps * u, u uniform in [0, 1), in integers */
+        uint64_t f = eps * (next_random(&seed) >> 54) / 1000; /* eps * u * 1024, <= 1023 */
+        uint64_t extra = (block[k] >> 16) * f / 16;           /* block * f / 1024, < 2^59 */
+        uint64_t key = block[k] > UINT64_MAX - extra ? UINT64_MAX : block[k] + extra;
+        keys[k] = (key_index){UINT64_MAX - key, UINT64_MAX - life, alloc[k], (uint32_t)k};
+      } else if (o >= 4) {
+        keys[k] = (key_index){UINT64_MAX - life, UINT64_MAX - block[k], alloc[k], (uint32_t)k};
+      } else if (o % 2 == 0) {
         keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
-      else
+      } else {
         keys[k] =
             (key_index){UINT64_MAX - breadth[k], UINT64_MAX - block[k], alloc[k], (uint32_t)k};
+      }
     }
     qsort(keys, m, sizeof *keys, cmp_key_index);
     for (size_t k = 0; k < m; k++) order[k] = keys[k].index;
@@ -828,7 +864,7 @@ done:
 c10c_status c10c__plan_compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
                                int32_t device) {
   if (out == NULL) return c10c__null_argument(__func__, "out");
-  return compute(out, requests, count, device, NULL, __func__);
+  return compute(out, requests, count, device, NULL, __func__, EFFORT_ONLINE);
 }
 
 /* ---- the plan file ---- */
@@ -1076,7 +1112,7 @@ c10c_status c10c_plan_make(uint64_t *out_arena_bytes, uint64_t *out_offsets, con
     if (s == nids && nids < C10C__PLAN_MAX_STREAMS) ids[nids++] = streams[i];
     req[i] = (c10c__plan_request){sizes[i], begins[i], ends[i], s, false};
   }
-  st = compute(&plan, req, count, device, perm, "c10c_plan_make");
+  st = compute(&plan, req, count, device, perm, "c10c_plan_make", EFFORT_OFFLINE);
   if (st != C10C_STATUS_OK) goto done;
   if (path) {
     st = c10c__plan_write(plan, path);
