@@ -1,9 +1,9 @@
 """Replay a PyTorch memory snapshot through libc10c's caching allocator on a simulated device.
 
-    python -m pyc10.replay SNAPSHOT [--settings S ...] [--device N] [--capacity SIZE]
+    python -m pyc10.replay SNAPSHOT [--compare | --settings S ...] [--device N] [--capacity SIZE]
                                     [--memory-fraction F] [--address-order auto|ascending|
                                     descending] [--max-input SIZE] [--json] [--plot OUT.png]
-                                    [--compare] [--write-plan PATH]
+                                    [--html OUT.html] [--write-plan PATH] [--write-csv PATH]
 
 SNAPSHOT is what ``torch.cuda.memory._dump_snapshot`` (or ``pyc10.cuda.memory._dump_snapshot``)
 writes, or the same dict as JSON, either of them gzipped. The pickle is read without running
@@ -13,777 +13,142 @@ bytes are read (256 MiB unless raised; a gzip file is inflated as a stream that 
 gzip bomb costs no more), and every field the replay reads is checked for its type first: a file
 that is not a snapshot is one line on stderr and exit status 2.
 
-The snapshot's trace of one device (the one with the most events, or ``--device``) becomes a
-replay: a prologue that rebuilds the segments as they stood when the recording began, under the
-settings the snapshot records (their live blocks and cached free space in address order, the free
-space allocated as fillers that are freed when the prologue ends), then the recorded window:
-``alloc`` -> malloc of the requested size on the event's stream, ``free_completed`` -> free, each
-run of ``segment_free`` / ``segment_unmap`` -> empty_cache, an ``oom`` -> a malloc of the size that
-failed (on a device of the capacity PyTorch had: its reserved bytes then plus the free bytes the
-event recorded, at the first one), expected to fail; the window goes on after it, as the program
-that caught PyTorch's OutOfMemoryError did (a failure where PyTorch did not fail ends the replay,
-its figures up to there). The starting state is read back from the snapshot's segments through
-the trace: fixed segments by their base address, expandable segments as byte ranges of mapped
-pages (a ``segment_map`` may extend a run of pages, an unmap may split one). New segments get
-addresses in the order the recording's driver handed them out (inferred from the trace's
-``segment_alloc`` addresses; PyTorch's best fit breaks ties between equal free blocks by
-address). It runs on a simulated device (include/c10c/replay.h: fabricated addresses, no memory
-touched), once per ``--settings`` (PYTORCH_CUDA_ALLOC_CONF syntax, checked by libc10c's parser;
-by default the settings the snapshot records, and ``expandable_segments:True``), and prints
-PyTorch's figures for the window beside libc10c's: device mallocs and frees (page maps and
-unmaps for expandable segments), reserved bytes at the start, peak reserved, out-of-memory
-failures; frees of blocks the snapshot never shows; and, loudly on stderr, anything in PyTorch's
-column that cannot be right (reserved bytes below zero or above the device's capacity).
-``--plot`` draws reserved bytes over the window as a PNG.
+One model of the recording behind every column (pyc10._replay_model): the blocks alive when
+recording began are requests at time zero, then the recorded window of one device (the busiest,
+or ``--device``): ``alloc`` -> malloc of the requested size on the event's stream,
+``free_completed`` -> free, each run of ``segment_free`` / ``segment_unmap`` -> empty_cache, an
+``oom`` -> an allocation that fails at the capacity PyTorch had (reserved plus the free bytes the
+event recorded), after which the window goes on as the program that caught the error did.
 
-Beyond PyTorch's settings, the default table also replays the window with stitching
-(``expandable_segments:True,stitching:True``: free pages mapped into a new range for a request no
-free range fits) and under a plan of the recording itself ("planned": c10c_plan_make over every
-request the replay makes, the prologue's blocks included, each from its allocation to its free,
-read back through ``plan_file:PATH`` from the first request on), with utilization (peak live
-requested bytes over peak reserved bytes) beside peak reserved. ``--write-plan PATH`` writes that
-plan (for ``PYTORCH_CUDA_ALLOC_CONF``-style ``plan_file:PATH`` in libc10c's allocator) and says its
-arena and lower bound (the peak of live bytes). ``--compare`` answers a user of plain PyTorch:
-what each of PyTorch's settings (the defaults, ``expandable_segments:True``,
-``max_split_size_mb`` and ``roundup_power2_divisions`` values, ``garbage_collection_threshold``
-values under a memory fraction that allows what the defaults reserved) and of libc10c's
-(stitching, online planning, the plan of the recording) would reserve for the recorded run: peak
-reserved, utilization, device mallocs (segments plus page runs mapped), out-of-memory failures;
-with ``--plot``, as bars.
+What is printed, every column saying who computed it:
+
+- PyTorch's own figures for the window, read from the snapshot ("PyTorch (recorded)"), checked
+  (reserved never below allocated nor above the device's capacity: a WARNING otherwise);
+- libc10c's replay of PyTorch's caching allocator ("libc10c, PyTorch's algorithm") under the
+  recorded settings, from PyTorch's own segments at the start (rebuilt in address order; new
+  segments get addresses in the order the recording's driver handed them out, inferred from the
+  snapshot), and under ``expandable_segments:True``: it reproduces the recorded figures;
+- what only libc10c's allocator has ("libc10c only"): stitching, online planning
+  (``planning:True`` on the recorded settings: steps found in the requests are served from an
+  offset plan where that reserves less than the caching allocator, never more), and a plan of
+  the whole recording (``plan_file``, from a cold start: the plan places the blocks alive at the
+  start too; ``--write-plan`` writes it and ``bench/replay_trace --plan-from`` on the
+  ``--write-csv`` trace makes the same plan);
+- the answer: the best PYTORCH_CUDA_ALLOC_CONF a PyTorch user can set today among PyTorch's
+  settings tried (``--compare`` lists them all), with the bytes and percent it saves against
+  the recording, and any ``torch.cuda.set_per_process_memory_fraction`` it assumes; then what
+  libc10c adds and how to use it.
+
+``--settings`` replaces the columns by the ones given (PYTORCH_CUDA_ALLOC_CONF syntax, checked by
+libc10c's parser). The simulated device has the capacity PyTorch had at an out-of-memory event
+(or ``--capacity``); without either it is unlimited, so that no column runs out of memory where
+the recording did not. ``--json`` prints the same as one JSON object; ``--plot`` draws reserved
+bytes over the window (with ``--compare``: peak reserved per setting, as bars) and ``--html`` a
+self-contained page with the timeline, the bars and the table (matplotlib for ``--plot``: ``pip
+install 'pyc10[plot]'``).
 
 SNAPSHOT may also be the project's replay CSV (bench/replay_trace's input, ``.csv`` or
 ``.csv.gz``: RMM's columns with Step): its allocations, frees, empty_cache and step_begin rows
 (each a c10c_sim_device_step, which drives ``planning:True``) replayed from a cold device, with
 PyTorch's recorded peak reserved and peak live bytes from ``pytorch_figures.json`` beside the
-file when it names the trace (bench/traces). Exit status 0, 2 for a refused option, a snapshot
-or CSV that cannot be read, a ``--write-plan`` path that cannot be written, or a recording with
+file when it names the trace (bench/traces). Exit status 0; 2 for a refused option, a snapshot
+or CSV that cannot be read, a device with no trace, a capacity below what the recording
+reserved, ``planning:True`` on a recording with no repeated step, a plan file made from another
+recording, an output that cannot be written (nothing is left half-written), or a recording with
 nothing to plan.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import os
-import re
+import struct
 import sys
-import tempfile
-from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from ._replay_input import (
     _MAX_INPUT,
     SnapshotError,
-    _check,
     _size_text,
     is_csv,
     load,
     load_csv,
     parse_size,
 )
+from ._replay_model import (
+    Trace,
+    convert,
+    convert_csv,
+    plan_requests,
+    request_ops,
+    write_trace,
+)
+from ._replay_sim import (
+    csv_figures,
+    found_steps,
+    make_plan,
+    planned,
+    pytorch_figures,
+    replay,
+    with_setting,
+)
 
 __all__ = [
     "SnapshotError",
+    "Trace",
     "convert",
     "convert_csv",
     "load",
     "main",
     "make_plan",
     "parse_size",
+    "plan_requests",
     "pytorch_figures",
     "replay",
+    "request_ops",
+    "write_trace",
 ]
 
-_SMALL = 1 << 20  # PyTorch's kSmallSize
-_SMALL_SEGMENT = 2 << 20  # kSmallBuffer
-_DEFAULT_CAPACITY = 1 << 40
-
-
-def _round(size: int) -> int:
-    return 512 if size < 512 else (size + 511) // 512 * 512
-
-
-@dataclass
-class Trace:
-    """A snapshot converted to a replay.
-
-    Ops are (kind, id, size, stream), kind "malloc", "free", "empty_cache", "step" (a step
-    boundary, c10c_sim_device_step: only a replay CSV marks them) or "oom" (a malloc expected to
-    fail).
-    """
-
-    device: int
-    prologue: list[tuple[str, int, int, int]] = field(default_factory=list)
-    fillers: list[int] = field(default_factory=list)
-    window: list[tuple[str, int, int, int]] = field(default_factory=list)
-    window_at: list[int] = field(default_factory=list)  # each window op's trace event index
-    events: int = 0  # the trace's events
-    expandable: bool = False
-    capacity: int | None = None  # PyTorch's at an out-of-memory event
-    recorded_settings: str = ""  # the allocator settings the snapshot records
-    unknown_frees: int = 0
-    # the driver's address order, from the recorded segment_alloc addresses: new segments above
-    # the one before (ascending) and below it (descending)
-    ascending_steps: int = 0
-    descending_steps: int = 0
-    csv: bool = False  # read from a replay CSV, not a snapshot
-
-    @property
-    def descending(self) -> bool:
-        """Whether the driver handed out mostly descending addresses in this recording."""
-        return self.descending_steps > self.ascending_steps
-
-
-def _pick_device(snapshot: dict[str, Any], device: int | None) -> int:
-    traces = snapshot["device_traces"]
-    if device is not None:
-        if not 0 <= device < len(traces):
-            raise SnapshotError(f"the snapshot has no trace of device {device}")
-        return device
-    if not traces:
-        raise SnapshotError("the snapshot has no device traces")
-    return max(range(len(traces)), key=lambda d: len(traces[d]))
-
-
-_Segments = dict[int, tuple[int, int, bool, bool]]
-
-
-def _start_state(
-    snapshot: dict[str, Any], device: int
-) -> tuple[_Segments, dict[int, int], dict[int, int]]:
-    """The device's state before its first trace event.
-
-    Segments {address: (size, stream, small, expandable)}, live blocks {address: size} and
-    their requested bytes {address: bytes}. A fixed segment is one cudaMalloc (segment_alloc and
-    segment_free name its base); an expandable segment's snapshot entry is one contiguous run of
-    mapped pages (PyTorch reports each run as a segment), and segment_map / segment_unmap events
-    name any page range in it: those are tracked as byte ranges, so a map that extended a run,
-    or an unmap that punched a hole in one, is undone exactly.
-    """
-    segments, mapped, live, requested = _end_state(snapshot, device)
-    for e in reversed(snapshot["device_traces"][device]):
-        action, size = e["action"], e["size"]
-        addr = e.get("addr", 0)
-        stream = e.get("stream", 0)
-        if action == "alloc":
-            live.pop(addr, None)
-            requested.pop(addr, None)
-        elif action == "free_completed":
-            live[addr] = _round(size)
-            requested[addr] = size
-        elif action == "segment_alloc":
-            segments.pop(addr, None)
-        elif action == "segment_free":
-            segments[addr] = (size, stream, size == _SMALL_SEGMENT, False)
-        elif action == "segment_map":
-            mapped.remove(addr, size)
-        elif action == "segment_unmap":
-            mapped.add(addr, size, stream, None)
-    for base, (end, stream, small) in mapped.runs.items():
-        segments[base] = (end - base, stream, small, True)
-    return segments, live, requested
-
-
-def _end_state(
-    snapshot: dict[str, Any], device: int
-) -> tuple[_Segments, _Ranges, dict[int, int], dict[int, int]]:
-    """The device's state when the snapshot was taken.
-
-    Fixed segments, mapped page ranges of expandable segments, live blocks and their requested
-    bytes.
-    """
-    segments: _Segments = {}
-    mapped = _Ranges()
-    live: dict[int, int] = {}
-    requested: dict[int, int] = {}
-    for seg in snapshot["segments"]:
-        if seg.get("device", device) != device:
-            continue
-        size = seg["total_size"]
-        small = seg.get("segment_type", "large" if size != _SMALL_SEGMENT else "small") == "small"
-        at = seg["address"]
-        if seg.get("is_expandable", False):
-            mapped.add(at, size, seg.get("stream", 0), small)
-        else:
-            segments[at] = (size, seg.get("stream", 0), small, False)
-        for b in seg["blocks"]:
-            addr = b.get("address", at)
-            if b.get("state") in ("active_allocated", "active_pending_free"):
-                live[addr] = b["size"]
-                requested[addr] = b.get("requested_size", b["size"])
-            at = addr + b["size"]
-    return segments, mapped, live, requested
-
-
-class _Ranges:
-    """Disjoint byte ranges {start: (end, stream, small)}, adjacent ones of a kind joined."""
-
-    def __init__(self) -> None:
-        self.runs: dict[int, tuple[int, int, bool]] = {}
-
-    def remove(self, at: int, size: int) -> None:
-        """[at, at + size) is no longer in any range."""
-        end = at + size
-        for s, (e, stream, small) in list(self.runs.items()):
-            if e <= at or s >= end:
-                continue
-            del self.runs[s]
-            if s < at:
-                self.runs[s] = (at, stream, small)
-            if e > end:
-                self.runs[end] = (e, stream, small)
-
-    def covered(self, at: int, size: int) -> int:
-        """The bytes of [at, at + size) in some range."""
-        end = at + size
-        return sum(max(0, min(e, end) - max(s, at)) for s, (e, *_) in self.runs.items())
-
-    def add(self, at: int, size: int, stream: int, small: bool | None) -> None:
-        """[at, at + size) is in a range; small None: of the kind of a range it touches."""
-        self.remove(at, size)
-        end = at + size
-        before = next((s for s, (e, *_) in self.runs.items() if e == at), None)
-        after = self.runs.get(end)
-        if small is None:
-            near = self.runs[before] if before is not None else after
-            small = near[2] if near is not None else False
-        if after is not None and after[1:] == (stream, small):
-            end = after[0]
-            del self.runs[at + size]
-        if before is not None and self.runs[before][1:] == (stream, small):
-            at = before
-        self.runs[at] = (end, stream, small)
-
-
-def _pieces(
-    base: int, size: int, small: bool, live: dict[int, int], starts: list[int]
-) -> list[tuple[int, int | None]]:
-    """A segment's blocks at the start, address order: (size, live block's address or None).
-
-    In a large segment a gap of at most 1 MiB joins the block before it (PyTorch leaves such a
-    remainder in the block, as large blocks exceed 1 MiB), or the one after it at the segment's
-    start; in a small one free space is cut in pieces of at most 1 MiB (small-pool requests).
-    """
-    # (size, address of the live block or None for free space), address order
-    pieces: list[tuple[int, int | None]] = []
-    at = base
-    for addr in starts:
-        if base <= addr < base + size:
-            if addr > at:
-                pieces.append((addr - at, None))
-            pieces.append((live[addr], addr))
-            at = addr + live[addr]
-    if at < base + size:
-        pieces.append((base + size - at, None))
-    return _split_small(pieces) if small else _merge_large(pieces)
-
-
-def _merge_large(pieces: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]:
-    """Large blocks exceed 1 MiB: a smaller gap belongs to a neighbour."""
-    merged: list[tuple[int, int | None]] = []
-    carry = 0
-    for n, owner in pieces:
-        if n <= _SMALL and owner is None:
-            if merged:
-                merged[-1] = (merged[-1][0] + n, merged[-1][1])
-            else:
-                carry += n
-        else:
-            merged.append((n + carry, owner))
-            carry = 0
-    if carry:
-        merged.append((carry, None))
-    return merged
-
-
-def _split_small(pieces: list[tuple[int, int | None]]) -> list[tuple[int, int | None]]:
-    """Small-pool fillers of at most 1 MiB each."""
-    split: list[tuple[int, int | None]] = []
-    for n, owner in pieces:
-        full, rest = divmod(n, _SMALL) if owner is None else (0, n)
-        if owner is None and rest == 0:
-            full, rest = full - 1, _SMALL
-        split += [(_SMALL, None)] * full + [(rest, owner)]
-    return split
-
-
-def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per action
-    snapshot: dict[str, Any], device: int | None = None
-) -> Trace:
-    """The replay of one device's trace (see the module's description)."""
-    _check(snapshot)
-    dev = _pick_device(snapshot, device)
-    segments, live, _ = _start_state(snapshot, dev)
-    t = Trace(dev, expandable=any(s[3] for s in segments.values()))
-    t.recorded_settings = _recorded_settings(snapshot)
-    ids: dict[int, int] = {}  # PyTorch's address -> replay id of the block live there
-    next_id = 0
-
-    def new_id() -> int:
-        nonlocal next_id
-        next_id += 1
-        return next_id
-
-    bases = [e["addr"] for e in snapshot["device_traces"][dev] if e["action"] == "segment_alloc"]
-    t.ascending_steps = sum(b > a for a, b in itertools.pairwise(bases))
-    t.descending_steps = sum(b < a for a, b in itertools.pairwise(bases))
-    starts = sorted(live)
-    for base in sorted(segments):
-        size, stream, small, expandable = segments[base]
-        pieces = _pieces(base, size, small, live, starts)
-        if not small and not expandable:  # a segment of exactly its size, cached
-            i = new_id()
-            t.prologue += [("malloc", i, size, stream), ("free", i, size, stream)]
-        for n, owner in pieces:
-            i = new_id()
-            t.prologue.append(("malloc", i, n, stream))
-            if owner is not None:
-                ids[owner] = i
-            else:
-                t.fillers.append(i)
-    reserved = sum(s[0] for s in segments.values())
-    in_run = False
-    for k, e in enumerate(snapshot["device_traces"][dev]):
-        action, size = e["action"], e["size"]
-        addr = e.get("addr", 0)
-        stream = e.get("stream", 0)
-        t.events = k + 1
-        n = len(t.window)
-        if action in ("segment_free", "segment_unmap"):
-            reserved -= size
-            if not in_run:
-                t.window.append(("empty_cache", 0, 0, 0))
-                t.window_at.append(k)
-            in_run = True
-            continue
-        in_run = False
-        if action in ("segment_alloc", "segment_map"):
-            reserved += size
-        elif action == "alloc":
-            i = new_id()
-            ids[addr] = i
-            t.window.append(("malloc", i, size, stream))
-        elif action == "free_completed":
-            if addr in ids:
-                t.window.append(("free", ids.pop(addr), size, stream))
-            else:
-                t.unknown_frees += 1
-        elif action == "oom":
-            t.window.append(("oom", new_id(), size, stream))
-            if t.capacity is None:
-                t.capacity = reserved + e["device_free"]
-        t.window_at += [k] * (len(t.window) - n)
-    return t
-
-
-def convert_csv(rows: list[tuple[str, int, int, int, int]]) -> Trace:
-    """The replay of a replay CSV's rows (bench/replay_trace's input; _replay_input.load_csv).
-
-    No prologue: the CSV rebuilds whatever state it starts from itself (a layout form's step 0).
-    A Pointer allocated again while live, or freed twice, is a SnapshotError.
-    """
-    t = Trace(0, events=len(rows), csv=True)
-    ids: dict[int, int] = {}
-    for k, (action, pointer, size, stream, _) in enumerate(rows):
-        n = len(t.window)
-        if action == "allocate":
-            if pointer in ids:
-                raise SnapshotError(
-                    f"row {k + 1}: Pointer {pointer:#x} is allocated again while live"
-                )
-            ids[pointer] = k + 1
-            t.window.append(("malloc", k + 1, size, stream))
-        elif action == "free":
-            if pointer in ids:
-                t.window.append(("free", ids.pop(pointer), 0, stream))
-            else:
-                t.unknown_frees += 1
-        elif action == "empty_cache":
-            t.window.append(("empty_cache", 0, 0, 0))
-        elif action == "step_begin":
-            t.window.append(("step", 0, 0, 0))
-        t.window_at += [k] * (len(t.window) - n)
-    return t
-
-
-def _csv_figures(t: Trace, path: str) -> dict[str, Any]:
-    """PyTorch's column for a replay CSV: what the recording's figures beside it say.
-
-    The traces of bench/traces carry PyTorch's figures in pytorch_figures.json next to them
-    (keyed by the file name up to its first dot); without it the column is empty.
-    """
-    live = peak = 0
-    sizes: dict[int, int] = {}
-    for kind, i, size, _ in t.window:
-        if kind == "malloc":
-            sizes[i] = size
-            live += size
-            peak = max(peak, live)
-        elif kind == "free":
-            live -= sizes.pop(i, 0)
-    f: dict[str, Any] = {"device": 0, "events": t.events, "oom": None, "ooms": None,
-                         "oom_events": [], "series": [], "warnings": []}  # fmt: skip
-    for key in ("device_mallocs", "device_frees", "maps", "unmaps", "reserved_at_start"):
-        f[key] = None
-    f["peak_reserved"] = None
-    f["peak_live_requested"] = peak
-    figures = os.path.join(os.path.dirname(os.path.abspath(path)), "pytorch_figures.json")
-    name = os.path.basename(path).split(".")[0]
-    try:
-        with open(figures) as fp:
-            recorded = json.load(fp)[name]["pytorch"]
-        f["peak_reserved"] = int(recorded["pt_peak_reserved"])
-        f["peak_live_requested"] = int(recorded["pt_peak_live_requested"])
-        f["recorded"] = True
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return f
-
-
-def _plan_ops(t: Trace) -> list[tuple[str, int, int, int]]:
-    """Every op as a replay sees it: the prologue, its fillers freed, then the window."""
-    return [*t.prologue, *(("free", i, 0, 0) for i in t.fillers), *t.window]
-
-
-def plan_requests(t: Trace) -> tuple[list[int], list[int], list[int], list[int]]:
-    """The requests of a replay (prologue blocks included) for c10c_plan_make.
-
-    (sizes, streams, begins, ends): each malloc (and each allocation expected to fail) one
-    request, from its op's position to that of the op that frees it (2^64 - 1: never).
-    """
-    sizes: list[int] = []
-    streams: list[int] = []
-    begins: list[int] = []
-    ends: list[int] = []
-    at: dict[int, int] = {}
-    for k, (kind, i, size, stream) in enumerate(_plan_ops(t)):
-        if kind in ("malloc", "oom"):
-            at[i] = len(sizes)
-            sizes.append(size)
-            streams.append(stream)
-            begins.append(k)
-            ends.append((1 << 64) - 1)
-        elif kind == "free" and i in at:
-            ends[at.pop(i)] = k
-    return sizes, streams, begins, ends
-
-
-def make_plan(t: Trace, path: str | None) -> tuple[int, int, int]:
-    """An offline plan of t's requests (plan_requests), written to path (a plan_file:PATH).
-
-    (arena bytes, lower bound, requests): the lower bound is the peak of live bytes, each
-    request rounded up to 512. SnapshotError when there is nothing to plan; OSError with the
-    library's message when the file cannot be written.
-    """
-    from ._lib import ffi, lib
-
-    sizes, streams, begins, ends = plan_requests(t)
-    if not any(sizes):
-        raise SnapshotError("the recording allocates nothing: there is nothing to plan")
-    events = sorted(
-        [(b, 1, _round(n)) for b, n in zip(begins, sizes, strict=True) if n]
-        + [(e, 0, -_round(n)) for e, n in zip(ends, sizes, strict=True) if n and e < (1 << 64) - 1]
-    )
-    live = bound = 0
-    for _, _, delta in events:
-        live += delta
-        bound = max(bound, live)
-    arena = ffi.new("uint64_t *")
-    status = lib.c10c_plan_make(
-        arena,
-        ffi.NULL,
-        path.encode() if path is not None else ffi.NULL,
-        0,
-        len(sizes),
-        ffi.new("uint64_t[]", sizes),
-        ffi.new("int64_t[]", streams),
-        ffi.new("uint64_t[]", begins),
-        ffi.new("uint64_t[]", ends),
-    )
-    if status != lib.C10C_STATUS_OK:
-        raise OSError(ffi.string(lib.c10c_last_error_message()).decode())
-    return int(arena[0]), bound, len(sizes)
-
-
-def pytorch_figures(  # noqa: PLR0912, PLR0915 - one pass over the trace, a branch per action
-    snapshot: dict[str, Any], device: int | None = None, capacity: int | None = None
-) -> dict[str, Any]:
-    """What PyTorch did in the recorded window of one device.
-
-    Segment mallocs and frees, page maps and unmaps, reserved bytes at the start and their peak
-    (over the whole window, past out-of-memory events, as the program went on), peak live
-    requested bytes, the series of reserved and allocated (requested) bytes after each event,
-    the events that ran out of memory, and "warnings": what in the column cannot be right (bytes
-    reserved below zero, below what is allocated, or above the device's capacity: the given
-    one, or the one an out-of-memory event implies; a segment freed or a page range mapped that
-    the reading says was not there), each a line.
-    """
-    _check(snapshot)
-    dev = _pick_device(snapshot, device)
-    segments, _, requested = _start_state(snapshot, dev)
-    reserved = start = sum(s[0] for s in segments.values())
-    live = sum(requested.values())
-    sizes = dict(requested)
-    f: dict[str, Any] = {
-        "device": dev,
-        "events": len(snapshot["device_traces"][dev]),
-        "device_mallocs": 0,
-        "device_frees": 0,
-        "maps": 0,
-        "unmaps": 0,
-        "reserved_at_start": start,
-        "peak_reserved": start,
-        "peak_live_requested": live,
-        "oom": None,  # the first: the size asked for, reserved plus free bytes then
-        "ooms": 0,
-        "oom_events": [],  # the trace indices of out-of-memory events
-    }
-    series: list[tuple[int, int]] = [(reserved, live)]
-    names = {
-        "segment_alloc": "device_mallocs",
-        "segment_free": "device_frees",
-        "segment_map": "maps",
-        "segment_unmap": "unmaps",
-    }
-    fixed = {a for a, seg in segments.items() if not seg[3]}
-    mapped = _Ranges()
-    for a, seg in segments.items():
-        if seg[3]:
-            mapped.add(a, seg[0], seg[1], seg[2])
-    odd: list[str] = []
-    lowest = (start, 0)  # reserved bytes and the event after which it was so
-    for k, e in enumerate(snapshot["device_traces"][dev]):
-        action, size = e["action"], e["size"]
-        addr = e.get("addr", 0)
-        if action in names:
-            f[names[action]] += 1
-            reserved += size if action in ("segment_alloc", "segment_map") else -size
-            if action == "segment_alloc":
-                fixed.add(addr)
-            elif action == "segment_free" and addr not in fixed:
-                odd.append(f"event {k} frees a segment at {addr:#x} that was not there")
-            elif action == "segment_free":
-                fixed.discard(addr)
-            elif action == "segment_map" and mapped.covered(addr, size):
-                odd.append(f"event {k} maps pages at {addr:#x} that were mapped already")
-            elif action == "segment_unmap" and mapped.covered(addr, size) != size:
-                odd.append(f"event {k} unmaps pages at {addr:#x} that were not mapped")
-            if action == "segment_map":
-                mapped.add(addr, size, 0, False)
-            elif action == "segment_unmap":
-                mapped.remove(addr, size)
-        elif action == "alloc":
-            sizes[addr] = size
-            live += size
-        elif action == "free_completed":
-            live -= sizes.pop(addr, size)
-        elif action == "oom":
-            f["ooms"] += 1
-            f["oom_events"].append(k)
-            if f["oom"] is None:
-                f["oom"] = {"size": size, "capacity": reserved + e["device_free"]}
-        f["peak_reserved"] = max(f["peak_reserved"], reserved)
-        f["peak_live_requested"] = max(f["peak_live_requested"], live)
-        lowest = min(lowest, (reserved, k))
-        series.append((reserved, live))
-    f["series"] = series
-    f["warnings"] = _sanity(f, series, lowest, odd, capacity)
-    return f
-
-
-def _sanity(
-    f: dict[str, Any],
-    series: list[tuple[int, int]],
-    lowest: tuple[int, int],
-    odd: list[str],
-    capacity: int | None,
-) -> list[str]:
-    """What in PyTorch's column read from the snapshot cannot be right, a line each."""
-    warnings = []
-    if lowest[0] < 0:
-        warnings.append(
-            f"reserved bytes fall to {lowest[0]} after event {lowest[1]}: the snapshot's"
-            " segments do not account for the trace's segment events"
-        )
-    over = next(((k, r, a) for k, (r, a) in enumerate(series) if a > r), None)
-    if over is not None:
-        warnings.append(
-            f"{_size_text(over[2])} allocated but only {_size_text(over[1])} reserved"
-            f" after {over[0]} events"
-        )
-    limits = []
-    if capacity is not None:
-        limits.append((capacity, "the device's capacity (--capacity)"))
-    if f["oom"] is not None:
-        limits.append((f["oom"]["capacity"], "the capacity its first out-of-memory event implies"))
-    for limit, what in limits:
-        if f["peak_reserved"] > limit:
-            warnings.append(
-                f"PyTorch's reserved bytes peak at {_size_text(f['peak_reserved'])}, above"
-                f" {what}, {_size_text(limit)}"
-            )
-    if odd:
-        more = f" (and {len(odd) - 1} more)" if len(odd) > 1 else ""
-        warnings.append(f"{odd[0]}{more}")
-    return warnings
-
-
-def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
-    t: Trace,
-    settings: str = "",
-    capacity: int | None = None,
-    descending: bool | None = None,
-    memory_fraction: float | None = None,
-) -> dict[str, Any]:
-    """Replays t on a simulated device.
-
-    libc10c's figures for the window (as pytorch_figures'), or "error" with the message where
-    the settings are refused or the prologue fails. New segments get addresses above the last
-    one, or below it with descending (None: the order the recording's driver used, t.descending:
-    PyTorch's best fit breaks ties between equal free blocks by address, so the order decides
-    which block a request takes).
-    """
-    from ._lib import ffi, lib  # only a replay needs libc10c
-
-    cap = capacity or t.capacity or _DEFAULT_CAPACITY
-    out: dict[str, Any] = {"settings": settings, "capacity": cap}
-    ptr = ffi.new("c10c_sim_device **")
-    if descending is None:
-        descending = t.descending
-    out["addresses"] = "descending" if descending else "ascending"
-    flags = lib.C10C_SIM_DESCENDING if descending else 0
-    # the recorded state is rebuilt under the recorded settings (where libc10c has them all)
-    # ... except under a plan file: its plan covers the prologue's blocks too
-    layout = settings if "plan_file:" in settings else t.recorded_settings
-    if lib.c10c_sim_device_new(ptr, cap, layout.encode(), flags) != lib.C10C_STATUS_OK:
-        layout = settings
-        if lib.c10c_sim_device_new(ptr, cap, settings.encode(), flags) != lib.C10C_STATUS_OK:
-            out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
-            return out
-    dev = ffi.gc(ptr[0], lib.c10c_sim_device_destroy)
-    stats = ffi.new("c10c_sim_device_stats *")
-    addr = ffi.new("uint64_t *")
-    blocks: dict[int, int] = {}
-    sizes: dict[int, int] = {}  # requested bytes of each live block
-    live = peak_live = 0
-
-    def figures() -> Any:
-        stats.struct_size = ffi.sizeof("c10c_sim_device_stats")
-        lib.c10c_sim_device_get_stats(stats, dev)
-        return stats
-
-    def run(op: tuple[str, int, int, int]) -> str | None:
-        nonlocal live, peak_live
-        kind, i, size, stream = op
-        if kind == "empty_cache":
-            lib.c10c_sim_device_empty_cache(dev)
-        elif kind == "step":
-            lib.c10c_sim_device_step(dev)
-        elif kind == "free":
-            lib.c10c_sim_device_free(dev, blocks.pop(i, 0))
-            live -= sizes.pop(i, 0)
-        elif lib.c10c_sim_device_malloc(addr, dev, size, stream) == lib.C10C_STATUS_OK:
-            blocks[i] = addr[0]
-            sizes[i] = size
-            live += size
-            peak_live = max(peak_live, live)
-        else:
-            message: str = ffi.string(lib.c10c_last_error_message()).decode()
-            # the simulated device is the engine's device 0; the snapshot's may be another
-            return re.sub(r"\b(GPU|device) 0\b", rf"\1 {t.device}", message)
-        return None
-
-    for op in t.prologue:
-        failure = run(op)
-        if failure is not None:
-            out["error"] = f"the prologue failed: {failure}"
-            return out
-    for i in t.fillers:
-        run(("free", i, 0, 0))
-    if layout != settings and lib.c10c_sim_device_configure(dev, settings.encode()) != 0:
-        out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
-        return out
-    if memory_fraction is not None:  # for the window
-        if lib.c10c_sim_device_set_memory_fraction(dev, memory_fraction) != lib.C10C_STATUS_OK:
-            out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
-            return out
-    s = figures()
-    before = (s.device_mallocs, s.device_frees, s.maps, s.unmaps)
-    if layout == settings and "plan_file:" in settings:  # all the plan's: its arena was made first
-        before = (0, 0, 0, 0)
-    out["reserved_at_start"] = s.reserved
-    lib.c10c_sim_device_reset_peaks(dev)
-    peak_live = live
-    points = [(0, s.reserved, s.allocated)]  # (trace events done, reserved, allocated)
-    end = t.events
-    out["oom"] = None  # the first failure
-    out["ooms"] = out["ooms_not_reproduced"] = 0
-    out["oom_events"] = []  # the trace indices where an allocation failed here
-    for op, k in zip(t.window, t.window_at, strict=True):
-        failure = run(op)
-        if op[0] == "oom" and failure is None:  # it fitted here: the program never had it
-            out["ooms_not_reproduced"] += 1
-            run(("free", op[1], 0, 0))
-        elif failure is not None:
-            out["ooms"] += 1
-            out["oom_events"].append(k)
-            if out["oom"] is None:
-                out["oom"] = {"size": op[2], "expected": op[0] == "oom", "message": failure}
-            if op[0] != "oom":  # PyTorch did not fail here: the figures end at the failure
-                end = k
-                break
-        s = figures()
-        points.append((k + 1, s.reserved, s.allocated))
-    series: list[tuple[int, int]] = []  # after each trace event, as pytorch_figures'
-    for j, (k, r, a) in enumerate(points):
-        upto = points[j + 1][0] if j + 1 < len(points) else end + 1
-        series += [(r, a)] * (upto - k)
-    s = figures()
-    out["device_mallocs"] = s.device_mallocs - before[0]
-    out["device_frees"] = s.device_frees - before[1]
-    out["maps"] = s.maps - before[2]
-    out["unmaps"] = s.unmaps - before[3]
-    out["peak_reserved"] = s.peak_reserved
-    out["peak_live_requested"] = peak_live
-    out["utilization"] = peak_live / s.peak_reserved if s.peak_reserved else None
-    out["plan"] = {
-        "arena_bytes": s.plan_arena_bytes,
-        "served": s.plan_served,
-        "fallbacks": s.plan_fallbacks,
-        "rebuilds": s.plan_rebuilds,
-        "drops": s.plan_drops,
-    }
-    out["num_stitches"] = s.num_stitches
-    out["peak_stitched_bytes"] = s.peak_stitched_bytes
-    out["series"] = series
-    return out
-
-
-def _recorded_settings(snapshot: dict[str, Any]) -> str:
-    s = snapshot.get("allocator_settings")
-    if not isinstance(s, dict):
-        return ""
-    conf = s.get("PYTORCH_CUDA_ALLOC_CONF")
-    if isinstance(conf, str):
-        return conf
-    parts = []
-    if s.get("expandable_segments"):
-        parts.append("expandable_segments:True")
-    split = s.get("max_split_size")
-    if isinstance(split, int) and split > 0 and split < (1 << 62):
-        parts.append(f"max_split_size_mb:{split >> 20}")
-    return ",".join(parts)
-
-
-def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.3f} GiB"
-
-
-def _name(r: dict[str, Any]) -> str:
-    name: str = r.get("name") or r["settings"] or "(defaults)"
-    return name
+# Who computed a column.
+BY_RECORDED = "PyTorch (recorded)"
+BY_PYTORCH = "libc10c as PyTorch"
+BY_LIBC10C = "libc10c only"
+_LEGEND = (
+    f"computed by: {BY_RECORDED!r} = PyTorch's own figures, read from the snapshot;"
+    f" {BY_PYTORCH!r} = libc10c's replay of PyTorch's caching allocator (it reproduces the"
+    f" recorded figures under the recorded settings); {BY_LIBC10C!r} = what PyTorch's allocator"
+    " does not have. utilization: peak live requested bytes / peak reserved bytes; device"
+    " mallocs: segments allocated plus page runs mapped"
+)
+
+# What a user of plain PyTorch can set (PYTORCH_CUDA_ALLOC_CONF); garbage_collection_threshold
+# acts only under a memory fraction, so it is tried where the device's memory is known.
+PYTORCH_SETTINGS = [
+    "",
+    "expandable_segments:True",
+    "max_split_size_mb:128",
+    "max_split_size_mb:512",
+    "roundup_power2_divisions:4",
+    "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
+    "expandable_segments:True,roundup_power2_divisions:4",
+]
+GC_SETTINGS = ["garbage_collection_threshold:0.6", "garbage_collection_threshold:0.8"]
+STITCHED = "expandable_segments:True,stitching:True"
+_OURS = ("stitching", "planning", "plan_file", "stream_ordered_reuse")
+
+
+def _keys(settings: str) -> list[str]:
+    return [p.split(":", 1)[0].strip() for p in settings.split(",") if ":" in p]
+
+
+def _by(settings: str) -> str:
+    return BY_LIBC10C if any(k in _OURS for k in _keys(settings)) else BY_PYTORCH
+
+
+def _gib(n: int | None) -> str:
+    return "-" if n is None else f"{n / (1 << 30):.3f} GiB"
 
 
 def _ratio(x: Any) -> str:
@@ -796,12 +161,216 @@ def _pt_utilization(pt: dict[str, Any]) -> float | None:
     return float(pt["peak_live_requested"] / pt["peak_reserved"])
 
 
-def _table(pt: dict[str, Any], runs: list[dict[str, Any]], device: int) -> str:
-    rows = [("", "PyTorch", *(_name(r) for r in runs))]
+def _name(r: dict[str, Any]) -> str:
+    name: str = r.get("name") or r["settings"] or "defaults"
+    return name
+
+
+# ---- the columns ----
+
+
+def _fraction_for(limit: int, capacity: int) -> float:
+    """set_per_process_memory_fraction allowing limit bytes of capacity, to 4 decimals (up)."""
+    return min(1.0, math.ceil(limit / capacity * 10000) / 10000)
+
+
+def _run(
+    t: Trace, settings: str, args: argparse.Namespace, fraction: float | None = None
+) -> dict[str, Any]:
+    """One replay of t under settings (a plan file's from a cold start), named and attributed."""
+    r = replay(
+        t,
+        settings,
+        args.capacity,
+        args.descending,
+        fraction if fraction is not None else args.memory_fraction,
+        cold="plan_file:" in settings,
+    )
+    r.setdefault("name", settings or "defaults")
+    r["by"] = _by(settings)
+    if fraction is not None:
+        r["memory_fraction"] = fraction
+        r["name"] = f"{r['name']} (memory fraction {fraction:g})"
+    if "planning:true" in settings.lower().replace(" ", "") and "error" not in r:
+        r["steps_found"] = found_steps(r)
+    return r
+
+
+def _online(t: Trace, base: str, args: argparse.Namespace) -> dict[str, Any]:
+    r = _run(t, with_setting(base, "planning:True"), args)
+    r["base"] = base
+    return r
+
+
+def _columns(t: Trace, args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[str]]:
+    """The replayed columns of the table, and notes on what was not tried.
+
+    Beyond the columns shown, the rest of PyTorch's settings are replayed for the answer
+    ("shown" False).
+    """
+    recorded = t.recorded_settings
+    notes: list[str] = []
+    if args.settings is not None:
+        return [_run(t, s, args) for s in args.settings], notes
+    runs: list[dict[str, Any]] = []
+    tried = [recorded, *(s for s in PYTORCH_SETTINGS if s != recorded)]
+    for s in tried:
+        r = _run(t, s, args)
+        r["shown"] = args.compare or s in (recorded, "expandable_segments:True")
+        runs.append(r)
+    capacity = args.capacity or t.capacity
+    base = next((r for r in runs if r["settings"] == recorded and "error" not in r), None)
+    if capacity is not None and base is not None:
+        fraction = _fraction_for(base["peak_reserved"], capacity)
+        for s in GC_SETTINGS:
+            r = _run(t, s, args, fraction)
+            r["shown"] = args.compare
+            runs.append(r)
+    else:
+        notes.append(
+            "garbage_collection_threshold was not tried: it acts only under"
+            " set_per_process_memory_fraction, a fraction of the GPU's memory, which this"
+            " recording does not say (--capacity gives it)"
+        )
+    expandable = "expandable_segments:true" in recorded.lower().replace(" ", "")
+    ours = [_run(t, STITCHED, args), _online(t, recorded, args)]
+    if args.compare and not expandable:
+        ours.append(_online(t, "expandable_segments:True", args))
+    ours.append(planned(t, args.capacity, args.descending, args.memory_fraction))
+    for r in ours:
+        r["by"] = BY_LIBC10C
+        r["shown"] = True
+        if r.get("name") == "planned":
+            r["name"] = "planned from the recording"
+    return runs + ours, notes
+
+
+# ---- the answer ----
+
+
+def _completed(r: dict[str, Any]) -> bool:
+    """Whether a replay ran the whole window (an out-of-memory PyTorch had is fine)."""
+    return "error" not in r and r.get("ended_at") is None
+
+
+def _saving(base: int, peak: int) -> str:
+    saved = base - peak
+    return f"saves {_gib(saved)} ({saved / base:.1%})" if base else ""
+
+
+def _how(r: dict[str, Any]) -> str:
+    """How a user gets what a libc10c-only column shows."""
+    if r.get("name") == "planned from the recording":
+        return (
+            "python -m pyc10.replay SNAPSHOT --write-plan run.plan, then the setting"
+            " plan_file:run.plan"
+        )
+    if "planning" not in r["settings"]:
+        return f"the setting {r['settings']}"
+    if not r.get("steps_found"):
+        return "no repeated step found in the recording: served as the caching allocator"
+    if not (r.get("plan") or {}).get("served"):
+        return (
+            "steps found in the requests, but no plan of them reserves less here (the cache"
+            " they use stays: marked steps, pyc10.cuda.memory.step(), let it go)"
+        )
+    return "mark each step with pyc10.cuda.memory.step() or c10c_cuda_allocator_step"
+
+
+def _best_pytorch(
+    against: int, what: str, ok: list[dict[str, Any]], t: Trace, args: argparse.Namespace
+) -> tuple[dict[str, Any], list[str]]:
+    """The least reserving of PyTorch's settings that completed, and its lines."""
+    best = min(ok, key=lambda r: (r["peak_reserved"], len(r["settings"])))
+    conf, peak = best["settings"], best["peak_reserved"]
+    entry = {
+        "settings": conf,
+        "peak_reserved": peak,
+        "saved_bytes": max(0, against - peak),
+        "saved_fraction": max(0, against - peak) / against,
+        "memory_fraction": best.get("memory_fraction"),
+    }
+    if peak >= against:
+        keep = f"PYTORCH_CUDA_ALLOC_CONF={t.recorded_settings}" if t.recorded_settings else None
+        return entry, [
+            f"Best PyTorch setting for this run: keep {keep or 'the defaults'}: none of the"
+            f" {len(ok)} PyTorch settings tried reserves less than {_gib(against)} ({what})"
+        ]
+    env = f"PYTORCH_CUDA_ALLOC_CONF={conf}" if conf else "PYTORCH_CUDA_ALLOC_CONF unset"
+    lines = [
+        f"Best PyTorch setting for this run: {env}: peak reserved {_gib(peak)} instead of"
+        f" {_gib(against)} ({what}), {_saving(against, peak)}"
+    ]
+    if best.get("memory_fraction") is not None:
+        cap = args.capacity or t.capacity or 0
+        lines.append(
+            f"  with torch.cuda.set_per_process_memory_fraction({best['memory_fraction']:g})"
+            f" (a GPU of {_size_text(cap)})"
+        )
+    return entry, lines
+
+
+def _answer(
+    pt: dict[str, Any], runs: list[dict[str, Any]], t: Trace, args: argparse.Namespace
+) -> dict[str, Any]:
+    """The best setting a PyTorch user can set today, and what libc10c adds (see main)."""
+    recorded_peak = pt.get("peak_reserved")
+    same = next((r for r in runs if r["settings"] == t.recorded_settings and _completed(r)), None)
+    against = recorded_peak if recorded_peak else (same or {}).get("peak_reserved")
+    what = "the recording" if recorded_peak else "the recorded settings replayed"
+    ok = [r for r in runs if r["by"] == BY_PYTORCH and _completed(r) and r.get("peak_reserved")]
+    lines: list[str] = []
+    answer: dict[str, Any] = {"against": what, "against_bytes": against, "pytorch": None}
+    if ok and against:
+        answer["pytorch"], lines = _best_pytorch(against, what, ok, t, args)
+    ours = []
+    for r in (r for r in runs if r["by"] == BY_LIBC10C):
+        item: dict[str, Any] = {"name": _name(r), "settings": r["settings"]}
+        ours.append(item)
+        if "error" in r:
+            item["error"] = r["error"]
+            continue
+        item["peak_reserved"] = r["peak_reserved"]
+        item["how"] = _how(r)
+        if against:
+            item["saved_bytes"] = against - r["peak_reserved"]
+            saving = (
+                _saving(against, r["peak_reserved"])
+                if r["peak_reserved"] < against
+                else "saves nothing"
+            )
+            item["line"] = f"  {_name(r)}: {_gib(r['peak_reserved'])}, {saving}; {item['how']}"
+    if ours:
+        lines.append(
+            "Beyond PyTorch, with libc10c's CUDA allocator (programs on pyc10.cuda, or C hosts"
+            " through C10C_ALLOC_CONF / c10c_cuda_set_allocator_settings):"
+        )
+        lines += [o["line"] for o in ours if "line" in o]
+        lines += [f"  {o['name']}: {o['error']}" for o in ours if "error" in o]
+    answer["libc10c"] = ours
+    answer["lines"] = lines
+    return answer
+
+
+# ---- tables ----
+
+
+def _ooms_cell(r: dict[str, Any]) -> str:
+    if "error" in r or r.get("ooms") is None:
+        return "-"
+    if r.get("ended_at") is not None:
+        return f"{r['ooms']}, replay stopped"
+    return str(r["ooms"])
+
+
+def _table(pt: dict[str, Any], runs: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The default table: a column per replay, PyTorch's recorded one first."""
+    header = ["", "as recorded", *(_name(r) for r in runs)]
+    rows = [["computed by", BY_RECORDED, *(r["by"] for r in runs)]]
 
     def row(name: str, key: str, fmt: Any = str) -> None:
         vals = [fmt(r[key]) if "error" not in r and r.get(key) is not None else "-" for r in runs]
-        rows.append((name, fmt(pt[key]) if pt.get(key) is not None else "-", *vals))
+        rows.append([name, fmt(pt[key]) if pt.get(key) is not None else "-", *vals])
 
     row("device mallocs", "device_mallocs")
     row("device frees", "device_frees")
@@ -809,144 +378,68 @@ def _table(pt: dict[str, Any], runs: list[dict[str, Any]], device: int) -> str:
     row("page unmaps", "unmaps")
     row("reserved at start", "reserved_at_start", _gib)
     row("peak reserved", "peak_reserved", _gib)
-    pt = dict(pt, utilization=_pt_utilization(pt))
     row("utilization", "utilization", _ratio)
-    row("out of memory", "ooms")
-    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    lines.append("utilization: peak live requested bytes / peak reserved bytes")
+    rows[-1][1] = _ratio(_pt_utilization(pt))
+    rows.append(["out of memory", str(pt["ooms"]) if pt.get("ooms") is not None else "-",
+                 *(_ooms_cell(r) for r in runs)])  # fmt: skip
+    return header, rows
+
+
+def _compare_table(
+    pt: dict[str, Any], runs: list[dict[str, Any]]
+) -> tuple[list[str], list[list[str]]]:
+    """--compare: a row per setting."""
+    header = ["setting", "computed by", "peak reserved", "utilization", "device mallocs",
+              "out of memory"]  # fmt: skip
+    maps = None if pt.get("device_mallocs") is None else pt["device_mallocs"] + pt["maps"]
+    rows = [["as recorded", BY_RECORDED, _gib(pt.get("peak_reserved")),
+             _ratio(_pt_utilization(pt)), "-" if maps is None else str(maps),
+             "-" if pt.get("ooms") is None else str(pt["ooms"])]]  # fmt: skip
+    for r in runs:
+        if "error" in r:
+            rows.append([_name(r), r["by"], "-", "-", "-", "-"])
+            continue
+        rows.append([_name(r), r["by"], _gib(r["peak_reserved"]), _ratio(r["utilization"]),
+                     str(r["device_mallocs"] + r["maps"]), _ooms_cell(r)])  # fmt: skip
+    return header, rows
+
+
+def _format(header: list[str], rows: list[list[str]]) -> str:
+    table = [header, *rows]
+    widths = [max(len(r[k]) for r in table) for k in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table
+    )
+
+
+def _notes(pt: dict[str, Any], runs: list[dict[str, Any]], t: Trace) -> list[str]:
+    lines = []
     for r in runs:
         name = _name(r)
         if "error" in r:
             lines.append(f"{name}: {r['error']}")
         elif r.get("oom"):
             o = r["oom"]
-            if o["expected"]:
-                lines.append(
-                    f"{name}: out of memory at {o['size']} bytes as PyTorch: {o['message']}"
-                )
-            else:
-                lines.append(
-                    f"{name}: out of memory at {o['size']} bytes where PyTorch was not"
-                    f" (figures up to there): {o['message']}"
-                )
+            where = "as PyTorch" if o["expected"] else "where PyTorch was not (replay stopped)"
+            lines.append(f"{name}: out of memory at {o['size']} bytes {where}: {o['message']}")
         if r.get("ooms_not_reproduced"):
             lines.append(
                 f"{name}: {r['ooms_not_reproduced']} of PyTorch's out-of-memory failures on"
-                f" GPU {device} did not happen here"
+                f" GPU {t.device} did not happen here"
             )
-    return "\n".join(lines)
-
-
-_STITCHED = "expandable_segments:True,stitching:True"
-
-
-def _planned(
-    t: Trace, capacity: int | None, descending: bool | None, fraction: float | None
-) -> dict[str, Any]:
-    """The replay under a plan made from t's own requests (plan_file: the run known ahead)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "recording.plan")
-        try:
-            arena, bound, _ = make_plan(t, path)
-        except (OSError, SnapshotError) as e:
-            return {"settings": "plan_file", "name": "planned", "error": f"no plan: {e}"}
-        r = replay(t, f"plan_file:{path}", capacity, descending, fraction)
-    r.update(name="planned", settings="plan_file:(a plan of the recording)")
-    r["plan_made"] = {"arena_bytes": arena, "lower_bound": bound}
-    return r
-
-
-# What a user of plain PyTorch can set (PYTORCH_CUDA_ALLOC_CONF), then what only libc10c has.
-_PYTORCH_SETTINGS = [
-    "",
-    "expandable_segments:True",
-    "max_split_size_mb:128",
-    "max_split_size_mb:512",
-    "roundup_power2_divisions:4",
-    "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
-    "garbage_collection_threshold:0.6",  # these act only under a memory fraction
-    "garbage_collection_threshold:0.8",
-]
-# (stream_ordered_reuse is not among them: it needs events and stream waits, which a simulated
-# device has not got)
-_OUR_SETTINGS = [_STITCHED, "planning:True"]
-
-
-def _compare(
-    t: Trace, capacity: int | None, descending: bool | None, fraction: float | None
-) -> list[dict[str, Any]]:
-    """Every setting of --compare replayed over t (see _compare_table)."""
-    runs: list[dict[str, Any]] = []
-    for settings in _PYTORCH_SETTINGS:
-        f = fraction
-        if f is None and "garbage_collection_threshold" in settings and runs:
-            # the allowed bytes: what PyTorch's defaults reserved at their peak
-            cap = capacity or t.capacity or _DEFAULT_CAPACITY
-            f = min(1.0, runs[0].get("peak_reserved", cap) / cap)
-        r = replay(t, settings, capacity, descending, f)
-        r["by"] = "PyTorch"
-        if f is not None:
-            r["memory_fraction"] = f
-        runs.append(r)
-    for settings in _OUR_SETTINGS:
-        r = replay(t, settings, capacity, descending, fraction)
-        r["by"] = "libc10c"
-        runs.append(r)
-    r = _planned(t, capacity, descending, fraction)
-    r["by"] = "libc10c"
-    r["name"] = "planned from the recording"
-    runs.append(r)
-    return runs
-
-
-def _compare_name(r: dict[str, Any]) -> str:
-    name = _name(r)
-    if r.get("memory_fraction") is not None and "garbage_collection" in name:
-        name += f" (limit {_gib(round(r['memory_fraction'] * r['capacity']))})"
-    return name
-
-
-def _compare_table(pt: dict[str, Any], runs: list[dict[str, Any]]) -> str:
-    head = ("setting", "of", "peak reserved", "utilization", "device mallocs", "out of memory")
-    recorded = [
-        "as recorded",
-        "PyTorch",
-        _gib(pt["peak_reserved"]) if pt.get("peak_reserved") is not None else "-",
-        _ratio(_pt_utilization(pt)),
-        "-" if pt.get("device_mallocs") is None else str(pt["device_mallocs"] + pt["maps"]),
-        "-" if pt.get("ooms") is None else str(pt["ooms"]),
-    ]
-    rows = [head, tuple(recorded)]
-    notes = []
-    for r in runs:
-        if "error" in r:
-            rows.append((_compare_name(r), r["by"], "-", "-", "-", "-"))
-            notes.append(f"{_compare_name(r)}: {r['error']}")
-            continue
-        rows.append(
-            (
-                _compare_name(r),
-                r["by"],
-                _gib(r["peak_reserved"]),
-                _ratio(r["utilization"]),
-                str(r["device_mallocs"] + r["maps"]),
-                str(r["ooms"]) + ("" if r["oom"] is None or r["oom"]["expected"] else " (ends)"),
-            )
-        )
-    widths = [max(len(r[k]) for r in rows) for k in range(len(head))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    ok = [r for r in runs if "error" not in r and (r["oom"] is None or r["oom"]["expected"])]
-    if ok:
-        best = min(ok, key=lambda r: r["peak_reserved"])
+        if "steps_found" in r and not r["steps_found"]:
+            lines.append(f"{name}: no repeated step found: served as the caching allocator")
+    if t.unknown_frees and t.csv:
+        lines.append(f"{t.unknown_frees} frees of Pointers the CSV never allocated: skipped")
+    elif t.unknown_frees:
         lines.append(
-            f"least reserved: {_compare_name(best)} ({best['by']}), {_gib(best['peak_reserved'])}"
+            f"{t.unknown_frees} frees of blocks the snapshot never shows allocated (allocated"
+            " before the recording began, in no recorded segment): skipped"
         )
-    lines.append(
-        "utilization: peak live requested bytes / peak reserved bytes; device mallocs: segments"
-        " allocated plus page runs mapped"
-    )
-    return "\n".join(lines + notes)
+    return lines
+
+
+# ---- the command line ----
 
 
 class _Parser(argparse.ArgumentParser):
@@ -995,13 +488,26 @@ def _settings_error(settings: str) -> str | None:
     return None
 
 
+_EPILOG = """\
+printed: PyTorch's figures for the window read from the snapshot, beside libc10c's replays of
+PyTorch's caching allocator (the recorded settings and expandable_segments:True; with --compare
+every PyTorch setting tried) and of what only libc10c has (stitching, online planning, a plan of
+the recording); device mallocs and frees (page maps and unmaps with expandable segments),
+reserved bytes at the start and at their peak, utilization (peak live requested bytes over peak
+reserved bytes), out-of-memory failures; then the best PYTORCH_CUDA_ALLOC_CONF for this run with
+what it saves against the recording, and what libc10c adds and how to use it. Sizes take units:
+80GiB, 80GB, 512MiB, or plain bytes. Exit status: 0 on a replay, 2 for a refused option or input
+(one line on stderr, nothing written)."""
+
+
 def _parser() -> _Parser:
     p = _Parser(
         prog="python -m pyc10.replay",
         description="Replay a PyTorch memory snapshot through libc10c's caching allocator on a"
-        " simulated device, PyTorch's figures beside libc10c's.",
-        epilog="Sizes take units: 80GiB, 80GB, 512MiB, or plain bytes. Exit status: 0 on a"
-        " replay, 2 for a refused option or a snapshot that cannot be read.",
+        " simulated device: PyTorch's recorded figures beside libc10c's replays of PyTorch's"
+        " settings and of its own, and the setting that would save memory.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "snapshot",
@@ -1011,8 +517,14 @@ def _parser() -> _Parser:
         "--settings",
         action="append",
         metavar="S",
-        help="allocator settings in PYTORCH_CUDA_ALLOC_CONF syntax (repeatable; default: the"
-        " recorded ones and expandable_segments:True)",
+        help="replay only these allocator settings, PYTORCH_CUDA_ALLOC_CONF syntax (repeatable;"
+        " default: the recorded ones, expandable_segments:True, stitching, planning:True and a"
+        " plan of the recording, with PyTorch's other settings tried for the answer)",
+    )
+    p.add_argument(
+        "--compare",
+        action="store_true",
+        help="a row for every setting tried: PyTorch's and libc10c's",
     )
     p.add_argument(
         "--device", type=_device_arg, help="the device whose trace to replay (default: busiest)"
@@ -1021,13 +533,14 @@ def _parser() -> _Parser:
         "--capacity",
         type=_size_arg,
         metavar="SIZE",
-        help="device memory (default: what PyTorch had at an out-of-memory event, else 1 TiB)",
+        help="the GPU's memory (default: what PyTorch had at an out-of-memory event, else"
+        " unlimited); not below what the recording reserved",
     )
     p.add_argument(
         "--memory-fraction",
         type=_fraction_arg,
         metavar="F",
-        help="set_per_process_memory_fraction (garbage_collection_threshold acts only with it)",
+        help="set_per_process_memory_fraction for every replay (needs a known capacity)",
     )
     order = p.add_mutually_exclusive_group()
     order.add_argument(
@@ -1051,22 +564,37 @@ def _parser() -> _Parser:
         metavar="SIZE",
         help=f"read at most this much (after gunzip; default {_size_text(_MAX_INPUT)})",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--plot", metavar="PNG", help="draw reserved bytes over the window")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead")
     p.add_argument(
-        "--compare",
-        action="store_true",
-        help="what each of PyTorch's settings and libc10c's would reserve for this run",
+        "--plot",
+        metavar="PNG",
+        help="draw reserved GiB over the window (with --compare: peak reserved per setting)",
     )
+    p.add_argument("--html", metavar="REPORT", help="write a self-contained page: timeline, bars,"
+                   " table and answer")  # fmt: skip
     p.add_argument(
         "--write-plan",
         metavar="PATH",
-        help="write the plan of the recorded requests for plan_file:PATH, and stop",
+        help="write the plan of the recording for plan_file:PATH, and stop",
+    )
+    p.add_argument(
+        "--write-csv",
+        metavar="PATH",
+        help="write the recording as bench/replay_trace's CSV (packed: a cold start), and stop",
     )
     return p
 
 
-def _check_plot_path(p: _Parser, path: str, option: str = "--plot") -> None:
+def _device_text(args: argparse.Namespace, t: Trace) -> str:
+    """The simulated device's memory, and where it comes from."""
+    if args.capacity:
+        return f"{_size_text(args.capacity)} (--capacity)"
+    if t.capacity:
+        return f"{_size_text(t.capacity)} (PyTorch had it at an out-of-memory event)"
+    return "unlimited memory (the recording does not say the GPU's)"
+
+
+def _check_output(p: _Parser, path: str, option: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         p.error(f"argument {option}: {path} is a folder, not a file name")
@@ -1095,147 +623,263 @@ def _load(args: argparse.Namespace) -> tuple[Trace, dict[str, Any]]:
     """The replay and PyTorch's column, from a snapshot or a replay CSV."""
     if is_csv(args.snapshot):
         t = convert_csv(load_csv(args.snapshot, args.max_input))
-        return t, _csv_figures(t, args.snapshot)
+        return t, csv_figures(t, args.snapshot)
     snapshot = load(args.snapshot, args.max_input)
-    pt = pytorch_figures(snapshot, args.device, args.capacity)
-    return convert(snapshot, args.device), pt
+    t = convert(snapshot, args.device)
+    return t, pytorch_figures(snapshot, t.device, args.capacity)
 
 
-def _write_plan(t: Trace, path: str) -> int:
+def read_plan_sizes(path: str) -> list[int]:
+    """The request sizes of a plan file (lib/memory/planner.h's layout), in allocation order.
+
+    SnapshotError for a file that is not a plan.
+    """
     try:
-        arena, bound, n = make_plan(t, path)
-    except SnapshotError as e:
-        print(f"pyc10.replay: {e}", file=sys.stderr)
-        return 2
+        with open(path, "rb") as f:
+            data = f.read(64 << 20)
     except OSError as e:
-        print(f"pyc10.replay: cannot write the plan to {path}: {e}", file=sys.stderr)
-        return 2
-    print(
-        f"{path}: a plan of {n} requests for plan_file:{path}; arena {_gib(arena)} ({arena} bytes),"
-        f" lower bound {_gib(bound)} ({bound} bytes: the peak of live bytes, 512-byte rounded)"
-    )
-    return 0
+        raise SnapshotError(f"cannot read the plan file {path}: {e.strerror or e}") from None
+    if len(data) < 44 or data[:8] != b"C10CPLAN":
+        raise SnapshotError(f"{path} is not a plan file")
+    count = struct.unpack_from("<Q", data, 20)[0]
+    if len(data) != 36 + 37 * count + 8:
+        raise SnapshotError(f"{path} is not a whole plan file")
+    return [struct.unpack_from("<Q", data, 36 + 37 * k)[0] for k in range(count)]
 
 
-def _plot_compare(path: str, t: Trace, pt: dict[str, Any], runs: list[dict[str, Any]]) -> None:
-    from ._png import bar_chart, setting_color
+def _refuse(message: str) -> int:
+    print(f"pyc10.replay: {message}", file=sys.stderr)
+    return 2
 
-    gib = float(1 << 30)
-    bars = []
-    if pt.get("peak_reserved") is not None:
-        util = _ratio(_pt_utilization(pt))
-        bars.append(("as recorded", pt["peak_reserved"] / gib, (60, 60, 60), f"util {util}"))
+
+def _check_inputs(t: Trace, pt: dict[str, Any], args: argparse.Namespace) -> str | None:
+    """What makes this recording and these options refused (one line), or None."""
+    peak = pt.get("peak_reserved")
+    if args.capacity is not None and peak and args.capacity < peak:
+        return (
+            f"--capacity {_size_text(args.capacity)} is below the {_size_text(peak)} PyTorch"
+            " reserved in this recording: the recording cannot have run on such a device"
+        )
+    if args.memory_fraction is not None and args.capacity is None and t.capacity is None:
+        return (
+            "--memory-fraction needs the GPU's memory: give --capacity (the recording says it"
+            " only at an out-of-memory event)"
+        )
+    for s in args.settings or []:
+        for part in s.split(","):
+            key, _, value = part.partition(":")
+            if key.strip() != "plan_file":
+                continue
+            sizes = read_plan_sizes(value.strip())
+            ours = plan_requests(t)[0]
+            if sizes != ours:
+                pairs = zip(sizes, ours, strict=False)
+                first = next((k for k, (a, b) in enumerate(pairs) if a != b), None)
+                why = (
+                    f"{len(sizes)} requests there, {len(ours)} here"
+                    if first is None
+                    else f"request {first} is {sizes[first]} bytes there, {ours[first]} here"
+                )
+                return f"the plan file {value.strip()} was made from another recording ({why})"
+    return None
+
+
+def _report_data(
+    *,
+    args: argparse.Namespace,
+    t: Trace,
+    pt: dict[str, Any],
+    runs: list[dict[str, Any]],
+    table: tuple[list[str], list[list[str]]],
+    answer: dict[str, Any],
+    notes: list[str],
+) -> dict[str, Any]:
+    """What _report draws (see pyc10/_report.py)."""
+    head = f"GPU {t.device}, {pt['events']} events" if not t.csv else f"{pt['events']} CSV rows"
+    columns = [
+        {
+            "name": "as recorded",
+            "by": BY_RECORDED,
+            "settings": t.recorded_settings,
+            "peak_reserved": pt.get("peak_reserved"),
+            "utilization": _pt_utilization(pt),
+            "device_mallocs": pt.get("device_mallocs"),
+            "ooms": pt.get("ooms"),
+            "error": None,
+            "series": [r for r, _ in pt["series"]] or None,
+            "allocated": [a for _, a in pt["series"]] or None,
+            "oom_events": list(pt.get("oom_events", [])),
+            "ended_at": None,
+        }
+    ]
     for r in runs:
-        value = r["peak_reserved"] / gib if "error" not in r else math.nan
-        note = "error" if "error" in r else f"util {_ratio(r['utilization'])}"
-        if "error" not in r and r["ooms"]:
-            note += " oom"
-        color = setting_color(r["settings"])
-        bars.append((_compare_name(r)[:48], value, color, note))
-    bar_chart(path, f"GPU {t.device}: peak reserved per setting", bars, xlabel="GiB")
+        columns.append(
+            {
+                "name": _name(r),
+                "by": r["by"],
+                "settings": r["settings"],
+                "peak_reserved": r.get("peak_reserved"),
+                "utilization": r.get("utilization"),
+                "device_mallocs": None if "error" in r else r["device_mallocs"] + r["maps"],
+                "ooms": r.get("ooms"),
+                "error": r.get("error"),
+                "series": [x for x, _ in r["series"]] if "series" in r else None,
+                "allocated": None,
+                "oom_events": list(r.get("oom_events", [])),
+                "ended_at": r.get("ended_at"),
+            }
+        )
+    return {
+        "title": f"{os.path.basename(args.snapshot)}: {head}",
+        "subtitle": f"simulated device of {_device_text(args, t)};"
+        f" {_order_note(t, args.address_order)}",
+        "x_label": "CSV row" if t.csv else "trace event",
+        "columns": columns,
+        "table": {"header": table[0], "rows": table[1]},
+        "answer": answer["lines"],
+        "notes": notes,
+    }
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912, PLR0915 - a branch per option
-    """The command line; returns the exit status (2 for a refused option or snapshot)."""
+def _write_outputs(args: argparse.Namespace, report: dict[str, Any]) -> str | None:
+    """The --plot and --html files, each written whole or not at all; an error line or None."""
+    from . import _report
+
+    written = []
+    try:
+        if args.plot:
+            if args.compare:
+                _report.bars_png(args.plot, report)
+            else:
+                _report.timeline_png(args.plot, report)
+            written.append(args.plot)
+        if args.html:
+            _report.write_atomically(args.html, _report.html_page(report).encode())
+            written.append(args.html)
+    except _report.PlotUnavailable as e:
+        return str(e)
+    except OSError as e:
+        for path in written:  # nothing half-written: the whole output or none of it
+            os.remove(path)
+        return f"cannot write {e.filename or 'the output'}: {e.strerror or e}"
+    return None
+
+
+def _json_run(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in r.items() if k not in ("series", "shown")}
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0912 - a branch per option
+    """The command line; returns the exit status (2 for a refused option or input)."""
     p = _parser()
     args = p.parse_args(argv)
-    if args.plot:
-        _check_plot_path(p, args.plot)
-    if args.write_plan:
-        _check_plot_path(p, args.write_plan, "--write-plan")
+    for option in ("plot", "html", "write_plan", "write_csv"):
+        if getattr(args, option):
+            _check_output(p, getattr(args, option), "--" + option.replace("_", "-"))
     if args.compare and args.settings is not None:
         p.error("argument --compare: not allowed with argument --settings (it tries its own)")
     for s in args.settings or []:
         error = _settings_error(s)
         if error is not None:
             p.error(f"argument --settings: {s!r}: {error}")
+    args.descending = None if args.address_order == "auto" else args.address_order == "descending"
     try:
         t, pt = _load(args)
+        refused = _check_inputs(t, pt, args)
     except SnapshotError as e:
-        print(f"pyc10.replay: {e}", file=sys.stderr)
-        return 2
-    if args.write_plan:
-        return _write_plan(t, args.write_plan)
-    order = args.address_order
-    descending = None if order == "auto" else order == "descending"
+        return _refuse(str(e))
+    if refused is not None:
+        return _refuse(refused)
+    if args.write_plan or args.write_csv:
+        return _write_files(t, args)
     for w in pt["warnings"]:
         print(f"pyc10.replay: WARNING: PyTorch's column for GPU {t.device}: {w}", file=sys.stderr)
-    if args.compare:
-        runs = _compare(t, args.capacity, descending, args.memory_fraction)
-        if args.plot:
-            try:
-                _plot_compare(args.plot, t, pt, runs)
-            except OSError as e:
-                print(f"pyc10.replay: cannot write {args.plot}: {e.strerror or e}", file=sys.stderr)
-                return 2
-        if args.json:
-            print(json.dumps([{k: v for k, v in r.items() if k != "series"} for r in runs]))
-        else:
-            what = f"a replay CSV of {pt['events']} rows" if t.csv else f"GPU {t.device}"
-            print(f"{args.snapshot}: {what}: what each setting would reserve for this run"
-                  " (simulated device)")  # fmt: skip
-            print(_compare_table(pt, runs))
-        return 0
-    settings = args.settings
-    extra = []
-    if settings is None:
-        recorded = t.recorded_settings
-        settings = [recorded]
-        if "expandable_segments:true" not in recorded.lower().replace(" ", ""):
-            settings.append("expandable_segments:True")
-        settings.append(_STITCHED)
-        extra = [_planned(t, args.capacity, descending, args.memory_fraction)]
-    runs = [replay(t, s, args.capacity, descending, args.memory_fraction) for s in settings]
-    runs += extra
-    if args.plot:
-        from ._png import Series, line_chart, setting_color
-
-        gib = float(1 << 30)
-        series = [
-            Series("PyTorch reserved", [r / gib for r, _ in pt["series"]], (60, 60, 60), 9,
-                   marks=pt["oom_events"]),
-            Series("PyTorch allocated", [a / gib for _, a in pt["series"]], (165, 165, 165), 2,
-                   dashed=True),
-        ] if pt["series"] else []  # fmt: skip
-        # each line thinner than the one drawn before it: where lines agree, all show, nested
-        for width, r in zip(itertools.count(5, -2), [r for r in runs if "series" in r]):
-            name = f"libc10c {r.get('name') or r['settings'] or 'defaults'}"
-            values = [x / gib for x, _ in r["series"]]
-            color = setting_color(r["settings"])
-            series.append(Series(name, values, color, max(width, 1), marks=r["oom_events"]))
-        title = f"GPU {t.device}: reserved memory, {pt['events']} events"
-        try:
-            line_chart(args.plot, title, series, xlabel="trace event", ylabel="GiB")
-        except OSError as e:
-            print(f"pyc10.replay: cannot write {args.plot}: {e.strerror or e}", file=sys.stderr)
-            return 2
+    runs, notes = _columns(t, args)
+    for r in runs:
+        if args.settings is not None and r.get("steps_found") is False:
+            return _refuse(
+                f"--settings {r['settings']!r}: planning:True found no repeated step in this"
+                " recording, so it would serve as the caching allocator does (the same figures"
+                " as without it)"
+            )
+    shown = [r for r in runs if r.get("shown", True)]
+    answer = _answer(pt, runs, t, args)
+    table = _compare_table(pt, shown) if args.compare else _table(pt, shown)
+    notes = _notes(pt, shown, t) + notes
+    if args.plot or args.html:
+        report = _report_data(
+            args=args, t=t, pt=pt, runs=shown, table=table, answer=answer, notes=notes
+        )
+        failure = _write_outputs(args, report)
+        if failure is not None:
+            return _refuse(failure)
     if args.json:
-        result = {
-            "pytorch": {k: v for k, v in pt.items() if k != "series"},
-            "libc10c": [{k: v for k, v in r.items() if k != "series"} for r in runs],
-            "unknown_frees": t.unknown_frees,
-            "addresses": _order_note(t, order),
-        }
+        result = _json_result(args=args, t=t, pt=pt, runs=runs, answer=answer, notes=notes)
         print(json.dumps(result, indent=1))
-    else:
-        if t.csv:
-            print(f"{args.snapshot}: a replay CSV of {pt['events']} rows; {_order_note(t, order)}")
-        else:
-            print(
-                f"{args.snapshot}: GPU {t.device}, {pt['events']} events; {_order_note(t, order)}"
-            )
-        print(_table(pt, runs, t.device))
-        if t.unknown_frees and t.csv:
-            print(f"{t.unknown_frees} frees of Pointers the CSV never allocated: skipped")
-        elif t.unknown_frees:
-            print(
-                f"{t.unknown_frees} frees of blocks the snapshot never shows allocated (allocated"
-                " before the recording began, in no recorded segment): skipped"
-            )
+        return 0
+    what = (
+        f"a replay CSV of {pt['events']} rows"
+        if t.csv
+        else f"GPU {t.device}, {pt['events']} events"
+    )
+    print(f"{args.snapshot}: {what}; {_order_note(t, args.address_order)}")
+    print(f"simulated device: {_device_text(args, t)}")
+    print(_format(*table))
+    print(_LEGEND)
+    for line in notes:
+        print(line)
+    for line in answer["lines"]:
+        print(line)
     return 0
 
 
-def _run() -> int:
+def _json_result(
+    *,
+    args: argparse.Namespace,
+    t: Trace,
+    pt: dict[str, Any],
+    runs: list[dict[str, Any]],
+    answer: dict[str, Any],
+    notes: list[str],
+) -> dict[str, Any]:
+    return {
+        "input": args.snapshot,
+        "device": t.device,
+        "addresses": _order_note(t, args.address_order),
+        "capacity": args.capacity or t.capacity,
+        "pytorch": {k: v for k, v in pt.items() if k != "series"},
+        "columns": [_json_run(r) for r in runs if r.get("shown", True)],
+        "also_tried": [_json_run(r) for r in runs if not r.get("shown", True)],
+        "answer": {k: v for k, v in answer.items()},
+        "notes": notes,
+        "unknown_frees": t.unknown_frees,
+    }
+
+
+def _write_files(t: Trace, args: argparse.Namespace) -> int:
+    if args.write_csv:
+        try:
+            n = write_trace(t, args.write_csv)
+        except (OSError, SnapshotError) as e:
+            return _refuse(f"cannot write {args.write_csv}: {getattr(e, 'strerror', None) or e}")
+        print(f"{args.write_csv}: {n} rows for bench/replay_trace (a cold start: the blocks alive"
+              " when recording began, then the window)")  # fmt: skip
+    if args.write_plan:
+        try:
+            arena, bound, n = make_plan(t, args.write_plan)
+        except SnapshotError as e:
+            return _refuse(str(e))
+        except OSError as e:
+            return _refuse(f"cannot write the plan to {args.write_plan}: {e}")
+        print(
+            f"{args.write_plan}: a plan of {n} requests for plan_file:{args.write_plan}; arena"
+            f" {_gib(arena)} ({arena} bytes), lower bound {_gib(bound)} ({bound} bytes: the peak"
+            " of live bytes, 512-byte rounded)"
+        )
+    return 0
+
+
+def _cli() -> int:
     """main() as a command: a closed pipe (| head) ends it quietly, as Ctrl-C does."""
     try:
         status = main()
@@ -1250,4 +894,4 @@ def _run() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_run())
+    sys.exit(_cli())

