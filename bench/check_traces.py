@@ -39,6 +39,8 @@ from pathlib import Path
 # descending ones: replayed with ascending addresses, libc10c makes 448/448 device mallocs/frees
 # and peaks at 6,213,861,376 bytes reserved (PyTorch: 420/420 and 5,802,819,584); with
 # descending ones it matches PyTorch. The other seven match in either order (--all-orders).
+# Traces added by bench/add_trace.py carry the order pyc10.replay infers from the snapshot's
+# segment addresses ("address_order" in pytorch_figures.json) where it is descending.
 ADDRESS_ORDER = {"sqattn_compress": "descending"}
 
 WINDOW_STEP = 2  # the layout traces' recorded window
@@ -177,7 +179,7 @@ def main() -> int:
         for name, entry in figures.items():
             if name not in files:
                 continue
-            order = ADDRESS_ORDER.get(name, "ascending")
+            order = entry["pytorch"].get("address_order") or ADDRESS_ORDER.get(name, "ascending")
             settings = entry["pytorch"]["alloc_conf"] or "native"
             found = check(setup, name, entry, order)
             print(f"{name} ({settings}, {order} addresses):")

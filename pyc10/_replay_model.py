@@ -409,6 +409,17 @@ _CSV_ACTION = {"malloc": "allocate", "oom": "allocate", "free": "free",
                "empty_cache": "empty_cache", "step": "step_begin"}  # fmt: skip
 
 
+def _prologue_size(block: int, requested: int) -> int:
+    """What a layout's prologue asks for a live block of block bytes, requested bytes asked for
+    by the program: its request where PyTorch's allocator gives that the same block (a small
+    block is its request rounded to 512; a large one keeps a rest of at most 1 MiB unsplit),
+    so that the replay counts requested bytes; else the block's size."""
+    rounded = _round(requested)
+    if rounded == block or (block > _SMALL and rounded > _SMALL and block - rounded <= _SMALL):
+        return requested
+    return block
+
+
 def write_trace(t: Trace, path: str, form: str = "packed") -> int:
     """Writes the replay as bench/replay_trace's CSV (gzipped where path ends in .gz).
 
@@ -436,6 +447,8 @@ def write_trace(t: Trace, path: str, form: str = "packed") -> int:
     for k, ((kind, i, size, stream), phase) in enumerate(rows):
         if kind == "step":
             step = phase
+        if kind == "malloc" and phase == 0 and i in t.requested:
+            size = _prologue_size(size, t.requested[i])
         out.write(f"0,{k + 1},{_CSV_ACTION[kind]},0x{i:x},{size},{stream},{step},,"
                   f"{'prologue' if phase == 0 else 'window'}\n")  # fmt: skip
     data = out.getvalue().encode("ascii")

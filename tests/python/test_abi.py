@@ -98,9 +98,10 @@ def test_every_struct_has_the_headers_layout():
         "c10c_sim_device",
         "struct c10c_sim_device",
     }
-    # 88 bytes in ABI 1.0 (up to capacity); 1.1 appended eight int64 fields (planning, stitching)
+    # 88 bytes in ABI 1.0 (up to capacity); 1.1 appended nine int64 fields (planning, stitching,
+    # plan_declines)
     assert ffi.offsetof("c10c_sim_device_stats", "capacity") == 80
-    assert ffi.sizeof("c10c_sim_device_stats") == 152
+    assert ffi.sizeof("c10c_sim_device_stats") == 160
     assert ffi.sizeof("c10c_data_ptr") == 32
     assert ffi.sizeof("c10c_stat") == 32
     assert ffi.sizeof("c10c_device") == 2
