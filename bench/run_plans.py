@@ -32,11 +32,11 @@ each absent one is skipped with a line saying so):
 Writes OUT/plans.json and, where numpy is importable, OUT/plans.png. --check exits 1 when a
 target fails: planned utilization >= 0.97 on every real trace and a median >= 0.99 over them;
 planned peak reserved <= native's and expandable's on every trace; stitched <= expandable on
-every real trace (within 0.5%: stitching lends pages that a later request may then miss, 0.06%
-more on cs336_aimetrics_2.7b_train); online planning (on native and on expandable) never above the same settings
-without it in any step after the first (within 0.5%), on every multi-step trace; median
-last-step utilization >= 0.98 under planning:True (native and expandable) over the real
-repeated traces; no unsafe cross-stream reuse anywhere; and nesta_dit_oom, which ran out of
+every real trace (within 0.5%: stitching lends pages that a later request may then miss,
+0.06% more on cs336_aimetrics_2.7b_train); online planning (on native and on expandable)
+never above the same settings without it in any step after the first (within 0.5%), on
+every multi-step trace; median last-step utilization >= 0.98 under planning:True (native and
+expandable) over the real repeated traces; no unsafe cross-stream reuse anywhere; and nesta_dit_oom, which ran out of
 memory under PyTorch, completes under its plan at PyTorch's capacity then where its peak live
 bytes fit. Exit status 77 (a skip, for meson) when no real trace is there.
 """
@@ -44,7 +44,6 @@ bytes fit. Exit status 77 (a skip, for meson) when no real trace is there.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import os
@@ -310,6 +309,12 @@ def failures_of(traces: dict[str, dict], results: dict[str, dict[str, dict]]) ->
     return failed
 
 
+def label(name: str) -> str:
+    """A trace's short name on the chart."""
+    short = name.replace("cs336_", "").split("_")[0]
+    return short + (" x4" if name.endswith("*4") else "")
+
+
 def plot(traces: dict[str, dict], results: dict[str, dict[str, dict]], png: Path) -> bool:
     """Grouped bars of utilization per trace and setting (PyTorch's recorded one first)."""
     try:
@@ -324,10 +329,7 @@ def plot(traces: dict[str, dict], results: dict[str, dict[str, dict]], png: Path
     png_chart.bar_panels(
         str(png),
         "peak live requested / peak reserved, cold start",
-        [
-            g.replace("cs336_", "").split("_")[0] + (" x4" if g.endswith("*4") else "")
-            for g in groups
-        ],  # fmt: skip
+        [label(g) for g in groups],
         series,
         [("utilization per trace and setting", values, 0.97)],
         floor=0.0,

@@ -410,10 +410,12 @@ _CSV_ACTION = {"malloc": "allocate", "oom": "allocate", "free": "free",
 
 
 def _prologue_size(block: int, requested: int) -> int:
-    """What a layout's prologue asks for a live block of block bytes, requested bytes asked for
-    by the program: its request where PyTorch's allocator gives that the same block (a small
-    block is its request rounded to 512; a large one keeps a rest of at most 1 MiB unsplit),
-    so that the replay counts requested bytes; else the block's size."""
+    """What a layout's prologue asks for a live block of block bytes (requested: the program's).
+
+    Its request where PyTorch's allocator gives that the same block (a small block is its
+    request rounded to 512; a large one keeps a rest of at most 1 MiB unsplit), so that the
+    replay counts requested bytes; else the block's size.
+    """
     rounded = _round(requested)
     if rounded == block or (block > _SMALL and rounded > _SMALL and block - rounded <= _SMALL):
         return requested
@@ -444,11 +446,10 @@ def write_trace(t: Trace, path: str, form: str = "packed") -> int:
     out = io.StringIO()
     out.write(_CSV_HEADER)
     step = 0
-    for k, ((kind, i, size, stream), phase) in enumerate(rows):
+    for k, ((kind, i, n, stream), phase) in enumerate(rows):
         if kind == "step":
             step = phase
-        if kind == "malloc" and phase == 0 and i in t.requested:
-            size = _prologue_size(size, t.requested[i])
+        size = _prologue_size(n, t.requested[i]) if phase == 0 and i in t.requested else n
         out.write(f"0,{k + 1},{_CSV_ACTION[kind]},0x{i:x},{size},{stream},{step},,"
                   f"{'prologue' if phase == 0 else 'window'}\n")  # fmt: skip
     data = out.getvalue().encode("ascii")
