@@ -36,9 +36,10 @@ every real trace (within 0.5%: stitching lends pages that a later request may th
 0.06% more on cs336_aimetrics_2.7b_train); online planning (on native and on expandable)
 never above the same settings without it in any step after the first (within 0.5%), on
 every multi-step trace; median last-step utilization >= 0.98 under planning:True (native and
-expandable) over the real repeated traces; no unsafe cross-stream reuse anywhere; and nesta_dit_oom, which ran out of
-memory under PyTorch, completes under its plan at PyTorch's capacity then where its peak live
-bytes fit. Exit status 77 (a skip, for meson) when no real trace is there.
+expandable) over the real repeated traces; no unsafe cross-stream reuse anywhere; and
+nesta_dit_oom, which ran out of memory under PyTorch, completes under its plan at PyTorch's
+capacity then where its peak live bytes fit. Exit status 77 (a skip, for meson) when no real
+trace is there.
 """
 
 from __future__ import annotations
