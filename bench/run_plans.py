@@ -26,8 +26,8 @@ each absent one is skipped with a line saying so):
   5 steps), marked ``*``.
 
     bash tests/run.sh        # builds build/tests (the replayer and the stand-in)
-    python bench/run_plans.py [--build build/tests] [--traces DIR ...] [--out DIR] [--quick]
-                              [--check] [--jobs 2]
+    python bench/run_plans.py [--build build/tests] [--traces DIR ... | --no-fetched]
+                              [--out DIR] [--quick] [--check] [--jobs 2]
 
 Writes OUT/plans.json and, where numpy is importable, OUT/plans.png. --check exits 1 when a
 target fails: planned utilization >= 0.97 on every real trace and a median >= 0.99 over them;
@@ -125,7 +125,9 @@ def find_traces(args: argparse.Namespace, tmp: Path) -> dict[str, dict]:
         forms = [entry["files"].get("packed"), entry["files"].get("layout")]
         path = next((d / f for f in forms if f for d in dirs if (d / f).exists()), None)
         if path is None:
-            print(f"{name}: skipped (neither form is in {', '.join(map(str, dirs))})")
+            if args.traces:  # looked for where fetched ones are: say it was not there
+                where = ", ".join(os.path.relpath(d, ROOT) for d in dirs)
+                print(f"{name}: skipped (neither form is in {where})")
             continue
         rows = repeat_trace.read_rows(path)
         if ".layout." in path.name:
@@ -350,12 +352,17 @@ def main() -> int:
         help="a folder of fetched traces (repeatable; default ../shared/traces beside the"
         " checkout); bench/traces is always read",
     )
+    parser.add_argument(
+        "--no-fetched", action="store_true", help="only what ships (bench/traces): no --traces"
+    )
     parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "c10c-plans"))
     parser.add_argument("--quick", action="store_true", help="small synthetic traces (for CI)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target fails")
     parser.add_argument("--jobs", type=int, default=2, help="replays at a time (default 2)")
     args = parser.parse_args()
-    if args.traces is None:
+    if args.no_fetched:
+        args.traces = []
+    elif args.traces is None:
         args.traces = [str(ROOT.parent / "shared" / "traces")]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -266,7 +266,7 @@ def _how(r: dict[str, Any]) -> str:
             " plan_file:run.plan"
         )
     if "planning" not in r["settings"]:
-        return f"the setting {r['settings']}"
+        return f"C10C_ALLOC_CONF={r['settings']}"
     if not r.get("steps_found"):
         return "no repeated step found in the recording: served as the caching allocator"
     if not (r.get("plan") or {}).get("served"):
@@ -427,8 +427,6 @@ def _notes(pt: dict[str, Any], runs: list[dict[str, Any]], t: Trace) -> list[str
                 f"{name}: {r['ooms_not_reproduced']} of PyTorch's out-of-memory failures on"
                 f" GPU {t.device} did not happen here"
             )
-        if "steps_found" in r and not r["steps_found"]:
-            lines.append(f"{name}: no repeated step found: served as the caching allocator")
     if t.unknown_frees and t.csv:
         lines.append(f"{t.unknown_frees} frees of Pointers the CSV never allocated: skipped")
     elif t.unknown_frees:

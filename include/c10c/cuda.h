@@ -212,15 +212,22 @@ C10C_API c10c_status c10c_cuda_stream_priority(int *out, c10c_stream stream);
  *   stream wait for every stream that may still use it instead of allocating a new segment;
  * - "planning:True|False" (not PyTorch's; ABI 1.1): steps marked by c10c_cuda_allocator_step
  *   are recorded; at a step boundary the requests of the step that ended (those allocated and
- *   freed within it) get an offset plan in one arena, the cached memory of the recorded step is
- *   released, and matching requests of the following steps are served at their planned offsets
- *   (other streams made to wait where the plan reuses their memory); requests that do not match
- *   go to the caching allocator, and a plan that keeps missing is rebuilt from the last step
- *   (dropped after four rebuilds in a row). Until the host marks a step, steps are found in the
- *   requests: a stretch that repeats the one before it and ends with as many blocks alive as it
- *   began with is a step, cut where fewest blocks are alive (found from the third step on).
- *   Best with expandable_segments:True: blocks a recorded step keeps (optimizer state) then pin
- *   only their pages, and the rest of what the step cached goes back;
+ *   freed within it) get an offset plan in one arena, served to the matching requests of the
+ *   following steps (other streams made to wait where the plan reuses their memory) where that
+ *   reserves no more than the caching allocator alone: the plan's arena, plus what stays
+ *   reserved once the cache the step used is released, plus what the caching allocator must add
+ *   for the blocks the step leaves alive, must stay below the most the step reserved, else the
+ *   plan is declined (plan_declines) and the caching allocator serves on, as without planning.
+ *   Requests that do not match go to the caching allocator; a plan that keeps missing is rebuilt
+ *   from the last step (dropped after four rebuilds in a row); a step served as planned that
+ *   reserves more than the caching allocator would stops planning; a program that leaves the
+ *   step gives the arena back, or, with blocks alive in it, to the caching allocator as a
+ *   segment. Until the host marks a step, steps are found in the requests: a stretch that
+ *   repeats the one before it and ends with as many blocks alive as it began with is a step,
+ *   cut where fewest blocks are alive (found from the third step on); such a step is planned
+ *   only once it repeats exactly and where its plan fits beside the cache, which stays (the
+ *   program may have other phases that use it). Best with expandable_segments:True: blocks a
+ *   recorded step keeps (optimizer state) then pin only their pages;
  * - "plan_file:PATH" (not PyTorch's; ABI 1.1): a plan written by c10c_plan_make (python -m
  *   pyc10.replay SNAPSHOT --write-plan PATH), checked when the setting is applied and used
  *   from the next request on its device, across step markers, until its requests run out

@@ -23,7 +23,8 @@
  *
  * Planned mode (planning:True, plan_file:PATH; plan_engine.h): steps marked by
  * c10c__engine_step are recorded and served from an offset plan in one arena, a segment of its
- * own ("segment_type": "plan" in snapshots); what the plan does not match stays the engine's.
+ * own ("segment_type": "plan" in snapshots), where that reserves no more than the engine alone;
+ * what the plan does not match stays the engine's.
  * Stitching (stitching:True, with expandable segments; GMLake's): a large request that no free
  * block fits, which would map new pages, is served instead from free whole pages of its stream's
  * expandable segments, mapped (map_existing) in address order into a new address range of the

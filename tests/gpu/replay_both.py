@@ -74,7 +74,8 @@ def main() -> int:
     }
     if args.which == "pyc10":  # libc10c's own counters (planning, stitching)
         for key in ("plan.arena_bytes", "plan.served", "plan.fallbacks", "plan.rebuilds",
-                    "plan.drops", "num_stitches", "stitched_bytes.peak"):  # fmt: skip
+                    "plan.drops", "plan.declines", "num_stitches",
+                    "stitched_bytes.peak"):  # fmt: skip
             out[key] = stats.get(key, 0)
     for p in list(live.values()):
         cuda.caching_allocator_delete(p)

@@ -202,9 +202,9 @@ def test_memory_stats_keys_are_torchs_and_the_summary_is_torchs_table(stub):
     keys = json.loads(out[0])
     # ours beyond torch's: planning and stitching (tests/python/test_planning.py)
     ours = {k for k in keys if k.startswith(("plan.", "num_stitches", "stitched_bytes."))}
-    assert len(ours) == 10
+    assert len(ours) == 11
     assert set(keys) - ours == torch_stats_keys()
-    assert len(keys) == len(set(keys)) == 133
+    assert len(keys) == len(set(keys)) == 134
     for line in out[1:]:
         ours, theirs = json.loads(line)
         assert ours == theirs

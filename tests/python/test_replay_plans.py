@@ -291,7 +291,10 @@ def test_planning_on_a_recording_with_no_repeated_step_is_refused(tmp_path: Path
     # in the default table the column stays, saying so
     proc = cli(str(snapshot_file(tmp_path)))
     assert proc.returncode == 0
-    assert "planning:True: no repeated step found: served as the caching allocator" in proc.stdout
+    assert (
+        "  planning:True: 0.059 GiB, saves nothing; no repeated step found in the recording:"
+        " served as the caching allocator" in proc.stdout
+    )
 
 
 def test_a_plan_file_of_another_recording_is_refused(tmp_path: Path) -> None:

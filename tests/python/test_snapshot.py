@@ -127,7 +127,7 @@ def test_pyc10_replay_reproduces_the_allocator_that_dumped_it(dumped: Path) -> N
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
-    pt, (mine,) = out["pytorch"], out["libc10c"]
+    pt, (mine,) = out["pytorch"], out["columns"]
     assert (pt["device_mallocs"], pt["device_frees"], pt["ooms"]) == (3, 1, 1)
     for key in ("device_mallocs", "device_frees", "reserved_at_start", "peak_reserved", "ooms"):
         assert mine[key] == pt[key], key
