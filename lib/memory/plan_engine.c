@@ -229,9 +229,13 @@ static bool leave_plan(c10c__plan_state *ps) {
  * instead, as its own cache would (a plan never leaves bytes the engine cannot use). The plan
  * is gone; the next boundary plans again where that pays. False (nothing changes) when it
  * cannot be done: live blocks on several streams (a segment is one stream's), frees waiting
- * for events, or no host memory. */
+ * for events, a backend that cannot wait for the device's work, or no host memory. */
 static bool hand_over(c10c__plan_state *ps) {
   if (ps->arena == NULL || ps->pending != NULL || ps->plan == NULL) return false;
+  /* the arena's free bytes may still be in use by work on the streams that freed them, which
+   * the plan would have made a later occupant's stream wait for and the engine's pool does not
+   * know of: the device finishes its work first (a backend that cannot wait keeps the plan) */
+  if (ps->events && ps->backend->synchronize == NULL) return false;
   uint64_t *order = NULL;
   size_t n = 0;
   if (!sorted_live(ps, &order, &n)) return false;
@@ -247,6 +251,7 @@ static bool hand_over(c10c__plan_state *ps) {
         (size_t)order[2 * k],     (size_t)block, l->requested, l->uses, l->nuses, l->tag,
         block <= C10C__SMALL_SIZE};
   }
+  if (ok && ps->events) ps->backend->synchronize(ps->backend->self, ps->device);
   ok = ok && c10c__engine_adopt(ps->engine, ps->device, ps->arena, ps->arena_size, stream, blocks,
                                 n) == C10C_STATUS_OK;
   if (ok) {
