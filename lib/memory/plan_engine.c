@@ -127,7 +127,7 @@ struct c10c__plan_state {
   uint64_t prev_hash;
   int64_t declined_at;
   size_t declined_requests;
-  int since_decline;
+  int since_decline, decline_wait;
   /* this step */
   uint64_t requests, misses;
   int streak;
@@ -977,8 +977,12 @@ static bool plan_pays(c10c__plan_state *ps, const c10c__plan *plan, uint64_t *re
     return false;
   /* with all of that cache still held, and a margin for the estimate of growth: a plan that
    * gains less is not worth the risk of the engine growing past the reference (1/512 of it for
-   * the host's steps, 1/64 for steps found in the requests, where a miss costs more) */
-  uint64_t margin = (uint64_t)reference / (ps->host_marks ? 512 : 64);
+   * the host's steps, none where the engine adds nothing; 1/64 for steps found in the requests,
+   * where a miss costs more). A plan that reserves as much as the engine is served: it serves
+   * each request in fewer instructions (bench/bench_engine). */
+  uint64_t margin = !ps->host_marks ? (uint64_t)reference / 64
+                    : growth > 0    ? (uint64_t)reference / 512
+                                    : 0;
   if (ps->arena != NULL) margin = 0; /* a plan replacing a plan: no worse than the one before */
   uint64_t predicted = held + plan->arena + growth + margin;
   uint64_t need = predicted > (uint64_t)reference ? predicted - (uint64_t)reference : 0;
@@ -1074,7 +1078,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
   /* after a plan was declined, the next is made once a step's peak or number of requests
    * differs (or a while later): the same step gives the same answer */
   bool retry = ps->declined_at == 0 || ps->step_peak != ps->declined_at ||
-               ps->nrec != ps->declined_requests || ++ps->since_decline >= 16;
+               ps->nrec != ps->declined_requests || ++ps->since_decline >= ps->decline_wait;
   if (!ps->host_marks) { /* a step found in the requests: planned once it repeats exactly */
     uint64_t hash = recording_hash(ps);
     retry = retry && hash == ps->prev_hash && hash != 0;
@@ -1090,6 +1094,10 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
     if (made != NULL && !plan_pays(ps, made, &release)) { /* it would reserve more */
       c10c__plan_destroy(made);
       made = NULL;
+      /* the same step declined again: the next try waits twice as long (16 steps, then 32, ...,
+       * up to 1024), so that a program whose steps never pay spends next to nothing on plans */
+      bool same = ps->declined_at == ps->step_peak && ps->declined_requests == ps->nrec;
+      ps->decline_wait = same && ps->decline_wait < 1024 ? ps->decline_wait * 2 : same ? 1024 : 16;
       ps->declined_at = ps->step_peak;
       ps->declined_requests = ps->nrec;
       ps->since_decline = 0;

@@ -413,7 +413,8 @@ TEST(steps_that_keep_changing_drop_planning) {
     expect_valid(e, "a step");
   }
   c10c_memory_stats s = stats_of(e, 0);
-  ASSERT_EQ(s.plan_drops, 1);
+  /* dropped: for the misses, or before the engine grew past what it reserves alone */
+  ASSERT_TRUE(s.plan_drops >= 1);
   ASSERT_EQ(s.plan_arena_bytes, 0);
   /* a missed step rebuilds its plan, or declines one larger than the first step reserved (a
    * decline is not tried again for a step of the same figures) */
