@@ -741,7 +741,7 @@ def _report_data(
 
 def _write_outputs(args: argparse.Namespace, report: dict[str, Any]) -> str | None:
     """The --plot and --html files, each written whole or not at all; an error line or None."""
-    from . import _report
+    from . import _report, _report_html
 
     written = []
     try:
@@ -752,7 +752,7 @@ def _write_outputs(args: argparse.Namespace, report: dict[str, Any]) -> str | No
                 _report.timeline_png(args.plot, report)
             written.append(args.plot)
         if args.html:
-            _report.write_atomically(args.html, _report.html_page(report).encode())
+            _report.write_atomically(args.html, _report_html.html_page(report).encode())
             written.append(args.html)
     except _report.PlotUnavailable as e:
         return str(e)

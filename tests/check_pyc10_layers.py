@@ -48,6 +48,7 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
             "pyc10._build_ffi",
             "pyc10._source_tree",
             "pyc10._report",
+            "pyc10._report_html",
             "pyc10._replay_input",
             "pyc10._replay_model",
             "pyc10._replay_sim",

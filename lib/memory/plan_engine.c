@@ -197,15 +197,20 @@ static void retire_plan(c10c__plan_state *ps) {
   drop_latest(ps);
 }
 
-static void release_arena(c10c__plan_state *ps) {
-  if (ps->arena == NULL) return;
-  c10c__engine_arena_free(ps->engine, ps->device, ps->arena, ps->arena_size);
+/* No arena any more (given back, or handed to the engine). */
+static void forget_arena(c10c__plan_state *ps) {
   ps->arena = NULL;
   ps->arena_size = 0;
   stats_of(ps)->plan_arena_bytes = 0;
   drop_boundary(ps);
   ps->nused = 0;
   ps->has_arena_stream = false;
+}
+
+static void release_arena(c10c__plan_state *ps) {
+  if (ps->arena == NULL) return;
+  c10c__engine_arena_free(ps->engine, ps->device, ps->arena, ps->arena_size);
+  forget_arena(ps);
 }
 
 static bool arena_idle(const c10c__plan_state *ps) { return ps->nlive == 0 && ps->pending == NULL; }
@@ -263,12 +268,7 @@ static bool hand_over(c10c__plan_state *ps) {
     }
     ps->nlive = 0;
     retire_plan(ps);
-    ps->arena = NULL;
-    ps->arena_size = 0;
-    stats_of(ps)->plan_arena_bytes = 0;
-    drop_boundary(ps);
-    ps->nused = 0;
-    ps->has_arena_stream = false;
+    forget_arena(ps);
     ps->retiring = ps->blocked = false;
   }
   c10c__free(blocks);

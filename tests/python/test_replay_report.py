@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pyc10 import _report
+from pyc10 import _report, _report_html
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -148,24 +148,16 @@ def test_color_for_gives_the_well_known_settings_fixed_distinct_colours() -> Non
 
 
 def test_color_for_differs_for_different_settings() -> None:
-    # every column --compare draws, and the default replay's
-    settings = [
-        "",
-        "expandable_segments:True",
-        "max_split_size_mb:128",
-        "max_split_size_mb:512",
-        "roundup_power2_divisions:4",
-        "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]",
-        "garbage_collection_threshold:0.6",
-        "garbage_collection_threshold:0.8",
-        STITCHED,
-        "planning:True",
-        PLAN,
-    ]
+    # every column --compare draws (pyc10.replay's lists), and the default replay's
+    from pyc10 import replay
+
+    pytorch = [*replay.PYTORCH_SETTINGS, *replay.GC_SETTINGS]
+    settings = [*pytorch, STITCHED, "planning:True", "expandable_segments:True,planning:True",
+                PLAN]  # fmt: skip
     colors = [_report.color_for(s, OURS) for s in settings] + [_report.color_for("", RECORDED)]
     assert len(set(colors)) == len(colors), dict(zip([*settings, "recorded"], colors, strict=True))
     # any other settings: a palette colour, never one of the fixed ones nor the failures' red
-    fixed = set(colors[:2] + colors[8:])
+    fixed = set(colors[:2] + colors[len(pytorch) :])
     for k in range(40):
         c = _report.color_for(f"max_split_size_mb:{100 + k}", OURS)
         assert re.fullmatch(r"#[0-9a-f]{6}", c)
@@ -284,7 +276,7 @@ def test_a_replay_that_ended_is_marked_where_it_ended() -> None:
         ]
     )
     ns = "{http://www.w3.org/2000/svg}"
-    timeline = svg_of(_report.html_page(r), "timeline")
+    timeline = svg_of(_report_html.html_page(r), "timeline")
     dots = [c for c in timeline.iter(f"{ns}circle") if c.get("fill") != "#ffffff"]
     assert len(dots) == 1
     assert "ends at event 600" in "".join(timeline.itertext())
@@ -344,7 +336,7 @@ def svg_of(page: str, svg_id: str) -> ET.Element:
 
 def test_html_page_holds_every_column_the_charts_and_the_table() -> None:
     r = sample(3000)
-    page = _report.html_page(r)
+    page = _report_html.html_page(r)
     assert page.startswith("<!DOCTYPE html>")
     assert page.rstrip().endswith("</html>")
     for c in r["columns"]:
@@ -366,7 +358,7 @@ def test_html_page_escapes_names() -> None:
     r = sample(200)
     r["columns"][1]["name"] = "<script>alert(1)</script>"
     r["title"] = "a & b <i>"
-    page = _report.html_page(r)
+    page = _report_html.html_page(r)
     assert "<script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "a &amp; b &lt;i&gt;" in page
@@ -384,7 +376,7 @@ def test_html_page_stays_small_for_a_million_events() -> None:
             if c["ended_at"] is not None:
                 c["ended_at"] = events * 3 // 4
     r["columns"][0]["allocated"] = [v // 2 for v in r["columns"][0]["series"]]
-    page = _report.html_page(r)
+    page = _report_html.html_page(r)
     assert len(page.encode()) < 2_000_000, len(page)
     assert len(page.encode()) < 600_000, len(page)  # what it is today, with room
 
@@ -404,7 +396,7 @@ def test_reports_without_lines_still_render(tmp_path: Path) -> None:
         ),
     }
     for what, r in cases.items():
-        page = _report.html_page(r)
+        page = _report_html.html_page(r)
         svg_of(page, "timeline")
         svg_of(page, "bars")
         for c in r["columns"]:
@@ -494,7 +486,7 @@ def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
 def test_html_page_renders_in_headless_chromium(tmp_path: Path) -> None:
     r = sample(20_000)
     page = tmp_path / "report.html"
-    page.write_text(_report.html_page(r), encoding="utf-8")
+    page.write_text(_report_html.html_page(r), encoding="utf-8")
     url = page.as_uri()
 
     done = chromium("--dump-dom", url, profile=tmp_path / "profile")
