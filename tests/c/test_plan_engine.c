@@ -239,23 +239,19 @@ TEST(identical_steps_are_served_from_the_plan_without_device_mallocs) {
 
 /* A step of twelve requests of distinct sizes, each freed within it, the first kept alive
  * across most of the step (a repeating pattern with a quiet point between steps). */
-static const op twelve[] = {
-    {'a', 0, 3 * MiB, 0},   {'a', 1, 1 * MiB, 0}, {'f', 1, 0, 0},           {'a', 2, 5 * MiB, 0},
-    {'a', 3, 700 * KiB, 0}, {'f', 2, 0, 0},       {'a', 4, 2 * MiB, 0},     {'f', 3, 0, 0},
-    {'a', 5, 9 * MiB, 0},   {'f', 4, 0, 0},       {'a', 6, 300 * KiB, 0},   {'f', 5, 0, 0},
-    {'a', 7, 6 * MiB, 0},   {'f', 6, 0, 0},       {'a', 8, 4 * MiB, 0},     {'f', 7, 0, 0},
-    {'a', 9, 8 * MiB, 0},   {'f', 8, 0, 0},       {'a', 10, 1500 * KiB, 0}, {'f', 9, 0, 0},
-    {'a', 11, 7 * MiB, 0},  {'f', 10, 0, 0},      {'f', 11, 0, 0},          {'f', 0, 0, 0}};
+/* clang-format off */
+#define TWELVE_OPS                                                                                 \
+    {'a', 0, 3 * MiB, 0},   {'a', 1, 1 * MiB, 0}, {'f', 1, 0, 0},           {'a', 2, 5 * MiB, 0},  \
+    {'a', 3, 700 * KiB, 0}, {'f', 2, 0, 0},       {'a', 4, 2 * MiB, 0},     {'f', 3, 0, 0},        \
+    {'a', 5, 9 * MiB, 0},   {'f', 4, 0, 0},       {'a', 6, 300 * KiB, 0},   {'f', 5, 0, 0},        \
+    {'a', 7, 6 * MiB, 0},   {'f', 6, 0, 0},       {'a', 8, 4 * MiB, 0},     {'f', 7, 0, 0},        \
+    {'a', 9, 8 * MiB, 0},   {'f', 8, 0, 0},       {'a', 10, 1500 * KiB, 0}, {'f', 9, 0, 0},        \
+    {'a', 11, 7 * MiB, 0},  {'f', 10, 0, 0},      {'f', 11, 0, 0},          {'f', 0, 0, 0}
+/* clang-format on */
+static const op twelve[] = {TWELVE_OPS};
 
 /* twelve, then the cache emptied (as a program that calls empty_cache each step) */
-static const op twelve_emptied[] = {
-    {'a', 0, 3 * MiB, 0},   {'a', 1, 1 * MiB, 0}, {'f', 1, 0, 0},           {'a', 2, 5 * MiB, 0},
-    {'a', 3, 700 * KiB, 0}, {'f', 2, 0, 0},       {'a', 4, 2 * MiB, 0},     {'f', 3, 0, 0},
-    {'a', 5, 9 * MiB, 0},   {'f', 4, 0, 0},       {'a', 6, 300 * KiB, 0},   {'f', 5, 0, 0},
-    {'a', 7, 6 * MiB, 0},   {'f', 6, 0, 0},       {'a', 8, 4 * MiB, 0},     {'f', 7, 0, 0},
-    {'a', 9, 8 * MiB, 0},   {'f', 8, 0, 0},       {'a', 10, 1500 * KiB, 0}, {'f', 9, 0, 0},
-    {'a', 11, 7 * MiB, 0},  {'f', 10, 0, 0},      {'f', 11, 0, 0},          {'f', 0, 0, 0},
-    {'e', 0, 0, 0}};
+static const op twelve_emptied[] = {TWELVE_OPS, {'e', 0, 0, 0}};
 
 TEST(steps_are_found_in_the_requests_when_the_host_marks_none) {
   /* found, but a plan of them would need the cache they use given back, which other phases of
