@@ -477,7 +477,7 @@ def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=240,  # a cold start on a loaded 2-core machine took over 60 s
         check=False,
     )
 
