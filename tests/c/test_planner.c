@@ -261,6 +261,36 @@ TEST(stack_like_lifetimes_plan_at_the_lower_bound) {
   c10c__plan_destroy(p);
 }
 
+TEST(chains_of_two_near_sizes_share_slots_of_the_larger) {
+  /* A published snapshot's octree NCA step (HugePandaCoder/octree-nca, blocks of 1.391 and
+   * 1.130 GiB): one block alive throughout, and two chains, each block allocated before the one
+   * before it in its chain is freed (its sizes and times). Live bytes peak at 3 big + 1 small, but
+   * no placement of the true sizes shares their slots (every order gave 2 big + 2 small above the
+   * long one); as the larger size, the chains are intervals three deep and need exactly three
+   * slots. An exact solver (CBC) puts the optimum of the real blocks at 4 big. The offline
+   * planner's (c10c_plan_make) size-class orders find it. */
+  enum { N = 21 };
+  const uint64_t BIG = UINT64_C(1493049856), SMALL = UINT64_C(1213103104);
+  const uint64_t life[N][3] = {{BIG, 0, 61},  {SMALL, 3, 8},   {BIG, 4, 10},  {SMALL, 7, 14},
+                               {BIG, 9, 16},  {SMALL, 13, 20}, {BIG, 15, 22}, {SMALL, 19, 26},
+                               {BIG, 21, 28}, {SMALL, 25, 32}, {BIG, 27, 34}, {SMALL, 31, 38},
+                               {BIG, 33, 40}, {SMALL, 37, 44}, {BIG, 39, 46}, {SMALL, 43, 50},
+                               {BIG, 45, 52}, {SMALL, 49, 56}, {BIG, 51, 58}, {SMALL, 55, 60},
+                               {BIG, 57, 62}};
+  uint64_t sizes[N], begins[N], ends[N], offsets[N], arena = 0;
+  int64_t streams[N] = {0};
+  for (size_t i = 0; i < N; i++)
+    sizes[i] = life[i][0], begins[i] = life[i][1], ends[i] = life[i][2];
+  ASSERT_OK(c10c_plan_make(&arena, offsets, NULL, 0, N, sizes, streams, begins, ends));
+  ASSERT_EQ_U64(arena, arena_for(4 * BIG)); /* the live peak: 3 * BIG + SMALL */
+  for (size_t i = 0; i < N; i++) {
+    ASSERT_TRUE(offsets[i] + sizes[i] <= arena);
+    for (size_t j = 0; j < i; j++) /* alive together: apart */
+      if (begins[i] < ends[j] && begins[j] < ends[i])
+        ASSERT_TRUE(offsets[i] >= offsets[j] + sizes[j] || offsets[j] >= offsets[i] + sizes[i]);
+  }
+}
+
 TEST(compute_refuses_bad_requests) {
   c10c__plan *p = NULL;
   c10c__plan_request r[2] = {{512, 3, 2, 0, false}, {512, 0, 1, 0, false}};
@@ -668,7 +698,8 @@ TEST(cleanup_temporary_files) {
 
 RUN_TESTS(T(computed_plans_are_safe_and_their_derived_fields_are_the_models),
           T(prepare_accepts_exactly_the_safe_plans),
-          T(stack_like_lifetimes_plan_at_the_lower_bound), T(compute_refuses_bad_requests),
+          T(stack_like_lifetimes_plan_at_the_lower_bound),
+          T(chains_of_two_near_sizes_share_slots_of_the_larger), T(compute_refuses_bad_requests),
           T(prepare_refuses_hostile_plans),
           T(plan_files_round_trip_in_a_fixed_little_endian_layout),
           T(damaged_plan_files_are_refused),
