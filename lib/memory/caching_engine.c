@@ -603,16 +603,9 @@ static void release_stuck(c10c__engine *e, int device, bool destroying) {
 
 /* Releases the free blocks that are whole segments and unmaps the free pages of expandable
  * segments (PyTorch's release_cached_blocks), after waiting for pending events (and for the
- * device, when blocks are stuck). Lock held. */
-static void release_cached_since(c10c__engine *e, int device, bool destroying, uint64_t since);
-
-static void release_cached(c10c__engine *e, int device, bool destroying) {
-  release_cached_since(e, device, destroying, 0);
-}
-
-/* release_cached for the segments a block of which was handed out after the device's count
- * `since` (0: all). Lock held. */
-static void release_cached_since(c10c__engine *e, int device, bool destroying, uint64_t since) {
+ * device, when blocks are stuck): of the segments a block of which was handed out after the
+ * device's count since (0: of all). Lock held. */
+static void release_cached(c10c__engine *e, int device, bool destroying, uint64_t since) {
   device_state *d = &e->state[device];
   if (d->plan != NULL) c10c__plan_note_reserved(d->plan); /* the step's peak, before it falls */
   if (e->backend.event_synchronize != NULL && d->events != NULL) {
@@ -1239,7 +1232,7 @@ void c10c__engine_destroy(c10c__engine *e) {
   for (int i = 0; i < e->devices; i++) {
     c10c__plan_state_destroy(e->state[i].plan);
     e->state[i].plan = NULL;
-    release_cached(e, i, true);
+    release_cached(e, i, true, 0);
   }
   c10c__mutex_unlock(&e->lock);
   for (int i = 0; i < e->devices; i++) c10c__free(e->state[i].trace);
@@ -1270,56 +1263,10 @@ c10c_memory_stats *c10c__engine_device_stats(c10c__engine *e, int device) {
 const c10c__segment_backend *c10c__engine_backend(const c10c__engine *e) { return &e->backend; }
 
 void c10c__engine_release_cache(c10c__engine *e, int device, uint64_t since) {
-  release_cached_since(e, device, false, since);
+  release_cached(e, device, false, since);
 }
 
 uint64_t c10c__engine_handed(const c10c__engine *e, int device) { return e->state[device].handed; }
-
-/* The bytes b gives back when released: a whole free fixed segment, or the whole pages inside
- * a free block of an expandable segment. */
-static size_t releasable_bytes(const block *b) {
-  const segment *s = b->seg;
-  if (!s->expandable) return is_split(b) ? 0 : b->size;
-  if (!b->mapped) return 0;
-  size_t first = ((size_t)(b->ptr - s->base) + s->page - 1) / s->page;
-  size_t last = (size_t)(b->ptr + b->size - s->base) / s->page;
-  return last > first ? (last - first) * s->page : 0;
-}
-
-/* Releases free blocks of segments handed out from after since, at least bytes of them if
- * there are: the smallest one that gives enough, else the largest ones until enough (PyTorch's
- * release_available_cached_blocks' choice), so that what the rest of the program cached stays.
- * Returns the bytes released. Lock held. */
-static size_t release_some(c10c__engine *e, int device, uint64_t since, size_t bytes) {
-  device_state *d = &e->state[device];
-  size_t released = 0;
-  while (released < bytes) {
-    block *fit = NULL, *largest = NULL;
-    size_t need = bytes - released;
-    for (int p = 0; p < 2; p++)
-      for (block *b = pool_first(&d->pools[p]); b != NULL; b = pool_after(&d->pools[p], b)) {
-        size_t n = since > 0 && b->seg->used_at <= since ? 0 : releasable_bytes(b);
-        if (n == 0) continue;
-        if (n >= need && (fit == NULL || n < releasable_bytes(fit))) fit = b;
-        if (largest == NULL || n > releasable_bytes(largest)) largest = b;
-      }
-    block *b = fit != NULL ? fit : largest;
-    if (b == NULL) break;
-    size_t n = releasable_bytes(b);
-    if (!b->seg->expandable) {
-      release_block(e, b);
-    } else {
-      if (e->backend.synchronize != NULL) e->backend.synchronize(e->backend.self, device);
-      if (!unmap_block(e, b)) break; /* without host memory for the split */
-    }
-    released += n;
-  }
-  return released;
-}
-
-void c10c__engine_release_some(c10c__engine *e, int device, uint64_t since, size_t bytes) {
-  if (bytes > 0) (void)release_some(e, device, since, bytes);
-}
 
 /* Moves count from a statistic's small pool to its large pool, as a free there and an
  * allocation here (the aggregate stays). */
@@ -1414,14 +1361,15 @@ void c10c__engine_holes(const c10c__engine *e, int device,
         if (is_split(b)) visit(ctx, b->size, b->stream, b->small);
         continue;
       }
-      size_t at = (size_t)(b->ptr - s->base), end = at + b->size;
-      size_t first = (at + s->page - 1) / s->page * s->page, last = end / s->page * s->page;
-      if (last <= first) {
+      size_t page, pages = whole_pages(b, &page);
+      if (pages == 0) {
         visit(ctx, b->size, b->stream, b->small);
         continue;
       }
-      if (first > at) visit(ctx, first - at, b->stream, b->small);
-      if (end > last) visit(ctx, end - last, b->stream, b->small);
+      char *first = s->base + page * s->page, *last = first + pages * s->page;
+      if (first > b->ptr) visit(ctx, (size_t)(first - b->ptr), b->stream, b->small);
+      if (b->ptr + b->size > last)
+        visit(ctx, (size_t)(b->ptr + b->size - last), b->stream, b->small);
     }
 }
 
@@ -1429,7 +1377,7 @@ bool c10c__engine_expandable(const c10c__engine *e) {
   return e->config.expandable_segments && e->backend.map != NULL;
 }
 
-/* The bytes release_cached_since would give back now, counted without releasing: free blocks
+/* The bytes release_cached would give back now, counted without releasing: free blocks
  * that are whole fixed segments and the whole pages inside free blocks of expandable segments,
  * of the segments handed out from after `since`. Pages lent to cached stitched ranges and
  * blocks waiting for events are not counted (the release may give back more, never less). Lock
@@ -1440,13 +1388,12 @@ size_t c10c__engine_releasable(const c10c__engine *e, int device, uint64_t since
   for (int p = 0; p < 2; p++)
     for (const block *b = pool_first(&d->pools[p]); b != NULL; b = pool_after(&d->pools[p], b)) {
       const segment *s = b->seg;
+      size_t first;
       if (since > 0 && s->used_at <= since) continue;
       if (!s->expandable) {
         if (!is_split(b)) bytes += b->size;
       } else if (b->mapped) {
-        size_t first = ((size_t)(b->ptr - s->base) + s->page - 1) / s->page;
-        size_t last = (size_t)(b->ptr + b->size - s->base) / s->page;
-        if (last > first) bytes += (last - first) * s->page;
+        bytes += whole_pages(b, &first) * s->page;
       }
     }
   return bytes;
@@ -1545,7 +1492,7 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
       release_available(e, device, small, rounded, stream))
     st = fixed_segment(e, device, rounded, small, stream, out);
   if (st == C10C_STATUS_OUT_OF_MEMORY) {
-    release_cached(e, device, false);
+    release_cached(e, device, false, 0);
     if (d->plan != NULL) c10c__plan_release_idle(d->plan); /* an idle arena too */
     d->stats.num_alloc_retries++;
     st = expandable ? expandable_block(e, device, rounded, small, stream, out)
@@ -1836,7 +1783,7 @@ c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_i
 
 void c10c__engine_empty_cache(c10c__engine *e) {
   c10c__mutex_lock(&e->lock);
-  for (int i = 0; i < e->devices; i++) release_cached(e, i, false);
+  for (int i = 0; i < e->devices; i++) release_cached(e, i, false, 0);
   c10c__mutex_unlock(&e->lock);
 }
 

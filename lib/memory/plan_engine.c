@@ -120,7 +120,6 @@ struct c10c__plan_state {
    * the plan waiting to be installed began: its install releases only the cache of segments
    * used since (what the plan replaces), not what other phases of the program cached */
   uint64_t step_since, next_since;
-  uint64_t next_release; /* of that cache, the bytes the install gives back (plan_pays) */
   /* steps found in the requests (no host marks): the recording of the step before, hashed; a
    * plan is made only from a step that repeats it exactly (a program's phases, such as the
    * evaluation between training steps, repeat stretches that are not its steps) */
@@ -323,12 +322,10 @@ static bool build_tables(c10c__plan_state *ps, const c10c__plan *plan) {
 static bool install(c10c__plan_state *ps, c10c__plan *plan, bool from_file) {
   c10c_memory_stats *s = stats_of(ps);
   retire_plan(ps);
-  /* what the recorded step cached goes back, as much as plan_pays said (a file's plan: all of
-   * the cache) */
+  /* what the recorded step cached goes back (a file's plan: all of the cache; a step found in
+   * the requests keeps it: plan_pays) */
   if (from_file || ps->host_marks)
     c10c__engine_release_cache(ps->engine, ps->device, from_file ? 0 : ps->next_since);
-  else
-    c10c__engine_release_some(ps->engine, ps->device, ps->next_since, (size_t)ps->next_release);
   bool ok = build_tables(ps, plan);
   /* the arena the plan needs, no more (a plan rebuilt from a smaller step gives bytes back) */
   if (ok && plan->arena > 0 && (ps->arena == NULL || ps->arena_size != plan->arena)) {
@@ -959,16 +956,15 @@ static uint64_t engine_growth(const c10c__plan_state *ps) {
  * released, plus the plan's arena, plus what the engine may add (engine_growth). The reference,
  * before any plan is served, is the most the recorded step reserved (the caching engine
  * reserves as much again in a step that repeats it, since it gives bytes back only at
- * empty_cache); after, that of the step recorded when planning began to serve. *release: the
- * bytes of that cache the install gives back. With host marks all of it (a step the host marks
- * is the program's: what it cached is what the plan replaces); for a step found in the
- * requests none, and the plan must fit beside it: such a program's other phases (evaluation,
- * a last partial step) use that cache again, and an engine that has to grow it anew ends above
- * the one that kept it (measured on published snapshots, bench/check_snapshots.py). */
-static bool plan_pays(c10c__plan_state *ps, const c10c__plan *plan, uint64_t *release) {
+ * empty_cache); after, that of the step recorded when planning began to serve. The install
+ * gives that cache back with host marks (a step the host marks is the program's: what it
+ * cached is what the plan replaces); for a step found in the requests it keeps it, and the
+ * plan must fit beside it: such a program's other phases (evaluation, a last partial step) use
+ * that cache again, and an engine that has to grow it anew ends above the one that kept it
+ * (measured on published snapshots, bench/check_snapshots.py). */
+static bool plan_pays(c10c__plan_state *ps, const c10c__plan *plan) {
   int64_t reserved = stats_of(ps)->reserved_bytes[C10C_STAT_ALL].current;
   int64_t peak = ps->step_peak > reserved ? ps->step_peak : reserved;
-  uint64_t cache = c10c__engine_releasable(ps->engine, ps->device, ps->step_since);
   uint64_t arena = ps->arena != NULL && arena_idle(ps) ? ps->arena_size : 0;
   uint64_t growth = engine_growth(ps);
   int64_t reference = ps->reference > 0 ? ps->reference : peak;
@@ -986,8 +982,8 @@ static bool plan_pays(c10c__plan_state *ps, const c10c__plan *plan, uint64_t *re
   if (ps->arena != NULL) margin = 0; /* a plan replacing a plan: no worse than the one before */
   uint64_t predicted = held + plan->arena + growth + margin;
   uint64_t need = predicted > (uint64_t)reference ? predicted - (uint64_t)reference : 0;
-  *release = ps->host_marks ? cache : 0;
-  return ps->host_marks ? need <= cache : need == 0;
+  return ps->host_marks ? need <= c10c__engine_releasable(ps->engine, ps->device, ps->step_since)
+                        : need == 0;
 }
 
 /* A plan of the recorded step's requests allocated and freed within it; NULL when it has none
@@ -1090,8 +1086,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
     made = plan_recording(ps, &st);
     if (st != C10C_STATUS_OK) /* kept: what follows may note (and handle) failures of its own */
       snprintf(failure, sizeof failure, "%s", c10c_last_error_message());
-    uint64_t release = 0;
-    if (made != NULL && !plan_pays(ps, made, &release)) { /* it would reserve more */
+    if (made != NULL && !plan_pays(ps, made)) { /* it would reserve more */
       c10c__plan_destroy(made);
       made = NULL;
       /* the same step declined again: the next try waits twice as long (16 steps, then 32, ...,
@@ -1107,7 +1102,6 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
       if (ps->reference == 0) ps->reference = ps->step_peak;
       ps->declined_at = 0;
       ps->next_since = ps->step_since;
-      ps->next_release = release;
       ps->next = made;
       ps->next_from_file = false;
     }

@@ -44,9 +44,6 @@ uint64_t c10c__engine_handed(const c10c__engine *engine, int device);
  * a block after the count since (0: all): what a recorded step cached, not what other phases
  * of the program cached and will use again. */
 void c10c__engine_release_cache(c10c__engine *engine, int device, uint64_t since);
-/* Releases at least bytes of that cache where it has them (as few more as it can), keeping the
- * rest for what else the program does. */
-void c10c__engine_release_some(c10c__engine *engine, int device, uint64_t since, size_t bytes);
 /* The bytes c10c__engine_release_cache(since) would give back now (at least), without
  * releasing. */
 size_t c10c__engine_releasable(const c10c__engine *engine, int device, uint64_t since);
