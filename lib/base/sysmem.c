@@ -50,6 +50,17 @@ void *c10c__calloc(size_t count, size_t size) {
 
 void c10c__free(void *ptr) { free(ptr); }
 
+void *c10c__grow(void *items, size_t *cap, size_t n, size_t size, size_t first) {
+  size_t want = *cap <= SIZE_MAX / 2 ? (*cap ? 2 * *cap : first) : 0;
+  if (want == 0 || want > SIZE_MAX / size) return NULL;
+  void *grown = c10c__malloc(want * size);
+  if (grown == NULL) return NULL;
+  if (n) memcpy(grown, items, n * size);
+  c10c__free(items);
+  *cap = want;
+  return grown;
+}
+
 /* The system side below is POSIX's; sysmem_win32.c has Windows'. */
 #ifndef _WIN32
 int c10c__os_alloc(void **out, size_t size, size_t alignment) {

@@ -8,6 +8,11 @@
 void *c10c__malloc(size_t size);
 void *c10c__calloc(size_t count, size_t size);
 void c10c__free(void *ptr);
+/* An array of *cap items of size bytes each, n of them in use, moved into one of twice *cap
+ * (first when it is 0; through c10c__malloc, so that failure injection sweeps it): the new
+ * array, the old one freed and *cap updated; NULL without host memory or past SIZE_MAX bytes,
+ * nothing changed. */
+void *c10c__grow(void *items, size_t *cap, size_t n, size_t size, size_t first);
 
 /* Whether a test has armed the hook that fails the k-th request (caches then step aside, so the
  * requests they would save are made and can fail). */

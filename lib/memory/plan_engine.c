@@ -459,16 +459,14 @@ static uint32_t record_stream_of(c10c__plan_state *ps, c10c_stream_id stream) {
 static uint64_t record_alloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream) {
   if (ps->overflow) return 0;
   if (ps->nrec == ps->caprec) {
-    size_t cap = ps->caprec ? ps->caprec * 2 : 1024;
-    c10c__plan_request *grown = ps->nrec < RECORD_MAX ? c10c__malloc(cap * sizeof *grown) : NULL;
+    c10c__plan_request *grown =
+        ps->nrec < RECORD_MAX ? c10c__grow(ps->rec, &ps->caprec, ps->nrec, sizeof *grown, 1024)
+                              : NULL;
     if (grown == NULL) { /* the step goes unrecorded from here on */
       ps->overflow = true;
       return 0;
     }
-    if (ps->nrec) memcpy(grown, ps->rec, ps->nrec * sizeof *grown);
-    c10c__free(ps->rec);
     ps->rec = grown;
-    ps->caprec = cap;
   }
   uint32_t s = record_stream_of(ps, stream);
   ps->rec[ps->nrec] = (c10c__plan_request){.size = size,
@@ -500,16 +498,14 @@ void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag, uint64_t request
   /* an earlier step's block (or one from before the recording): its room, for the estimate */
   if (!ps->planning || ps->overflow) return;
   if (ps->nearlier == ps->capearlier) {
-    size_t cap = ps->capearlier ? ps->capearlier * 2 : 256;
-    earlier_free *grown = ps->nearlier < RECORD_MAX ? c10c__malloc(cap * sizeof *grown) : NULL;
+    earlier_free *grown = ps->nearlier < RECORD_MAX ? c10c__grow(ps->earlier, &ps->capearlier,
+                                                                 ps->nearlier, sizeof *grown, 256)
+                                                    : NULL;
     if (grown == NULL) { /* the step goes unrecorded from here on */
       ps->overflow = true;
       return;
     }
-    if (ps->nearlier) memcpy(grown, ps->earlier, ps->nearlier * sizeof *grown);
-    c10c__free(ps->earlier);
     ps->earlier = grown;
-    ps->capearlier = cap;
   }
   ps->earlier[ps->nearlier++] = (earlier_free){ps->clock++, c10c__plan_block(requested), stream};
 }
@@ -884,15 +880,12 @@ static size_t hole_lower(const holes *hs, const hole *key) {
 static void hole_add(holes *hs, hole x) {
   if (hs->failed || x.size < C10C__MIN_BLOCK) return;
   if (hs->n == hs->cap) {
-    size_t cap = hs->cap ? 2 * hs->cap : 256;
-    hole *grown = c10c__malloc(cap * sizeof *grown);
+    hole *grown = c10c__grow(hs->h, &hs->cap, hs->n, sizeof *grown, 256);
     if (grown == NULL) {
       hs->failed = true;
       return;
     }
-    if (hs->n) memcpy(grown, hs->h, hs->n * sizeof *grown);
-    c10c__free(hs->h);
-    hs->h = grown, hs->cap = cap;
+    hs->h = grown;
   }
   size_t at = hole_lower(hs, &x);
   memmove(hs->h + at + 1, hs->h + at, (hs->n - at) * sizeof *hs->h);

@@ -129,14 +129,10 @@ static void sim_unmap(void *self, int device, void *ptr, size_t size, void *hand
 static void sim_unreserve(void *self, int device, void *base, size_t size) {
   (void)device;
   c10c_sim_device *d = self;
-  if (d->nreturned == d->capreturned) { /* without host memory the range is simply not reused */
-    size_t cap = d->capreturned ? 2 * d->capreturned : 16;
-    sim_range *grown = c10c__malloc(cap * sizeof *grown);
-    if (grown == NULL) return;
-    if (d->nreturned) memcpy(grown, d->returned, d->nreturned * sizeof *grown);
-    c10c__free(d->returned);
+  if (d->nreturned == d->capreturned) {
+    sim_range *grown = c10c__grow(d->returned, &d->capreturned, d->nreturned, sizeof *grown, 16);
+    if (grown == NULL) return; /* without host memory the range is simply not reused */
     d->returned = grown;
-    d->capreturned = cap;
   }
   d->returned[d->nreturned++] = (sim_range){(uint64_t)(uintptr_t)base, span_of(size)};
 }
