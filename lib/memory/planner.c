@@ -651,6 +651,21 @@ enum {
   PERTURBED_MAX_ITEMS = 1 << 15, /* ... for up to this many requests (each is a placement) */
 };
 
+/* The fixed orders compute tries (each the smallest arena on some real trace, snapshot or the
+ * synthetic step, bench/bench_planner.c): by size (ties: longer lifetime first), by breadth
+ * (ties: larger first), by lifetime (longest first: one published snapshot's forward pass
+ * reaches its lower bound only so), by size class in allocation order (size_classes; the
+ * class's reach 1 + 1/inv); each placed best fit or first fit. Online, the first four. */
+typedef enum order_key { BY_SIZE, BY_BREADTH, BY_LIFETIME, BY_CLASS } order_key;
+static const struct {
+  order_key key;
+  bool best_fit;
+  uint64_t inv; /* BY_CLASS */
+} ORDERS[] = {{BY_SIZE, true, 0},     {BY_BREADTH, true, 0},  {BY_SIZE, false, 0},
+              {BY_BREADTH, false, 0}, {BY_LIFETIME, true, 0}, {BY_LIFETIME, false, 0},
+              {BY_CLASS, true, 4},    {BY_CLASS, false, 2}};
+enum { ONLINE_ORDERS = 4, OFFLINE_ORDERS = sizeof ORDERS / sizeof ORDERS[0] };
+
 /* xorshift64*: the perturbations are the same on every run and target, so a recording's plan is
  * the same whoever makes it. */
 static uint64_t next_random(uint64_t *state) {
@@ -660,8 +675,6 @@ static uint64_t next_random(uint64_t *state) {
   return *state * UINT64_C(0x2545F4914F6CDD1D);
 }
 
-/* c10c__plan_compute; perm_out (count, or NULL): the input index of each planned request; what
- * names the caller in messages. */
 /* Size classes for a placement of the classes' sizes: the distinct block sizes from the largest
  * down, each in the class of the last one that began a class when that is at most
  * (1 + 1/inv) times it, else beginning its own; klass[k] is item k's class size (its block
@@ -689,6 +702,8 @@ static void size_classes(uint64_t *klass, uint64_t *sorted, const uint64_t *bloc
   for (size_t k = 0; k < m; k++) klass[k] = sorted[lower_index(sorted, d, block[k])];
 }
 
+/* c10c__plan_compute; perm_out (count, or NULL): the input index of each planned request; what
+ * names the caller in messages. */
 static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests, size_t count,
                            int32_t device, uint32_t *perm_out, const char *what, effort how) {
   *out = NULL;
@@ -814,19 +829,15 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
     st = oom(what);
     goto done;
   }
-  /* The orders tried, each the smallest arena on some of the 8 real traces or the synthetic
-   * step (bench/bench_planner.c): by size (ties: longer lifetime first), best fit and first fit;
-   * by breadth (ties: larger first), best fit and first fit. Offline, then by lifetime (longest
-   * first: one published snapshot's forward pass reaches its lower bound only so), by size
-   * class in allocation order (size_classes: 1.25 and 1.5, best fit and first fit) and, while
-   * the arena is above the lower bound, perturbed size orders (each size scaled by a random
-   * factor in [1, 1 + eps]: chains of large blocks each allocated before the one before it is
-   * freed, which no fixed order interleaves well). Allocation order and size times lifetime
-   * never did better, and are not tried. */
+  /* The orders tried (ORDERS) and, offline, while the arena is above the lower bound, perturbed
+   * size orders (each size scaled by a random factor in [1, 1 + eps]: chains of large blocks
+   * each allocated before the one before it is freed, which no fixed order interleaves well),
+   * best fit and first fit in turn. Allocation order and size times lifetime never did better,
+   * and are not tried. */
   uint64_t best_high = UINT64_MAX;
   bool out_of_memory = false;
-  int orders = how == EFFORT_OFFLINE ? 8 : 4;
-  uint64_t *klass = NULL, *scratch = NULL; /* size classes, offline (orders 6 and 7) */
+  int orders = how == EFFORT_OFFLINE ? OFFLINE_ORDERS : ONLINE_ORDERS;
+  uint64_t *klass = NULL, *scratch = NULL; /* size classes, offline */
   if (how == EFFORT_OFFLINE && m > 0) {
     klass = c10c__malloc(m * sizeof *klass), scratch = c10c__malloc(m * sizeof *scratch);
     if (!klass || !scratch) {
@@ -840,27 +851,35 @@ static c10c_status compute(c10c__plan **out, const c10c__plan_request *requests,
   for (int o = 0; o < orders + rounds; o++) {
     /* an arena at the lower bound (in whole 2 MiB) cannot be beaten */
     if (best_high != UINT64_MAX && arena_units(best_high) <= arena_units(lower)) break;
-    bool best_fit = o < 2 || (o >= 4 && o % 2 == 0);
+    bool perturbed = o >= orders;
+    order_key by = perturbed ? BY_SIZE : ORDERS[o].key;
+    bool best_fit = perturbed ? o % 2 == 0 : ORDERS[o].best_fit;
     static const uint64_t eps_per_mille[4] = {50, 200, 500, 1000};
-    uint64_t eps = o >= orders ? eps_per_mille[(o - orders) % 4] : 0;
-    bool classes = (o == 6 || o == 7) && klass != NULL;
-    if (classes) size_classes(klass, scratch, block, m, o == 6 ? 4 : 2); /* 1.25, 1.5 */
+    uint64_t eps = perturbed ? eps_per_mille[(o - orders) % 4] : 0;
+    bool classes = by == BY_CLASS && klass != NULL;
+    if (classes) size_classes(klass, scratch, block, m, ORDERS[o].inv);
     for (size_t k = 0; k < m; k++) {
-      uint64_t life = end[k] - alloc[k];
-      if (o >= orders) { /* size scaled by 1 + eps * u, u uniform in [0, 1), in integers */
+      uint64_t life = end[k] - alloc[k], size = block[k];
+      if (perturbed) { /* size scaled by 1 + eps * u, u uniform in [0, 1), in integers */
         uint64_t f = eps * (next_random(&seed) >> 54) / 1000; /* eps * u * 1024, <= 1023 */
         uint64_t extra = (block[k] >> 16) * f / 16;           /* block * f / 1024, < 2^59 */
-        uint64_t key = block[k] > UINT64_MAX - extra ? UINT64_MAX : block[k] + extra;
-        keys[k] = (key_index){UINT64_MAX - key, UINT64_MAX - life, alloc[k], (uint32_t)k};
-      } else if (classes) {
-        keys[k] = (key_index){UINT64_MAX - klass[k], alloc[k], UINT64_MAX - block[k], (uint32_t)k};
-      } else if (o >= 4) {
-        keys[k] = (key_index){UINT64_MAX - life, UINT64_MAX - block[k], alloc[k], (uint32_t)k};
-      } else if (o % 2 == 0) {
-        keys[k] = (key_index){UINT64_MAX - block[k], UINT64_MAX - life, alloc[k], (uint32_t)k};
-      } else {
-        keys[k] =
-            (key_index){UINT64_MAX - breadth[k], UINT64_MAX - block[k], alloc[k], (uint32_t)k};
+        size = block[k] > UINT64_MAX - extra ? UINT64_MAX : block[k] + extra;
+      }
+      switch (by) {
+        case BY_SIZE:
+          keys[k] = (key_index){UINT64_MAX - size, UINT64_MAX - life, alloc[k], (uint32_t)k};
+          break;
+        case BY_BREADTH:
+          keys[k] =
+              (key_index){UINT64_MAX - breadth[k], UINT64_MAX - block[k], alloc[k], (uint32_t)k};
+          break;
+        case BY_LIFETIME:
+          keys[k] = (key_index){UINT64_MAX - life, UINT64_MAX - block[k], alloc[k], (uint32_t)k};
+          break;
+        case BY_CLASS: /* without klass (no items) the loop does not run */
+          keys[k] =
+              (key_index){UINT64_MAX - klass[k], alloc[k], UINT64_MAX - block[k], (uint32_t)k};
+          break;
       }
     }
     qsort(keys, m, sizeof *keys, cmp_key_index);
