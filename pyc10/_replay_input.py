@@ -4,15 +4,18 @@ Pickle or JSON, either gzipped; at most a given number of bytes after decompress
 inflated a MiB at a time and stops there, leading white space is not kept, and a file that
 begins as neither pickle nor JSON is refused at once); a pickle is read without running anything
 in it; every field a replay reads is checked for its type and range. Every failure is a
-SnapshotError of one line. Sizes with units (parse_size) for the command line.
+SnapshotError of one line. Sizes with units (parse_size) for the command line, and the tool's
+outputs written whole or not at all (write_atomically).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import pickle
 import re
+import secrets
 import zlib
 from typing import Any
 
@@ -349,3 +352,34 @@ def load_csv(path: str, max_input: int = _MAX_INPUT) -> list[tuple[str, int, int
             raise SnapshotError(f"{path} line {n}: a negative number in {line[:80]!r}")
         rows.append((action, pointer, size, stream, step))
     return rows
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Writes data to path through a temporary file in the same folder and os.replace.
+
+    path then holds either its old content or all of data, never part of it; on failure the
+    temporary file is removed and the OSError raised.
+    """
+    folder, base = os.path.split(os.path.abspath(path))
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
+        try:
+            # O_EXCL: never another's file; 0o666 through the umask: the modes of a plain open()
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        break
+    else:
+        raise FileExistsError(f"no free temporary name beside {path}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

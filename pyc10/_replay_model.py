@@ -15,11 +15,10 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._replay_input import SnapshotError, _check
+from ._replay_input import SnapshotError, _check, write_atomically
 
 _SMALL = 1 << 20  # PyTorch's kSmallSize
 _SMALL_SEGMENT = 2 << 20  # kSmallBuffer
@@ -363,22 +362,36 @@ def _recorded_settings(snapshot: dict[str, Any]) -> str:
     return ",".join(parts)
 
 
+def cold_ops(t: Trace) -> tuple[list[Op], list[tuple[Op, int]]]:
+    """A cold start's ops: what comes before the window, and the window with its event indices.
+
+    Before it, a step marker, the blocks alive when recording began, a step marker (nothing for
+    a replay CSV, which rebuilds its own start); in it, an allocation that failed in the
+    recording is followed by its free (the program went on without it: a request alive for an
+    instant).
+    """
+    pre: list[Op] = []
+    if not t.csv:
+        live: list[Op] = [("malloc", i, size, stream) for i, size, stream in t.live]
+        pre = [("step", 0, 0, 0), *live, ("step", 0, 0, 0)]
+    window: list[tuple[Op, int]] = []
+    for op, k in zip(t.window, t.window_at, strict=True):
+        window.append((op, k))
+        if op[0] == "oom":
+            window.append((("free", op[1], 0, op[3]), k))
+    return pre, window
+
+
 def request_ops(t: Trace) -> list[tuple[Op, int]]:
-    """Every request of the one model with its time, as a cold start replays it.
+    """Every request of the one model with its time, as a cold start replays it (cold_ops).
 
     A replay CSV's rows at their row positions (bench/replay_trace's event indices); a
-    snapshot's packed rows (write_trace's "packed" form) at theirs: a step marker, the blocks
-    alive when recording began, a step marker, the window (an allocation that failed in the
-    recording followed by its free: the program went on without it).
+    snapshot's packed rows (write_trace's "packed" form) at theirs.
     """
+    pre, window = cold_ops(t)
     if t.csv:
-        return list(zip(t.window, t.window_at, strict=True))
-    ops: list[Op] = [("step", 0, 0, 0)]
-    ops += [("malloc", i, size, stream) for i, size, stream in t.live]
-    ops.append(("step", 0, 0, 0))
-    for op in t.window:  # an allocation that failed: a request alive for an instant
-        ops += [op, ("free", op[1], 0, op[3])] if op[0] == "oom" else [op]
-    return [(op, k) for k, op in enumerate(ops)]
+        return window
+    return [(op, k) for k, op in enumerate([*pre, *(op for op, _ in window)])]
 
 
 def plan_requests(t: Trace) -> tuple[list[int], list[int], list[int], list[int]]:
@@ -453,15 +466,5 @@ def write_trace(t: Trace, path: str, form: str = "packed") -> int:
         out.write(f"0,{k + 1},{_CSV_ACTION[kind]},0x{i:x},{size},{stream},{step},,"
                   f"{'prologue' if phase == 0 else 'window'}\n")  # fmt: skip
     data = out.getvalue().encode("ascii")
-    if path.endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    write_atomically(path, gzip.compress(data, mtime=0) if path.endswith(".gz") else data)
     return len(rows)

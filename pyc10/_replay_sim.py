@@ -23,12 +23,21 @@ from ._replay_model import (
     _Ranges,
     _round,
     _start_state,
+    cold_ops,
     plan_requests,
 )
 
 # A device whose memory the recording does not say: large enough that no replay of a real
 # program runs out of it (1 PiB), so that an out-of-memory failure is never invented.
 UNLIMITED = 1 << 50
+
+
+def last_error() -> str:
+    """libc10c's message for this thread's last failed call."""
+    from ._lib import ffi, lib
+
+    message: str = ffi.string(lib.c10c_last_error_message()).decode("utf-8", "replace")
+    return message
 
 
 def pytorch_figures(  # noqa: PLR0912, PLR0915 - one pass over the trace, a branch per action
@@ -189,7 +198,7 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
     if lib.c10c_sim_device_new(ptr, cap, layout.encode(), flags) != lib.C10C_STATUS_OK:
         layout = settings
         if lib.c10c_sim_device_new(ptr, cap, settings.encode(), flags) != lib.C10C_STATUS_OK:
-            out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
+            out["error"] = last_error()
             return out
     dev = ffi.gc(ptr[0], lib.c10c_sim_device_destroy)
     stats = ffi.new("c10c_sim_device_stats *")
@@ -219,24 +228,13 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
             live += sizes[i]
             peak_live = max(peak_live, live)
         else:
-            message: str = ffi.string(lib.c10c_last_error_message()).decode()
+            message = last_error()
             # the simulated device is the engine's device 0; the snapshot's may be another
             return re.sub(r"\b(GPU|device) 0\b", rf"\1 {t.device}", message)
         return None
 
-    if cold:  # request_ops: the blocks alive at the start between step markers, the window
-        pre: list[Op] = []
-        if not t.csv:
-            pre = [
-                ("step", 0, 0, 0),
-                *(("malloc", i, n, s) for i, n, s in t.live),
-                ("step", 0, 0, 0),
-            ]
-        body: list[tuple[Op, int]] = []
-        for op, k in zip(t.window, t.window_at, strict=True):
-            body.append((op, k))
-            if op[0] == "oom" and not t.csv:
-                body.append((("free", op[1], 0, op[3]), k))
+    if cold:
+        pre, body = cold_ops(t)
     else:
         pre = [*t.prologue, *(("free", i, 0, 0) for i in t.fillers)]
         body = list(zip(t.window, t.window_at, strict=True))
@@ -246,11 +244,11 @@ def replay(  # noqa: PLR0912, PLR0915 - prologue, window, figures in one place
             out["error"] = f"the prologue failed: {failure}"
             return out
     if layout != settings and lib.c10c_sim_device_configure(dev, settings.encode()) != 0:
-        out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
+        out["error"] = last_error()
         return out
     if memory_fraction is not None:  # for the window
         if lib.c10c_sim_device_set_memory_fraction(dev, memory_fraction) != lib.C10C_STATUS_OK:
-            out["error"] = ffi.string(lib.c10c_last_error_message()).decode()
+            out["error"] = last_error()
             return out
     s = figures()
     before = (s.device_mallocs, s.device_frees, s.maps, s.unmaps)
@@ -339,7 +337,7 @@ def make_plan(t: Trace, path: str | None) -> tuple[int, int, int]:
         ffi.new("uint64_t[]", ends),
     )
     if status != lib.C10C_STATUS_OK:
-        raise OSError(ffi.string(lib.c10c_last_error_message()).decode())
+        raise OSError(last_error())
     return int(arena[0]), bound, len(sizes)
 
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import io
 import math
-import os
 import re
-import secrets
 import textwrap
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from ._replay_input import write_atomically
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -40,7 +40,6 @@ __all__ = [
     "bars_png",
     "color_for",
     "timeline_png",
-    "write_atomically",
 ]
 
 _GIB = float(1 << 30)
@@ -134,37 +133,6 @@ def color_for(settings: str, by: str) -> str:
     if "planning:True" in key:
         return _PLANNING[checksum % len(_PLANNING)]
     return _PALETTE[checksum % len(_PALETTE)]
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Writes data to path through a temporary file in the same folder and os.replace.
-
-    path then holds either its old content or all of data, never part of it; on failure the
-    temporary file is removed and the OSError raised.
-    """
-    folder, base = os.path.split(os.path.abspath(path))
-    for _ in range(100):
-        tmp = os.path.join(folder, f".{base}.{secrets.token_hex(6)}.tmp")
-        try:
-            # O_EXCL: never another's file; 0o666 through the umask: the modes of a plain open()
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            continue
-        break
-    else:
-        raise FileExistsError(f"no free temporary name beside {path}")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # ---------------------------------------------------------------------------------------------

@@ -76,6 +76,7 @@ from ._replay_input import (
     load,
     load_csv,
     parse_size,
+    write_atomically,
 )
 from ._replay_model import (
     Trace,
@@ -88,6 +89,7 @@ from ._replay_model import (
 from ._replay_sim import (
     csv_figures,
     found_steps,
+    last_error,
     make_plan,
     planned,
     pytorch_figures,
@@ -480,8 +482,7 @@ def _settings_error(settings: str) -> str | None:
 
     ptr = ffi.new("c10c_sim_device **")
     if lib.c10c_sim_device_new(ptr, 1 << 30, settings.encode(), 0) != lib.C10C_STATUS_OK:
-        message: str = ffi.string(lib.c10c_last_error_message()).decode()
-        return message
+        return last_error()
     lib.c10c_sim_device_destroy(ptr[0])
     return None
 
@@ -752,7 +753,7 @@ def _write_outputs(args: argparse.Namespace, report: dict[str, Any]) -> str | No
                 _report.timeline_png(args.plot, report)
             written.append(args.plot)
         if args.html:
-            _report.write_atomically(args.html, _report_html.html_page(report).encode())
+            write_atomically(args.html, _report_html.html_page(report).encode())
             written.append(args.html)
     except _report.PlotUnavailable as e:
         return str(e)
@@ -848,7 +849,7 @@ def _json_result(
         "pytorch": {k: v for k, v in pt.items() if k != "series"},
         "columns": [_json_run(r) for r in runs if r.get("shown", True)],
         "also_tried": [_json_run(r) for r in runs if not r.get("shown", True)],
-        "answer": {k: v for k, v in answer.items()},
+        "answer": dict(answer),
         "notes": notes,
         "unknown_frees": t.unknown_frees,
     }

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pyc10 import _report, _report_html
+from pyc10 import _replay_input, _report, _report_html
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -523,8 +523,8 @@ def test_html_page_renders_in_headless_chromium(tmp_path: Path) -> None:
 
 def test_write_atomically_writes_all_and_leaves_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "chart.png"
-    _report.write_atomically(str(target), b"old")
-    _report.write_atomically(str(target), b"new content")
+    _replay_input.write_atomically(str(target), b"old")
+    _replay_input.write_atomically(str(target), b"new content")
     assert target.read_bytes() == b"new content"
     assert [p.name for p in tmp_path.iterdir()] == ["chart.png"]
     plain = tmp_path / "plain"
@@ -537,7 +537,7 @@ def test_write_atomically_into_a_missing_folder_raises_and_leaves_nothing(
 ) -> None:
     target = tmp_path / "missing" / "chart.png"
     with pytest.raises(OSError):
-        _report.write_atomically(str(target), b"data")
+        _replay_input.write_atomically(str(target), b"data")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -550,8 +550,8 @@ def test_write_atomically_failing_keeps_the_old_file_and_removes_the_temporary(
     def fail(src: str, dst: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "replace", fail)  # the os module _report uses
+    monkeypatch.setattr(os, "replace", fail)  # the os module _replay_input uses
     with pytest.raises(OSError, match="No space left"):
-        _report.write_atomically(str(target), b"new page")
+        _replay_input.write_atomically(str(target), b"new page")
     assert target.read_bytes() == b"old page"
     assert [p.name for p in tmp_path.iterdir()] == ["page.html"]
