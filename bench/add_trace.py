@@ -28,10 +28,8 @@ from pyc10 import replay
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def entry_for(snapshot: dict, device: int | None, source: dict, name: str) -> dict:
-    """NAME's pytorch_figures.json entry."""
-    t = replay.convert(snapshot, device)
-    pt = replay.pytorch_figures(snapshot, t.device)
+def entry_for(t: replay.Trace, pt: dict, source: dict, name: str) -> dict:
+    """NAME's pytorch_figures.json entry, from the replay and PyTorch's figures."""
     if pt["warnings"]:
         raise SystemExit(f"PyTorch's column cannot be right: {'; '.join(pt['warnings'])}")
     streams = sorted({op[3] for op in t.window if op[0] in ("malloc", "oom")} or {0})
@@ -74,11 +72,12 @@ def main() -> int:
     snapshot = replay.load(args.snapshot, 1 << 30)
     source = {"commit": args.commit, "description": args.description, "license": args.license,
               "path": args.path, "repo": args.repo}  # fmt: skip
-    if replay.pytorch_figures(snapshot, args.device)["oom"] is not None:
-        raise SystemExit("a recording with an out-of-memory event: add it by hand (check_traces)")
-    entry = entry_for(snapshot, args.device, source, args.name)
-    traces = Path(args.traces)
     t = replay.convert(snapshot, args.device)
+    pt = replay.pytorch_figures(snapshot, t.device)
+    if pt["oom"] is not None:
+        raise SystemExit("a recording with an out-of-memory event: add it by hand (check_traces)")
+    entry = entry_for(t, pt, source, args.name)
+    traces = Path(args.traces)
     rows = replay.write_trace(t, str(traces / entry["files"]["layout"]), "layout")
     figures_path = traces / "pytorch_figures.json"
     figures = json.loads(figures_path.read_text())

@@ -26,12 +26,15 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run_plans
 
 ROOT = Path(__file__).resolve().parents[1]
 TOLERANCE = 1.005  # online planning may reserve this much more than without it
@@ -40,18 +43,9 @@ UTILIZATION = 0.97
 
 def replay_trace_arena(csv: str, replay: str, stub: str) -> int | None:
     """bench/replay_trace --plan-from's arena for csv (None when it printed no report)."""
-    env = dict(os.environ, C10C_CUDA_DRIVER=stub, C10C_STUB_FAKE="1")
-    for name in ("C10C_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "C10C_STUB_ADDRESS_ORDER"):
-        env.pop(name, None)
-    out = subprocess.run(
-        [replay, csv, "--plan-from", csv, "--no-search", "--repeat", "0", "--keep-going",
-         "--capacity", str(1 << 50)],
-        env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    if not out.stdout.strip():
-        return None
-    arena: int = json.loads(out.stdout)["plan"]["arena_bytes"]
-    return arena
+    report = run_plans.replay(Path(replay), Path(stub), Path(csv), "planned",
+                              "--capacity", str(1 << 50))  # fmt: skip
+    return None if "error" in report else int(report["plan"]["arena_bytes"])
 
 
 def check_one(path: str, replay_exe: str | None, stub: str | None) -> dict[str, Any]:
@@ -94,19 +88,20 @@ def check_one(path: str, replay_exe: str | None, stub: str | None) -> dict[str, 
             failures.append(f"{key}: out of memory where the recording was not")
     if failures:
         return {**r, "failures": failures}
-    arena = runs["planned"]["plan_made"]["arena_bytes"]
-    with tempfile.TemporaryDirectory() as tmp:
-        plan = os.path.join(tmp, "p.plan")
-        written, r["bound"], _ = replay.make_plan(t, plan)
-        if written != arena or runs["planned"]["plan"]["arena_bytes"] != arena:
-            failures.append(f"planned arena {arena}, --write-plan's {written}")
-        if replay_exe and stub:
+    # the plan --write-plan writes (make_plan), and the arena the planned replay served from
+    made = runs["planned"]["plan_made"]
+    arena, r["bound"] = made["arena_bytes"], made["lower_bound"]
+    served = runs["planned"]["plan"]["arena_bytes"]
+    if served != arena:
+        failures.append(f"planned replay's arena {served}, --write-plan's {arena}")
+    if replay_exe and stub:
+        with tempfile.TemporaryDirectory() as tmp:
             csv = os.path.join(tmp, "packed.csv")
             replay.write_trace(t, csv)
             other = replay_trace_arena(csv, replay_exe, stub)
-            r["replay_trace_arena"] = other
-            if other != arena:
-                failures.append(f"planned arena {arena}, replay_trace --plan-from's {other}")
+        r["replay_trace_arena"] = other
+        if other != arena:
+            failures.append(f"planned arena {arena}, replay_trace --plan-from's {other}")
     r["arena"] = arena
     failures += targets(r)
     return {**r, "failures": failures}
