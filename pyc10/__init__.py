@@ -9,7 +9,8 @@ numbers, names, key numbering) comes from the C library at import time.
 # at module level or inside a function, and the imports inside a layer form no circle
 # (tests/check_pyc10_layers.py checks it, with the list there):
 #   extensions  _c10c (cffi), _ctensor (the C types, pyc10/_ext), _dispatch_keys (generated)
-#   base        _lib, _errors, _constant, _adopt, _build_ffi, _source_tree, _report
+#   base        _lib, _errors, _constant, _adopt, _build_ffi, _source_tree, _report,
+#               _report_html, _replay_input, _replay_model, _replay_sim
 #   values      _dtype, _layout, _device (with the default device), _scalar, memory
 #   state       _defaults, _dispatch, _finfo, _repr, cuda (_runtime, memory)
 #   storage     _storage, _typed_storage
