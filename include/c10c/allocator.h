@@ -215,7 +215,8 @@ C10C_API c10c_allocator *c10c_cpu_caching_allocator(void);
 
 /* Configures the caching CPU allocator with a "key:value,key:value" string (the environment
  * variable C10C_CPU_ALLOC_CONF is read the same way on first use). Keys:
- *   max_cached_mb:N   cap on cached (free, kept) bytes, in MiB (default 1024); 0 caches nothing
+ *   max_cached_mb:N   cap on cached (free, kept) bytes, in MiB (default 1024); 0 caches nothing;
+ *                     a lower cap gives what the shared caches hold beyond it back at once
  *   huge_pages:True|False   transparent huge pages for blocks of 2 MiB and more (default True)
  *   thread_cache_kb:N  per-thread cache of small blocks, per size class, in KiB (default 256)
  *   fill:none|zero|junk  what new blocks hold: whatever was there (default), zeros, or c10's junk
@@ -238,6 +239,44 @@ C10C_API c10c_status c10c_allocator_reset_peak_stats(c10c_allocator *allocator);
  * when the table and its NUL do not fit; c10c_allocator_get_stats's failures. */
 C10C_API c10c_status c10c_allocator_summary(char *out, size_t out_size, size_t *out_len,
                                             c10c_allocator *allocator);
+
+/* ---- malloc-style access to the caching CPU allocator (ABI 1.1) ----
+ *
+ * For hosts that hand out raw pointers and free by address (numpy's NEP 49 data allocator,
+ * C code replacing malloc): blocks of the caching CPU allocator, 64-byte aligned, counted in its
+ * statistics, subject to its cache cap and released by c10c_allocator_empty_cache. Blocks up to
+ * 256 KiB carry a 64-byte header; larger ones carry none (they are looked up by address). Any
+ * thread may free or reallocate a block any thread allocated. */
+
+/* Allocates nbytes (0 is taken as 1, so every success is a unique address) into *out.
+ * Ownership: free *out with c10c_cpu_free. Errors: C10C_STATUS_NULL_POINTER (out);
+ * C10C_STATUS_OUT_OF_MEMORY with c10's "DefaultCPUAllocator: can't allocate memory: you tried to
+ * allocate N bytes. ..."; the caching allocator's configuration error (c10c_allocator_allocate).
+ * *out is NULL on failure. */
+C10C_API c10c_status c10c_cpu_malloc(void **out, size_t nbytes);
+
+/* As c10c_cpu_malloc for count * size bytes, all zero. Memory fresh from the system is not
+ * touched (it is zero already); cached memory is cleared. Errors: c10c_cpu_malloc's;
+ * C10C_STATUS_OUT_OF_MEMORY when count * size overflows ("c10c_cpu_calloc: 3 elements of
+ * 6148914691236517206 bytes overflow the address space"). */
+C10C_API c10c_status c10c_cpu_calloc(void **out, size_t count, size_t size);
+
+/* Resizes the block at ptr to nbytes, keeping its first min(old, nbytes) bytes; *out may differ
+ * from ptr (which is then freed). ptr NULL: c10c_cpu_malloc. On failure *out is NULL and ptr
+ * still owns its block, unchanged (C's realloc rule). Ownership: *out replaces ptr.
+ * Errors: c10c_cpu_malloc's; C10C_STATUS_INVALID_ARGUMENT for a block c10c_cpu_free would
+ * refuse. */
+C10C_API c10c_status c10c_cpu_realloc(void **out, void *ptr, size_t nbytes);
+
+/* Frees a block of c10c_cpu_malloc, c10c_cpu_calloc or c10c_cpu_realloc (NULL-safe). A second
+ * free of a small block, or an address with no header of this layer, is refused (nothing is
+ * freed; the message says why: "c10c_cpu_free: 0x7f3a... was not allocated by c10c_cpu_malloc, or
+ * was freed already"); other foreign addresses are undefined behaviour, as for free(). */
+C10C_API void c10c_cpu_free(void *ptr);
+
+/* The bytes asked for when the block at ptr was allocated (0 for NULL, and for an address
+ * c10c_cpu_free would refuse, with its message). Errors: none. */
+C10C_API size_t c10c_cpu_allocation_size(const void *ptr);
 
 C10C_END_DECLS
 

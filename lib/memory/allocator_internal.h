@@ -61,4 +61,12 @@ void c10c__allocator_register_builtin(c10c_allocator *allocator);
 /* The statistics of the built-in CPU caching allocator. */
 c10c_status c10c__cpu_caching_stats(c10c_memory_stats *out);
 
+/* A block of the caching CPU allocator (its vtable's allocate, without c10c_allocator_allocate's
+ * checks: nbytes <= PTRDIFF_MAX is the caller's; out->device is not set). */
+c10c_status c10c__cpu_caching_allocate(c10c_data_ptr *out, size_t nbytes);
+
+/* A block of the caching CPU allocator holding nbytes zeros (calloc): cached memory is cleared,
+ * memory fresh from the kernel is not touched. out->device is set. */
+c10c_status c10c__cpu_caching_allocate_zeroed(c10c_data_ptr *out, size_t nbytes);
+
 #endif /* C10C_ALLOCATOR_INTERNAL_H */

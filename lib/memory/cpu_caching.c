@@ -527,7 +527,8 @@ static large_block *take_cached_locked(unsigned cls, size_t requested, large_blo
 /* Resizes a victim block to serve the request, so its pages (already faulted in) need not be
  * mapped afresh; a block that must sit on huge pages is resized only in place, since moving could
  * misalign it. Returns the block, or NULL after releasing the victim. */
-static large_block *reuse_victim(large_block *victim, unsigned cls, size_t size, size_t requested) {
+static large_block *reuse_victim(large_block *victim, unsigned cls, size_t size, size_t requested,
+                                 size_t *dirty) {
   void *ptr = victim->ptr;
   size_t old_size = victim->size;
   bool huge = atomic_load_explicit(&huge_pages, memory_order_relaxed) && size >= HUGE_THRESHOLD;
@@ -544,6 +545,7 @@ static large_block *reuse_victim(large_block *victim, unsigned cls, size_t size,
     victim->size = size;
   }
   if (usable) {
+    *dirty = old_size < size ? old_size : size; /* mremap's new pages are zero */
     *victim = (large_block){.ptr = ptr, .size = size, .requested = requested, .cls = cls};
     count_large_locked(victim, +1);
   }
@@ -579,17 +581,21 @@ static c10c_status map_fresh(unsigned cls, size_t size, size_t requested, large_
   return C10C_STATUS_OK;
 }
 
-static c10c_status large_alloc(size_t requested, c10c_data_ptr *out) {
+/* A large block; *dirty says how many of its first bytes may hold old data (the rest is fresh
+ * from the kernel, so zero). */
+static c10c_status large_alloc(size_t requested, c10c_data_ptr *out, size_t *dirty) {
   size_t size;
   unsigned cls = class_of(requested, &size);
   large_block *victim = NULL;
   lock_acquire();
   large_block *b = take_cached_locked(cls, requested, &victim);
   lock_release();
-  if (b == NULL && victim != NULL) b = reuse_victim(victim, cls, size, requested);
+  *dirty = size;
+  if (b == NULL && victim != NULL) b = reuse_victim(victim, cls, size, requested, dirty);
   if (b == NULL) {
     c10c_status st = map_fresh(cls, size, requested, &b);
     if (st != C10C_STATUS_OK) return st;
+    *dirty = 0;
   }
   out->data = b->ptr;
   out->ctx = b;
@@ -629,7 +635,8 @@ static c10c_status caching_allocate_slow(size_t nbytes, size_t alignment, c10c_d
                       "the caching CPU allocator aligns to %d bytes, %zu was asked", ALIGNMENT,
                       alignment);
   if (nbytes > LARGEST_REQUEST) return out_of_memory(nbytes, ENOMEM);
-  if (nbytes > SMALL_MAX) return large_alloc(nbytes, out);
+  size_t dirty;
+  if (nbytes > SMALL_MAX) return large_alloc(nbytes, out, &dirty);
   size_t size;
   unsigned cls = class_of(nbytes, &size);
   return small_alloc_slow(get_cache(), cls, size, nbytes, out);
@@ -664,13 +671,29 @@ static c10c_status caching_allocate(c10c_data_ptr *out, void *self, size_t nbyte
   return st;
 }
 
-static void release_all_cached(void) {
-  thread_cache *tc = my_cache;
-  lock_acquire();
-  if (tc != NULL)
-    for (unsigned c = 0; c < SMALL_CLASSES; c++) drain_class_locked(tc, c, 0);
-  for (unsigned c = 0; c < SMALL_CLASSES; c++) {
-    while (central_count[c] > 0) {
+c10c_status c10c__cpu_caching_allocate(c10c_data_ptr *out, size_t nbytes) {
+  return caching_allocate(out, NULL, nbytes, ALIGNMENT);
+}
+
+c10c_status c10c__cpu_caching_allocate_zeroed(c10c_data_ptr *out, size_t nbytes) {
+  out->device = (c10c_device){C10C_DEVICE_TYPE_CPU, -1};
+  if (nbytes <= SMALL_MAX || nbytes > LARGEST_REQUEST) {
+    c10c_status st = caching_allocate(out, NULL, nbytes, ALIGNMENT);
+    if (st == C10C_STATUS_OK && out->data != NULL) memset(out->data, 0, nbytes);
+    return st;
+  }
+  c10c_status st = check_environment();
+  size_t dirty = 0;
+  if (st == C10C_STATUS_OK) st = large_alloc(nbytes, out, &dirty);
+  if (st == C10C_STATUS_OK) memset(out->data, 0, dirty < nbytes ? dirty : nbytes);
+  return st;
+}
+
+/* Gives the central cache's small blocks back to the system until the caches hold at most
+ * `keep` bytes (lock held). */
+static void release_central_locked(size_t keep) {
+  for (unsigned c = 0; c < SMALL_CLASSES && cached_bytes > keep; c++) {
+    while (central_count[c] > 0 && cached_bytes > keep) {
       void *block = central_head[c];
       central_head[c] = *(void **)block;
       central_count[c]--;
@@ -678,6 +701,14 @@ static void release_all_cached(void) {
       release_small_locked(&block, 1, c);
     }
   }
+}
+
+static void release_all_cached(void) {
+  thread_cache *tc = my_cache;
+  lock_acquire();
+  if (tc != NULL)
+    for (unsigned c = 0; c < SMALL_CLASSES; c++) drain_class_locked(tc, c, 0);
+  release_central_locked(0);
   large_block *evicted = evict_locked(SIZE_MAX);
   lock_release();
   release_large_list(evicted);
@@ -764,11 +795,17 @@ c10c_status c10c_cpu_caching_allocator_configure(const char *config_text) {
   char msg[200];
   lock_acquire();
   c10c_status st = c10c__parse_cpu_alloc_config(config_text, &cfg, msg, sizeof msg);
+  large_block *evicted = NULL;
   if (st == C10C_STATUS_OK) {
     publish_config();
     atomic_store_explicit(&env_status, C10C_STATUS_OK, memory_order_relaxed); /* overrides */
+    /* a lower cap holds from now on: what the caches keep beyond it goes back */
+    if (cached_bytes > cfg.max_cached_bytes)
+      evicted = evict_locked(cached_bytes - cfg.max_cached_bytes);
+    release_central_locked(cfg.max_cached_bytes);
   }
   lock_release();
+  release_large_list(evicted);
   if (st != C10C_STATUS_OK) return c10c__fail(st, "%s", msg);
   return C10C_STATUS_OK;
 }

@@ -262,5 +262,11 @@ PyObject *pyc10_from_numpy(PyObject *m, PyObject *a);
 PyObject *pyc10_numpy_c_api(PyObject *m, PyObject *use);
 /* Whether o is a numpy.ndarray (false, without an error, when numpy cannot be imported). */
 bool pyc10_is_ndarray(PyObject *o);
+/* numpy's C API table (numpy.c's comment says how it is found and checked), or NULL without
+ * an error where it cannot be had. */
+void **pyc10_numpy_table(void);
+
+/* mem_handler.c: numpy's data allocator over libc10c's (pyc10.allocators.numpy's C part). */
+extern PyMethodDef pyc10_mem_handler_functions[];
 
 #endif

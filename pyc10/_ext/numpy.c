@@ -248,6 +248,8 @@ static void **numpy_api(void) {
   return api;
 }
 
+void **pyc10_numpy_table(void) { return numpy_api(); }
+
 /* An array over the memory of a CPU tensor self (numpy_checks passed: h its tensor, data p, numpy
  * type number num) made through numpy's table; its base is self. NULL with an error; Py_None (not
  * a new reference) where the table cannot serve (the caller takes the slow path). */

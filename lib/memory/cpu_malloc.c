@@ -1,0 +1,226 @@
+/* malloc-style access to the caching CPU allocator (c10c_cpu_malloc and friends): raw pointers
+ * for hosts that free by address alone, such as numpy's data allocator (NEP 49), whose free's
+ * size argument is not always what was allocated.
+ *
+ * A block of at most SMALL_LIMIT bytes carries a 64-byte header (so the data stays 64-aligned)
+ * with the data pointer's ctx and deleter and the requested size, and its data never starts a
+ * page. Larger blocks are whole pages mapped by the caching allocator and carry no header (a
+ * header would push a power-of-two array into the next size class): a table keyed by address
+ * holds their ctx and deleter. So a free of a page-aligned address looks in the table (under a
+ * lock) and any other address has a header (no lock).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "allocator_internal.h"
+#include "os.h"
+#include "sysmem.h"
+
+enum { HEADER = 64, PAGE = 4096 };
+#define SMALL_LIMIT ((size_t)256 << 10) /* the caching allocator's small blocks */
+#define MAGIC       UINT64_C(0xc10c0a110c0a110c)
+
+typedef struct header {
+  void *ctx; /* the data pointer's ctx (the block's first word: a free list's link) */
+  c10c_deleter deleter;
+  size_t size;    /* bytes asked for */
+  uint64_t magic; /* MAGIC while allocated, 0 once freed */
+  char pad[HEADER - 2 * sizeof(void *) - sizeof(size_t) - sizeof(uint64_t)];
+} header;
+_Static_assert(sizeof(header) == HEADER, "the header keeps the data 64-byte aligned");
+
+/* ---- the table of headerless blocks: open addressing, linear probing, no tombstones ---- */
+
+typedef struct entry {
+  uintptr_t key; /* the data pointer; 0 = empty */
+  void *ctx;
+  c10c_deleter deleter;
+  size_t size;
+} entry;
+
+static c10c__mutex lock = C10C__MUTEX_INIT;
+static entry *slots;
+static size_t capacity, used; /* capacity a power of two (0 before the first insert) */
+
+static size_t slot_of(uintptr_t key, size_t cap) {
+  return (size_t)(((uint64_t)(key / PAGE) * UINT64_C(0x9e3779b97f4a7c15)) >> 20) & (cap - 1);
+}
+
+/* Grows the table to twice its size (lock held). false: no memory. */
+static bool grow_locked(void) {
+  size_t cap = capacity ? capacity * 2 : 64;
+  entry *fresh = c10c__calloc(cap, sizeof *fresh);
+  if (fresh == NULL) return false;
+  for (size_t i = 0; i < capacity; i++) {
+    if (slots[i].key == 0) continue;
+    size_t j = slot_of(slots[i].key, cap);
+    while (fresh[j].key != 0) j = (j + 1) & (cap - 1);
+    fresh[j] = slots[i];
+  }
+  c10c__free(slots);
+  slots = fresh;
+  capacity = cap;
+  return true;
+}
+
+static bool insert(const entry *e) {
+  c10c__mutex_lock(&lock);
+  bool ok = (used + 1) * 2 <= capacity || grow_locked();
+  if (ok) {
+    size_t j = slot_of(e->key, capacity);
+    while (slots[j].key != 0) j = (j + 1) & (capacity - 1);
+    slots[j] = *e;
+    used++;
+  }
+  c10c__mutex_unlock(&lock);
+  return ok;
+}
+
+/* Finds key; with remove, takes it out (shifting later entries of its run back). */
+static bool find(uintptr_t key, entry *out, bool remove) {
+  c10c__mutex_lock(&lock);
+  bool found = false;
+  if (capacity > 0) {
+    size_t j = slot_of(key, capacity);
+    while (slots[j].key != 0 && slots[j].key != key) j = (j + 1) & (capacity - 1);
+    found = slots[j].key == key;
+    if (found) {
+      *out = slots[j];
+      if (remove) {
+        size_t hole = j;
+        for (size_t k = (j + 1) & (capacity - 1); slots[k].key != 0; k = (k + 1) & (capacity - 1)) {
+          size_t home = slot_of(slots[k].key, capacity);
+          /* slots[k] may move into the hole unless its home lies cyclically in (hole, k] */
+          bool stays = hole <= k ? (home > hole && home <= k) : (home > hole || home <= k);
+          if (!stays) {
+            slots[hole] = slots[k];
+            hole = k;
+          }
+        }
+        slots[hole].key = 0;
+        used--;
+      }
+    }
+  }
+  c10c__mutex_unlock(&lock);
+  return found;
+}
+
+/* ---- allocation ---- */
+
+static c10c_status out_of_memory(size_t nbytes) {
+  return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
+                    "DefaultCPUAllocator: can't allocate memory: you tried to allocate %zu bytes.",
+                    nbytes);
+}
+
+static c10c_status allocate(void **out, size_t nbytes, bool zeroed) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  if (nbytes == 0) nbytes = 1; /* a unique address, as malloc(0) gives */
+  if (nbytes > (size_t)PTRDIFF_MAX - HEADER) return out_of_memory(nbytes);
+  c10c_data_ptr dp = {0};
+  c10c_status st;
+  if (nbytes > SMALL_LIMIT) {
+    st = zeroed ? c10c__cpu_caching_allocate_zeroed(&dp, nbytes)
+                : c10c__cpu_caching_allocate(&dp, nbytes);
+    if (st != C10C_STATUS_OK) return st;
+    if (((uintptr_t)dp.data & (PAGE - 1)) == 0) {
+      entry e = {(uintptr_t)dp.data, dp.ctx, dp.deleter, nbytes};
+      if (!insert(&e)) {
+        c10c_data_ptr_free(&dp);
+        return out_of_memory(nbytes);
+      }
+      *out = dp.data;
+      return C10C_STATUS_OK;
+    }
+    c10c_data_ptr_free(&dp); /* not page-aligned (cannot happen today): use a header */
+  }
+  /* Room for the data one header further on, so that it never starts a page: page-aligned
+   * addresses are the table's, and a free of any other address needs no lock. */
+  st = zeroed ? c10c__cpu_caching_allocate_zeroed(&dp, nbytes + 2 * HEADER)
+              : c10c__cpu_caching_allocate(&dp, nbytes + 2 * HEADER);
+  if (st != C10C_STATUS_OK) return st;
+  char *data = (char *)dp.data + HEADER;
+  if (((uintptr_t)data & (PAGE - 1)) == 0) data += HEADER;
+  header *h = (header *)(data - HEADER);
+  *h = (header){.ctx = dp.ctx, .deleter = dp.deleter, .size = nbytes, .magic = MAGIC};
+  *out = data;
+  return C10C_STATUS_OK;
+}
+
+c10c_status c10c_cpu_malloc(void **out, size_t nbytes) { return allocate(out, nbytes, false); }
+
+c10c_status c10c_cpu_calloc(void **out, size_t count, size_t size) {
+  C10C__CHECK_NOT_NULL(out);
+  *out = NULL;
+  if (size != 0 && count > SIZE_MAX / size)
+    return c10c__fail(C10C_STATUS_OUT_OF_MEMORY,
+                      "c10c_cpu_calloc: %zu elements of %zu bytes overflow the address space",
+                      count, size);
+  return allocate(out, count * size, true);
+}
+
+/* What ptr is: a table entry (the entry) or a header (the header); false for an address this
+ * layer does not hold (a foreign or freed pointer), with the error set. */
+static bool lookup(uintptr_t addr, entry *e, header **h, bool remove) {
+  *h = NULL;
+  bool paged = (addr & (PAGE - 1)) == 0;
+  if (paged && find(addr, e, remove)) return true;
+  header *candidate = (header *)(addr - HEADER);
+  if (paged || (addr & (HEADER - 1)) != 0 || candidate->magic != MAGIC) {
+    c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+               "c10c_cpu_free: %p was not allocated by c10c_cpu_malloc, or was freed already",
+               (void *)addr);
+    return false;
+  }
+  *h = candidate;
+  return true;
+}
+
+void c10c_cpu_free(void *ptr) {
+  if (ptr == NULL) return;
+  entry e;
+  header *h;
+  if (!lookup((uintptr_t)ptr, &e, &h, true)) return;
+  if (h == NULL) {
+    e.deleter(e.ctx);
+    return;
+  }
+  h->magic = 0; /* a second free is refused, not run */
+  h->deleter(h->ctx);
+}
+
+size_t c10c_cpu_allocation_size(const void *ptr) {
+  if (ptr == NULL) return 0;
+  entry e;
+  header *h;
+  if (!lookup((uintptr_t)ptr, &e, &h, false)) return 0;
+  return h ? h->size : e.size;
+}
+
+c10c_status c10c_cpu_realloc(void **out, void *ptr, size_t nbytes) {
+  C10C__CHECK_NOT_NULL(out);
+  if (ptr == NULL) return c10c_cpu_malloc(out, nbytes);
+  size_t old = c10c_cpu_allocation_size(ptr);
+  if (old == 0) {
+    *out = NULL;
+    return C10C_STATUS_INVALID_ARGUMENT; /* lookup set the message */
+  }
+  /* A shrink to no less than half stays where it is (as glibc's realloc keeps a block that
+   * would leave a small remainder); the recorded size stays the block's. */
+  if (nbytes <= old && nbytes >= old / 2 && nbytes != 0) {
+    *out = ptr;
+    return C10C_STATUS_OK;
+  }
+  void *fresh = NULL;
+  c10c_status st = c10c_cpu_malloc(&fresh, nbytes);
+  if (st != C10C_STATUS_OK) {
+    *out = NULL;
+    return st; /* ptr is untouched, as realloc leaves it */
+  }
+  memcpy(fresh, ptr, old < nbytes ? old : nbytes);
+  c10c_cpu_free(ptr);
+  *out = fresh;
+  return C10C_STATUS_OK;
+}
