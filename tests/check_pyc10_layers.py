@@ -90,6 +90,10 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
             "pyc10.multiprocessing.pool",
             "pyc10.multiprocessing.reductions",
             "pyc10.multiprocessing",
+            "pyc10.allocators",
+            "pyc10.allocators.numpy",
+            "pyc10.allocators.torch",
+            "pyc10.allocators.cupy",
         ],
     ),
 ]
@@ -104,6 +108,7 @@ C_LAYERS: list[tuple[str, list[str]]] = [
             "size.c",
             "storage.c",
             "numpy.c",
+            "mem_handler.c",
             "memo.c",
             "dlpack.c",
             "functions.c",

@@ -305,6 +305,42 @@ C10C_API c10c_status c10c_cuda_record_stream(const c10c_data_ptr *data, c10c_str
  * cuda:0" when the tensor is not on the stream's device. */
 C10C_API c10c_status c10c_tensor_record_stream(const c10c_tensor *tensor, c10c_stream stream);
 
+/* ---- PyTorch's pluggable CUDA allocator (ABI 1.1) ----
+ *
+ * torch.cuda.memory.CUDAPluggableAllocator(path_to_libc10c, "c10c_cuda_pluggable_malloc",
+ * "c10c_cuda_pluggable_free") serves every CUDA allocation of a PyTorch program from libc10c's
+ * CUDA caching allocator (its settings: c10c_cuda_set_allocator_settings, C10C_ALLOC_CONF or
+ * PYTORCH_CUDA_ALLOC_CONF), on each device's primary context, which PyTorch's runtime uses too.
+ * The signatures are PyTorch's, so failures come back as NULL or are only recorded:
+ * c10c_last_error_message() of the calling thread says why. pyc10.allocators.torch installs them
+ * and gives what PyTorch cannot ask a pluggable allocator for (statistics, snapshots). */
+
+/* Allocates size bytes on device for work on stream (a CUstream; NULL or cudaStreamLegacy for
+ * the legacy default stream). Blocks are reused on the stream they were allocated for, as
+ * PyTorch's allocator reuses them. Returns NULL for 0 bytes (as PyTorch's allocator, without an
+ * error) and on failure: out of memory after releasing the cache and retrying (PyTorch's "CUDA
+ * out of memory. Tried to allocate ..." message), an invalid device ("CUDA error: invalid device
+ * ordinal ..."), a stream handle that is not an aligned pointer, CUDA unavailable, a malformed
+ * C10C_ALLOC_CONF. Ownership: free the block with c10c_cuda_pluggable_free. */
+C10C_API void *c10c_cuda_pluggable_malloc(size_t size, int device, void *stream);
+
+/* Frees a block of c10c_cuda_pluggable_malloc (NULL: nothing). size, device and stream are
+ * PyTorch's record of the allocation and are not needed: the allocator knows its blocks. Work
+ * queued on the allocation stream before the free may still use the block; streams it was
+ * recorded for (c10c_cuda_pluggable_record_stream) hold it until their work is done. An address
+ * the allocator did not allocate is refused (nothing freed) with "free of 0x..., which the
+ * caching allocator did not allocate ...". */
+C10C_API void c10c_cuda_pluggable_free(void *ptr, size_t size, int device, void *stream);
+
+/* PyTorch's record_stream hook for pluggable allocators (CUDAPluggableAllocator's
+ * set_record_stream_fn signature, void(void *ptr, cudaStream_t stream)): the block at ptr (the
+ * address c10c_cuda_pluggable_malloc returned: a tensor's untyped_storage().data_ptr()) is also
+ * used by work on stream, so it is not reused after its free until that work is done.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT "record_stream of 0x..., which
+ * the caching allocator did not allocate" and for a stream handle that is not an aligned
+ * pointer; C10C_STATUS_OUT_OF_MEMORY (host). */
+C10C_API c10c_status c10c_cuda_pluggable_record_stream(void *ptr, void *stream);
+
 /* ---- events (c10's CUDAEvent: created on first record, on the recording stream's device) ---- */
 
 typedef struct c10c_cuda_event c10c_cuda_event;

@@ -43,8 +43,14 @@ static c10c_status segment_mem_info(void *self, int device, size_t *free_bytes, 
       c10c__cuda_check(c10c__cuda.cuMemGetInfo(free_bytes, total), "cuMemGetInfo_v2"));
 }
 
-/* The driver handle of the stream the engine names by device and id. */
+/* The driver handle of the stream the engine names by device and id: a stream of this library,
+ * or one PyTorch passed to the pluggable entry points, whose id is its handle (c10's rule for
+ * external streams: an even id other than 0 is a CUstream). */
 static c10c_status handle_of(void **handle, int device, c10c_stream_id stream) {
+  if (stream != 0 && (stream & 1) == 0) {
+    *handle = (void *)(uintptr_t)stream;
+    return C10C_STATUS_OK;
+  }
   return c10c_cuda_stream_handle(
       handle, (c10c_stream){{C10C_DEVICE_TYPE_CUDA, (c10c_device_index)device}, stream});
 }
@@ -373,6 +379,73 @@ static c10c_status cuda_allocate(c10c_data_ptr *out, void *self, size_t nbytes, 
   out->data = out->ctx = ptr;
   out->deleter = block_free;
   return C10C_STATUS_OK;
+}
+
+/* ---- PyTorch's pluggable allocator interface (torch.cuda.memory.CUDAPluggableAllocator) ---- */
+
+/* The engine's id of a stream PyTorch passes: its handle (c10's external stream ids), with the
+ * legacy default stream (NULL, or cudaStreamLegacy = 0x1) as stream 0. */
+static c10c_status pluggable_stream(c10c_stream_id *out, void *stream) {
+  uintptr_t handle = (uintptr_t)stream;
+  if (handle == 0 || handle == 1) {
+    *out = 0;
+    return C10C_STATUS_OK;
+  }
+  if (handle & 1)
+    return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                      "%p is not a CUDA stream handle (handles are aligned pointers)", stream);
+  *out = (c10c_stream_id)handle;
+  return C10C_STATUS_OK;
+}
+
+static c10c_status pluggable_device(int device) {
+  int count = c10c_cuda_device_count();
+  if (device < 0 || device >= count)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "CUDA error: invalid device ordinal (device %d; this machine has %d)", device,
+                      count);
+  return C10C_STATUS_OK;
+}
+
+void *c10c_cuda_pluggable_malloc(size_t size, int device, void *stream) {
+  if (size == 0) return NULL; /* as PyTorch's allocator: no memory for 0 bytes */
+  c10c__engine *e = NULL;
+  c10c_stream_id id = 0;
+  c10c_status st = get_engine(&e);
+  if (st == C10C_STATUS_OK) st = pluggable_device(device);
+  if (st == C10C_STATUS_OK) st = pluggable_stream(&id, stream);
+  void *ptr = NULL;
+  if (st == C10C_STATUS_OK) st = c10c__engine_malloc(e, device, size, id, &ptr);
+  if (st == C10C_STATUS_OUT_OF_MEMORY) { /* as cuda_allocate: IPC blocks no longer used first */
+    bool (*callback)(void) = __atomic_load_n(&free_memory_callback, __ATOMIC_ACQUIRE);
+    if (callback != NULL && callback()) st = c10c__engine_malloc(e, device, size, id, &ptr);
+  }
+  return st == C10C_STATUS_OK ? ptr : NULL;
+}
+
+void c10c_cuda_pluggable_free(void *ptr, size_t size, int device, void *stream) {
+  (void)size, (void)device, (void)stream; /* the engine knows each block's size and stream */
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (ptr == NULL) return;
+  if (e == NULL) {
+    c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+               "free of %p, which the caching allocator did not allocate (it has allocated "
+               "nothing)",
+               ptr);
+    return;
+  }
+  c10c__engine_free(e, ptr); /* an unknown pointer is refused with the engine's message */
+}
+
+c10c_status c10c_cuda_pluggable_record_stream(void *ptr, void *stream) {
+  C10C__CHECK_NOT_NULL(ptr);
+  c10c_stream_id id = 0;
+  c10c_status st = pluggable_stream(&id, stream);
+  c10c__engine *e = __atomic_load_n(&engine, __ATOMIC_ACQUIRE);
+  if (st == C10C_STATUS_OK && e == NULL)
+    st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
+                    "record_stream of %p, which the caching allocator did not allocate", ptr);
+  return st == C10C_STATUS_OK ? c10c__engine_record_stream(e, ptr, id) : st;
 }
 
 static c10c_status cuda_stats(c10c_memory_stats *out, void *self) {

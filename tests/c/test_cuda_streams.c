@@ -9,28 +9,13 @@
  * Scenario "streams": the stand-in with 2 devices.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "stub_client.h"
 
 typedef void *stub_stream; /* CUstream */
-
-static void *stub(const char *symbol) {
-  void *handle = dlopen(getenv("C10C_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
-  void *address = handle ? dlsym(handle, symbol) : NULL;
-  if (handle) dlclose(handle);
-  if (address == NULL) fprintf(stderr, "  the stand-in lacks %s\n", symbol);
-  return address;
-}
-
-#define STUB_FN(type, name, symbol)        \
-  type name = NULL;                        \
-  do {                                     \
-    void *address_ = stub(symbol);         \
-    memcpy(&name, &address_, sizeof name); \
-  } while (0)
 
 static long races(void) {
   typedef long (*fn_type1)(void);

@@ -3,11 +3,14 @@
 # an H100 or H200). First every CUDA test of both suites against the real driver (libcuda.so.1,
 # not the stand-in): the C tests of devices, streams and copies, the caching allocator, pinned
 # host memory and non-blocking copies, CUDA IPC (plain and expandable segments), the planned
-# mode and stitching; then the Python CUDA suites (tensors, streams, copies, the allocator's
-# statistics against torch's, pinned memory, IPC, multiprocessing, planning). Then torch's
-# caching allocator and libc10c's side by side on the shared traces, pyc10 and torch exchanging
-# CUDA IPC handles both ways, and libc10c beyond PyTorch on the real driver: stitching, a plan
-# file, and online planning over four repeated steps. Needs meson, ninja and a C compiler; the
+# mode and stitching, PyTorch's pluggable allocator entry points; then the Python CUDA suites
+# (tensors, streams, copies, the allocator's statistics against torch's, pinned memory, IPC,
+# multiprocessing, planning, pyc10.allocators.torch). Then torch's caching allocator and
+# libc10c's side by side on the shared traces, pyc10 and torch exchanging CUDA IPC handles both
+# ways, a training loop on torch's allocator beside pyc10.allocators.torch (losses, peak
+# reserved, step time) and CuPy on pyc10.allocators.cupy, and libc10c beyond PyTorch on the real
+# driver: stitching, a plan file, and online planning over four repeated steps. Needs meson,
+# ninja and a C compiler; the
 # torch parts need torch with CUDA (skipped, and said so, without it).
 #
 # The tests were written against the stand-in driver (tests/cuda_stub), which the real driver
@@ -46,7 +49,7 @@ export C10C_CUDA_DRIVER=libcuda.so.1 # the real driver, everywhere below
 
 # 1. Build (release; only what the steps use).
 C_TESTS="test_cuda test_cuda_devices test_cuda_streams test_cuda_host test_cuda_ipc test_plan_engine
-  test_stitch"
+  test_stitch test_cuda_pluggable"
 step build 240 bash -c '{ [ -d build/gpu ] || meson setup build/gpu -Dpython=disabled \
   --buildtype=release >/dev/null; } && ninja -C build/gpu -j"$(nproc)" '"$(for t in $C_TESTS; do
     printf 'tests/%s ' "$t"; done)"' bench/replay_trace'
@@ -68,6 +71,7 @@ step c_ipc_expandable 90 env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
   build/gpu/tests/test_cuda_ipc expandable
 step c_plan_engine 90 build/gpu/tests/test_plan_engine cuda
 step c_stitch 90 build/gpu/tests/test_stitch stub
+step c_cuda_pluggable 90 build/gpu/tests/test_cuda_pluggable
 
 # 3. Python: pyc10 built into a scratch venv that sees the system's packages (torch).
 PY=python3
@@ -83,7 +87,7 @@ if $PY -c 'import pyc10, torch; assert torch.__version__.startswith("2.13.0")' 2
   # every CUDA test of the Python suite on the real driver (C10C_TEST_DRIVER replaces the
   # stand-in in conftest.py), one step per file so that one that hangs leaves the others
   for t in test_cuda test_cuda_parity test_cuda_torch_parity test_pinned test_planning \
-           test_cuda_ipc test_multiprocessing_cuda; do
+           test_cuda_ipc test_multiprocessing_cuda test_allocators_torch; do
     step "py_${t#test_}" 150 env C10C_TEST_DRIVER=libcuda.so.1 $PY -m pytest -q \
       -p no:cacheprovider "tests/python/$t.py"
   done
@@ -95,6 +99,11 @@ if [ "$HAVE_TORCH_CUDA" = 1 ]; then
   # 4. torch <-> pyc10 handle exchange, both ways, plain and expandable.
   step ipc_torch 120 $PY tests/gpu/ipc_torch.py
   step ipc_torch_expandable 120 $PY tests/gpu/ipc_torch.py --expandable
+  # torch's allocator and libc10c's as torch's pluggable allocator (defaults, expandable
+  # segments with stitching, planning with step marks) on one training loop: identical losses,
+  # peak reserved, step time; then CuPy through pyc10.allocators.cupy.
+  step torch_allocator 300 $PY tests/gpu/torch_allocator.py
+  cat "$OUT/torch_allocator.log" 2>/dev/null | sed "s/^/     /"
   # 5. The shared traces through both allocators (packed: a cold cache, the recorded window).
   for trace in decomfl nesta_dit_oom codelocation_train_expandable; do
     f=$TRACES/$trace.packed.csv.gz
