@@ -109,6 +109,7 @@ C_LAYERS: list[tuple[str, list[str]]] = [
             "storage.c",
             "numpy.c",
             "mem_handler.c",
+            "torch_oom.c",
             "memo.c",
             "dlpack.c",
             "functions.c",

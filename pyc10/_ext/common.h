@@ -268,5 +268,8 @@ void **pyc10_numpy_table(void);
 
 /* mem_handler.c: numpy's data allocator over libc10c's (pyc10.allocators.numpy's C part). */
 extern PyMethodDef pyc10_mem_handler_functions[];
+/* torch_oom.c: libc10c's entry points for torch's pluggable allocator, with torch's
+ * out-of-memory exception (pyc10.allocators.torch's C part). */
+extern PyMethodDef pyc10_torch_oom_functions[];
 
 #endif

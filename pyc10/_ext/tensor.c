@@ -163,7 +163,8 @@ PyMODINIT_FUNC PyInit__ctensor(void) {
       pyc10_creation_init(m) < 0 || pyc10_joining_init(m) < 0 ||
       PyModule_AddFunctions(m, pyc10_dlpack_functions) < 0 ||
       PyModule_AddFunctions(m, pyc10_memo_functions) < 0 ||
-      PyModule_AddFunctions(m, pyc10_mem_handler_functions) < 0) {
+      PyModule_AddFunctions(m, pyc10_mem_handler_functions) < 0 ||
+      PyModule_AddFunctions(m, pyc10_torch_oom_functions) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -30,16 +30,24 @@ on another stream too needs what ``Tensor.record_stream`` does under torch's all
 torch does not pass to a pluggable allocator: call :func:`record_stream` (or synchronize the
 streams before the tensor is freed).
 
-Out of memory: torch gives a pluggable allocator no way to fail (a NULL becomes a tensor whose
-``data_ptr()`` is 0, and the first kernel to touch it ends the process's CUDA context with an
-illegal address). libc10c releases its cache and retries first, as torch does; what still cannot
-be met is raised as ``torch.cuda.OutOfMemoryError`` with torch's message where the call came
-from Python (see :func:`use`), and is NULL with the message kept (:func:`last_error`) otherwise.
+Out of memory: torch gives a pluggable allocator no way to fail (in torch 2.13's
+``CUDAPluggableAllocator::malloc`` a NULL becomes a tensor whose ``data_ptr()`` is 0, and the
+first kernel to touch it ends the process's CUDA context with an illegal address; RMM's C++
+allocator throws ``std::bad_alloc``, which torch raises as a plain ``RuntimeError``). libc10c
+releases its cache and retries first, as torch's allocator does; what still cannot be met is
+raised as torch raises it, ``torch.cuda.OutOfMemoryError`` with PyTorch's message ("CUDA out of
+memory. Tried to allocate ..."): pyc10 hands torch entry points that throw the exception as
+torch's own ``python_error`` (see ``pyc10/_ext/torch_oom.c``). Where the C++ runtime is not
+libstdc++ (``_GLIBCXX_USE_CXX11_ABI``), torch gets libc10c's entry points themselves, and a
+failure is a NULL whose reason :func:`last_error` gives.
 """
 
 from __future__ import annotations
 
 import collections
+import ctypes
+import os
+import sys
 from typing import Any
 
 from .. import cuda as _cuda
@@ -115,7 +123,7 @@ def use(settings: str | None = None) -> None:
         raise RuntimeError(f"libc10c cannot use CUDA: {_cuda._unavailable_reason()}")
     if settings is not None:
         _cuda.memory.set_allocator_settings(settings)
-    allocator = torch.cuda.memory.CUDAPluggableAllocator(get_library_path(), MALLOC, FREE)
+    allocator = _allocator(torch)
     try:
         torch.cuda.memory.change_current_allocator(allocator)
     except RuntimeError as e:
@@ -124,6 +132,42 @@ def use(settings: str | None = None) -> None:
             f"torch's allocator is already in use ({e})"
         ) from e
     _installed.append(allocator)
+
+
+_CXX_SYMBOLS = (
+    "__cxa_allocate_exception",
+    "__cxa_throw",
+    "_ZTVN10__cxxabiv120__si_class_type_infoE",  # vtable for __si_class_type_info
+    "_ZTISt9exception",  # typeid(std::exception)
+)
+
+
+def _cxx_runtime(torch: Any) -> tuple[int, int, int, int]:
+    """The addresses torch_oom.c throws with: libstdc++'s, as torch loaded it (else zeros)."""
+    if not sys.platform.startswith("linux") or not getattr(
+        torch._C, "_GLIBCXX_USE_CXX11_ABI", False
+    ):
+        return (0, 0, 0, 0)
+    try:
+        cxx = ctypes.CDLL("libstdc++.so.6", mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
+        found = tuple(
+            ctypes.cast(getattr(cxx, n), ctypes.c_void_p).value or 0 for n in _CXX_SYMBOLS
+        )
+    except (OSError, AttributeError):
+        return (0, 0, 0, 0)
+    return found if all(found) else (0, 0, 0, 0)  # type: ignore[return-value]
+
+
+def _allocator(torch: Any) -> Any:
+    """The allocator object torch installs: pyc10's entry points (torch_oom.c), or libc10c's."""
+    from .._ctensor import _torch_allocator
+
+    cxx = _cxx_runtime(torch)
+    if not all(cxx):
+        return torch.cuda.memory.CUDAPluggableAllocator(get_library_path(), MALLOC, FREE)
+    malloc, free = _torch_allocator(*cxx, torch.cuda.OutOfMemoryError)
+    # what CUDAPluggableAllocator does with the two addresses it finds in a library
+    return torch.cuda.memory._CUDAAllocator(torch._C._cuda_customAllocator(malloc, free))
 
 
 def last_error() -> str:

@@ -125,3 +125,132 @@ def test_cupy_without_cupy_says_so():
         pytest.skip("CuPy is installed: tests/gpu/check.sh runs it on a GPU")
     with pytest.raises(RuntimeError, match=r"pyc10.allocators.cupy needs CuPy \(import cupy"):
         pc.use()
+
+
+# A binding as torch's are made (a C++ function whose errors are caught by HANDLE_TH_ERRORS):
+# python_error, which carries a Python exception already made, is restored and raised as it is;
+# another std::exception becomes a RuntimeError with its what(). python_error's layout is that
+# of torch/csrc/Exceptions.h. The GIL is released around the call, as torch's bindings do.
+CATCH_SITE = r"""
+#include <Python.h>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+struct python_error : public std::exception {
+  PyObject *type = nullptr, *value = nullptr, *traceback = nullptr;
+  std::string message;
+  const char *what() const noexcept override { return message.c_str(); }
+  void restore() {
+    if (!type) return;
+    Py_XINCREF(type);
+    Py_XINCREF(value);
+    Py_XINCREF(traceback);
+    PyErr_Restore(type, value, traceback);
+  }
+};
+
+struct without_gil {
+  PyThreadState *state = PyEval_SaveThread();
+  ~without_gil() { PyEval_RestoreThread(state); }
+};
+
+typedef void *(*malloc_fn)(size_t, int, void *);
+
+static void *call(PyObject *args) {
+  unsigned long long fn, size;
+  int device;
+  if (!PyArg_ParseTuple(args, "KKi", &fn, &size, &device)) throw std::runtime_error("args");
+  without_gil released;
+  return reinterpret_cast<malloc_fn>(fn)(size, device, nullptr);
+}
+
+static PyObject *as_binding(PyObject *, PyObject *args) {
+  try {
+    return PyLong_FromVoidPtr(call(args));
+  } catch (python_error &e) {
+    e.restore();
+    return nullptr;
+  } catch (const std::exception &e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+}
+
+static PyObject *as_worker(PyObject *, PyObject *args) {  // autograd's threads: std::exception
+  try {
+    return PyLong_FromVoidPtr(call(args));
+  } catch (const std::exception &e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return nullptr;
+  }
+}
+
+static PyMethodDef methods[] = {{"as_binding", as_binding, METH_VARARGS, nullptr},
+                                {"as_worker", as_worker, METH_VARARGS, nullptr},
+                                {nullptr, nullptr, 0, nullptr}};
+static PyModuleDef def = {PyModuleDef_HEAD_INIT, "catch_site", nullptr, -1, methods};
+PyMODINIT_FUNC PyInit_catch_site(void) { return PyModule_Create(&def); }
+"""
+
+OOM_SCRIPT = """
+    import ctypes, sys
+    import torch
+    import pyc10.allocators.torch as pt
+    from pyc10._ctensor import _torch_allocator
+    sys.path.insert(0, SITE)
+    import catch_site
+    cxx = pt._cxx_runtime(torch)
+    print(all(cxx))
+    malloc, free = _torch_allocator(*cxx, torch.cuda.OutOfMemoryError)
+    refs = sys.getrefcount(torch.cuda.OutOfMemoryError)
+    p = catch_site.as_binding(malloc, 1000, 0)
+    print(p != 0)
+    for call in (catch_site.as_binding, catch_site.as_worker):
+        for size, device in ((1 << 50, 0), (16, 7)):
+            try:
+                call(malloc, size, device)
+            except Exception as e:
+                print(type(e).__name__, str(e).split(";")[0].split(". GPU")[0])
+    print(sys.getrefcount(torch.cuda.OutOfMemoryError) - refs)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p)(free)(
+        p, 1000, 0, None
+    )
+    print(pt.memory_allocated(0))
+"""
+
+
+def test_a_failed_allocation_is_raised_as_torch_raises_it(stub, tmp_path):
+    import shutil
+    import sysconfig
+
+    cxx = shutil.which(os.environ.get("CXX", "c++"))
+    if cxx is None:
+        pytest.skip("no C++ compiler to build the catch site")
+    src = tmp_path / "catch_site.cpp"
+    src.write_text(CATCH_SITE)
+    site = tmp_path / ("catch_site" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run(
+        [
+            cxx,
+            "-shared",
+            "-fPIC",
+            "-O1",
+            f"-I{sysconfig.get_paths()['include']}",
+            str(src),
+            "-o",
+            str(site),
+        ],
+        check=True,
+    )
+    out = run(stub, OOM_SCRIPT.replace("SITE", repr(str(tmp_path))))
+    assert out == [
+        "True",
+        "True",
+        "OutOfMemoryError CUDA out of memory. Tried to allocate 1024.00 TiB",
+        "RuntimeError CUDA error: invalid device ordinal (device 7",
+        "RuntimeError CUDA out of memory. Tried to allocate 1024.00 TiB",
+        "RuntimeError CUDA error: invalid device ordinal (device 7",
+        "0",
+        "0",
+    ]
