@@ -114,12 +114,26 @@ static c10c_status out_of_memory(size_t nbytes) {
                     nbytes);
 }
 
+/* Writes the header before the data of a small block; returns the data. */
+static inline void *small_data(const c10c_data_ptr *dp, size_t nbytes) {
+  /* Room for the data one header further on, so that it never starts a page: page-aligned
+   * addresses are the table's, and a free of any other address needs no lock. */
+  char *data = (char *)dp->data + HEADER;
+  if (((uintptr_t)data & (PAGE - 1)) == 0) data += HEADER;
+  header *h = (header *)(data - HEADER); /* its padding is left as it is */
+  h->ctx = dp->ctx;
+  h->deleter = dp->deleter;
+  h->size = nbytes;
+  h->magic = MAGIC;
+  return data;
+}
+
 static c10c_status allocate(void **out, size_t nbytes, bool zeroed) {
   C10C__CHECK_NOT_NULL(out);
   *out = NULL;
   if (nbytes == 0) nbytes = 1; /* a unique address, as malloc(0) gives */
   if (nbytes > (size_t)PTRDIFF_MAX - HEADER) return out_of_memory(nbytes);
-  c10c_data_ptr dp = {0};
+  c10c_data_ptr dp; /* filled by the allocation */
   c10c_status st;
   if (nbytes > SMALL_LIMIT) {
     st = zeroed ? c10c__cpu_caching_allocate_zeroed(&dp, nbytes)
@@ -136,20 +150,22 @@ static c10c_status allocate(void **out, size_t nbytes, bool zeroed) {
     }
     c10c_data_ptr_free(&dp); /* not page-aligned (cannot happen today): use a header */
   }
-  /* Room for the data one header further on, so that it never starts a page: page-aligned
-   * addresses are the table's, and a free of any other address needs no lock. */
   st = zeroed ? c10c__cpu_caching_allocate_zeroed(&dp, nbytes + 2 * HEADER)
               : c10c__cpu_caching_allocate(&dp, nbytes + 2 * HEADER);
   if (st != C10C_STATUS_OK) return st;
-  char *data = (char *)dp.data + HEADER;
-  if (((uintptr_t)data & (PAGE - 1)) == 0) data += HEADER;
-  header *h = (header *)(data - HEADER);
-  *h = (header){.ctx = dp.ctx, .deleter = dp.deleter, .size = nbytes, .magic = MAGIC};
-  *out = data;
+  *out = small_data(&dp, nbytes);
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c_cpu_malloc(void **out, size_t nbytes) { return allocate(out, nbytes, false); }
+c10c_status c10c_cpu_malloc(void **out, size_t nbytes) {
+  if (out != NULL && nbytes - 1 < SMALL_LIMIT - 2 * HEADER) { /* numpy's small arrays: short */
+    c10c_data_ptr dp;
+    c10c_status st = c10c__cpu_caching_allocate(&dp, nbytes + 2 * HEADER);
+    *out = st == C10C_STATUS_OK ? small_data(&dp, nbytes) : NULL;
+    return st;
+  }
+  return allocate(out, nbytes, false);
+}
 
 c10c_status c10c_cpu_calloc(void **out, size_t count, size_t size) {
   C10C__CHECK_NOT_NULL(out);
@@ -179,6 +195,15 @@ static bool lookup(uintptr_t addr, entry *e, header **h, bool remove) {
 }
 
 void c10c_cpu_free(void *ptr) {
+  uintptr_t addr = (uintptr_t)ptr;
+  if ((addr & (PAGE - 1)) != 0 && (addr & (HEADER - 1)) == 0) { /* a small block: short */
+    header *h = (header *)(addr - HEADER);
+    if (h->magic == MAGIC) {
+      h->magic = 0; /* a second free is refused, not run */
+      h->deleter(h->ctx);
+      return;
+    }
+  }
   if (ptr == NULL) return;
   entry e;
   header *h;
