@@ -172,6 +172,10 @@ OS_ALLOWED: dict[str, str] = {
     "pyc10.multiprocessing._prctl": "prctl(2) through ctypes when sys.platform is linux",
     "pyc10.multiprocessing._atfork": "os.register_at_fork, except on Windows (as torch)",
     "pyc10.cuda._properties": "dlopen's RTLD_NOLOAD; a clear error where os has none",
+    "pyc10.allocators.torch": (
+        "dlopen's RTLD_NOLOAD for libstdc++ as torch loaded it (torch_oom.c's throw); Linux "
+        "only (sys.platform), libc10c's own entry points elsewhere"
+    ),
 }
 _OS_ATTRS = {
     "os": {

@@ -20,14 +20,14 @@ enum { HEADER = 64, PAGE = 4096 };
 #define SMALL_LIMIT ((size_t)256 << 10) /* the caching allocator's small blocks */
 #define MAGIC       UINT64_C(0xc10c0a110c0a110c)
 
+/* The first bytes of the HEADER bytes before a small block's data. */
 typedef struct header {
   void *ctx; /* the data pointer's ctx (the block's first word: a free list's link) */
   c10c_deleter deleter;
   size_t size;    /* bytes asked for */
   uint64_t magic; /* MAGIC while allocated, 0 once freed */
-  char pad[HEADER - 2 * sizeof(void *) - sizeof(size_t) - sizeof(uint64_t)];
 } header;
-_Static_assert(sizeof(header) == HEADER, "the header keeps the data 64-byte aligned");
+_Static_assert(sizeof(header) <= HEADER, "the header fits before the 64-byte aligned data");
 
 /* ---- the table of headerless blocks: open addressing, linear probing, no tombstones ---- */
 
@@ -76,8 +76,9 @@ static bool insert(const entry *e) {
   return ok;
 }
 
-/* Finds key; with remove, takes it out (shifting later entries of its run back). */
-static bool find(uintptr_t key, entry *out, bool remove) {
+/* Finds key; with remove, takes it out (shifting later entries of its run back); with a
+ * resize other than 0, records that size for it. */
+static bool find(uintptr_t key, entry *out, bool remove, size_t resize) {
   c10c__mutex_lock(&lock);
   bool found = false;
   if (capacity > 0) {
@@ -85,6 +86,7 @@ static bool find(uintptr_t key, entry *out, bool remove) {
     while (slots[j].key != 0 && slots[j].key != key) j = (j + 1) & (capacity - 1);
     found = slots[j].key == key;
     if (found) {
+      if (resize != 0) slots[j].size = resize;
       *out = slots[j];
       if (remove) {
         size_t hole = j;
@@ -120,7 +122,7 @@ static inline void *small_data(const c10c_data_ptr *dp, size_t nbytes) {
    * addresses are the table's, and a free of any other address needs no lock. */
   char *data = (char *)dp->data + HEADER;
   if (((uintptr_t)data & (PAGE - 1)) == 0) data += HEADER;
-  header *h = (header *)(data - HEADER); /* its padding is left as it is */
+  header *h = (header *)(data - HEADER);
   h->ctx = dp->ctx;
   h->deleter = dp->deleter;
   h->size = nbytes;
@@ -182,7 +184,7 @@ c10c_status c10c_cpu_calloc(void **out, size_t count, size_t size) {
 static bool lookup(uintptr_t addr, entry *e, header **h, bool remove) {
   *h = NULL;
   bool paged = (addr & (PAGE - 1)) == 0;
-  if (paged && find(addr, e, remove)) return true;
+  if (paged && find(addr, e, remove, 0)) return true;
   header *candidate = (header *)(addr - HEADER);
   if (paged || (addr & (HEADER - 1)) != 0 || candidate->magic != MAGIC) {
     c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -233,8 +235,13 @@ c10c_status c10c_cpu_realloc(void **out, void *ptr, size_t nbytes) {
     return C10C_STATUS_INVALID_ARGUMENT; /* lookup set the message */
   }
   /* A shrink to no less than half stays where it is (as glibc's realloc keeps a block that
-   * would leave a small remainder); the recorded size stays the block's. */
+   * would leave a small remainder), recording the new size. */
   if (nbytes <= old && nbytes >= old / 2 && nbytes != 0) {
+    entry e;
+    if (((uintptr_t)ptr & (PAGE - 1)) != 0)
+      ((header *)((uintptr_t)ptr - HEADER))->size = nbytes;
+    else
+      find((uintptr_t)ptr, &e, false, nbytes);
     *out = ptr;
     return C10C_STATUS_OK;
   }

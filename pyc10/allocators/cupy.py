@@ -16,6 +16,7 @@ both: torch and CuPy tensors share its cache). An allocation that cannot be met 
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from .. import cuda as _cuda
@@ -37,11 +38,10 @@ class _Block:
 
 
 def _cupy() -> Any:
-    try:
-        import cupy
+    try:  # (by name: CuPy is optional, and its typing is not needed here)
+        return importlib.import_module("cupy")
     except ImportError as e:
         raise RuntimeError("pyc10.allocators.cupy needs CuPy (import cupy failed)") from e
-    return cupy
 
 
 def malloc(nbytes: int) -> Any:

@@ -5,7 +5,8 @@
 #
 #   tests/fuzz/run.sh SECONDS [--keep] [--no-coverage] [--parallel N] [HARNESS ...]
 #
-# HARNESS names (parsers, engine, dlpack, geometry, storage, ipc_handle, plan_file) pick some; default: all. --keep
+# HARNESS names (parsers, engine, dlpack, geometry, storage, ipc_handle, plan_file, cpu_malloc) pick
+# some; default: all. --keep
 # merges the inputs that reached new edges into tests/fuzz/corpus/<name>/ (commit them);
 # --parallel runs N harnesses at once. A finding stops nothing else: its input is left under
 # build/fuzz/work/<name>/artifacts/ and the script exits 1. Fix the bug, then copy the input into
@@ -16,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 [ $# -ge 1 ] || usage
 seconds=$1
 shift
