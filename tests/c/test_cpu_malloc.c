@@ -179,22 +179,22 @@ static void *free_the_next_threads(void *arg) {
   return NULL;
 }
 
-TEST(any_thread_frees_what_another_allocated) {
+/* Runs fn on THREADS threads (argument: the thread's number); true when every one returned NULL. */
+static bool on_threads(void *(*fn)(void *)) {
   pthread_t th[THREADS];
-  for (size_t t = 0; t < THREADS; t++)
-    pthread_create(&th[t], NULL, allocate_many, (void *)(uintptr_t)t);
+  bool ok = true;
+  for (size_t t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, fn, (void *)(uintptr_t)t);
   for (size_t t = 0; t < THREADS; t++) {
     void *r = NULL;
     pthread_join(th[t], &r);
-    ASSERT_TRUE(r == NULL);
+    ok = ok && r == NULL;
   }
-  for (size_t t = 0; t < THREADS; t++)
-    pthread_create(&th[t], NULL, free_the_next_threads, (void *)(uintptr_t)t);
-  for (size_t t = 0; t < THREADS; t++) {
-    void *r = NULL;
-    pthread_join(th[t], &r);
-    ASSERT_TRUE(r == NULL);
-  }
+  return ok;
+}
+
+TEST(any_thread_frees_what_another_allocated) {
+  ASSERT_TRUE(on_threads(allocate_many));
+  ASSERT_TRUE(on_threads(free_the_next_threads));
 }
 
 TEST(many_large_blocks_live_at_once) {
