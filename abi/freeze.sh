@@ -63,7 +63,7 @@ fi
 mv "$tmp" "$out"
 trap - EXIT
 echo "froze ABI $version (release $project_version) into $out:"
-wc -l "$out"/* | sed 's/^/  /'
+find "$out" -type f -print0 | sort -z | xargs -0 wc -l | sed "s|$out/||; s/^/  /"
 
 if [ -z "${C10C_ABI_DIR:-}" ]; then
   cat <<EOF

@@ -111,6 +111,7 @@ C_LAYERS: list[tuple[str, list[str]]] = [
             "mem_handler.c",
             "torch_oom.c",
             "memo.c",
+            "dlpack_exchange.c",
             "dlpack.c",
             "functions.c",
             "outarg.c",

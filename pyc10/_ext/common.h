@@ -266,6 +266,15 @@ bool pyc10_is_ndarray(PyObject *o);
  * an error where it cannot be had. */
 void **pyc10_numpy_table(void);
 
+/* dlpack_exchange.c: DLPack's C exchange API. pyc10_from_exchange(x, copy) imports x through
+ * its type's table: a new reference, NULL with an error, or Py_None (not a new reference) when x
+ * has no table pyc10 reads or its memory must be ordered on a stream (the caller then goes
+ * through __dlpack__). pyc10_exchange_publish(type) sets the type's __dlpack_c_exchange_api__. */
+PyObject *pyc10_from_exchange(PyObject *x, int copy_wanted);
+/* dlpack.c: pyc10.from_dlpack(x) (a new reference, or NULL with the error). */
+PyObject *pyc10_dlpack_import(PyObject *x);
+int pyc10_exchange_publish(PyObject *type);
+
 /* mem_handler.c: numpy's data allocator over libc10c's (pyc10.allocators.numpy's C part). */
 extern PyMethodDef pyc10_mem_handler_functions[];
 /* torch_oom.c: libc10c's entry points for torch's pluggable allocator, with torch's

@@ -302,6 +302,11 @@ static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_
     return PyErr_Format(cls, "from_dlpack() missing 1 required positional argument: 'ext_tensor'");
   int copy_wanted = 0;
   if (copy != Py_None && (copy_wanted = PyObject_IsTrue(copy)) < 0) return NULL;
+  /* a producer's C exchange table first (torch's: no Python call), for host memory */
+  if (device == Py_None && !PyCapsule_CheckExact(x)) {
+    PyObject *fast = pyc10_from_exchange(x, copy_wanted);
+    if (fast != Py_None) return fast;
+  }
   /* a producer's device first, as torch asks it (a capsule's memory is where it is: checked by
    * the import) */
   PyObject *where = NULL;
@@ -376,6 +381,8 @@ static PyObject *module_from_dlpack(PyObject *module, PyObject *const *args, Py_
   Py_DECREF(capsule);
   return tensor;
 }
+
+PyObject *pyc10_dlpack_import(PyObject *x) { return module_from_dlpack(NULL, &x, 1, NULL); }
 
 /* setup_dlpack(BufferError, TypeError, ValueError, device_of): pyc10's classes for what C raises
  * here, and the function that checks from_dlpack's device argument. */

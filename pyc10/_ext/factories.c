@@ -717,6 +717,21 @@ static PyObject *from_data(PyObject *data, PyObject *dtype_obj, int dtype, PyObj
     return copied(t, dtype < 0 ? c10c_tensor_dtype(h) : (c10c_dtype)dtype,
                   has_device ? device : c10c_tensor_device(h), copy);
   }
+  /* a DLPack producer (torch's tensors, JAX's arrays, ...), which torch's internal_new_from_data
+   * takes through from_dlpack before reading anything as a sequence: its C exchange table first */
+  if (!pa__is_tensor(data)) {
+    PyObject *shared = pyc10_from_exchange(data, 0);
+    if (shared == Py_None) {
+      int has = PyObject_HasAttrString(data, "__dlpack__");
+      shared = has ? pyc10_dlpack_import(data) : Py_None;
+    }
+    if (shared == NULL) return NULL;
+    if (shared != Py_None) {
+      c10c_tensor *h = pyc10_handle(shared);
+      return copied(shared, dtype < 0 ? c10c_tensor_dtype(h) : (c10c_dtype)dtype,
+                    has_device ? device : c10c_tensor_device(h), copy);
+    }
+  }
   static PyObject *slow;
   if (py_attr(&slow, "pyc10._tensor", "_tensor_from_data") == NULL) return NULL;
   return PyObject_CallFunctionObjArgs(slow, data, dtype_obj ? dtype_obj : Py_None,

@@ -175,7 +175,8 @@ PyMODINIT_FUNC PyInit__ctensor(void) {
     return NULL;
   }
   PyObject *type = PyType_FromSpec(&tensor_spec);
-  if (type == NULL || PyModule_AddObject(m, "TensorBase", type) < 0) {
+  if (type == NULL || pyc10_exchange_publish(type) < 0 ||
+      PyModule_AddObject(m, "TensorBase", type) < 0) {
     Py_XDECREF(type);
     Py_DECREF(m);
     return NULL;
