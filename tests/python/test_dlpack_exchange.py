@@ -11,6 +11,7 @@ import ctypes
 import numpy as np
 import pytest
 import torch
+from test_dlpack import _DLTensor as DLTensor
 
 import pyc10
 
@@ -43,21 +44,6 @@ class Table(ctypes.Structure):
         ("to_py", ctypes.c_void_p),
         ("dltensor_from_py", ctypes.c_void_p),
         ("current_work_stream", ctypes.c_void_p),
-    ]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device_type", ctypes.c_int32),
-        ("device_id", ctypes.c_int32),
-        ("ndim", ctypes.c_int32),
-        ("code", ctypes.c_uint8),
-        ("bits", ctypes.c_uint8),
-        ("lanes", ctypes.c_uint16),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
     ]
 
 
