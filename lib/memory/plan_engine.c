@@ -772,6 +772,12 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
   if (l->nuses > 0 && ps->hold && rank != NONE) {
     hold_for_uses(ps, l, rank); /* notes the recording's free when its uses are over */
   } else {
+    /* a block used on other streams (record_stream) whose free has no rank in this pass, or
+     * with no events to hold it by: a later pass may hand its bytes on knowing nothing of
+     * those streams, so the device finishes their work first (the fuzzer found the bytes given
+     * to stream 0 while stream 3 still used them, after a plan file was loaded again) */
+    if (l->nuses > 0 && ps->backend->synchronize != NULL)
+      ps->backend->synchronize(ps->backend->self, ps->device);
     c10c__plan_record_free(ps, l->tag, block, l->stream);
     if (!ps->blocked) mark_done(ps, rank);
   }
