@@ -45,6 +45,28 @@ OUT = HERE / "api.json"
 STATUS = re.compile(r"C10C_STATUS_[A-Z_]+")
 
 
+def _join(body: str) -> str:
+    return " ".join(" ".join(line.strip().lstrip("*").strip() for line in body.splitlines()).split())
+
+
+def section_comments(include_dir: Path) -> dict[str, str]:
+    """Name -> the text of the ``/* ---- section ---- ... */`` comment its prototype is under.
+
+    A section's comment states what its functions share (tensor.h's views: "Each makes *out a
+    new reference ..."); a function whose own comment says nothing of ownership inherits it.
+    """
+    out = {}
+    sect = re.compile(r"/\*\s*----[^\n]*?----*\s*((?:[^*]|\*(?!/))*)\*/")
+    proto = re.compile(r"C10C_API[^;(]*?\b(c10c_\w+)\s*\([^;]*;")
+    for header in sorted((include_dir / "c10c").glob("*.h")):
+        text = header.read_text()
+        marks = [(m.start(), _join(m.group(1))) for m in sect.finditer(text)]
+        for m in proto.finditer(text):
+            above = [body for pos, body in marks if pos < m.start()]
+            out[m.group(1)] = above[-1] if above else ""
+    return out
+
+
 def doc_comments(include_dir: Path) -> dict[str, tuple[str, str]]:
     """Name -> (header, the comment right above its C10C_API prototype, joined into one line).
 
@@ -62,10 +84,7 @@ def doc_comments(include_dir: Path) -> dict[str, tuple[str, str]]:
                 doc = last_doc  # one comment for a group of prototypes
             else:
                 c = comment.search(text[: m.start()])
-                body = c.group(1) if c else ""
-                doc = " ".join(
-                    " ".join(line.strip().lstrip("*").strip() for line in body.splitlines()).split()
-                )
+                doc = _join(c.group(1) if c else "")
             docs[m.group(1)] = (header.name, doc)
             last_doc, last_end = doc, m.end()
     return docs
@@ -106,7 +125,7 @@ def ownership(text: str, params: list[dict[str, Any]], returns: str, names: set[
     """
     kind: dict[str, Any] = {}
     low = text.lower()
-    if "new reference" in low or "owned" in low or "owns" in low:
+    if re.search(r"new (?:weak )?reference|owned|owns|the caller's|\bfree\b|freed with", low):
         kind["result"] = "owned"
     elif "borrowed" in low:
         kind["result"] = "borrowed"
@@ -122,8 +141,13 @@ def ownership(text: str, params: list[dict[str, Any]], returns: str, names: set[
             if release in names:
                 kind["release_with"] = release
                 break
-        if "c10c_data_ptr_free" in text:
+        named = re.search(r"(?:freed with|free \S+ with|released? with) (c10c_\w+)", text)
+        if named and named.group(1) in names:
+            kind["release_with"] = named.group(1)
+        elif "c10c_data_ptr_free" in text:
             kind["release_with"] = "c10c_data_ptr_free"
+        elif "its deleter" in text:
+            kind["release_with"] = "(its deleter)"
     return kind
 
 
@@ -136,7 +160,9 @@ def describe(include_dir: Path, map_path: Path, cc: list[str]) -> dict[str, Any]
         raise SystemExit("\n".join(problems))
     since = {name: node.split("_", 1)[1] for node, globs, _, _ in nodes for name in globs}
     docs = doc_comments(include_dir)
+    section = section_comments(include_dir)
     functions, structs, enums, opaque = [], [], [], []
+    typedefs: list[dict[str, str]] = []
     decls = [d for d in ast.ext if getattr(d, "name", "") or isinstance(d, c_ast.Typedef)]
     all_names = {d.name for d in decls if isinstance(getattr(d, "type", None), c_ast.FuncDecl)}
     for d in ast.ext:
@@ -145,6 +171,12 @@ def describe(include_dir: Path, map_path: Path, cc: list[str]) -> dict[str, Any]
                 continue
             header, doc = docs.get(d.name, ("", ""))
             sec = sections(doc)
+            shared = section.get(d.name, "")
+            m_own = re.search(r"[^.;]*\bnew reference[^.;]*", shared)
+            if "ownership" not in sec and m_own:
+                sec["ownership"] = m_own.group(0).strip()
+            if shared and "errors" in sec:  # the section's statuses apply to each
+                sec["errors"] += " " + " ".join(STATUS.findall(shared))
             params = []
             for i, p in enumerate(d.type.args.params if d.type.args else []):
                 if isinstance(p, c_ast.Typename):  # (void)
@@ -187,9 +219,12 @@ def describe(include_dir: Path, map_path: Path, cc: list[str]) -> dict[str, Any]
                     "thread_safety": sec.get("threads", "any thread"),
                 }
             )
-        elif isinstance(d, c_ast.Typedef) and d.name.startswith("c10c_"):
+        elif isinstance(d, c_ast.Typedef) and d.name.startswith(("c10c_", "DL")):
             t = d.type.type
-            if isinstance(t, c_ast.Struct):
+            if isinstance(d.type, c_ast.PtrDecl) or isinstance(t, c_ast.IdentifierType):
+                # scalar and function-pointer typedefs: c10c_dtype is int8_t, c10c_deleter ...
+                typedefs.append({"name": d.name, "type": type_text(gen, d.type)})
+            elif isinstance(t, c_ast.Struct):
                 if t.decls is None:
                     opaque.append(d.name)
                 else:
@@ -197,6 +232,7 @@ def describe(include_dir: Path, map_path: Path, cc: list[str]) -> dict[str, Any]
                     structs.append(
                         {
                             "name": d.name,
+                            "header": "dlpack.h" if d.name.startswith("DL") else None,
                             "fields": fields,
                             "versioned": bool(fields) and fields[0]["name"] == "struct_size",
                         }
@@ -234,6 +270,7 @@ def describe(include_dir: Path, map_path: Path, cc: list[str]) -> dict[str, Any]
         "structs": sorted(structs, key=lambda s: s["name"]),
         "enums": sorted(enums, key=lambda e: e["name"] or ""),
         "opaque_types": sorted(opaque),
+        "typedefs": sorted(typedefs, key=lambda t: t["name"]),
         "constants": constants,
     }
 

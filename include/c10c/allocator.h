@@ -256,14 +256,16 @@ C10C_API c10c_status c10c_allocator_summary(char *out, size_t out_size, size_t *
 C10C_API c10c_status c10c_cpu_malloc(void **out, size_t nbytes);
 
 /* As c10c_cpu_malloc for count * size bytes, all zero. Memory fresh from the system is not
- * touched (it is zero already); cached memory is cleared. Errors: c10c_cpu_malloc's;
+ * touched (it is zero already); cached memory is cleared. Ownership: free *out with
+ * c10c_cpu_free. Errors: c10c_cpu_malloc's;
  * C10C_STATUS_OUT_OF_MEMORY when count * size overflows ("c10c_cpu_calloc: 3 elements of
  * 6148914691236517206 bytes overflow the address space"). */
 C10C_API c10c_status c10c_cpu_calloc(void **out, size_t count, size_t size);
 
 /* Resizes the block at ptr to nbytes, keeping its first min(old, nbytes) bytes; *out may differ
  * from ptr (which is then freed). ptr NULL: c10c_cpu_malloc. On failure *out is NULL and ptr
- * still owns its block, unchanged (C's realloc rule). Ownership: *out replaces ptr.
+ * still owns its block, unchanged (C's realloc rule). Ownership: *out replaces ptr; free *out
+ * with c10c_cpu_free.
  * Errors: c10c_cpu_malloc's; C10C_STATUS_INVALID_ARGUMENT for a block c10c_cpu_free would
  * refuse. */
 C10C_API c10c_status c10c_cpu_realloc(void **out, void *ptr, size_t nbytes);

@@ -176,7 +176,8 @@ C10C_API c10c_status c10c_cuda_stream_query(bool *done, c10c_stream stream);
 C10C_API c10c_status c10c_cuda_stream_synchronize(c10c_stream stream);
 
 /* The driver's handle (CUstream / cudaStream_t; NULL for the default stream), for interop
- * (DLPack's and __cuda_array_interface__'s stream numbers). */
+ * (DLPack's and __cuda_array_interface__'s stream numbers). Ownership: *out is borrowed, the
+ * stream's for the life of the process. */
 C10C_API c10c_status c10c_cuda_stream_handle(void **out, c10c_stream stream);
 
 /* Makes a stream, given by its driver handle (NULL: the legacy default stream; any stream of
@@ -346,6 +347,7 @@ C10C_API c10c_status c10c_cuda_pluggable_record_stream(void *ptr, void *stream);
 typedef struct c10c_cuda_event c10c_cuda_event;
 
 /* A new event (no driver object until recorded). enable_timing as torch.cuda.Event.
+ * Ownership: *out is owned (c10c_cuda_event_free).
  * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_cuda_event_new(c10c_cuda_event **out, bool enable_timing);
 

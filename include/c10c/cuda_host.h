@@ -54,7 +54,8 @@ typedef struct c10c_cuda_host_stats {
  * fails with C10C_STATUS_UNAVAILABLE without a driver. */
 C10C_API c10c_allocator *c10c_cuda_host_allocator(void);
 
-/* Allocates nbytes of pinned memory (0: *out NULL). Errors: C10C_STATUS_NULL_POINTER (out);
+/* Allocates nbytes of pinned memory (0: *out NULL). Ownership: free *out with
+ * c10c_cuda_host_free. Errors: C10C_STATUS_NULL_POINTER (out);
  * C10C_STATUS_OUT_OF_MEMORY when the driver refuses page-locked memory ("CUDA out of memory
  * while pinning N bytes of host memory (a block of M bytes): ..." with the driver's error). */
 C10C_API c10c_status c10c_cuda_host_alloc(void **out, size_t nbytes);

@@ -163,7 +163,8 @@ C10C_API c10c_status c10c_tensor_to_dlpack_versioned(struct DLManagedTensorVersi
 /* The same as a legacy (pre-1.0) DLManagedTensor, which has no flags.
  * Errors: as c10c_tensor_to_dlpack_versioned, and C10C_STATUS_UNSUPPORTED "Cannot export a
  * read-only tensor as a legacy DLManagedTensor, ..." for a read-only tensor (which the legacy
- * struct cannot mark; numpy refuses it too). */
+ * struct cannot mark; numpy refuses it too). Ownership: *out is the caller's until it calls its
+ * deleter (NULL on failure). */
 C10C_API c10c_status c10c_tensor_to_dlpack(DLManagedTensor **out, const c10c_tensor *tensor);
 
 /* A tensor over a DLPack producer's memory, taking ownership of src on success: src->deleter(src)
@@ -203,7 +204,8 @@ C10C_API c10c_status c10c_tensor_from_dlpack_versioned(c10c_tensor **out,
                                                        struct DLManagedTensorVersioned *src);
 
 /* The same for a legacy DLManagedTensor (never read-only), with the same errors but the
- * version's. */
+ * version's. Ownership: *out is a new reference (NULL on failure); on success src's deleter is
+ * the library's to call. */
 C10C_API c10c_status c10c_tensor_from_dlpack(c10c_tensor **out, DLManagedTensor *src);
 
 C10C_END_DECLS
