@@ -46,7 +46,9 @@ STATUS = re.compile(r"C10C_STATUS_[A-Z_]+")
 
 
 def _join(body: str) -> str:
-    return " ".join(" ".join(line.strip().lstrip("*").strip() for line in body.splitlines()).split())
+    return " ".join(
+        " ".join(line.strip().lstrip("*").strip() for line in body.splitlines()).split()
+    )
 
 
 def section_comments(include_dir: Path) -> dict[str, str]:
