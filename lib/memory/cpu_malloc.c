@@ -196,26 +196,21 @@ static bool lookup(uintptr_t addr, entry *e, header **h, bool remove) {
   return true;
 }
 
-void c10c_cpu_free(void *ptr) {
-  uintptr_t addr = (uintptr_t)ptr;
-  if ((addr & (PAGE - 1)) != 0 && (addr & (HEADER - 1)) == 0) { /* a small block: short */
-    header *h = (header *)(addr - HEADER);
-    if (h->magic == MAGIC) {
-      h->magic = 0; /* a second free is refused, not run */
-      h->deleter(h->ctx);
-      return;
-    }
-  }
-  if (ptr == NULL) return;
-  entry e;
-  header *h;
-  if (!lookup((uintptr_t)ptr, &e, &h, true)) return;
+/* Hands a looked-up block back to its allocator. */
+static void release(const entry *e, header *h) {
   if (h == NULL) {
-    e.deleter(e.ctx);
+    e->deleter(e->ctx);
     return;
   }
   h->magic = 0; /* a second free is refused, not run */
   h->deleter(h->ctx);
+}
+
+void c10c_cpu_free(void *ptr) {
+  if (ptr == NULL) return;
+  entry e;
+  header *h;
+  if (lookup((uintptr_t)ptr, &e, &h, true)) release(&e, h);
 }
 
 size_t c10c_cpu_allocation_size(const void *ptr) {
@@ -229,17 +224,18 @@ size_t c10c_cpu_allocation_size(const void *ptr) {
 c10c_status c10c_cpu_realloc(void **out, void *ptr, size_t nbytes) {
   C10C__CHECK_NOT_NULL(out);
   if (ptr == NULL) return c10c_cpu_malloc(out, nbytes);
-  size_t old = c10c_cpu_allocation_size(ptr);
-  if (old == 0) {
+  entry e;
+  header *h;
+  if (!lookup((uintptr_t)ptr, &e, &h, false)) {
     *out = NULL;
     return C10C_STATUS_INVALID_ARGUMENT; /* lookup set the message */
   }
+  size_t old = h ? h->size : e.size;
   /* A shrink to no less than half stays where it is (as glibc's realloc keeps a block that
    * would leave a small remainder), recording the new size. */
   if (nbytes <= old && nbytes >= old / 2 && nbytes != 0) {
-    entry e;
-    if (((uintptr_t)ptr & (PAGE - 1)) != 0)
-      ((header *)((uintptr_t)ptr - HEADER))->size = nbytes;
+    if (h)
+      h->size = nbytes;
     else
       find((uintptr_t)ptr, &e, false, nbytes);
     *out = ptr;
@@ -252,7 +248,10 @@ c10c_status c10c_cpu_realloc(void **out, void *ptr, size_t nbytes) {
     return st; /* ptr is untouched, as realloc leaves it */
   }
   memcpy(fresh, ptr, old < nbytes ? old : nbytes);
-  c10c_cpu_free(ptr);
+  if (h)
+    release(&e, h); /* the header's block: no second look */
+  else
+    c10c_cpu_free(ptr); /* takes it out of the table */
   *out = fresh;
   return C10C_STATUS_OK;
 }

@@ -7,6 +7,9 @@
 #                          pytest runs in tests/python: name files as from there (test_dtype.py)
 #   C10C_ARM64_CACHE=DIR   where the root and the downloaded wheels are kept between runs
 #                          (default ~/.cache/c10c-arm64); delete it to start from nothing
+#   C10C_ARM64_WHEEL=FILE  install this pyc10 wheel (tests/cross/wheels.sh's manylinux_2_28_aarch64
+#                          one) instead of building pyc10 inside the root: the suite then runs
+#                          against what users of the wheel get
 #
 # Idempotent: each step that is done (root, packages, wheels, torch's stand-in CUDA libraries)
 # leaves a mark and is skipped next time; pyc10 is copied in and rebuilt (incrementally) each run.
@@ -138,9 +141,16 @@ rm -rf "$root/src/pyc10"
 mkdir -p "$root/src/pyc10"
 git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} sh -c \
   'test -e "{}" && echo "{}"' | tar -cf - -T - | tar -xf - -C "$root/src/pyc10"
-say "building pyc10 inside the root"
-in_root sh -c "cd /src/pyc10 && python -m pip install -q --no-deps --no-build-isolation \
-  --config-settings=build-dir=/build/py --config-settings=compile-args=-j2 ."
+if [ -n "${C10C_ARM64_WHEEL:-}" ]; then
+  say "installing $(basename "$C10C_ARM64_WHEEL") inside the root"
+  mkdir -p "$root/src/wheel" && rm -f "$root"/src/wheel/*.whl
+  cp "$C10C_ARM64_WHEEL" "$root/src/wheel/"
+  in_root sh -c 'python -m pip install -q --no-deps --force-reinstall /src/wheel/*.whl'
+else
+  say "building pyc10 inside the root"
+  in_root sh -c "cd /src/pyc10 && python -m pip install -q --no-deps --no-build-isolation \
+    --config-settings=build-dir=/build/py --config-settings=compile-args=-j2 ."
+fi
 say "pyc10 built: $(in_root python -c 'import platform, pyc10; print(platform.machine(), pyc10.__version__)')"
 
 # ---- the suite ------------------------------------------------------------------------------------------
