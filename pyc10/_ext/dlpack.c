@@ -211,14 +211,18 @@ static PyObject *consume_capsule(PyObject *capsule, int copy_wanted) {
   }
   bool copied_by_producer =
       versioned && (((DLManagedTensorVersioned *)m)->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
-  if (copy_wanted && !copied_by_producer) {
+  return pyc10_dlpack_wrap_import(out, copy_wanted && !copied_by_producer);
+}
+
+PyObject *pyc10_dlpack_wrap_import(c10c_tensor *imported, bool clone) {
+  if (clone) {
     c10c_tensor *copy = NULL;
-    st = c10c_tensor_clone(&copy, out, C10C_MEMORY_FORMAT_PRESERVE);
-    release_tensor(out);
+    c10c_status st = c10c_tensor_clone(&copy, imported, C10C_MEMORY_FORMAT_PRESERVE);
+    release_tensor(imported);
     if (st != C10C_STATUS_OK) return raise_for(st);
-    out = copy;
+    imported = copy;
   }
-  return wrap_handle(out);
+  return wrap_handle(imported);
 }
 
 /* x.__dlpack_device__(), which torch's from_dlpack asks before anything else, so that a producer

@@ -154,14 +154,7 @@ PyObject *pyc10_from_exchange(PyObject *x, int copy_wanted) {
     if (m->deleter != NULL) m->deleter(m); /* still ours on failure */
     return pyc10_raise(st);
   }
-  if (copy_wanted && !(m->flags & DLPACK_FLAG_BITMASK_IS_COPIED)) {
-    c10c_tensor *copy = NULL;
-    st = c10c_tensor_clone(&copy, out, C10C_MEMORY_FORMAT_PRESERVE);
-    pyc10_release_tensor(out);
-    if (st != C10C_STATUS_OK) return pyc10_raise(st);
-    out = copy;
-  }
-  return pyc10_wrap(out);
+  return pyc10_dlpack_wrap_import(out, copy_wanted && !(m->flags & DLPACK_FLAG_BITMASK_IS_COPIED));
 }
 
 /* ---- producer: pyc10.Tensor's table ---- */
