@@ -63,7 +63,7 @@ def load(path: str, max_input: int = _MAX_INPUT) -> dict[str, Any]:
             raise SnapshotError(
                 f"{path} is not a pickled memory snapshot: {_one_line(e)}"
             ) from None
-    _check(snapshot)
+    _check(snapshot, budget=max(len(data), _MIN_BUDGET))
     checked: dict[str, Any] = snapshot
     return checked
 
@@ -168,8 +168,47 @@ def _is_int(v: Any) -> bool:
 
 
 def _describe(v: Any) -> str:
-    text = repr(v)
+    """The value's type and the first 40 characters of its repr, whatever it holds.
+
+    Never the whole repr first: a field may be a million-digit integer (whose repr Python
+    refuses), a list nested 200,000 deep, or 20,000 pickle references to one 1 MiB string.
+    """
+    if _is_int(v) and v.bit_length() > 128:
+        return f"int of {v.bit_length()} bits"
+    text = _brief(v, 41)
     return f"{type(v).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+_BRACKETS = {list: "[]", tuple: "()", dict: "{}", set: "{}", frozenset: "{}"}
+
+
+def _brief(v: Any, room: int) -> str:
+    """At most room characters of repr(v), reading no more of v than they show.
+
+    Each level of nesting spends a bracket, so the recursion is at most room deep.
+    """
+    if room <= 0:
+        return ""
+    if _is_int(v) and v.bit_length() > 128:
+        return f"<int of {v.bit_length()} bits>"[:room]
+    if isinstance(v, (str, bytes, bytearray)):
+        return repr(v[:room])[:room]
+    brackets = next((b for t, b in _BRACKETS.items() if isinstance(v, t)), None)
+    if brackets is None:
+        return repr(v)[:room]  # None, bools, floats and small ints: short
+    text = brackets[0]
+    items = iter(v.items()) if isinstance(v, dict) else iter(v)
+    for i, item in enumerate(items):
+        if len(text) >= room:
+            return text[:room]
+        if i:
+            text += ", "
+        if isinstance(v, dict):
+            text += _brief(item[0], room - len(text)) + ": "
+            text += _brief(item[1], room - len(text))
+        else:
+            text += _brief(item, room - len(text))
+    return (text + brackets[1])[:room]
 
 
 def _want_int(where: str, d: dict[str, Any], key: str, required: bool = True) -> None:
@@ -194,8 +233,37 @@ def _want_stream(where: str, d: dict[str, Any]) -> None:
         )
 
 
-def _check(snapshot: Any) -> None:
-    """Every field a replay reads has its type: a SnapshotError names the first that does not."""
+_MIN_BUDGET = 1 << 16
+
+
+class _Budget:
+    """The objects a check may walk: one per byte read (any object torch writes takes more).
+
+    A pickle refers to an object it wrote already in two bytes, so a 16 KB file can hold a list
+    of 4,000 references to a list of 4,000 references: 16 million objects to walk, and as many
+    for the replay after the check. Counting every object walked (repeats too) against the bytes
+    read keeps the work linear in the file.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        self.left = limit
+
+    def spend(self, n: int) -> None:
+        if self.left is None:
+            return
+        self.left -= n
+        if self.left < 0:
+            raise SnapshotError(
+                "not a memory snapshot: the file refers to the same objects over and over "
+                "(more objects to read than it has bytes), as torch never writes one"
+            )
+
+
+def _check(snapshot: Any, budget: int | None = None) -> None:
+    """Every field a replay reads has its type: a SnapshotError names the first that does not.
+
+    budget (load's: the bytes read) bounds the objects walked, repeats included (_Budget).
+    """
     if (
         isinstance(snapshot, list)
         and snapshot
@@ -216,11 +284,13 @@ def _check(snapshot: Any) -> None:
     traces = snapshot.get("device_traces")
     if not isinstance(traces, list) or not all(isinstance(t, list) for t in traces):
         raise SnapshotError("not a memory snapshot: no 'device_traces' list of lists")
-    _check_segments(snapshot["segments"])
-    _check_traces(traces)
+    spend = _Budget(budget).spend
+    _check_segments(snapshot["segments"], spend)
+    _check_traces(traces, spend)
 
 
-def _check_segments(segments: list[Any]) -> None:
+def _check_segments(segments: list[Any], spend: Any) -> None:
+    spend(len(segments))
     for i, seg in enumerate(segments):
         where = f"segment {i}"
         if not isinstance(seg, dict):
@@ -232,6 +302,7 @@ def _check_segments(segments: list[Any]) -> None:
         if not isinstance(seg.get("blocks"), list):
             got = _describe(seg["blocks"]) if "blocks" in seg else "missing"
             raise SnapshotError(f"not a memory snapshot: {where}'s 'blocks' is {got}, not a list")
+        spend(len(seg["blocks"]))
         for j, b in enumerate(seg["blocks"]):
             bwhere = f"segment {i}'s block {j}"
             if not isinstance(b, dict):
@@ -241,8 +312,10 @@ def _check_segments(segments: list[Any]) -> None:
             _want_int(bwhere, b, "requested_size", required=False)
 
 
-def _check_traces(traces: list[list[Any]]) -> None:
+def _check_traces(traces: list[list[Any]], spend: Any) -> None:
+    spend(len(traces))
     for d, trace in enumerate(traces):
+        spend(len(trace))
         for k, e in enumerate(trace):
             where = f"device {d}'s trace entry {k}"
             if not isinstance(e, dict):

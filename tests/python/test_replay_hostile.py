@@ -1,0 +1,126 @@
+"""python -m pyc10.replay on hostile snapshots: whatever a field holds, the message is one short
+line, and the reader's work grows with the bytes it read, not with how often a pickle refers to
+one object (memo references cost a pickle two bytes each)."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pyc10 import replay
+
+BASE = 1 << 40
+
+
+def cli(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pyc10.replay", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def refused_in_one_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.endswith("\n") and proc.stderr.count("\n") == 1, proc.stderr[-2000:]
+    assert len(proc.stderr) < 400, len(proc.stderr)
+    return proc.stderr
+
+
+def snapshot(size: Any) -> dict[str, Any]:
+    """One segment, one allocation whose size is the hostile value."""
+    event = {"action": "alloc", "addr": BASE, "size": size, "stream": 0, "frames": []}
+    segment = {"device": 0, "address": BASE, "total_size": 2 << 20, "stream": 0, "blocks": []}
+    return {"segments": [segment], "device_traces": [[event]], "allocator_settings": {}}
+
+
+def nested(depth: int) -> list[Any]:
+    v: list[Any] = []
+    for _ in range(depth):
+        v = [v]
+    return v
+
+
+HOSTILE: list[tuple[str, Any, str]] = [
+    (
+        "a million-digit integer",
+        lambda: 10**1_000_000 + 7,
+        f"int of {(10**1_000_000 + 7).bit_length()} bits",
+    ),
+    ("a list nested 200,000 deep", None, "list [[[[[[[[[["),
+    ("20,000 references to one 1 MiB string", lambda: ["x" * (1 << 20)] * 20_000, "list ['xxxxxx"),
+    ("a 1 MiB string", lambda: "y" * (1 << 20), "str 'yyyyyyy"),
+    ("a 1 MiB bytes", lambda: b"z" * (1 << 20), "bytes b'zzzzzz"),
+    ("a dict with a 1 MiB key", lambda: {"k" * (1 << 20): 1}, "dict {'kkkkk"),
+]
+
+
+@pytest.mark.parametrize(("make", "shown"), [h[1:] for h in HOSTILE], ids=[h[0] for h in HOSTILE])
+def test_a_hostile_field_is_described_in_a_short_line(
+    tmp_path: Path, make: Any, shown: str
+) -> None:
+    file = tmp_path / "hostile.pickle"
+    file.write_bytes(
+        _nested_pickle(200_000) if make is None else pickle.dumps(snapshot(make()), protocol=4)
+    )
+    t = time.perf_counter()
+    err = refused_in_one_line(cli(file))
+    assert time.perf_counter() - t < 60
+    assert "device 0's trace entry 0's 'size' is " + shown in err, err
+
+
+def _nested_pickle(depth: int) -> bytes:
+    """snapshot(nested(depth)) as pickle bytes, written by hand: pickle.dumps itself recurses."""
+    head = pickle.dumps(snapshot("HOLE"), protocol=2)
+    hole = pickle.dumps("HOLE", protocol=2)[2:-3]  # the string's opcodes, not its memo put
+    assert head.count(hole) == 1
+    deep = b"]" * depth + b"a" * (depth - 1)  # EMPTY_LIST x depth, APPEND x (depth - 1)
+    return head.replace(hole, deep)
+
+
+def test_repeated_references_cost_a_budget_not_the_square_of_the_file(tmp_path: Path) -> None:
+    # 4,000 references to one trace of 4,000 references to one event: a 16 KB pickle whose
+    # objects, counted as a reader walks them, are 16 million
+    event = {"action": "alloc", "addr": BASE, "size": 512, "stream": 0}
+    trace = [event] * 4000
+    s = {"segments": [], "device_traces": [trace] * 4000, "allocator_settings": {}}
+    data = pickle.dumps(s, protocol=4)
+    assert len(data) < 20_000
+    file = tmp_path / "shared.pickle"
+    file.write_bytes(data)
+    t = time.perf_counter()
+    err = refused_in_one_line(cli(file))
+    assert time.perf_counter() - t < 10, "the reader's work grew past the bytes it read"
+    assert "refers to the same objects over and over" in err, err
+    # a shared block list between segments: the same
+    seg = {
+        "device": 0,
+        "address": BASE,
+        "total_size": 2 << 20,
+        "stream": 0,
+        "blocks": [{"size": 512, "address": BASE}] * 4000,
+    }
+    file.write_bytes(pickle.dumps({"segments": [seg] * 4000, "device_traces": [[]]}, protocol=4))
+    assert "refers to the same objects over and over" in refused_in_one_line(cli(file))
+
+
+def test_a_real_sized_snapshot_stays_within_the_budget(tmp_path: Path) -> None:
+    # every object once, as torch writes them: far inside the budget
+    events = [
+        {"action": "alloc", "addr": BASE + 512 * i, "size": 512, "stream": 0, "frames": []}
+        for i in range(20_000)
+    ]
+    s = {"segments": [], "device_traces": [events], "allocator_settings": {}}
+    file = tmp_path / "real.pickle"
+    file.write_bytes(pickle.dumps(s, protocol=4))
+    assert len(replay.load(str(file))["device_traces"][0]) == 20_000
