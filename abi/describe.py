@@ -43,6 +43,7 @@ import abitool  # noqa: E402
 
 OUT = HERE / "api.json"
 STATUS = re.compile(r"C10C_STATUS_[A-Z_]+")
+SCALAR_OUT = re.compile(r"(?:bool|u?int(?:8|16|32|64)_t|size_t|int|float|double|char|uint8_t) \*")
 
 
 def _join(body: str) -> str:
@@ -100,7 +101,13 @@ def sections(doc: str) -> dict[str, str]:
         if m:
             out[key.lower()] = m.group(1).strip()
     for sentence in re.split(r"(?<=[.])\s", doc):
-        if re.search(r"\bthreads?\b", sentence) and not re.search(r"Ownership:|Errors:", sentence):
+        # a sentence that states a rule about threads, not one that names a thread in passing
+        # ("the thread's last error says so", a key named thread_cache_kb)
+        rule = re.search(
+            r"\b(?:calling|this|each|any|that|one|same) thread\b|Thread[- ]safety|per thread",
+            sentence,
+        )
+        if rule and len(sentence) < 400 and not re.search(r"Ownership:|Errors:|^Keys:", sentence):
             out["threads"] = sentence.strip()
             break
     return out
@@ -127,7 +134,9 @@ def ownership(text: str, params: list[dict[str, Any]], returns: str, names: set[
     """
     kind: dict[str, Any] = {}
     low = text.lower()
-    if re.search(r"new (?:weak )?reference|owned|owns|the caller's|\bfree\b|freed with", low):
+    if low.startswith("borrowed") or re.match(r"\*?out is borrowed", low):
+        kind["result"] = "borrowed"
+    elif re.search(r"new (?:weak )?reference|owned|owns|is the caller's|\bfree\b|freed with", low):
         kind["result"] = "owned"
     elif "borrowed" in low:
         kind["result"] = "borrowed"
@@ -143,7 +152,7 @@ def ownership(text: str, params: list[dict[str, Any]], returns: str, names: set[
             if release in names:
                 kind["release_with"] = release
                 break
-        named = re.search(r"(?:freed with|free \S+ with|released? with) (c10c_\w+)", text)
+        named = re.search(r"(?:freed with|free (?:\S+ ){0,3}with|released? with) (c10c_\w+)", text)
         if named and named.group(1) in names:
             kind["release_with"] = named.group(1)
         elif "c10c_data_ptr_free" in text:
@@ -163,6 +172,11 @@ def describe(include_dir: Path, map_path: Path, cc: list[str]) -> dict[str, Any]
     since = {name: node.split("_", 1)[1] for node, globs, _, _ in nodes for name in globs}
     docs = doc_comments(include_dir)
     section = section_comments(include_dir)
+    struct_headers = {
+        m.group(1): h.name
+        for h in sorted((include_dir / "c10c").glob("*.h"))
+        for m in re.finditer(r"^\}\s*(\w+);", h.read_text(), re.M)
+    }
     functions, structs, enums, opaque = [], [], [], []
     typedefs: list[dict[str, str]] = []
     decls = [d for d in ast.ext if getattr(d, "name", "") or isinstance(d, c_ast.Typedef)]
@@ -187,6 +201,8 @@ def describe(include_dir: Path, map_path: Path, cc: list[str]) -> dict[str, Any]
                 role = "out" if (p.name or "").startswith("out") and t.endswith("*") else "in"
                 if i > 0 and params and params[-1]["role"] == "in":
                     role = "in"  # out-parameters come first
+                if SCALAR_OUT.fullmatch(t):
+                    role = "out"  # a non-const pointer to a scalar is written (done, ms, out_len)
                 params.append({"name": p.name, "type": t, "role": role})
             returns = type_text(gen, d.type.type)
             errors = sec.get("errors", "")
@@ -234,7 +250,7 @@ def describe(include_dir: Path, map_path: Path, cc: list[str]) -> dict[str, Any]
                     structs.append(
                         {
                             "name": d.name,
-                            "header": "dlpack.h" if d.name.startswith("DL") else None,
+                            "header": struct_headers.get(d.name),
                             "fields": fields,
                             "versioned": bool(fields) and fields[0]["name"] == "struct_size",
                         }

@@ -91,7 +91,7 @@ types["DLManagedTensorVersioned"] = koffi.struct("DLManagedTensorVersioned", {
 });
 /** C function pointer type `void (*)(struct DLManagedTensorVersioned *)`. */
 types["DLManagedTensorVersioned_deleter_fn"] = koffi.proto("void DLManagedTensorVersioned_deleter_fn(DLManagedTensorVersioned *)");
-/** struct c10c_abi_info; versioned: set struct_size to its size (koffi.sizeof) before passing it. */
+/** struct c10c_abi_info (version.h); versioned: set struct_size to its size (koffi.sizeof) before passing it. */
 types["c10c_abi_info"] = koffi.struct("c10c_abi_info", {
     struct_size: "uint32_t", // uint32_t
     abi_version: "uint32_t", // uint32_t
@@ -101,26 +101,26 @@ types["c10c_abi_info"] = koffi.struct("c10c_abi_info", {
     sizeof_dispatch_key_set: "uint32_t", // uint32_t
     sizeof_data_ptr: "uint32_t", // uint32_t
 });
-/** struct c10c_device. */
+/** struct c10c_device (device.h). */
 types["c10c_device"] = koffi.struct("c10c_device", {
     type: "c10c_device_type", // c10c_device_type
     index: "c10c_device_index", // c10c_device_index
 });
-/** struct c10c_data_ptr. */
+/** struct c10c_data_ptr (allocator.h). */
 types["c10c_data_ptr"] = koffi.struct("c10c_data_ptr", {
     data: "void *", // void *
     ctx: "void *", // void *
     deleter: "c10c_deleter", // c10c_deleter
     device: "c10c_device", // c10c_device
 });
-/** struct c10c_stat. */
+/** struct c10c_stat (allocator.h). */
 types["c10c_stat"] = koffi.struct("c10c_stat", {
     current: "int64_t", // int64_t
     peak: "int64_t", // int64_t
     allocated: "int64_t", // int64_t
     freed: "int64_t", // int64_t
 });
-/** struct c10c_memory_stats; versioned: set struct_size to its size (koffi.sizeof) before passing it. */
+/** struct c10c_memory_stats (allocator.h); versioned: set struct_size to its size (koffi.sizeof) before passing it. */
 types["c10c_memory_stats"] = koffi.struct("c10c_memory_stats", {
     struct_size: "uint32_t", // uint32_t
     reserved0: "uint32_t", // uint32_t
@@ -162,7 +162,7 @@ types["c10c_allocator_vtable_empty_cache_fn"] = koffi.proto("void c10c_allocator
 types["c10c_allocator_vtable_reset_peak_stats_fn"] = koffi.proto("void c10c_allocator_vtable_reset_peak_stats_fn(void *)");
 /** C function pointer type `void (*)(void *)`. */
 types["c10c_allocator_vtable_destroy_fn"] = koffi.proto("void c10c_allocator_vtable_destroy_fn(void *)");
-/** struct c10c_allocator_vtable; versioned: set struct_size to its size (koffi.sizeof) before passing it. */
+/** struct c10c_allocator_vtable (allocator.h); versioned: set struct_size to its size (koffi.sizeof) before passing it. */
 types["c10c_allocator_vtable"] = koffi.struct("c10c_allocator_vtable", {
     struct_size: "uint32_t", // uint32_t
     reserved0: "uint32_t", // uint32_t
@@ -174,20 +174,20 @@ types["c10c_allocator_vtable"] = koffi.struct("c10c_allocator_vtable", {
     destroy: "c10c_allocator_vtable_destroy_fn *", // void (*)(void *)
     name: "const char *", // const char *
 });
-/** struct c10c_cuda_device_guard; versioned: set struct_size to its size (koffi.sizeof) before passing it. */
+/** struct c10c_cuda_device_guard (cuda.h); versioned: set struct_size to its size (koffi.sizeof) before passing it. */
 types["c10c_cuda_device_guard"] = koffi.struct("c10c_cuda_device_guard", {
     struct_size: "uint32_t", // uint32_t
     original: "c10c_device_index", // c10c_device_index
     current: "c10c_device_index", // c10c_device_index
 });
-/** struct c10c_duration_stat. */
+/** struct c10c_duration_stat (cuda_host.h). */
 types["c10c_duration_stat"] = koffi.struct("c10c_duration_stat", {
     total: "int64_t", // int64_t
     max: "int64_t", // int64_t
     min: "int64_t", // int64_t
     count: "int64_t", // int64_t
 });
-/** struct c10c_cuda_host_stats; versioned: set struct_size to its size (koffi.sizeof) before passing it. */
+/** struct c10c_cuda_host_stats (cuda_host.h); versioned: set struct_size to its size (koffi.sizeof) before passing it. */
 types["c10c_cuda_host_stats"] = koffi.struct("c10c_cuda_host_stats", {
     struct_size: "uint32_t", // uint32_t
     reserved0: "uint32_t", // uint32_t
@@ -200,7 +200,7 @@ types["c10c_cuda_host_stats"] = koffi.struct("c10c_cuda_host_stats", {
     host_alloc_time: "c10c_duration_stat", // c10c_duration_stat
     host_free_time: "c10c_duration_stat", // c10c_duration_stat
 });
-/** struct c10c_cuda_ipc_info; versioned: set struct_size to its size (koffi.sizeof) before passing it. */
+/** struct c10c_cuda_ipc_info (cuda_ipc.h); versioned: set struct_size to its size (koffi.sizeof) before passing it. */
 types["c10c_cuda_ipc_info"] = koffi.struct("c10c_cuda_ipc_info", {
     struct_size: "uint32_t", // uint32_t
     device: "int32_t", // int32_t
@@ -212,11 +212,11 @@ types["c10c_cuda_ipc_info"] = koffi.struct("c10c_cuda_ipc_info", {
     event_sync_required: "bool", // bool
     handle_len: "uint64_t", // uint64_t
 });
-/** struct c10c_dispatch_key_set. */
+/** struct c10c_dispatch_key_set (dispatch_key.h). */
 types["c10c_dispatch_key_set"] = koffi.struct("c10c_dispatch_key_set", {
     repr: "uint64_t", // uint64_t
 });
-/** struct c10c_sim_device_stats; versioned: set struct_size to its size (koffi.sizeof) before passing it. */
+/** struct c10c_sim_device_stats (replay.h); versioned: set struct_size to its size (koffi.sizeof) before passing it. */
 types["c10c_sim_device_stats"] = koffi.struct("c10c_sim_device_stats", {
     struct_size: "uint32_t", // uint32_t
     reserved0: "uint32_t", // uint32_t
@@ -240,12 +240,12 @@ types["c10c_sim_device_stats"] = koffi.struct("c10c_sim_device_stats", {
     peak_stitched_bytes: "int64_t", // int64_t
     plan_declines: "int64_t", // int64_t
 });
-/** struct c10c_stream. */
+/** struct c10c_stream (stream.h). */
 types["c10c_stream"] = koffi.struct("c10c_stream", {
     device: "c10c_device", // c10c_device
     id: "c10c_stream_id", // c10c_stream_id
 });
-/** struct c10c_stream_data3. */
+/** struct c10c_stream_data3 (stream.h). */
 types["c10c_stream_data3"] = koffi.struct("c10c_stream_data3", {
     stream_id: "c10c_stream_id", // c10c_stream_id
     device_index: "c10c_device_index", // c10c_device_index
@@ -805,7 +805,7 @@ const prototypes = Object.freeze({
    * C: `c10c_status c10c_allocator_summary(char * out, size_t out_size, size_t * out_len, c10c_allocator * allocator)`
    * @param out `char *` (out, nullable)
    * @param out_size `size_t` (in)
-   * @param out_len `size_t *` (in, nullability unstated)
+   * @param out_len `size_t *` (out, nullability unstated)
    * @param allocator `c10c_allocator *` (in, non-null)
    * @returns `c10c_status`
    * Errors: C10C_STATUS_BUFFER_TOO_SMALL, C10C_STATUS_NULL_POINTER
@@ -876,7 +876,7 @@ const prototypes = Object.freeze({
    * @param config `const char *` (in, non-null)
    * @returns `c10c_status`
    * Errors: C10C_STATUS_INVALID_ARGUMENT, C10C_STATUS_NULL_POINTER
-   * Thread-safety: Keys: max_cached_mb:N cap on cached (free, kept) bytes, in MiB (default 1024); 0 caches nothing; a lower cap gives what the shared caches hold beyond it back at once huge_pages:True|False transparent huge pages for blocks of 2 MiB and more (default True) thread_cache_kb:N per-thread cache of small blocks, per size class, in KiB (default 256) fill:none|zero|junk what new blocks hold: whatever was there (default), zeros, or c10's junk pattern 0x7fedbeef (NaN as float32) to expose reads of uninitialized memory A malformed C10C_CPU_ALLOC_CONF makes every allocation of the caching allocator fail with C10C_STATUS_INVALID_ARGUMENT "C10C_CPU_ALLOC_CONF: <why>" until a call here succeeds.
+   * Thread-safety: any thread
    * @since ABI 1.0 (allocator.h)
    */
   c10c_cpu_caching_allocator_configure: "c10c_status c10c_cpu_caching_allocator_configure(const char * config)",
@@ -989,7 +989,7 @@ const prototypes = Object.freeze({
    * @param index `c10c_device_index` (in)
    * @returns `c10c_status`
    * Errors: none
-   * Thread-safety: Each thread has a current stream per device, the default stream until set.
+   * Thread-safety: any thread
    * @since ABI 1.0 (cuda.h)
    */
   c10c_cuda_default_stream: "c10c_status c10c_cuda_default_stream(_Out_ c10c_stream * out, c10c_device_index index)",
@@ -1054,7 +1054,7 @@ const prototypes = Object.freeze({
    * Milliseconds between two completed events.
    *
    * C: `c10c_status c10c_cuda_event_elapsed_time(float * ms, c10c_cuda_event * start, c10c_cuda_event * end)`
-   * @param ms `float *` (in, non-null)
+   * @param ms `float *` (out, non-null)
    * @param start `c10c_cuda_event *` (in, non-null)
    * @param end `c10c_cuda_event *` (in, non-null)
    * @returns `c10c_status`
@@ -1135,7 +1135,7 @@ const prototypes = Object.freeze({
    * Whether the recorded work has completed (true for a never recorded event, as c10).
    *
    * C: `c10c_status c10c_cuda_event_query(bool * done, c10c_cuda_event * event)`
-   * @param done `bool *` (in, non-null)
+   * @param done `bool *` (out, non-null)
    * @param event `c10c_cuda_event *` (in, non-null)
    * @returns `c10c_status`
    * Errors: C10C_STATUS_NULL_POINTER, C10C_STATUS_UNAVAILABLE
@@ -1293,7 +1293,7 @@ const prototypes = Object.freeze({
    * Frees the shared storages' memory kept for consumers whose counters reached 0 (torch's torch.cuda.ipc_collect / CudaIPCCollect).
    *
    * C: `c10c_status c10c_cuda_ipc_collect(bool * freed)`
-   * @param freed `bool *` (in, nullability unstated)
+   * @param freed `bool *` (out, nullability unstated)
    * @returns `c10c_status`
    * Errors: none
    * Thread-safety: any thread
@@ -1346,8 +1346,8 @@ const prototypes = Object.freeze({
    * Free and total bytes of a device (torch.cuda.mem_get_info; cuMemGetInfo_v2 in its primary context).
    *
    * C: `c10c_status c10c_cuda_mem_get_info(int64_t * free_bytes, int64_t * total_bytes, c10c_device_index index)`
-   * @param free_bytes `int64_t *` (in, non-null)
-   * @param total_bytes `int64_t *` (in, non-null)
+   * @param free_bytes `int64_t *` (out, non-null)
+   * @param total_bytes `int64_t *` (out, non-null)
    * @param index `c10c_device_index` (in)
    * @returns `c10c_status`
    * Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER, C10C_STATUS_UNAVAILABLE
@@ -1361,7 +1361,7 @@ const prototypes = Object.freeze({
    * C: `c10c_status c10c_cuda_memory_snapshot(char * out, size_t out_size, size_t * out_len)`
    * @param out `char *` (out, non-null)
    * @param out_size `size_t` (in)
-   * @param out_len `size_t *` (in, non-null)
+   * @param out_len `size_t *` (out, non-null)
    * @returns `c10c_status`
    * Errors: C10C_STATUS_BUFFER_TOO_SMALL, C10C_STATUS_INVALID_ARGUMENT, C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY, C10C_STATUS_UNAVAILABLE
    * Thread-safety: any thread
@@ -1391,7 +1391,7 @@ const prototypes = Object.freeze({
    * @param stream `void *` (in, nullability unstated)
    * @returns `void *`
    * Ownership: free the block with c10c_cuda_pluggable_free.
-   * Result: owned
+   * Result: owned, release with c10c_cuda_pluggable_free
    * Errors: none
    * Thread-safety: any thread
    * @since ABI 1.1 (cuda.h)
@@ -1520,7 +1520,7 @@ const prototypes = Object.freeze({
    * Whether all work queued on the stream has completed (cuStreamQuery).
    *
    * C: `c10c_status c10c_cuda_stream_query(bool * done, c10c_stream stream)`
-   * @param done `bool *` (in, nullability unstated)
+   * @param done `bool *` (out, nullability unstated)
    * @param stream `c10c_stream` (in)
    * @returns `c10c_status`
    * Errors: none
@@ -2185,7 +2185,7 @@ const prototypes = Object.freeze({
    * C: `c10c_status c10c_dispatch_key_set_to_string(char * out, size_t out_size, size_t * out_len, c10c_dispatch_key_set ks)`
    * @param out `char *` (out, non-null)
    * @param out_size `size_t` (in)
-   * @param out_len `size_t *` (in, nullability unstated)
+   * @param out_len `size_t *` (out, nullability unstated)
    * @param ks `c10c_dispatch_key_set` (in)
    * @returns `c10c_status`
    * Errors: C10C_STATUS_BUFFER_TOO_SMALL, C10C_STATUS_NULL_POINTER
@@ -2794,7 +2794,7 @@ const prototypes = Object.freeze({
    * @param storage `const c10c_storage *` (in, non-null)
    * @returns `c10c_status`
    * Ownership: borrowed (do not free it).
-   * Result: owned
+   * Result: borrowed
    * Errors: C10C_STATUS_NULL_POINTER
    * Thread-safety: any thread
    * @since ABI 1.0 (storage.h)
@@ -3001,7 +3001,7 @@ const prototypes = Object.freeze({
    * @param storage `c10c_storage *` (in, nullable)
    * @returns `void`
    * Errors: none
-   * Thread-safety: In debug builds a release of a storage that has no strong reference left but is kept by a weak reference is detected: the counts are left alone and the thread's last error says "double release detected" (C10C_STATUS_ERROR).
+   * Thread-safety: any thread
    * @since ABI 1.0 (storage.h)
    */
   c10c_storage_release: "void c10c_storage_release(c10c_storage * storage)",
@@ -3069,12 +3069,12 @@ const prototypes = Object.freeze({
    *
    * C: `c10c_status c10c_storage_share_cuda(c10c_cuda_ipc_info * out, uint8_t * handle, size_t handle_size, c10c_storage * storage)`
    * @param out `c10c_cuda_ipc_info *` (out, non-null)
-   * @param handle `uint8_t *` (in, non-null)
+   * @param handle `uint8_t *` (out, non-null)
    * @param handle_size `size_t` (in)
    * @param storage `c10c_storage *` (in, non-null)
    * @returns `c10c_status`
    * Ownership: storage is borrowed; nothing is kept from the caller's buffers.
-   * Result: owned
+   * Result: borrowed
    * Errors: C10C_STATUS_BUFFER_TOO_SMALL, C10C_STATUS_INVALID_ARGUMENT, C10C_STATUS_NOT_IMPLEMENTED, C10C_STATUS_NULL_POINTER
    * Thread-safety: any thread
    * @since ABI 1.1 (cuda_ipc.h)
@@ -3372,7 +3372,7 @@ const prototypes = Object.freeze({
    * Ownership: borrowed.
    * Result: borrowed
    * Errors: none
-   * Thread-safety: NULL also when the storage no longer holds the tensor's elements (see the top of this file), and then the thread's last error says so (C10C_STATUS_ERROR "data: the tensor's elements ..."): for a tensor with elements on a device other than meta NULL always means that.
+   * Thread-safety: any thread
    * @since ABI 1.0 (tensor.h)
    */
   c10c_tensor_data: "void * c10c_tensor_data(const c10c_tensor * tensor)",
@@ -4267,7 +4267,7 @@ const meta = Object.freeze({
   c10c_cuda_mem_get_info: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_UNAVAILABLE"]) }),
   c10c_cuda_memory_snapshot: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_BUFFER_TOO_SMALL", "C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY", "C10C_STATUS_UNAVAILABLE"]) }),
   c10c_cuda_pluggable_free: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze([]) }),
-  c10c_cuda_pluggable_malloc: Object.freeze({ since: "1.1", result: "owned", releaseWith: null, errors: Object.freeze([]) }),
+  c10c_cuda_pluggable_malloc: Object.freeze({ since: "1.1", result: "owned", releaseWith: "c10c_cuda_pluggable_free", errors: Object.freeze([]) }),
   c10c_cuda_pluggable_record_stream: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY"]) }),
   c10c_cuda_record_memory_history: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY", "C10C_STATUS_UNAVAILABLE"]) }),
   c10c_cuda_record_stream: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_UNAVAILABLE"]) }),
@@ -4385,7 +4385,7 @@ const meta = Object.freeze({
   c10c_status_string: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze([]) }),
   c10c_storage_allocator: Object.freeze({ since: "1.0", result: "borrowed", releaseWith: null, errors: Object.freeze([]) }),
   c10c_storage_data: Object.freeze({ since: "1.0", result: "borrowed", releaseWith: null, errors: Object.freeze([]) }),
-  c10c_storage_data_ptr: Object.freeze({ since: "1.0", result: "owned", releaseWith: null, errors: Object.freeze(["C10C_STATUS_NULL_POINTER"]) }),
+  c10c_storage_data_ptr: Object.freeze({ since: "1.0", result: "borrowed", releaseWith: null, errors: Object.freeze(["C10C_STATUS_NULL_POINTER"]) }),
   c10c_storage_device: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze([]) }),
   c10c_storage_filename: Object.freeze({ since: "1.1", result: "borrowed", releaseWith: null, errors: Object.freeze(["C10C_STATUS_NULL_POINTER"]) }),
   c10c_storage_is_read_only: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze([]) }),
@@ -4406,7 +4406,7 @@ const meta = Object.freeze({
   c10c_storage_retain: Object.freeze({ since: "1.0", result: "owned", releaseWith: "c10c_storage_release", errors: Object.freeze([]) }),
   c10c_storage_set_nbytes: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NULL_POINTER"]) }),
   c10c_storage_set_read_only: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_NULL_POINTER"]) }),
-  c10c_storage_share_cuda: Object.freeze({ since: "1.1", result: "owned", releaseWith: null, errors: Object.freeze(["C10C_STATUS_BUFFER_TOO_SMALL", "C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NOT_IMPLEMENTED", "C10C_STATUS_NULL_POINTER"]) }),
+  c10c_storage_share_cuda: Object.freeze({ since: "1.1", result: "borrowed", releaseWith: null, errors: Object.freeze(["C10C_STATUS_BUFFER_TOO_SMALL", "C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NOT_IMPLEMENTED", "C10C_STATUS_NULL_POINTER"]) }),
   c10c_storage_share_fd: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY"]) }),
   c10c_storage_share_filename: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY"]) }),
   c10c_storage_share_memory: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR"]) }),

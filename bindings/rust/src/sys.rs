@@ -577,7 +577,7 @@ pub struct DLTensor {
     pub byte_offset: u64,
 }
 
-/// C `struct c10c_abi_info`.
+/// C `struct c10c_abi_info` (version.h).
 ///
 /// Versioned: set `struct_size` to `size_of::<Self>()` before passing it in.
 #[repr(C)]
@@ -599,7 +599,7 @@ pub struct c10c_abi_info {
     pub sizeof_data_ptr: u32,
 }
 
-/// C `struct c10c_allocator_vtable`.
+/// C `struct c10c_allocator_vtable` (allocator.h).
 ///
 /// Versioned: set `struct_size` to `size_of::<Self>()` before passing it in.
 #[repr(C)]
@@ -625,7 +625,7 @@ pub struct c10c_allocator_vtable {
     pub name: *const c_char,
 }
 
-/// C `struct c10c_cuda_device_guard`.
+/// C `struct c10c_cuda_device_guard` (cuda.h).
 ///
 /// Versioned: set `struct_size` to `size_of::<Self>()` before passing it in.
 #[repr(C)]
@@ -639,7 +639,7 @@ pub struct c10c_cuda_device_guard {
     pub current: c10c_device_index,
 }
 
-/// C `struct c10c_cuda_host_stats`.
+/// C `struct c10c_cuda_host_stats` (cuda_host.h).
 ///
 /// Versioned: set `struct_size` to `size_of::<Self>()` before passing it in.
 #[repr(C)]
@@ -667,7 +667,7 @@ pub struct c10c_cuda_host_stats {
     pub host_free_time: c10c_duration_stat,
 }
 
-/// C `struct c10c_cuda_ipc_info`.
+/// C `struct c10c_cuda_ipc_info` (cuda_ipc.h).
 ///
 /// Versioned: set `struct_size` to `size_of::<Self>()` before passing it in.
 #[repr(C)]
@@ -693,7 +693,7 @@ pub struct c10c_cuda_ipc_info {
     pub handle_len: u64,
 }
 
-/// C `struct c10c_data_ptr`.
+/// C `struct c10c_data_ptr` (allocator.h).
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct c10c_data_ptr {
@@ -707,7 +707,7 @@ pub struct c10c_data_ptr {
     pub device: c10c_device,
 }
 
-/// C `struct c10c_device`.
+/// C `struct c10c_device` (device.h).
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct c10c_device {
@@ -717,7 +717,7 @@ pub struct c10c_device {
     pub index: c10c_device_index,
 }
 
-/// C `struct c10c_dispatch_key_set`.
+/// C `struct c10c_dispatch_key_set` (dispatch_key.h).
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct c10c_dispatch_key_set {
@@ -725,7 +725,7 @@ pub struct c10c_dispatch_key_set {
     pub repr: u64,
 }
 
-/// C `struct c10c_duration_stat`.
+/// C `struct c10c_duration_stat` (cuda_host.h).
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct c10c_duration_stat {
@@ -739,7 +739,7 @@ pub struct c10c_duration_stat {
     pub count: i64,
 }
 
-/// C `struct c10c_memory_stats`.
+/// C `struct c10c_memory_stats` (allocator.h).
 ///
 /// Versioned: set `struct_size` to `size_of::<Self>()` before passing it in.
 #[repr(C)]
@@ -801,7 +801,7 @@ pub struct c10c_memory_stats {
     pub plan_declines: i64,
 }
 
-/// C `struct c10c_sim_device_stats`.
+/// C `struct c10c_sim_device_stats` (replay.h).
 ///
 /// Versioned: set `struct_size` to `size_of::<Self>()` before passing it in.
 #[repr(C)]
@@ -851,7 +851,7 @@ pub struct c10c_sim_device_stats {
     pub plan_declines: i64,
 }
 
-/// C `struct c10c_stat`.
+/// C `struct c10c_stat` (allocator.h).
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct c10c_stat {
@@ -865,7 +865,7 @@ pub struct c10c_stat {
     pub freed: i64,
 }
 
-/// C `struct c10c_stream`.
+/// C `struct c10c_stream` (stream.h).
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct c10c_stream {
@@ -875,7 +875,7 @@ pub struct c10c_stream {
     pub id: c10c_stream_id,
 }
 
-/// C `struct c10c_stream_data3`.
+/// C `struct c10c_stream_data3` (stream.h).
 #[repr(C)]
 #[derive(Copy, Clone, Debug)]
 pub struct c10c_stream_data3 {
@@ -1066,7 +1066,7 @@ extern "C" {
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `out`: `char *`, out, may be NULL; `out_size`: `size_t`, in; `out_len`: `size_t *`, in; `allocator`: `c10c_allocator *`, in, must not be NULL.
+    /// Parameters: `out`: `char *`, out, may be NULL; `out_size`: `size_t`, in; `out_len`: `size_t *`, out; `allocator`: `c10c_allocator *`, in, must not be NULL.
     pub fn c10c_allocator_summary(out: *mut c_char, out_size: usize, out_len: *mut usize, allocator: *mut c10c_allocator) -> c10c_status;
     /// c10's toBackendComponent(DeviceType): CPU, CUDA, HIP, XLA, MPS, IPU, XPU, HPU, VE, Lazy, Meta, MTIA and PrivateUse1 have a backend component; every other device type gives INVALID.
     ///
@@ -1132,7 +1132,7 @@ extern "C" {
     ///
     /// Errors: `C10C_STATUS_INVALID_ARGUMENT`, `C10C_STATUS_NULL_POINTER` (the message: `c10c_last_error_message()` on this thread)
     ///
-    /// Thread-safety: Keys: max_cached_mb:N cap on cached (free, kept) bytes, in MiB (default 1024); 0 caches nothing; a lower cap gives what the shared caches hold beyond it back at once huge_pages:True|False transparent huge pages for blocks of 2 MiB and more (default True) thread_cache_kb:N per-thread cache of small blocks, per size class, in KiB (default 256) fill:none|zero|junk what new blocks hold: whatever was there (default), zeros, or c10's junk pattern 0x7fedbeef (NaN as float32) to expose reads of uninitialized memory A malformed C10C_CPU_ALLOC_CONF makes every allocation of the caching allocator fail with C10C_STATUS_INVALID_ARGUMENT "C10C_CPU_ALLOC_CONF: &lt;why&gt;" until a call here succeeds..
+    /// Thread-safety: any thread.
     ///
     /// Parameters: `config`: `const char *`, in, must not be NULL.
     pub fn c10c_cpu_caching_allocator_configure(config: *const c_char) -> c10c_status;
@@ -1238,7 +1238,7 @@ extern "C" {
     ///
     /// Errors: none.
     ///
-    /// Thread-safety: Each thread has a current stream per device, the default stream until set..
+    /// Thread-safety: any thread.
     ///
     /// Parameters: `out`: `c10c_stream *`, out; `index`: `c10c_device_index`, in.
     pub fn c10c_cuda_default_stream(out: *mut c10c_stream, index: c10c_device_index) -> c10c_status;
@@ -1310,7 +1310,7 @@ extern "C" {
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `ms`: `float *`, in, must not be NULL; `start`: `c10c_cuda_event *`, in, must not be NULL; `end`: `c10c_cuda_event *`, in, must not be NULL.
+    /// Parameters: `ms`: `float *`, out, must not be NULL; `start`: `c10c_cuda_event *`, in, must not be NULL; `end`: `c10c_cuda_event *`, in, must not be NULL.
     pub fn c10c_cuda_event_elapsed_time(ms: *mut f32, start: *mut c10c_cuda_event, end: *mut c10c_cuda_event) -> c10c_status;
     /// Destroys the event (and its driver object; in a forked child only the event: the driver is not called there).
     ///
@@ -1382,7 +1382,7 @@ extern "C" {
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `done`: `bool *`, in, must not be NULL; `event`: `c10c_cuda_event *`, in, must not be NULL.
+    /// Parameters: `done`: `bool *`, out, must not be NULL; `event`: `c10c_cuda_event *`, in, must not be NULL.
     pub fn c10c_cuda_event_query(done: *mut bool, event: *mut c10c_cuda_event) -> c10c_status;
     /// Records the work queued on stream so far.
     ///
@@ -1540,7 +1540,7 @@ extern "C" {
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `freed`: `bool *`, in.
+    /// Parameters: `freed`: `bool *`, out.
     pub fn c10c_cuda_ipc_collect(freed: *mut bool) -> c10c_status;
     /// Storages freed by this process that consumers still hold (torch's limbo size).
     ///
@@ -1594,7 +1594,7 @@ extern "C" {
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `free_bytes`: `int64_t *`, in, must not be NULL; `total_bytes`: `int64_t *`, in, must not be NULL; `index`: `c10c_device_index`, in.
+    /// Parameters: `free_bytes`: `int64_t *`, out, must not be NULL; `total_bytes`: `int64_t *`, out, must not be NULL; `index`: `c10c_device_index`, in.
     pub fn c10c_cuda_mem_get_info(free_bytes: *mut i64, total_bytes: *mut i64, index: c10c_device_index) -> c10c_status;
     /// torch.cuda.memory_snapshot() / torch.cuda.memory._snapshot() as JSON text: {"segments": [{"device", "address", "total_size", "allocated_size", "active_size", "requested_size", "stream", "segment_type": "small"|"large", "segment_pool_id", "is_expandable", "frames", "blocks": [{"address", "size", "requested_size", "state": "active_allocated"|"active_pending_free"|"inactive", "frames"}]}], "device_traces": [[{"action", "addr", "size", "stream", "time_us", "frames"}], ...], "allocator_settings": {...}} (an expandable segment is listed once per mapped range, as PyTorch does; not PyTorch's: a plan's arena is a segment of "segment_type": "plan", and a stitched range one of "segment_type": "stitched" with "stitched_pages" [[address, size], ...], the pages it maps, which its source segments then leave out).
     ///
@@ -1606,7 +1606,7 @@ extern "C" {
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `out`: `char *`, out, must not be NULL; `out_size`: `size_t`, in; `out_len`: `size_t *`, in, must not be NULL.
+    /// Parameters: `out`: `char *`, out, must not be NULL; `out_size`: `size_t`, in; `out_len`: `size_t *`, out, must not be NULL.
     pub fn c10c_cuda_memory_snapshot(out: *mut c_char, out_size: usize, out_len: *mut usize) -> c10c_status;
     /// Frees a block of c10c_cuda_pluggable_malloc (NULL: nothing).
     ///
@@ -1624,7 +1624,7 @@ extern "C" {
     ///
     /// Since ABI 1.1 (cuda.h).
     ///
-    /// Ownership: free the block with c10c_cuda_pluggable_free. Result: owned.
+    /// Ownership: free the block with c10c_cuda_pluggable_free. Result: owned, released with `c10c_cuda_pluggable_free`.
     ///
     /// Errors: none.
     ///
@@ -1762,7 +1762,7 @@ extern "C" {
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `done`: `bool *`, in; `stream`: `c10c_stream`, in.
+    /// Parameters: `done`: `bool *`, out; `stream`: `c10c_stream`, in.
     pub fn c10c_cuda_stream_query(done: *mut bool, stream: c10c_stream) -> c10c_status;
     /// Waits for the stream's work (cuStreamSynchronize).
     ///
@@ -2430,7 +2430,7 @@ extern "C" {
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `out`: `char *`, out, must not be NULL; `out_size`: `size_t`, in; `out_len`: `size_t *`, in; `ks`: `c10c_dispatch_key_set`, in.
+    /// Parameters: `out`: `char *`, out, must not be NULL; `out_size`: `size_t`, in; `out_len`: `size_t *`, out; `ks`: `c10c_dispatch_key_set`, in.
     pub fn c10c_dispatch_key_set_to_string(out: *mut c_char, out_size: usize, out_len: *mut usize, ks: c10c_dispatch_key_set) -> c10c_status;
     /// a | b.
     ///
@@ -3030,7 +3030,7 @@ extern "C" {
     ///
     /// Since ABI 1.0 (storage.h).
     ///
-    /// Ownership: borrowed (do not free it). Result: owned.
+    /// Ownership: borrowed (do not free it). Result: borrowed.
     ///
     /// Errors: `C10C_STATUS_NULL_POINTER` (the message: `c10c_last_error_message()` on this thread)
     ///
@@ -3214,7 +3214,7 @@ extern "C" {
     ///
     /// Errors: none.
     ///
-    /// Thread-safety: In debug builds a release of a storage that has no strong reference left but is kept by a weak reference is detected: the counts are left alone and the thread's last error says "double release detected" (C10C_STATUS_ERROR)..
+    /// Thread-safety: any thread.
     ///
     /// Parameters: `storage`: `c10c_storage *`, in, may be NULL.
     pub fn c10c_storage_release(storage: *mut c10c_storage);
@@ -3282,13 +3282,13 @@ extern "C" {
     ///
     /// Since ABI 1.1 (cuda_ipc.h).
     ///
-    /// Ownership: storage is borrowed; nothing is kept from the caller's buffers. Result: owned.
+    /// Ownership: storage is borrowed; nothing is kept from the caller's buffers. Result: borrowed.
     ///
     /// Errors: `C10C_STATUS_BUFFER_TOO_SMALL`, `C10C_STATUS_INVALID_ARGUMENT`, `C10C_STATUS_NOT_IMPLEMENTED`, `C10C_STATUS_NULL_POINTER` (the message: `c10c_last_error_message()` on this thread)
     ///
     /// Thread-safety: any thread.
     ///
-    /// Parameters: `out`: `c10c_cuda_ipc_info *`, out, must not be NULL; `handle`: `uint8_t *`, in, must not be NULL; `handle_size`: `size_t`, in; `storage`: `c10c_storage *`, in, must not be NULL.
+    /// Parameters: `out`: `c10c_cuda_ipc_info *`, out, must not be NULL; `handle`: `uint8_t *`, out, must not be NULL; `handle_size`: `size_t`, in; `storage`: `c10c_storage *`, in, must not be NULL.
     pub fn c10c_storage_share_cuda(out: *mut c10c_cuda_ipc_info, handle: *mut u8, handle_size: usize, storage: *mut c10c_storage) -> c10c_status;
     /// Moves the bytes into a memory file (memfd_create), one copy: torch's _share_fd_cpu_.
     ///
@@ -3562,7 +3562,7 @@ extern "C" {
     ///
     /// Errors: none.
     ///
-    /// Thread-safety: NULL also when the storage no longer holds the tensor's elements (see the top of this file), and then the thread's last error says so (C10C_STATUS_ERROR "data: the tensor's elements ..."): for a tensor with elements on a device other than meta NULL always means that..
+    /// Thread-safety: any thread.
     ///
     /// Parameters: `tensor`: `const c10c_tensor *`, in.
     pub fn c10c_tensor_data(tensor: *const c10c_tensor) -> *mut c_void;
