@@ -14,7 +14,10 @@ struct c10c_storage {
   int64_t capacity;          /* the bytes data_ptr holds: set_nbytes may record less, never more */
   c10c_allocator *allocator; /* a reference, or NULL for external memory */
   bool resizable;
-  bool read_only;
+  /* One way (false to true) and read by writers on any thread: atomic, relaxed (it orders
+   * nothing else), so that marking a storage read-only while another thread checks it is no
+   * data race. */
+  _Atomic bool read_only;
   bool shared; /* in memory other processes can open (storage_shared.c) */
   /* Whether data_ptr's address was handed out (c10c_storage_data, c10c_tensor_data, a DLPack
    * export): sharing then keeps the old bytes until the storage goes, so that pointer never
@@ -98,7 +101,7 @@ static c10c_storage *new_shell(int64_t nbytes, bool resizable) {
   s->nbytes = s->capacity = nbytes;
   s->allocator = NULL;
   s->resizable = resizable;
-  s->read_only = false;
+  atomic_init(&s->read_only, false);
   s->shared = false;
   s->retired = NULL;
   atomic_init(&s->exposed, false);
@@ -299,12 +302,13 @@ bool c10c_weak_storage_expired(const c10c_weak_storage *weak) {
 
 c10c_status c10c_storage_set_read_only(c10c_storage *storage) {
   C10C__CHECK_NOT_NULL(storage);
-  storage->read_only = true;
+  atomic_store_explicit(&storage->read_only, true, memory_order_relaxed);
   return C10C_STATUS_OK;
 }
 
 bool c10c_storage_is_read_only(const c10c_storage *storage) {
-  return storage != NULL && storage->read_only;
+  return storage != NULL && atomic_load_explicit(&((c10c_storage *)(uintptr_t)storage)->read_only,
+                                                 memory_order_relaxed);
 }
 
 c10c_data_ptr c10c__storage_swap_data_ptr(c10c_storage *storage, c10c_data_ptr replacement) {

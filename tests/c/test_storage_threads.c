@@ -149,5 +149,25 @@ TEST(replaced_allocators_are_destroyed_once_while_other_threads_use_the_registry
   ASSERT_EQ(atomic_load(&destroyed), INSTALLS); /* all but the one installed now */
 }
 
+static void *read_only_reader(void *arg) {
+  c10c_storage *s = arg;
+  while (!c10c_storage_is_read_only(s)) {
+  }
+  return NULL;
+}
+
+/* One thread marks a storage read-only while others check it (TSan sees no race). */
+TEST(marking_a_storage_read_only_races_with_no_reader) {
+  c10c_storage *s = NULL;
+  ASSERT_OK(c10c_storage_new(&s, 64, NULL, C10C_DEVICE_TYPE_CPU, false));
+  pthread_t th[4];
+  for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_create(&th[i], NULL, read_only_reader, s), 0);
+  ASSERT_OK(c10c_storage_set_read_only(s));
+  for (int i = 0; i < 4; i++) ASSERT_EQ(pthread_join(th[i], NULL), 0);
+  ASSERT_TRUE(c10c_storage_is_read_only(s));
+  c10c_storage_release(s);
+}
+
 RUN_TESTS(T(storages_shared_across_threads_are_freed_once),
-          T(replaced_allocators_are_destroyed_once_while_other_threads_use_the_registry))
+          T(replaced_allocators_are_destroyed_once_while_other_threads_use_the_registry),
+          T(marking_a_storage_read_only_races_with_no_reader))
