@@ -108,7 +108,7 @@ def sections(doc: str) -> dict[str, str]:
             sentence,
         )
         if rule and len(sentence) < 400 and not re.search(r"Ownership:|Errors:|^Keys:", sentence):
-            out["threads"] = sentence.strip()
+            out["threads"] = re.sub(r"^Thread[- ]safety:\s*", "", sentence.strip())
             break
     return out
 

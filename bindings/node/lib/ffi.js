@@ -2597,7 +2597,7 @@ const prototypes = Object.freeze({
    * @param name `const char *` (in, non-null)
    * @returns `c10c_status`
    * Errors: C10C_STATUS_ERROR, C10C_STATUS_INVALID_ARGUMENT, C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY
-   * Thread-safety: Thread-safety: any thread; exactly one of several racing names wins.
+   * Thread-safety: any thread; exactly one of several racing names wins.
    * @since ABI 1.0 (device.h)
    */
   c10c_privateuse1_backend_register: "c10c_status c10c_privateuse1_backend_register(const char * name)",

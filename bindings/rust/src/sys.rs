@@ -2842,7 +2842,7 @@ extern "C" {
     ///
     /// Errors: `C10C_STATUS_ERROR`, `C10C_STATUS_INVALID_ARGUMENT`, `C10C_STATUS_NULL_POINTER`, `C10C_STATUS_OUT_OF_MEMORY` (the message: `c10c_last_error_message()` on this thread)
     ///
-    /// Thread-safety: Thread-safety: any thread; exactly one of several racing names wins..
+    /// Thread-safety: any thread; exactly one of several racing names wins..
     ///
     /// Parameters: `name`: `const char *`, in, must not be NULL.
     pub fn c10c_privateuse1_backend_register(name: *const c_char) -> c10c_status;

@@ -1,0 +1,3 @@
+module github.com/c10c/c10c-go
+
+go 1.19
