@@ -225,7 +225,21 @@ def test_exceptions_pickle_with_their_attributes() -> None:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="prctl(2)")
-def test_children_die_with_their_parent() -> None:
+@pytest.mark.parametrize("sigint", ["handled", "ignored"])
+def test_children_die_with_their_parent(sigint: str) -> None:
+    # ignored: as under nohup, in a background job or on some CI runners (the disposition is
+    # inherited), where torch's children, whose parent-death signal is SIGINT, outlive it
+    if sigint == "handled":
+        _children_die_with_their_parent()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _children_die_with_their_parent()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _children_die_with_their_parent() -> None:
     ctx = mp.get_context("fork")
     pids = ctx.Queue()
     context = mp.start_processes(
