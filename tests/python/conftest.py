@@ -24,6 +24,28 @@ _JANITOR_HOOKS = (_sharing.name_created, _sharing.name_opened)
 _sharing.name_created = _sharing.name_opened = None
 
 
+def _check_pythonpath_build() -> None:
+    """A build put on PYTHONPATH from this checkout (README's --target recipe) is what must be
+    tested: if its directory holds no pyc10 (its build failed), `import pyc10` quietly found an
+    installed one instead."""
+    root = Path(__file__).resolve().parents[2]
+    ours = [
+        Path(e).resolve()
+        for e in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if e and Path(e).resolve().is_relative_to(root)
+    ]
+    found = Path(pyc10.__file__).resolve().parents[1]
+    if ours and found not in ours:
+        pytest.exit(
+            f"PYTHONPATH names {', '.join(map(str, ours))} in this checkout, which holds no pyc10"
+            f" (did its build fail?): the tests would run against {found / 'pyc10'} instead",
+            returncode=4,
+        )
+
+
+_check_pythonpath_build()
+
+
 @pytest.fixture(scope="module")
 def janitor_hooks() -> Iterator[None]:
     """pyc10.multiprocessing's janitor hooks, on while a module's tests run, then off again."""
