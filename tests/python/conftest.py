@@ -17,7 +17,7 @@ if not torch.__version__.startswith("2.13.0"):
 # Importing pyc10.multiprocessing installs the storages' janitor hooks for the whole process (as
 # it should); most tests expect a pyc10 without them, so they are off until a module asks for
 # them with the janitor_hooks fixture (pytest imports every test file before running any).
-import pyc10.multiprocessing  # noqa: F401  (installs the hooks, removed just below)
+import pyc10.multiprocessing  # installs the hooks, removed just below
 from pyc10 import _sharing
 
 _JANITOR_HOOKS = (_sharing.name_created, _sharing.name_opened)
