@@ -127,6 +127,17 @@ PyObject *pyc10_view_result(PyObject *self, c10c_status st, c10c_tensor *const *
 }
 
 PyObject *pyc10_wrap(c10c_tensor *h) { return wrap_handle(h); }
+
+PyObject *pyc10_dlpack_wrap_import(c10c_tensor *imported, bool clone) {
+  if (clone) {
+    c10c_tensor *copy = NULL;
+    c10c_status st = c10c_tensor_clone(&copy, imported, C10C_MEMORY_FORMAT_PRESERVE);
+    pyc10_release_tensor(imported);
+    if (st != C10C_STATUS_OK) return raise_for(st);
+    imported = copy;
+  }
+  return wrap_handle(imported);
+}
 PyObject *pyc10_raise(c10c_status st) { return raise_for(st); }
 PyObject *pyc10_result(c10c_status st, c10c_tensor *const *out) { return result(st, out); }
 

@@ -273,9 +273,9 @@ void **pyc10_numpy_table(void);
 PyObject *pyc10_from_exchange(PyObject *x, int copy_wanted);
 /* dlpack.c: pyc10.from_dlpack(x) (a new reference, or NULL with the error). */
 PyObject *pyc10_dlpack_import(PyObject *x);
-/* dlpack.c: a just-imported tensor as a pyc10.Tensor, first cloned (the import released) when
- * clone is true: the caller asked for a copy and the producer did not make one. Takes the
- * reference; a new reference, or NULL with the error. */
+/* common.c: a just-imported tensor (DLPack, dlpack.c and dlpack_exchange.c) as a pyc10.Tensor,
+ * first cloned (the import released) when clone is true: the caller asked for a copy and the
+ * producer did not make one. Takes the reference; a new reference, or NULL with the error. */
 PyObject *pyc10_dlpack_wrap_import(c10c_tensor *imported, bool clone);
 int pyc10_exchange_publish(PyObject *type);
 

@@ -214,17 +214,6 @@ static PyObject *consume_capsule(PyObject *capsule, int copy_wanted) {
   return pyc10_dlpack_wrap_import(out, copy_wanted && !copied_by_producer);
 }
 
-PyObject *pyc10_dlpack_wrap_import(c10c_tensor *imported, bool clone) {
-  if (clone) {
-    c10c_tensor *copy = NULL;
-    c10c_status st = c10c_tensor_clone(&copy, imported, C10C_MEMORY_FORMAT_PRESERVE);
-    release_tensor(imported);
-    if (st != C10C_STATUS_OK) return raise_for(st);
-    imported = copy;
-  }
-  return wrap_handle(imported);
-}
-
 /* x.__dlpack_device__(), which torch's from_dlpack asks before anything else, so that a producer
  * that cannot export (a meta tensor: ValueError) fails there. *out stays NULL for a producer
  * without the method (the __dlpack__ call then says what is missing). Returns -1 with an

@@ -84,18 +84,16 @@ class ProcessExitedException(ProcessException):
 
 
 def _death_signal() -> int:
-    """SIGINT as torch, unless this process ignores it: then the first signal that ends it."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(sig) is not signal.SIG_IGN:
-            return int(sig)
-    return int(signal.SIGKILL)
+    """SIGINT as torch, unless this process ignores it: then SIGTERM, which ends it."""
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    return int(signal.SIGTERM if ignored else signal.SIGINT)
 
 
 def _wrap(fn: Callable[..., Any], i: int, args: tuple[Any, ...], error_file: str) -> None:
     # Children end when their parent does (SIGINT, as torch: a non-daemonic child would outlive
     # a parent killed by SIGKILL otherwise); prctl(2) is Linux's, a no-op elsewhere. Where SIGINT
     # is ignored (inherited from nohup, a background job, a CI runner) it would do nothing, and
-    # torch's children then outlive their parent: SIGTERM (or SIGKILL) instead.
+    # torch's children then outlive their parent: SIGTERM instead.
     _prctl_pr_set_pdeathsig(_death_signal())
     try:
         fn(i, *args)
