@@ -518,9 +518,10 @@ def _private_dir() -> bytes:
     """The directory of this user's janitor sockets (mode 0700, made if missing)."""
     uid = os.geteuid()
     bases = []
-    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
-    if runtime.startswith("/"):
-        bases.append(runtime.rstrip("/"))
+    runtime = os.fsencode(os.environ.get("XDG_RUNTIME_DIR", "")).rstrip(b"/")
+    # only this user's own (not the one sudo kept from the user it was run by)
+    if runtime.startswith(b"/") and os.path.isdir(runtime) and _untrusted_dir(runtime) is None:
+        bases.append(os.fsdecode(runtime))
     bases.append("/tmp")
     reasons = []
     for base in bases:

@@ -13,10 +13,12 @@ import errno
 import os
 import pickle
 import resource
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -323,6 +325,30 @@ def test_handles_naming_an_address_this_user_cannot_trust_are_refused(tmp_path: 
         assert "janitor" in str(info.value)
 
 
+def test_the_address_is_in_a_private_directory_of_this_user(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$XDG_RUNTIME_DIR/pyc10-janitor-<uid>/<hex>, mode 0700; where another user made that name
+    first, a fresh directory beside it; an XDG_RUNTIME_DIR not this user's own is passed over."""
+    runtime = Path(tempfile.mkdtemp(prefix="xdg-"))  # short: a socket path has 107 bytes
+    request.addfinalizer(lambda: shutil.rmtree(runtime))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    uid = os.geteuid()
+    address = _janitor.new_address()
+    directory = os.path.dirname(address)
+    assert directory == os.fsencode(f"{runtime}/pyc10-janitor-{uid}")
+    assert os.lstat(directory).st_mode & 0o777 == 0o700
+    _janitor.check_handle(address)
+    if uid == 0:
+        os.chown(directory, NOBODY, NOBODY)  # as if another user had made it first
+        fresh = os.path.dirname(_janitor.new_address())
+        assert fresh.startswith(directory + b"-") and os.lstat(fresh).st_uid == uid
+        os.chown(runtime, NOBODY, NOBODY)  # sudo kept another user's XDG_RUNTIME_DIR
+        assert _janitor.new_address().startswith(os.fsencode(f"/tmp/pyc10-janitor-{uid}"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/" + "x" * 90)  # too long for a socket path
+    assert _janitor.new_address().startswith(os.fsencode(f"/tmp/pyc10-janitor-{uid}"))
+
+
 # ---- defect 6: the descriptor limit ---------------------------------------------------------
 
 
@@ -399,3 +425,38 @@ def test_the_janitor_idles_at_its_descriptor_limit_and_serves_queued_clients_lat
         except OSError:
             pass
         _wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 5)
+
+
+# ---- the protocol fuzz harness (tests/fuzz/py/fuzz_janitor.py) ------------------------------
+
+_FUZZ = Path(__file__).resolve().parents[1] / "fuzz" / "py" / "fuzz_janitor.py"
+
+
+def _fuzz(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(_FUZZ), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_the_janitor_protocol_corpus_replays_clean() -> None:
+    """Every kept input (each a case once found or worth keeping) passes the harness's checks."""
+    out = _fuzz("0", timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "replayed" in out.stdout and " 0 mutated" in out.stdout
+
+
+def test_the_janitor_fuzz_harness_refuses_bad_usage() -> None:
+    out = _fuzz("soon", timeout=30)
+    assert out.returncode == 2
+    assert "invalid float value" in out.stderr
+
+
+@pytest.mark.slow
+def test_fuzz_the_janitor_protocol_for_20_seconds() -> None:
+    """The bounded run CI does: replay, 16 s of mutations in process, 4 s on a real janitor."""
+    out = _fuzz("20", timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
