@@ -268,13 +268,25 @@ class _Janitor:
     inode = -1  # the socket file's inode (set by _serve)
 
     def accept(self) -> None:
+        """Take the clients waiting in the backlog, up to 32 a round (nginx's multi_accept).
+
+        One a round let a flood of connections fill the backlog: new clients waited.
+        """
+        for _ in range(32):
+            if not self.accept_one():
+                return
+
+    def accept_one(self) -> bool:
         assert self.listener is not None
         try:
             sock, _ = self.listener.accept()
+        except BlockingIOError:
+            return False
         except OSError as e:
             if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
                 self.pause()
-            return
+                return False
+            return True  # that client is gone (ECONNABORTED): the next one may be there
         try:
             pid, uid = _peer_pid_uid(sock)
             if uid != self.uid:
@@ -282,13 +294,14 @@ class _Janitor:
             sock.setblocking(False)
         except OSError:
             sock.close()
-            return
+            return True
         try:
             sock.send(_GREETING)
         except OSError:
             pass  # gone while queued: what it sent before it went still counts
         self.open(sock.fileno(), sock, pid)
         self.sel.register(sock, selectors.EVENT_READ, sock.fileno())
+        return True
 
     def pause(self) -> None:
         """Out of descriptors: leave the listener alone until a connection goes or _PAUSE."""
@@ -436,6 +449,7 @@ class _Janitor:
 
 def _serve(fd: int) -> None:
     listener = socket.socket(fileno=fd)
+    listener.setblocking(False)  # accept says EAGAIN when the backlog is empty
     janitor = _Janitor(listener, _seconds(GRACE_ENV_VAR, 2.0), _seconds(LINGER_ENV_VAR, 60.0))
     path = listener.getsockname()
     if isinstance(path, str) and path.startswith("/"):
