@@ -11,16 +11,31 @@ Design (one small process per process tree, one connection per process):
 - The janitor is this file run by the interpreter (``python -I -S .../_janitor.py``, standard
   library only, so it starts in ~20 ms), in its own session (``start_new_session``: signals to
   the terminal's process group and ``killpg`` of the tree leave it alone), detached (double
-  fork: nobody has to reap it). It serves an *abstract* unix socket (Linux: no file to leave
-  behind, gone with the last process holding it). The address, ``\0pyc10-janitor-<uid>-<random>``,
+  fork: nobody has to reap it). It serves a unix socket *file* in a directory only its user can
+  enter: ``$XDG_RUNTIME_DIR/pyc10-janitor-<uid>/`` or ``/tmp/pyc10-janitor-<uid>/`` (mode 0700,
+  created with ``mkdir`` and then checked with ``lstat``: a directory, not a link, owned by this
+  user, no access for others; if another user made that name first, a fresh
+  ``pyc10-janitor-<uid>-<random>`` beside it). The address, ``<that directory>/<32 hex digits>``,
   is the manager handle that ``_share_filename_cpu_`` reports (the storage's ``name_created``
   hook returns it) and that the pickled tuple carries; the process that first needs one puts it
   in the environment (``PYC10_SHM_JANITOR``) so that every process it starts, forked or spawned,
-  uses the same janitor.
+  uses the same janitor. (An abstract socket name, which this used before, carries no
+  permissions and is listed to everyone in /proc/net/unix: another user could bind it once the
+  janitor was gone, or fill its backlog so that every client hung in ``connect``.)
+- Nobody else can bind, connect to or replace the socket. A client still trusts nothing it is
+  handed: a handle must name such a directory of its own user (``check_handle`` refuses one of
+  another uid's directory, an abstract address, a directory others may write: before anything is
+  opened); on connect it requires the server to run as its own user (SO_PEERCRED) and to greet
+  it with ``pyc10-janitor 1``. Every connect, greeting and send has a deadline
+  (``PYC10_SHM_JANITOR_TIMEOUT`` seconds, default 5): a client never blocks a share for longer.
+  When a janitor cannot be had (refused, timed out), the process warns once and shares without
+  it: sharing works, only the names of processes then killed by SIGKILL may stay in /dev/shm.
 - The first process to need the janitor binds the address itself and passes the listening
-  socket to the janitor it starts (``pass_fds``): it can connect at once, with no race, and
-  when two processes race to start it, ``bind`` lets one win (the other gets EADDRINUSE and
-  connects to the winner's).
+  socket to the janitor it starts (``pass_fds``): it can connect at once, with no race. Starting
+  happens under ``flock`` of the directory, so of two processes racing to start one, one binds;
+  the other finds it listening and connects. A socket file whose janitor was killed refuses
+  connections: the starter removes it (under the lock) and binds anew. A janitor that exits
+  removes its own socket file under the same lock (only if it is still its own), then closes.
 - Each process keeps ONE connection per janitor (not one fd per storage) and sends one line per
   event: ``R name`` (this process created or opened name: the ``name_created``/``name_opened``
   hooks), ``F name`` (a message carrying name was sent: in flight), ``L name`` (such a message
@@ -28,7 +43,7 @@ Design (one small process per process tree, one connection per process):
   (goodbye: a normal exit, from atexit and multiprocessing's exit finalizers). The janitor
   checks that each client runs as its own user (SO_PEERCRED, which also gives its pid) and
   keeps, per name, the connections that registered it and the number of messages in flight.
-- Linux only (abstract sockets, SO_PEERCRED, /dev/shm; ``SUPPORTED``): elsewhere
+- Linux only (SO_PEERCRED, /dev/shm; ``SUPPORTED``): elsewhere
   pyc10.multiprocessing does not install the hooks, and the names of processes killed by SIGKILL
   stay, as with torch when its manager dies first.
 - When a connection closes (the process exited, or was SIGKILLed: the kernel closes its socket),
@@ -57,20 +72,30 @@ Design (one small process per process tree, one connection per process):
   Only names of processes that die while no janitor runs (a window of milliseconds) can leak,
   and a name still in flight when the janitor dies is guarded again only once its receiver
   registers it.
+- At its descriptor limit (``accept`` fails with EMFILE or ENFILE while the listener stays
+  readable) the janitor stops watching the listener until a connection closes or 0.5 s pass, as
+  nginx disables accept events; waiting clients stay queued in the backlog and are served when
+  a descriptor is free (libuv's trick, closing a spare descriptor to accept and drop the
+  client, would turn each of them away). It raises its own soft limit to the hard one first.
 - Abuse: the janitor only unlinks names of the same user that a client of the same user named,
   which that client could unlink itself, or that its own creating client's pid names; a line
-  that is not ``R|F|L /name``, ``T`` or ``X`` is ignored.
+  that is not ``R|F|L /name``, ``T`` or ``X`` is ignored, a line longer than 512 bytes is
+  dropped whole, and names that no longer exist are dropped from the table as it grows (it
+  stays within twice the live names). ``_Janitor.feed`` is the whole protocol, driven without a
+  socket by ``tests/fuzz/py/fuzz_janitor.py``.
 
 ``check_handle`` refuses a manager handle that is not such an address (a forged or foreign
-pickle), before anything is opened.
+pickle, another user's janitor), before anything is opened.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import selectors
 import socket
+import stat
 import struct
 import sys
 import threading
@@ -80,18 +105,26 @@ from typing import Any
 ENV_VAR = "PYC10_SHM_JANITOR"
 GRACE_ENV_VAR = "PYC10_SHM_JANITOR_GRACE"
 LINGER_ENV_VAR = "PYC10_SHM_JANITOR_LINGER"
-_PREFIX = b"\0pyc10-janitor-"
-_HANDLE_RE = re.compile(rb"\0pyc10-janitor-[0-9]{1,10}-[0-9a-f]{16,64}\Z")
+TIMEOUT_ENV_VAR = "PYC10_SHM_JANITOR_TIMEOUT"
+_GREETING = b"pyc10-janitor 1\n"  # the janitor's first words on each connection
+# <dir>/pyc10-janitor-<uid>[-<random>]/<32 hex digits>; at most 107 bytes (sun_path)
+_HANDLE_RE = re.compile(
+    rb"(?:/[^\0\n]*)?/pyc10-janitor-([0-9]{1,10})(?:-[0-9a-f]{16})?/[0-9a-f]{32}\Z"
+)
+_MAX_ADDRESS = 107
 _NAME_RE = re.compile(rb"/[^/\0\n\r ]{1,250}\Z")
+_MAX_LINE = 512  # "R " and a name of at most 251 bytes; a longer line is dropped whole
+_KINDS = (b"R", b"F", b"L")
+_PAUSE = 0.5  # seconds the listener is left alone at the descriptor limit
 _SHM_DIR = "/dev/shm"
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 # Whether this system has what the janitor is made of (see the module's docstring).
 SUPPORTED = sys.platform.startswith("linux")
 
 
-def _exists(name: bytes) -> bool:
+def _exists(name: bytes, shm_dir: str = _SHM_DIR) -> bool:
     """Whether the shared memory object name still exists (Linux: its file in /dev/shm)."""
-    return os.path.exists(_SHM_DIR + os.fsdecode(name))
+    return os.path.exists(shm_dir + os.fsdecode(name))
 
 
 def unlink(name: bytes) -> None:
@@ -99,9 +132,9 @@ def unlink(name: bytes) -> None:
     _unlink(name)
 
 
-def _unlink(name: bytes) -> None:
+def _unlink(name: bytes, shm_dir: str = _SHM_DIR) -> None:
     try:
-        os.unlink(_SHM_DIR + os.fsdecode(name))
+        os.unlink(shm_dir + os.fsdecode(name))
     except OSError:
         pass
 
@@ -109,6 +142,20 @@ def _unlink(name: bytes) -> None:
 def _peer_pid_uid(sock: socket.socket) -> tuple[int, int]:
     pid, uid, _ = _UCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size))
     return int(pid), int(uid)
+
+
+def _lock(fd: int, deadline: float) -> bool:
+    """Lock fd (a directory: flock) before deadline; whether it was locked."""
+    import fcntl
+
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.002)
 
 
 # ---- the janitor process --------------------------------------------------------------------
@@ -124,26 +171,41 @@ class _Entry:
 
 
 class _Conn:
-    __slots__ = ("buf", "clean", "creator", "held", "pid", "sock")
+    __slots__ = ("buf", "clean", "creator", "held", "pid", "skip", "sock")
 
-    def __init__(self, sock: socket.socket, pid: int) -> None:
+    def __init__(self, sock: socket.socket | None, pid: int) -> None:
         self.sock = sock
         self.pid = pid
         self.buf = bytearray()
+        self.skip = False  # the rest of a line longer than _MAX_LINE is dropped
         self.held: set[bytes] = set()
         self.clean = False  # the process said goodbye before closing (a normal exit)
         self.creator = False  # this is the janitor of the names the process creates
 
 
 class _Janitor:
-    """The server loop: names by connection, unlinked when their connections are all gone."""
+    """The server: names by connection, unlinked when their connections are all gone.
 
-    def __init__(self, listener: socket.socket, grace: float, linger: float) -> None:
+    ``open``/``feed``/``close`` are the protocol (a connection came, sent bytes, went), which
+    the socket loop (``run``) only feeds; the fuzz harness drives them directly, with
+    ``listener`` None and a directory of its own as ``shm_dir``.
+    """
+
+    def __init__(
+        self,
+        listener: socket.socket | None,
+        grace: float,
+        linger: float,
+        shm_dir: str = _SHM_DIR,
+    ) -> None:
         self.listener = listener
         self.grace = grace
         self.linger = linger
+        self.shm_dir = shm_dir
         self.sel = selectors.DefaultSelector()
-        self.sel.register(listener, selectors.EVENT_READ, None)
+        if listener is not None:
+            self.sel.register(listener, selectors.EVENT_READ, None)
+        self.paused_until: float | None = None  # at the descriptor limit: listener not watched
         self.conns: dict[int, _Conn] = {}
         self.names: dict[bytes, _Entry] = {}
         self.limit = 1024
@@ -155,6 +217,8 @@ class _Janitor:
             wake = [e.expires for e in self.names.values() if e.expires is not None]
             if deadline is not None:
                 wake.append(deadline)
+            if self.paused_until is not None:
+                wake.append(self.paused_until)
             timeout = max(0.0, min(wake) - time.monotonic()) if wake else None
             for key, _ in self.sel.select(timeout):
                 if key.data is None:
@@ -162,6 +226,8 @@ class _Janitor:
                 else:
                     self.read(key.fd)
             self.expire()
+            if self.paused_until is not None and time.monotonic() >= self.paused_until:
+                self.resume()
             if self.conns:
                 deadline = None
             elif deadline is None:
@@ -169,40 +235,117 @@ class _Janitor:
                 deadline = time.monotonic() + self.wait_for_late_receivers()
             elif time.monotonic() >= deadline:
                 break
-        self.sel.unregister(self.listener)
-        self.listener.close()  # unbinds the address: the next user starts a new janitor
+        self.unbind()  # the next user starts a new janitor
         for name in self.names:
-            _unlink(name)
+            self.unlink(name)
+
+    def unbind(self) -> None:
+        """Remove this janitor's socket file (if still its own, under the directory's lock)."""
+        listener = self.listener
+        if listener is None:
+            return
+        if self.paused_until is None:
+            self.sel.unregister(listener)
+        path = listener.getsockname()
+        if isinstance(path, str) and path.startswith("/"):
+            try:
+                dfd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+            except OSError:
+                dfd = -1
+            try:
+                if dfd >= 0 and _lock(dfd, time.monotonic() + 5):
+                    st = os.lstat(path)
+                    if stat.S_ISSOCK(st.st_mode) and st.st_ino == self.inode:
+                        os.unlink(path)
+            except OSError:
+                pass
+            finally:
+                listener.close()  # before the lock goes: a starter then finds no janitor
+                if dfd >= 0:
+                    os.close(dfd)
+        listener.close()
+
+    inode = -1  # the socket file's inode (set by _serve)
 
     def accept(self) -> None:
+        """Take the clients waiting in the backlog, up to 32 a round (nginx's multi_accept).
+
+        One a round let a flood of connections fill the backlog: new clients waited.
+        """
+        for _ in range(32):
+            if not self.accept_one():
+                return
+
+    def accept_one(self) -> bool:
+        assert self.listener is not None
         try:
             sock, _ = self.listener.accept()
+        except BlockingIOError:
+            return False
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                self.pause()
+                return False
+            return True  # that client is gone (ECONNABORTED): the next one may be there
+        try:
+            pid, uid = _peer_pid_uid(sock)
+            if uid != self.uid:
+                raise PermissionError
+            sock.setblocking(False)
         except OSError:
-            return
-        pid, uid = _peer_pid_uid(sock)
-        if uid != self.uid:
             sock.close()
-            return
-        sock.setblocking(False)
-        self.conns[sock.fileno()] = _Conn(sock, pid)
+            return True
+        try:
+            sock.send(_GREETING)
+        except OSError:
+            pass  # gone while queued: what it sent before it went still counts
+        self.open(sock.fileno(), sock, pid)
         self.sel.register(sock, selectors.EVENT_READ, sock.fileno())
+        return True
+
+    def pause(self) -> None:
+        """Out of descriptors: leave the listener alone until a connection goes or _PAUSE."""
+        if self.listener is not None and self.paused_until is None:
+            self.sel.unregister(self.listener)
+        self.paused_until = time.monotonic() + _PAUSE
+
+    def resume(self) -> None:
+        if self.listener is not None and self.paused_until is not None:
+            self.sel.register(self.listener, selectors.EVENT_READ, None)
+        self.paused_until = None
+
+    def open(self, fd: int, sock: socket.socket | None, pid: int) -> None:
+        """A client connected (fd: its key, unique among open connections)."""
+        self.conns[fd] = _Conn(sock, pid)
 
     def read(self, fd: int) -> None:
-        conn = self.conns[fd]
+        sock = self.conns[fd].sock
+        assert sock is not None
         try:
-            data = conn.sock.recv(65536)
+            data = sock.recv(65536)
         except BlockingIOError:
             return
         except OSError:
             data = b""
-        if not data:
+        if data:
+            self.feed(fd, data)
+        else:
             self.close(fd)
-            return
+
+    def feed(self, fd: int, data: bytes) -> None:
+        """Bytes that client fd sent: each complete line is one message."""
+        conn = self.conns[fd]
         conn.buf += data
-        *lines, rest = bytes(conn.buf).split(b"\n")
-        conn.buf[:] = rest[-4096:]  # a line is short; a client sending garbage cannot grow it
+        *lines, rest = conn.buf.split(b"\n")
         for line in lines:
-            self.handle(fd, conn, line)
+            if conn.skip:  # the end of a line too long to be one
+                conn.skip = False
+                continue
+            self.handle(fd, conn, bytes(line))
+        if len(rest) > _MAX_LINE:
+            conn.skip = True
+            rest = bytearray()
+        conn.buf = rest
         if len(self.names) > self.limit:
             self.prune()
 
@@ -214,7 +357,7 @@ class _Janitor:
             conn.creator = True
             return
         kind, _, name = line.partition(b" ")
-        if not _NAME_RE.match(name):
+        if kind not in _KINDS or not _NAME_RE.match(name):
             return
         entry = self.names.get(name)
         if entry is None:
@@ -227,9 +370,12 @@ class _Janitor:
             conn.held.add(name)
         elif kind == b"F":
             entry.flight += 1
-        elif kind == b"L":
+        else:
             entry.flight -= 1
             self.settle(name, entry, clean=True)
+
+    def unlink(self, name: bytes) -> None:
+        _unlink(name, self.shm_dir)
 
     def settle(self, name: bytes, entry: _Entry, clean: bool) -> None:
         """Unlink name if nobody holds it and nothing carrying it is in flight.
@@ -242,7 +388,7 @@ class _Janitor:
             return
         if entry.flight <= 0:
             del self.names[name]
-            _unlink(name)
+            self.unlink(name)
         elif not clean and entry.expires is None:
             entry.expires = time.monotonic() + self.grace
 
@@ -258,12 +404,15 @@ class _Janitor:
             n for n, e in self.names.items() if e.expires is not None and e.expires <= now
         ]:
             del self.names[name]
-            _unlink(name)
+            self.unlink(name)
 
     def close(self, fd: int) -> None:
+        """Client fd is gone (exited, or killed: the kernel closed its socket)."""
         conn = self.conns.pop(fd)
-        self.sel.unregister(conn.sock)
-        conn.sock.close()
+        if conn.sock is not None:
+            self.sel.unregister(conn.sock)
+            conn.sock.close()
+            self.resume()  # a descriptor is free again
         for name in conn.held:
             entry = self.names.get(name)
             if entry is not None:
@@ -280,18 +429,18 @@ class _Janitor:
         """
         prefix = f"c10c_{pid}_"
         try:
-            entries = os.listdir(_SHM_DIR)
+            entries = os.listdir(self.shm_dir)
         except OSError:
             return
         for entry in entries:
             if entry.startswith(prefix):
                 name = b"/" + os.fsencode(entry)
                 if name not in self.names and not any(c.pid == pid for c in self.conns.values()):
-                    _unlink(name)
+                    self.unlink(name)
 
     def prune(self) -> None:
         """Forget the names their last user unlinked already."""
-        gone = [name for name in self.names if not _exists(name)]
+        gone = [name for name in self.names if not _exists(name, self.shm_dir)]
         for name in gone:
             for fd in self.names.pop(name).conns:
                 self.conns[fd].held.discard(name)
@@ -300,14 +449,37 @@ class _Janitor:
 
 def _serve(fd: int) -> None:
     listener = socket.socket(fileno=fd)
-    _Janitor(listener, _seconds(GRACE_ENV_VAR, 2.0), _seconds(LINGER_ENV_VAR, 60.0)).run()
+    listener.setblocking(False)  # accept says EAGAIN when the backlog is empty
+    janitor = _Janitor(listener, _seconds(GRACE_ENV_VAR, 2.0), _seconds(LINGER_ENV_VAR, 60.0))
+    path = listener.getsockname()
+    if isinstance(path, str) and path.startswith("/"):
+        try:
+            janitor.inode = os.lstat(path).st_ino
+        except OSError:
+            pass
+    janitor.run()
 
 
 def _seconds(variable: str, default: float) -> float:
     try:
-        return max(0.0, float(os.environ.get(variable, default)))
+        value = float(os.environ.get(variable, default))
     except ValueError:
         return default
+    return value if 0.0 <= value < 1e9 else default
+
+
+def _raise_descriptor_limit() -> None:
+    """Soft RLIMIT_NOFILE up to the hard limit: one descriptor per client process."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY:
+            hard = 1 << 20
+        if soft != resource.RLIM_INFINITY and soft < hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, OSError, ValueError):
+        pass
 
 
 def main(argv: list[str]) -> int:
@@ -318,6 +490,7 @@ def main(argv: list[str]) -> int:
     if os.fork() != 0:  # the starter reaps this process at once; the janitor is init's child
         os._exit(0)
     os.chdir("/")  # hold no directory busy
+    _raise_descriptor_limit()
     _serve(int(argv[1]))
     return 0
 
@@ -325,43 +498,218 @@ def main(argv: list[str]) -> int:
 # ---- the client side (in each process using shared names) -----------------------------------
 
 
+def _timeout() -> float:
+    """Seconds a client waits for a janitor at most (connect, greeting, each send)."""
+    return max(0.001, _seconds(TIMEOUT_ENV_VAR, 5.0))
+
+
+def _owner_uid(handle: bytes) -> int | None:
+    """The uid a well-formed handle names (its directory's), or None if it is not one."""
+    if not isinstance(handle, bytes) or len(handle) > _MAX_ADDRESS:
+        return None
+    match = _HANDLE_RE.match(handle)
+    return int(match.group(1)) if match else None
+
+
+def _untrusted_dir(directory: bytes) -> str | None:
+    """Why directory may not hold this user's janitor (None: it may, or it does not exist)."""
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"{os.fsdecode(directory)} cannot be checked ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{os.fsdecode(directory)} is not a directory"
+    if st.st_uid != os.geteuid():
+        return f"{os.fsdecode(directory)} belongs to user {st.st_uid}, not to user {os.geteuid()}"
+    if st.st_mode & 0o077:
+        return f"{os.fsdecode(directory)} is open to other users (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+def _private_dir() -> bytes:
+    """The directory of this user's janitor sockets (mode 0700, made if missing)."""
+    uid = os.geteuid()
+    bases = []
+    runtime = os.fsencode(os.environ.get("XDG_RUNTIME_DIR", "")).rstrip(b"/")
+    # only this user's own (not the one sudo kept from the user it was run by)
+    if runtime.startswith(b"/") and os.path.isdir(runtime) and _untrusted_dir(runtime) is None:
+        bases.append(os.fsdecode(runtime))
+    bases.append("/tmp")
+    reasons = []
+    for base in bases:
+        # the usual name first; if another user made it already, a fresh one beside it
+        for suffix in ["", *(f"-{os.urandom(8).hex()}" for _ in range(3))]:
+            path = os.fsencode(f"{base}/pyc10-janitor-{uid}{suffix}")
+            if len(path) + 33 > _MAX_ADDRESS:
+                break
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                pass
+            except OSError as e:
+                reasons.append(f"{base}: {e.strerror}")
+                break
+            why = _untrusted_dir(path)
+            if why is None and os.path.isdir(path):
+                return path
+            reasons.append(why or f"{os.fsdecode(path)} vanished")
+    raise RuntimeError("no private directory for its socket: " + "; ".join(reasons))
+
+
 def new_address() -> bytes:
-    """A fresh janitor address for this user."""
-    return _PREFIX + f"{os.geteuid()}-{os.urandom(8).hex()}".encode()
+    """A fresh janitor address for this user (a socket path in its private directory)."""
+    return _private_dir() + b"/" + os.urandom(16).hex().encode()
 
 
 def check_handle(handle: object) -> None:
-    """Raise RuntimeError unless handle is a janitor address (a manager handle pyc10 made)."""
-    if not isinstance(handle, bytes) or not _HANDLE_RE.match(handle):
+    """Raise RuntimeError unless handle is a janitor address this user can trust."""
+    uid = _owner_uid(handle)  # type: ignore[arg-type]
+    if uid is None:
         raise RuntimeError(
             f"pyc10.multiprocessing: {handle!r} is not the manager handle of a shared memory "
             "janitor; the pickle was not made by pyc10.multiprocessing's file_system strategy"
         )
+    assert isinstance(handle, bytes)
+    why = (
+        f"it is user {uid}'s, not user {os.geteuid()}'s"
+        if uid != os.geteuid()
+        else _untrusted_dir(os.path.dirname(handle))
+    )
+    if why is not None:
+        raise RuntimeError(
+            f"pyc10.multiprocessing: the manager handle {handle!r} names a shared memory "
+            f"janitor this process cannot trust: {why}"
+        )
 
 
-def _start(address: bytes) -> None:
-    """Start a janitor at address unless one is bound there already."""
+class _NotServedError(Exception):
+    """Nobody served this connection yet (no socket, refused, backlog full, closed early).
+
+    Arguments: the errno (None: closed before the greeting) and what to say.
+    """
+
+
+def _greet(sock: socket.socket, address: bytes, deadline: float) -> None:
+    """Check that the server at address is this user's janitor (before deadline)."""
+    uid = _peer_pid_uid(sock)[1]
+    if uid != os.geteuid():
+        raise RuntimeError(
+            f"the server at {os.fsdecode(address)} runs as user {uid}, not as this "
+            f"process's user {os.geteuid()}: refused"
+        )
+    said = b""
+    while len(said) < len(_GREETING):
+        sock.settimeout(max(0.001, deadline - time.monotonic()))
+        try:
+            chunk = sock.recv(len(_GREETING) - len(said))
+        except TimeoutError:
+            raise RuntimeError(
+                f"timed out after {_timeout():g} s waiting for the janitor at "
+                f"{os.fsdecode(address)} to answer"
+            ) from None
+        except OSError as e:
+            raise _NotServedError(e.errno, e.strerror) from None
+        if not chunk:
+            raise _NotServedError(None, "it closed the connection")  # a janitor exiting, or not one
+        said += chunk
+        if not _GREETING.startswith(said):
+            raise RuntimeError(
+                f"the server at {os.fsdecode(address)} is not a pyc10 shared memory janitor "
+                f"(it said {said[:32]!r})"
+            )
+
+
+def _open(address: bytes, deadline: float) -> socket.socket:
+    """A connection to the janitor at address, greeted; _NotServedError if nobody serves it yet."""
+    why = _untrusted_dir(os.path.dirname(address))
+    if why is not None:
+        raise RuntimeError(f"refused: {why}")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)  # never waits: a full backlog says EAGAIN
+        try:
+            sock.connect(address)
+        except (BlockingIOError, ConnectionRefusedError, FileNotFoundError) as e:
+            raise _NotServedError(e.errno, e.strerror) from None
+        _greet(sock, address, deadline)
+        sock.settimeout(_timeout())  # every send has a deadline too
+        return sock
+    except BaseException:
+        sock.close()
+        raise
+
+
+def _start(address: bytes, deadline: float) -> None:
+    """Start a janitor at address unless one is listening there already."""
     import subprocess  # here: most processes never start one
 
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    directory = os.path.dirname(address)
+    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        try:
-            listener.bind(address)
-        except OSError:  # EADDRINUSE: another process started it first
+        if not _lock(dfd, deadline):  # another process of this user is starting it
             return
-        listener.listen(1024)
-        fd = listener.fileno()
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.abspath(__file__), str(fd)],
-            pass_fds=(fd,),
-            start_new_session=True,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        proc.wait()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            try:
+                listener.bind(address)
+            except OSError as e:
+                if e.errno != errno.EADDRINUSE or _listening(address):
+                    return
+                os.unlink(address)  # the socket file of a janitor that was killed
+                listener.bind(address)
+            listener.listen(1024)
+            fd = listener.fileno()
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", os.path.abspath(__file__), str(fd)],
+                pass_fds=(fd,),
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            proc.wait()
+        finally:
+            listener.close()
     finally:
-        listener.close()
+        os.close(dfd)
+
+
+def _listening(address: bytes) -> bool:
+    """Whether a server listens at address (a socket file refusing connections has none)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.setblocking(False)
+        probe.connect(address)
+    except BlockingIOError:
+        return True  # listening, its backlog full
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _connect(address: bytes) -> socket.socket:
+    """A greeted connection to the janitor at address (started if none runs), or RuntimeError."""
+    deadline = time.monotonic() + _timeout()
+    why = ""
+    while True:
+        try:
+            return _open(address, deadline)
+        except _NotServedError as e:
+            code, why = e.args
+            if code in (errno.ECONNREFUSED, errno.ENOENT):
+                try:
+                    _start(address, deadline)
+                except OSError as failed:
+                    raise RuntimeError(f"could not start it: {failed}") from None
+        if time.monotonic() >= deadline:
+            raise RuntimeError(
+                f"timed out after {_timeout():g} s connecting to {os.fsdecode(address)} ({why})"
+            )
+        time.sleep(0.005)
 
 
 class _Client:
@@ -375,31 +723,7 @@ class _Client:
         self.sock: socket.socket | None = None
         self.watcher: threading.Thread | None = None
         self.creator = False  # this process creates its names here (its tree's janitor)
-
-    def _connect(self) -> socket.socket:
-        """A connection to the janitor (started if none is running); caller holds the lock."""
-        for attempt in range(200):
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                sock.connect(self.address)
-            except (ConnectionRefusedError, FileNotFoundError):
-                sock.close()
-                _start(self.address)
-                if attempt:
-                    time.sleep(0.01)
-                continue
-            except BaseException:
-                sock.close()
-                raise
-            uid = _peer_pid_uid(sock)[1]
-            if uid != os.geteuid():
-                sock.close()
-                raise RuntimeError(
-                    f"pyc10.multiprocessing: the shared memory janitor at {self.address!r} "
-                    f"runs as user {uid}, not as this process's user {os.geteuid()}"
-                )
-            return sock
-        raise RuntimeError(f"pyc10.multiprocessing: could not reach a janitor at {self.address!r}")
+        self.down = False  # gave up on this janitor (warned): the process shares without it
 
     def _ensure(self, dead: socket.socket | None) -> socket.socket:
         """The live connection; a new one (names registered again) if ``dead`` is current."""
@@ -408,10 +732,12 @@ class _Client:
             return sock
         if sock is not None:
             sock.close()
-        sock = self.sock = self._connect()
+            self.sock = None
+        sock = _connect(self.address)
+        self.sock = sock
         hello = b"T\n" if self.creator else b""
         if hello or self.held:
-            sock.sendall(hello + b"".join(b"R " + n + b"\n" for n in self.held))
+            self._sendall(sock, hello + b"".join(b"R " + n + b"\n" for n in self.held))
         if self.watcher is None or not self.watcher.is_alive():
             self.watcher = threading.Thread(
                 target=self._watch, name="pyc10-shm-janitor-watch", daemon=True
@@ -419,32 +745,47 @@ class _Client:
             self.watcher.start()
         return sock
 
+    def _sendall(self, sock: socket.socket, data: bytes) -> None:
+        try:
+            sock.sendall(data)
+        except TimeoutError:
+            # It does not read: keep the connection (closing it would read as this process's
+            # death and unlink its names) and send nothing more.
+            raise RuntimeError(
+                f"timed out after {_timeout():g} s sending to {os.fsdecode(self.address)}"
+            ) from None
+
     def _watch(self) -> None:
         """Wait on the connection; when the janitor dies, reconnect (restarting it) at once."""
         while True:
             with self.lock:
-                sock = self.sock
+                sock = None if self.down else self.sock
             if sock is None:
                 return
             try:
-                data = sock.recv(1)  # the janitor never writes: this returns when it is gone
+                data = sock.recv(1)  # the janitor never writes again: returns when it is gone
+            except TimeoutError:
+                continue
             except OSError:
                 data = b""
             if data:
                 continue
             with self.lock:
-                if self.sock is not sock:
+                if self.sock is not sock or self.down:
                     continue  # already replaced (or closed after a fork)
                 try:
                     self._ensure(sock)
-                except Exception:
-                    self.sock = None
+                except Exception as e:
+                    self.down = True
+                    _warn(e)
                     return
 
     def send(self, kind: bytes, name: bytes) -> None:
         """Send one line (kind C: a name this process created, registered as R)."""
         first = b""
         with self.lock:
+            if self.down:
+                return
             if kind == b"C":
                 kind = b"R"
                 if not self.creator:
@@ -458,14 +799,18 @@ class _Client:
                 if len(self.held) > self.limit:
                     self.held = {n for n in self.held if _exists(n)}
                     self.limit = max(1024, 2 * len(self.held))
-            sock = self._ensure(None)
             try:
-                sock.sendall(line)
-            except OSError:
-                self._ensure(sock).sendall(line)  # the janitor died: registered again above
+                sock = self._ensure(None)
+                try:
+                    self._sendall(sock, line)
+                except OSError:  # the janitor died: registered again on the new connection
+                    self._sendall(self._ensure(sock), line)
+            except Exception:
+                self.down = True
+                raise
 
 
-_lock = threading.Lock()
+_lock_clients = threading.Lock()
 _clients: dict[bytes, _Client] = {}
 _exiting = False
 
@@ -504,8 +849,8 @@ def install_exit_hook() -> None:
 def _after_fork_in_child() -> None:
     # The child must not speak on its parent's connections (its names would be the parent's,
     # and the parent's connection would stay open as long as the child lives).
-    global _lock, _exiting  # noqa: PLW0603  (per-process state, new in each child)
-    _lock = threading.Lock()
+    global _lock_clients, _exiting  # noqa: PLW0603  (per-process state, new in each child)
+    _lock_clients = threading.Lock()
     _exiting = False
     for client in _clients.values():
         if client.sock is not None:
@@ -518,7 +863,7 @@ if SUPPORTED:
 
 
 def _client(address: bytes) -> _Client:
-    with _lock:
+    with _lock_clients:
         client = _clients.get(address)
         if client is None:
             client = _clients[address] = _Client(address)
@@ -534,7 +879,7 @@ def _goodbye() -> None:
     _exiting = True
     for client in list(_clients.values()):
         sock = client.sock
-        if sock is not None:
+        if sock is not None and not client.down:
             try:
                 sock.sendall(b"X\n")
             except OSError:
@@ -545,24 +890,28 @@ def tree_address() -> bytes:
     """The janitor address of this process tree (made, and put in the environment, on first use)."""
     value = os.environ.get(ENV_VAR)
     if value is not None:
-        address = b"\0" + value.encode()
-        if _HANDLE_RE.match(address):
+        address = os.fsencode(value)
+        if _owner_uid(address) == os.geteuid():
             return address
     address = new_address()
-    os.environ[ENV_VAR] = address[1:].decode()
+    os.environ[ENV_VAR] = os.fsdecode(address)
     return address
 
 
 def name_created(name: bytes) -> bytes:
     """The storage hook for a new shared name: register it; the manager handle to report."""
-    address = tree_address()
+    try:
+        address = tree_address()
+    except RuntimeError as e:  # no private directory: share unguarded, say so once
+        _warn(e)
+        return os.fsencode(f"/tmp/pyc10-janitor-{os.geteuid()}/{'0' * 32}")
     _report(address, b"C", name)
     return address
 
 
 def name_opened(manager_handle: bytes, name: bytes) -> None:
     """The storage hook for a name opened from a pickle: register it with its janitor."""
-    if _HANDLE_RE.match(manager_handle):
+    if _owner_uid(manager_handle) == os.geteuid():
         _report(manager_handle, b"R", name)
 
 

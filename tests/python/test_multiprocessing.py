@@ -461,8 +461,8 @@ def test_a_name_of_another_user_is_refused() -> None:
 
 
 def _listening_inode(address: bytes) -> int | None:
-    """The inode of the socket bound to an abstract address (/proc/net/unix), or None."""
-    wanted = "@" + address[1:].decode()
+    """The inode of the socket bound to the janitor's address (/proc/net/unix), or None."""
+    wanted = os.fsdecode(address)
     with open("/proc/net/unix") as f:
         for line in f.read().splitlines()[1:]:
             fields = line.split()
@@ -567,7 +567,7 @@ def test_the_janitor_exits_when_its_last_client_is_gone() -> None:
 
 def test_a_child_process_uses_its_parents_janitor() -> None:
     address = _janitor.tree_address()
-    assert os.environ[_janitor.ENV_VAR] == address[1:].decode()
+    assert os.environ[_janitor.ENV_VAR] == os.fsdecode(address)
     code = "from pyc10.multiprocessing import _janitor; print(_janitor.tree_address().hex())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, text=True)
     assert bytes.fromhex(out.stdout.strip()) == address
