@@ -167,7 +167,8 @@ ALLOWED: dict[tuple[str, str], str] = {
 # Modules allowed to call the operating system themselves, each with its reason and its guard.
 OS_ALLOWED: dict[str, str] = {
     "pyc10.multiprocessing._janitor": (
-        "file_system's janitor: abstract AF_UNIX sockets, SO_PEERCRED, /dev/shm, a double fork; "
+        "file_system's janitor: AF_UNIX socket files in a 0700 directory of its user "
+        "(mkdir/lstat/flock), SO_PEERCRED, RLIMIT_NOFILE, /dev/shm, a double fork; "
         "Linux only (SUPPORTED), pyc10.multiprocessing installs its hooks only there"
     ),
     "pyc10.multiprocessing._prctl": "prctl(2) through ctypes when sys.platform is linux",
