@@ -9,8 +9,8 @@ reference the library matches: view metadata, error classes and messages), writt
 
 The cases (README.md in this directory says what each binding must do with them):
 - ``cycles``: create / view / release ``count`` times; resident memory may grow by at most
-  ``rss_growth_limit_bytes`` (measured after a warm-up of ``warmup`` cycles).  ``C10C_CONFORMANCE_CYCLES``
-  lowers the count for a quick run; ``.ci/run`` runs the full 10^6.
+  ``rss_growth_limit_bytes`` (measured after a warm-up of ``warmup`` cycles).
+  ``C10C_CONFORMANCE_CYCLES`` lowers the count for a quick run; ``.ci/run`` runs the full 10^6.
 - ``views``: a base tensor, a view op with its arguments, and torch's sizes, strides and offset.
 - ``errors``: an op torch refuses, with the library status and torch's message, which the
   binding's error must carry word for word.

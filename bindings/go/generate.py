@@ -62,11 +62,53 @@ SCALARS = {
 UNSUPPORTED: dict[str, str] = {}
 
 GO_KEYWORDS = {
-    "break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough",
-    "for", "func", "go", "goto", "if", "import", "interface", "map", "package", "range",
-    "return", "select", "struct", "switch", "type", "var", "error", "string", "len", "cap",
-    "copy", "new", "make", "append", "delete", "close", "panic", "print", "real", "imag",
-    "unsafe", "C", "r", "s", "true", "false", "nil", "complex",
+    "break",
+    "case",
+    "chan",
+    "const",
+    "continue",
+    "default",
+    "defer",
+    "else",
+    "fallthrough",
+    "for",
+    "func",
+    "go",
+    "goto",
+    "if",
+    "import",
+    "interface",
+    "map",
+    "package",
+    "range",
+    "return",
+    "select",
+    "struct",
+    "switch",
+    "type",
+    "var",
+    "error",
+    "string",
+    "len",
+    "cap",
+    "copy",
+    "new",
+    "make",
+    "append",
+    "delete",
+    "close",
+    "panic",
+    "print",
+    "real",
+    "imag",
+    "unsafe",
+    "C",
+    "r",
+    "s",
+    "true",
+    "false",
+    "nil",
+    "complex",
 }
 
 
@@ -80,6 +122,7 @@ def camel(name: str) -> str:
 
 
 def lower_camel(name: str) -> str:
+    """Parameter name as a Go identifier: lowerCamelCase, with "_" after a Go keyword."""
     c = camel(name)
     c = c[:1].lower() + c[1:]
     if c in GO_KEYWORDS:
@@ -88,24 +131,29 @@ def lower_camel(name: str) -> str:
 
 
 def const_name(name: str) -> str:
+    """A C constant's Go name: exported, so DLPack's kDLCPU becomes KDLCPU."""
     if name.startswith("k"):
         return "K" + name[1:]
     return name
 
 
 def wrap_comment(text: str, indent: str = "") -> list[str]:
+    """Text as Go // comment lines wrapped at 96 columns; blank lines become bare //."""
     out = []
     for para in text.split("\n"):
         if not para.strip():
             out.append(indent + "//")
             continue
-        for line in textwrap.wrap(para, width=96, break_long_words=False,
-                                  break_on_hyphens=False) or [""]:
+        for line in textwrap.wrap(
+            para, width=96, break_long_words=False, break_on_hyphens=False
+        ) or [""]:
             out.append(indent + "// " + line)
     return out
 
 
 class Gen:
+    """Turns api.json into the Go source of package raw."""
+
     def __init__(self, api: dict) -> None:
         self.api = api
         self.structs = {s["name"]: s for s in api["structs"]}
@@ -119,6 +167,7 @@ class Gen:
     # ---- type mapping ----
 
     def go_name_of_type(self, base: str) -> str:
+        """The Go name of a C typedef, struct, opaque or enum type (CamelCase without c10c_)."""
         if base in self.structs or base in self.typedefs or base in self.opaque:
             return camel(base) if base.startswith("c10c_") else base
         if base in self.enum_types:
@@ -127,12 +176,14 @@ class Gen:
 
     @staticmethod
     def split(ctype: str) -> tuple[str, int]:
+        """A C type as its base type name (no const or struct) and pointer depth."""
         t = ctype.replace("const ", "").replace("struct ", "").strip()
         depth = t.count("*")
         base = t.replace("*", "").strip()
         return base, depth
 
     def is_funcptr(self, ctype: str) -> bool:
+        """Whether a C type spelling is a function pointer."""
         return "(*)" in ctype
 
     def go_base(self, base: str) -> tuple[str, str]:
@@ -146,6 +197,7 @@ class Gen:
         return (self.go_name_of_type(base), "C." + base)
 
     def go_type(self, ctype: str) -> str:
+        """The Go type of a C parameter or result type ("" for void)."""
         if self.is_funcptr(ctype):
             return "unsafe.Pointer"
         base, depth = self.split(ctype)
@@ -156,6 +208,7 @@ class Gen:
         return "*" * depth + self.go_base(base)[0]
 
     def kind(self, base: str) -> str:
+        """Classifies a C base type: scalar, struct, opaque, funcptr or void."""
         if base in SCALARS:
             return "scalar"
         if base in self.structs:
@@ -194,6 +247,7 @@ class Gen:
         return f"({'*' * depth}{cgo})(unsafe.Pointer({expr}))"
 
     def from_c(self, ctype: str, expr: str) -> str:
+        """Go expression converting cgo value expr of C type ctype to its Go type."""
         base, depth = self.split(ctype)
         gt = self.go_type(ctype)
         if depth == 0:
@@ -210,6 +264,7 @@ class Gen:
         return f"({gt})(unsafe.Pointer({expr}))"
 
     def field_type(self, ctype: str) -> str:
+        """The Go type of a struct field (arrays and function pointers included)."""
         m = re.fullmatch(r"(.+?)\s*\[(\w+)\]", ctype)
         if m:
             n = m.group(2)
@@ -225,160 +280,217 @@ class Gen:
     # ---- output ----
 
     def c_param_decl(self, p: dict) -> str:
+        """A parameter as a C declaration, for the cgo helper functions."""
         t = p["type"]
         return f"{t}{'' if t.endswith('*') else ' '}{p['name']}"
 
     def generate(self) -> str:
+        """The Go source of raw/raw_gen.go, before gofmt."""
+        lines: list[str] = []
+        lines.extend(self.cgo_preamble())
+        lines.extend(self.constants())
+        lines.extend(self.type_decls())
+        lines.extend(self.layout_mismatches())
+        names: dict[str, str] = {}
+        lines.extend(self.wrappers(names))
+        lines.extend(self.tables(names))
+        types = set(self.typedefs) | self.opaque | set(self.structs)
+        for g in names:
+            if g in {self.go_name_of_type(t) for t in types}:
+                raise SystemExit(f"function {g} clashes with a type")
+        return "\n".join(lines) + "\n"
+
+    def cgo_preamble(self) -> list[str]:
+        """The file header and the cgo preamble: status helpers and layout enum constants."""
         api = self.api
-        L: list[str] = []
-        w = L.append
-        w("// Code generated by generate.py from abi/api.json; DO NOT EDIT.")
-        w("")
-        w(f"// libc10c ABI {api['abi']}, release {api['release']}: {len(api['functions'])} "
-          "functions, every one wrapped below.")
-        w("")
-        w("package raw")
-        w("")
-        w("/*")
-        w("#include <stdlib.h>")
-        w("#include <stddef.h>")
-        w("#include <string.h>")
-        w("#include <c10c/c10c.h>")
-        w("")
-        w("typedef struct { c10c_status status; char *message; } c10cgo_result;")
-        w("")
-        w("static c10cgo_result c10cgo_result_of(c10c_status s) {")
-        w("  c10cgo_result r = {s, NULL};")
-        w("  if (s != C10C_STATUS_OK) {")
-        w("    const char *m = c10c_last_error_message();")
-        w("    r.message = strdup(m ? m : \"\");")
-        w("  }")
-        w("  return r;")
-        w("}")
-        w("")
-        status_funcs = [f for f in api["functions"]
-                        if f["returns"] == "c10c_status" and f["name"] not in UNSUPPORTED]
+        lines = [
+            "// Code generated by generate.py from abi/api.json; DO NOT EDIT.",
+            "",
+            f"// libc10c ABI {api['abi']}, release {api['release']}: {len(api['functions'])} "
+            "functions, every one wrapped below.",
+            "",
+            "package raw",
+            "",
+            "/*",
+            "#include <stdlib.h>",
+            "#include <stddef.h>",
+            "#include <string.h>",
+            "#include <c10c/c10c.h>",
+            "",
+            "typedef struct { c10c_status status; char *message; } c10cgo_result;",
+            "",
+            "static c10cgo_result c10cgo_result_of(c10c_status s) {",
+            "  c10cgo_result r = {s, NULL};",
+            "  if (s != C10C_STATUS_OK) {",
+            "    const char *m = c10c_last_error_message();",
+            '    r.message = strdup(m ? m : "");',
+            "  }",
+            "  return r;",
+            "}",
+            "",
+        ]
+        status_funcs = [
+            f
+            for f in api["functions"]
+            if f["returns"] == "c10c_status" and f["name"] not in UNSUPPORTED
+        ]
         for f in status_funcs:
             decl = ", ".join(self.c_param_decl(p) for p in f["params"]) or "void"
             args = ", ".join(p["name"] for p in f["params"])
-            w(f"static c10cgo_result c10cgo_{f['name']}({decl}) {{")
-            w(f"  return c10cgo_result_of({f['name']}({args}));")
-            w("}")
-        w("")
+            lines.append(f"static c10cgo_result c10cgo_{f['name']}({decl}) {{")
+            lines.append(f"  return c10cgo_result_of({f['name']}({args}));")
+            lines.append("}")
+        lines.append("")
         # layout checks: sizeof / offsetof as enum constants cgo reads
         for s in api["structs"]:
             n = s["name"]
-            w(f"enum {{ c10cgo_sizeof_{n} = sizeof({n}) }};")
+            lines.append(f"enum {{ c10cgo_sizeof_{n} = sizeof({n}) }};")
             for fl in s["fields"]:
-                w(f"enum {{ c10cgo_off_{n}_{fl['name']} = offsetof({n}, {fl['name']}) }};")
-        w("*/")
-        w('import "C"')
-        w("")
-        w('import "unsafe"')
-        w("")
-        w("// Enum values and constants of api.json, spelled as in C.")
-        w("const (")
+                lines.append(
+                    f"enum {{ c10cgo_off_{n}_{fl['name']} = offsetof({n}, {fl['name']}) }};"
+                )
+        lines += ["*/", 'import "C"', "", 'import "unsafe"', ""]
+        return lines
+
+    def constants(self) -> list[str]:
+        """The Go const block: every constant macro and enum value, spelled as in C."""
+        api = self.api
+        lines = ["// Enum values and constants of api.json, spelled as in C.", "const ("]
         seen = set()
         for name, value in api["constants"].items():
-            w(f"\t// {name} is the constant macro {name}.")
-            w(f"\t{const_name(name)} = {value}")
+            lines.append(f"\t// {name} is the constant macro {name}.")
+            lines.append(f"\t{const_name(name)} = {value}")
             seen.add(name)
         for e in api["enums"]:
-            w(f"\t// enum {e['name']}")
+            lines.append(f"\t// enum {e['name']}")
             for name, value in e["values"].items():
                 if name in seen:
                     continue
                 seen.add(name)
-                w(f"\t{const_name(name)} = {value}")
-        w(")")
-        w("")
-        # typedefs
+                lines.append(f"\t{const_name(name)} = {value}")
+        lines += [")", ""]
+        return lines
+
+    def type_decls(self) -> list[str]:
+        """Go types for the typedefs, the enums used as types, the opaque handles and structs."""
+        api = self.api
+        lines: list[str] = []
         for name, ctype in sorted(self.typedefs.items()):
             gname = self.go_name_of_type(name)
             if self.is_funcptr(ctype):
-                w(f"// {gname} is the C function pointer type {name}, {ctype}.")
-                w(f"type {gname} unsafe.Pointer")
+                lines.append(f"// {gname} is the C function pointer type {name}, {ctype}.")
+                lines.append(f"type {gname} unsafe.Pointer")
             else:
-                w(f"// {gname} is the C typedef {name} ({ctype}).")
-                w(f"type {gname} {SCALARS[ctype][0]}")
-            w("")
+                lines.append(f"// {gname} is the C typedef {name} ({ctype}).")
+                lines.append(f"type {gname} {SCALARS[ctype][0]}")
+            lines.append("")
         for name in sorted(self.enum_types):
             if any(name in (fl["type"]) for s in api["structs"] for fl in s["fields"]) or any(
-                    self.split(p["type"])[0] == name for f in api["functions"]
-                    for p in f["params"]):
-                w(f"// {name} is the C enum type {name} (an unsigned int on the supported ABIs).")
-                w(f"type {name} uint32")
-                w("")
+                self.split(p["type"])[0] == name for f in api["functions"] for p in f["params"]
+            ):
+                lines.append(
+                    f"// {name} is the C enum type {name} (an unsigned int on the supported ABIs)."
+                )
+                lines.append(f"type {name} uint32")
+                lines.append("")
         for name in sorted(self.opaque):
             gname = self.go_name_of_type(name)
-            w(f"// {gname} is the opaque C handle type {name}; use it only behind a pointer.")
-            w(f"type {gname} struct{{ _ [0]byte }}")
-            w("")
+            lines.append(
+                f"// {gname} is the opaque C handle type {name}; use it only behind a pointer."
+            )
+            lines.append(f"type {gname} struct{{ _ [0]byte }}")
+            lines.append("")
         for s in api["structs"]:
-            n = s["name"]
-            gname = self.go_name_of_type(n)
-            extra = " Its first field, struct_size, versions it." if s["versioned"] else ""
-            hdr = f" ({s['header']})" if s.get("header") else ""
-            w(f"// {gname} mirrors the C struct {n}{hdr} field for field, with the same layout."
-              + extra)
-            w(f"type {gname} struct {{")
-            for fl in s["fields"]:
-                w(f"\t{camel(fl['name'])} {self.field_type(fl['type'])} // {fl['type']} {fl['name']}")
-            w("}")
-            w("")
-            w(f"var _ [C.c10cgo_sizeof_{n} - unsafe.Sizeof({gname}{{}})]struct{{}}")
-            for fl in s["fields"]:
-                off = f"unsafe.Offsetof({gname}{{}}.{camel(fl['name'])})"
-                w(f"var _ [C.c10cgo_off_{n}_{fl['name']} - {off}]struct{{}}")
-                w(f"var _ [{off} - C.c10cgo_off_{n}_{fl['name']}]struct{{}}")
-            w("")
-        w("// LayoutMismatches compares every struct mirror's size with the C compiler's sizeof at run")
-        w("// time (the compile-time checks above cover offsets and that no mirror is larger than its")
-        w("// C struct; go vet sizes trailing padding differently, so the exact size is checked here).")
-        w("// It returns the names of the mirrors that differ; the tests require none.")
-        w("func LayoutMismatches() []string {")
-        w("\tvar bad []string")
-        for s_ in api["structs"]:
+            lines.extend(self.struct_mirror(s))
+        return lines
+
+    def struct_mirror(self, s: dict) -> list[str]:
+        """A Go mirror of one C struct, with compile-time checks of its size and offsets."""
+        n = s["name"]
+        gname = self.go_name_of_type(n)
+        extra = " Its first field, struct_size, versions it." if s["versioned"] else ""
+        hdr = f" ({s['header']})" if s.get("header") else ""
+        lines = [
+            f"// {gname} mirrors the C struct {n}{hdr} field for field, with the same layout."
+            + extra,
+            f"type {gname} struct {{",
+        ]
+        for fl in s["fields"]:
+            fname, ftype = fl["name"], fl["type"]
+            lines.append(f"\t{camel(fname)} {self.field_type(ftype)} // {ftype} {fname}")
+        lines.append("}")
+        lines.append("")
+        lines.append(f"var _ [C.c10cgo_sizeof_{n} - unsafe.Sizeof({gname}{{}})]struct{{}}")
+        for fl in s["fields"]:
+            off = f"unsafe.Offsetof({gname}{{}}.{camel(fl['name'])})"
+            lines.append(f"var _ [C.c10cgo_off_{n}_{fl['name']} - {off}]struct{{}}")
+            lines.append(f"var _ [{off} - C.c10cgo_off_{n}_{fl['name']}]struct{{}}")
+        lines.append("")
+        return lines
+
+    def layout_mismatches(self) -> list[str]:
+        """The Go function LayoutMismatches, which checks every mirror's size at run time."""
+        lines = [
+            "// LayoutMismatches compares every struct mirror's size with the C compiler's sizeof"
+            " at run",
+            "// time (the compile-time checks above cover offsets and that no mirror is larger"
+            " than its",
+            "// C struct; go vet sizes trailing padding differently, so the exact size is checked"
+            " here).",
+            "// It returns the names of the mirrors that differ; the tests require none.",
+            "func LayoutMismatches() []string {",
+            "\tvar bad []string",
+        ]
+        for s_ in self.api["structs"]:
             n = s_["name"]
             g = self.go_name_of_type(n)
-            w(f"\tif unsafe.Sizeof({g}{{}}) != C.sizeof_{n} {{")
-            w(f"\t\tbad = append(bad, {json.dumps(g)})")
-            w("\t}")
-        w("\treturn bad")
-        w("}")
-        w("")
-        names: dict[str, str] = {}
-        for f in api["functions"]:
+            lines.append(f"\tif unsafe.Sizeof({g}{{}}) != C.sizeof_{n} {{")
+            lines.append(f"\t\tbad = append(bad, {json.dumps(g)})")
+            lines.append("\t}")
+        lines += ["\treturn bad", "}", ""]
+        return lines
+
+    def wrappers(self, names: dict[str, str]) -> list[str]:
+        """A Go wrapper per supported C function; fills names (Go name -> C name)."""
+        lines: list[str] = []
+        for f in self.api["functions"]:
             if f["name"] in UNSUPPORTED:
                 continue
             gname = camel(f["name"])
             if gname in names:
                 raise SystemExit(f"name clash: {f['name']} and {names[gname]} -> {gname}")
             names[gname] = f["name"]
-            L.extend(self.function(f))
-            w("")
-        w("// Unsupported lists the functions that have no wrapper, with why: "
-          f"{'none' if not UNSUPPORTED else ''}.")
-        w("var Unsupported = map[string]string{")
-        for k, v in UNSUPPORTED.items():
-            w(f"\t{json.dumps(k)}: {json.dumps(v)},")
-        w("}")
-        w("")
-        w(f"// FunctionCount is the number of C functions api.json lists ({len(api['functions'])}).")
-        w(f"const FunctionCount = {len(api['functions'])}")
-        w("")
-        w("// Functions lists the C names of the wrapped functions and their Go names.")
-        w("var Functions = map[string]string{")
-        for g, c in sorted(names.items(), key=lambda kv: kv[1]):
-            w(f"\t{json.dumps(c)}: {json.dumps(g)},")
-        w("}")
-        types = set(self.typedefs) | self.opaque | set(self.structs)
-        for g in names:
-            if g in {self.go_name_of_type(t) for t in types}:
-                raise SystemExit(f"function {g} clashes with a type")
-        return "\n".join(L) + "\n"
+            lines.extend(self.function(f))
+            lines.append("")
+        return lines
 
-    def function(self, f: dict) -> list[str]:
+    def tables(self, names: dict[str, str]) -> list[str]:
+        """The Unsupported map, FunctionCount and the Functions map (C name -> Go name)."""
+        count = len(self.api["functions"])
+        lines = [
+            "// Unsupported lists the functions that have no wrapper, with why: "
+            f"{'none' if not UNSUPPORTED else ''}.",
+            "var Unsupported = map[string]string{",
+        ]
+        for k, v in UNSUPPORTED.items():
+            lines.append(f"\t{json.dumps(k)}: {json.dumps(v)},")
+        lines += [
+            "}",
+            "",
+            f"// FunctionCount is the number of C functions api.json lists ({count}).",
+            f"const FunctionCount = {count}",
+            "",
+            "// Functions lists the C names of the wrapped functions and their Go names.",
+            "var Functions = map[string]string{",
+        ]
+        for g, c in sorted(names.items(), key=lambda kv: kv[1]):
+            lines.append(f"\t{json.dumps(c)}: {json.dumps(g)},")
+        lines.append("}")
+        return lines
+
+    @staticmethod
+    def function_doc(f: dict) -> list[str]:
+        """The doc comment of one function's wrapper, as lines before wrapping."""
         gname = camel(f["name"])
         doc = [f"{gname} calls {f['name']} ({f['header']}, since ABI {f['since']})."]
         doc.append("")
@@ -398,9 +510,14 @@ class Gen:
             plist.append(f"{p['name']} ({p['type']}, {p['role']}{nbs})")
         if plist:
             doc.append("Parameters: " + "; ".join(plist) + ".")
-        doc.append(f"Returns: {f['returns']}"
-                   + (" as error (nil for C10C_STATUS_OK, else *Error)."
-                      if f["returns"] == "c10c_status" else "."))
+        doc.append(
+            f"Returns: {f['returns']}"
+            + (
+                " as error (nil for C10C_STATUS_OK, else *Error)."
+                if f["returns"] == "c10c_status"
+                else "."
+            )
+        )
         ok = f.get("ownership_kind") or {}
         if f.get("ownership") or ok:
             s = "Ownership: " + (f.get("ownership") or "")
@@ -412,14 +529,19 @@ class Gen:
             doc.append(s)
         doc.append("Errors: " + (", ".join(f["errors"]) if f["errors"] else "none") + ".")
         doc.append(f"Thread safety: {f['thread_safety']}")
-        out = wrap_comment("\n".join(doc))
+        return doc
+
+    def function(self, f: dict) -> list[str]:
+        """The Go wrapper of one C function: its doc comment and its body."""
+        gname = camel(f["name"])
+        out = wrap_comment("\n".join(self.function_doc(f)))
         params = []
         pnames = []
         for p in f["params"]:
             n = lower_camel(p["name"])
             pnames.append(n)
             params.append(f"{n} {self.go_type(p['type'])}")
-        args = ", ".join(self.to_c(p["type"], n) for p, n in zip(f["params"], pnames))
+        args = ", ".join(self.to_c(p["type"], n) for p, n in zip(f["params"], pnames, strict=True))
         rt = f["returns"]
         if rt == "c10c_status":
             out.append(f"func {gname}({', '.join(params)}) error {{")
@@ -448,21 +570,25 @@ class Gen:
 
 
 def gofmt(src: str) -> str:
+    """Formats Go source with gofmt (from PATH or `go env GOROOT`); exits when it fails."""
     exe = shutil.which("gofmt")
     if exe is None:
-        goroot = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True)
+        goroot = subprocess.run(
+            ["go", "env", "GOROOT"], capture_output=True, text=True, check=False
+        )
         cand = Path(goroot.stdout.strip()) / "bin" / "gofmt"
         if goroot.returncode == 0 and cand.exists():
             exe = str(cand)
     if exe is None:
         raise SystemExit("generate.py: gofmt not found (it comes with the Go toolchain)")
-    r = subprocess.run([exe], input=src, capture_output=True, text=True)
+    r = subprocess.run([exe], input=src, capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise SystemExit("generate.py: gofmt failed:\n" + r.stderr)
     return r.stdout
 
 
 def main() -> int:
+    """Writes (or with --check, compares) raw/raw_gen.go; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="exit 1 if raw/raw_gen.go is stale")
     a = ap.parse_args()
@@ -471,11 +597,15 @@ def main() -> int:
     if a.check:
         cur = OUT.read_text() if OUT.exists() else None
         if cur != src:
-            print(f"generate.py: {OUT.relative_to(HERE)} is stale; run python generate.py",
-                  file=sys.stderr)
+            print(
+                f"generate.py: {OUT.relative_to(HERE)} is stale; run python generate.py",
+                file=sys.stderr,
+            )
             return 1
-        print(f"generate.py: {OUT.relative_to(HERE)} is up to date "
-              f"({len(api['functions'])} functions)")
+        print(
+            f"generate.py: {OUT.relative_to(HERE)} is up to date "
+            f"({len(api['functions'])} functions)"
+        )
         return 0
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(src)
