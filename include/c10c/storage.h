@@ -236,8 +236,12 @@ C10C_API c10c_status c10c_storage_shared_name(const char **out, const c10c_stora
  * count it had before (torch's RefcountedMapAllocator incref/decref, behind its storages'
  * _shared_incref and _shared_decref): a process that sends a name on holds a reference for the
  * message in flight. The name is not unlinked here when the count reaches 0; the caller decides.
+ * The count never leaves 0 to INT32_MAX (torch's int wraps): a delta that would take it out is
+ * refused and the count left as it was.
  * Ownership: none. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "storage is not shared by
- * name; call share_filename first". */
+ * name; call share_filename first"; C10C_STATUS_OVERFLOW "shared memory object </x>: cannot add
+ * -3 to the reference count 2: it would be -1, outside 0 to INT32_MAX (2147483647); the count is
+ * unchanged" (*out_before is the count). */
 C10C_API c10c_status c10c_storage_shared_refcount_add(int32_t *out_before, c10c_storage *storage,
                                                       int32_t delta);
 
@@ -254,7 +258,9 @@ C10C_API c10c_status c10c_storage_shared_refcount_add(int32_t *out_before, c10c_
  * nbytes + 64 ("shared memory object </x> holds 64 bytes, fewer than the 164 a storage of 100
  * bytes needs with its 64-byte reference count header"), and a stale one whose count is 0 or
  * less ("shared memory object </x> is stale: its reference count is 0 (every user released
- * it)"); C10C_STATUS_OUT_OF_MEMORY. */
+ * it)"); C10C_STATUS_OVERFLOW for one whose count is INT32_MAX already ("shared memory object
+ * </x> cannot be opened: its reference count is already 2147483647 (INT32_MAX), ..."; torch's
+ * count wraps there), the count unchanged; C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *name,
                                                       int64_t nbytes);
 

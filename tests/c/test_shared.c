@@ -361,6 +361,59 @@ TEST(the_last_release_unlinks_the_name) {
   c10c_storage_release(s);
 }
 
+/* The header count of the named object name, mapped by hand as another process would. */
+static _Atomic int32_t *map_count(const char *name) {
+  int fd = shm_open(name, O_RDWR, 0);
+  void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 64, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fd >= 0) close(fd);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* torch's header counts in a signed int32: an opener that meets INT32_MAX is refused (before,
+ * seen + 1 overflowed: UBSan's "signed integer overflow" in the ASan build, and the count then
+ * read INT32_MIN, so every later opener refused the live object as stale). */
+TEST(a_named_storages_count_never_overflows_or_goes_below_0) {
+  c10c_storage *s = NULL, *r = NULL;
+  ASSERT_OK(c10c_storage_new_using_filename(&s, 8));
+  const char *name;
+  ASSERT_OK(c10c_storage_shared_name(&name, s));
+  _Atomic int32_t *count = map_count(name);
+  ASSERT_TRUE(count != NULL);
+  if (count == NULL) return;
+  atomic_store(count, INT32_MAX);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_new_shared_filename(&r, name, 8));
+  ASSERT_MESSAGE_HAS("reference count is already 2147483647 (INT32_MAX)");
+  ASSERT_TRUE(r == NULL);
+  ASSERT_EQ(atomic_load(count), INT32_MAX); /* untouched */
+  int32_t before = 0;
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_shared_refcount_add(&before, s, 1));
+  ASSERT_MESSAGE_HAS("cannot add 1 to the reference count 2147483647");
+  ASSERT_EQ(atomic_load(count), INT32_MAX);
+  atomic_store(count, 1); /* the users went: later openers are served */
+  ASSERT_OK(c10c_storage_new_shared_filename(&r, name, 8));
+  ASSERT_EQ(atomic_load(count), 2);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_shared_refcount_add(&before, s, INT32_MAX));
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_shared_refcount_add(&before, s, -3));
+  ASSERT_MESSAGE_HAS("cannot add -3 to the reference count 2: it would be -1");
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_shared_refcount_add(&before, s, INT32_MIN));
+  ASSERT_EQ(atomic_load(count), 2);
+  ASSERT_OK(c10c_storage_shared_refcount_add(&before, s, -2)); /* down to 0 is a count */
+  ASSERT_EQ(before, 2);
+  ASSERT_OK(c10c_storage_shared_refcount_add(&before, s, 1));
+  ASSERT_EQ(before, 0);
+  /* a release never takes the count below 0: a count some process dropped too far stays at 0,
+   * and the name goes with the last user this process knows of */
+  atomic_store(count, 0);
+  char kept[64];
+  snprintf(kept, sizeof kept, "%.60s", name);
+  c10c_storage_release(r);
+  ASSERT_EQ(atomic_load(count), 0);
+  ASSERT_FALSE(shm_exists(kept));
+  c10c_storage_release(s);
+  ASSERT_EQ(atomic_load(count), 0);
+  munmap((void *)(uintptr_t)count, 64);
+}
+
 /* A shm object made by hand: size bytes, refcount header set to count. */
 static void make_object(const char *name, off_t size, int32_t count) {
   shm_unlink(name);
@@ -697,7 +750,9 @@ RUN_TESTS(T(share_fd_moves_the_bytes_into_a_memfd_other_processes_map),
           T(ten_thousand_received_storages_fit_in_1024_descriptors),
           T(share_filename_uses_torchs_refcounted_layout_and_the_last_user_unlinks),
           T(a_named_storages_header_count_moves_by_refcount_add),
-          T(the_last_release_unlinks_the_name), T(forged_stale_foreign_and_short_names_are_refused),
+          T(the_last_release_unlinks_the_name),
+          T(a_named_storages_count_never_overflows_or_goes_below_0),
+          T(forged_stale_foreign_and_short_names_are_refused),
           T(old_bytes_are_freed_at_once_unless_their_address_was_handed_out),
           T(only_cpu_storages_are_shared_and_share_memory_leaves_cuda_alone),
           T(a_failed_reservation_names_the_size_and_the_free_space_and_changes_nothing),
