@@ -193,7 +193,12 @@ C10C_API c10c_status c10c_storage_shared_fd(int *out_fd, int64_t *out_nbytes,
                                             const c10c_storage *storage);
 
 /* A storage over nbytes of the memory file fd that another process shared: torch's
- * _new_shared_fd_cpu. The caller keeps fd (close it when done). The storage keeps a duplicate of
+ * _new_shared_fd_cpu. The file must be sealed against shrinking (F_SEAL_SHRINK, as
+ * c10c_storage_share_fd seals it): a sender that could shrink it under the mapping would end
+ * this process with SIGBUS, so an unsealed file is refused (torch maps any; its own
+ * _share_fd_cpu_ files are POSIX shm objects, which take no seals, and are refused too). Where
+ * there are no seals (macOS, Windows) every descriptor is refused. The caller keeps fd (close it
+ * when done). The storage keeps a duplicate of
  * it, so it can be shared on, only while that duplicate's number is below half the soft
  * RLIMIT_NOFILE; past that it maps and closes it, so any number of received storages never
  * exhausts the descriptors (c10c_storage_shared_fd then says so). Not resizable.
@@ -202,7 +207,10 @@ C10C_API c10c_status c10c_storage_shared_fd(int *out_fd, int64_t *out_nbytes,
  * mmap -1 bytes from a shared memory file descriptor: negative size"), a descriptor that is not
  * open ("could not use shared memory file descriptor 7: Bad file descriptor (9)"), one that is
  * not a regular file or memory file (a pipe, a socket: "file descriptor 7 is not a shared memory
- * file (not a regular file)"), nbytes beyond its size ("storage size 100 is larger than the
+ * file (not a regular file)"), one not sealed against shrinking ("file descriptor 7 is not
+ * sealed against shrinking (F_SEAL_SHRINK): its sender could shrink it under this process's
+ * mapping (SIGBUS); ..."), "cannot check that file descriptor 7 is sealed against shrinking: ..."
+ * where seals cannot be read, nbytes beyond its size ("storage size 100 is larger than the
  * mapping behind file descriptor 7 (64 bytes)"), mmap's failures; C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbytes);
 

@@ -37,6 +37,11 @@ int c10c__fd_reserve(int fd, int64_t size);
 /* Seals a memory file against shrinking (and further seals): no process that receives it can
  * cut the pages from under another's mapping (SIGBUS). */
 int c10c__fd_seal_shrinking(int fd);
+/* Whether fd's file is sealed against shrinking (F_SEAL_SHRINK; seals never come off): 0 with
+ * *out set (false for a file that takes no seals: a regular file, a POSIX shm object, a memory
+ * file made without MFD_ALLOW_SEALING or not sealed yet), or an errno value (ENOSYS where the
+ * system has no seals: macOS, Windows). */
+int c10c__fd_shrink_sealed(bool *out, int fd);
 /* Sets fd's file size (ftruncate). */
 int c10c__fd_truncate(int fd, int64_t size);
 

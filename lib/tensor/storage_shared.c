@@ -298,6 +298,23 @@ c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbyte
   if (!info.regular)
     return c10c__fail(C10C_STATUS_ERROR,
                       "file descriptor %d is not a shared memory file (not a regular file)", fd);
+  /* The size is checked once, so it must never shrink: a sender that cuts pages from under the
+   * mapping would end this process with SIGBUS at its next touch (torch maps any file). Seals
+   * never come off, so a file sealed now stays sealed; its size is read after the seal. */
+  bool sealed = false;
+  err = c10c__fd_shrink_sealed(&sealed, fd);
+  if (err == 0 && !sealed)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "file descriptor %d is not sealed against shrinking (F_SEAL_SHRINK): its "
+                      "sender could shrink it under this process's mapping (SIGBUS); libc10c and "
+                      "pyc10 send sealed memory files, torch's _share_fd_cpu_ does not (share "
+                      "those by name: the file_system strategy)",
+                      fd);
+  if (err == 0) err = c10c__fd_stat(&info, fd);
+  if (err != 0)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "cannot check that file descriptor %d is sealed against shrinking: %s (%d)",
+                      fd, c10c__errno_text(err, buf, sizeof buf), err);
   if (info.size < nbytes)
     return c10c__fail(C10C_STATUS_ERROR,
                       "storage size %lld is larger than the mapping behind file descriptor %d "

@@ -212,6 +212,65 @@ TEST(new_shared_fd_refuses_what_it_cannot_map_in_bounds) {
   c10c_storage_release(s);
 }
 
+/* A memory file of 4096 bytes of 7s; sealed against shrinking or not, sealable or not. */
+static int memfd_of(bool sealable, bool sealed) {
+  int fd = memfd_create("test", MFD_CLOEXEC | (sealable ? MFD_ALLOW_SEALING : 0u));
+  if (fd < 0 || ftruncate(fd, 4096) != 0) return -1;
+  unsigned char bytes[4096];
+  memset(bytes, 7, sizeof bytes);
+  if (pwrite(fd, bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes) return -1;
+  if (sealed && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) return -1;
+  return fd;
+}
+
+/* What a hostile sender does: maps nothing itself, and shrinks the file after the receiver
+ * mapped it. The receiver (this child) must refuse the file, or it dies by SIGBUS at the next
+ * touch (wait status 0x7: it did before the fix). */
+static int unsealed_fd;
+static int child_receives_unsealed_then_it_shrinks(void *arg) {
+  (void)arg;
+  c10c_storage *r = NULL;
+  c10c_status st = c10c_storage_new_shared_fd(&r, unsealed_fd, 4096);
+  if (st == C10C_STATUS_ERROR && message_has("is not sealed against shrinking")) return 0;
+  if (st != C10C_STATUS_OK) return 2;
+  if (ftruncate(unsealed_fd, 0) != 0) return 3;
+  volatile unsigned char *p = c10c_storage_data(r);
+  return p[100] == 7 ? 4 : 5; /* SIGBUS here */
+}
+
+TEST(a_received_memory_file_must_be_sealed_against_shrinking) {
+  c10c_storage *r = NULL;
+  int unsealed = memfd_of(true, false), unsealable = memfd_of(false, false);
+  int sealed = memfd_of(true, true);
+  ASSERT_TRUE(unsealed >= 0 && unsealable >= 0 && sealed >= 0);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&r, unsealed, 4096));
+  ASSERT_MESSAGE_HAS("is not sealed against shrinking (F_SEAL_SHRINK)");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&r, unsealable, 16));
+  ASSERT_MESSAGE_HAS("is not sealed against shrinking");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&r, unsealed, 0));
+  ASSERT_MESSAGE_HAS("is not sealed against shrinking");
+  /* torch's _share_fd_cpu_ file: a POSIX shm object, unlinked, which takes no seals */
+  char name[64];
+  snprintf(name, sizeof name, "/c10c_test_unsealed_%d", (int)getpid());
+  int object = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  shm_unlink(name);
+  ASSERT_TRUE(object >= 0 && ftruncate(object, 64) == 0);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&r, object, 64));
+  ASSERT_MESSAGE_HAS("torch's _share_fd_cpu_ does not");
+  close(object);
+  ASSERT_TRUE(r == NULL);
+  unsealed_fd = unsealed;
+  ASSERT_TRUE(in_child(child_receives_unsealed_then_it_shrinks, NULL));
+  /* sealed: mapped, and the sender's shrink is refused by the kernel */
+  ASSERT_OK(c10c_storage_new_shared_fd(&r, sealed, 4096));
+  ASSERT_EQ(((unsigned char *)c10c_storage_data(r))[4095], 7);
+  ASSERT_TRUE(ftruncate(sealed, 0) != 0 && errno == EPERM);
+  c10c_storage_release(r);
+  close(sealed);
+  close(unsealable);
+  close(unsealed);
+}
+
 static int many_received(void *arg) {
   (void)arg;
   struct rlimit rl;
@@ -747,6 +806,7 @@ TEST(from_file_maps_shared_or_private_with_torchs_messages) {
 
 RUN_TESTS(T(share_fd_moves_the_bytes_into_a_memfd_other_processes_map),
           T(new_shared_fd_refuses_what_it_cannot_map_in_bounds),
+          T(a_received_memory_file_must_be_sealed_against_shrinking),
           T(ten_thousand_received_storages_fit_in_1024_descriptors),
           T(share_filename_uses_torchs_refcounted_layout_and_the_last_user_unlinks),
           T(a_named_storages_header_count_moves_by_refcount_add),
