@@ -8,7 +8,8 @@
  * integers are little-endian on every target, the bytes torch writes on the little-endian
  * machines CUDA runs on) and the storage's offset in that memory; a reference counter in a named
  * CPU shared-memory file (torch's CudaIPCRefCountersFile: 10000 int64 counters after a 64-byte
- * header whose int32 at 0 counts the processes that map it), which the consumer decrements when
+ * header whose int32 at 0 counts the processes that map it; libc10c's files also carry a magic
+ * and a version in that header, which torch ignores), which the consumer decrements when
  * it lets the memory go; and an interprocess event recorded on the producer's current stream,
  * which the consumer's current stream waits for before it uses the memory. A storage the
  * producer frees while a consumer's counter is above 0 is kept ("limbo") until
@@ -86,7 +87,12 @@ C10C_API c10c_status c10c_storage_share_cuda(c10c_cuda_ipc_info *out, uint8_t *h
  * driver's (a handle of memory that is gone, opened in the process that exported it);
  * C10C_STATUS_ERROR "pidfd_open:...", "pidfd_getfd: ..." (c10's) for an expandable segment's pages
  * whose process or descriptors are gone; C10C_STATUS_INVALID_ARGUMENT for a size and offset
- * beyond the memory the handle maps. */
+ * beyond the memory the handle maps, and for a ref_counter_handle that names something other
+ * than a counter file ("_new_shared_cuda: </c10c_1_abc> is not a CUDA IPC reference counter
+ * file ...": a shared storage, say, whose bytes a release would have changed) or one of another
+ * user. A counter file is libc10c's (its magic and a version this library knows) or torch's (a
+ * "/torch_<pid>_<n>_<n>" file of exactly 80064 bytes whose header holds only the count); one
+ * that is gone already is not an error (torch's best effort). */
 C10C_API c10c_status c10c_storage_new_shared_cuda(c10c_storage **out,
                                                   const c10c_cuda_ipc_info *info,
                                                   const uint8_t *handle, size_t handle_len);
@@ -95,8 +101,13 @@ C10C_API c10c_status c10c_storage_new_shared_cuda(c10c_storage **out,
 C10C_API bool c10c_storage_is_received_cuda(const c10c_storage *storage);
 
 /* Decrements a producer's reference counter: torch's _release_ipc_counter_cuda. A counter file
- * that is gone (its producer exited) is not an error (torch's best effort).
- * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for an offset outside the file. */
+ * that is gone (its producer exited, or every user released it) is not an error (torch's best
+ * effort); a name that is not a counter file (as c10c_storage_new_shared_cuda says) is refused
+ * and nothing is written to it.
+ * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for an offset outside the file,
+ * a name that is not a counter file ("_release_ipc_counter: </x> is not a CUDA IPC reference
+ * counter file ...") or one of another user; C10C_STATUS_ERROR for a counter file of a newer
+ * layout, one whose header count is INT32_MAX, and the system's errors opening it. */
 C10C_API c10c_status c10c_cuda_ipc_release_counter(const char *ref_counter_handle,
                                                    int64_t ref_counter_offset);
 

@@ -193,7 +193,12 @@ C10C_API c10c_status c10c_storage_shared_fd(int *out_fd, int64_t *out_nbytes,
                                             const c10c_storage *storage);
 
 /* A storage over nbytes of the memory file fd that another process shared: torch's
- * _new_shared_fd_cpu. The caller keeps fd (close it when done). The storage keeps a duplicate of
+ * _new_shared_fd_cpu. The file must be sealed against shrinking (F_SEAL_SHRINK, as
+ * c10c_storage_share_fd seals it): a sender that could shrink it under the mapping would end
+ * this process with SIGBUS, so an unsealed file is refused (torch maps any; its own
+ * _share_fd_cpu_ files are POSIX shm objects, which take no seals, and are refused too). Where
+ * there are no seals (macOS, Windows) every descriptor is refused. The caller keeps fd (close it
+ * when done). The storage keeps a duplicate of
  * it, so it can be shared on, only while that duplicate's number is below half the soft
  * RLIMIT_NOFILE; past that it maps and closes it, so any number of received storages never
  * exhausts the descriptors (c10c_storage_shared_fd then says so). Not resizable.
@@ -202,7 +207,10 @@ C10C_API c10c_status c10c_storage_shared_fd(int *out_fd, int64_t *out_nbytes,
  * mmap -1 bytes from a shared memory file descriptor: negative size"), a descriptor that is not
  * open ("could not use shared memory file descriptor 7: Bad file descriptor (9)"), one that is
  * not a regular file or memory file (a pipe, a socket: "file descriptor 7 is not a shared memory
- * file (not a regular file)"), nbytes beyond its size ("storage size 100 is larger than the
+ * file (not a regular file)"), one not sealed against shrinking ("file descriptor 7 is not
+ * sealed against shrinking (F_SEAL_SHRINK): its sender could shrink it under this process's
+ * mapping (SIGBUS); ..."), "cannot check that file descriptor 7 is sealed against shrinking: ..."
+ * where seals cannot be read, nbytes beyond its size ("storage size 100 is larger than the
  * mapping behind file descriptor 7 (64 bytes)"), mmap's failures; C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbytes);
 
@@ -236,8 +244,12 @@ C10C_API c10c_status c10c_storage_shared_name(const char **out, const c10c_stora
  * count it had before (torch's RefcountedMapAllocator incref/decref, behind its storages'
  * _shared_incref and _shared_decref): a process that sends a name on holds a reference for the
  * message in flight. The name is not unlinked here when the count reaches 0; the caller decides.
+ * The count never leaves 0 to INT32_MAX (torch's int wraps): a delta that would take it out is
+ * refused and the count left as it was.
  * Ownership: none. Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_ERROR "storage is not shared by
- * name; call share_filename first". */
+ * name; call share_filename first"; C10C_STATUS_OVERFLOW "shared memory object </x>: cannot add
+ * -3 to the reference count 2: it would be -1, outside 0 to INT32_MAX (2147483647); the count is
+ * unchanged" (*out_before is the count). */
 C10C_API c10c_status c10c_storage_shared_refcount_add(int32_t *out_before, c10c_storage *storage,
                                                       int32_t delta);
 
@@ -254,7 +266,9 @@ C10C_API c10c_status c10c_storage_shared_refcount_add(int32_t *out_before, c10c_
  * nbytes + 64 ("shared memory object </x> holds 64 bytes, fewer than the 164 a storage of 100
  * bytes needs with its 64-byte reference count header"), and a stale one whose count is 0 or
  * less ("shared memory object </x> is stale: its reference count is 0 (every user released
- * it)"); C10C_STATUS_OUT_OF_MEMORY. */
+ * it)"); C10C_STATUS_OVERFLOW for one whose count is INT32_MAX already ("shared memory object
+ * </x> cannot be opened: its reference count is already 2147483647 (INT32_MAX), ..."; torch's
+ * count wraps there), the count unchanged; C10C_STATUS_OUT_OF_MEMORY. */
 C10C_API c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *name,
                                                       int64_t nbytes);
 

@@ -103,6 +103,19 @@ int c10c__fd_seal_shrinking(int fd) {
 #endif
 }
 
+int c10c__fd_shrink_sealed(bool *out, int fd) {
+  *out = false;
+#if defined(F_GET_SEALS)
+  int seals = fcntl(fd, F_GET_SEALS);
+  if (seals < 0) return errno == EINVAL ? 0 : errno; /* EINVAL: a file that takes no seals */
+  *out = (seals & F_SEAL_SHRINK) != 0;
+  return 0;
+#else
+  (void)fd;
+  return ENOSYS;
+#endif
+}
+
 int c10c__fd_truncate(int fd, int64_t size) {
   int rc;
   do rc = ftruncate(fd, (off_t)size);

@@ -5,6 +5,8 @@
 #ifndef C10C_SHM_H
 #define C10C_SHM_H
 
+#include <stdatomic.h>
+
 #include "internal.h"
 
 /* What fstat says about an open file. */
@@ -35,6 +37,11 @@ int c10c__fd_reserve(int fd, int64_t size);
 /* Seals a memory file against shrinking (and further seals): no process that receives it can
  * cut the pages from under another's mapping (SIGBUS). */
 int c10c__fd_seal_shrinking(int fd);
+/* Whether fd's file is sealed against shrinking (F_SEAL_SHRINK; seals never come off): 0 with
+ * *out set (false for a file that takes no seals: a regular file, a POSIX shm object, a memory
+ * file made without MFD_ALLOW_SEALING or not sealed yet), or an errno value (ENOSYS where the
+ * system has no seals: macOS, Windows). */
+int c10c__fd_shrink_sealed(bool *out, int fd);
 /* Sets fd's file size (ftruncate). */
 int c10c__fd_truncate(int fd, int64_t size);
 
@@ -67,6 +74,40 @@ uint32_t c10c__effective_uid(void);
  * for it) and returns true; false for anything else. c10c__os_unmap asks it first. */
 bool c10c__shm_view_unmapped(void *view);
 #endif
+
+/* The count at offset 0 of torch's RefcountedMapAllocator header (a named object's users, an
+ * std::atomic<int> shared by every process that maps it). It can never overflow or go below 0
+ * here (compare-and-swap, never fetch_add: seen + 1 at INT32_MAX was undefined, and the count
+ * then read INT32_MIN, a live object taken for stale). Each returns the count it saw. */
+
+/* One user more unless the count is <= 0 (every user released it: stale, never revived) or
+ * INT32_MAX (full): added only when 0 < seen < INT32_MAX. */
+static inline int32_t c10c__shm_count_acquire(_Atomic int32_t *count) {
+  int32_t seen = atomic_load(count);
+  while (seen > 0 && seen < INT32_MAX && !atomic_compare_exchange_weak(count, &seen, seen + 1)) {
+  }
+  return seen;
+}
+
+/* One user fewer unless the count is <= 0 already (someone dropped it too far: it stays): the
+ * caller was the last user when seen <= 1. */
+static inline int32_t c10c__shm_count_release(_Atomic int32_t *count) {
+  int32_t seen = atomic_load(count);
+  while (seen > 0 && !atomic_compare_exchange_weak(count, &seen, seen - 1)) {
+  }
+  return seen;
+}
+
+/* Adds delta unless the count would leave [0, INT32_MAX] (then it is untouched): true when
+ * added; *seen is the count before either way. */
+static inline bool c10c__shm_count_add(int32_t *seen, _Atomic int32_t *count, int32_t delta) {
+  *seen = atomic_load(count);
+  for (;;) {
+    int64_t next = (int64_t)*seen + delta;
+    if (next < 0 || next > INT32_MAX) return false;
+    if (atomic_compare_exchange_weak(count, seen, (int32_t)next)) return true;
+  }
+}
 
 /* strerror's text for err (thread-safe; buf may hold it). */
 const char *c10c__errno_text(int err, char *buf, size_t size);

@@ -202,6 +202,12 @@ int c10c__fd_seal_shrinking(int fd) {
   return ENOSYS;
 }
 
+int c10c__fd_shrink_sealed(bool *out, int fd) {
+  (void)fd;
+  *out = false;
+  return ENOSYS;
+}
+
 int c10c__fd_truncate(int fd, int64_t size) {
   return named_of(fd) != NULL ? EINVAL : _chsize_s(fd, size);
 }

@@ -19,21 +19,79 @@
 
 /* ---- counter files ----
  * torch's CudaIPCRefCountersFile over a RefcountedMapAllocator file: a named POSIX shared-memory
- * object with a 64-byte header whose int32 at 0 counts the processes that map it (the last one
- * to unmap it unlinks the name), then C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE int64 counters. Only
- * these four functions touch the file, so the named shared storages of lib/tensor can take
- * their place. */
+ * object of exactly FILE_BYTES, a 64-byte header whose int32 at 0 counts the processes that map
+ * it (the last one to unmap it unlinks the name), then C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE int64
+ * counters. torch's header holds nothing else (its bytes 4 to 63 stay 0); ours also hold MAGIC
+ * at byte 8 and VERSION at byte 16 (little-endian uint32), which torch neither reads nor writes,
+ * so torch processes use our files as their own. Only these functions touch the file.
+ *
+ * A handle names a file by name only, and a named shared storage (storage_shared.c's, or
+ * torch's) has the same layout: one of 80000 bytes is byte for byte the size of a counter file,
+ * and decrementing "a counter" in it would change 8 bytes of someone's data. So a counter file
+ * is recognised by what it is, and anything else is refused:
+ * - libc10c's: MAGIC and a VERSION this library knows in the header. No storage has them: a
+ *   storage's header is written only at its count (its bytes start at 64), so MAGIC can get
+ *   there only by writing the object's raw bytes, which a process able to do could as well
+ *   write the data itself.
+ * - torch's (CudaIPCCreateRefCounter): named by at::NewProcessWideShmHandle,
+ *   "/torch_<pid>_<random>_<serial>" ("/torch_<pid>_<random>" in torch before 1.2), exactly
+ *   FILE_BYTES, header bytes 4 to 63 all 0. No storage of libc10c's is named so ("/c10c_...").
+ * What remains ambiguous: torch names its own shared storages (file_system strategy,
+ * _share_filename_cpu_) with the same NewProcessWideShmHandle, so a torch storage of exactly
+ * 80000 bytes is indistinguishable from a torch counter file, and a handle naming one is
+ * honoured. Nothing in torch's files tells them apart; only torch itself could (by a magic of
+ * its own). */
 
-enum { HEADER = 64, FILE_BYTES = HEADER + 8 * C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE };
+enum {
+  HEADER = 64,
+  FILE_BYTES = HEADER + 8 * C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE,
+  MAGIC_AT = 8,
+  VERSION_AT = 16,
+  VERSION = 1, /* the layout above; a later one takes the next number */
+};
+static const uint8_t MAGIC[8] = {'c', '1', '0', 'c', '-', 'r', 'c', 'f'};
+
+/* Errors of counter_map_open beyond the system's (errno values are positive). */
+enum { NOT_COUNTER_FILE = -1, NEWER_VERSION = -2, COUNT_FULL = -3 };
 
 static int64_t *counter_at(void *map, int64_t index) {
   return (int64_t *)(void *)((char *)map + HEADER) + index;
 }
 
-/* Maps the file name names, counting this process in its header: 0, or ENOENT when it is gone,
- * EPERM when another user owns it (as for the named storages of storage_shared.c, a handle of
- * another user is refused), EINVAL when it is not a counter file, another errno value else. */
-static int counter_map_open(void **out, const char *name) {
+/* Whether name is at::NewProcessWideShmHandle's: "/torch_" then two or three decimal numbers
+ * joined by '_'. */
+static bool torch_name(const char *name) {
+  static const char prefix[] = "/torch_";
+  if (strncmp(name, prefix, sizeof prefix - 1) != 0) return false;
+  int numbers = 0;
+  for (const char *p = name + sizeof prefix - 1;; p++) {
+    size_t digits = 0;
+    while (p[digits] >= '0' && p[digits] <= '9') digits++;
+    if (digits == 0 || digits > 20) return false;
+    numbers++;
+    p += digits;
+    if (*p == '\0') return numbers == 2 || numbers == 3;
+    if (*p != '_') return false;
+  }
+}
+
+/* 0 when the header at map (of a file of FILE_BYTES named name) is a counter file's,
+ * NOT_COUNTER_FILE or NEWER_VERSION else. */
+static int check_header(const uint8_t *map, const char *name) {
+  if (memcmp(map + MAGIC_AT, MAGIC, sizeof MAGIC) == 0)
+    return c10c__get_le(map + VERSION_AT, 4) == VERSION ? 0 : NEWER_VERSION;
+  if (!torch_name(name)) return NOT_COUNTER_FILE;
+  for (int i = 4; i < HEADER; i++)
+    if (map[i] != 0) return NOT_COUNTER_FILE;
+  return 0;
+}
+
+/* Maps the file name names if it is a counter file, counting this process in its header when
+ * count: 0, or ENOENT when it is gone (or stale: its count is 0, every user released it), EPERM
+ * when another user owns it (as for the named storages of storage_shared.c, a handle of another
+ * user is refused), NOT_COUNTER_FILE, NEWER_VERSION, COUNT_FULL (its count is INT32_MAX: never
+ * wrapped), another errno value else. */
+static int counter_map_open(void **out, const char *name, bool count) {
   *out = NULL;
   int fd;
   int err = c10c__shm_open(&fd, name, false);
@@ -42,15 +100,49 @@ static int counter_map_open(void **out, const char *name) {
   err = c10c__fd_stat(&info, fd);
   if (err == 0 && info.uid != c10c__effective_uid())
     err = EPERM;
-  else if (err == 0 && (!info.regular || info.size < FILE_BYTES))
-    err = EINVAL;
+  else if (err == 0 && (!info.regular || info.size != FILE_BYTES))
+    err = NOT_COUNTER_FILE;
   void *map = NULL;
   if (err == 0) err = c10c__fd_map(&map, fd, FILE_BYTES, true, false);
   c10c__fd_close(fd);
-  if (err != 0) return err;
-  atomic_fetch_add_explicit((_Atomic int32_t *)map, 1, memory_order_acq_rel);
+  if (err == 0) err = check_header(map, name);
+  if (err == 0 && count) {
+    int32_t seen = c10c__shm_count_acquire(map);
+    err = seen <= 0 ? ENOENT : seen == INT32_MAX ? COUNT_FULL : 0;
+  }
+  if (err != 0) {
+    if (map != NULL) c10c__os_unmap(map, FILE_BYTES);
+    return err;
+  }
   *out = map;
   return 0;
+}
+
+/* Why counter_map_open refused the file name (err not ENOENT), in a sentence. */
+static const char *refusal(char *buf, size_t size, int err, const char *name) {
+  char text[128];
+  if (err == EPERM)
+    snprintf(buf, size, "its reference counter file <%s> belongs to another user", name);
+  else if (err == NOT_COUNTER_FILE)
+    snprintf(buf, size,
+             "<%s> is not a CUDA IPC reference counter file (neither libc10c's, which carries its "
+             "magic, nor torch's: a /torch_<pid>_<n>_<n> file of %d bytes): a shared storage, "
+             "perhaps, whose bytes are left alone",
+             name, (int)FILE_BYTES);
+  else if (err == NEWER_VERSION)
+    snprintf(buf, size,
+             "its reference counter file <%s> has a layout this libc10c does not know (made by "
+             "a newer one)",
+             name);
+  else if (err == COUNT_FULL)
+    snprintf(buf, size,
+             "its reference counter file <%s> is mapped by INT32_MAX processes, the most its "
+             "header counts",
+             name);
+  else
+    snprintf(buf, size, "its reference counter file <%s>: %s (%d)", name,
+             c10c__errno_text(err, text, sizeof text), err);
+  return buf;
 }
 
 /* Makes a new file (its header counting this process) under a fresh name, its pages reserved
@@ -73,6 +165,8 @@ static int counter_map_create(void **out, char name[C10C_CUDA_IPC_NAME_SIZE]) {
       c10c__shm_unlink(name);
       return err;
     }
+    memcpy((uint8_t *)map + MAGIC_AT, MAGIC, sizeof MAGIC); /* before anyone knows the name */
+    c10c__put_le((uint8_t *)map + VERSION_AT, VERSION, 4);
     atomic_store_explicit((_Atomic int32_t *)map, 1, memory_order_release);
     *out = map;
     return 0;
@@ -82,8 +176,7 @@ static int counter_map_create(void **out, char name[C10C_CUDA_IPC_NAME_SIZE]) {
 
 /* Stops counting this process in the file's header; the last process to do so unlinks its name. */
 static void counter_map_release(void *map, const char *name) {
-  if (atomic_fetch_sub_explicit((_Atomic int32_t *)map, 1, memory_order_acq_rel) == 1)
-    c10c__shm_unlink(name);
+  if (c10c__shm_count_release(map) <= 1) c10c__shm_unlink(name);
 }
 
 /* Releases and unmaps the file. */
@@ -92,11 +185,11 @@ static void counter_map_drop(void *map, const char *name) {
   c10c__os_unmap(map, FILE_BYTES);
 }
 
-/* Adds delta to a counter of a file by name: 0, or counter_map_open's errno value (ENOENT when
- * the file is gone). */
+/* Adds delta to a counter of a file by name: 0, or counter_map_open's error (ENOENT when the
+ * file is gone; nothing is written to a file that is not a counter file). */
 static int counter_add(const char *name, int64_t index, int64_t delta) {
   void *map;
-  int err = counter_map_open(&map, name);
+  int err = counter_map_open(&map, name, true);
   if (err != 0) return err;
   atomic_fetch_add_explicit((_Atomic int64_t *)counter_at(map, index), delta, memory_order_acq_rel);
   counter_map_drop(map, name);
@@ -323,17 +416,10 @@ static c10c_status share_received(c10c_cuda_ipc_info *out, uint8_t *handle, size
     return c10c__fail(C10C_STATUS_ERROR,
                       "cannot share this CUDA storage again: the process it was received from "
                       "has exited");
-  if (err == EPERM)
-    return c10c__fail(C10C_STATUS_ERROR,
-                      "cannot share this CUDA storage again: its reference counter file <%s> "
-                      "belongs to another user",
-                      rd->counter);
   if (err != 0) {
-    char text[128];
-    return c10c__fail(C10C_STATUS_ERROR,
-                      "cannot share this CUDA storage again: its reference counter file <%s>: "
-                      "%s (%d)",
-                      rd->counter, c10c__errno_text(err, text, sizeof text), err);
+    char why[384];
+    return c10c__fail(C10C_STATUS_ERROR, "cannot share this CUDA storage again: %s",
+                      refusal(why, sizeof why, err, rd->counter));
   }
   c10c_status st = c10c__cuda_sync_current_stream(dp->device.index);
   if (st != C10C_STATUS_OK) {
@@ -430,7 +516,20 @@ c10c_status c10c_storage_new_shared_cuda(c10c_storage **out, const c10c_cuda_ipc
   if (info->device < -1 || info->device > INT16_MAX)
     return c10c__fail(C10C_STATUS_ERROR, "CUDA error: invalid device ordinal");
   st = c10c__cuda_resolve(&device);
-  if (st == C10C_STATUS_OK && info->event_sync_required)
+  if (st != C10C_STATUS_OK) return st;
+  /* the counter this storage will decrement when it goes must be one: not a shared storage's
+   * bytes. A file already gone (its producer exited) is torch's best effort, not an error. */
+  if (info->ref_counter_handle[0] != '\0') {
+    void *map = NULL;
+    int err = counter_map_open(&map, info->ref_counter_handle, false);
+    if (map != NULL) c10c__os_unmap(map, FILE_BYTES);
+    if (err != 0 && err != ENOENT) {
+      char why[384];
+      return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "_new_shared_cuda: %s",
+                        refusal(why, sizeof why, err, info->ref_counter_handle));
+    }
+  }
+  if (info->event_sync_required)
     st = c10c__cuda_ipc_event_wait(info->event_handle, device); /* the producer's writes first */
   if (st != C10C_STATUS_OK) return st;
   received_data *rd = c10c__calloc(1, sizeof *rd + handle_len);
@@ -474,6 +573,10 @@ c10c_status c10c_cuda_ipc_release_counter(const char *ref_counter_handle,
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                       "_release_ipc_counter: offset %lld lies outside the counter file",
                       (long long)ref_counter_offset);
-  counter_add(ref_counter_handle, ref_counter_offset, -1); /* gone: best effort, as torch */
-  return C10C_STATUS_OK;
+  int err = counter_add(ref_counter_handle, ref_counter_offset, -1);
+  if (err == 0 || err == ENOENT) return C10C_STATUS_OK; /* gone: best effort, as torch */
+  char why[384];
+  return c10c__fail(
+      err == EPERM || err == NOT_COUNTER_FILE ? C10C_STATUS_INVALID_ARGUMENT : C10C_STATUS_ERROR,
+      "_release_ipc_counter: %s", refusal(why, sizeof why, err, ref_counter_handle));
 }

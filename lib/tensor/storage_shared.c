@@ -39,10 +39,10 @@ typedef struct {
 static void free_mapping(void *ctx) {
   mapping *m = ctx;
   if (m->kind == BY_NAME && m->base != NULL) {
-    _Atomic int32_t *refcount = m->base;
     /* the last user unlinks (RefcountedMapAllocator::close); ENOENT when a torch manager
-     * process already did */
-    if (atomic_fetch_sub(refcount, 1) == 1) c10c__shm_unlink(m->name);
+     * process already did. A count that another process dropped to 0 under this user is left
+     * at 0 (never below) and the name goes too: nobody would unlink it later. */
+    if (c10c__shm_count_release(m->base) <= 1) c10c__shm_unlink(m->name);
   }
   c10c__os_unmap(m->base, m->size);
   c10c__fd_close(m->fd);
@@ -298,6 +298,23 @@ c10c_status c10c_storage_new_shared_fd(c10c_storage **out, int fd, int64_t nbyte
   if (!info.regular)
     return c10c__fail(C10C_STATUS_ERROR,
                       "file descriptor %d is not a shared memory file (not a regular file)", fd);
+  /* The size is checked once, so it must never shrink: a sender that cuts pages from under the
+   * mapping would end this process with SIGBUS at its next touch (torch maps any file). Seals
+   * never come off, so a file sealed now stays sealed; its size is read after the seal. */
+  bool sealed = false;
+  err = c10c__fd_shrink_sealed(&sealed, fd);
+  if (err == 0 && !sealed)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "file descriptor %d is not sealed against shrinking (F_SEAL_SHRINK): its "
+                      "sender could shrink it under this process's mapping (SIGBUS); libc10c and "
+                      "pyc10 send sealed memory files, torch's _share_fd_cpu_ does not (share "
+                      "those by name: the file_system strategy)",
+                      fd);
+  if (err == 0) err = c10c__fd_stat(&info, fd);
+  if (err != 0)
+    return c10c__fail(C10C_STATUS_ERROR,
+                      "cannot check that file descriptor %d is sealed against shrinking: %s (%d)",
+                      fd, c10c__errno_text(err, buf, sizeof buf), err);
   if (info.size < nbytes)
     return c10c__fail(C10C_STATUS_ERROR,
                       "storage size %lld is larger than the mapping behind file descriptor %d "
@@ -380,7 +397,11 @@ c10c_status c10c_storage_shared_refcount_add(int32_t *out_before, c10c_storage *
   if (m == NULL || m->kind != BY_NAME || m->base == NULL)
     return c10c__fail(C10C_STATUS_ERROR,
                       "storage is not shared by name; call share_filename first");
-  *out_before = atomic_fetch_add((_Atomic int32_t *)m->base, delta);
+  if (!c10c__shm_count_add(out_before, m->base, delta))
+    return c10c__fail(C10C_STATUS_OVERFLOW,
+                      "shared memory object <%s>: cannot add %d to the reference count %d: it "
+                      "would be %lld, outside 0 to INT32_MAX (2147483647); the count is unchanged",
+                      m->name, (int)delta, (int)*out_before, (long long)*out_before + delta);
   return C10C_STATUS_OK;
 }
 
@@ -454,15 +475,19 @@ c10c_status c10c_storage_new_shared_filename(c10c_storage **out, const char *nam
     return st;
   }
   /* +1 unless every user has gone (a stale name whose last user unlinked it, or a file that
-   * never had a count): torch adds blindly, we refuse to revive it */
-  _Atomic int32_t *refcount = base;
-  int32_t seen = atomic_load(refcount);
-  while (seen > 0 && !atomic_compare_exchange_weak(refcount, &seen, seen + 1)) {
-  }
-  if (seen <= 0) {
+   * never had a count) or the count is full: torch adds blindly (and overflows at INT32_MAX),
+   * we refuse to revive it or to wrap it */
+  int32_t seen = c10c__shm_count_acquire(base);
+  if (seen <= 0 || seen == INT32_MAX) {
     c10c__os_unmap(base, size);
     c10c__free(m);
     c10c__free(copy);
+    if (seen == INT32_MAX)
+      return c10c__fail(C10C_STATUS_OVERFLOW,
+                        "shared memory object <%s> cannot be opened: its reference count is "
+                        "already %d (INT32_MAX), the most torch's header counts; the count is "
+                        "unchanged",
+                        name, (int)seen);
     return c10c__fail(C10C_STATUS_ERROR,
                       "shared memory object <%s> is stale: its reference count is %d (every user "
                       "released it)",

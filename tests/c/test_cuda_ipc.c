@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,8 +282,7 @@ static bool counter_file_refused(c10c_storage *s, const char *name) {
   c10c_cuda_ipc_info out = {.struct_size = sizeof out};
   uint8_t h[4096];
   bool ok = fd >= 0 && c10c_storage_share_cuda(&out, h, sizeof h, s) == C10C_STATUS_ERROR &&
-            strstr(c10c_last_error_message(), "reference counter file") != NULL &&
-            strstr(c10c_last_error_message(), "Invalid argument") != NULL;
+            strstr(c10c_last_error_message(), "is not a CUDA IPC reference counter file") != NULL;
   if (!ok) fprintf(stderr, "too small: %s\n", c10c_last_error_message());
   if (ok && geteuid() == 0 && fchown(fd, 65534, 65534) == 0) {
     ok = c10c_storage_share_cuda(&out, h, sizeof h, s) == C10C_STATUS_ERROR &&
@@ -354,6 +354,14 @@ static int child_main(const char *mode, const char *info_hex, const char *handle
       return 15;
     if (!mapped_nothing()) return 16; /* every mapping closed */
     return 0;
+  }
+  if (strcmp(mode, "counter-refused") == 0) { /* the counter names no counter file */
+    c10c_status st = c10c_storage_new_shared_cuda(&s, &info, handle, len);
+    if (st == C10C_STATUS_OK) c10c_storage_release(s); /* would decrement "the counter" */
+    if (st != C10C_STATUS_INVALID_ARGUMENT ||
+        strstr(c10c_last_error_message(), "is not a CUDA IPC reference counter file") == NULL)
+      return 70;
+    return mapped_nothing() ? 0 : 71;
   }
   if (strcmp(mode, "stale") == 0) { /* the memory is gone (its event too: not waited for) */
     info.event_sync_required = false;
@@ -618,6 +626,134 @@ TEST(a_producer_that_exits_leaves_no_counter_file) {
   ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0);
 }
 
+enum { FILE_BYTES = 64 + 8 * C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE };
+
+/* A shm object made by hand, as another program would: size bytes, count 1 in its header, and
+ * header byte at set to value (at 0: none). Mapped; NULL on failure. */
+static uint8_t *make_file(const char *name, off_t size, int at, uint8_t value) {
+  shm_unlink(name);
+  int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  void *p = fd < 0 || ftruncate(fd, size) != 0
+                ? MAP_FAILED
+                : mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fd >= 0) close(fd);
+  if (p == MAP_FAILED) return NULL;
+  uint8_t *bytes = p;
+  int32_t one = 1;
+  memcpy(bytes, &one, 4);
+  if (at > 0) bytes[at] = value;
+  return bytes;
+}
+
+static int64_t counter_in(const uint8_t *file, int64_t index) {
+  int64_t v;
+  memcpy(&v, file + 64 + 8 * index, 8);
+  return v;
+}
+
+static bool all_bytes_are(const uint8_t *p, int64_t n, uint8_t value) {
+  for (int64_t i = 0; i < n; i++)
+    if (p[i] != value) return false;
+  return true;
+}
+
+/* A counter handle is a name, and a shared storage of 80000 bytes is byte for byte the size of a
+ * counter file: before, a release decremented 8 bytes of its data, and a consumer took it as its
+ * counter. Counter files are now recognised: libc10c's by their magic and version, torch's by
+ * torch's name, exact size and empty header. */
+TEST(a_counter_handle_naming_a_shared_storage_is_refused_and_its_bytes_unchanged) {
+  int64_t n = 8 * C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE;
+  c10c_storage *named = NULL;
+  ASSERT_OK(c10c_storage_new_using_filename(&named, n));
+  uint8_t *bytes = c10c_storage_data(named);
+  memset(bytes, 0x11, (size_t)n);
+  const char *name = NULL;
+  ASSERT_OK(c10c_storage_shared_name(&name, named));
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_ipc_release_counter(name, 0));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "is not a CUDA IPC reference counter file"));
+  ASSERT_TRUE(all_bytes_are(bytes, n, 0x11));
+  /* a consumer told it is the counter refuses the storage, so it never decrements it */
+  c10c_storage *a = cuda_storage(4096, 0x11);
+  shared sa, forged;
+  ASSERT_TRUE(share(&sa, a));
+  forged = sa;
+  snprintf(forged.info.ref_counter_handle, sizeof forged.info.ref_counter_handle, "%s", name);
+  ASSERT_EQ(run("counter-refused", &forged.info, forged.handle, forged.info.handle_len), 0);
+  ASSERT_TRUE(all_bytes_are(bytes, n, 0x11));
+  c10c_storage_release(named);
+  /* libc10c's own files carry the magic and version 1 after torch's count */
+  char path[128];
+  snprintf(path, sizeof path, "/dev/shm%s", sa.info.ref_counter_handle);
+  FILE *f = fopen(path, "rb");
+  uint8_t header[64] = {0};
+  ASSERT_TRUE(f != NULL && fread(header, 1, 64, f) == 64);
+  if (f != NULL) fclose(f);
+  ASSERT_TRUE(memcmp(header + 8, "c10c-rcf", 8) == 0);
+  ASSERT_EQ(get_le(header + 16, 4), 1);
+  ASSERT_OK(c10c_cuda_ipc_release_counter(sa.info.ref_counter_handle, sa.info.ref_counter_offset));
+  c10c_storage_release(a);
+  ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0);
+
+  /* torch's counter files (CudaIPCCreateRefCounter) are used as torch's processes use them */
+  char torch[64], other[64];
+  snprintf(torch, sizeof torch, "/torch_%d_2704423827_0", (int)getpid());
+  uint8_t *t = make_file(torch, FILE_BYTES, 0, 0);
+  ASSERT_TRUE(t != NULL);
+  if (t == NULL) return;
+  int64_t five = 5;
+  memcpy(t + 64 + 8 * 3, &five, 8);
+  ASSERT_OK(c10c_cuda_ipc_release_counter(torch, 3));
+  ASSERT_EQ(counter_in(t, 3), 4);
+  ASSERT_EQ(get_le(t, 4), 1); /* counted in and out: the maker still holds it */
+  munmap(t, FILE_BYTES);
+  snprintf(other, sizeof other, "/torch_%d_2704423827", (int)getpid()); /* torch before 1.2 */
+  t = make_file(other, FILE_BYTES, 0, 0);
+  ASSERT_OK(c10c_cuda_ipc_release_counter(other, 3));
+  if (t != NULL) munmap(t, FILE_BYTES);
+  shm_unlink(other);
+  /* ... and nothing else: a torch name of another size (a torch storage), a header with more
+   * than torch's count, a name that is not torch's, a magic of a later layout */
+  t = make_file(torch, 64 + 800, 0, 0);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_ipc_release_counter(torch, 3));
+  if (t != NULL) munmap(t, 64 + 800);
+  t = make_file(torch, FILE_BYTES, 40, 1);
+  ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_ipc_release_counter(torch, 3));
+  ASSERT_TRUE(t != NULL && counter_in(t, 3) == 0);
+  if (t != NULL) munmap(t, FILE_BYTES);
+  shm_unlink(torch);
+  const char *not_torch[] = {"_x_0", "", "_1_2_3", "y_1_2"};
+  for (size_t i = 0; i < sizeof not_torch / sizeof *not_torch; i++) {
+    snprintf(other, sizeof other, "/torch_%d%s", (int)getpid(), not_torch[i]);
+    t = make_file(other, FILE_BYTES, 0, 0);
+    ASSERT_STATUS(C10C_STATUS_INVALID_ARGUMENT, c10c_cuda_ipc_release_counter(other, 3));
+    ASSERT_TRUE(t != NULL && counter_in(t, 3) == 0);
+    if (t != NULL) munmap(t, FILE_BYTES);
+    shm_unlink(other);
+  }
+  snprintf(other, sizeof other, "/c10c_%d_1_2", (int)getpid());
+  t = make_file(other, FILE_BYTES, 0, 0);
+  ASSERT_TRUE(t != NULL);
+  if (t == NULL) return;
+  memcpy(t + 8, "c10c-rcf", 8);
+  t[16] = 2;
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_ipc_release_counter(other, 3));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "made by a newer one"));
+  t[16] = 1; /* a count that would wrap is refused, the counter untouched */
+  int32_t full = INT32_MAX;
+  memcpy(t, &full, 4);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_cuda_ipc_release_counter(other, 3));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "INT32_MAX processes"));
+  ASSERT_EQ(counter_in(t, 3), 0);
+  ASSERT_EQ(get_le(t, 4), INT32_MAX);
+  int32_t zero = 0; /* every user released it: as gone, nothing written */
+  memcpy(t, &zero, 4);
+  ASSERT_OK(c10c_cuda_ipc_release_counter(other, 3));
+  ASSERT_EQ(counter_in(t, 3), 0);
+  ASSERT_EQ(get_le(t, 4), 0);
+  munmap(t, FILE_BYTES);
+  shm_unlink(other);
+}
+
 TEST(interprocess_events_need_the_flag_and_open_in_another_process) {
   c10c_cuda_event *plain = NULL, *ipc = NULL, *timed = NULL, *opened = NULL;
   uint8_t handle[C10C_CUDA_IPC_HANDLE_SIZE];
@@ -758,6 +894,7 @@ int main(int argc, char **argv) {
       T(the_consumer_waits_for_the_producers_stream),
       T(a_received_storage_can_be_shared_again),
       T(a_producer_that_exits_leaves_no_counter_file),
+      T(a_counter_handle_naming_a_shared_storage_is_refused_and_its_bytes_unchanged),
       T(interprocess_events_need_the_flag_and_open_in_another_process),
       T(bad_arguments_are_refused_and_share_nothing),
   };

@@ -212,6 +212,65 @@ TEST(new_shared_fd_refuses_what_it_cannot_map_in_bounds) {
   c10c_storage_release(s);
 }
 
+/* A memory file of 4096 bytes of 7s; sealed against shrinking or not, sealable or not. */
+static int memfd_of(bool sealable, bool sealed) {
+  int fd = memfd_create("test", MFD_CLOEXEC | (sealable ? MFD_ALLOW_SEALING : 0u));
+  if (fd < 0 || ftruncate(fd, 4096) != 0) return -1;
+  unsigned char bytes[4096];
+  memset(bytes, 7, sizeof bytes);
+  if (pwrite(fd, bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes) return -1;
+  if (sealed && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) return -1;
+  return fd;
+}
+
+/* What a hostile sender does: maps nothing itself, and shrinks the file after the receiver
+ * mapped it. The receiver (this child) must refuse the file, or it dies by SIGBUS at the next
+ * touch (wait status 0x7: it did before the fix). */
+static int unsealed_fd;
+static int child_receives_unsealed_then_it_shrinks(void *arg) {
+  (void)arg;
+  c10c_storage *r = NULL;
+  c10c_status st = c10c_storage_new_shared_fd(&r, unsealed_fd, 4096);
+  if (st == C10C_STATUS_ERROR && message_has("is not sealed against shrinking")) return 0;
+  if (st != C10C_STATUS_OK) return 2;
+  if (ftruncate(unsealed_fd, 0) != 0) return 3;
+  volatile unsigned char *p = c10c_storage_data(r);
+  return p[100] == 7 ? 4 : 5; /* SIGBUS here */
+}
+
+TEST(a_received_memory_file_must_be_sealed_against_shrinking) {
+  c10c_storage *r = NULL;
+  int unsealed = memfd_of(true, false), unsealable = memfd_of(false, false);
+  int sealed = memfd_of(true, true);
+  ASSERT_TRUE(unsealed >= 0 && unsealable >= 0 && sealed >= 0);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&r, unsealed, 4096));
+  ASSERT_MESSAGE_HAS("is not sealed against shrinking (F_SEAL_SHRINK)");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&r, unsealable, 16));
+  ASSERT_MESSAGE_HAS("is not sealed against shrinking");
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&r, unsealed, 0));
+  ASSERT_MESSAGE_HAS("is not sealed against shrinking");
+  /* torch's _share_fd_cpu_ file: a POSIX shm object, unlinked, which takes no seals */
+  char name[64];
+  snprintf(name, sizeof name, "/c10c_test_unsealed_%d", (int)getpid());
+  int object = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  shm_unlink(name);
+  ASSERT_TRUE(object >= 0 && ftruncate(object, 64) == 0);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&r, object, 64));
+  ASSERT_MESSAGE_HAS("torch's _share_fd_cpu_ does not");
+  close(object);
+  ASSERT_TRUE(r == NULL);
+  unsealed_fd = unsealed;
+  ASSERT_TRUE(in_child(child_receives_unsealed_then_it_shrinks, NULL));
+  /* sealed: mapped, and the sender's shrink is refused by the kernel */
+  ASSERT_OK(c10c_storage_new_shared_fd(&r, sealed, 4096));
+  ASSERT_EQ(((unsigned char *)c10c_storage_data(r))[4095], 7);
+  ASSERT_TRUE(ftruncate(sealed, 0) != 0 && errno == EPERM);
+  c10c_storage_release(r);
+  close(sealed);
+  close(unsealable);
+  close(unsealed);
+}
+
 static int many_received(void *arg) {
   (void)arg;
   struct rlimit rl;
@@ -359,6 +418,59 @@ TEST(the_last_release_unlinks_the_name) {
   ASSERT_OK(c10c_storage_new_using_filename(&s, 0));
   ASSERT_EQ(c10c_storage_nbytes(s), 0);
   c10c_storage_release(s);
+}
+
+/* The header count of the named object name, mapped by hand as another process would. */
+static _Atomic int32_t *map_count(const char *name) {
+  int fd = shm_open(name, O_RDWR, 0);
+  void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 64, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (fd >= 0) close(fd);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* torch's header counts in a signed int32: an opener that meets INT32_MAX is refused (before,
+ * seen + 1 overflowed: UBSan's "signed integer overflow" in the ASan build, and the count then
+ * read INT32_MIN, so every later opener refused the live object as stale). */
+TEST(a_named_storages_count_never_overflows_or_goes_below_0) {
+  c10c_storage *s = NULL, *r = NULL;
+  ASSERT_OK(c10c_storage_new_using_filename(&s, 8));
+  const char *name;
+  ASSERT_OK(c10c_storage_shared_name(&name, s));
+  _Atomic int32_t *count = map_count(name);
+  ASSERT_TRUE(count != NULL);
+  if (count == NULL) return;
+  atomic_store(count, INT32_MAX);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_new_shared_filename(&r, name, 8));
+  ASSERT_MESSAGE_HAS("reference count is already 2147483647 (INT32_MAX)");
+  ASSERT_TRUE(r == NULL);
+  ASSERT_EQ(atomic_load(count), INT32_MAX); /* untouched */
+  int32_t before = 0;
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_shared_refcount_add(&before, s, 1));
+  ASSERT_MESSAGE_HAS("cannot add 1 to the reference count 2147483647");
+  ASSERT_EQ(atomic_load(count), INT32_MAX);
+  atomic_store(count, 1); /* the users went: later openers are served */
+  ASSERT_OK(c10c_storage_new_shared_filename(&r, name, 8));
+  ASSERT_EQ(atomic_load(count), 2);
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_shared_refcount_add(&before, s, INT32_MAX));
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_shared_refcount_add(&before, s, -3));
+  ASSERT_MESSAGE_HAS("cannot add -3 to the reference count 2: it would be -1");
+  ASSERT_STATUS(C10C_STATUS_OVERFLOW, c10c_storage_shared_refcount_add(&before, s, INT32_MIN));
+  ASSERT_EQ(atomic_load(count), 2);
+  ASSERT_OK(c10c_storage_shared_refcount_add(&before, s, -2)); /* down to 0 is a count */
+  ASSERT_EQ(before, 2);
+  ASSERT_OK(c10c_storage_shared_refcount_add(&before, s, 1));
+  ASSERT_EQ(before, 0);
+  /* a release never takes the count below 0: a count some process dropped too far stays at 0,
+   * and the name goes with the last user this process knows of */
+  atomic_store(count, 0);
+  char kept[64];
+  snprintf(kept, sizeof kept, "%.60s", name);
+  c10c_storage_release(r);
+  ASSERT_EQ(atomic_load(count), 0);
+  ASSERT_FALSE(shm_exists(kept));
+  c10c_storage_release(s);
+  ASSERT_EQ(atomic_load(count), 0);
+  munmap((void *)(uintptr_t)count, 64);
 }
 
 /* A shm object made by hand: size bytes, refcount header set to count. */
@@ -694,10 +806,13 @@ TEST(from_file_maps_shared_or_private_with_torchs_messages) {
 
 RUN_TESTS(T(share_fd_moves_the_bytes_into_a_memfd_other_processes_map),
           T(new_shared_fd_refuses_what_it_cannot_map_in_bounds),
+          T(a_received_memory_file_must_be_sealed_against_shrinking),
           T(ten_thousand_received_storages_fit_in_1024_descriptors),
           T(share_filename_uses_torchs_refcounted_layout_and_the_last_user_unlinks),
           T(a_named_storages_header_count_moves_by_refcount_add),
-          T(the_last_release_unlinks_the_name), T(forged_stale_foreign_and_short_names_are_refused),
+          T(the_last_release_unlinks_the_name),
+          T(a_named_storages_count_never_overflows_or_goes_below_0),
+          T(forged_stale_foreign_and_short_names_are_refused),
           T(old_bytes_are_freed_at_once_unless_their_address_was_handed_out),
           T(only_cpu_storages_are_shared_and_share_memory_leaves_cuda_alone),
           T(a_failed_reservation_names_the_size_and_the_free_space_and_changes_nothing),

@@ -33,6 +33,19 @@ TEST(sharing_by_descriptor_says_it_is_not_available_on_windows) {
   ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_using_fd(&t, 8));
   ASSERT_MESSAGE_HAS("not available on Windows");
   ASSERT_TRUE(t == NULL);
+  /* a received descriptor must be sealed against shrinking, which no file here can be */
+  char file[MAX_PATH];
+  snprintf(file, sizeof file, "%s\\c10c_unsealed_%d", compat_tmpdir(), (int)_getpid());
+  FILE *f = fopen(file, "wb+");
+  ASSERT_TRUE(f != NULL);
+  if (f == NULL) return;
+  fwrite("abcdefgh", 1, 8, f);
+  fflush(f);
+  ASSERT_STATUS(C10C_STATUS_ERROR, c10c_storage_new_shared_fd(&t, _fileno(f), 8));
+  ASSERT_MESSAGE_HAS("is sealed against shrinking: not available on Windows");
+  ASSERT_TRUE(t == NULL);
+  fclose(f);
+  remove(file);
 }
 
 static const char *program;

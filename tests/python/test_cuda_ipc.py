@@ -264,6 +264,30 @@ def test_events_open_in_another_process_as_torchs(stub, tmp_path):
     assert lines[6] == "C10RuntimeError CUDA driver error"
 
 
+def test_a_counter_naming_a_shared_storage_is_refused_and_its_bytes_unchanged(stub, tmp_path):
+    """A storage of 80000 bytes shared by name has a counter file's size: never taken for one."""
+    out = run(
+        stub,
+        tmp_path,
+        """
+        s = pyc10.UntypedStorage._new_using_filename_cpu(80000)
+        s.fill_(17)
+        name = s._share_filename_cpu_()[1]
+        try:
+            pyc10.UntypedStorage._release_ipc_counter(name, 0, device=0)
+            print("no error")
+        except ValueError as e:
+            print(str(e).split(": ", 1)[1].split(" (")[0])
+        print(set(s.tolist()))
+        """,
+    )
+    name_free = re.sub(r"</c10c_\d+_[0-9a-f]+>", "<NAME>", out)
+    assert name_free.splitlines() == [
+        "<NAME> is not a CUDA IPC reference counter file",
+        "{17}",
+    ]
+
+
 @pytest.mark.parametrize(
     ("args", "error"),
     [

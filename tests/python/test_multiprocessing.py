@@ -8,6 +8,7 @@ storages fit in RLIMIT_NOFILE 1024, and forged handles are refused when unpickle
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pickle
 import resource
@@ -365,9 +366,12 @@ def _name_of(storage: Any) -> bytes:
 
 
 def test_a_descriptor_claiming_more_bytes_than_its_file_is_refused() -> None:
-    fd = os.memfd_create("small")
+    fd = os.memfd_create("small", os.MFD_ALLOW_SEALING)
     os.ftruncate(fd, 64)
     try:
+        with pytest.raises(RuntimeError, match="not sealed against shrinking"):
+            _loads(reductions.rebuild_storage_fd, pyc10.UntypedStorage, FakeDupFd(fd), 64)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
         with pytest.raises(RuntimeError):
             _loads(reductions.rebuild_storage_fd, pyc10.UntypedStorage, FakeDupFd(fd), 1 << 20)
         ok = _loads(reductions.rebuild_storage_fd, pyc10.UntypedStorage, FakeDupFd(fd), 64)

@@ -7,6 +7,7 @@ forked children; nothing is left in /dev/shm.
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import multiprocessing
 import multiprocessing.reduction
@@ -80,14 +81,31 @@ def test_share_fd_cpu_returns_the_descriptor_and_size_as_torch() -> None:
     assert ours.is_shared() is theirs.is_shared() is True
     assert os.readlink(f"/proc/self/fd/{a[0]}").startswith("/memfd:")
     assert ours.filename is theirs.filename is None
-    # each opens the other's descriptor
+    # torch opens our (sealed) memory file; torch's file is an unlinked POSIX shm object, which
+    # takes no seals, so its sender could shrink it under our mapping: refused
     mine = T._new_shared_fd_cpu(*a)
-    yours = S._new_shared_fd_cpu(*b)
-    assert mine.tolist() == yours.tolist() == list(range(1, 9))
+    assert mine.tolist() == list(range(1, 9))
     mine[0] = 100
-    yours[1] = 101
-    assert ours[0] == 100 and theirs[1] == 101
+    assert ours[0] == 100
+    with pytest.raises(RuntimeError, match=r"is not sealed against shrinking \(F_SEAL_SHRINK\)"):
+        S._new_shared_fd_cpu(*b)
     assert S(0)._share_fd_cpu_()[1] == T(0)._share_fd_cpu_()[1] == 0
+
+
+def test_a_received_memory_file_must_be_sealed_against_shrinking() -> None:
+    """An unsealed file could shrink under the mapping (SIGBUS in torch): refused, never mapped."""
+    fd = os.memfd_create("unsealed", os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, 64)
+        with pytest.raises(RuntimeError, match="its sender could shrink it"):
+            S._new_shared_fd_cpu(fd, 64)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
+        got = S._new_shared_fd_cpu(fd, 64)
+        assert got.nbytes() == 64 and got.is_shared()
+        with pytest.raises(PermissionError):
+            os.ftruncate(fd, 0)  # the kernel holds the sender to it
+    finally:
+        os.close(fd)
 
 
 def test_new_using_fd_cpu_as_torch() -> None:

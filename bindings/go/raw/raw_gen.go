@@ -2567,7 +2567,7 @@ func CudaIpcLimboCount() int64 {
 //
 // Parameters: ref_counter_handle (const char *, in, not NULL); ref_counter_offset (int64_t, in).
 // Returns: c10c_status as error (nil for C10C_STATUS_OK, else *Error).
-// Errors: C10C_STATUS_INVALID_ARGUMENT, C10C_STATUS_NULL_POINTER.
+// Errors: C10C_STATUS_ERROR, C10C_STATUS_INVALID_ARGUMENT, C10C_STATUS_NULL_POINTER.
 // Thread safety: any thread
 func CudaIpcReleaseCounter(refCounterHandle *byte, refCounterOffset int64) error {
 	r := C.c10cgo_c10c_cuda_ipc_release_counter((*C.char)(unsafe.Pointer(refCounterHandle)), C.int64_t(refCounterOffset))
@@ -4655,7 +4655,8 @@ func StorageNewSharedFd(out **Storage, fd int32, nbytes int64) error {
 // Returns: c10c_status as error (nil for C10C_STATUS_OK, else *Error).
 // Ownership: *out is a new reference (NULL on failure); name is copied. [result: owned, release
 // with c10c_storage_release]
-// Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY.
+// Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY,
+// C10C_STATUS_OVERFLOW.
 // Thread safety: any thread
 func StorageNewSharedFilename(out **Storage, name *byte, nbytes int64) error {
 	r := C.c10cgo_c10c_storage_new_shared_filename((**C.c10c_storage)(unsafe.Pointer(out)), (*C.char)(unsafe.Pointer(name)), C.int64_t(nbytes))
@@ -4913,7 +4914,7 @@ func StorageSharedName(out **byte, storage *Storage) error {
 // (int32_t, in).
 // Returns: c10c_status as error (nil for C10C_STATUS_OK, else *Error).
 // Ownership: none.
-// Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER.
+// Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER, C10C_STATUS_OVERFLOW.
 // Thread safety: any thread
 func StorageSharedRefcountAdd(outBefore *int32, storage *Storage, delta int32) error {
 	r := C.c10cgo_c10c_storage_shared_refcount_add((*C.int32_t)(unsafe.Pointer(outBefore)), (*C.c10c_storage)(unsafe.Pointer(storage)), C.int32_t(delta))

@@ -1317,7 +1317,7 @@ const prototypes = Object.freeze({
    * @param ref_counter_handle `const char *` (in, non-null)
    * @param ref_counter_offset `int64_t` (in)
    * @returns `c10c_status`
-   * Errors: C10C_STATUS_INVALID_ARGUMENT, C10C_STATUS_NULL_POINTER
+   * Errors: C10C_STATUS_ERROR, C10C_STATUS_INVALID_ARGUMENT, C10C_STATUS_NULL_POINTER
    * Thread-safety: any thread
    * @since ABI 1.1 (cuda_ipc.h)
    */
@@ -2961,7 +2961,7 @@ const prototypes = Object.freeze({
    * @returns `c10c_status`
    * Ownership: *out is a new reference (NULL on failure); name is copied.
    * Result: owned, release with c10c_storage_release
-   * Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY
+   * Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER, C10C_STATUS_OUT_OF_MEMORY, C10C_STATUS_OVERFLOW
    * Thread-safety: any thread
    * @since ABI 1.1 (storage.h)
    */
@@ -3151,7 +3151,7 @@ const prototypes = Object.freeze({
    * @param delta `int32_t` (in)
    * @returns `c10c_status`
    * Ownership: none.
-   * Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER
+   * Errors: C10C_STATUS_ERROR, C10C_STATUS_NULL_POINTER, C10C_STATUS_OVERFLOW
    * Thread-safety: any thread
    * @since ABI 1.1 (storage.h)
    */
@@ -4261,7 +4261,7 @@ const meta = Object.freeze({
   c10c_cuda_init: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_UNAVAILABLE"]) }),
   c10c_cuda_ipc_collect: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze([]) }),
   c10c_cuda_ipc_limbo_count: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze([]) }),
-  c10c_cuda_ipc_release_counter: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NULL_POINTER"]) }),
+  c10c_cuda_ipc_release_counter: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NULL_POINTER"]) }),
   c10c_cuda_is_available: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze([]) }),
   c10c_cuda_is_initialized: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze([]) }),
   c10c_cuda_mem_get_info: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_UNAVAILABLE"]) }),
@@ -4397,7 +4397,7 @@ const meta = Object.freeze({
   c10c_storage_new_from_file: Object.freeze({ since: "1.1", result: "owned", releaseWith: "c10c_storage_release", errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY"]) }),
   c10c_storage_new_shared_cuda: Object.freeze({ since: "1.1", result: "owned", releaseWith: "c10c_storage_release", errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_INVALID_ARGUMENT", "C10C_STATUS_NULL_POINTER"]) }),
   c10c_storage_new_shared_fd: Object.freeze({ since: "1.1", result: "owned", releaseWith: "c10c_storage_release", errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY"]) }),
-  c10c_storage_new_shared_filename: Object.freeze({ since: "1.1", result: "owned", releaseWith: "c10c_storage_release", errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY"]) }),
+  c10c_storage_new_shared_filename: Object.freeze({ since: "1.1", result: "owned", releaseWith: "c10c_storage_release", errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY", "C10C_STATUS_OVERFLOW"]) }),
   c10c_storage_new_using_fd: Object.freeze({ since: "1.1", result: "owned", releaseWith: "c10c_storage_release", errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY"]) }),
   c10c_storage_new_using_filename: Object.freeze({ since: "1.1", result: "owned", releaseWith: "c10c_storage_release", errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OUT_OF_MEMORY"]) }),
   c10c_storage_release: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze([]) }),
@@ -4412,7 +4412,7 @@ const meta = Object.freeze({
   c10c_storage_share_memory: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR"]) }),
   c10c_storage_shared_fd: Object.freeze({ since: "1.1", result: "borrowed", releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER"]) }),
   c10c_storage_shared_name: Object.freeze({ since: "1.1", result: "borrowed", releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER"]) }),
-  c10c_storage_shared_refcount_add: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER"]) }),
+  c10c_storage_shared_refcount_add: Object.freeze({ since: "1.1", result: null, releaseWith: null, errors: Object.freeze(["C10C_STATUS_ERROR", "C10C_STATUS_NULL_POINTER", "C10C_STATUS_OVERFLOW"]) }),
   c10c_storage_use_count: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze([]) }),
   c10c_storage_weak_ref: Object.freeze({ since: "1.0", result: "owned", releaseWith: "c10c_weak_storage_release", errors: Object.freeze(["C10C_STATUS_NULL_POINTER"]) }),
   c10c_storage_weak_use_count: Object.freeze({ since: "1.0", result: null, releaseWith: null, errors: Object.freeze([]) }),

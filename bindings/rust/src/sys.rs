@@ -1558,7 +1558,7 @@ extern "C" {
     ///
     /// Ownership: nothing is handed over.
     ///
-    /// Errors: `C10C_STATUS_INVALID_ARGUMENT`, `C10C_STATUS_NULL_POINTER` (the message: `c10c_last_error_message()` on this thread)
+    /// Errors: `C10C_STATUS_ERROR`, `C10C_STATUS_INVALID_ARGUMENT`, `C10C_STATUS_NULL_POINTER` (the message: `c10c_last_error_message()` on this thread)
     ///
     /// Thread-safety: any thread.
     ///
@@ -3176,7 +3176,7 @@ extern "C" {
     ///
     /// Ownership: *out is a new reference (NULL on failure); name is copied. Result: owned, released with `c10c_storage_release`.
     ///
-    /// Errors: `C10C_STATUS_ERROR`, `C10C_STATUS_NULL_POINTER`, `C10C_STATUS_OUT_OF_MEMORY` (the message: `c10c_last_error_message()` on this thread)
+    /// Errors: `C10C_STATUS_ERROR`, `C10C_STATUS_NULL_POINTER`, `C10C_STATUS_OUT_OF_MEMORY`, `C10C_STATUS_OVERFLOW` (the message: `c10c_last_error_message()` on this thread)
     ///
     /// Thread-safety: any thread.
     ///
@@ -3356,7 +3356,7 @@ extern "C" {
     ///
     /// Ownership: none.
     ///
-    /// Errors: `C10C_STATUS_ERROR`, `C10C_STATUS_NULL_POINTER` (the message: `c10c_last_error_message()` on this thread)
+    /// Errors: `C10C_STATUS_ERROR`, `C10C_STATUS_NULL_POINTER`, `C10C_STATUS_OVERFLOW` (the message: `c10c_last_error_message()` on this thread)
     ///
     /// Thread-safety: any thread.
     ///
