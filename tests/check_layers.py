@@ -43,10 +43,6 @@ ALLOWED_CIRCLES: dict[frozenset[str], str] = {
         "the plan places its arena through the engine (c10c__engine_adopt, _arena_malloc): "
         "to be split by an interface the engine holds (issue 34)"
     ),
-    frozenset({"cuda/cuda_allocator.c", "cuda/cuda_ipc.c"}): (
-        "sharing a block (c10c__cuda_block_share) and forgetting its exported page "
-        "(c10c__cuda_ipc_forget_page) go both ways: to be split (issue 34)"
-    ),
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

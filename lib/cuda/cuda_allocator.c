@@ -12,6 +12,7 @@
 #include "cuda_internal.h"
 #include "internal.h"
 #include "os.h"
+#include "shm.h"
 #include "sysmem.h"
 
 /* ---- the engine's backend: segments from the driver ---- */
@@ -224,9 +225,58 @@ static c10c_status segment_granularity(void *self, int device, size_t *out) {
   return C10C_STATUS_OK;
 }
 
+/* The file descriptors exported for expandable pages, one per page for as long as it is mapped
+ * (c10's Handle::shareable_handle): a block shared again reuses them, so its bytes are equal.
+ * Kept here, beside the pages' lifetime, so that sharing (cuda_ipc.c) only asks. */
+typedef struct exported {
+  CUmemGenericAllocationHandle handle;
+  int fd;
+  struct exported *next;
+} exported;
+
+static c10c__mutex exports_lock = C10C__MUTEX_INIT;
+static exported *exports;
+
+c10c_status c10c__cuda_page_fd(int *out, void *handle) {
+  CUmemGenericAllocationHandle h = (CUmemGenericAllocationHandle)(uintptr_t)handle;
+  c10c_status st = C10C_STATUS_OK;
+  c10c__mutex_lock(&exports_lock);
+  exported *e = exports;
+  while (e != NULL && e->handle != h) e = e->next;
+  if (e == NULL) {
+    int fd = -1;
+    st = c10c__cuda_check(c10c__cuda_ipc.cuMemExportToShareableHandle(
+                              &fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                          "cuMemExportToShareableHandle");
+    e = st == C10C_STATUS_OK ? c10c__calloc(1, sizeof *e) : NULL;
+    if (st == C10C_STATUS_OK && e == NULL) {
+      c10c__fd_close(fd);
+      st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory sharing CUDA memory");
+    }
+    if (e != NULL) *e = (exported){h, fd, exports}, exports = e;
+  }
+  *out = e != NULL ? e->fd : -1;
+  c10c__mutex_unlock(&exports_lock);
+  return st;
+}
+
+/* An expandable page is unmapped: the file descriptor exported for it (if any) is closed. */
+static void forget_page(void *handle) {
+  c10c__mutex_lock(&exports_lock);
+  for (exported **link = &exports; *link != NULL; link = &(*link)->next)
+    if ((*link)->handle == (CUmemGenericAllocationHandle)(uintptr_t)handle) {
+      exported *e = *link;
+      *link = e->next;
+      c10c__fd_close(e->fd);
+      c10c__free(e);
+      break;
+    }
+  c10c__mutex_unlock(&exports_lock);
+}
+
 static void segment_unmap(void *self, int device, void *ptr, size_t size, void *handle) {
   (void)self;
-  c10c__cuda_ipc_forget_page(handle); /* closes the descriptor exported for it */
+  forget_page(handle); /* closes the descriptor exported for it */
   if (c10c__cuda_activate((c10c_device_index)device) == C10C_STATUS_OK) {
     c10c__cuda.cuMemUnmap((CUdeviceptr)(uintptr_t)ptr, size);
     c10c__cuda.cuMemRelease((CUmemGenericAllocationHandle)(uintptr_t)handle);

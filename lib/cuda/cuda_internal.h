@@ -242,8 +242,11 @@ struct c10c__block_share;
 c10c_status c10c__cuda_block_share(struct c10c__block_share *out, const c10c_data_ptr *data,
                                    c10c_status (*visit)(void *ctx, void *handle), void *ctx);
 
-/* An expandable page is unmapped: the file descriptor exported for it (if any) is closed. */
-void c10c__cuda_ipc_forget_page(void *handle);
+/* The file descriptor exported for an expandable page of the caching allocator (exported on the
+ * first call, then the same one while the page is mapped; closed when it is unmapped). Call it
+ * under the engine's lock (c10c__cuda_block_share's visit). Errors: the driver's export error;
+ * C10C_STATUS_OUT_OF_MEMORY. */
+c10c_status c10c__cuda_page_fd(int *out, void *handle);
 
 /* Maps the memory a handle from c10c__cuda_ipc_share names, on device (c10's getIpcDevPtr):
  * one mapping per handle and process, counted; *token is released with c10c__cuda_ipc_close.

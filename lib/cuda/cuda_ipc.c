@@ -59,59 +59,20 @@ static share_header header_get(const uint8_t *d) {
                         c10c__get_le(d + 8, 8), c10c__get_le(d + 16, 8)};
 }
 
-/* The file descriptors exported for expandable pages, one per page for as long as it is mapped
- * (c10's Handle::shareable_handle): a block shared again reuses them, so its bytes are equal. */
-typedef struct exported {
-  CUmemGenericAllocationHandle handle;
-  int fd;
-  struct exported *next;
-} exported;
-
-static c10c__mutex exports_lock = C10C__MUTEX_INIT;
-static exported *exports;
-
-void c10c__cuda_ipc_forget_page(void *handle) {
-  c10c__mutex_lock(&exports_lock);
-  for (exported **link = &exports; *link != NULL; link = &(*link)->next)
-    if ((*link)->handle == (CUmemGenericAllocationHandle)(uintptr_t)handle) {
-      exported *e = *link;
-      *link = e->next;
-      c10c__fd_close(e->fd);
-      c10c__free(e);
-      break;
-    }
-  c10c__mutex_unlock(&exports_lock);
-}
-
 typedef struct page_writer {
   uint8_t *at;
 } page_writer;
 
-/* Writes a page's file descriptor, exporting it first (under the engine's lock). */
+/* Writes a page's file descriptor (exported once per page by the allocator, under the engine's
+ * lock: c10c__cuda_page_fd). */
 static c10c_status export_page(void *ctx, void *handle) {
   page_writer *w = ctx;
-  CUmemGenericAllocationHandle h = (CUmemGenericAllocationHandle)(uintptr_t)handle;
-  c10c_status st = C10C_STATUS_OK;
-  c10c__mutex_lock(&exports_lock);
-  exported *e = exports;
-  while (e != NULL && e->handle != h) e = e->next;
-  if (e == NULL) {
-    int fd = -1;
-    st = c10c__cuda_check(c10c__cuda_ipc.cuMemExportToShareableHandle(
-                              &fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                          "cuMemExportToShareableHandle");
-    e = st == C10C_STATUS_OK ? c10c__calloc(1, sizeof *e) : NULL;
-    if (st == C10C_STATUS_OK && e == NULL) {
-      c10c__fd_close(fd);
-      st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory sharing CUDA memory");
-    }
-    if (e != NULL) *e = (exported){h, fd, exports}, exports = e;
-  }
-  if (e != NULL) {
-    c10c__put_le(w->at, (uint32_t)e->fd, 4);
+  int fd = -1;
+  c10c_status st = c10c__cuda_page_fd(&fd, handle);
+  if (st == C10C_STATUS_OK) {
+    c10c__put_le(w->at, (uint32_t)fd, 4);
     w->at += sizeof(int32_t);
   }
-  c10c__mutex_unlock(&exports_lock);
   return st;
 }
 
