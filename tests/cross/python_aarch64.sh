@@ -151,7 +151,7 @@ else
   in_root sh -c "cd /src/pyc10 && python -m pip install -q --no-deps --no-build-isolation \
     --config-settings=build-dir=/build/py --config-settings=compile-args=-j2 ."
 fi
-say "pyc10 built: $(in_root python -c 'import platform, pyc10; print(platform.machine(), pyc10.__version__)')"
+say "pyc10 in the root: $(in_root python -c 'import platform, pyc10; print(platform.machine(), pyc10.__version__)')"
 
 # ---- the suite ------------------------------------------------------------------------------------------
 say "pytest tests/python $*"
