@@ -22,11 +22,20 @@ import functools
 import mmap
 import pickle
 import weakref
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ._dtype import DTYPE_NAMES
 from ._errors import C10RuntimeError, C10TypeError, C10ValueError
-from ._storage import UntypedStorage, _bytes_view, _storage_over_buffer, _tensor_over
+from ._storage import (
+    _INT64_MAX,
+    UntypedStorage,
+    _bytes_view,
+    _checked_dtype,
+    _checked_ints,
+    _checked_offset,
+    _storage_over_buffer,
+    _tensor_over,
+)
 
 if TYPE_CHECKING:
     from ._dtype import dtype
@@ -37,7 +46,6 @@ __all__: list[str] = []
 # Storages of at least this many bytes that are rebuilt from partial windows come from an
 # anonymous mapping: zeros that cost no memory until written (a 10-element view of 1 GiB).
 _MAPPED_MIN = 1 << 20
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 class _StorageRef:
@@ -109,17 +117,6 @@ def _zeroed_storage(nbytes: int) -> UntypedStorage:
     return storage
 
 
-def _int_tuple(value: Any, what: str) -> tuple[int, ...]:
-    if type(value) is not tuple:
-        raise C10TypeError(f"{what} must be a tuple of ints, not {type(value).__name__}")
-    for v in value:
-        if type(v) is not int:
-            raise C10TypeError(f"{what} must be a tuple of ints, but found {type(v).__name__}")
-        if not _INT64_MIN <= v <= _INT64_MAX:
-            raise C10RuntimeError(f"{what}: {v} is out of the range of int64")
-    return cast("tuple[int, ...]", value)
-
-
 def _extent(offset: int, size: tuple[int, ...], stride: tuple[int, ...], itemsize: int) -> range:
     """The byte range a tensor's elements reach in its storage (empty when it has none)."""
     last = offset
@@ -132,24 +129,19 @@ def _extent(offset: int, size: tuple[int, ...], stride: tuple[int, ...], itemsiz
 
 def _checked_geometry(
     start: Any, offset: Any, size: Any, stride: Any, dtype_name: Any
-) -> tuple[dtype, tuple[int, ...], tuple[int, ...]]:
-    """The dtype, sizes and strides of a window's tensor, once every argument's type is right."""
-    if type(dtype_name) is not str:
-        raise C10TypeError(f"dtype name must be str, not {type(dtype_name).__name__}")
-    d = DTYPE_NAMES.get(dtype_name)
-    if d is None:
-        raise C10ValueError(f"unknown dtype name {dtype_name!r}")
-    if type(start) is not int or type(offset) is not int:
-        raise C10TypeError("window start and storage offset must be ints")
-    if not _INT64_MIN <= offset <= _INT64_MAX:
-        raise C10RuntimeError(f"storage offset {offset} is out of the range of int64")
-    size = _int_tuple(size, "size")
-    stride = _int_tuple(stride, "stride")
+) -> tuple[dtype, int, tuple[int, ...], tuple[int, ...]]:
+    """The dtype, offset, sizes and strides of a window's tensor, once every type is right."""
+    d = _checked_dtype(dtype_name)
+    if type(start) is not int:
+        raise C10TypeError(f"window start must be int, not {type(start).__name__}")
+    offset = _checked_offset(offset)
+    size = _checked_ints(size, "size")
+    stride = _checked_ints(stride, "stride")
     if len(size) != len(stride):
         raise C10RuntimeError(
             f"mismatch in length of strides and shape: {len(stride)} strides, {len(size)} sizes"
         )
-    return d, size, stride
+    return d, offset, size, stride
 
 
 def _place(slot: _StorageSlot, data: Any, start: int) -> int:
@@ -197,7 +189,7 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
     """
     if type(slot) is not _StorageSlot:
         raise C10TypeError(f"expected a storage reference, not {type(slot).__name__}")
-    d, size, stride = _checked_geometry(start, offset, size, stride, dtype_name)
+    d, offset, size, stride = _checked_geometry(start, offset, size, stride, dtype_name)
     length = _place(slot, data, start)
     assert slot.storage is not None
     t = _tensor_over(slot.storage, offset, size, stride, d)

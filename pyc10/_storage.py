@@ -42,8 +42,50 @@ def _import_dotted_name(name: str) -> Any:
     return obj
 
 
-def _rebuild_storage(data: bytes, device: str) -> UntypedStorage:
-    """Unpickle an UntypedStorage: new memory holding ``data``."""
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _checked_ints(value: Any, what: str) -> tuple[int, ...]:
+    """A pickle's tuple of int64s, or a clear error (pickles are untrusted input)."""
+    if type(value) is not tuple:
+        raise C10TypeError(f"{what} must be a tuple of ints, not {type(value).__name__}")
+    for v in value:
+        if type(v) is not int:
+            raise C10TypeError(f"{what} must be a tuple of ints, but found {type(v).__name__}")
+        if not _INT64_MIN <= v <= _INT64_MAX:
+            raise C10RuntimeError(f"{what}: {v} is out of the range of int64")
+    return cast("tuple[int, ...]", value)
+
+
+def _checked_dtype(name: Any) -> _dtype_cls:
+    """The dtype a pickle names, or a clear error."""
+    if type(name) is not str:
+        raise C10TypeError(f"dtype name must be str, not {type(name).__name__}")
+    d = _DTYPE_NAMES.get(name)
+    if d is None:
+        raise C10ValueError(f"unknown dtype name {name!r}")
+    return d
+
+
+def _checked_offset(offset: Any) -> int:
+    """A pickle's storage offset, or a clear error."""
+    if type(offset) is not int:
+        raise C10TypeError(f"storage offset must be int, not {type(offset).__name__}")
+    if not _INT64_MIN <= offset <= _INT64_MAX:
+        raise C10RuntimeError(f"storage offset {offset} is out of the range of int64")
+    return offset
+
+
+def _rebuild_storage(data: Any, device: Any) -> UntypedStorage:
+    """Unpickle an UntypedStorage: new memory holding ``data``.
+
+    Only plain data is accepted (``bytes`` or ``bytearray`` and a device string): it is one of
+    the functions ``pyc10.serialization.safe_globals()`` lets torch's weights-only loader call.
+    """
+    if type(data) not in (bytes, bytearray):
+        raise C10TypeError(f"storage data must be bytes, not {type(data).__name__}")
+    if type(device) is not str:
+        raise C10TypeError(f"storage device must be str, not {type(device).__name__}")
     host = UntypedStorage.from_buffer(data, dtype=_DTYPE_NAMES["uint8"])
     if _device_cls(device).type == "cpu":
         return host
