@@ -8,7 +8,10 @@ the window goes a small *reference* to the storage: one object per storage in th
 unpickler's memo) and it holds the one storage, of the original size, that every tensor over it
 in that pickle shares after loading, as they shared it before. A window that covers its whole
 storage is the loaded storage itself, zero-copy (read-only when its buffer is: Ray's object
-store); other windows are copied into a storage of the original size at their place.
+store), whatever the order the tensors come in (views loaded before their base move onto it);
+the windows of a storage whose whole window is not in the pickle are copied into a storage of
+the original size at their place (torch's geometry: the offsets stay; a lone view of a large
+storage costs the copy of its elements, the rest are zero pages not yet touched).
 
 Loading checks every argument (types, the window inside the storage, the tensor inside its
 window; the library checks sizes, strides and offsets against the storage), so an edited pickle
@@ -83,12 +86,15 @@ def _ref(storage: UntypedStorage) -> _StorageRef:
 class _StorageSlot:
     """The loading side's storage: made once per load, filled by the windows that follow."""
 
-    __slots__ = ("complete", "nbytes", "storage")
+    __slots__ = ("complete", "nbytes", "storage", "tensors")
 
     def __init__(self, nbytes: int) -> None:
         self.nbytes = nbytes
         self.storage: UntypedStorage | None = None
         self.complete = False  # a whole-storage window is in: later windows hold the same bytes
+        # the tensors made over a storage of copied windows, while no whole window has come:
+        # one that comes later (a view pickled before its base) becomes their storage
+        self.tensors: list[Tensor] = []
 
 
 def _rebuild_storage_slot(nbytes: Any) -> _StorageSlot:
@@ -157,11 +163,16 @@ def _place(slot: _StorageSlot, data: Any, start: int) -> int:
         raise C10RuntimeError(
             f"window of {length} bytes at {start} is outside its storage of {slot.nbytes} bytes"
         )
+    if start == 0 and length == slot.nbytes and not slot.complete:
+        # the whole storage: the buffer itself, zero-copy, for the tensors made before it too
+        # (their windows' copies are dropped; set_ keeps their geometry, checked again)
+        slot.storage = _storage_over_buffer(view)
+        slot.complete = True
+        for t in slot.tensors:
+            t.set_(slot.storage, t.storage_offset(), tuple(t.shape), t.stride())
+        slot.tensors.clear()
+        return length
     if slot.storage is None:
-        if start == 0 and length == slot.nbytes:
-            slot.storage = _storage_over_buffer(view)
-            slot.complete = True
-            return length
         slot.storage = _zeroed_storage(slot.nbytes)
     if not slot.complete and length:
         if not view.c_contiguous:
@@ -199,6 +210,8 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
             f"the tensor's bytes [{reach.start}, {reach.stop}) are outside its window "
             f"[{start}, {start + length})"
         )
+    if not slot.complete:
+        slot.tensors.append(t)
     return t
 
 
