@@ -24,7 +24,9 @@ import ctypes
 import functools
 import mmap
 import pickle
+import sys
 import weakref
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ._dtype import DTYPE_NAMES
@@ -215,8 +217,25 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
     return t
 
 
-def reduce_window(t: Tensor) -> tuple[Any, tuple[Any, ...]]:
-    """A CPU tensor's protocol-5 reduction: its storage's reference and its window's buffer."""
+def pickled_by_joblib(caller: FrameType) -> bool:
+    """Whether caller, the frame that called a ``__reduce_ex__``, is joblib's pickler's.
+
+    ``joblib.dump`` writes the numpy arrays it meets raw beside the pickle and
+    ``joblib.load(f, mmap_mode=...)`` maps them: a tensor whose window goes to joblib as a
+    numpy array is mapped so too. joblib's pickler is pickle's Python one, which calls
+    ``__reduce_ex__`` from its ``save``, whose ``self`` is the pickler.
+    """
+    numpy_pickle = sys.modules.get("joblib.numpy_pickle")
+    pickler = getattr(numpy_pickle, "NumpyPickler", None)
+    return pickler is not None and isinstance(caller.f_locals.get("self"), pickler)
+
+
+def reduce_window(t: Tensor, as_array: bool = False) -> tuple[Any, tuple[Any, ...]]:
+    """A CPU tensor's protocol-5 reduction: its storage's reference and its window's buffer.
+
+    The window is a ``pickle.PickleBuffer``, or with ``as_array`` the numpy array of its bytes
+    (for joblib, which maps the arrays it writes).
+    """
     storage = t.untyped_storage()
     size = tuple(t.shape)
     stride = t.stride()
@@ -230,7 +249,8 @@ def reduce_window(t: Tensor) -> tuple[Any, tuple[Any, ...]]:
     else:
         reach = _extent(offset, size, stride, itemsize)
         start, length = reach.start, len(reach)
-    buffer = pickle.PickleBuffer(_bytes_view(storage, start, length))
+    window = _bytes_view(storage, start, length)
+    buffer = window if as_array else pickle.PickleBuffer(window)
     return _rebuild_tensor_window, (
         _ref(storage),
         buffer,

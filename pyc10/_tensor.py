@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import operator
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
@@ -215,12 +216,15 @@ class Tensor(_ctensor.TensorBase):
         ``_rebuild_meta_tensor_no_storage``). With protocol 5 a CPU tensor sends only the bytes
         its elements reach, as a ``pickle.PickleBuffer`` (out of band with a ``buffer_callback``,
         so nothing is copied; loading wraps the buffer) and still shares its storage with the
-        tensors pickled with it (pyc10._pickling).
+        tensors pickled with it (pyc10._pickling). ``joblib.dump`` gets the window as a numpy
+        array, which it writes raw, so that ``joblib.load(f, mmap_mode="r")`` maps it.
         """
-        if protocol >= 5 and self.device.type == "cpu":
+        if self.device.type == "cpu" and (protocol >= 5 or "joblib.numpy_pickle" in sys.modules):
             from . import _pickling  # on first use: import pyc10 stays as fast as it was
 
-            return _pickling.reduce_window(self)
+            joblib = _pickling.pickled_by_joblib(sys._getframe(1))
+            if protocol >= 5 or joblib:
+                return _pickling.reduce_window(self, as_array=joblib)
         if self.is_meta:
             return _rebuild_meta_tensor_no_storage, (
                 self.dtype._name,
