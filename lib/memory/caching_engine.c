@@ -1932,6 +1932,8 @@ static void put(text *t, const char *format, ...) {
   }
 }
 
+/* A block's snapshot state; torch's requested_size goes with the active ones (an inactive
+ * block's is 0 here where torch shows whatever its last or merged block asked for). */
 static const char *block_state(const block *b) {
   return b->allocated ? "active_allocated" : b->pending ? "active_pending_free" : "inactive";
 }
@@ -1967,8 +1969,8 @@ static void put_segment(text *t, const segment *s, const block *first, bool *com
         "%s{\"address\": %" PRIuPTR
         ", \"size\": %zu, \"requested_size\": %zu, \"state\": "
         "\"%s\", \"frames\": []}",
-        b == first ? "" : ", ", (uintptr_t)b->ptr, b->size, b->allocated ? b->requested : 0,
-        block_state(b));
+        b == first ? "" : ", ", (uintptr_t)b->ptr, b->size,
+        b->allocated || b->pending ? b->requested : 0, block_state(b));
   if (s->stitched) {
     put(t, "], \"stitched_pages\": [");
     for (size_t i = 0; i < s->nparts; i++)
