@@ -24,9 +24,7 @@ import ctypes
 import functools
 import mmap
 import pickle
-import sys
 import weakref
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from ._dtype import DTYPE_NAMES
@@ -217,24 +215,11 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
     return t
 
 
-def pickled_by_joblib(caller: FrameType) -> bool:
-    """Whether caller, the frame that called a ``__reduce_ex__``, is joblib's pickler's.
-
-    ``joblib.dump`` writes the numpy arrays it meets raw beside the pickle and
-    ``joblib.load(f, mmap_mode=...)`` maps them: a tensor whose window goes to joblib as a
-    numpy array is mapped so too. joblib's pickler is pickle's Python one, which calls
-    ``__reduce_ex__`` from its ``save``, whose ``self`` is the pickler.
-    """
-    numpy_pickle = sys.modules.get("joblib.numpy_pickle")
-    pickler = getattr(numpy_pickle, "NumpyPickler", None)
-    return pickler is not None and isinstance(caller.f_locals.get("self"), pickler)
-
-
 def reduce_window(t: Tensor, as_array: bool = False) -> tuple[Any, tuple[Any, ...]]:
     """A CPU tensor's protocol-5 reduction: its storage's reference and its window's buffer.
 
     The window is a ``pickle.PickleBuffer``, or with ``as_array`` the numpy array of its bytes
-    (for joblib, which maps the arrays it writes).
+    (for joblib, which maps the arrays it writes: ``_storage._pickled_by_joblib``).
     """
     storage = t.untyped_storage()
     size = tuple(t.shape)

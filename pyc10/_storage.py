@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import builtins
 import pickle
+import sys
+from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
 
 from . import _ctensor, _sharing
@@ -143,6 +145,19 @@ def _storage_over_buffer(data: Any) -> UntypedStorage:
     array = numpy.frombuffer(view, numpy.uint8)
     storage: UntypedStorage = _ctensor.from_numpy(array).untyped_storage()
     return storage
+
+
+def _pickled_by_joblib(caller: FrameType) -> bool:
+    """Whether caller, the frame that called a ``__reduce_ex__``, is joblib's pickler's.
+
+    ``joblib.dump`` writes the numpy arrays it meets raw beside the pickle and
+    ``joblib.load(f, mmap_mode=...)`` maps them: bytes that go to joblib as a numpy array are
+    mapped so too. joblib's pickler is pickle's Python one, which calls ``__reduce_ex__`` from
+    its ``save``, whose ``self`` is the pickler.
+    """
+    numpy_pickle = sys.modules.get("joblib.numpy_pickle")
+    pickler = getattr(numpy_pickle, "NumpyPickler", None)
+    return pickler is not None and isinstance(caller.f_locals.get("self"), pickler)
 
 
 def _rebuild_storage_buffer(data: Any) -> UntypedStorage:
@@ -394,11 +409,14 @@ class UntypedStorage(_ctensor.StorageBase):
         With a ``buffer_callback`` nothing is copied (the buffer goes out of band, as numpy's
         arrays do) and loading with ``buffers=`` wraps the buffer itself (read-only when it is);
         without one the buffer is pickled in band. Lower protocols and other devices: the bytes
-        and the device (``__reduce__``).
+        and the device (``__reduce__``). ``joblib.dump`` gets the bytes as a numpy array, which
+        it writes raw, so that ``joblib.load(f, mmap_mode="r")`` maps them.
         """
-        if protocol >= 5 and self.device.type == "cpu":
-            buffer = pickle.PickleBuffer(_bytes_view(self, 0, self.nbytes()))
-            return _rebuild_storage_buffer, (buffer,)
+        if self.device.type == "cpu":
+            joblib = "joblib.numpy_pickle" in sys.modules and _pickled_by_joblib(sys._getframe(1))
+            if protocol >= 5 or joblib:
+                window = _bytes_view(self, 0, self.nbytes())
+                return _rebuild_storage_buffer, (window if joblib else pickle.PickleBuffer(window),)
         return self.__reduce__()
 
     def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:

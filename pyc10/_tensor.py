@@ -38,6 +38,7 @@ from ._storage import (
     _checked_dtype,
     _checked_ints,
     _checked_offset,
+    _pickled_by_joblib,
     _pinned_strided,
     _tensor_over,
 )
@@ -222,7 +223,7 @@ class Tensor(_ctensor.TensorBase):
         if self.device.type == "cpu" and (protocol >= 5 or "joblib.numpy_pickle" in sys.modules):
             from . import _pickling  # on first use: import pyc10 stays as fast as it was
 
-            joblib = _pickling.pickled_by_joblib(sys._getframe(1))
+            joblib = _pickled_by_joblib(sys._getframe(1))
             if protocol >= 5 or joblib:
                 return _pickling.reduce_window(self, as_array=joblib)
         if self.is_meta:

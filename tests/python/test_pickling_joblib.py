@@ -66,3 +66,12 @@ def test_joblib_without_mmap_mode_and_copy_on_write(tmp_path: Path) -> None:
     c, _ = joblib.load(path, mmap_mode="c")
     c[0] = 7  # copy on write: the file keeps its bytes
     assert joblib.load(path)[0][0].item() == 0
+
+
+def test_joblib_maps_storages_too(tmp_path: Path) -> None:
+    storage = pyc10.arange(1 << 16, dtype=pyc10.int64).untyped_storage()
+    path = tmp_path / "s.joblib"
+    joblib.dump(storage, path)
+    got = joblib.load(path, mmap_mode="r")
+    assert type(got) is pyc10.UntypedStorage and bytes(got) == bytes(storage)
+    assert mapped_from(path, got.data_ptr())
