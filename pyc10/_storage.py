@@ -147,6 +147,11 @@ def _storage_over_buffer(data: Any) -> UntypedStorage:
     return storage
 
 
+# pickle's Python pickler's save, the caller of __reduce_ex__ in joblib's pickler (typeshed
+# does not declare it)
+_PICKLER_SAVE: Any = pickle._Pickler.save  # type: ignore[attr-defined]
+
+
 def _pickled_by_joblib(caller: FrameType) -> bool:
     """Whether caller, the frame that called a ``__reduce_ex__``, is joblib's pickler's.
 
@@ -157,7 +162,9 @@ def _pickled_by_joblib(caller: FrameType) -> bool:
     """
     numpy_pickle = sys.modules.get("joblib.numpy_pickle")
     pickler = getattr(numpy_pickle, "NumpyPickler", None)
-    return pickler is not None and isinstance(caller.f_locals.get("self"), pickler)
+    if pickler is None or caller.f_code is not _PICKLER_SAVE.__code__:
+        return False  # (f_locals only of pickle's own frame: it copies a frame's variables)
+    return isinstance(caller.f_locals.get("self"), pickler)
 
 
 def _rebuild_storage_buffer(data: Any) -> UntypedStorage:
