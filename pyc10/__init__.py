@@ -54,9 +54,12 @@ else:
         from ._functions import *  # noqa: F403
 
     def __getattr__(name: str) -> object:
-        """``pyc10.multiprocessing`` on first use, as ``import pyc10`` does not import it."""
-        if name == "multiprocessing":
+        """``pyc10.multiprocessing`` and ``pyc10.serialization`` on first use.
+
+        ``import pyc10`` imports neither.
+        """
+        if name in ("multiprocessing", "serialization"):
             import importlib
 
-            return importlib.import_module(".multiprocessing", __name__)
+            return importlib.import_module(f".{name}", __name__)
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

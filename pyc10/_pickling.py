@@ -8,7 +8,10 @@ the window goes a small *reference* to the storage: one object per storage in th
 unpickler's memo) and it holds the one storage, of the original size, that every tensor over it
 in that pickle shares after loading, as they shared it before. A window that covers its whole
 storage is the loaded storage itself, zero-copy (read-only when its buffer is: Ray's object
-store); other windows are copied into a storage of the original size at their place.
+store), whatever the order the tensors come in (views loaded before their base move onto it);
+the windows of a storage whose whole window is not in the pickle are copied into a storage of
+the original size at their place (torch's geometry: the offsets stay; a lone view of a large
+storage costs the copy of its elements, the rest are zero pages not yet touched).
 
 Loading checks every argument (types, the window inside the storage, the tensor inside its
 window; the library checks sizes, strides and offsets against the storage), so an edited pickle
@@ -22,11 +25,20 @@ import functools
 import mmap
 import pickle
 import weakref
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ._dtype import DTYPE_NAMES
 from ._errors import C10RuntimeError, C10TypeError, C10ValueError
-from ._storage import UntypedStorage, _bytes_view, _storage_over_buffer, _tensor_over
+from ._storage import (
+    _INT64_MAX,
+    UntypedStorage,
+    _bytes_view,
+    _checked_dtype,
+    _checked_ints,
+    _checked_offset,
+    _storage_over_buffer,
+    _tensor_over,
+)
 
 if TYPE_CHECKING:
     from ._dtype import dtype
@@ -37,7 +49,6 @@ __all__: list[str] = []
 # Storages of at least this many bytes that are rebuilt from partial windows come from an
 # anonymous mapping: zeros that cost no memory until written (a 10-element view of 1 GiB).
 _MAPPED_MIN = 1 << 20
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 class _StorageRef:
@@ -75,12 +86,15 @@ def _ref(storage: UntypedStorage) -> _StorageRef:
 class _StorageSlot:
     """The loading side's storage: made once per load, filled by the windows that follow."""
 
-    __slots__ = ("complete", "nbytes", "storage")
+    __slots__ = ("complete", "nbytes", "storage", "tensors")
 
     def __init__(self, nbytes: int) -> None:
         self.nbytes = nbytes
         self.storage: UntypedStorage | None = None
         self.complete = False  # a whole-storage window is in: later windows hold the same bytes
+        # the tensors made over a storage of copied windows, while no whole window has come:
+        # one that comes later (a view pickled before its base) becomes their storage
+        self.tensors: list[Tensor] = []
 
 
 def _rebuild_storage_slot(nbytes: Any) -> _StorageSlot:
@@ -109,17 +123,6 @@ def _zeroed_storage(nbytes: int) -> UntypedStorage:
     return storage
 
 
-def _int_tuple(value: Any, what: str) -> tuple[int, ...]:
-    if type(value) is not tuple:
-        raise C10TypeError(f"{what} must be a tuple of ints, not {type(value).__name__}")
-    for v in value:
-        if type(v) is not int:
-            raise C10TypeError(f"{what} must be a tuple of ints, but found {type(v).__name__}")
-        if not _INT64_MIN <= v <= _INT64_MAX:
-            raise C10RuntimeError(f"{what}: {v} is out of the range of int64")
-    return cast("tuple[int, ...]", value)
-
-
 def _extent(offset: int, size: tuple[int, ...], stride: tuple[int, ...], itemsize: int) -> range:
     """The byte range a tensor's elements reach in its storage (empty when it has none)."""
     last = offset
@@ -132,24 +135,19 @@ def _extent(offset: int, size: tuple[int, ...], stride: tuple[int, ...], itemsiz
 
 def _checked_geometry(
     start: Any, offset: Any, size: Any, stride: Any, dtype_name: Any
-) -> tuple[dtype, tuple[int, ...], tuple[int, ...]]:
-    """The dtype, sizes and strides of a window's tensor, once every argument's type is right."""
-    if type(dtype_name) is not str:
-        raise C10TypeError(f"dtype name must be str, not {type(dtype_name).__name__}")
-    d = DTYPE_NAMES.get(dtype_name)
-    if d is None:
-        raise C10ValueError(f"unknown dtype name {dtype_name!r}")
-    if type(start) is not int or type(offset) is not int:
-        raise C10TypeError("window start and storage offset must be ints")
-    if not _INT64_MIN <= offset <= _INT64_MAX:
-        raise C10RuntimeError(f"storage offset {offset} is out of the range of int64")
-    size = _int_tuple(size, "size")
-    stride = _int_tuple(stride, "stride")
+) -> tuple[dtype, int, tuple[int, ...], tuple[int, ...]]:
+    """The dtype, offset, sizes and strides of a window's tensor, once every type is right."""
+    d = _checked_dtype(dtype_name)
+    if type(start) is not int:
+        raise C10TypeError(f"window start must be int, not {type(start).__name__}")
+    offset = _checked_offset(offset)
+    size = _checked_ints(size, "size")
+    stride = _checked_ints(stride, "stride")
     if len(size) != len(stride):
         raise C10RuntimeError(
             f"mismatch in length of strides and shape: {len(stride)} strides, {len(size)} sizes"
         )
-    return d, size, stride
+    return d, offset, size, stride
 
 
 def _place(slot: _StorageSlot, data: Any, start: int) -> int:
@@ -165,11 +163,16 @@ def _place(slot: _StorageSlot, data: Any, start: int) -> int:
         raise C10RuntimeError(
             f"window of {length} bytes at {start} is outside its storage of {slot.nbytes} bytes"
         )
+    if start == 0 and length == slot.nbytes and not slot.complete:
+        # the whole storage: the buffer itself, zero-copy, for the tensors made before it too
+        # (their windows' copies are dropped; set_ keeps their geometry, checked again)
+        slot.storage = _storage_over_buffer(view)
+        slot.complete = True
+        for t in slot.tensors:
+            t.set_(slot.storage, t.storage_offset(), tuple(t.shape), t.stride())
+        slot.tensors.clear()
+        return length
     if slot.storage is None:
-        if start == 0 and length == slot.nbytes:
-            slot.storage = _storage_over_buffer(view)
-            slot.complete = True
-            return length
         slot.storage = _zeroed_storage(slot.nbytes)
     if not slot.complete and length:
         if not view.c_contiguous:
@@ -197,7 +200,7 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
     """
     if type(slot) is not _StorageSlot:
         raise C10TypeError(f"expected a storage reference, not {type(slot).__name__}")
-    d, size, stride = _checked_geometry(start, offset, size, stride, dtype_name)
+    d, offset, size, stride = _checked_geometry(start, offset, size, stride, dtype_name)
     length = _place(slot, data, start)
     assert slot.storage is not None
     t = _tensor_over(slot.storage, offset, size, stride, d)
@@ -207,11 +210,17 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
             f"the tensor's bytes [{reach.start}, {reach.stop}) are outside its window "
             f"[{start}, {start + length})"
         )
+    if not slot.complete:
+        slot.tensors.append(t)
     return t
 
 
-def reduce_window(t: Tensor) -> tuple[Any, tuple[Any, ...]]:
-    """A CPU tensor's protocol-5 reduction: its storage's reference and its window's buffer."""
+def reduce_window(t: Tensor, as_array: bool = False) -> tuple[Any, tuple[Any, ...]]:
+    """A CPU tensor's protocol-5 reduction: its storage's reference and its window's buffer.
+
+    The window is a ``pickle.PickleBuffer``, or with ``as_array`` the numpy array of its bytes
+    (for joblib, which maps the arrays it writes: ``_storage._pickled_by_joblib``).
+    """
     storage = t.untyped_storage()
     size = tuple(t.shape)
     stride = t.stride()
@@ -225,7 +234,8 @@ def reduce_window(t: Tensor) -> tuple[Any, tuple[Any, ...]]:
     else:
         reach = _extent(offset, size, stride, itemsize)
         start, length = reach.start, len(reach)
-    buffer = pickle.PickleBuffer(_bytes_view(storage, start, length))
+    window = _bytes_view(storage, start, length)
+    buffer = window if as_array else pickle.PickleBuffer(window)
     return _rebuild_tensor_window, (
         _ref(storage),
         buffer,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import builtins
 import pickle
+import sys
+from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
 
 from . import _ctensor, _sharing
@@ -42,8 +44,50 @@ def _import_dotted_name(name: str) -> Any:
     return obj
 
 
-def _rebuild_storage(data: bytes, device: str) -> UntypedStorage:
-    """Unpickle an UntypedStorage: new memory holding ``data``."""
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _checked_ints(value: Any, what: str) -> tuple[int, ...]:
+    """A pickle's tuple of int64s, or a clear error (pickles are untrusted input)."""
+    if type(value) is not tuple:
+        raise C10TypeError(f"{what} must be a tuple of ints, not {type(value).__name__}")
+    for v in value:
+        if type(v) is not int:
+            raise C10TypeError(f"{what} must be a tuple of ints, but found {type(v).__name__}")
+        if not _INT64_MIN <= v <= _INT64_MAX:
+            raise C10RuntimeError(f"{what}: {v} is out of the range of int64")
+    return cast("tuple[int, ...]", value)
+
+
+def _checked_dtype(name: Any) -> _dtype_cls:
+    """The dtype a pickle names, or a clear error."""
+    if type(name) is not str:
+        raise C10TypeError(f"dtype name must be str, not {type(name).__name__}")
+    d = _DTYPE_NAMES.get(name)
+    if d is None:
+        raise C10ValueError(f"unknown dtype name {name!r}")
+    return d
+
+
+def _checked_offset(offset: Any) -> int:
+    """A pickle's storage offset, or a clear error."""
+    if type(offset) is not int:
+        raise C10TypeError(f"storage offset must be int, not {type(offset).__name__}")
+    if not _INT64_MIN <= offset <= _INT64_MAX:
+        raise C10RuntimeError(f"storage offset {offset} is out of the range of int64")
+    return offset
+
+
+def _rebuild_storage(data: Any, device: Any) -> UntypedStorage:
+    """Unpickle an UntypedStorage: new memory holding ``data``.
+
+    Only plain data is accepted (``bytes`` or ``bytearray`` and a device string): it is one of
+    the functions ``pyc10.serialization.safe_globals()`` lets torch's weights-only loader call.
+    """
+    if type(data) not in (bytes, bytearray):
+        raise C10TypeError(f"storage data must be bytes, not {type(data).__name__}")
+    if type(device) is not str:
+        raise C10TypeError(f"storage device must be str, not {type(device).__name__}")
     host = UntypedStorage.from_buffer(data, dtype=_DTYPE_NAMES["uint8"])
     if _device_cls(device).type == "cpu":
         return host
@@ -101,6 +145,26 @@ def _storage_over_buffer(data: Any) -> UntypedStorage:
     array = numpy.frombuffer(view, numpy.uint8)
     storage: UntypedStorage = _ctensor.from_numpy(array).untyped_storage()
     return storage
+
+
+# pickle's Python pickler's save, the caller of __reduce_ex__ in joblib's pickler (typeshed
+# does not declare it)
+_PICKLER_SAVE: Any = pickle._Pickler.save  # type: ignore[attr-defined]
+
+
+def _pickled_by_joblib(caller: FrameType) -> bool:
+    """Whether caller, the frame that called a ``__reduce_ex__``, is joblib's pickler's.
+
+    ``joblib.dump`` writes the numpy arrays it meets raw beside the pickle and
+    ``joblib.load(f, mmap_mode=...)`` maps them: bytes that go to joblib as a numpy array are
+    mapped so too. joblib's pickler is pickle's Python one, which calls ``__reduce_ex__`` from
+    its ``save``, whose ``self`` is the pickler.
+    """
+    numpy_pickle = sys.modules.get("joblib.numpy_pickle")
+    pickler = getattr(numpy_pickle, "NumpyPickler", None)
+    if pickler is None or caller.f_code is not _PICKLER_SAVE.__code__:
+        return False  # (f_locals only of pickle's own frame: it copies a frame's variables)
+    return isinstance(caller.f_locals.get("self"), pickler)
 
 
 def _rebuild_storage_buffer(data: Any) -> UntypedStorage:
@@ -352,11 +416,14 @@ class UntypedStorage(_ctensor.StorageBase):
         With a ``buffer_callback`` nothing is copied (the buffer goes out of band, as numpy's
         arrays do) and loading with ``buffers=`` wraps the buffer itself (read-only when it is);
         without one the buffer is pickled in band. Lower protocols and other devices: the bytes
-        and the device (``__reduce__``).
+        and the device (``__reduce__``). ``joblib.dump`` gets the bytes as a numpy array, which
+        it writes raw, so that ``joblib.load(f, mmap_mode="r")`` maps them.
         """
-        if protocol >= 5 and self.device.type == "cpu":
-            buffer = pickle.PickleBuffer(_bytes_view(self, 0, self.nbytes()))
-            return _rebuild_storage_buffer, (buffer,)
+        if self.device.type == "cpu":
+            joblib = "joblib.numpy_pickle" in sys.modules and _pickled_by_joblib(sys._getframe(1))
+            if protocol >= 5 or joblib:
+                window = _bytes_view(self, 0, self.nbytes())
+                return _rebuild_storage_buffer, (window if joblib else pickle.PickleBuffer(window),)
         return self.__reduce__()
 
     def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import operator
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
@@ -32,7 +33,15 @@ from ._errors import (
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._layout import layout as _layout_cls
 from ._lib import ffi, lib
-from ._storage import UntypedStorage, _pinned_strided, _tensor_over
+from ._storage import (
+    UntypedStorage,
+    _checked_dtype,
+    _checked_ints,
+    _checked_offset,
+    _pickled_by_joblib,
+    _pinned_strided,
+    _tensor_over,
+)
 
 if TYPE_CHECKING:
     from ._typed_storage import TypedStorage
@@ -208,12 +217,15 @@ class Tensor(_ctensor.TensorBase):
         ``_rebuild_meta_tensor_no_storage``). With protocol 5 a CPU tensor sends only the bytes
         its elements reach, as a ``pickle.PickleBuffer`` (out of band with a ``buffer_callback``,
         so nothing is copied; loading wraps the buffer) and still shares its storage with the
-        tensors pickled with it (pyc10._pickling).
+        tensors pickled with it (pyc10._pickling). ``joblib.dump`` gets the window as a numpy
+        array, which it writes raw, so that ``joblib.load(f, mmap_mode="r")`` maps it.
         """
-        if protocol >= 5 and self.device.type == "cpu":
+        if self.device.type == "cpu" and (protocol >= 5 or "joblib.numpy_pickle" in sys.modules):
             from . import _pickling  # on first use: import pyc10 stays as fast as it was
 
-            return _pickling.reduce_window(self)
+            joblib = _pickled_by_joblib(sys._getframe(1))
+            if protocol >= 5 or joblib:
+                return _pickling.reduce_window(self, as_array=joblib)
         if self.is_meta:
             return _rebuild_meta_tensor_no_storage, (
                 self.dtype._name,
@@ -518,23 +530,35 @@ def _check_format(fmt: Any, name: str) -> memory_format:
     return fmt
 
 
-def _rebuild_tensor(
-    storage: UntypedStorage,
-    offset: int,
-    size: tuple[int, ...],
-    stride: tuple[int, ...],
-    dtype_name: str,
-) -> Tensor:
-    """Unpickle a tensor: a view of ``storage`` (checked against its size, as ATen does)."""
-    return _tensor_over(storage, offset, size, stride, DTYPE_NAMES[dtype_name])
+def _checked_sizes(size: Any, stride: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    size = _checked_ints(size, "size")
+    stride = _checked_ints(stride, "stride")
+    if len(size) != len(stride):
+        raise C10RuntimeError(
+            f"mismatch in length of strides and shape: {len(stride)} strides, {len(size)} sizes"
+        )
+    return size, stride
 
 
-def _rebuild_meta_tensor_no_storage(
-    dtype_name: str, size: tuple[int, ...], stride: tuple[int, ...]
-) -> Tensor:
+def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, dtype_name: Any) -> Tensor:
+    """Unpickle a tensor: a view of ``storage`` (checked against its size, as ATen does).
+
+    Only a pyc10 storage and plain data are accepted (pickles are untrusted input, and
+    ``pyc10.serialization.safe_globals()`` lets torch's weights-only loader call this).
+    """
+    if type(storage) is not UntypedStorage:
+        raise C10TypeError(f"expected a pyc10 UntypedStorage, not {type(storage).__name__}")
+    d = _checked_dtype(dtype_name)
+    offset = _checked_offset(offset)
+    size, stride = _checked_sizes(size, stride)
+    return _tensor_over(storage, offset, size, stride, d)
+
+
+def _rebuild_meta_tensor_no_storage(dtype_name: Any, size: Any, stride: Any) -> Tensor:
     """Unpickle a meta tensor: ``empty_strided`` on the meta device, as torch's."""
+    d = _checked_dtype(dtype_name)
+    size, stride = _checked_sizes(size, stride)
     out = ffi.new(_TENSOR_PTR)
-    d = DTYPE_NAMES[dtype_name]
     meta = ffi.new("c10c_device *", {"type": lib.C10C_DEVICE_TYPE_META, "index": -1})
     check(lib.c10c_tensor_empty_strided(out, list(size), list(stride), len(size), d.value, meta[0]))
     return Tensor._wrap(out[0])

@@ -17,7 +17,7 @@ from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import dtype as _dtype_cls
 from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError
-from ._storage import UntypedStorage
+from ._storage import UntypedStorage, _checked_dtype
 
 __all__ = ["TypedStorage"]
 
@@ -71,9 +71,11 @@ def _isint(x: object) -> bool:
     return isinstance(x, numbers.Integral)  # numpy's integers register as Integral
 
 
-def _rebuild_typed_storage(untyped: UntypedStorage, dtype_name: str) -> TypedStorage:
-    """Unpickle a TypedStorage: its (unpickled) bytes seen as dtype."""
-    return TypedStorage(wrap_storage=untyped, dtype=_DTYPE_NAMES[dtype_name], _internal=True)
+def _rebuild_typed_storage(untyped: Any, dtype_name: Any) -> TypedStorage:
+    """Unpickle a TypedStorage: its (unpickled) bytes seen as dtype (plain data only)."""
+    if type(untyped) is not UntypedStorage:
+        raise C10TypeError(f"expected a pyc10 UntypedStorage, not {type(untyped).__name__}")
+    return TypedStorage(wrap_storage=untyped, dtype=_checked_dtype(dtype_name), _internal=True)
 
 
 class TypedStorage:

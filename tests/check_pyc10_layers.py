@@ -82,6 +82,7 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
             "pyc10.__main__",
             "pyc10.config",
             "pyc10.replay",
+            "pyc10.serialization",
             "pyc10.multiprocessing._atfork",
             "pyc10.multiprocessing._janitor",
             "pyc10.multiprocessing._prctl",

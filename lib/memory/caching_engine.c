@@ -1596,7 +1596,9 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     c10c__stat_pool_update(d->stats.active_bytes, small, (int64_t)b->size);
     c10c__stat_pool_update(d->stats.requested_bytes, small, (int64_t)size);
     if (b->size >= max_split) c10c__stat_update(&d->stats.oversize_allocations, 1);
-    trace(e, device, TRACE_ALLOC, b->ptr, b->size, stream);
+    /* torch records what was asked for in the three block events (alloc_found_block's
+     * orig_size, then the block's requested_size); the segment events carry the segment's */
+    trace(e, device, TRACE_ALLOC, b->ptr, size, stream);
     *out = b->ptr;
   } else if (tag != 0) {
     c10c__plan_unrecord(d->plan, tag);
@@ -1614,7 +1616,7 @@ static void free_block(c10c__engine *e, block *b) {
   bool expandable = b->seg->expandable;
   int64_t split_blocks = 0, split_bytes = 0;
   deactivate(e, b);
-  trace(e, b->seg->device, TRACE_FREE_COMPLETED, b->ptr, b->size, b->stream);
+  trace(e, b->seg->device, TRACE_FREE_COMPLETED, b->ptr, b->requested, b->stream);
   if (mergeable(b->prev)) {
     split_blocks--, split_bytes -= (int64_t)b->prev->size;
     b = absorb(e, b->prev, b, b->prev);
@@ -1706,7 +1708,7 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   c10c__stat_pool_update(d->stats.requested_bytes, b->small, -(int64_t)b->requested);
   if (b->size >= e->config.max_split_size) c10c__stat_update(&d->stats.oversize_allocations, -1);
   b->allocated = false;
-  trace(e, b->seg->device, TRACE_FREE_REQUESTED, b->ptr, b->size, b->stream);
+  trace(e, b->seg->device, TRACE_FREE_REQUESTED, b->ptr, b->requested, b->stream);
   if (b->nuses > 0 && e->backend.event_record != NULL)
     insert_events(e, b);
   else
@@ -1930,6 +1932,8 @@ static void put(text *t, const char *format, ...) {
   }
 }
 
+/* A block's snapshot state; torch's requested_size goes with the active ones (an inactive
+ * block's is 0 here where torch shows whatever its last or merged block asked for). */
 static const char *block_state(const block *b) {
   return b->allocated ? "active_allocated" : b->pending ? "active_pending_free" : "inactive";
 }
@@ -1965,8 +1969,8 @@ static void put_segment(text *t, const segment *s, const block *first, bool *com
         "%s{\"address\": %" PRIuPTR
         ", \"size\": %zu, \"requested_size\": %zu, \"state\": "
         "\"%s\", \"frames\": []}",
-        b == first ? "" : ", ", (uintptr_t)b->ptr, b->size, b->allocated ? b->requested : 0,
-        block_state(b));
+        b == first ? "" : ", ", (uintptr_t)b->ptr, b->size,
+        b->allocated || b->pending ? b->requested : 0, block_state(b));
   if (s->stitched) {
     put(t, "], \"stitched_pages\": [");
     for (size_t i = 0; i < s->nparts; i++)

@@ -685,7 +685,7 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
     if (!known && ps->nused < C10C__PLAN_MAX_STREAMS) ps->used[ps->nused++] = stream;
   }
   *out = ps->arena + plan->offsets[j];
-  c10c__engine_trace_block(ps->engine, ps->device, true, *out, (size_t)block, stream);
+  c10c__engine_trace_block(ps->engine, ps->device, true, *out, size, stream);
   return true;
 }
 
@@ -756,7 +756,7 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
   c10c__stat_pool_update(s->allocated_bytes, small, -(int64_t)block);
   c10c__stat_pool_update(s->active_bytes, small, -(int64_t)block);
   c10c__stat_pool_update(s->requested_bytes, small, -(int64_t)l->requested);
-  c10c__engine_trace_block(ps->engine, ps->device, false, ptr, (size_t)block, l->stream);
+  c10c__engine_trace_block(ps->engine, ps->device, false, ptr, l->requested, l->stream);
   uint32_t rank = plan->free_rank[j];
   if (ps->events && plan->cross[j]) { /* a later occupant on another stream waits for it */
     uint32_t t = plan->requests[j].stream;

@@ -74,7 +74,8 @@ typedef struct c10c__adopted {
  * (host; nothing changes). */
 c10c_status c10c__engine_adopt(c10c__engine *engine, int device, char *base, size_t size,
                                c10c_stream_id stream, const c10c__adopted *blocks, size_t n);
-/* A block event for the trace: alloc, or free_requested and free_completed. */
+/* A block event for the trace: alloc, or free_requested and free_completed, with the requested
+ * size (torch's). */
 void c10c__engine_trace_block(c10c__engine *engine, int device, bool alloc, const void *ptr,
                               size_t size, c10c_stream_id stream);
 

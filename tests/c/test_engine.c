@@ -721,6 +721,38 @@ static int count_of(const char *text, const char *needle) {
   return n;
 }
 
+/* torch's history and blocks: alloc, free_requested and free_completed carry the requested size
+ * (free_completed when the block's record_stream events are done), segment events the segment's;
+ * a block freed but pending on events is active_pending_free with its requested_size still. */
+TEST(history_and_pending_blocks_carry_the_requested_size_as_torchs) {
+  c10c__engine *e = fresh(100 * MiB);
+  ASSERT_OK(c10c__engine_record_history(e, 100));
+  clock_now = 0;
+  busy[2] = 10;
+  void *a = NULL, *b = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1001, 1, &a));
+  ASSERT_OK(c10c__engine_record_stream(e, a, 2));
+  ASSERT_OK(c10c__engine_free(e, a));
+  char *json = NULL;
+  size_t len = 0;
+  ASSERT_OK(c10c__engine_snapshot(e, &json, &len));
+  ASSERT_TRUE(strstr(json,
+                     "\"size\": 1024, \"requested_size\": 1001, \"state\": "
+                     "\"active_pending_free\"") != NULL);
+  ASSERT_EQ(count_of(json, "\"size\": 1001, \"stream\""), 2);    /* alloc, free_requested */
+  ASSERT_EQ(count_of(json, "\"size\": 2097152, \"stream\""), 1); /* segment_alloc */
+  c10c__free(json);
+  clock_now = 10; /* stream 2 is done: the next malloc completes the free */
+  ASSERT_OK(c10c__engine_malloc(e, 0, 1001, 1, &b));
+  ASSERT_OK(c10c__engine_snapshot(e, &json, &len));
+  ASSERT_EQ(count_of(json, "\"action\": \"free_completed\""), 1);
+  ASSERT_EQ(count_of(json, "\"size\": 1001, \"stream\""), 4);
+  c10c__free(json);
+  ASSERT_OK(c10c__engine_free(e, b));
+  c10c__engine_destroy(e);
+  ASSERT_EQ(in_use, 0);
+}
+
 TEST(snapshots_list_segments_blocks_and_a_bounded_trace) {
   c10c__engine *e = fresh(100 * MiB);
   ASSERT_OK(c10c__engine_record_history(e, 8));
@@ -1087,6 +1119,7 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(a_failed_map_leaves_the_segment_consistent),
           T(an_expandable_reservation_too_large_to_count_is_out_of_memory),
           T(releasing_pages_without_host_memory_for_the_split_leaves_the_block_mapped),
+          T(history_and_pending_blocks_carry_the_requested_size_as_torchs),
           T(snapshots_list_segments_blocks_and_a_bounded_trace),
           T(stream_ordered_reuse_waits_on_an_event_instead_of_a_new_segment),
           T(a_block_whose_event_cannot_be_recorded_waits_for_a_device_synchronization),

@@ -635,6 +635,37 @@ TEST(snapshots_and_sharing_show_the_arena_as_a_segment) {
   finish(e);
 }
 
+/* torch's history carries the requested size in alloc, free_requested and free_completed (the
+ * block's size only in the snapshot's blocks): blocks the plan serves too. */
+static const op odd_sizes[] = {
+    {'a', 0, 3000001, 0}, {'a', 1, 1, 0}, {'f', 0, 0, 0}, {'f', 1, 0, 0}};
+
+static int occurrences(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *at = strstr(text, needle); at != NULL; at = strstr(at + 1, needle)) n++;
+  return n;
+}
+
+TEST(planned_blocks_carry_the_requested_size_in_the_history) {
+  c10c__engine *e = fresh(DEVICE_BYTES, "planning:True");
+  void *slots[2];
+  RUN(e, odd_sizes, slots);
+  ASSERT_OK(c10c__engine_step(e, 0));
+  ASSERT_OK(c10c__engine_record_history(e, 100));
+  c10c_memory_stats before = stats_of(e, 0);
+  RUN(e, odd_sizes, slots);
+  ASSERT_EQ(stats_of(e, 0).plan_served - before.plan_served, 2);
+  char *json = NULL;
+  size_t len = 0;
+  ASSERT_OK(c10c__engine_snapshot(e, &json, &len));
+  ASSERT_EQ(occurrences(json, "\"size\": 3000001, \"stream\""), 3);
+  ASSERT_EQ(occurrences(json, "\"size\": 1, \"stream\""), 3);
+  ASSERT_EQ(occurrences(json, "\"size\": 512, \"stream\""), 0);
+  c10c__free(json);
+  ASSERT_OK(c10c__engine_record_history(e, 0));
+  finish(e);
+}
+
 /* A plan file of the one-stream step, made by c10c_plan_make. */
 static void make_plan_file(const char *path, int32_t device) {
   uint64_t sizes[] = {4 * MiB, 1 * MiB, 2 * MiB, 600 * KiB};
@@ -881,6 +912,7 @@ int main(int argc, char **argv) {
       T(a_full_device_takes_back_an_idle_arena_before_running_out_of_memory),
       T(switching_planning_off_releases_the_arena_once_its_blocks_are_freed),
       T(snapshots_and_sharing_show_the_arena_as_a_segment),
+      T(planned_blocks_carry_the_requested_size_in_the_history),
       T(a_plan_file_is_served_from_the_first_request),
       T(new_settings_stop_a_plan_files_plan_and_snapshots_name_the_file),
       T(bad_plan_files_fail_the_setting_and_change_nothing),

@@ -132,3 +132,48 @@ def test_pyc10_replay_reproduces_the_allocator_that_dumped_it(dumped: Path) -> N
     for key in ("device_mallocs", "device_frees", "reserved_at_start", "peak_reserved", "ooms"):
         assert mine[key] == pt[key], key
     assert mine["oom"]["expected"] and mine["capacity"] == 1 << 30
+
+
+def test_history_events_carry_the_sizes_torch_records(stub: Path, tmp_path: Path) -> None:
+    # torch's CUDACachingAllocator records the requested size for alloc, free_requested and
+    # free_completed, and the segment's size for segment_alloc/segment_free; the blocks list
+    # has both the block's size and the requested one. A 1-byte tensor is a 512 B block of a
+    # 2 MiB segment; 20,480,000 B is a whole 20 MiB segment (the rest is too small to split).
+    path = tmp_path / "sizes.pickle"
+    script = f"""
+        import pyc10
+        c = pyc10.cuda
+        c.memory._record_memory_history(max_entries=100)
+        a = pyc10.empty(1, dtype=pyc10.uint8, device="cuda")
+        b = pyc10.empty(20_480_000, dtype=pyc10.uint8, device="cuda")
+        keep = pyc10.empty(1000, dtype=pyc10.uint8, device="cuda")
+        del a, b
+        c.memory._dump_snapshot({str(path)!r})
+        c.empty_cache()
+        c.memory._dump_snapshot({str(path) + "2"!r})
+        del keep
+    """
+    subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        check=True,
+        env={**os.environ, "C10C_CUDA_DRIVER": str(stub)},
+        cwd="/",
+    )
+    events = [(e["action"], e["size"]) for e in load(path)["device_traces"][0]]
+    assert events == [
+        ("segment_alloc", 2 << 20),
+        ("alloc", 1),
+        ("segment_alloc", 20 << 20),
+        ("alloc", 20_480_000),
+        ("alloc", 1000),
+        ("free_requested", 1),
+        ("free_completed", 1),
+        ("free_requested", 20_480_000),
+        ("free_completed", 20_480_000),
+    ]
+    live = [b for seg in load(path)["segments"] for b in seg["blocks"]]
+    assert {(b["size"], b["requested_size"]) for b in live if b["state"] == "active_allocated"} == {
+        (1024, 1000)
+    }
+    after = load(Path(str(path) + "2"))["device_traces"][0][len(events) :]
+    assert [(e["action"], e["size"]) for e in after] == [("segment_free", 20 << 20)]
