@@ -4,8 +4,9 @@
 which every ``multiprocessing`` queue, pipe and pool pickles with. A CPU storage goes by handle,
 after ``share_memory_``-style moving into shared memory:
 
-- strategy ``file_descriptor``: ``(rebuild_storage_fd, (cls, DupFd, size))``, the memory file
-  (a memfd: it has no name, so nothing is left behind whoever dies) travels as a descriptor;
+- strategy ``file_descriptor``: ``(rebuild_storage_fd, (cls, DupFd, size, janitor, token))``,
+  the memory file (a memfd: it has no name, so nothing is left behind whoever dies) travels as a
+  descriptor; torch's tuple plus two fields, so that its sender may exit first (below);
 - strategy ``file_system``: ``(rebuild_storage_filename, (cls, manager_handle, name, size))``,
   a named POSIX shared memory object, held for the receiver while in flight, and guarded by the
   janitor whose address is ``manager_handle`` (``_janitor``).
@@ -15,6 +16,29 @@ receiver's tensor is a view of the same memory; a storage sent twice (or two ten
 storage) arrives as one object, through ``shared_cache`` (handle -> weak reference). CUDA
 tensors go by CUDA IPC handle (``rebuild_cuda_tensor``), meta tensors by their metadata.
 The tuples are torch's, so the names and argument orders match torch 2.13's reductions.py.
+
+A file_descriptor sender may exit before its tensors are received (torch loses them: its
+``DupFd`` is handed out by a thread of the sender, multiprocessing's resource sharer, which is
+gone with it). Here the sender also passes the memory file's descriptor to its process tree's
+janitor (``_janitor.hold_fd``: SCM_RIGHTS on the connection it keeps anyway, one ``sendmsg``)
+under 16 random bytes, the token, that the pickle carries with the janitor's address. A receiver
+still gets the descriptor from the sender first, as torch's does, then tells the janitor to
+drop its copy (``fd_received``: one line on its connection). Only when the sender is gone does
+it ask the janitor (``fetch_fd``: a connection checked as every janitor connection is, the
+descriptor back with SCM_RIGHTS, and no longer held there). It is the same file (sealed
+against shrinking, checked as any received one), not a copy. The janitor holds such a descriptor
+only while it is in flight: until its receiver has it, or, once its sender has exited, for
+``PYC10_SHM_JANITOR_LINGER`` seconds (after SIGKILL ``PYC10_SHM_JANITOR_GRACE``), and at most
+half its descriptor limit, 65,536, of them at once (beyond that a descriptor is not held, and
+its receiver needs its sender alive, as in torch). So memory that nobody will receive stays
+allocated at most that long after its sender exited.
+
+Why through the janitor rather than with the message: a multiprocessing queue or pipe carries
+bytes (a pipe cannot carry descriptors, and a socket-based connection would pass them only
+when the pickle is written straight to it, not through the queue's buffer and feeder thread);
+every process of the tree already keeps one connection to the janitor, which checks its peer's
+user and outlives the sender. Without a janitor (not Linux, or one that could not be had:
+warned once) the pickle is torch's and so is the error when the sender has exited.
 """
 
 from __future__ import annotations
@@ -341,20 +365,36 @@ def storage_from_cache(cls: Any, key: Any) -> UntypedStorage | None:
     return _new_with_weak_ptr(storage_ref.cdata)
 
 
-def rebuild_storage_fd(cls: Any, df: Any, size: int) -> UntypedStorage:
+def rebuild_storage_fd(
+    cls: Any, df: Any, size: int, janitor: bytes | None = None, token: bytes | None = None
+) -> UntypedStorage:
     """Unpickle a storage sent by file descriptor: map the memory file (once per file).
 
-    The descriptor comes from the sender's process (multiprocessing's resource sharer), which
-    must still run and hand it out once: a stale handle is a RuntimeError saying so.
+    The descriptor comes from the sender's process (multiprocessing's resource sharer); when
+    that has exited, from the janitor that holds it under token (see the module's docstring).
+    A handle neither can serve is a RuntimeError saying why.
     """
     try:
         fd = df.detach()
-    except (OSError, EOFError) as e:
-        raise RuntimeError(
-            "pyc10.multiprocessing: could not receive the file descriptor of a shared storage "
-            "from its sender (it has exited, or this handle was received already; with the "
-            f"file_descriptor strategy a sender must run until its tensors are received): {e!r}"
-        ) from e
+    except (OSError, EOFError, multiprocessing.AuthenticationError) as e:
+        if janitor is None and token is None:
+            raise RuntimeError(
+                "pyc10.multiprocessing: could not receive the file descriptor of a shared "
+                "storage from its sender (it has exited, or this handle was received already; "
+                "with the file_descriptor strategy a sender must run until its tensors are "
+                f"received): {e!r}"
+            ) from e
+        try:
+            fd = _janitor.fetch_fd(janitor, token)  # type: ignore[arg-type]
+        except RuntimeError as why:
+            raise RuntimeError(
+                "pyc10.multiprocessing: could not receive the file descriptor of a shared "
+                f"storage from its sender ({e!r}: it has exited, or this handle was received "
+                f"already), nor from its janitor: {why}"
+            ) from e
+    else:
+        if token is not None and janitor is not None:
+            _janitor.fd_received(janitor, token)
     try:
         storage = storage_from_cache(cls, fd_id(fd))
         if storage is not None:
@@ -477,6 +517,9 @@ def reduce_storage(storage: Any) -> tuple[Any, tuple[Any, ...]]:
         df = _reduction.DupFd(fd)
         cache_key = fd_id(fd)
         metadata = (df, size)
+        held = _janitor.hold_fd(fd)  # so that this process may exit before it is received
+        if held is not None:
+            metadata += held
         rebuild = rebuild_storage_fd
     shared_cache[cache_key] = StorageWeakRef(storage)
     return (rebuild, (type(storage), *metadata))
