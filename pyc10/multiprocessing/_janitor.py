@@ -91,6 +91,7 @@ pickle, another user's janitor), before anything is opened.
 from __future__ import annotations
 
 import errno
+import heapq
 import os
 import re
 import selectors
@@ -226,6 +227,7 @@ class _Janitor:
         self.conns: dict[int, _Conn] = {}
         self.names: dict[bytes, _Entry] = {}
         self.held: dict[bytes, _Held] = {}  # token -> descriptor, for receivers of exited senders
+        self.expiring: list[tuple[float, bytes]] = []  # heap of (expires, token); some stale
         self.max_held = 512  # set from the descriptor limit by _serve
         self.draining = False
         self.limit = 1024
@@ -235,7 +237,8 @@ class _Janitor:
         deadline: float | None = None
         while True:
             wake = [e.expires for e in self.names.values() if e.expires is not None]
-            wake += [h.expires for h in self.held.values() if h.expires is not None]
+            if self.expiring:  # O(1) a round: a sender may leave thousands behind
+                wake.append(self.expiring[0][0])
             if deadline is not None:
                 wake.append(deadline)
             if self.paused_until is not None:
@@ -257,6 +260,10 @@ class _Janitor:
             elif time.monotonic() >= deadline:
                 break
         self.unbind()  # the next user starts a new janitor
+        self.release_all()
+
+    def release_all(self) -> None:
+        """Exiting: unlink every name still known, close every descriptor still held."""
         for name in self.names:
             self.unlink(name)
         for held in self.held.values():
@@ -507,10 +514,11 @@ class _Janitor:
         ]:
             del self.names[name]
             self.unlink(name)
-        for token in [
-            t for t, h in self.held.items() if h.expires is not None and h.expires <= now
-        ]:
-            self.drop(token)
+        while self.expiring and self.expiring[0][0] <= now:
+            expires, token = heapq.heappop(self.expiring)
+            held = self.held.get(token)
+            if held is not None and held.expires == expires:  # not received, nor held anew
+                self.drop(token)
 
     def close(self, fd: int) -> None:
         """Client fd is gone (exited, or killed: the kernel closed its socket)."""
@@ -526,6 +534,7 @@ class _Janitor:
         expires = time.monotonic() + (self.linger if conn.clean else self.grace)
         for token in conn.sent:
             self.held[token].expires = expires
+            heapq.heappush(self.expiring, (expires, token))
         for name in conn.held:
             entry = self.names.get(name)
             if entry is not None:
@@ -711,6 +720,14 @@ def check_handle(handle: object) -> None:
         )
 
 
+class _NotHeldError(Exception):
+    """A descriptor could not be passed (too many in flight, no memory); nothing was sent."""
+
+
+# sendmsg's errors with descriptors that leave the connection as it was
+_NOT_PASSED = (errno.ETOOMANYREFS, errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS)
+
+
 class _NotServedError(Exception):
     """Nobody served this connection yet (no socket, refused, backlog full, closed early).
 
@@ -875,9 +892,15 @@ class _Client:
     def _sendall(self, sock: socket.socket, data: bytes, fds: tuple[int, ...] = ()) -> None:
         try:
             if fds:  # the descriptors go with the first bytes: with the line that names them
-                sent = socket.send_fds(sock, [data], fds)
+                try:
+                    sent = socket.send_fds(sock, [data], fds)
+                except OSError as e:
+                    if e.errno in _NOT_PASSED:
+                        raise _NotHeldError from None  # the connection itself is fine
+                    raise
                 data = data[sent:]
-            sock.sendall(data)
+            if data:  # (sendall of nothing waits for room, with a timeout set)
+                sock.sendall(data)
         except TimeoutError:
             # It does not read: keep the connection (closing it would read as this process's
             # death and unlink its names) and send nothing more.
@@ -938,6 +961,8 @@ class _Client:
                     self._sendall(sock, line, fds)
                 except OSError:  # the janitor died: registered again on the new connection
                     self._sendall(self._ensure(sock), line, fds)
+            except _NotHeldError:
+                return False
             except Exception:
                 self.down = True
                 raise
@@ -1020,12 +1045,19 @@ def _goodbye() -> None:
                 pass
 
 
+_tree: tuple[str, bytes] = ("", b"")  # the last (environment value, address) checked
+
+
 def tree_address() -> bytes:
     """The janitor address of this process tree (made, and put in the environment, on first use)."""
+    global _tree  # noqa: PLW0603  (a cache of the check below: it is on every put's path)
     value = os.environ.get(ENV_VAR)
+    if value is not None and value == _tree[0]:
+        return _tree[1]
     if value is not None:
         address = os.fsencode(value)
         if _owner_uid(address) == os.geteuid():
+            _tree = (value, address)
             return address
     address = new_address()
     os.environ[ENV_VAR] = os.fsdecode(address)

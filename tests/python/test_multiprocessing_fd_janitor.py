@@ -213,3 +213,29 @@ def test_a_token_held_by_another_janitor_or_user_is_refused() -> None:
     with pytest.raises(RuntimeError, match="holds no descriptor under token"):
         rebuild(cls, _DeadSender(), size, address, token)
     os.close(df.detach())
+
+
+def _open_fds() -> set[int]:
+    return {int(fd) for fd in os.listdir("/proc/self/fd")}
+
+
+def test_the_janitor_holds_at_most_its_cap_and_only_memory_files(tmp_path: Any) -> None:
+    """The protocol driven without a socket: P holds, past the cap or not a file it closes."""
+    before = _open_fds()
+    janitor = _janitor._Janitor(None, grace=0.0, linger=0.0, shm_dir=str(tmp_path))
+    janitor.max_held = 2
+    janitor.open(7, None, 1)
+    tokens = [os.urandom(16).hex().encode() for _ in range(4)]
+    for token in tokens[:3]:
+        janitor.feed(7, b"P " + token + b"\n", [os.memfd_create("t")])
+    r, w = os.pipe()
+    janitor.feed(7, b"P " + tokens[3] + b"\n", [r])  # a pipe: no memory file
+    janitor.feed(7, b"T\n", [w, os.memfd_create("stray")])  # descriptors no line claims
+    assert sorted(janitor.held) == sorted(tokens[:2])
+    janitor.feed(7, b"D " + tokens[0] + b"\nD " + b"f" * 32 + b"\n")
+    assert list(janitor.held) == [tokens[1]]
+    janitor.close(7)  # its sender is gone: held for the linger (0 here), then closed
+    janitor.expire()
+    assert janitor.held == {}
+    janitor.sel.close()  # its own (epoll)
+    assert _open_fds() == before
