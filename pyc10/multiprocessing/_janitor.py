@@ -43,6 +43,24 @@ Design (one small process per process tree, one connection per process):
   (goodbye: a normal exit, from atexit and multiprocessing's exit finalizers). The janitor
   checks that each client runs as its own user (SO_PEERCRED, which also gives its pid) and
   keeps, per name, the connections that registered it and the number of messages in flight.
+- Descriptors for receivers of exited senders (strategy ``file_descriptor``, torch's limit: its
+  ``DupFd`` is handed out by a thread of the sender, gone when the sender is). The sender also
+  sends ``P token`` with the memory file's descriptor attached (SCM_RIGHTS, one ``sendmsg``; the
+  token is 16 random bytes in hex, carried by the pickle); the receiver that got the descriptor
+  from its sender sends ``D token`` (drop it), one whose sender is gone connects anew and sends
+  ``G token``: the janitor answers ``+`` with the descriptor attached (then holds it no more) or
+  ``-``. A line that names a token not seen yet first makes the janitor read what its other
+  clients sent (the ``P`` was sent before the message that carried the token, but may wait
+  unread), and so does every ``G`` (a ``D`` may wait unread). It holds a descriptor only while
+  it is in flight: until its receiver has it, or, after its sender's connection closed, for the
+  linger (``PYC10_SHM_JANITOR_LINGER``; after SIGKILL, the grace period), whatever other clients
+  remain; and at most half its descriptor limit, 65,536, at once: past that, and for what is not
+  a regular file, the descriptor is closed at once (its receiver then needs its sender, as in
+  torch). A held descriptor keeps its memory allocated: at most that many memory files, for at
+  most that long after their senders exited. It is the sender's sealed memory file itself, not a
+  copy; a receiver checks it as any it is sent. Linux returns the descriptors of one ``sendmsg``
+  at most with each read, never after the bytes of their line, so each ``P`` line takes the
+  oldest descriptor not yet taken; descriptors no line takes are closed.
 - Linux only (SO_PEERCRED, /dev/shm; ``SUPPORTED``): elsewhere
   pyc10.multiprocessing does not install the hooks, and the names of processes killed by SIGKILL
   stay, as with torch when its manager dies first.
@@ -78,8 +96,10 @@ Design (one small process per process tree, one connection per process):
   a descriptor is free (libuv's trick, closing a spare descriptor to accept and drop the
   client, would turn each of them away). It raises its own soft limit to the hard one first.
 - Abuse: the janitor only unlinks names of the same user that a client of the same user named,
-  which that client could unlink itself, or that its own creating client's pid names; a line
-  that is not ``R|F|L /name``, ``T`` or ``X`` is ignored, a line longer than 512 bytes is
+  which that client could unlink itself, or that its own creating client's pid names; it hands a
+  descriptor only to a client of its own user that names its token, unguessable and sent
+  only in the pickle; a line that is not ``R|F|L /name``, ``P|G|D token``, ``T`` or ``X`` is
+  ignored, a line longer than 512 bytes is
   dropped whole, and names that no longer exist are dropped from the table as it grows (it
   stays within twice the live names). ``_Janitor.feed`` is the whole protocol, driven without a
   socket by ``tests/fuzz/py/fuzz_janitor.py``.
@@ -438,9 +458,10 @@ class _Janitor:
             conn.sent.add(token)
             return
         held = self.held.get(token)
-        if held is None:
+        if held is None or kind == b"G":
             # Its sender's P may still wait unread on the sender's connection (it was sent
-            # before the message that carried the token, but may be read after this line).
+            # before the message that carried the token, but may be read after this line);
+            # before a G, a receiver's D too (a handle is received once).
             self.drain(fd)
             held = self.held.get(token)
         if kind == b"G":
