@@ -54,13 +54,13 @@ Design (one small process per process tree, one connection per process):
   unread), and so does every ``G`` (a ``D`` may wait unread). It holds a descriptor only while
   it is in flight: until its receiver has it, or, after its sender's connection closed, for the
   linger (``PYC10_SHM_JANITOR_LINGER``; after SIGKILL, the grace period), whatever other clients
-  remain; and at most half its descriptor limit, 65,536, at once: past that, and for what is not
-  a regular file, the descriptor is closed at once (its receiver then needs its sender, as in
-  torch). A held descriptor keeps its memory allocated: at most that many memory files, for at
-  most that long after their senders exited. It is the sender's sealed memory file itself, not a
-  copy; a receiver checks it as any it is sent. Linux returns the descriptors of one ``sendmsg``
-  at most with each read, never after the bytes of their line, so each ``P`` line takes the
-  oldest descriptor not yet taken; descriptors no line takes are closed.
+  remain; and no more than half its descriptor limit (65,536 at most) at once: past that, and
+  for what is not a regular file, the descriptor is closed at once (its receiver then needs its
+  sender, as in torch). A held descriptor keeps its memory allocated: at most that many memory
+  files, for at most that long after their senders exited. It is the sender's sealed memory file
+  itself, not a copy; a receiver checks it as any it is sent. Linux returns the descriptors of
+  one ``sendmsg`` at most with each read, never after the bytes of their line, so each ``P``
+  line takes the oldest descriptor not yet taken; descriptors no line takes are closed.
 - Linux only (SO_PEERCRED, /dev/shm; ``SUPPORTED``): elsewhere
   pyc10.multiprocessing does not install the hooks, and the names of processes killed by SIGKILL
   stay, as with torch when its manager dies first.
