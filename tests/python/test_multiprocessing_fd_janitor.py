@@ -239,3 +239,15 @@ def test_the_janitor_holds_at_most_its_cap_and_only_memory_files(tmp_path: Any) 
     assert janitor.held == {}
     janitor.sel.close()  # its own (epoll)
     assert _open_fds() == before
+
+
+def test_without_a_janitor_the_pickle_and_the_error_are_torchs(monkeypatch: Any) -> None:
+    monkeypatch.setattr(_janitor, "SUPPORTED", False)  # as on a system without one
+    s = pyc10.UntypedStorage(16)
+    rebuild, args = reductions.reduce_storage(s)
+    assert len(args) == 3  # (cls, DupFd, size), as torch's
+    os.close(args[1].detach())
+    with pytest.raises(
+        RuntimeError, match=r"could not receive the file descriptor .*\(it has exited"
+    ):
+        rebuild(*args)
