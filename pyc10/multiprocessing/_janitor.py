@@ -60,7 +60,9 @@ Design (one small process per process tree, one connection per process):
   files, for at most that long after their senders exited. It is the sender's sealed memory file
   itself, not a copy; a receiver checks it as any it is sent. Linux returns the descriptors of
   one ``sendmsg`` at most with each read, never after the bytes of their line, so each ``P``
-  line takes the oldest descriptor not yet taken; descriptors no line takes are closed.
+  line takes the oldest descriptor not yet taken; descriptors no line takes are closed. A
+  janitor that is killed loses the descriptors it held (their receivers then need their
+  senders, as in torch).
 - Linux only (SO_PEERCRED, /dev/shm; ``SUPPORTED``): elsewhere
   pyc10.multiprocessing does not install the hooks, and the names of processes killed by SIGKILL
   stay, as with torch when its manager dies first.

@@ -103,8 +103,8 @@ print(len(got), len(wrong), before, after)
 )
 
 
-def _run(script: str, n: int, linger: float = 30) -> list[int]:
-    env = dict(os.environ)
+def _run(script: str, n: int, linger: float = 30, env: dict[str, str] | None = None) -> list[int]:
+    env = {**os.environ, **(env or {})}
     env.pop(_janitor.ENV_VAR, None)  # a fresh janitor, with this test's linger
     env[_janitor.LINGER_ENV_VAR] = str(linger)
     out = subprocess.run(
@@ -173,6 +173,38 @@ def test_descriptors_nobody_receives_are_released_after_the_linger() -> None:
     assert before == 300  # held after their sender exited
     assert released == 1 and janitor_alive == 1  # then released, the janitor still serving
     assert 2000 < took_ms < 10000
+
+
+_SENDER_KILLED = (
+    _COMMON
+    + r"""
+import signal
+keep = _janitor._connect(address)
+pid = janitor_pid(address)
+
+def send_and_die(q):
+    send(q, None)
+    q.close()
+    q.join_thread()  # all on the pipe
+    os.kill(os.getpid(), signal.SIGKILL)
+
+q = ctx.Queue()
+p = ctx.Process(target=send_and_die, args=(q,))
+p.start()
+raw = [q._reader.recv_bytes() for _ in range(N)]
+p.join(60)
+killed = time.monotonic()
+released = wait_for(lambda: held(pid) == 0, 20)
+print(p.exitcode, int(released), int((time.monotonic() - killed) * 1000))
+"""
+)
+
+
+def test_descriptors_of_a_killed_sender_are_released_after_the_grace_period() -> None:
+    env = {_janitor.GRACE_ENV_VAR: "0.5"}
+    exitcode, released, took_ms = _run(_SENDER_KILLED, 100, linger=60, env=env)
+    assert exitcode == -9 and released == 1
+    assert took_ms < 5000  # the grace period, not the linger
 
 
 class _DeadSender:
