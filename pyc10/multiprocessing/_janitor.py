@@ -43,26 +43,25 @@ Design (one small process per process tree, one connection per process):
   (goodbye: a normal exit, from atexit and multiprocessing's exit finalizers). The janitor
   checks that each client runs as its own user (SO_PEERCRED, which also gives its pid) and
   keeps, per name, the connections that registered it and the number of messages in flight.
-- Descriptors for receivers of exited senders (strategy ``file_descriptor``, torch's limit: its
-  ``DupFd`` is handed out by a thread of the sender, gone when the sender is). The sender also
-  sends ``P token`` with the memory file's descriptor attached (SCM_RIGHTS, one ``sendmsg``; the
-  token is 16 random bytes in hex, carried by the pickle); the receiver that got the descriptor
-  from its sender sends ``D token`` (drop it), one whose sender is gone connects anew and sends
-  ``G token``: the janitor answers ``+`` with the descriptor attached (then holds it no more) or
-  ``-``. A line that names a token not seen yet first makes the janitor read what its other
-  clients sent (the ``P`` was sent before the message that carried the token, but may wait
-  unread), and so does every ``G`` (a ``D`` may wait unread). It holds a descriptor only while
-  it is in flight: until its receiver has it, or, after its sender's connection closed, for the
-  linger (``PYC10_SHM_JANITOR_LINGER``; after SIGKILL, the grace period), whatever other clients
-  remain; and no more than half its descriptor limit (65,536 at most) at once: past that, and
-  for what is not a regular file, the descriptor is closed at once (its receiver then needs its
-  sender, as in torch). A held descriptor keeps its memory allocated: at most that many memory
-  files, for at most that long after their senders exited. It is the sender's sealed memory file
-  itself, not a copy; a receiver checks it as any it is sent. Linux returns the descriptors of
-  one ``sendmsg`` at most with each read, never after the bytes of their line, so each ``P``
-  line takes the oldest descriptor not yet taken; descriptors no line takes are closed. A
-  janitor that is killed loses the descriptors it held (their receivers then need their
-  senders, as in torch).
+- Descriptors for receivers of exited senders (strategy ``file_descriptor``, torch's limit:
+  its ``DupFd`` is handed out by a thread of the sender, gone when the sender is). Each pickle
+  carries a token (16 random bytes in hex) with this address; a sender that exits normally
+  sends, for each descriptor no receiver has fetched yet, ``P token`` with the memory file's
+  descriptor attached (SCM_RIGHTS, one ``sendmsg`` each: ``reductions._hand_over_pending``).
+  A receiver whose sender is gone connects anew and sends ``G token``: the janitor answers
+  ``+`` with the descriptor attached (then holds it no more) or ``-``. A ``G`` for a token not
+  seen yet first makes the janitor read what its other clients sent (the sender's ``P`` may
+  wait unread). It holds a descriptor only while it is in flight: until its receiver has it,
+  or, after its sender's connection closed, for the linger (``PYC10_SHM_JANITOR_LINGER``),
+  whatever other clients remain; and no more than half its descriptor limit (65,536 at most)
+  at once: past that, and for what is not a regular file, the descriptor is closed at once
+  (its receiver then fails as in torch). A held descriptor keeps its memory allocated: at most
+  that many memory files, for at most that long after their senders exited. It is the
+  sender's sealed memory file itself, not a copy; a receiver checks it as any it is sent.
+  Linux returns the descriptors of one ``sendmsg`` at most with each read, never after the
+  bytes of their line, so each ``P`` line takes the oldest descriptor not yet taken;
+  descriptors no line takes are closed. A sender killed by SIGKILL hands nothing over, and a
+  janitor that is killed loses what it held: their receivers fail as in torch.
 - Linux only (SO_PEERCRED, /dev/shm; ``SUPPORTED``): elsewhere
   pyc10.multiprocessing does not install the hooks, and the names of processes killed by SIGKILL
   stay, as with torch when its manager dies first.
@@ -100,7 +99,7 @@ Design (one small process per process tree, one connection per process):
 - Abuse: the janitor only unlinks names of the same user that a client of the same user named,
   which that client could unlink itself, or that its own creating client's pid names; it hands a
   descriptor only to a client of its own user that names its token, unguessable and sent
-  only in the pickle; a line that is not ``R|F|L /name``, ``P|G|D token``, ``T`` or ``X`` is
+  only in the pickle; a line that is not ``R|F|L /name``, ``P|G token``, ``T`` or ``X`` is
   ignored, a line longer than 512 bytes is
   dropped whole, and names that no longer exist are dropped from the table as it grows (it
   stays within twice the live names). ``_Janitor.feed`` is the whole protocol, driven without a
@@ -138,7 +137,7 @@ _MAX_ADDRESS = 107
 _NAME_RE = re.compile(rb"/[^/\0\n\r ]{1,250}\Z")
 _MAX_LINE = 512  # "R " and a name of at most 251 bytes; a longer line is dropped whole
 _KINDS = (b"R", b"F", b"L")
-_FD_KINDS = (b"P", b"G", b"D")
+_FD_KINDS = (b"P", b"G")
 _TOKEN_RE = re.compile(rb"[0-9a-f]{32}\Z")  # a descriptor's token: 16 random bytes in hex
 _MAX_HELD = 65536  # descriptors held at most (and half the janitor's descriptor limit)
 _MAX_FDS_READ = 16  # descriptors one read takes at most (a client sends one a line)
@@ -444,7 +443,7 @@ class _Janitor:
             self.settle(name, entry, clean=True)
 
     def handle_fd(self, fd: int, conn: _Conn, kind: bytes, token: bytes) -> None:
-        """``P token`` (with a descriptor): hold it; ``G token``: hand it over; ``D``: drop it."""
+        """``P token`` (with a descriptor): hold it; ``G token``: hand it over."""
         if kind == b"P":
             if not conn.fds:
                 return  # no descriptor came with it
@@ -460,16 +459,12 @@ class _Janitor:
             conn.sent.add(token)
             return
         held = self.held.get(token)
-        if held is None or kind == b"G":
-            # Its sender's P may still wait unread on the sender's connection (it was sent
-            # before the message that carried the token, but may be read after this line);
-            # before a G, a receiver's D too (a handle is received once).
+        if held is None:
+            # Its sender's P may still wait unread on the sender's connection (sent as the
+            # sender exited, before its connection closed, but maybe read after this line).
             self.drain(fd)
             held = self.held.get(token)
-        if kind == b"G":
-            self.hand_over(conn, token, held)
-        elif held is not None:
-            self.drop(token)
+        self.hand_over(conn, token, held)
 
     def hand_over(self, conn: _Conn, token: bytes, held: _Held | None) -> None:
         """Answer ``G token``: ``+`` with the descriptor (then no longer held), or ``-``."""
@@ -906,10 +901,14 @@ class _Client:
         if hello or self.held:
             self._sendall(sock, hello + b"".join(b"R " + n + b"\n" for n in self.held))
         if self.watcher is None or not self.watcher.is_alive():
-            self.watcher = threading.Thread(
+            watcher = threading.Thread(
                 target=self._watch, name="pyc10-shm-janitor-watch", daemon=True
             )
-            self.watcher.start()
+            try:
+                watcher.start()
+                self.watcher = watcher
+            except RuntimeError:
+                pass  # the interpreter is shutting down (a hand-over at exit): no need
         return sock
 
     def _sendall(self, sock: socket.socket, data: bytes, fds: tuple[int, ...] = ()) -> None:
@@ -1115,7 +1114,7 @@ def landed(manager_handle: bytes, name: bytes) -> None:
 
 
 def _report(address: bytes, kind: bytes, name: bytes) -> None:
-    if not (_TOKEN_RE if kind == b"D" else _NAME_RE).match(name):
+    if not _NAME_RE.match(name):
         return
     try:
         _client(address).send(kind, name)
@@ -1123,29 +1122,17 @@ def _report(address: bytes, kind: bytes, name: bytes) -> None:
         _warn(e)
 
 
-def hold_fd(fd: int) -> tuple[bytes, bytes] | None:
-    """Hand the memory file fd to this tree's janitor for a receiver: (address, token).
+def hand_over(address: bytes, token: bytes, fd: int) -> bool:
+    """Pass fd to the janitor at address, held there under token for a receiver (at exit).
 
-    The file_descriptor strategy's pickle carries both; a receiver whose sender has exited
-    gets the descriptor from the janitor (``fetch_fd``), one whose sender lives says it has
-    it (``fd_received``). None where there is no janitor (the pickle then carries neither).
+    Whether it was passed (not: no janitor could be had, warned once; or too many descriptors
+    in flight: that one's receiver then needs its sender, as in torch).
     """
-    if not SUPPORTED:
-        return None
     try:
-        address = tree_address()
-        token = os.urandom(16).hex().encode()
-        if _client(address).send(b"P", token, (fd,)):
-            return address, token
+        return _client(address).send(b"P", token, (fd,))
     except Exception as e:  # the guard failed, not the sharing: say so once, carry on
         _warn(e)
-    return None
-
-
-def fd_received(address: bytes, token: bytes) -> None:
-    """The receiver got token's descriptor from its sender: the janitor drops its own."""
-    if isinstance(token, bytes) and _TOKEN_RE.match(token) and _owner_uid(address) == os.geteuid():
-        _report(address, b"D", token)
+        return False
 
 
 def fetch_fd(address: bytes, token: bytes) -> int:
