@@ -61,7 +61,6 @@ DICTIONARY = [
     b"L ",
     b"P ",  # a descriptor held for a receiver (none comes with the fuzzed bytes: ignored)
     b"G ",  # asks for one (the janitor answers on the connection)
-    b"D ",  # drops one
     b"0123456789abcdef0123456789abcdef",  # a token's form
     b"T\n",
     b"X\n",
