@@ -43,6 +43,25 @@ Design (one small process per process tree, one connection per process):
   (goodbye: a normal exit, from atexit and multiprocessing's exit finalizers). The janitor
   checks that each client runs as its own user (SO_PEERCRED, which also gives its pid) and
   keeps, per name, the connections that registered it and the number of messages in flight.
+- Descriptors for receivers of exited senders (strategy ``file_descriptor``, torch's limit:
+  its ``DupFd`` is handed out by a thread of the sender, gone when the sender is). Each pickle
+  carries a token (16 random bytes in hex) with this address; a sender that exits normally
+  sends, for each descriptor no receiver has fetched yet, ``P token`` with the memory file's
+  descriptor attached (SCM_RIGHTS, one ``sendmsg`` each: ``reductions._hand_over_pending``).
+  A receiver whose sender is gone connects anew and sends ``G token``: the janitor answers
+  ``+`` with the descriptor attached (then holds it no more) or ``-``. A ``G`` for a token not
+  seen yet first makes the janitor read what its other clients sent (the sender's ``P`` may
+  wait unread). It holds a descriptor only while it is in flight: until its receiver has it,
+  or, after its sender's connection closed, for the linger (``PYC10_SHM_JANITOR_LINGER``),
+  whatever other clients remain; and no more than half its descriptor limit (65,536 at most)
+  at once: past that, and for what is not a regular file, the descriptor is closed at once
+  (its receiver then fails as in torch). A held descriptor keeps its memory allocated: at most
+  that many memory files, for at most that long after their senders exited. It is the
+  sender's sealed memory file itself, not a copy; a receiver checks it as any it is sent.
+  Linux returns the descriptors of one ``sendmsg`` at most with each read, never after the
+  bytes of their line, so each ``P`` line takes the oldest descriptor not yet taken;
+  descriptors no line takes are closed. A sender killed by SIGKILL hands nothing over, and a
+  janitor that is killed loses what it held: their receivers fail as in torch.
 - Linux only (SO_PEERCRED, /dev/shm; ``SUPPORTED``): elsewhere
   pyc10.multiprocessing does not install the hooks, and the names of processes killed by SIGKILL
   stay, as with torch when its manager dies first.
@@ -78,8 +97,10 @@ Design (one small process per process tree, one connection per process):
   a descriptor is free (libuv's trick, closing a spare descriptor to accept and drop the
   client, would turn each of them away). It raises its own soft limit to the hard one first.
 - Abuse: the janitor only unlinks names of the same user that a client of the same user named,
-  which that client could unlink itself, or that its own creating client's pid names; a line
-  that is not ``R|F|L /name``, ``T`` or ``X`` is ignored, a line longer than 512 bytes is
+  which that client could unlink itself, or that its own creating client's pid names; it hands a
+  descriptor only to a client of its own user that names its token, unguessable and sent
+  only in the pickle; a line that is not ``R|F|L /name``, ``P|G token``, ``T`` or ``X`` is
+  ignored, a line longer than 512 bytes is
   dropped whole, and names that no longer exist are dropped from the table as it grows (it
   stays within twice the live names). ``_Janitor.feed`` is the whole protocol, driven without a
   socket by ``tests/fuzz/py/fuzz_janitor.py``.
@@ -91,6 +112,7 @@ pickle, another user's janitor), before anything is opened.
 from __future__ import annotations
 
 import errno
+import heapq
 import os
 import re
 import selectors
@@ -115,6 +137,10 @@ _MAX_ADDRESS = 107
 _NAME_RE = re.compile(rb"/[^/\0\n\r ]{1,250}\Z")
 _MAX_LINE = 512  # "R " and a name of at most 251 bytes; a longer line is dropped whole
 _KINDS = (b"R", b"F", b"L")
+_FD_KINDS = (b"P", b"G")
+_TOKEN_RE = re.compile(rb"[0-9a-f]{32}\Z")  # a descriptor's token: 16 random bytes in hex
+_MAX_HELD = 65536  # descriptors held at most (and half the janitor's descriptor limit)
+_MAX_FDS_READ = 16  # descriptors one read takes at most (a client sends one a line)
 _PAUSE = 0.5  # seconds the listener is left alone at the descriptor limit
 _SHM_DIR = "/dev/shm"
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -170,8 +196,19 @@ class _Entry:
         self.expires: float | None = None  # in flight, every user dead: unlinked at this time
 
 
+class _Held:
+    """A memory file's descriptor held for its receiver (``P token``), and whose it is."""
+
+    __slots__ = ("expires", "fd", "owner")
+
+    def __init__(self, fd: int, owner: int) -> None:
+        self.fd = fd
+        self.owner = owner  # the sender's connection
+        self.expires: float | None = None  # its sender is gone: closed at this time
+
+
 class _Conn:
-    __slots__ = ("buf", "clean", "creator", "held", "pid", "skip", "sock")
+    __slots__ = ("buf", "clean", "creator", "fds", "held", "pid", "sent", "skip", "sock")
 
     def __init__(self, sock: socket.socket | None, pid: int) -> None:
         self.sock = sock
@@ -181,6 +218,8 @@ class _Conn:
         self.held: set[bytes] = set()
         self.clean = False  # the process said goodbye before closing (a normal exit)
         self.creator = False  # this is the janitor of the names the process creates
+        self.fds: list[int] = []  # descriptors received, not yet claimed by a P line
+        self.sent: set[bytes] = set()  # tokens of the descriptors it handed over, still held
 
 
 class _Janitor:
@@ -208,6 +247,10 @@ class _Janitor:
         self.paused_until: float | None = None  # at the descriptor limit: listener not watched
         self.conns: dict[int, _Conn] = {}
         self.names: dict[bytes, _Entry] = {}
+        self.held: dict[bytes, _Held] = {}  # token -> descriptor, for receivers of exited senders
+        self.expiring: list[tuple[float, bytes]] = []  # heap of (expires, token); some stale
+        self.max_held = 512  # set from the descriptor limit by _serve
+        self.draining = False
         self.limit = 1024
         self.uid = os.geteuid()
 
@@ -215,6 +258,8 @@ class _Janitor:
         deadline: float | None = None
         while True:
             wake = [e.expires for e in self.names.values() if e.expires is not None]
+            if self.expiring:  # O(1) a round: a sender may leave thousands behind
+                wake.append(self.expiring[0][0])
             if deadline is not None:
                 wake.append(deadline)
             if self.paused_until is not None:
@@ -236,8 +281,15 @@ class _Janitor:
             elif time.monotonic() >= deadline:
                 break
         self.unbind()  # the next user starts a new janitor
+        self.release_all()
+
+    def release_all(self) -> None:
+        """Exiting: unlink every name still known, close every descriptor still held."""
         for name in self.names:
             self.unlink(name)
+        for held in self.held.values():
+            os.close(held.fd)
+        self.held.clear()
 
     def unbind(self) -> None:
         """Remove this janitor's socket file (if still its own, under the directory's lock)."""
@@ -318,23 +370,31 @@ class _Janitor:
         """A client connected (fd: its key, unique among open connections)."""
         self.conns[fd] = _Conn(sock, pid)
 
-    def read(self, fd: int) -> None:
+    def read(self, fd: int) -> bool:
+        """Read what client fd sent (with the descriptors it passed); whether there was any."""
         sock = self.conns[fd].sock
         assert sock is not None
+        fds: list[int] = []
         try:
-            data = sock.recv(65536)
+            # Linux returns the descriptors of one sendmsg at most, with its bytes (or before
+            # its last bytes, when the buffer is full): never after the line they belong to.
+            data, fds, _, _ = socket.recv_fds(sock, 65536, _MAX_FDS_READ, socket.MSG_CMSG_CLOEXEC)
         except BlockingIOError:
-            return
+            return False
         except OSError:
             data = b""
         if data:
-            self.feed(fd, data)
-        else:
-            self.close(fd)
+            self.feed(fd, data, fds)
+            return True
+        for extra in fds:
+            os.close(extra)
+        self.close(fd)
+        return False
 
-    def feed(self, fd: int, data: bytes) -> None:
-        """Bytes that client fd sent: each complete line is one message."""
+    def feed(self, fd: int, data: bytes, fds: list[int] | tuple[int, ...] = ()) -> None:
+        """Bytes that client fd sent (and the descriptors with them): each line is one message."""
         conn = self.conns[fd]
+        conn.fds.extend(fds)
         conn.buf += data
         *lines, rest = conn.buf.split(b"\n")
         for line in lines:
@@ -346,6 +406,10 @@ class _Janitor:
             conn.skip = True
             rest = bytearray()
         conn.buf = rest
+        # A descriptor no line claimed: only the one of a line still incomplete may wait.
+        keep = 1 if rest.startswith(b"P ") else 0
+        while len(conn.fds) > keep:
+            os.close(conn.fds.pop(0))
         if len(self.names) > self.limit:
             self.prune()
 
@@ -357,6 +421,10 @@ class _Janitor:
             conn.creator = True
             return
         kind, _, name = line.partition(b" ")
+        if kind in _FD_KINDS:
+            if _TOKEN_RE.match(name):
+                self.handle_fd(fd, conn, kind, name)
+            return
         if kind not in _KINDS or not _NAME_RE.match(name):
             return
         entry = self.names.get(name)
@@ -373,6 +441,63 @@ class _Janitor:
         else:
             entry.flight -= 1
             self.settle(name, entry, clean=True)
+
+    def handle_fd(self, fd: int, conn: _Conn, kind: bytes, token: bytes) -> None:
+        """``P token`` (with a descriptor): hold it; ``G token``: hand it over."""
+        if kind == b"P":
+            if not conn.fds:
+                return  # no descriptor came with it
+            passed = conn.fds.pop(0)
+            try:
+                regular = stat.S_ISREG(os.fstat(passed).st_mode)
+            except OSError:
+                regular = False
+            if not regular or token in self.held or len(self.held) >= self.max_held:
+                os.close(passed)  # not a memory file, a token again, or full: not held
+                return
+            self.held[token] = _Held(passed, fd)
+            conn.sent.add(token)
+            return
+        held = self.held.get(token)
+        if held is None:
+            # Its sender's P may still wait unread on the sender's connection (sent as the
+            # sender exited, before its connection closed, but maybe read after this line).
+            self.drain(fd)
+            held = self.held.get(token)
+        self.hand_over(conn, token, held)
+
+    def hand_over(self, conn: _Conn, token: bytes, held: _Held | None) -> None:
+        """Answer ``G token``: ``+`` with the descriptor (then no longer held), or ``-``."""
+        sock = conn.sock
+        try:
+            if held is None:
+                if sock is not None:
+                    sock.send(b"-\n")
+                return
+            if sock is not None:
+                socket.send_fds(sock, [b"+\n"], [held.fd])
+        except OSError:
+            return  # it does not read: the descriptor stays for a receiver that does
+        self.drop(token)
+
+    def drop(self, token: bytes) -> None:
+        held = self.held.pop(token)
+        os.close(held.fd)
+        owner = self.conns.get(held.owner)
+        if owner is not None:
+            owner.sent.discard(token)
+
+    def drain(self, but: int) -> None:
+        """Read every other client's waiting lines now (not again from within)."""
+        if self.draining or self.listener is None:
+            return
+        self.draining = True
+        try:
+            for key in list(self.conns):
+                while key != but and key in self.conns and self.read(key):
+                    pass
+        finally:
+            self.draining = False
 
     def unlink(self, name: bytes) -> None:
         _unlink(name, self.shm_dir)
@@ -394,9 +519,11 @@ class _Janitor:
 
     def wait_for_late_receivers(self) -> float:
         """Seconds to wait, with no client left, for a receiver to connect before exiting."""
+        held = max((h.expires or 0.0 for h in self.held.values()), default=0.0)
+        wait = max(0.0, held - time.monotonic())  # the descriptors' own deadlines
         if any(e.flight > 0 and e.expires is None for e in self.names.values()):
-            return self.linger  # sent by a process that exited normally: someone will read it
-        return self.grace if self.names else 0.2
+            return max(wait, self.linger)  # sent by a process that exited normally
+        return max(wait, self.grace if self.names else 0.2)
 
     def expire(self) -> None:
         now = time.monotonic()
@@ -405,6 +532,11 @@ class _Janitor:
         ]:
             del self.names[name]
             self.unlink(name)
+        while self.expiring and self.expiring[0][0] <= now:
+            expires, token = heapq.heappop(self.expiring)
+            held = self.held.get(token)
+            if held is not None and held.expires == expires:  # not received, nor held anew
+                self.drop(token)
 
     def close(self, fd: int) -> None:
         """Client fd is gone (exited, or killed: the kernel closed its socket)."""
@@ -413,6 +545,14 @@ class _Janitor:
             self.sel.unregister(conn.sock)
             conn.sock.close()
             self.resume()  # a descriptor is free again
+        for extra in conn.fds:
+            os.close(extra)
+        # Its descriptors still held wait for their receivers: after a normal exit for the
+        # linger, after SIGKILL for the grace period (its receivers may be dead too).
+        expires = time.monotonic() + (self.linger if conn.clean else self.grace)
+        for token in conn.sent:
+            self.held[token].expires = expires
+            heapq.heappush(self.expiring, (expires, token))
         for name in conn.held:
             entry = self.names.get(name)
             if entry is not None:
@@ -451,6 +591,7 @@ def _serve(fd: int) -> None:
     listener = socket.socket(fileno=fd)
     listener.setblocking(False)  # accept says EAGAIN when the backlog is empty
     janitor = _Janitor(listener, _seconds(GRACE_ENV_VAR, 2.0), _seconds(LINGER_ENV_VAR, 60.0))
+    janitor.max_held = _max_held()
     path = listener.getsockname()
     if isinstance(path, str) and path.startswith("/"):
         try:
@@ -466,6 +607,19 @@ def _seconds(variable: str, default: float) -> float:
     except ValueError:
         return default
     return value if 0.0 <= value < 1e9 else default
+
+
+def _max_held() -> int:
+    """How many descriptors the janitor holds for receivers: half its limit, at most _MAX_HELD."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 512
+    if soft == resource.RLIM_INFINITY:
+        return _MAX_HELD
+    return max(16, min(_MAX_HELD, soft // 2))
 
 
 def _raise_descriptor_limit() -> None:
@@ -582,6 +736,14 @@ def check_handle(handle: object) -> None:
             f"pyc10.multiprocessing: the manager handle {handle!r} names a shared memory "
             f"janitor this process cannot trust: {why}"
         )
+
+
+class _NotHeldError(Exception):
+    """A descriptor could not be passed (too many in flight, no memory); nothing was sent."""
+
+
+# sendmsg's errors with descriptors that leave the connection as it was
+_NOT_PASSED = (errno.ETOOMANYREFS, errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS)
 
 
 class _NotServedError(Exception):
@@ -739,15 +901,28 @@ class _Client:
         if hello or self.held:
             self._sendall(sock, hello + b"".join(b"R " + n + b"\n" for n in self.held))
         if self.watcher is None or not self.watcher.is_alive():
-            self.watcher = threading.Thread(
+            watcher = threading.Thread(
                 target=self._watch, name="pyc10-shm-janitor-watch", daemon=True
             )
-            self.watcher.start()
+            try:
+                watcher.start()
+                self.watcher = watcher
+            except RuntimeError:
+                pass  # the interpreter is shutting down (a hand-over at exit): no need
         return sock
 
-    def _sendall(self, sock: socket.socket, data: bytes) -> None:
+    def _sendall(self, sock: socket.socket, data: bytes, fds: tuple[int, ...] = ()) -> None:
         try:
-            sock.sendall(data)
+            if fds:  # the descriptors go with the first bytes: with the line that names them
+                try:
+                    sent = socket.send_fds(sock, [data], fds)
+                except OSError as e:
+                    if e.errno in _NOT_PASSED:
+                        raise _NotHeldError from None  # the connection itself is fine
+                    raise
+                data = data[sent:]
+            if data:  # (sendall of nothing waits for room, with a timeout set)
+                sock.sendall(data)
         except TimeoutError:
             # It does not read: keep the connection (closing it would read as this process's
             # death and unlink its names) and send nothing more.
@@ -780,12 +955,15 @@ class _Client:
                     _warn(e)
                     return
 
-    def send(self, kind: bytes, name: bytes) -> None:
-        """Send one line (kind C: a name this process created, registered as R)."""
+    def send(self, kind: bytes, name: bytes, fds: tuple[int, ...] = ()) -> bool:
+        """Send one line (kind C: a name this process created, registered as R) and fds.
+
+        Whether it was sent (False: this process gave up on this janitor already).
+        """
         first = b""
         with self.lock:
             if self.down:
-                return
+                return False
             if kind == b"C":
                 kind = b"R"
                 if not self.creator:
@@ -802,12 +980,15 @@ class _Client:
             try:
                 sock = self._ensure(None)
                 try:
-                    self._sendall(sock, line)
+                    self._sendall(sock, line, fds)
                 except OSError:  # the janitor died: registered again on the new connection
-                    self._sendall(self._ensure(sock), line)
+                    self._sendall(self._ensure(sock), line, fds)
+            except _NotHeldError:
+                return False
             except Exception:
                 self.down = True
                 raise
+            return True
 
 
 _lock_clients = threading.Lock()
@@ -886,12 +1067,19 @@ def _goodbye() -> None:
                 pass
 
 
+_tree: tuple[str, bytes] = ("", b"")  # the last (environment value, address) checked
+
+
 def tree_address() -> bytes:
     """The janitor address of this process tree (made, and put in the environment, on first use)."""
+    global _tree  # noqa: PLW0603  (a cache of the check below: it is on every put's path)
     value = os.environ.get(ENV_VAR)
+    if value is not None and value == _tree[0]:
+        return _tree[1]
     if value is not None:
         address = os.fsencode(value)
         if _owner_uid(address) == os.geteuid():
+            _tree = (value, address)
             return address
     address = new_address()
     os.environ[ENV_VAR] = os.fsdecode(address)
@@ -932,6 +1120,67 @@ def _report(address: bytes, kind: bytes, name: bytes) -> None:
         _client(address).send(kind, name)
     except Exception as e:  # the guard failed, not the sharing: say so once, carry on
         _warn(e)
+
+
+def hand_over(address: bytes, token: bytes, fd: int) -> bool:
+    """Pass fd to the janitor at address, held there under token for a receiver (at exit).
+
+    Whether it was passed (not: no janitor could be had, warned once; or too many descriptors
+    in flight: that one's receiver then needs its sender, as in torch).
+    """
+    try:
+        return _client(address).send(b"P", token, (fd,))
+    except Exception as e:  # the guard failed, not the sharing: say so once, carry on
+        _warn(e)
+        return False
+
+
+def fetch_fd(address: bytes, token: bytes) -> int:
+    """The descriptor the janitor at address holds under token (then no longer held there).
+
+    RuntimeError saying why if it holds none (a token it was never given, received already,
+    or released after its sender exited), or if address is no janitor of this user's.
+    """
+    if not isinstance(token, bytes) or not _TOKEN_RE.match(token):
+        raise RuntimeError(f"{token!r} is not the token of a descriptor held by a janitor")
+    check_handle(address)
+    deadline = time.monotonic() + _timeout()
+    where = os.fsdecode(address)
+    try:
+        sock = _open(address, deadline)
+    except _NotServedError:
+        raise RuntimeError(
+            f"no janitor runs at {where} any more (it holds a descriptor for "
+            f"{LINGER_ENV_VAR} seconds after its sender exits, default 60)"
+        ) from None
+    except OSError as e:
+        raise RuntimeError(f"the janitor at {where} cannot be reached: {e}") from None
+    reply, fds = b"", []
+    try:
+        sock.sendall(b"G " + token + b"\n")
+        while not reply.endswith(b"\n") and len(reply) < 16:
+            sock.settimeout(max(0.001, deadline - time.monotonic()))
+            data, got, _, _ = socket.recv_fds(sock, 16, 4, socket.MSG_CMSG_CLOEXEC)
+            fds += got
+            if not data:
+                break
+            reply += data
+    except OSError as e:
+        for fd in fds:
+            os.close(fd)
+        why = "timed out" if isinstance(e, TimeoutError) else str(e)
+        raise RuntimeError(f"the janitor at {where} did not answer ({why})") from None
+    finally:
+        sock.close()
+    if reply == b"+\n" and len(fds) == 1:
+        return fds[0]
+    for fd in fds:
+        os.close(fd)
+    raise RuntimeError(
+        f"the janitor at {where} holds no descriptor under token {token.decode()} (it was "
+        f"never given one, it was received already, or its sender exited more than "
+        f"{LINGER_ENV_VAR} seconds ago)"
+    )
 
 
 _warned = False

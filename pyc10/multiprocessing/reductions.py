@@ -4,8 +4,9 @@
 which every ``multiprocessing`` queue, pipe and pool pickles with. A CPU storage goes by handle,
 after ``share_memory_``-style moving into shared memory:
 
-- strategy ``file_descriptor``: ``(rebuild_storage_fd, (cls, DupFd, size))``, the memory file
-  (a memfd: it has no name, so nothing is left behind whoever dies) travels as a descriptor;
+- strategy ``file_descriptor``: ``(rebuild_storage_fd, (cls, DupFd, size, janitor, token))``,
+  the memory file (a memfd: it has no name, so nothing is left behind whoever dies) travels as a
+  descriptor; torch's tuple plus two fields, so that its sender may exit first (below);
 - strategy ``file_system``: ``(rebuild_storage_filename, (cls, manager_handle, name, size))``,
   a named POSIX shared memory object, held for the receiver while in flight, and guarded by the
   janitor whose address is ``manager_handle`` (``_janitor``).
@@ -15,6 +16,35 @@ receiver's tensor is a view of the same memory; a storage sent twice (or two ten
 storage) arrives as one object, through ``shared_cache`` (handle -> weak reference). CUDA
 tensors go by CUDA IPC handle (``rebuild_cuda_tensor``), meta tensors by their metadata.
 The tuples are torch's, so the names and argument orders match torch 2.13's reductions.py.
+
+A file_descriptor sender may exit before its tensors are received (torch loses them: its
+``DupFd`` is handed out by a thread of the sender, multiprocessing's resource sharer, which is
+gone with it). Here the pickle also carries its process tree's janitor's address and a token
+(16 random bytes), and the sender remembers the descriptor under that token until a receiver
+fetches it (``_guarded_dup_fd``: multiprocessing's own ``DupFd``, registered with the resource
+sharer as it registers itself). When the sender exits normally it passes the descriptors no
+receiver has fetched yet to the janitor (``_hand_over_pending``: SCM_RIGHTS, after the queues'
+feeder threads flushed); a receiver that cannot get one from its sender asks the janitor
+(``_janitor.fetch_fd``: a connection checked as every janitor connection is; the descriptor
+back with SCM_RIGHTS, then no longer held there). Fetching and handing over take the
+descriptor under one lock: each goes one way, once. It is the same memory file (sealed against
+shrinking, checked as any received one), not a copy. The janitor holds such a descriptor for
+``PYC10_SHM_JANITOR_LINGER`` seconds (default 60) after its sender exited, at most, and at most
+half its descriptor limit (65,536 at most) of them at once (``_janitor``): memory that nobody
+receives stays allocated that long after its sender exited, no longer. While the sender lives
+nothing changes (a token and one ``dup`` a storage; the janitor is not even asked), so the
+normal path costs what it did. A sender killed by SIGKILL hands nothing over: its receivers
+fail as with torch.
+
+Why through the janitor rather than with the message: a multiprocessing queue or pipe carries
+bytes (a pipe cannot carry descriptors, and a socket-based connection would pass them only when
+the pickle is written straight to it, not through the queue's buffer and feeder thread); the
+janitor already serves every process of the tree over a socket only its user can reach, checks
+its peers' user, and outlives the sender. Why at exit rather than at each put: passing each
+descriptor to the janitor when it is pickled (and dropping it when received) made a put -> get
+about 1.5 to 2 times as slow on a 2-CPU machine (the janitor's two lines a tensor). Without a
+janitor (not Linux, or one that could not be had: warned once) the pickle is torch's and so is
+the error when the sender has exited.
 """
 
 from __future__ import annotations
@@ -341,20 +371,118 @@ def storage_from_cache(cls: Any, key: Any) -> UntypedStorage | None:
     return _new_with_weak_ptr(storage_ref.cdata)
 
 
-def rebuild_storage_fd(cls: Any, df: Any, size: int) -> UntypedStorage:
+# The file_descriptor strategy's descriptors that no receiver has fetched yet, by token:
+# (the descriptor, the process that made it, its janitor's address). At exit they go to the
+# janitor (_hand_over_pending); a receiver's fetch takes one out (under the lock, so one or the
+# other has it).
+_pending_lock = threading.Lock()
+_pending: dict[bytes, tuple[int, int, bytes]] = {}
+
+
+def _guarded_dup_fd(fd: int) -> tuple[Any, bytes, bytes] | None:
+    """A DupFd of fd (multiprocessing's) that goes to the janitor if this process exits first.
+
+    (df, janitor address, token); None where there is no janitor (not Linux, no private
+    directory) or the pickle goes to a child being started (its descriptors go with its start).
+    """
+    if not _janitor.SUPPORTED or multiprocessing.context.get_spawning_popen() is not None:
+        return None
+    try:
+        address = _janitor.tree_address()
+    except RuntimeError:
+        return None
+    from multiprocessing import resource_sharer
+
+    token = os.urandom(16).hex().encode()
+    new_fd = os.dup(fd)
+    with _pending_lock:
+        _pending[token] = (new_fd, os.getpid(), address)
+
+    def send(conn: Any, pid: int) -> None:  # in the resource sharer's thread, when fetched
+        with _pending_lock:
+            entry = _pending.pop(token, None)
+        if entry is None:
+            return  # handed to the janitor (exiting): the receiver asks it instead
+        try:
+            reduction.send_handle(conn, entry[0], pid)
+        finally:
+            os.close(entry[0])
+
+    def close() -> None:  # after send, or never fetched (the sharer stops, or after a fork)
+        with _pending_lock:
+            entry = _pending.pop(token, None)
+        if entry is not None:
+            os.close(entry[0])
+
+    # resource_sharer.DupFd itself, registered with these two instead of its own (the same
+    # pickle; only what its sender does differs).
+    df: Any = resource_sharer.DupFd.__new__(resource_sharer.DupFd)
+    df._id = resource_sharer._resource_sharer.register(send, close)  # type: ignore[attr-defined]
+    return df, address, token
+
+
+def _hand_over_pending(only: set[bytes] | None = None) -> None:
+    """Exiting: pass the descriptors no receiver fetched yet to the janitor, by token."""
+    with _pending_lock:
+        mine = [
+            (token, entry)
+            for token, entry in _pending.items()
+            if entry[1] == os.getpid() and (only is None or token in only)
+        ]
+        for token, _ in mine:
+            del _pending[token]
+    for token, (fd, _, address) in mine:
+        try:
+            _janitor.hand_over(address, token, fd)
+        finally:
+            os.close(fd)
+
+
+class _HandOverHook:
+    """Runs _hand_over_pending at a normal exit: after the queues' feeder threads flushed."""
+
+    def __init__(self) -> None:
+        self.register()
+        register_after_fork(self, _HandOverHook.register)  # a child clears its finalizers
+
+    def register(self) -> None:
+        from multiprocessing import util
+
+        # multiprocessing's exit runs finalizers by priority, highest first; the feeder threads
+        # are joined at -5, and may pickle what was put last.
+        util.Finalize(None, _hand_over_pending, exitpriority=-100)
+
+
+_hand_over_hook: _HandOverHook | None = None
+
+
+def rebuild_storage_fd(
+    cls: Any, df: Any, size: int, janitor: bytes | None = None, token: bytes | None = None
+) -> UntypedStorage:
     """Unpickle a storage sent by file descriptor: map the memory file (once per file).
 
-    The descriptor comes from the sender's process (multiprocessing's resource sharer), which
-    must still run and hand it out once: a stale handle is a RuntimeError saying so.
+    The descriptor comes from the sender's process (multiprocessing's resource sharer); when
+    that has exited, from the janitor that holds it under token (see the module's docstring).
+    A handle neither can serve is a RuntimeError saying why.
     """
     try:
         fd = df.detach()
-    except (OSError, EOFError) as e:
-        raise RuntimeError(
-            "pyc10.multiprocessing: could not receive the file descriptor of a shared storage "
-            "from its sender (it has exited, or this handle was received already; with the "
-            f"file_descriptor strategy a sender must run until its tensors are received): {e!r}"
-        ) from e
+    except (OSError, EOFError, multiprocessing.AuthenticationError) as e:
+        if janitor is None and token is None:
+            raise RuntimeError(
+                "pyc10.multiprocessing: could not receive the file descriptor of a shared "
+                "storage from its sender (it has exited, or this handle was received already; "
+                "with the file_descriptor strategy a sender must run until its tensors are "
+                f"received): {e!r}"
+            ) from e
+        try:
+            fd = _janitor.fetch_fd(janitor, token)  # type: ignore[arg-type]
+        except RuntimeError as why:
+            raise RuntimeError(
+                "pyc10.multiprocessing: could not receive the file descriptor of a shared "
+                f"storage from its sender ({e!r}: it has exited, or this handle was received "
+                f"already), nor from its janitor: {why}"
+            ) from e
     try:
         storage = storage_from_cache(cls, fd_id(fd))
         if storage is not None:
@@ -474,9 +602,11 @@ def reduce_storage(storage: Any) -> tuple[Any, tuple[Any, ...]]:
         _janitor.in_flight(manager, cache_key)
     else:
         fd, size = storage._share_fd_cpu_()
-        df = _reduction.DupFd(fd)
+        guarded = _guarded_dup_fd(fd)  # so that this process may exit before it is received
+        metadata = (
+            (_reduction.DupFd(fd), size) if guarded is None else (guarded[0], size, *guarded[1:])
+        )
         cache_key = fd_id(fd)
-        metadata = (df, size)
         rebuild = rebuild_storage_fd
     shared_cache[cache_key] = StorageWeakRef(storage)
     return (rebuild, (type(storage), *metadata))
@@ -492,3 +622,6 @@ def init_reductions() -> None:
         reduction.register(t, reduce_typed_storage_child)
     reduction.register(TypedStorage, reduce_typed_storage)
     reduction.register(Tensor, reduce_tensor)
+    global _hand_over_hook  # noqa: PLW0603  (once per process)
+    if _hand_over_hook is None and _janitor.SUPPORTED:
+        _hand_over_hook = _HandOverHook()

@@ -59,6 +59,9 @@ DICTIONARY = [
     b"R ",
     b"F ",
     b"L ",
+    b"P ",  # a descriptor held for a receiver (none comes with the fuzzed bytes: ignored)
+    b"G ",  # asks for one (the janitor answers on the connection)
+    b"0123456789abcdef0123456789abcdef",  # a token's form
     b"T\n",
     b"X\n",
     b"\n",
