@@ -8,7 +8,7 @@
 # shared objects need musl's libc only, and the dispatch-key generator that the build runs is
 # linked against musl too and runs here under Debian's musl loader, /lib/ld-musl-x86_64.so.1
 # (package musl; installed when missing). Then, as wheels.sh does for x86_64: abi3audit (3.10's
-# stable ABI, PyObject_VectorcallMethod allowed; wheels.sh's abi3_check, copied), `wheel tags
+# stable ABI, PyObject_VectorcallMethod allowed: tests/cross/abi3_check.py), `wheel tags
 # --python-tag cp310` (cp310-abi3-linux_x86_64), `auditwheel show`, which must rate it
 # musllinux_1_2_x86_64, and `auditwheel repair`, which retags it so (nothing to graft).
 #
@@ -49,28 +49,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 plat=musllinux_1_2_x86_64
 
-abi3_check() { # wheel: its extensions use Python 3.10's stable ABI (wheels.sh's, copied)
-  local dir=$tmp/abi3
-  rm -rf "$dir" && mkdir -p "$dir"
-  (cd "$dir" && "$py" -m zipfile -e "$1" .)
-  "$py" -m abi3audit -R --assume-minimum-abi3 3.10 "$dir"/pyc10/*.abi3.so >"$dir/report.json" \
-    2>/dev/null || true
-  "$py" - "$dir/report.json" <<'PY'
-import json, sys
-allowed = {"PyObject_VectorcallMethod": "3.12"}
-bad = []
-for name, spec in json.load(open(sys.argv[1]))["specs"].items():
-    r = spec["object"]["result"]
-    if not r["is_abi3"] or r["non_abi3_symbols"]:
-        bad.append(f"{name}: not abi3: {r['non_abi3_symbols']}")
-    extra = {k: v for k, v in r["future_abi3_objects"].items() if allowed.get(k) != v}
-    if extra:
-        bad.append(f"{name}: past Python 3.10's stable ABI: {extra}")
-    print(f"abi3audit: {name.split('/')[-1]}: abi3, baseline 3.10"
-          + (f" (beside {sorted(r['future_abi3_objects'])})" if r["future_abi3_objects"] else ""))
-sys.exit("\n".join(bad) if bad else 0)
-PY
-}
 
 mkdir -p "$root/build"
 machine=$root/build/wheel-musl.ini
@@ -98,7 +76,7 @@ for f in $(find "$tmp/x" -type f); do
 done
 rm "$wheel"
 "$py" -m wheel pack -d "$tmp/w" "$tmp"/x/* >/dev/null
-abi3_check "$wheel"
+"$py" "$root/tests/cross/abi3_check.py" "$wheel"
 "$py" -m wheel tags --remove --python-tag cp310 "$wheel" >/dev/null
 wheel=$(ls "$tmp"/w/pyc10-*-cp310-abi3-linux_x86_64.whl)
 auditwheel show "$wheel" 2>/dev/null | tee "$tmp/show" | sed -n '2,3p'

@@ -9,9 +9,8 @@
 #
 # The extensions are built against the limited API of Python 3.10 (pyc10/meson.build), so the
 # wheels are tagged cp310-abi3 (meson-python tags the building interpreter's version), and
-# abi3audit checks every extension against 3.10's stable ABI. One symbol is allowed past it:
-# PyObject_VectorcallMethod, in the stable ABI since 3.12 and exported by every CPython since
-# 3.9 with the same signature (pyc10/_ext/common.h declares it for older limited-API headers).
+# tests/cross/abi3_check.py has abi3audit check every extension against 3.10's stable ABI (one
+# symbol past it allowed: PyObject_VectorcallMethod, which every CPython since 3.9 exports).
 #
 #   bash tests/cross/wheels.sh [OUT_DIR] [x86_64] [aarch64]   (default: dist, both)
 #
@@ -58,29 +57,6 @@ EOF
   fi
 }
 
-abi3_check() { # wheel: its extensions use Python 3.10's stable ABI (and the one allowed symbol)
-  local dir=$tmp/abi3
-  rm -rf "$dir" && mkdir -p "$dir"
-  (cd "$dir" && "$py" -m zipfile -e "$1" .)
-  # its exit status counts the allowed symbol too: the report is judged below
-  "$py" -m abi3audit -R --assume-minimum-abi3 3.10 "$dir"/pyc10/*.abi3.so >"$dir/report.json" \
-    2>/dev/null || true
-  "$py" - "$dir/report.json" <<'PY'
-import json, sys
-allowed = {"PyObject_VectorcallMethod": "3.12"}
-bad = []
-for name, spec in json.load(open(sys.argv[1]))["specs"].items():
-    r = spec["object"]["result"]
-    if not r["is_abi3"] or r["non_abi3_symbols"]:
-        bad.append(f"{name}: not abi3: {r['non_abi3_symbols']}")
-    extra = {k: v for k, v in r["future_abi3_objects"].items() if allowed.get(k) != v}
-    if extra:
-        bad.append(f"{name}: past Python 3.10's stable ABI: {extra}")
-    print(f"abi3audit: {name.split('/')[-1]}: abi3, baseline 3.10"
-          + (f" (beside {sorted(r['future_abi3_objects'])})" if r["future_abi3_objects"] else ""))
-sys.exit("\n".join(bad) if bad else 0)
-PY
-}
 
 mkdir -p "$root/build"
 for arch in "${archs[@]}"; do
@@ -97,7 +73,7 @@ for arch in "${archs[@]}"; do
   env "${env[@]}" "$py" -m pip wheel "$root" --no-deps --no-build-isolation -q -w "$tmp/$arch" \
     -Csetup-args="$kind=$machine" -Cbuild-dir="$root/build/wheel-$arch"
   wheel=$(ls "$tmp/$arch"/pyc10-*-linux_"$arch".whl)
-  abi3_check "$wheel"
+  "$py" "$root/tests/cross/abi3_check.py" "$wheel"
   "$py" -m wheel tags --remove --python-tag cp310 "$wheel" >/dev/null
   wheel=$(ls "$tmp/$arch"/pyc10-*-cp310-abi3-linux_"$arch".whl)
   auditwheel show "$wheel" | tee "$tmp/$arch.show" | sed -n '2,3p'
