@@ -4,6 +4,9 @@ one object (memo references cost a pickle two bytes each)."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import pickle
 import subprocess
 import sys
@@ -124,3 +127,51 @@ def test_a_real_sized_snapshot_stays_within_the_budget(tmp_path: Path) -> None:
     file = tmp_path / "real.pickle"
     file.write_bytes(pickle.dumps(s, protocol=4))
     assert len(replay.load(str(file))["device_traces"][0]) == 20_000
+
+
+def cli_limited(path: Path, address_space: int = 1 << 30) -> subprocess.CompletedProcess[str]:
+    """cli(path) in a process of at most address_space bytes: an allocation a claim in the file
+    asks for fails there instead of taking the machine's memory."""
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    return subprocess.run(
+        [sys.executable, "-m", "pyc10.replay", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+    )
+
+
+def test_a_memo_slot_numbered_past_the_file_is_refused_before_the_memo_grows(
+    tmp_path: Path,
+) -> None:
+    # found by tests/fuzz/py/fuzz_replay.py: LONG_BINPUT 2^27 in a 9-byte pickle grows the
+    # unpickler's memo to 2^28 entries (2 GiB, filled), a 2^31 - 1 to 32 GiB; slot numbers of a
+    # real pickle never pass its length
+    file = tmp_path / "memo.pickle"
+    file.write_bytes(b"\x80\x02N" + b"r" + (1 << 27).to_bytes(4, "little") + b".")
+    t = time.perf_counter()
+    err = refused_in_one_line(cli_limited(file))
+    assert time.perf_counter() - t < 10
+    assert "numbers a memo slot 134217728 in 9 bytes" in err, err
+
+
+def test_a_counted_bytearray_longer_than_the_file_is_one_line(tmp_path: Path) -> None:
+    # found by tests/fuzz/py/fuzz_replay.py: BYTEARRAY8 of 2^60 bytes; CPython allocates the
+    # claimed length first, and when that fails prints "SystemError: deallocated bytearray object
+    # has exported buffers" on stderr beside the refusal (seen on a terminal; in process here)
+    file = tmp_path / "bytearray.pickle"
+    file.write_bytes(b"\x80\x05\x96" + (1 << 60).to_bytes(8, "little") + b"abc.")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = replay.main([str(file)])
+        gc.collect()
+    assert status == 2 and out.getvalue() == ""
+    assert err.getvalue().count("\n") == 1, err.getvalue()
+    assert "is not a pickled memory snapshot" in err.getvalue(), err.getvalue()
