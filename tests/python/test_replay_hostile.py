@@ -175,3 +175,31 @@ def test_a_counted_bytearray_longer_than_the_file_is_one_line(tmp_path: Path) ->
     assert status == 2 and out.getvalue() == ""
     assert err.getvalue().count("\n") == 1, err.getvalue()
     assert "is not a pickled memory snapshot" in err.getvalue(), err.getvalue()
+
+
+def test_a_huge_small_pool_segment_is_refused_not_rebuilt_a_mib_at_a_time(tmp_path: Path) -> None:
+    # found by tests/fuzz/py/fuzz_replay.py: a 1 KB snapshot whose one small-pool segment claims
+    # 1 TiB; the replay rebuilt its free space as a million 1 MiB requests, for every setting
+    # replayed (over a minute, then hours for 2^62)
+    seg = {
+        "device": 0,
+        "address": BASE,
+        "total_size": 1 << 40,
+        "stream": 0,
+        "segment_type": "small",
+        "blocks": [{"address": BASE, "size": 512, "state": "active_allocated"}],
+    }
+    event = {"action": "free_completed", "addr": BASE, "size": 512, "stream": 0}
+    file = tmp_path / "small.pickle"
+    file.write_bytes(pickle.dumps({"segments": [seg], "device_traces": [[event]]}, protocol=4))
+    t = time.perf_counter()
+    err = refused_in_one_line(cli(file))
+    assert time.perf_counter() - t < 10
+    assert (
+        "the small-pool segment at 0x10000000000 holds 1099511627776 bytes, where PyTorch's" in err
+    )
+    # an expandable one may be larger, but not past the bound
+    seg["is_expandable"] = True
+    file.write_bytes(pickle.dumps({"segments": [seg], "device_traces": [[event]]}, protocol=4))
+    err = refused_in_one_line(cli(file))
+    assert "small-pool segments hold 1099511627776 bytes, more than 4 GiB" in err, err
