@@ -203,3 +203,18 @@ def test_a_huge_small_pool_segment_is_refused_not_rebuilt_a_mib_at_a_time(tmp_pa
     file.write_bytes(pickle.dumps({"segments": [seg], "device_traces": [[event]]}, protocol=4))
     err = refused_in_one_line(cli(file))
     assert "small-pool segments hold 1099511627776 bytes, more than 4 GiB" in err, err
+
+
+def test_an_allocation_past_any_device_fails_fast_under_expandable_segments() -> None:
+    # found by tests/fuzz/py/fuzz_replay.py: a 1 KB snapshot with one allocation of 2^62 bytes
+    # took 3.4 s and 440 MiB: each expandable-segments column's simulated device (of 1 PiB, as
+    # the recording says no capacity) walked a page table of its whole reservation to fail it
+    file = Path(__file__).resolve().parents[1] / (
+        "fuzz/corpus/replay/found-an-alloc-of-2-62-under-expandable-segments.pickle"
+    )
+    out, err = io.StringIO(), io.StringIO()
+    t = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = replay.main([str(file)])
+    assert time.perf_counter() - t < 1.5
+    assert status == 0 and "expandable_segments:True" in out.getvalue()
