@@ -27,6 +27,9 @@ _SMALL_SEGMENT = 2 << 20  # kSmallBuffer
 # many requests as MiB (4 GiB: 4,096 of them, some seconds for the whole table; PyTorch's small
 # pool holds blocks under 1 MiB, and 4 GiB of them is 2,048 fixed segments of 2 MiB)
 _MAX_SMALL_POOL = 4 << 30
+# The most memory a recorded device may hold (a simulated device spans it, and an expandable
+# segment's failed request walks a page table of all of it): _replay_sim.UNLIMITED
+_MAX_DEVICE = 1 << 44
 
 Op = tuple[str, int, int, int]
 
@@ -301,6 +304,11 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
             else:
                 t.fillers.append(i)
     reserved = sum(s[0] for s in segments.values())
+    if reserved > _MAX_DEVICE:
+        raise SnapshotError(
+            f"not a memory snapshot: its segments hold {reserved} bytes, more than any GPU"
+            f" ({_MAX_DEVICE >> 40} TiB)"
+        )
     in_run = False
     for k, e in enumerate(snapshot["device_traces"][dev]):
         action, size = e["action"], e["size"]
@@ -331,6 +339,11 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
             t.window.append(("oom", new_id(), size, stream))
             if t.capacity is None:
                 t.capacity = reserved + e["device_free"]
+                if t.capacity > _MAX_DEVICE:
+                    raise SnapshotError(
+                        f"not a memory snapshot: its out-of-memory event {k} says the GPU holds"
+                        f" {t.capacity} bytes, more than any GPU ({_MAX_DEVICE >> 40} TiB)"
+                    )
         t.window_at += [k] * (len(t.window) - n)
     return t
 

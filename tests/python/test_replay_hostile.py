@@ -218,3 +218,13 @@ def test_an_allocation_past_any_device_fails_fast_under_expandable_segments() ->
         status = replay.main([str(file)])
     assert time.perf_counter() - t < 1.5
     assert status == 0 and "expandable_segments:True" in out.getvalue()
+
+
+def test_a_device_larger_than_any_gpu_is_refused() -> None:
+    # found by tests/fuzz/py/fuzz_replay.py: an out-of-memory event's free bytes saying the GPU
+    # holds 1 PiB made every simulated device that large (5.9 s, 440 MiB for a 500-byte file)
+    file = Path(__file__).resolve().parents[1] / (
+        "fuzz/corpus/replay/found-a-device-of-1-PiB-under-expandable-segments.json"
+    )
+    err = refused_in_one_line(cli(file))
+    assert "more than any GPU (16 TiB)" in err, err
