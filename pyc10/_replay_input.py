@@ -14,6 +14,7 @@ import io
 import json
 import os
 import pickle
+import pickletools
 import re
 import secrets
 import zlib
@@ -55,6 +56,7 @@ def load(path: str, max_input: int = _MAX_INPUT) -> dict[str, Any]:
         except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
             raise SnapshotError(f"{path} is not a JSON memory snapshot: {_one_line(e)}") from None
     else:
+        _scan_pickle(path, data)
         try:
             snapshot = _DataOnly(io.BytesIO(data)).load()
         except SnapshotError:
@@ -66,6 +68,33 @@ def load(path: str, max_input: int = _MAX_INPUT) -> dict[str, Any]:
     _check(snapshot, budget=max(len(data), _MIN_BUDGET))
     checked: dict[str, Any] = snapshot
     return checked
+
+
+_PUTS = frozenset(("PUT", "BINPUT", "LONG_BINPUT"))
+
+
+def _scan_pickle(path: str, data: bytes) -> None:
+    """Reads the pickle's opcodes without building anything; a SnapshotError for a bad one.
+
+    The unpickler trusts what an opcode claims before it reads what follows: a memo slot's
+    number grows the memo to twice that many entries (LONG_BINPUT 2^31 - 1 in a 9-byte file
+    asks for 32 GiB, and fills them), and a counted bytearray is allocated at its claimed length
+    (and, if that fails, freed with an exported buffer: CPython prints a SystemError). Here every
+    length is checked against the bytes that follow it, and a memo slot may be numbered at most
+    as high as the file is long (a pickler numbers them from 0, one per object it wrote), so
+    what the unpickler allocates grows with the bytes read.
+    """
+    try:
+        for op, arg, _ in pickletools.genops(data):
+            if op.name in _PUTS and isinstance(arg, int) and arg > len(data):
+                raise SnapshotError(
+                    f"{path} is not a pickled memory snapshot: it numbers a memo slot {arg}"
+                    f" in {len(data)} bytes (as no pickler does)"
+                )
+    except SnapshotError:
+        raise
+    except Exception as e:  # every malformed pickle is one kind of error
+        raise SnapshotError(f"{path} is not a pickled memory snapshot: {_one_line(e)}") from None
 
 
 _JSON_START = re.compile(rb"[ \t\r\n]*")  # JSON may open with white space; a pickle never does

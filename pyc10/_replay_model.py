@@ -22,6 +22,14 @@ from ._replay_input import SnapshotError, _check, write_atomically
 
 _SMALL = 1 << 20  # PyTorch's kSmallSize
 _SMALL_SEGMENT = 2 << 20  # kSmallBuffer
+# The most small-pool memory a snapshot may hold when recording began: the replay rebuilds its
+# free space as requests of at most 1 MiB each, every setting replayed, so a claimed size is as
+# many requests as MiB (4 GiB: 4,096 of them, some seconds for the whole table; PyTorch's small
+# pool holds blocks under 1 MiB, and 4 GiB of them is 2,048 fixed segments of 2 MiB)
+_MAX_SMALL_POOL = 4 << 30
+# The most memory a recorded device may hold (a simulated device spans it, and an expandable
+# segment's failed request walks a page table of all of it): _replay_sim.UNLIMITED
+_MAX_DEVICE = 1 << 44
 
 Op = tuple[str, int, int, int]
 
@@ -265,6 +273,20 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
     bases = [e["addr"] for e in snapshot["device_traces"][dev] if e["action"] == "segment_alloc"]
     t.ascending_steps = sum(b > a for a, b in itertools.pairwise(bases))
     t.descending_steps = sum(b < a for a, b in itertools.pairwise(bases))
+    odd = next(
+        (a for a, s in segments.items() if s[2] and not s[3] and s[0] != _SMALL_SEGMENT), None
+    )
+    if odd is not None:
+        raise SnapshotError(
+            f"not a memory snapshot: the small-pool segment at {odd:#x} holds {segments[odd][0]}"
+            f" bytes, where PyTorch's hold {_SMALL_SEGMENT} (kSmallBuffer)"
+        )
+    small_pool = sum(s[0] for s in segments.values() if s[2])
+    if small_pool > _MAX_SMALL_POOL:
+        raise SnapshotError(
+            f"not a memory snapshot: its small-pool segments hold {small_pool} bytes, more than"
+            f" {_MAX_SMALL_POOL >> 30} GiB: as many blocks under 1 MiB as no program keeps"
+        )
     starts = sorted(live)
     for base in sorted(segments):
         size, stream, small, expandable = segments[base]
@@ -282,6 +304,11 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
             else:
                 t.fillers.append(i)
     reserved = sum(s[0] for s in segments.values())
+    if reserved > _MAX_DEVICE:
+        raise SnapshotError(
+            f"not a memory snapshot: its segments hold {reserved} bytes, more than any GPU"
+            f" ({_MAX_DEVICE >> 40} TiB)"
+        )
     in_run = False
     for k, e in enumerate(snapshot["device_traces"][dev]):
         action, size = e["action"], e["size"]
@@ -312,6 +339,11 @@ def convert(  # noqa: PLR0912, PLR0915 - one pass over the trace, one branch per
             t.window.append(("oom", new_id(), size, stream))
             if t.capacity is None:
                 t.capacity = reserved + e["device_free"]
+                if t.capacity > _MAX_DEVICE:
+                    raise SnapshotError(
+                        f"not a memory snapshot: its out-of-memory event {k} says the GPU holds"
+                        f" {t.capacity} bytes, more than any GPU ({_MAX_DEVICE >> 40} TiB)"
+                    )
         t.window_at += [k] * (len(t.window) - n)
     return t
 
