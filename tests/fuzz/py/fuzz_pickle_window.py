@@ -22,7 +22,6 @@ little-endian length and the buffer's bytes, then the pickle.
 
 from __future__ import annotations
 
-import argparse
 import faulthandler
 import hashlib
 import io
@@ -31,13 +30,14 @@ import pickle
 import pickletools
 import random
 import re
-import resource
 import struct
 import sys
 import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+import _harness  # tests/fuzz/py, beside this script
 
 import pyc10
 from pyc10 import _pickling
@@ -271,28 +271,9 @@ def mutate_bytes(rng: random.Random, raw: bytes) -> bytes:
 # ---- the run ---------------------------------------------------------------------------------
 
 
-def _asan() -> bool:
-    """Whether AddressSanitizer's runtime is in this process (CI's sanitized run preloads it)."""
-    try:
-        return "libasan" in Path("/proc/self/maps").read_text()
-    except OSError:
-        return False
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("seconds", type=float)
-    parser.add_argument("--keep", action="store_true", help="add new outcomes to the corpus")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
-    a = parser.parse_args()
-    # a claimed storage of 2^62 bytes must fail to map, not take the machine's memory
-    # (not under AddressSanitizer, whose shadow needs terabytes of address space: it refuses
-    # such allocations itself, allocator_may_return_null)
-    if not _asan():
-        resource.setrlimit(
-            resource.RLIMIT_AS, (16 << 30, resource.getrlimit(resource.RLIMIT_AS)[1])
-        )
+    a = _harness.arguments(__doc__, CORPUS)
+    _harness.limit_address_space(16 << 30)  # a claimed storage of 2^62 bytes fails to map
     WORK.mkdir(parents=True, exist_ok=True)
     last = WORK / "last"
     crash_log = open(WORK / "crash.txt", "w")  # open while the process lives, for faulthandler

@@ -21,7 +21,6 @@ alarm cannot interrupt: the watchdog ends the process after 60 s) is build/fuzz/
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import copy
 import faulthandler
@@ -41,6 +40,8 @@ import time
 import traceback
 from pathlib import Path
 from typing import Any
+
+import _harness  # tests/fuzz/py, beside this script
 
 from pyc10 import replay
 
@@ -460,25 +461,9 @@ def bombs() -> list[bytes]:
 # ---- the run -----------------------------------------------------------------------------------
 
 
-def _asan() -> bool:
-    """Whether AddressSanitizer's runtime is in this process (CI's sanitized run preloads it)."""
-    try:
-        return "libasan" in Path("/proc/self/maps").read_text()
-    except OSError:
-        return False
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("seconds", type=float)
-    parser.add_argument("--keep", action="store_true", help="add new outcomes to the corpus")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--corpus", type=Path, default=CORPUS)
-    a = parser.parse_args()
-    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    limit = ADDRESS_SPACE if hard == resource.RLIM_INFINITY else min(ADDRESS_SPACE, hard)
-    if not _asan():  # AddressSanitizer's shadow needs terabytes of address space: RSS bounds it
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    a = _harness.arguments(__doc__, CORPUS)
+    _harness.limit_address_space(ADDRESS_SPACE)
     signal.signal(signal.SIGALRM, _alarm)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
     WORK.mkdir(parents=True, exist_ok=True)
