@@ -123,12 +123,13 @@ static const char *refusal(char *buf, size_t size, int err, const char *name) {
   char text[128];
   if (err == EPERM)
     snprintf(buf, size, "its reference counter file <%s> belongs to another user", name);
-  else if (err == NOT_COUNTER_FILE)
+  else if (err == NOT_COUNTER_FILE) /* release 1.1's words first (EINVAL), then why */
     snprintf(buf, size,
-             "<%s> is not a CUDA IPC reference counter file (neither libc10c's, which carries its "
-             "magic, nor torch's: a /torch_<pid>_<n>_<n> file of %d bytes): a shared storage, "
-             "perhaps, whose bytes are left alone",
-             name, (int)FILE_BYTES);
+             "its reference counter file <%s>: %s (%d): it is not a CUDA IPC reference counter "
+             "file (neither libc10c's, which carries its magic, nor torch's: a "
+             "/torch_<pid>_<n>_<n> file of %d bytes): a shared storage, perhaps, whose bytes are "
+             "left alone",
+             name, c10c__errno_text(EINVAL, text, sizeof text), EINVAL, (int)FILE_BYTES);
   else if (err == NEWER_VERSION)
     snprintf(buf, size,
              "its reference counter file <%s> has a layout this libc10c does not know (made by "
@@ -417,7 +418,7 @@ static c10c_status share_received(c10c_cuda_ipc_info *out, uint8_t *handle, size
                       "cannot share this CUDA storage again: the process it was received from "
                       "has exited");
   if (err != 0) {
-    char why[384];
+    char why[512];
     return c10c__fail(C10C_STATUS_ERROR, "cannot share this CUDA storage again: %s",
                       refusal(why, sizeof why, err, rd->counter));
   }
@@ -524,7 +525,7 @@ c10c_status c10c_storage_new_shared_cuda(c10c_storage **out, const c10c_cuda_ipc
     int err = counter_map_open(&map, info->ref_counter_handle, false);
     if (map != NULL) c10c__os_unmap(map, FILE_BYTES);
     if (err != 0 && err != ENOENT) {
-      char why[384];
+      char why[512];
       return c10c__fail(C10C_STATUS_INVALID_ARGUMENT, "_new_shared_cuda: %s",
                         refusal(why, sizeof why, err, info->ref_counter_handle));
     }
@@ -575,7 +576,7 @@ c10c_status c10c_cuda_ipc_release_counter(const char *ref_counter_handle,
                       (long long)ref_counter_offset);
   int err = counter_add(ref_counter_handle, ref_counter_offset, -1);
   if (err == 0 || err == ENOENT) return C10C_STATUS_OK; /* gone: best effort, as torch */
-  char why[384];
+  char why[512];
   return c10c__fail(
       err == EPERM || err == NOT_COUNTER_FILE ? C10C_STATUS_INVALID_ARGUMENT : C10C_STATUS_ERROR,
       "_release_ipc_counter: %s", refusal(why, sizeof why, err, ref_counter_handle));
