@@ -15,6 +15,7 @@
 #include "bench_clock.h"
 
 #include "caching_engine.h"
+#include "plan_engine.h"
 
 static uintptr_t next_address = 0x10000000;
 
@@ -52,7 +53,7 @@ static int one_step(c10c__engine *e) {
 static double steps(bool planning, int rounds) {
   c10c__engine *e = NULL;
   c10c__segment_backend backend = {.malloc = fake_malloc, .free = fake_free};
-  if (c10c__engine_new(&e, backend, 1)) return -1;
+  if (c10c__engine_new(&e, backend, 1, &c10c__plan_engine_hooks)) return -1;
   c10c__device_alloc_config config = c10c__device_alloc_config_default();
   config.planning = planning;
   if (c10c__engine_configure(e, &config) || one_step(e) || one_step(e)) return -1;
@@ -77,7 +78,7 @@ int main(int argc, char **argv) {
   if (rounds < 1 || rounds > 1000) rounds = 21;
   c10c__engine *e = NULL;
   c10c__segment_backend backend = {.malloc = fake_malloc, .free = fake_free};
-  if (c10c__engine_new(&e, backend, 1)) return 1;
+  if (c10c__engine_new(&e, backend, 1, &c10c__plan_engine_hooks)) return 1;
   const size_t sizes[2] = {4096, 8 << 20}; /* a small and a large block */
   enum { LIVE = 16, CALLS = 200000 };
   double results[2][1000];

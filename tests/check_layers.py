@@ -8,7 +8,8 @@ its own layer and the ones below it. Three things are checked:
   through an internal c10c__* one;
 - that no files call each other in a circle, inside a layer too (a file that uses another's
   symbols, directly or through others, is not used by it): each layer's files are themselves an
-  order, and a file can be understood, tested and moved with only those below it;
+  order, and a file can be understood, tested and moved with only those below it; nor include
+  each other in a circle (x.h and x.c are one unit: x.c including y.h while y.c includes x.h);
 - that only lib/base talks to the operating system: no other file of lib/ includes an operating
   system header (OS_HEADERS) or calls one of its functions (OS_CALLS), save the (file, header)
   pairs of OS_ALLOWED, which must each still be used.
@@ -34,16 +35,6 @@ RANK = {name: i for i, name in enumerate(LAYERS)}
 
 # Uses allowed to go up, each with its reason: (user file, used header or symbol).
 ALLOWED: dict[tuple[str, str], str] = {}
-
-# Circles of files still allowed, each with its reason, until they are split (each must still
-# exist: a circle broken is taken off this list).
-ALLOWED_CIRCLES: dict[frozenset[str], str] = {
-    frozenset({"memory/caching_engine.c", "memory/plan_engine.c"}): (
-        "the engine hands planned sizes to the plan (c10c__plan_malloc, _free, _configure) and "
-        "the plan places its arena through the engine (c10c__engine_adopt, _arena_malloc): "
-        "to be split by an interface the engine holds (issue 34)"
-    ),
-}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
@@ -121,6 +112,28 @@ def check_includes() -> list[str]:
             if (rel, name) not in ALLOWED:
                 found.append(f"{rel} ({user}) includes {used}/{name}")
     return found
+
+
+def include_circles() -> list[str]:
+    """Circles of lib/'s files through their includes: a header and the .c file of its name are
+    one unit (x.h declares what x.c defines), so x.c including y.h while y.c (or y.h) includes
+    x.h is a circle even where no call goes both ways yet."""
+    headers = {p.name: p for p in LIB.glob("*/*.h")}  # internal ones ("c10c/x.h" are public)
+
+    def unit(path: Path) -> str:  # "memory/plan_engine" for plan_engine.c and plan_engine.h
+        return str(path.relative_to(LIB).with_suffix(""))
+
+    uses: dict[str, dict[str, str]] = {}
+    for src in sorted(LIB.glob("*/*.[ch]")):
+        for name in INCLUDE.findall(src.read_text()):
+            header = headers.get(name)
+            if header is not None and unit(header) != unit(src):
+                why = f"{src.name} includes {name}"
+                uses.setdefault(unit(src), {}).setdefault(unit(header), why)
+    for targets in list(uses.values()):
+        for used in targets:
+            uses.setdefault(used, {})
+    return circles(uses)
 
 
 def check_os() -> list[str]:
@@ -254,20 +267,13 @@ def circles(uses: dict[str, dict[str, str]]) -> list[str]:
             w = v
             if w == start:
                 break
-        if frozenset(comp) in ALLOWED_CIRCLES:
-            continue
         found.append("circle: " + " -> ".join([start, *reversed(path)]))
-    gone = set(ALLOWED_CIRCLES) - {frozenset(c) for c in components}
-    found += [
-        f"circle: {' and '.join(sorted(c))} no longer call each other: drop it from ALLOWED_CIRCLES"
-        for c in gone
-    ]
     return found
 
 
 def main() -> int:
     build = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "tests"
-    found = check_includes()
+    found = check_includes() + include_circles()
     os_found = check_os()
     objdir = build / "lib" / "libc10c.a.p"
     if objdir.is_dir() and any(objdir.glob("*.o")):
@@ -289,7 +295,7 @@ def main() -> int:
                 f" (layers, lowest first: {order})"
             )
         if n_circles:
-            print(f"check_layers: {n_circles} circles of files calling each other")
+            print(f"check_layers: {n_circles} circles of files calling or including each other")
         return 1
     print(
         f"check_layers: no upward use between {', '.join(LAYERS)}, no circle;"

@@ -9,6 +9,7 @@
 
 #include "allocator_internal.h"
 #include "caching_engine.h"
+#include "plan_engine.h"
 #include "cuda_internal.h"
 #include "internal.h"
 #include "os.h"
@@ -344,7 +345,8 @@ static void make_engine(void) {
                                    .map_existing = vmm ? segment_map_existing : NULL,
                                    .unmap_existing = vmm ? segment_unmap_existing : NULL};
   c10c__engine *made = NULL;
-  engine_status = c10c__engine_new(&made, backend, c10c_cuda_device_count());
+  engine_status =
+      c10c__engine_new(&made, backend, c10c_cuda_device_count(), &c10c__plan_engine_hooks);
   const char *text = config_text();
   char msg[256] = "";
   if (engine_status == C10C_STATUS_OK && text != NULL) {

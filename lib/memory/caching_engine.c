@@ -13,7 +13,7 @@
 
 #include "allocator_internal.h"
 #include "os.h"
-#include "plan_engine.h"
+#include "planner.h"
 #include "sysmem.h"
 
 typedef struct segment segment;
@@ -128,8 +128,9 @@ struct c10c__engine {
   size_t nspare;
   device_state *state;
   block *table[BUCKETS];
-  size_t in_table; /* blocks in the table (the allocated ones) */
-  bool planning;   /* some device has a plan state */
+  size_t in_table;              /* blocks in the table (the allocated ones) */
+  bool planning;                /* some device has a plan state */
+  const c10c__plan_hooks *plan; /* the planned mode (plan_engine.c); NULL: none */
 };
 
 /* A zeroed block record: a spare one, or new host memory (NULL without). Lock held. */
@@ -607,7 +608,7 @@ static void release_stuck(c10c__engine *e, int device, bool destroying) {
  * device's count since (0: of all). Lock held. */
 static void release_cached(c10c__engine *e, int device, bool destroying, uint64_t since) {
   device_state *d = &e->state[device];
-  if (d->plan != NULL) c10c__plan_note_reserved(d->plan); /* the step's peak, before it falls */
+  if (d->plan != NULL) e->plan->note_reserved(d->plan); /* the step's peak, before it falls */
   if (e->backend.event_synchronize != NULL && d->events != NULL) {
     process_events(e, device, true);
     d->stats.num_sync_all_streams++;
@@ -1200,7 +1201,8 @@ static block *reuse_across_streams(c10c__engine *e, int device, bool small, size
 
 /* ---- the engine ---- */
 
-c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, int devices) {
+c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, int devices,
+                             const c10c__plan_hooks *plan) {
   *out = NULL;
   if (devices < 1) devices = 1;
   c10c__engine *e = c10c__calloc(1, sizeof *e);
@@ -1214,6 +1216,7 @@ c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, 
   e->config = c10c__device_alloc_config_default();
   e->devices = devices;
   e->state = state;
+  e->plan = plan;
   for (int i = 0; i < devices; i++) {
     state[i].stats.struct_size = sizeof state[i].stats;
     state[i].stats.max_split_size = -1; /* as torch reports "no limit" */
@@ -1230,7 +1233,7 @@ void c10c__engine_destroy(c10c__engine *e) {
     while (e->table[i] != NULL) c10c__engine_free(e, e->table[i]->ptr);
   c10c__mutex_lock(&e->lock);
   for (int i = 0; i < e->devices; i++) {
-    c10c__plan_state_destroy(e->state[i].plan);
+    if (e->state[i].plan != NULL) e->plan->state_destroy(e->state[i].plan);
     e->state[i].plan = NULL;
     release_cached(e, i, true, 0);
   }
@@ -1251,8 +1254,7 @@ void c10c__engine_destroy(c10c__engine *e) {
 /* The plan state whose arena holds ptr, or NULL. Lock held. */
 static c10c__plan_state *plan_holding(c10c__engine *e, const void *ptr) {
   for (int i = 0; i < e->devices; i++)
-    if (e->state[i].plan != NULL && c10c__plan_holds(e->state[i].plan, ptr))
-      return e->state[i].plan;
+    if (e->state[i].plan != NULL && e->plan->holds(e->state[i].plan, ptr)) return e->state[i].plan;
   return NULL;
 }
 
@@ -1438,7 +1440,7 @@ c10c_status c10c__engine_step(c10c__engine *e, int device) {
   c10c__mutex_lock(&e->lock);
   for (int i = 0; i < e->devices; i++)
     if ((device == -1 || device == i) && e->state[i].plan != NULL) {
-      c10c_status one = c10c__plan_host_step(e->state[i].plan);
+      c10c_status one = e->plan->host_step(e->state[i].plan);
       if (st == C10C_STATUS_OK) st = one;
     }
   c10c__mutex_unlock(&e->lock);
@@ -1493,7 +1495,7 @@ static c10c_status alloc_block(c10c__engine *e, int device, size_t rounded, bool
     st = fixed_segment(e, device, rounded, small, stream, out);
   if (st == C10C_STATUS_OUT_OF_MEMORY) {
     release_cached(e, device, false, 0);
-    if (d->plan != NULL) c10c__plan_release_idle(d->plan); /* an idle arena too */
+    if (d->plan != NULL) e->plan->release_idle(d->plan); /* an idle arena too */
     d->stats.num_alloc_retries++;
     st = expandable ? expandable_block(e, device, rounded, small, stream, out)
                     : fixed_segment(e, device, rounded, small, stream, out);
@@ -1554,7 +1556,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
   c10c__mutex_lock(&e->lock);
   device_state *d = &e->state[device];
   uint64_t tag = 0;
-  if (d->plan != NULL && c10c__plan_malloc(d->plan, size, stream, out, &tag)) {
+  if (d->plan != NULL && e->plan->malloc(d->plan, size, stream, out, &tag)) {
     c10c__mutex_unlock(&e->lock);
     return C10C_STATUS_OK;
   }
@@ -1576,7 +1578,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
       b = reuse_across_streams(e, device, small, rounded, stream, &was_free, &still_used);
     /* planning never makes the device reserve more than the engine alone: before it grows, a
      * plan past that gives its arena up (plan_engine.h), maybe as free blocks of this pool */
-    if (b == NULL && d->plan != NULL && c10c__plan_make_room(d->plan, rounded) &&
+    if (b == NULL && d->plan != NULL && e->plan->make_room(d->plan, rounded) &&
         (b = best_fit(p, stream, rounded, max_split, e->config.expandable_segments)) != NULL) {
       pool_remove(p, b);
       was_free = true;
@@ -1601,7 +1603,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
     trace(e, device, TRACE_ALLOC, b->ptr, size, stream);
     *out = b->ptr;
   } else if (tag != 0) {
-    c10c__plan_unrecord(d->plan, tag);
+    e->plan->unrecord(d->plan, tag);
   }
   c10c__mutex_unlock(&e->lock);
   return st;
@@ -1611,7 +1613,7 @@ c10c_status c10c__engine_malloc(c10c__engine *e, int device, size_t size, c10c_s
 static void free_block(c10c__engine *e, block *b) {
   device_state *d = state_of(e, b);
   /* planning's recording: the block's bytes are free from now (after record_stream's events) */
-  if (d->plan != NULL) c10c__plan_record_free(d->plan, b->plan_tag, b->requested, b->stream);
+  if (d->plan != NULL) e->plan->record_free(d->plan, b->plan_tag, b->requested, b->stream);
   b->plan_tag = 0;
   bool expandable = b->seg->expandable;
   int64_t split_blocks = 0, split_bytes = 0;
@@ -1690,7 +1692,7 @@ c10c_status c10c__engine_free(c10c__engine *e, void *ptr) {
   c10c__mutex_lock(&e->lock);
   c10c__plan_state *planned = e->planning ? plan_holding(e, ptr) : NULL;
   if (planned != NULL) {
-    c10c_status st = c10c__plan_free(planned, ptr);
+    c10c_status st = e->plan->free(planned, ptr);
     c10c__mutex_unlock(&e->lock);
     return st;
   }
@@ -1724,7 +1726,7 @@ c10c_status c10c__engine_share(c10c__engine *e, const void *ptr, c10c__block_sha
   c10c_status st = C10C_STATUS_OK;
   c10c__plan_state *planned = b == NULL && e->planning ? plan_holding(e, ptr) : NULL;
   if (planned != NULL) { /* a planned block lies at its offset in the arena's segment */
-    st = c10c__plan_share(planned, ptr, out);
+    st = e->plan->share(planned, ptr, out);
     c10c__mutex_unlock(&e->lock);
     return st;
   }
@@ -1760,7 +1762,7 @@ c10c_status c10c__engine_record_stream(c10c__engine *e, void *ptr, c10c_stream_i
   c10c_status st = C10C_STATUS_OK;
   c10c__plan_state *planned = b == NULL && e->planning ? plan_holding(e, ptr) : NULL;
   if (planned != NULL) {
-    st = c10c__plan_record_stream(planned, ptr, stream);
+    st = e->plan->record_stream(planned, ptr, stream);
   } else if (b == NULL) {
     st = c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
                     "record_stream of %p, which the caching allocator did not allocate", ptr);
@@ -1802,6 +1804,9 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
     return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
                       "stitching:True needs expandable_segments:True and a driver that can map "
                       "memory at a second address");
+  if ((config->planning || config->plan_file[0] != '\0') && e->plan == NULL)
+    return c10c__fail(C10C_STATUS_NOT_IMPLEMENTED,
+                      "planning:True and plan_file need an allocator with a planned mode");
   /* planning: the file read and the devices' states made first, so that nothing changes when
    * either fails */
   c10c__plan *file = NULL;
@@ -1811,10 +1816,10 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
     made = c10c__calloc((size_t)e->devices, sizeof *made);
     if (made == NULL) st = c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for planning");
     for (int i = 0; st == C10C_STATUS_OK && i < e->devices; i++)
-      st = c10c__plan_state_new(&made[i], e, i);
+      st = e->plan->state_new(&made[i], e, i);
   }
   if (st != C10C_STATUS_OK) {
-    for (int i = 0; made != NULL && i < e->devices; i++) c10c__plan_state_destroy(made[i]);
+    for (int i = 0; made != NULL && i < e->devices; i++) e->plan->state_destroy(made[i]);
     c10c__free(made);
     c10c__plan_destroy(file);
     return st;
@@ -1828,13 +1833,13 @@ c10c_status c10c__engine_configure(c10c__engine *e, const c10c__device_alloc_con
     device_state *d = &e->state[i];
     if (d->plan == NULL && made != NULL) d->plan = made[i], made[i] = NULL, e->planning = true;
     if (d->plan != NULL)
-      c10c__plan_configure(d->plan, config->planning, file_device == i ? file : NULL);
+      e->plan->configure(d->plan, config->planning, file_device == i ? file : NULL);
   }
   for (int i = 0; i < e->devices; i++)
     e->state[i].stats.max_split_size =
         config->max_split_size == SIZE_MAX ? -1 : (int64_t)config->max_split_size;
   c10c__mutex_unlock(&e->lock);
-  for (int i = 0; made != NULL && i < e->devices; i++) c10c__plan_state_destroy(made[i]);
+  for (int i = 0; made != NULL && i < e->devices; i++) e->plan->state_destroy(made[i]);
   c10c__free(made);
   return C10C_STATUS_OK;
 }
@@ -1994,7 +1999,7 @@ c10c_status c10c__engine_snapshot(c10c__engine *e, char **out, size_t *len) {
   for (int i = 0; i < e->devices; i++) { /* a plan's arena: one segment of its own */
     char *arena = NULL;
     if (e->state[i].plan == NULL) continue;
-    if (c10c__plan_snapshot(e->state[i].plan, &arena) != C10C_STATUS_OK) t.ok = false;
+    if (e->plan->snapshot(e->state[i].plan, &arena) != C10C_STATUS_OK) t.ok = false;
     if (arena != NULL && arena[0] != '\0') {
       put(&t, "%s%s", comma ? ", " : "", arena);
       comma = true;
@@ -2173,7 +2178,7 @@ bool c10c__engine_validate(c10c__engine *e, char *msg, size_t msg_size) {
              (size_t)(at - s->base), s->size);
     }
     if (ok && d->plan != NULL)
-      ok = c10c__plan_validate(d->plan, reserved, allocated, active, segments, msg, msg_size);
+      ok = e->plan->validate(d->plan, reserved, allocated, active, segments, msg, msg_size);
     size_t listed_stitched = 0;
     for (const block *b = d->stitch_cache; b != NULL; b = b->pool_next) listed_stitched++;
     EXPECT(listed_stitched == cached_stitched && lent_bytes == stitched_bytes &&

@@ -87,6 +87,7 @@ typedef struct c10c__segment_backend {
 } c10c__segment_backend;
 
 typedef struct c10c__engine c10c__engine;
+typedef struct c10c__plan_hooks c10c__plan_hooks; /* below */
 
 /* PyTorch's constants (c10/cuda/CUDACachingAllocator.cpp). */
 enum {
@@ -98,7 +99,11 @@ enum {
   C10C__ROUND_LARGE = 2 << 20
 };
 
-c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, int devices);
+/* An engine over backend for devices devices. plan: the planned mode's hooks (plan_engine.h's
+ * c10c__plan_engine_hooks), NULL for an engine without one (planning and plan_file settings
+ * are refused then). Errors: C10C_STATUS_OUT_OF_MEMORY. */
+c10c_status c10c__engine_new(c10c__engine **out, c10c__segment_backend backend, int devices,
+                             const c10c__plan_hooks *plan);
 /* Releases every segment, mapping and reservation and destroys every event (allocated blocks
  * and blocks waiting for events included: the caller promises no more work on them). */
 void c10c__engine_destroy(c10c__engine *engine);
@@ -127,6 +132,67 @@ typedef struct c10c__block_share {
   int device;
   bool expandable;
 } c10c__block_share;
+
+/* ---- the planned mode's hooks (plan_engine.h; the engine's maker hands them over) ---- */
+
+typedef struct c10c__plan_state c10c__plan_state;
+struct c10c__plan;
+
+/* Every hook runs under the engine's lock. */
+struct c10c__plan_hooks {
+  /* A device's state (host memory only; nothing planned yet). Errors:
+   * C10C_STATUS_OUT_OF_MEMORY. */
+  c10c_status (*state_new)(c10c__plan_state **out, c10c__engine *engine, int device);
+  /* Destroys events and the arena (live planned blocks with it). NULL does nothing. */
+  void (*state_destroy)(c10c__plan_state *ps);
+  /* Applies the settings: planning on or off, and file (owned from now on; NULL: none) to
+   * serve from the next request (once the arena is free of earlier blocks). Cannot fail: what
+   * needs host or device memory and cannot get it is dropped (plan_drops). */
+  void (*configure)(c10c__plan_state *ps, bool planning, struct c10c__plan *file);
+  /* A request of size (> 0) bytes on stream: true with *out when served from the plan; else
+   * false and *tag (0: none) is what the engine keeps with its block for record_free, or hands
+   * back to unrecord if it cannot serve the request either. */
+  bool (*malloc)(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
+                 uint64_t *tag);
+  void (*unrecord)(c10c__plan_state *ps, uint64_t tag);
+  /* The engine's block recorded under tag (0: none), of a request of `requested` bytes on
+   * stream, was freed: the end of its request, or, for a block of an earlier step, room the
+   * next step's engine requests may take. */
+  void (*record_free)(c10c__plan_state *ps, uint64_t tag, uint64_t requested,
+                      c10c_stream_id stream);
+  /* The engine is about to give bytes back (empty_cache, a retry): the bytes reserved now
+   * count toward the step's peak. */
+  void (*note_reserved)(c10c__plan_state *ps);
+  /* The engine is about to grow by about bytes for a request no free block fits. Where that
+   * would take the device past the reference an online plan keeps to (what the caching engine
+   * reserves without it), the plan goes: its idle arena back to the backend (false), or, with
+   * blocks alive in it, to the engine as a segment of free blocks between them (true: look for
+   * a fitting free block again). */
+  bool (*make_room)(c10c__plan_state *ps, size_t bytes);
+  /* Whether ptr lies in the device's arena (then free, record_stream and share answer for
+   * it). */
+  bool (*holds)(const c10c__plan_state *ps, const void *ptr);
+  /* Errors: C10C_STATUS_INVALID_ARGUMENT for a pointer that is not a live planned block's
+   * start. */
+  c10c_status (*free)(c10c__plan_state *ps, void *ptr);
+  c10c_status (*record_stream)(c10c__plan_state *ps, void *ptr, c10c_stream_id stream);
+  c10c_status (*share)(c10c__plan_state *ps, const void *ptr, c10c__block_share *out);
+  /* The device is full: an arena without live blocks goes back to the backend (its plan
+   * dropped, plan_drops; a new one is made at a later boundary). Returns whether one went. */
+  bool (*release_idle)(c10c__plan_state *ps);
+  /* A step boundary marked by the host (c10c__engine_step): from then on only the host's marks
+   * count. Errors: C10C_STATUS_OUT_OF_MEMORY (host) when a plan could not be made (the state
+   * stays consistent: the engine serves, and the next boundary tries again). */
+  c10c_status (*host_step)(c10c__plan_state *ps);
+  /* The arena as a snapshot segment (a JSON object, "segment_type": "plan", its live blocks
+   * and the gaps between them), or "" without an arena; *out from c10c__malloc. Errors:
+   * C10C_STATUS_OUT_OF_MEMORY. */
+  c10c_status (*snapshot)(const c10c__plan_state *ps, char **out);
+  /* Checks the arena (live blocks inside it, none overlapping, statistics) and adds what it
+   * holds to the engine's sums, per pool ([0] small, [1] large). False with a description. */
+  bool (*validate)(const c10c__plan_state *ps, int64_t reserved[2], int64_t allocated[2],
+                   int64_t active[2], int64_t segments[2], char *msg, size_t msg_size);
+};
 
 /* Errors: C10C_STATUS_INVALID_ARGUMENT for a pointer that is not an allocated block's start; a
  * visit's status. */
@@ -198,6 +264,51 @@ size_t c10c__engine_round_size_with(size_t size, size_t roundup_power2_divisions
 /* The divisions PyTorch's roundup_power2_divisions(size) picks from a per-interval table. */
 size_t c10c__engine_divisions_for(const size_t *divisions, size_t size);
 size_t c10c__engine_segment_size(size_t rounded);
+
+/* ---- what the engine lends the planned mode (plan_engine.c; lock held) ---- */
+
+c10c_memory_stats *c10c__engine_device_stats(c10c__engine *engine, int device);
+const c10c__segment_backend *c10c__engine_backend(const c10c__engine *engine);
+/* Blocks the device has handed out so far: a clock for "since" below. */
+uint64_t c10c__engine_handed(const c10c__engine *engine, int device);
+/* Releases the device's cached free segments (and free pages) of the segments that handed out
+ * a block after the count since (0: all): what a recorded step cached, not what other phases
+ * of the program cached and will use again. */
+void c10c__engine_release_cache(c10c__engine *engine, int device, uint64_t since);
+/* The bytes c10c__engine_release_cache(since) would give back now (at least), without
+ * releasing. */
+size_t c10c__engine_releasable(const c10c__engine *engine, int device, uint64_t since);
+/* The free ranges c10c__engine_release_cache would keep, each visited (size, stream, pool). */
+void c10c__engine_holes(const c10c__engine *engine, int device,
+                        void (*visit)(void *ctx, size_t size, c10c_stream_id stream, bool small),
+                        void *ctx);
+/* Whether new blocks come from expandable segments (pages mapped as they grow). */
+bool c10c__engine_expandable(const c10c__engine *engine);
+/* A segment for an arena from the backend, counted as a large-pool segment (reserved_bytes,
+ * segment, num_device_alloc, the memory fraction's limit, the trace); C10C_STATUS_OUT_OF_MEMORY
+ * when the device cannot give it. */
+c10c_status c10c__engine_arena_malloc(c10c__engine *engine, int device, size_t size, void **out);
+void c10c__engine_arena_free(c10c__engine *engine, int device, void *ptr, size_t size);
+/* A live planned block handed to the engine with its arena (c10c__engine_adopt). */
+typedef struct c10c__adopted {
+  size_t offset, size, requested;
+  c10c_stream_id *uses; /* record_stream's other streams (owned by the engine from then on) */
+  size_t nuses;
+  uint64_t tag; /* its request in the recording */
+  bool small;   /* counted in the small pool's statistics (by its size) */
+} c10c__adopted;
+
+/* Takes an arena [base, base + size) over as a fixed segment of stream (the engine's large
+ * pool): blocks (n of them, by offset, none overlapping) become its allocated blocks, the gaps
+ * free ones, so that what the engine serves from then on can use the arena's bytes (the
+ * arena's reserved bytes and segment are counted already). Errors: C10C_STATUS_OUT_OF_MEMORY
+ * (host; nothing changes). */
+c10c_status c10c__engine_adopt(c10c__engine *engine, int device, char *base, size_t size,
+                               c10c_stream_id stream, const c10c__adopted *blocks, size_t n);
+/* A block event for the trace: alloc, or free_requested and free_completed, with the requested
+ * size (torch's). */
+void c10c__engine_trace_block(c10c__engine *engine, int device, bool alloc, const void *ptr,
+                              size_t size, c10c_stream_id stream);
 
 /* For white-box tests: the engine of a simulated device (lib/memory/sim_device.c) and the CUDA
  * caching allocator's (lib/cuda/cuda_allocator.c; made on first use, as an allocation would). */

@@ -13,6 +13,8 @@
 #include "step_detect.h"
 #include "sysmem.h"
 
+static c10c_status plan_step(c10c__plan_state *ps);
+
 enum {
   RECORD_MAX = 1 << 22,   /* requests recorded per step; past it recording stops */
   MISS_PERCENT = 10,      /* a served step missing more than this rebuilds the plan */
@@ -136,7 +138,7 @@ static c10c_memory_stats *stats_of(c10c__plan_state *ps) {
   return c10c__engine_device_stats(ps->engine, ps->device);
 }
 
-c10c_status c10c__plan_state_new(c10c__plan_state **out, c10c__engine *engine, int device) {
+static c10c_status plan_state_new(c10c__plan_state **out, c10c__engine *engine, int device) {
   c10c__plan_state *ps = c10c__calloc(1, sizeof *ps);
   if (ps == NULL) return c10c__fail(C10C_STATUS_OUT_OF_MEMORY, "out of memory for planning");
   ps->engine = engine;
@@ -382,7 +384,7 @@ static void install_next(c10c__plan_state *ps) {
   install(ps, plan, from_file);
 }
 
-void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file) {
+static void plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file) {
   bool was = ps->planning;
   ps->planning = planning;
   if (planning && !was) ps->stopped = false;
@@ -414,7 +416,7 @@ void c10c__plan_configure(c10c__plan_state *ps, bool planning, c10c__plan *file)
   install_next(ps);
 }
 
-void c10c__plan_state_destroy(c10c__plan_state *ps) {
+static void plan_state_destroy(c10c__plan_state *ps) {
   if (ps == NULL) return;
   c10c__step_detector_destroy(ps->detector);
   while (ps->pending != NULL) {
@@ -477,19 +479,19 @@ static uint64_t record_alloc(c10c__plan_state *ps, size_t size, c10c_stream_id s
   return ((uint64_t)ps->generation << 32) | (uint64_t)++ps->nrec;
 }
 
-void c10c__plan_unrecord(c10c__plan_state *ps, uint64_t tag) {
+static void plan_unrecord(c10c__plan_state *ps, uint64_t tag) {
   if (tag != 0 && (uint32_t)(tag >> 32) == ps->generation && (tag & 0xffffffffu) == ps->nrec)
     ps->nrec--;
 }
 
-void c10c__plan_note_reserved(c10c__plan_state *ps) {
+static void plan_note_reserved(c10c__plan_state *ps) {
   int64_t reserved = stats_of(ps)->reserved_bytes[C10C_STAT_ALL].current;
   if (reserved > ps->step_peak) ps->step_peak = reserved;
 }
 
-void c10c__plan_record_free(c10c__plan_state *ps, uint64_t tag, uint64_t requested,
-                            c10c_stream_id stream) {
-  c10c__plan_note_reserved(ps); /* what the request before reserved */
+static void plan_record_free(c10c__plan_state *ps, uint64_t tag, uint64_t requested,
+                             c10c_stream_id stream) {
+  plan_note_reserved(ps); /* what the request before reserved */
   if (tag != 0 && (uint32_t)(tag >> 32) == ps->generation) {
     size_t i = (size_t)(tag & 0xffffffffu) - 1;
     if (i < ps->nrec) ps->rec[i].free = ps->clock++;
@@ -562,7 +564,7 @@ static void poll_pending(c10c__plan_state *ps) {
     *link = p->next;
     for (size_t i = 0; i < p->nevents; i++) event_drop(ps, &p->events[i]);
     if (ps->plan != NULL && !ps->blocked) mark_done(ps, p->rank);
-    c10c__plan_record_free(ps, p->tag, p->bytes, p->stream); /* its bytes are free from now */
+    plan_record_free(ps, p->tag, p->bytes, p->stream); /* its bytes are free from now */
     c10c__free(p->events);
     c10c__free(p);
   }
@@ -608,14 +610,14 @@ static bool order_streams(c10c__plan_state *ps, size_t j, uint32_t s, c10c_strea
   return true;
 }
 
-bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
-                       uint64_t *tag) {
+static bool plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream, void **out,
+                        uint64_t *tag) {
   if (ps->detector != NULL && ps->planning &&
       c10c__step_detector_feed(ps->detector, c10c__step_signature(c10c__plan_block(size), stream),
                                (uint64_t)stats_of(ps)->allocation[C10C_STAT_ALL].current))
-    (void)c10c__plan_step(ps); /* a step begins with this request (a failure: the next tries) */
+    (void)plan_step(ps); /* a step begins with this request (a failure: the next tries) */
   if (ps->pending != NULL) poll_pending(ps); /* frees held for other streams' work */
-  c10c__plan_note_reserved(ps);              /* what the request before reserved */
+  plan_note_reserved(ps);                    /* what the request before reserved */
   *tag = ps->planning ? record_alloc(ps, size, stream) : 0;
   if (ps->next != NULL && ps->next_from_file) install_next(ps); /* a file: from the next request */
   c10c__plan *plan = ps->plan;
@@ -689,7 +691,7 @@ bool c10c__plan_malloc(c10c__plan_state *ps, size_t size, c10c_stream_id stream,
   return true;
 }
 
-bool c10c__plan_make_room(c10c__plan_state *ps, size_t bytes) {
+static bool plan_make_room(c10c__plan_state *ps, size_t bytes) {
   if (ps->plan == NULL || ps->from_file || !ps->planning || ps->retiring || ps->reference <= 0 ||
       ps->arena == NULL)
     return false;
@@ -701,13 +703,13 @@ bool c10c__plan_make_room(c10c__plan_state *ps, size_t bytes) {
   return hand_over(ps);
 }
 
-bool c10c__plan_holds(const c10c__plan_state *ps, const void *ptr) {
+static bool plan_holds(const c10c__plan_state *ps, const void *ptr) {
   return ps->arena != NULL && (const char *)ptr >= ps->arena &&
          (const char *)ptr < ps->arena + ps->arena_size;
 }
 
 static live_block *live_at(const c10c__plan_state *ps, const void *ptr) {
-  if (ps->plan == NULL || !c10c__plan_holds(ps, ptr)) return NULL;
+  if (ps->plan == NULL || !plan_holds(ps, ptr)) return NULL;
   uint32_t id = hash_find(ps, (uint64_t)((const char *)ptr - ps->arena));
   return id == NONE || ps->live[id].entry == NONE ? NULL : &ps->live[id];
 }
@@ -736,10 +738,10 @@ static void hold_for_uses(c10c__plan_state *ps, live_block *l, uint32_t rank) {
     b->synchronize(b->self, ps->device);
     mark_done(ps, rank);
   }
-  c10c__plan_record_free(ps, l->tag, ps->plan->block[l->entry], l->stream);
+  plan_record_free(ps, l->tag, ps->plan->block[l->entry], l->stream);
 }
 
-c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
+static c10c_status plan_free(c10c__plan_state *ps, void *ptr) {
   live_block *l = live_at(ps, ptr);
   if (l == NULL)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -778,7 +780,7 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
      * to stream 0 while stream 3 still used them, after a plan file was loaded again) */
     if (l->nuses > 0 && ps->backend->synchronize != NULL)
       ps->backend->synchronize(ps->backend->self, ps->device);
-    c10c__plan_record_free(ps, l->tag, block, l->stream);
+    plan_record_free(ps, l->tag, block, l->stream);
     if (!ps->blocked) mark_done(ps, rank);
   }
   c10c__free(l->uses);
@@ -790,7 +792,7 @@ c10c_status c10c__plan_free(c10c__plan_state *ps, void *ptr) {
   return C10C_STATUS_OK;
 }
 
-bool c10c__plan_release_idle(c10c__plan_state *ps) {
+static bool plan_release_idle(c10c__plan_state *ps) {
   if (ps->arena == NULL || !arena_idle(ps)) return false;
   if (ps->plan != NULL) stats_of(ps)->plan_drops++;
   retire_plan(ps);
@@ -799,7 +801,7 @@ bool c10c__plan_release_idle(c10c__plan_state *ps) {
   return true;
 }
 
-c10c_status c10c__plan_record_stream(c10c__plan_state *ps, void *ptr, c10c_stream_id stream) {
+static c10c_status plan_record_stream(c10c__plan_state *ps, void *ptr, c10c_stream_id stream) {
   live_block *l = live_at(ps, ptr);
   if (l == NULL)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -817,7 +819,7 @@ c10c_status c10c__plan_record_stream(c10c__plan_state *ps, void *ptr, c10c_strea
   return C10C_STATUS_OK;
 }
 
-c10c_status c10c__plan_share(c10c__plan_state *ps, const void *ptr, c10c__block_share *out) {
+static c10c_status plan_share(c10c__plan_state *ps, const void *ptr, c10c__block_share *out) {
   live_block *l = live_at(ps, ptr);
   if (l == NULL)
     return c10c__fail(C10C_STATUS_INVALID_ARGUMENT,
@@ -1028,17 +1030,17 @@ static void next_recording(c10c__plan_state *ps) {
   ps->generation = ps->generation == UINT32_MAX ? 1 : ps->generation + 1;
 }
 
-c10c_status c10c__plan_host_step(c10c__plan_state *ps) {
+static c10c_status plan_host_step(c10c__plan_state *ps) {
   if (!ps->host_marks) { /* the host's marks replace the ones found */
     ps->host_marks = true;
     ps->declined_at = 0; /* the host's steps may be planned where the ones found were not */
     c10c__step_detector_destroy(ps->detector);
     ps->detector = NULL;
   }
-  return c10c__plan_step(ps);
+  return plan_step(ps);
 }
 
-c10c_status c10c__plan_step(c10c__plan_state *ps) {
+static c10c_status plan_step(c10c__plan_state *ps) {
   c10c_status st = C10C_STATUS_OK;
   char failure[256] = "";
   bool served_step = ps->plan != NULL && !ps->blocked;
@@ -1057,7 +1059,7 @@ c10c_status c10c__plan_step(c10c__plan_state *ps) {
       served_step = false;
     }
   }
-  c10c__plan_note_reserved(ps);
+  plan_note_reserved(ps);
   /* a planned block outlives the step: the program did not do what the plan was made for (a
    * block the step left alive is left to the engine by the plan), and the arena goes to the
    * engine with it rather than sit half used while the engine serves the next step */
@@ -1154,7 +1156,7 @@ static bool sorted_live(const c10c__plan_state *ps, uint64_t **out, size_t *n) {
   return true;
 }
 
-c10c_status c10c__plan_snapshot(const c10c__plan_state *ps, char **out) {
+static c10c_status plan_snapshot(const c10c__plan_state *ps, char **out) {
   *out = NULL;
   uint64_t *order = NULL;
   size_t n = 0;
@@ -1211,8 +1213,8 @@ c10c_status c10c__plan_snapshot(const c10c__plan_state *ps, char **out) {
   return C10C_STATUS_OK;
 }
 
-bool c10c__plan_validate(const c10c__plan_state *ps, int64_t reserved[2], int64_t allocated[2],
-                         int64_t active[2], int64_t segments[2], char *msg, size_t msg_size) {
+static bool plan_validate(const c10c__plan_state *ps, int64_t reserved[2], int64_t allocated[2],
+                          int64_t active[2], int64_t segments[2], char *msg, size_t msg_size) {
   const c10c_memory_stats *s = c10c__engine_device_stats(ps->engine, ps->device);
   if (s->plan_arena_bytes != (int64_t)ps->arena_size) {
     snprintf(msg, msg_size, "device %d: plan_arena_bytes %lld, the arena %zu bytes", ps->device,
@@ -1261,3 +1263,22 @@ bool c10c__plan_validate(const c10c__plan_state *ps, int64_t reserved[2], int64_
   c10c__free(order);
   return ok;
 }
+
+const c10c__plan_hooks c10c__plan_engine_hooks = {
+    .state_new = plan_state_new,
+    .state_destroy = plan_state_destroy,
+    .configure = plan_configure,
+    .malloc = plan_malloc,
+    .unrecord = plan_unrecord,
+    .record_free = plan_record_free,
+    .note_reserved = plan_note_reserved,
+    .make_room = plan_make_room,
+    .holds = plan_holds,
+    .free = plan_free,
+    .record_stream = plan_record_stream,
+    .share = plan_share,
+    .release_idle = plan_release_idle,
+    .host_step = plan_host_step,
+    .snapshot = plan_snapshot,
+    .validate = plan_validate,
+};

@@ -8,6 +8,7 @@
 #include "alloc_config.h"
 #include "c10c/replay.h"
 #include "caching_engine.h"
+#include "plan_engine.h"
 #include "internal.h"
 #include "sysmem.h"
 
@@ -210,7 +211,7 @@ c10c_status c10c_sim_device_new(c10c_sim_device **out, uint64_t capacity, const 
                                    .unreserve = sim_unreserve,
                                    .map_existing = sim_map_existing,
                                    .unmap_existing = sim_unmap_existing};
-  st = c10c__engine_new(&d->engine, backend, 1);
+  st = c10c__engine_new(&d->engine, backend, 1, &c10c__plan_engine_hooks);
   if (st == C10C_STATUS_OK) st = c10c__engine_configure(d->engine, &config);
   if (st != C10C_STATUS_OK) {
     if (d->engine != NULL) c10c__engine_destroy(d->engine);

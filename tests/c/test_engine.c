@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "caching_engine.h"
+#include "plan_engine.h"
 #include "c10c/testing.h"
 #include "harness.h"
 #include "sysmem.h"
@@ -150,7 +151,7 @@ static c10c__engine *fresh(size_t bytes) {
                                    .unreserve = fake_unreserve,
                                    .stream_wait = fake_wait,
                                    .synchronize = without_synchronize ? NULL : fake_synchronize};
-  ASSERT_OK(c10c__engine_new(&e, backend, 2));
+  ASSERT_OK(c10c__engine_new(&e, backend, 2, &c10c__plan_engine_hooks));
   return e;
 }
 

@@ -10,6 +10,7 @@
 #include "c10c/replay.h"
 #include "c10c/testing.h"
 #include "caching_engine.h"
+#include "plan_engine.h"
 #include "harness.h"
 #include "planner.h"
 #include "sysmem.h"
@@ -127,7 +128,7 @@ static c10c__engine *fresh(size_t bytes, const char *settings) {
                                    .mem_info = fake_mem_info,
                                    .stream_wait = fake_wait,
                                    .synchronize = fake_device_sync};
-  ASSERT_OK(c10c__engine_new(&e, backend, 2));
+  ASSERT_OK(c10c__engine_new(&e, backend, 2, &c10c__plan_engine_hooks));
   c10c__device_alloc_config config = c10c__device_alloc_config_default();
   char msg[256];
   ASSERT_OK(c10c__parse_device_alloc_config(settings, &config, msg, sizeof msg));

@@ -18,6 +18,7 @@
 #include "c10c/replay.h"
 #include "c10c/testing.h"
 #include "caching_engine.h"
+#include "plan_engine.h"
 #include "harness.h"
 #include "os_compat.h"
 #include "sysmem.h"
@@ -313,7 +314,7 @@ TEST(stitching_needs_expandable_segments_and_map_existing) {
   /* a backend without map_existing */
   c10c__segment_backend backend;
   memset(&backend, 0, sizeof backend);
-  ASSERT_OK(c10c__engine_new(&e, backend, 1));
+  ASSERT_OK(c10c__engine_new(&e, backend, 1, &c10c__plan_engine_hooks));
   c10c__device_alloc_config config = c10c__device_alloc_config_default();
   config.stitching = true;
   ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c__engine_configure(e, &config));

@@ -30,6 +30,7 @@
 #include "c10c/replay.h"
 #include "c10c/testing.h"
 #include "caching_engine.h"
+#include "plan_engine.h"
 #include "sysmem.h"
 
 enum { MiB = 1 << 20, STREAMS = 4, MAX_LIVE = 64, MAX_RANGES = 1024, MAX_DEVICES = 3 };
@@ -918,7 +919,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (F.synchronize) backend.synchronize = fake_synchronize;
   TRACE("devices %d, capacity %zu, events %d, vmm %d, waits %d, mem_info %d, synchronize %d\n",
         r.devices, F.capacity, r.events, r.vmm, r.waits, r.mem_info, F.synchronize);
-  c10c_status st = c10c__engine_new(&r.e, backend, r.devices);
+  c10c_status st = c10c__engine_new(&r.e, backend, r.devices, &c10c__plan_engine_hooks);
   FUZZ_CHECK(st == C10C_STATUS_OK, "engine_new: %s", c10c_last_error_message());
   if (r.devices < 1) r.devices = 1; /* as the engine does */
   char msg[512];
