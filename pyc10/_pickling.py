@@ -27,6 +27,7 @@ import pickle
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from ._ctensor import TensorBase
 from ._dtype import DTYPE_NAMES
 from ._errors import C10RuntimeError, C10TypeError, C10ValueError
 from ._storage import (
@@ -42,7 +43,6 @@ from ._storage import (
 
 if TYPE_CHECKING:
     from ._dtype import dtype
-    from ._tensor import Tensor
 
 __all__: list[str] = []
 
@@ -94,7 +94,7 @@ class _StorageSlot:
         self.complete = False  # a whole-storage window is in: later windows hold the same bytes
         # the tensors made over a storage of copied windows, while no whole window has come:
         # one that comes later (a view pickled before its base) becomes their storage
-        self.tensors: list[Tensor] = []
+        self.tensors: list[TensorBase] = []
 
 
 def _rebuild_storage_slot(nbytes: Any) -> _StorageSlot:
@@ -192,7 +192,7 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
     size: Any,
     stride: Any,
     dtype_name: Any,
-) -> Tensor:
+) -> TensorBase:
     """Unpickle a CPU tensor pickled with protocol 5: place its window, then view the storage.
 
     ``data`` holds the storage's bytes from ``start``; the tensor (``offset``, ``size`` and
@@ -215,7 +215,7 @@ def _rebuild_tensor_window(  # noqa: PLR0917 - pickle calls it with positional a
     return t
 
 
-def reduce_window(t: Tensor, as_array: bool = False) -> tuple[Any, tuple[Any, ...]]:
+def reduce_window(t: TensorBase, as_array: bool = False) -> tuple[Any, tuple[Any, ...]]:
     """A CPU tensor's protocol-5 reduction: its storage's reference and its window's buffer.
 
     The window is a ``pickle.PickleBuffer``, or with ``as_array`` the numpy array of its bytes

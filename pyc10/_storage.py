@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import _ctensor, _sharing
 from ._adopt import adopt as _adopt
+from ._ctensor import TensorBase
 from ._device import _make as _make_device
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
@@ -30,7 +31,6 @@ from ._lib import ffi, lib
 
 if TYPE_CHECKING:
     from ._dtype import dtype
-    from ._tensor import Tensor
 
 __all__ = ["UntypedStorage"]
 
@@ -100,7 +100,7 @@ def _tensor_over(
     size: tuple[int, ...] | list[int],
     stride: tuple[int, ...] | list[int],
     dtype: _dtype_cls,
-) -> Tensor:
+) -> TensorBase:
     """A tensor viewing ``storage`` with this geometry (the library checks it fits the storage)."""
     out = ffi.new("c10c_tensor **")
     check(
@@ -108,7 +108,7 @@ def _tensor_over(
             out, storage._handle, list(size), list(stride), len(size), offset, dtype.value
         )
     )
-    return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
+    return cast("TensorBase", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
 
 
 def _bytes_view(storage: UntypedStorage, start: int, length: int) -> Any:
@@ -172,7 +172,7 @@ def _rebuild_storage_buffer(data: Any) -> UntypedStorage:
     return _storage_over_buffer(data)
 
 
-def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) -> Tensor:
+def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) -> TensorBase:
     """An uninitialized CPU tensor of these sizes and strides over pinned memory."""
     numel = 1
     for n in size:
@@ -197,7 +197,7 @@ def _pinned_strided(size: tuple[int, ...], stride: tuple[int, ...], d: dtype) ->
         )
     finally:
         lib.c10c_storage_release(storage[0])
-    return cast("Tensor", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
+    return cast("TensorBase", _ctensor.wrap(int(ffi.cast("uintptr_t", out[0])), out[0]))
 
 
 def _no_arguments(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

@@ -409,7 +409,7 @@ class Tensor(_ctensor.TensorBase):
             raise C10RuntimeError("Cannot access accelerator device when none is available.")
         if self.is_pinned():
             return self
-        out = _pinned_strided(tuple(self.shape), self.stride(), self.dtype)
+        out = cast("Tensor", _pinned_strided(tuple(self.shape), self.stride(), self.dtype))
         out.copy_(self)
         return out
 
@@ -551,7 +551,7 @@ def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, dtype_nam
     d = _checked_dtype(dtype_name)
     offset = _checked_offset(offset)
     size, stride = _checked_sizes(size, stride)
-    return _tensor_over(storage, offset, size, stride, d)
+    return cast("Tensor", _tensor_over(storage, offset, size, stride, d))
 
 
 def _rebuild_meta_tensor_no_storage(dtype_name: Any, size: Any, stride: Any) -> Tensor:

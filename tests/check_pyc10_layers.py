@@ -3,10 +3,12 @@
 pyc10 is read as layers, lowest first, as lib/ is (tests/check_layers.py): a module or file may
 use its own layer and the ones below it, and the uses inside one layer form no circle. Two graphs
 are checked, from the sources alone (nothing needs to be built):
-- Python: every import of a pyc10 module by a pyc10 module, at module level or inside a function
-  (a lazy import that goes up is an upward use too), but not those under ``if TYPE_CHECKING:``,
-  which never run. Importing pyc10.a.b runs pyc10/__init__.py and pyc10/a/__init__.py first;
-  those implicit imports of a package by its own modules are not counted. The extension modules
+- Python: every import of a pyc10 module by a pyc10 module, at module level, inside a function
+  (a lazy import that goes up is an upward use too) or under ``if TYPE_CHECKING:`` (it never
+  runs, but type checkers and readers follow it: a lower module that needs a higher one's type
+  names the type below it, as pyc10._storage names pyc10._ctensor.TensorBase). Importing
+  pyc10.a.b runs pyc10/__init__.py and pyc10/a/__init__.py first; those implicit imports of a
+  package by its own modules are not counted. The extension modules
   are the lowest layer; their calls back into Python modules (PyImport_ImportModule("pyc10.x")
   in pyc10/_ext) count as uses by pyc10._ctensor.
 - C (pyc10/_ext/*.c, the files of pyc10._ctensor): every identifier a file uses, the macros of
@@ -74,7 +76,7 @@ PY_LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("storage", ["pyc10._storage", "pyc10._typed_storage", "pyc10._pickling"]),
     ("tensor", ["pyc10._tensor"]),
-    ("api", ["pyc10._creation", "pyc10._api"]),
+    ("api", ["pyc10._creation", "pyc10._api", "pyc10._functions"]),
     (
         "package",
         [
@@ -291,18 +293,6 @@ def _python_files(root: Path) -> list[Path]:
     return sorted(p for p in (root / "pyc10").rglob("*.py") if ext not in p.parents)
 
 
-def _type_checking_only(tree: ast.Module) -> set[int]:
-    """The ids of the import nodes under ``if TYPE_CHECKING:`` (never run)."""
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            test = node.test
-            name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", None)
-            if name in ("TYPE_CHECKING", "_TYPE_CHECKING"):
-                skip.update(id(n) for stmt in node.body for n in ast.walk(stmt))
-    return skip
-
-
 def python_uses(root: Path) -> dict[tuple[str, str], list[str]]:
     """(user, used) -> where, for every import of a pyc10 module by a pyc10 module."""
     known = {name for _, names in PY_LAYERS for name in names}
@@ -319,10 +309,7 @@ def python_uses(root: Path) -> dict[tuple[str, str], list[str]]:
         user = _module_name(root, path)
         package = user.split(".") if path.name == "__init__.py" else user.split(".")[:-1]
         tree = ast.parse(path.read_text(), str(path))
-        skip = _type_checking_only(tree)
         for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
             where = f"{path.relative_to(root)}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.Import):
                 for alias in node.names:

@@ -1,8 +1,8 @@
 /* pyc10's argument parser, its lowest part: which Python values each parameter type accepts
  * (torch's FunctionParameter::check), the type names torch's messages print, and the binding of a
  * call to one signature (pa__parse_one, torch's FunctionSignature::parse) with its TypeErrors for
- * missing, extra and unknown arguments. argparse.c (the table, the grammar, pa_parse over the
- * overloads), argparse_errors.c and argparse_convert.c call it; it calls none of them.
+ * missing, extra and unknown arguments. The parser's other files call it; it calls none of
+ * them (and names none of their functions: a lower file knows nothing of its users).
  */
 #include <string.h>
 

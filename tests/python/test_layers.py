@@ -54,14 +54,29 @@ def test_a_lazy_import_of_a_higher_module_is_reported(tmp_path: Path) -> None:
     assert "module pyc10._dtype (values) uses pyc10._tensor (tensor): pyc10/_dtype.py:" in r.stdout
 
 
-def test_an_import_under_type_checking_is_not_a_use(tmp_path: Path) -> None:
+def test_an_import_under_type_checking_is_a_use(tmp_path: Path) -> None:
+    # it never runs, but type checkers and readers follow it: _storage and _pickling named
+    # _tensor's Tensor this way, a circle with _tensor, which imports both (issue 34)
     root = source_copy(tmp_path)
     plant(
         root / "pyc10" / "_dtype.py",
         "\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
         "    from ._tensor import Tensor\n",
     )
-    assert run_checker(root).returncode == 0
+    r = run_checker(root)
+    assert r.returncode == 1
+    assert "module pyc10._dtype (values) uses pyc10._tensor (tensor): pyc10/_dtype.py:" in r.stdout
+
+
+def test_a_type_only_circle_inside_one_layer_is_reported(tmp_path: Path) -> None:
+    root = source_copy(tmp_path)  # _typed_storage imports _storage; a type-only import back
+    plant(
+        root / "pyc10" / "_storage.py",
+        "\nif TYPE_CHECKING:\n    from ._typed_storage import TypedStorage\n",
+    )
+    r = run_checker(root)
+    assert r.returncode == 1
+    assert "module circle in layer storage: pyc10._storage, pyc10._typed_storage" in r.stdout
 
 
 def test_a_circle_inside_one_layer_is_reported(tmp_path: Path) -> None:
