@@ -181,6 +181,27 @@ TEST(rounding_and_segment_sizes_are_pytorchs) {
   ASSERT_EQ(c10c__engine_segment_size(11 * MiB - 512), 12 * MiB);
 }
 
+/* An engine made without the planned mode's hooks serves as the engine alone and refuses the
+ * planning settings (nothing changes); step marks do nothing. */
+TEST(an_engine_without_a_planned_mode_refuses_planning) {
+  c10c__engine *e = NULL;
+  c10c__segment_backend backend = {.malloc = fake_malloc, .free = fake_free};
+  ASSERT_OK(c10c__engine_new(&e, backend, 1, NULL));
+  c10c__device_alloc_config config = c10c__device_alloc_config_default();
+  config.planning = true;
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c__engine_configure(e, &config));
+  ASSERT_TRUE(strstr(c10c_last_error_message(), "planned mode") != NULL);
+  config.planning = false;
+  snprintf(config.plan_file, sizeof config.plan_file, "%s", "/nonexistent.plan");
+  ASSERT_STATUS(C10C_STATUS_NOT_IMPLEMENTED, c10c__engine_configure(e, &config));
+  void *p = NULL;
+  ASSERT_OK(c10c__engine_malloc(e, 0, 4096, 0, &p));
+  ASSERT_OK(c10c__engine_step(e, 0));
+  ASSERT_OK(c10c__engine_free(e, p));
+  expect_valid(e, 0);
+  c10c__engine_destroy(e);
+}
+
 TEST(small_blocks_pack_a_segment_and_come_back_without_the_backend) {
   c10c__engine *e = fresh(100 * MiB);
   void *p[4];
@@ -1107,6 +1128,7 @@ RUN_TESTS(T(roundup_power2_divisions_round_as_pytorch),
           T(device_config_strings_follow_pytorch),
           T(record_stream_holds_a_block_until_the_other_streams_work_is_done),
           T(rounding_and_segment_sizes_are_pytorchs),
+          T(an_engine_without_a_planned_mode_refuses_planning),
           T(small_blocks_pack_a_segment_and_come_back_without_the_backend),
           T(large_blocks_split_only_beyond_a_mebibyte_and_stay_per_stream),
           T(a_full_device_frees_the_cache_and_retries_before_failing),
