@@ -8,6 +8,7 @@ pickling, the sharing strategy and a few conveniences.
 from __future__ import annotations
 
 import builtins
+import os
 import pickle
 import sys
 from types import FrameType
@@ -208,6 +209,28 @@ def _no_arguments(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         raise C10TypeError(f"UntypedStorage.{method}() takes no arguments ({len(args)} given)")
 
 
+_c_share_cuda = _ctensor.StorageBase._share_cuda_  # the C method, before the Python part's
+_release_arranged_in = [0]  # the process that arranged _release_counter_files_at_exit
+
+
+def _release_counter_files_at_exit() -> None:
+    """Make this process's CUDA IPC reference-counter files go as it ends.
+
+    The library does so from an exit hook, which ``os._exit`` skips: multiprocessing ends its
+    fork and Pool children with ``os._exit`` after its own exit function, whose finalizers run,
+    so one of them calls ``c10c_cuda_ipc_release_files`` (before, each such child that shared
+    CUDA memory left a ``/dev/shm/c10c_*`` file for good, as torch's do). A forked child
+    arranges its own: its parent's finalizers are cleared when it starts.
+    """
+    pid = os.getpid()
+    if _release_arranged_in[0] == pid:
+        return
+    import multiprocessing.util  # a process that shares CUDA memory has it loaded already
+
+    multiprocessing.util.Finalize(None, lib.c10c_cuda_ipc_release_files, exitpriority=-100)
+    _release_arranged_in[0] = pid
+
+
 class UntypedStorage(_ctensor.StorageBase):
     """Bytes on a device, as ``torch.UntypedStorage``.
 
@@ -285,6 +308,19 @@ class UntypedStorage(_ctensor.StorageBase):
         """Decrement a producer's CUDA IPC reference counter, as torch's (``device`` unused)."""
         del device
         cls._release_ipc_counter_cuda(*args)
+
+    def _share_cuda_(self, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Share CUDA memory through CUDA IPC: torch's 8-tuple.
+
+        (device, handle, size, offset, reference-counter file and offset, event handle,
+        event_sync_required). The reference-counter file goes as this process ends, also where
+        it ends with ``os._exit`` after multiprocessing's exit function (fork and Pool
+        children), which runs no exit hook of the library: ``_release_counter_files_at_exit``.
+        """
+        _no_arguments("_share_cuda_", args, kwargs)
+        shared = _c_share_cuda(self)
+        _release_counter_files_at_exit()
+        return shared
 
     def _share_fd_cpu_(self, *args: Any, **kwargs: Any) -> tuple[int, int]:
         """Move the bytes into a memory file; (its descriptor, size) as torch's.

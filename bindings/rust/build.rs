@@ -37,6 +37,8 @@ fn main() {
     let include = env::var_os("C10C_INCLUDE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| manifest.join("../../include"));
+    // the layout is the headers': a header changed (a constant, a struct) makes it again
+    println!("cargo:rerun-if-changed={}", include.display());
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     let text = match layout(&manifest, &include, &out) {
         Ok(text) => text,

@@ -105,8 +105,9 @@ C10C_API bool c10c_storage_is_received_cuda(const c10c_storage *storage);
  * effort); a name that is not a counter file (as c10c_storage_new_shared_cuda says) is refused
  * and nothing is written to it.
  * Errors: C10C_STATUS_NULL_POINTER; C10C_STATUS_INVALID_ARGUMENT for an offset outside the file,
- * a name that is not a counter file ("_release_ipc_counter: </x> is not a CUDA IPC reference
- * counter file ...") or one of another user; C10C_STATUS_ERROR for a counter file of a newer
+ * a name that is not a counter file ("_release_ipc_counter: its reference counter file </x>:
+ * Invalid argument (22): it is not a CUDA IPC reference counter file ...") or one of another
+ * user; C10C_STATUS_ERROR for a counter file of a newer
  * layout, one whose header count is INT32_MAX, and the system's errors opening it. */
 C10C_API c10c_status c10c_cuda_ipc_release_counter(const char *ref_counter_handle,
                                                    int64_t ref_counter_offset);
@@ -117,6 +118,16 @@ C10C_API c10c_status c10c_cuda_ipc_collect(bool *freed);
 
 /* Storages freed by this process that consumers still hold (torch's limbo size). */
 C10C_API int64_t c10c_cuda_ipc_limbo_count(void);
+
+/* Does now what the library does as the process exits: the reference-counter file of this
+ * process's next shares goes if no consumer holds a counter in it, and this process stops
+ * counting itself in its other files, so that each goes with the last consumer's release. For a
+ * process that ends without running exit handlers: a forked child that ends with _exit (Python's
+ * multiprocessing ends its fork and Pool children so) otherwise leaves its files in /dev/shm.
+ * Call it as the process ends: memory shared before it that a consumer still holds is then
+ * freed only with the process (the consumer's release no longer reaches it); later shares use
+ * new files. Cannot fail; any thread; a second call does nothing. (ABI 1.2) */
+C10C_API void c10c_cuda_ipc_release_files(void);
 
 /* A new event with torch.cuda.Event's flags (enable_timing, blocking, interprocess): an
  * interprocess event must have timing disabled (else the driver's CUDA_ERROR_INVALID_VALUE

@@ -245,18 +245,23 @@ static void file_drop(counter_file *f) {
  * mapped for frees that come later; their consumers' decrements then find no name, as when
  * the producer is killed. A forked child never counted itself in its parent's files, and returns
  * before the lock, which another thread of its parent may have held at the fork. */
-#if defined(__GNUC__) || defined(__clang__)
-__attribute__((destructor)) static void release_files_at_exit(void) {
+void c10c_cuda_ipc_release_files(void) {
   int64_t maker = atomic_load_explicit(&files_maker, memory_order_acquire);
   if (maker == 0 || maker != c10c__process_id()) return;
   c10c__mutex_lock(&lock);
   if (current_file != NULL && current_file->used == 0) file_drop(current_file);
-  current_file = NULL;
+  current_file = NULL; /* a later share makes a new file */
   for (counter_file *f = files; f != NULL; f = f->older) {
     if (f->owner == maker) counter_map_release(f->map, f->name);
     f->owner = -1;
   }
   c10c__mutex_unlock(&lock);
+}
+
+/* A process that ends without exit handlers (_exit) calls c10c_cuda_ipc_release_files itself. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((destructor)) static void release_files_at_exit(void) {
+  c10c_cuda_ipc_release_files();
 }
 #endif
 

@@ -320,6 +320,14 @@ static int produce_and_exit(bool held) {
 static int child_main(const char *mode, const char *info_hex, const char *handle_hex) {
   c10c_cuda_ipc_info info;
   uint8_t handle[4096];
+  if (strncmp(mode, "produce_exit", 12) == 0) { /* ends with _exit: no exit hook runs */
+    int code = produce_and_exit(true);
+    if (strcmp(mode, "produce_exit-released") == 0) {
+      c10c_cuda_ipc_release_files();
+      c10c_cuda_ipc_release_files(); /* a second call does nothing */
+    }
+    _exit(code);
+  }
   if (strncmp(mode, "produce", 7) == 0) return produce_and_exit(strcmp(mode, "produce-held") == 0);
   from_hex(&info, sizeof info, info_hex);
   size_t len = from_hex(handle, sizeof handle, handle_hex);
@@ -634,6 +642,31 @@ TEST(a_producer_that_exits_leaves_no_counter_file) {
   ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0);
 }
 
+/* A process that ends with _exit (Python's multiprocessing ends its fork and Pool children so)
+ * runs no exit hook: c10c_cuda_ipc_release_files does its work, else the file stays, as torch's
+ * (whose ~CudaIPCGlobalEntities does not run either). */
+TEST(a_producer_ending_with_exit_leaves_no_counter_file_when_it_releases_its_files) {
+  shared none;
+  memset(&none, 0, sizeof none);
+  child c = spawn("produce_exit-released", &none.info, none.handle, 0);
+  ASSERT_EQ(finish(c), 0);
+  ASSERT_EQ(counter_files_of(c.pid), 0);
+  c = spawn("produce_exit", &none.info, none.handle, 0);
+  ASSERT_EQ(finish(c), 0);
+  ASSERT_EQ(counter_files_of(c.pid), 1); /* what the call is for */
+  char prefix[32], path[300];
+  int n = snprintf(prefix, sizeof prefix, "c10c_%lld_", (long long)c.pid);
+  DIR *dir = opendir("/dev/shm");
+  for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;)
+    if (strncmp(e->d_name, prefix, (size_t)n) == 0) {
+      snprintf(path, sizeof path, "/%s", e->d_name);
+      shm_unlink(path);
+    }
+  if (dir != NULL) closedir(dir);
+  ASSERT_EQ(counter_files_of(c.pid), 0);
+  c10c_cuda_ipc_release_files(); /* nothing made here yet: nothing to do */
+}
+
 enum { FILE_BYTES = 64 + 8 * C10C_CUDA_IPC_REF_COUNTER_FILE_SIZE };
 
 /* A shm object made by hand, as another program would: size bytes, count 1 in its header, and
@@ -902,6 +935,7 @@ int main(int argc, char **argv) {
       T(the_consumer_waits_for_the_producers_stream),
       T(a_received_storage_can_be_shared_again),
       T(a_producer_that_exits_leaves_no_counter_file),
+      T(a_producer_ending_with_exit_leaves_no_counter_file_when_it_releases_its_files),
       T(a_counter_handle_naming_a_shared_storage_is_refused_and_its_bytes_unchanged),
       T(interprocess_events_need_the_flag_and_open_in_another_process),
       T(bad_arguments_are_refused_and_share_nothing),

@@ -111,7 +111,7 @@ def test_every_struct_has_the_headers_layout():
 
 def test_versions():
     assert pyc10.__version__ == "1.1.0"
-    assert pyc10.abi_version == (1, 1)
+    assert pyc10.abi_version == (1, 2)
     assert lib.c10c_abi_version() == lib.C10C_ABI_VERSION
 
 

@@ -324,3 +324,42 @@ def test_bad_tuples_are_refused(stub, tmp_path, args, error):
     lines = out.splitlines()
     assert error in lines[0]
     assert lines[1:] == ["RuntimeError", "TypeError", "None"]
+
+
+def test_fork_and_pool_children_that_share_leave_no_counter_file(stub, tmp_path):
+    """multiprocessing ends fork and Pool children with os._exit, which skips the library's exit
+    hook: a finalizer releases the child's reference-counter files (torch's stay in /dev/shm).
+    A process killed by a signal (Pool.terminate, as leaving a ``with Pool`` block does) still
+    leaves them, as torch's."""
+    out = run(
+        stub,
+        tmp_path,
+        """
+        import os
+
+        def share(q):
+            s = pyc10.empty(16, device="cuda").untyped_storage()
+            held = s._share_cuda_()  # never released by a consumer: the file is in use
+            q.put((os.getpid(), held[4]))
+
+        def pooled(_):
+            s = pyc10.empty(16, device="cuda").untyped_storage()
+            return os.getpid(), s._share_cuda_()[4]
+
+        if __name__ == "__main__":
+            fork = mp.get_context("fork")
+            q = fork.Queue()
+            p = fork.Process(target=share, args=(q,))
+            p.start()
+            pid, name = q.get()
+            p.join()
+            print(p.exitcode, name.decode().startswith(f"/c10c_{pid}_"))
+            print(os.path.exists("/dev/shm" + name.decode()))
+            pool = fork.Pool(2)  # closed and joined: its workers end as fork children do
+            made = pool.map(pooled, range(4))
+            pool.close()
+            pool.join()
+            print(any(os.path.exists("/dev/shm" + n.decode()) for _, n in made))
+        """,
+    )
+    assert out.splitlines() == ["0 True", "False", "False"]
