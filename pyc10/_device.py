@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any, final
 
-from ._errors import C10RuntimeError, C10TypeError, check
+from ._errors import C10RuntimeError, C10TypeError, argument_type_error, check, torch_type_name
 from ._lib import ffi, lib
 
 __all__ = [
@@ -112,8 +112,8 @@ builtin_type = type  # the property is named "type", as torch's
 
 def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> C10TypeError:
     got = ", ".join(
-        [builtin_type(a).__name__ for a in args]
-        + [f"{k}={builtin_type(v).__name__}" for k, v in kwargs.items()]
+        [torch_type_name(a) for a in args]
+        + [f"{k}={torch_type_name(v)}" for k, v in kwargs.items()]
     )
     return C10TypeError(
         f"device() received an invalid combination of arguments - got ({got}), but expected "
@@ -128,12 +128,6 @@ def _is_numpy_int(value: Any) -> bool:
     import numpy
 
     return isinstance(value, numpy.integer)
-
-
-def _tp_name(value: Any) -> str:
-    """The type's name as torch's messages print it (tp_name: numpy.float64, float)."""
-    kind = builtin_type(value)
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def _from_one(arg: Any) -> device:
@@ -167,15 +161,10 @@ def _from_type_and_index(type_arg: Any, index: Any) -> device:
     if builtin_type(type_arg) is bytes:
         type_arg = type_arg.decode("utf-8", "surrogateescape")
     if builtin_type(type_arg) is not str:
-        raise C10TypeError(
-            "device(): argument 'type' (position 1) must be str, not "
-            f"{builtin_type(type_arg).__name__}"
-        )
+        raise argument_type_error("device", "type", 1, "str", type_arg)
     if index is not None and builtin_type(index) is not int:
         if not _is_numpy_int(index):
-            raise C10TypeError(
-                f"device(): argument 'index' (position 2) must be int, not {_tp_name(index)}"
-            )
+            raise argument_type_error("device", "index", 2, "int", index)
         index = int(index)  # torch's THPUtils_checkLong takes numpy's integers
     base = _PARSED.get(type_arg) or _parse(type_arg)
     if base._index != -1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, final
 
 from ._constant import Constant
-from ._errors import C10TypeError, check
+from ._errors import C10TypeError, argument_type_error, check
 from ._lib import ffi, lib
 
 if TYPE_CHECKING:
@@ -139,11 +139,9 @@ for _v in range(lib.C10C_DTYPE_UNDEFINED):
 del _v, _d, _legacy
 
 
-def _value_of(d: object, argname: str) -> int:
+def _value_of(d: object, fn: str, argname: str, position: int) -> int:
     if type(d) is not dtype:
-        raise C10TypeError(
-            f"promote_types(): argument '{argname}' must be pyc10.dtype, not {type(d).__name__}"
-        )
+        raise argument_type_error(fn, argname, position, "pyc10.dtype", d)
     return d.value
 
 
@@ -158,7 +156,13 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     except (KeyError, TypeError):
         pass
     out = ffi.new(_DTYPE_PTR)
-    check(lib.c10c_promote_types(out, _value_of(type1, "type1"), _value_of(type2, "type2")))
+    check(
+        lib.c10c_promote_types(
+            out,
+            _value_of(type1, "promote_types", "type1", 1),
+            _value_of(type2, "promote_types", "type2", 2),
+        )
+    )
     result = _BY_VALUE[out[0]]
     _PROMOTED[type1, type2] = result
     return result
@@ -174,7 +178,11 @@ def can_cast(from_: dtype, to: dtype) -> bool:
         return _CAN_CAST[from_, to]
     except (KeyError, TypeError):  # TypeError: an unhashable argument, refused below
         pass
-    result = bool(lib.c10c_dtype_can_cast(_value_of(from_, "from_"), _value_of(to, "to")))
+    result = bool(
+        lib.c10c_dtype_can_cast(
+            _value_of(from_, "can_cast", "from_", 1), _value_of(to, "can_cast", "to", 2)
+        )
+    )
     _CAN_CAST[from_, to] = result  # both are dtypes here: _value_of refused anything else
     return result
 

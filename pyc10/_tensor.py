@@ -11,7 +11,7 @@ import itertools
 import operator
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
 
 from . import _ctensor, _defaults, _repr, _torch_methods, _typed_storage
@@ -29,6 +29,7 @@ from ._errors import (
     C10ValueError,
     check,
     raise_status,
+    torch_type_name,
 )
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._layout import layout as _layout_cls
@@ -135,7 +136,7 @@ def _int(value: Any, what: str) -> int:
     if type(value) is int and -_INT64_MAX - 1 <= value <= _INT64_MAX:
         return value
     if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise C10TypeError(f"{what} must be int, not {type(value).__name__}")
+        raise C10TypeError(f"{what} must be int, not {torch_type_name(value)}")
     v = operator.index(value)
     if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
         raise C10ValueError("Overflow when unpacking long long")
@@ -169,7 +170,7 @@ def _check_dtype(d: Any) -> dtype:
     if d is None:
         return _defaults.current()
     if type(d) is not dtype:
-        raise C10TypeError(f"dtype must be pyc10.dtype, not {type(d).__name__}")
+        raise C10TypeError(f"dtype must be pyc10.dtype, not {torch_type_name(d)}")
     return d
 
 
@@ -179,6 +180,18 @@ _ALL_DIMS: Any = object()  # squeeze()'s default: no dim given
 
 def _check_device(d: Any) -> _device_cls:
     return _CPU if d is None else _device_cls(d)
+
+
+# The C methods behind the dunders torch writes in Python (torch/_tensor.py): Tensor's Python
+# methods of the same name call them, so that a bad call's error is Python's own, as torch's
+# ("Tensor.__len__() takes 1 positional argument but 2 were given")
+_C_LEN = _ctensor.TensorBase.__len__
+_C_ITER = _ctensor.TensorBase.__iter__
+_C_REVERSED = _ctensor.TensorBase.__reversed__
+_C_DLPACK_DEVICE = _ctensor.TensorBase.__dlpack_device__
+_C_ARRAY = _ctensor.TensorBase.__array__
+_C_DLPACK = _ctensor.TensorBase.__dlpack__
+_C_DEEPCOPY = _ctensor.TensorBase.__deepcopy__
 
 
 @final
@@ -207,6 +220,54 @@ class Tensor(_ctensor.TensorBase):
         return cast(Tensor, _wrap_address(int(ffi.cast(_UINTPTR, handle)), handle))
 
     # ---- shape, dtype, device, data_ptr(), __bool__, __len__ ...: in C (_ext/attrs.c) ----
+
+    # ---- the dunders torch writes in Python: its signatures, the work in C ----
+
+    def __len__(self) -> builtins.int:
+        """The size of the first dimension (TypeError for a 0-dim tensor), as torch's."""
+        return _C_LEN(self)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        """The views ``t[0]``, ``t[1]``, ... (TypeError for a 0-dim tensor), as torch's."""
+        return cast(Iterator[Tensor], _C_ITER(self))
+
+    def __reversed__(self) -> Tensor:
+        """The tensor flipped along its first dimension, as torch's."""
+        return _C_REVERSED(self)
+
+    def __dlpack_device__(self) -> tuple[builtins.int, builtins.int]:
+        """DLPack's (device type, device index) of the tensor, as torch's."""
+        return _C_DLPACK_DEVICE(self)
+
+    def __array__(self, dtype: Any = None, *, copy: builtins.bool | None = None) -> Any:  # type: ignore[override]
+        """The tensor as a numpy array (numpy's protocol; ``copy`` as numpy 2 passes it)."""
+        if copy is None:
+            return _C_ARRAY(self, dtype)
+        return _C_ARRAY(self, dtype, copy)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = -1,
+        max_version: tuple[builtins.int, builtins.int] | None = None,
+        dl_device: tuple[builtins.int, builtins.int] | None = None,
+        copy: builtins.bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of the tensor (the array API's protocol), as torch's."""
+        kwargs: dict[str, Any] = {}
+        if stream != -1:
+            kwargs["stream"] = stream
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return _C_DLPACK(self, **kwargs)
+
+    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
+        """A copy of the tensor and its storage (tensors sharing one share the copy's)."""
+        return _C_DEEPCOPY(self, memo)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
         """Pickle (and copy.copy) as torch does: the storage, offset, sizes, strides and dtype.
@@ -525,7 +586,7 @@ def _check_format(fmt: Any, name: str) -> memory_format:
     if type(fmt) is not type(_CONTIGUOUS):
         raise C10TypeError(
             f"{name}(): argument 'memory_format' must be pyc10.memory_format, not "
-            f"{type(fmt).__name__}"
+            f"{torch_type_name(fmt)}"
         )
     return fmt
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from _difftest import EXC_CLASSES, Attr, SizeV, St, T, T0, _message, _tensor, materialize
+from _difftest import EXC_CLASSES, T0, Attr, SizeV, St, T, _message, materialize
 
 
 @dataclass(frozen=True)
