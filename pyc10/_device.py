@@ -272,9 +272,12 @@ def _install(d: Any) -> None:
     _device_state.device = d
 
 
-def set_default_device(d: Any, /) -> None:
+_device_class = device
+
+
+def set_default_device(device: Any) -> None:  # noqa: F811  (torch's parameter name)
     """Set this thread's default device for factories, as ``torch.set_default_device``."""
-    _install(None if d is None else device(d))
+    _install(None if device is None else _device_class(device))
 
 
 def device_context_enter(d: Any) -> None:

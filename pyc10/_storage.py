@@ -410,8 +410,10 @@ class UntypedStorage(_ctensor.StorageBase):
             raise C10NotImplementedError("Cannot copy out of meta tensor; no data!")
         return _rebuild_storage, (self._bytes(), str(self.device))
 
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
-        """Pickle: with protocol 5 a CPU storage's bytes go as one ``pickle.PickleBuffer``.
+    def _reduce_ex(self, protocol: int) -> tuple[Any, tuple[Any, ...]]:
+        """__reduce_ex__'s work (its C part converts protocol as torch's, object's, does).
+
+        Pickle: with protocol 5 a CPU storage's bytes go as one ``pickle.PickleBuffer``.
 
         With a ``buffer_callback`` nothing is copied (the buffer goes out of band, as numpy's
         arrays do) and loading with ``buffers=`` wraps the buffer itself (read-only when it is);

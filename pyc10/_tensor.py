@@ -11,7 +11,7 @@ import itertools
 import operator
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, final
 
 from . import _ctensor, _defaults, _repr, _torch_methods, _typed_storage
@@ -185,8 +185,6 @@ def _check_device(d: Any) -> _device_cls:
 # The C methods behind the dunders torch writes in Python (torch/_tensor.py): Tensor's Python
 # methods of the same name call them, so that a bad call's error is Python's own, as torch's
 # ("Tensor.__len__() takes 1 positional argument but 2 were given")
-_C_LEN = _ctensor.TensorBase.__len__
-_C_ITER = _ctensor.TensorBase.__iter__
 _C_REVERSED = _ctensor.TensorBase.__reversed__
 _C_DLPACK_DEVICE = _ctensor.TensorBase.__dlpack_device__
 _C_ARRAY = _ctensor.TensorBase.__array__
@@ -222,14 +220,6 @@ class Tensor(_ctensor.TensorBase):
     # ---- shape, dtype, device, data_ptr(), __bool__, __len__ ...: in C (_ext/attrs.c) ----
 
     # ---- the dunders torch writes in Python: its signatures, the work in C ----
-
-    def __len__(self) -> builtins.int:
-        """The size of the first dimension (TypeError for a 0-dim tensor), as torch's."""
-        return _C_LEN(self)
-
-    def __iter__(self) -> Iterator[Tensor]:
-        """The views ``t[0]``, ``t[1]``, ... (TypeError for a 0-dim tensor), as torch's."""
-        return cast(Iterator[Tensor], _C_ITER(self))
 
     def __reversed__(self) -> Tensor:
         """The tensor flipped along its first dimension, as torch's."""
@@ -269,7 +259,7 @@ class Tensor(_ctensor.TensorBase):
         """A copy of the tensor and its storage (tensors sharing one share the copy's)."""
         return _C_DEEPCOPY(self, memo)
 
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
+    def __reduce_ex__(self, proto: Any) -> tuple[Any, tuple[Any, ...]]:
         """Pickle (and copy.copy) as torch does: the storage, offset, sizes, strides and dtype.
 
         Tensors pickled together that share a storage share one after loading (the storage is
@@ -281,6 +271,8 @@ class Tensor(_ctensor.TensorBase):
         tensors pickled with it (pyc10._pickling). ``joblib.dump`` gets the window as a numpy
         array, which it writes raw, so that ``joblib.load(f, mmap_mode="r")`` maps it.
         """
+        # torch takes any proto (its pickling ignores it); pyc10 reads protocol 5 from it
+        protocol = proto if type(proto) is builtins.int else 0
         if self.device.type == "cpu" and (protocol >= 5 or "joblib.numpy_pickle" in sys.modules):
             from . import _pickling  # on first use: import pyc10 stays as fast as it was
 
@@ -478,9 +470,9 @@ class Tensor(_ctensor.TensorBase):
         """Torch's format (``tensor([[0., 1.], ...])``): pyc10._repr.tensor_repr."""
         return _repr.tensor_repr(self)
 
-    def __format__(self, spec: str) -> str:
+    def __format__(self, format_spec: str) -> str:
         """A 0-dim tensor formats its item (``f"{t:.2f}"``), as torch: pyc10._repr."""
-        return _repr.tensor_format(self, spec)
+        return _repr.tensor_format(self, format_spec)
 
 
 if not TYPE_CHECKING:

@@ -100,6 +100,71 @@ PyObject *pyc10_raise_in(PyObject *cls, PyObject *fallback, const char *fmt, ...
   return NULL;
 }
 
+/* "'a'", "'a' and 'b'", "'a', 'b', and 'c'": CPython's list of missing parameters. */
+static PyObject *missing_names(const char *const *names, const int *which, int k) {
+  PyObject *text = PyUnicode_FromString("");
+  for (int i = 0; i < k && text != NULL; i++) {
+    const char *sep = i == 0 ? "" : (k == 2 ? " and " : (i == k - 1 ? ", and " : ", "));
+    PyObject *next = PyUnicode_FromFormat("%U%s'%s'", text, sep, names[which[i]]);
+    Py_DECREF(text);
+    text = next;
+  }
+  return text;
+}
+
+int pyc10_bind_python(PyObject *self_cls, const char *fn, const char *const *names, int n,
+                      PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **out) {
+  PyObject *qual = NULL;
+  if (self_cls != NULL) {
+    PyObject *cls = PyObject_GetAttrString(self_cls, "__qualname__");
+    if (cls == NULL) return -1;
+    qual = PyUnicode_FromFormat("%U.%s", cls, fn);
+    Py_DECREF(cls);
+  } else {
+    qual = PyUnicode_FromString(fn);
+  }
+  if (qual == NULL) return -1;
+  for (int i = 0; i < n; i++) out[i] = i < nargs ? args[i] : NULL;
+  Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_Size(kwnames);
+  for (Py_ssize_t k = 0; k < nkw; k++) { /* CPython binds keywords before it counts positionals */
+    PyObject *key = PyTuple_GetItem(kwnames, k);
+    int i = 0;
+    while (i < n && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) i++;
+    if (i == n) {
+      PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%U'", qual, key);
+      goto fail;
+    }
+    if (out[i] != NULL) {
+      PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%s'", qual, names[i]);
+      goto fail;
+    }
+    out[i] = args[nargs + k];
+  }
+  int self = self_cls != NULL;
+  if (nargs > n) {
+    Py_ssize_t given = nargs + self;
+    PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given", qual,
+                 n + self, n + self == 1 ? "" : "s", given, given == 1 ? "was" : "were");
+    goto fail;
+  }
+  int which[8], k = 0;
+  for (int i = 0; i < n && k < 8; i++)
+    if (out[i] == NULL) which[k++] = i;
+  if (k > 0) {
+    PyObject *list = missing_names(names, which, k);
+    if (list != NULL)
+      PyErr_Format(PyExc_TypeError, "%U() missing %d required positional argument%s: %U", qual,
+                   k, k == 1 ? "" : "s", list);
+    Py_XDECREF(list);
+    goto fail;
+  }
+  Py_DECREF(qual);
+  return 0;
+fail:
+  Py_DECREF(qual);
+  return -1;
+}
+
 PyObject *pyc10_not_implemented(const char *what) {
   static PyObject *cls; /* pyc10._errors.C10NotImplementedError, looked up on first use */
   if (cls == NULL) {

@@ -780,10 +780,15 @@ static PyObject *f_as_tensor(PyObject *m, FASTCALL_ARGS) {
   return from_data(r.obj[0], r.obj[1], dtype, r.obj[2], has_device, device, false);
 }
 
-static PyObject *f_is_tensor(PyObject *m, PyObject *obj) {
+/* torch writes is_tensor(obj) in Python: a bad call gets Python's words, as torch's. */
+static PyObject *f_is_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
   (void)m;
-  int r = PyObject_TypeCheck(obj, pa_cls.tensor);
-  return PyBool_FromLong(r);
+  static const char *const names[] = {"obj"};
+  PyObject *obj;
+  if (pyc10_bind_python(NULL, "is_tensor", names, 1, args, nargs, kwnames, &obj) < 0)
+    return NULL;
+  return PyBool_FromLong(PyObject_TypeCheck(obj, pa_cls.tensor));
 }
 
 #define F(name, fn) \
@@ -807,8 +812,8 @@ PyMethodDef pyc10_factory_functions[] = {
     {"_numpy_c_api", pyc10_numpy_c_api, METH_O,
      "_numpy_c_api(use, /) -> bool\n\nWhether Tensor.numpy() and __array__ make arrays through "
      "numpy's C API table (where it can be had) or through numpy.asarray; the old setting."},
-    {"is_tensor", f_is_tensor, METH_O,
-     "is_tensor(obj, /) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
+    {"is_tensor", PYC10_FASTCALL(f_is_tensor), METH_FASTCALL | METH_KEYWORDS,
+     "is_tensor(obj) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
     {NULL, NULL, 0, NULL},
 };
 
