@@ -31,7 +31,7 @@ _TYPE_NAMES: list[str] = list(
     for t in range(lib.C10C_DEVICE_TYPE_COUNT)
 )
 
-_SIGNATURES = "(pyc10.device device), (str type, int index = -1)"
+_SIGNATURES = ("(pyc10.device device)", "(str type, int index = -1)")
 _CACHE_LIMIT = 1024
 
 
@@ -110,14 +110,31 @@ class device:
 builtin_type = type  # the property is named "type", as torch's
 
 
+def _described(value: Any) -> str:
+    """A value's type as torch's parser describes one that matched no type: ``list of [int]``."""
+    name = torch_type_name(value)
+    if builtin_type(value) in (list, tuple):
+        items = dict.fromkeys(torch_type_name(v) for v in value)
+        return f"{name} of [{', '.join(items)}]"
+    return name
+
+
 def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> C10TypeError:
+    """The error torch gives device(args, kwargs) matching neither signature, in its layout."""
     got = ", ".join(
         [torch_type_name(a) for a in args]
         + [f"{k}={torch_type_name(v)}" for k, v in kwargs.items()]
     )
+    first, second = _SIGNATURES
+    why = ""
+    if len(args) == 1 and not kwargs:  # the count fits (torch.device device): its type did not
+        why = (
+            "      didn't match because some of the arguments have invalid types: "
+            f"(!{_described(args[0])}!)\n"
+        )
     return C10TypeError(
         f"device() received an invalid combination of arguments - got ({got}), but expected "
-        f"one of: {_SIGNATURES}"
+        f"one of:\n * {first}\n{why} * {second}\n"
     )
 
 
@@ -275,7 +292,7 @@ def _install(d: Any) -> None:
 _device_class = device
 
 
-def set_default_device(device: Any) -> None:  # noqa: F811  (torch's parameter name)
+def set_default_device(device: Any) -> None:  # torch's parameter name
     """Set this thread's default device for factories, as ``torch.set_default_device``."""
     _install(None if device is None else _device_class(device))
 

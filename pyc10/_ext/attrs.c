@@ -792,10 +792,9 @@ static PyObject *m_index(PyObject *self, PyObject *unused) {
   (void)unused;
   return t_index(self);
 }
-static PyObject *m_len(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-                       PyObject *kwnames) {
+static PyObject *m_len(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
   PyObject *none[1];
-  if (pyc10_bind_python((PyObject *)Py_TYPE(self), "__len__", NULL, 0, args, nargs, kwnames,
+  if (pyc10_bind_python((PyObject *)Py_TYPE(self), "__len__", NULL, 0, 0, args, nargs, kwnames,
                         none) < 0)
     return NULL;
   Py_ssize_t n = t_len(self);
@@ -804,7 +803,7 @@ static PyObject *m_len(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 static PyObject *m_iter(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                         PyObject *kwnames) {
   PyObject *none[1];
-  if (pyc10_bind_python((PyObject *)Py_TYPE(self), "__iter__", NULL, 0, args, nargs, kwnames,
+  if (pyc10_bind_python((PyObject *)Py_TYPE(self), "__iter__", NULL, 0, 0, args, nargs, kwnames,
                         none) < 0)
     return NULL;
   return t_iter(self);

@@ -113,7 +113,8 @@ static PyObject *missing_names(const char *const *names, const int *which, int k
 }
 
 int pyc10_bind_python(PyObject *self_cls, const char *fn, const char *const *names, int n,
-                      PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **out) {
+                      int posonly, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      PyObject **out) {
   PyObject *qual = NULL;
   if (self_cls != NULL) {
     PyObject *cls = PyObject_GetAttrString(self_cls, "__qualname__");
@@ -130,6 +131,12 @@ int pyc10_bind_python(PyObject *self_cls, const char *fn, const char *const *nam
     PyObject *key = PyTuple_GetItem(kwnames, k);
     int i = 0;
     while (i < n && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) i++;
+    if (i < posonly) {
+      PyErr_Format(PyExc_TypeError,
+                   "%U() got some positional-only arguments passed as keyword arguments: '%s'",
+                   qual, names[i]);
+      goto fail;
+    }
     if (i == n) {
       PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%U'", qual, key);
       goto fail;
@@ -153,8 +160,8 @@ int pyc10_bind_python(PyObject *self_cls, const char *fn, const char *const *nam
   if (k > 0) {
     PyObject *list = missing_names(names, which, k);
     if (list != NULL)
-      PyErr_Format(PyExc_TypeError, "%U() missing %d required positional argument%s: %U", qual,
-                   k, k == 1 ? "" : "s", list);
+      PyErr_Format(PyExc_TypeError, "%U() missing %d required positional argument%s: %U", qual, k,
+                   k == 1 ? "" : "s", list);
     Py_XDECREF(list);
     goto fail;
   }

@@ -780,13 +780,13 @@ static PyObject *f_as_tensor(PyObject *m, FASTCALL_ARGS) {
   return from_data(r.obj[0], r.obj[1], dtype, r.obj[2], has_device, device, false);
 }
 
-/* torch writes is_tensor(obj) in Python: a bad call gets Python's words, as torch's. */
+/* torch writes is_tensor(obj, /) in Python: a bad call gets Python's words, as torch's. */
 static PyObject *f_is_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                              PyObject *kwnames) {
   (void)m;
   static const char *const names[] = {"obj"};
   PyObject *obj;
-  if (pyc10_bind_python(NULL, "is_tensor", names, 1, args, nargs, kwnames, &obj) < 0)
+  if (pyc10_bind_python(NULL, "is_tensor", names, 1, 1, args, nargs, kwnames, &obj) < 0)
     return NULL;
   return PyBool_FromLong(PyObject_TypeCheck(obj, pa_cls.tensor));
 }
@@ -813,7 +813,7 @@ PyMethodDef pyc10_factory_functions[] = {
      "_numpy_c_api(use, /) -> bool\n\nWhether Tensor.numpy() and __array__ make arrays through "
      "numpy's C API table (where it can be had) or through numpy.asarray; the old setting."},
     {"is_tensor", PYC10_FASTCALL(f_is_tensor), METH_FASTCALL | METH_KEYWORDS,
-     "is_tensor(obj) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
+     "is_tensor(obj, /) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -825,11 +825,11 @@ int storage__setitem(PyObject *self, PyObject *index, PyObject *value) {
 
 /* The methods torch writes in Python (torch.storage._StorageBase: size, tolist, clone): their work
  * here, a bad call's error in Python's own words, as torch's. */
-#define PYTHON_NOARGS(wrapper, fn, name)                                                      \
-  static PyObject *wrapper(PyObject *self, PyObject *const *args, Py_ssize_t nargs,         \
+#define PYTHON_NOARGS(wrapper, fn, name)                                                     \
+  static PyObject *wrapper(PyObject *self, PyObject *const *args, Py_ssize_t nargs,          \
                            PyObject *kwnames) {                                              \
     PyObject *none[1];                                                                       \
-    if (pyc10_bind_python((PyObject *)Py_TYPE(self), name, NULL, 0, args, nargs, kwnames,    \
+    if (pyc10_bind_python((PyObject *)Py_TYPE(self), name, NULL, 0, 0, args, nargs, kwnames, \
                           none) < 0)                                                         \
       return NULL;                                                                           \
     return fn(self, NULL);                                                                   \
@@ -857,7 +857,8 @@ static PyObject *s_reduce_ex(PyObject *self, PyObject *arg) {
 
 PyMethodDef storage__methods[] = {
     {"nbytes", s_nbytes, METH_NOARGS, "nbytes() -> int\n\nSize in bytes."},
-    {"size", FAST(py_size), METH_FASTCALL | METH_KEYWORDS, "size() -> int\n\nSize in bytes (nbytes())."},
+    {"size", FAST(py_size), METH_FASTCALL | METH_KEYWORDS,
+     "size() -> int\n\nSize in bytes (nbytes())."},
     {"element_size", s_element_size, METH_NOARGS,
      "element_size() -> int\n\n1: an untyped storage counts bytes."},
     {"data_ptr", s_data_ptr, METH_NOARGS,
@@ -870,7 +871,8 @@ PyMethodDef storage__methods[] = {
     {"is_shared", s_is_shared, METH_NOARGS,
      "is_shared() -> bool\n\nWhether the bytes are in shared memory (share_memory_; CUDA: "
      "always)."},
-    {"tolist", FAST(py_tolist), METH_FASTCALL | METH_KEYWORDS, "tolist() -> list[int]\n\nThe bytes as a list of ints."},
+    {"tolist", FAST(py_tolist), METH_FASTCALL | METH_KEYWORDS,
+     "tolist() -> list[int]\n\nThe bytes as a list of ints."},
     {"__reduce_ex__", s_reduce_ex, METH_O,
      "__reduce_ex__(protocol) -> tuple\n\nPickle (protocol 5: the bytes out of band)."},
     {"_bytes", s_bytes, METH_NOARGS, "The bytes as a bytes object (copied to the host)."},
