@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any, final
 
-from ._errors import C10RuntimeError, C10TypeError, argument_type_error, check, torch_type_name
+from ._errors import C10RuntimeError, C10TypeError, argument_type_error, check
 from ._lib import ffi, lib
 
 __all__ = [
@@ -31,7 +31,6 @@ _TYPE_NAMES: list[str] = list(
     for t in range(lib.C10C_DEVICE_TYPE_COUNT)
 )
 
-_SIGNATURES = ("(pyc10.device device)", "(str type, int index = -1)")
 _CACHE_LIMIT = 1024
 
 
@@ -110,32 +109,19 @@ class device:
 builtin_type = type  # the property is named "type", as torch's
 
 
-def _described(value: Any) -> str:
-    """A value's type as torch's parser describes one that matched no type: ``list of [int]``."""
-    name = torch_type_name(value)
-    if builtin_type(value) in (list, tuple):
-        items = dict.fromkeys(torch_type_name(v) for v in value)
-        return f"{name} of [{', '.join(items)}]"
-    return name
+def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception:
+    """The error torch.device gives a call neither of its overloads takes.
 
+    The C parser's, over the table's device entry: its "invalid combination" layout, or the one
+    plausible overload's own error.
+    """
+    from . import _ctensor
 
-def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> C10TypeError:
-    """The error torch gives device(args, kwargs) matching neither signature, in its layout."""
-    got = ", ".join(
-        [torch_type_name(a) for a in args]
-        + [f"{k}={torch_type_name(v)}" for k, v in kwargs.items()]
-    )
-    first, second = _SIGNATURES
-    why = ""
-    if len(args) == 1 and not kwargs:  # the count fits (torch.device device): its type did not
-        why = (
-            "      didn't match because some of the arguments have invalid types: "
-            f"(!{_described(args[0])}!)\n"
-        )
-    return C10TypeError(
-        f"device() received an invalid combination of arguments - got ({got}), but expected "
-        f"one of:\n * {first}\n{why} * {second}\n"
-    )
+    try:
+        _ctensor._device_error(*args, **kwargs)
+    except TypeError as e:
+        return e
+    return C10TypeError("device() received an invalid combination of arguments")  # not reached
 
 
 def _is_numpy_int(value: Any) -> bool:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, final
 
 from ._constant import Constant
-from ._errors import C10TypeError, argument_type_error, check
+from ._errors import C10TypeError, check
 from ._lib import ffi, lib
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["can_cast", "dtype", "promote_types"]
+__all__ = ["dtype"]
 
 # cffi releases the GIL around every C call, so out-parameters are allocated per call (a shared
 # buffer could be overwritten by another thread between the call and the read).
@@ -137,54 +137,6 @@ for _v in range(lib.C10C_DTYPE_UNDEFINED):
     if _legacy:
         DTYPE_NAMES[_legacy] = _d
 del _v, _d, _legacy
-
-
-def _value_of(d: object, fn: str, argname: str, position: int) -> int:
-    if type(d) is not dtype:
-        raise argument_type_error(fn, argname, position, "pyc10.dtype", d)
-    return d.value
-
-
-# Promotion is a pure function of two dtypes: results the library gave once are remembered.
-_PROMOTED: dict[tuple[dtype, dtype], dtype] = {}
-
-
-def promote_types(type1: dtype, type2: dtype) -> dtype:
-    """The smallest dtype both can be cast to, as ``torch.promote_types`` (c10's rules)."""
-    try:
-        return _PROMOTED[type1, type2]
-    except (KeyError, TypeError):
-        pass
-    out = ffi.new(_DTYPE_PTR)
-    check(
-        lib.c10c_promote_types(
-            out,
-            _value_of(type1, "promote_types", "type1", 1),
-            _value_of(type2, "promote_types", "type2", 2),
-        )
-    )
-    result = _BY_VALUE[out[0]]
-    _PROMOTED[type1, type2] = result
-    return result
-
-
-# Casting rules are a pure function of two dtypes too: answers the library gave once are kept.
-_CAN_CAST: dict[tuple[dtype, dtype], bool] = {}
-
-
-def can_cast(from_: dtype, to: dtype) -> bool:
-    """Whether casting is allowed under torch's casting rules, as ``torch.can_cast``."""
-    try:
-        return _CAN_CAST[from_, to]
-    except (KeyError, TypeError):  # TypeError: an unhashable argument, refused below
-        pass
-    result = bool(
-        lib.c10c_dtype_can_cast(
-            _value_of(from_, "can_cast", "from_", 1), _value_of(to, "can_cast", "to", 2)
-        )
-    )
-    _CAN_CAST[from_, to] = result  # both are dtypes here: _value_of refused anything else
-    return result
 
 
 #: Dtypes numpy lacks, and the dtype their values are read and written through exactly (tolist,

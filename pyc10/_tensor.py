@@ -759,9 +759,7 @@ _NUMPY_DTYPES: dict[Any, dtype] = {}  # numpy dtype -> pyc10 dtype, as _infer_dt
 
 
 def _promote(a: dtype, b: dtype) -> dtype:
-    from ._dtype import promote_types
-
-    return promote_types(a, b)
+    return _ctensor.promote_types(a, b)
 
 
 def _leaf(obj: Any, d: dtype) -> Any:

@@ -47,7 +47,7 @@ _OPEN = (
 )
 BUGS: dict[str, str] = dict.fromkeys(
     [
-        "lib.promote_types", "lib.can_cast", "lib.device-14", "lib.FloatStorage", "lib.LongStorage",
+        "lib.FloatStorage", "lib.LongStorage",
         "lib.TypedStorage", "T.__deepcopy__", "T.is_pinned", "T.storage_type", "US.is_pinned",
         "US.type", "TS.type", "TS.fill_", "TS.copy_", "TS.resize_", "TS.__getitem__",
         "TS.__reduce_ex__", "device.__repr__", "dtype.to_complex", "dtype.to_real",
@@ -140,3 +140,7 @@ def test_dunders_and_python_written_functions_in_torchs_words() -> None:
     assert_same("lib.device([1])")
     assert_same("lib.device('cpu', 0, 0)")
     assert_same("lib.set_default_device(device='cpu')")
+    assert_same("lib.device('cpu', foo=1)")
+    assert_same("lib.promote_types(lib.float32)")
+    assert_same("lib.can_cast()")
+    assert_same("lib.promote_types(float, lib.int32)")
