@@ -227,12 +227,15 @@ class UntypedStorage(_ctensor.StorageBase):
         return UntypedStorage(self.nbytes()).copy_(self)
 
     def is_pinned(self, device: Any = None) -> bool:
-        """Whether the bytes are pinned (page-locked, from the pinned host allocator)."""
-        from ._lib import lib
+        """Whether the bytes are pinned (page-locked, from the pinned host allocator).
 
-        if self.device.type != "cpu" or not self.data_ptr():
-            return False
-        return bool(lib.c10c_cuda_host_is_pinned(ffi.cast("void *", self.data_ptr())))
+        torch's: a tensor over the storage is asked (Tensor.is_pinned, which parses device).
+        """
+        from ._ctensor import empty
+
+        return bool(
+            empty(0, dtype=_DTYPE_NAMES["uint8"], device=self.device).set_(self).is_pinned(device)
+        )
 
     def pin_memory(self, device: Any = None) -> UntypedStorage:
         """A copy of these CPU bytes in pinned memory (self when already pinned), as torch's."""

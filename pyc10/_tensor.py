@@ -440,13 +440,6 @@ class Tensor(_ctensor.TensorBase):
 
     # ---- pinned memory (torch's pin_memory / is_pinned, over libc10c's pinned host allocator) ----
 
-    def is_pinned(self, device: Any = None) -> builtins.bool:
-        """Whether the tensor's memory is pinned (page-locked, from the pinned host allocator)."""
-        if self.device.type != "cpu":
-            return False
-        address = self.untyped_storage().data_ptr()
-        return bool(address) and bool(lib.c10c_cuda_host_is_pinned(ffi.cast("void *", address)))
-
     def pin_memory(self, device: Any = None) -> Tensor:
         """A copy of this CPU tensor in pinned memory (self when already pinned), as torch's.
 

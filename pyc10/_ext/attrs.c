@@ -201,6 +201,27 @@ static PyObject *t_is_same_size(PyObject *self, PyObject *const *args, Py_ssize_
   return o == NULL ? NULL : PyBool_FromLong(same_sizes(h, o));
 }
 
+/* at::native::is_pinned: a CPU tensor's storage from the pinned host allocator. device, deprecated
+ * (torch's DeprecationWarning), is only parsed: an int is an accelerator's index, which raises
+ * without one, as torch's. */
+static pa_parser is_pinned_p = PA_PARSER("Tensor", "is_pinned");
+static PyObject *t_is_pinned(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  PARSE(is_pinned_p, r);
+  c10c_device device;
+  bool has_device;
+  if (pa_device(&r, 0, &device, &has_device) < 0) return NULL;
+  if (has_device && PyErr_WarnEx(PyExc_DeprecationWarning,
+                                 "The argument 'device' of Tensor.is_pinned() is deprecated. "
+                                 "Please do not pass this argument.",
+                                 1) < 0)
+    return NULL;
+  SELF_HANDLE(h);
+  if (c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU) Py_RETURN_FALSE;
+  const void *data = c10c_storage_data(c10c_tensor_storage(h));
+  return PyBool_FromLong(data != NULL && c10c_cuda_host_is_pinned(data));
+}
+
 /* ATen's is_set_to: the same storage, offset, sizes and strides. */
 static pa_parser is_set_to_p = PA_PARSER("Tensor", "is_set_to");
 static PyObject *t_is_set_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -925,6 +946,7 @@ PyMethodDef pyc10_attr_methods[] = {
      "__len__()\n\nThe size of the first dimension (TypeError for a 0-dim tensor)."},
     {"__iter__", PYC10_FASTCALL(m_iter), METH_FASTCALL | METH_KEYWORDS | METH_COEXIST,
      "__iter__()\n\nThe views t[0], t[1], ... (TypeError for a 0-dim tensor)."},
+    M("is_pinned", t_is_pinned),
     M("is_same_size", t_is_same_size),
     M("is_set_to", t_is_set_to),
     M("requires_grad_", t_requires_grad_),

@@ -158,6 +158,9 @@ PA_ENTRY(_VF, split, "Tensor.split with an int split_size.",
 /* ---- Tensor: attributes and small methods (attrs.c) ---- */
 PA_ENTRY(Tensor, is_same_size, "Whether other has the same sizes.",
          "is_same_size(Tensor other) -> bool")
+PA_ENTRY(Tensor, is_pinned,
+         "Whether the memory is pinned (page-locked, from the pinned allocator).",
+         "is_pinned(Device? device=None) -> bool")
 PA_ENTRY(Tensor, is_set_to, "Whether tensor has the same storage, offset, sizes and strides.",
          "is_set_to(Tensor tensor) -> bool")
 PA_ENTRY(Tensor, requires_grad_, "self for False; True raises (pyc10 has no autograd).",
