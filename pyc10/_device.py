@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any, final
 
-from ._errors import C10RuntimeError, C10TypeError, argument_type_error, check
+from ._errors import C10RuntimeError, C10TypeError, argument_type_error, check, no_arguments
 from ._lib import ffi, lib
 
 __all__ = [
@@ -79,10 +79,14 @@ class device:
         """The device index, or ``None`` when the device has none."""
         return None if self._index == -1 else self._index
 
-    def __str__(self) -> str:
+    def __str__(self, *args: Any, **kwargs: Any) -> str:
+        if args or kwargs:  # torch.device is a C type: its slot wrapper's words
+            no_arguments("device.__str__", args, kwargs, slot=True)
         return self._str
 
-    def __repr__(self) -> str:
+    def __repr__(self, *args: Any, **kwargs: Any) -> str:
+        if args or kwargs:
+            no_arguments("device.__repr__", args, kwargs, slot=True)
         if self._index == -1:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self._index})"

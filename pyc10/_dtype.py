@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, final
 
 from ._constant import Constant
-from ._errors import C10TypeError, check
+from ._errors import C10TypeError, check, no_arguments
 from ._lib import ffi, lib
 
 if TYPE_CHECKING:
@@ -67,14 +67,18 @@ class dtype(Constant):
         check(lib.c10c_dtype_is_signed(out, self.value))
         return bool(out[0])
 
-    def to_real(self) -> dtype:
+    def to_real(self, *args: Any, **kwargs: Any) -> dtype:
         """The real counterpart of a complex type (complex64 -> float32); others unchanged."""
+        if args or kwargs:  # torch's is a C method: its words
+            no_arguments("dtype.to_real", args, kwargs)
         out = ffi.new(_DTYPE_PTR)
         check(lib.c10c_dtype_to_real(out, self.value))
         return _BY_VALUE[out[0]]
 
-    def to_complex(self) -> dtype:
+    def to_complex(self, *args: Any, **kwargs: Any) -> dtype:
         """The complex counterpart (float32 -> complex64); ``RuntimeError`` when none exists."""
+        if args or kwargs:
+            no_arguments("dtype.to_complex", args, kwargs)
         out = ffi.new(_DTYPE_PTR)
         check(lib.c10c_dtype_to_complex(out, self.value))
         return _BY_VALUE[out[0]]

@@ -23,6 +23,7 @@ __all__ = [
     "OutOfMemoryError",
     "argument_type_error",
     "check",
+    "no_arguments",
     "raise_status",
     "torch_type_name",
 ]
@@ -176,3 +177,23 @@ def argument_type_error(
     return C10TypeError(
         f"{fn}(): argument '{name}'{where} must be {expected}, not {torch_type_name(value)}"
     )
+
+
+def no_arguments(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, slot: bool = False
+) -> None:
+    """Refuse arguments to a method that takes none, in CPython's words for torch's C one.
+
+    torch writes dtype.to_real, device.__repr__... in C; pyc10 in Python, whose own words for a bad
+    call differ. ``name`` is the method's qualified name (``dtype.to_real``); ``slot``: the
+    method fills a type slot (``__repr__``), where CPython's slot wrapper words it. Keywords are
+    refused first, as CPython does.
+    """
+    if kwargs:
+        method = name.rsplit(".", 1)[-1]
+        where = f"wrapper {method}()" if slot else f"{name}()"
+        raise TypeError(f"{where} takes no keyword arguments")
+    if args:
+        if slot:
+            raise TypeError(f"expected 0 arguments, got {len(args)}")
+        raise TypeError(f"{name}() takes no arguments ({len(args)} given)")

@@ -257,6 +257,10 @@ class Tensor(_ctensor.TensorBase):
 
     def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
         """A copy of the tensor and its storage (tensors sharing one share the copy's)."""
+        # torch's reads memo so first: TypeError for no container, AttributeError for no mapping
+        if id(self) in memo:
+            return cast(Tensor, memo[id(self)])
+        memo.get  # noqa: B018
         return _C_DEEPCOPY(self, memo)
 
     def __reduce_ex__(self, proto: Any) -> tuple[Any, tuple[Any, ...]]:

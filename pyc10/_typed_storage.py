@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import dtype as _dtype_cls
-from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError
+from ._errors import C10RuntimeError, C10TypeError
 from ._storage import UntypedStorage, _checked_dtype
 
 __all__ = ["TypedStorage"]
@@ -301,13 +301,14 @@ class TypedStorage:
         _warn_typed_storage_removal()
         self._untyped_storage.resize_(size * self._element_size())
 
-    def type(self, dtype: str | None = None, non_blocking: bool = False) -> str:
-        """Torch's legacy storage type name ('torch.FloatStorage')."""
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """Torch's legacy storage type name ('torch.FloatStorage'), or the bytes converted.
+
+        ``dtype``: a storage class or its dotted name (UntypedStorage.type, as torch's).
+        """
         _warn_typed_storage_removal()
         if dtype is not None:
-            raise C10NotImplementedError(
-                "TypedStorage.type(dtype): pyc10 has no legacy storage types"
-            )
+            return self._untyped_storage.type(dtype, non_blocking)
         name = _LEGACY.get(self.dtype._name)
         kind = self.device.type
         if name is None or kind not in ("cpu", "cuda"):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from _difftest import EXC_CLASSES, T0, Attr, SizeV, St, T, _message, materialize
+from _difftest import EXC_CLASSES, T0, Attr, SizeV, St, T, _message, _names, materialize
 
 
 @dataclass(frozen=True)
@@ -340,7 +340,7 @@ def kind(lib: Any, r: Any) -> Any:
     if isinstance(r, lib.Tensor):
         return ("Tensor", tuple(r.shape), str(r.dtype).rsplit(".", 1)[-1])
     if isinstance(r, lib.dtype | lib.device | lib.Size | bool | str) or r is None:
-        return (name, str(r).replace("pyc10.", "torch."))
+        return (name, _names(str(r)))
     if isinstance(r, tuple):
         return (name, len(r))
     return (name,)
