@@ -488,9 +488,8 @@ def _legacy_new(
 
 
 def _legacy_class(dtype_name: str, name: str) -> type[_LegacyStorage]:
-    cls = _LegacyStorageMeta(
-        name, (_LegacyStorage,), {"_legacy_dtype": dtype_name, "__module__": "pyc10"}
-    )
+    # type() picks the bases' metaclass, _LegacyStorageMeta
+    cls = type(name, (_LegacyStorage,), {"_legacy_dtype": dtype_name, "__module__": "pyc10"})
     cls.__doc__ = f"torch.{name}: a TypedStorage of {dtype_name} elements (deprecated, as torch's)."
     return cls
 
