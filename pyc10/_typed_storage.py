@@ -151,7 +151,7 @@ class TypedStorage:
     @classmethod
     def _over(cls, untyped: UntypedStorage, dtype: _dtype_cls) -> TypedStorage:
         """One over untyped's bytes as dtype, without the constructor's checks (Tensor.storage)."""
-        self = cls.__new__(cls)
+        self = object.__new__(cls)  # not TypedStorage.__new__: no deprecation warning here
         self.dtype = dtype
         self._untyped_storage = untyped
         return self
