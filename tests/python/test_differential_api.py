@@ -131,7 +131,11 @@ def test_dunders_and_python_written_functions_in_torchs_words() -> None:
     assert_same("lib.device(1.5)")
     assert_same("lib.device([1])")
     assert_same("lib.device('cpu', 0, 0)")
-    assert_same("lib.set_default_device(device='cpu')")
+    try:
+        assert_same("lib.set_default_device(device='cpu')")
+    finally:  # torch's default device is global state (a device context for every factory)
+        torch.set_default_device(None)
+        pyc10.set_default_device(None)
     assert_same("lib.device('cpu', foo=1)")
     assert_same("lib.promote_types(lib.float32)")
     assert_same("lib.can_cast()")
