@@ -112,62 +112,77 @@ static PyObject *missing_names(const char *const *names, const int *which, int k
   return text;
 }
 
+/* The function's name as CPython's errors print it: "Tensor.__len__", "is_tensor". */
+static PyObject *python_qualname(PyObject *self_cls, const char *fn) {
+  if (self_cls == NULL) return PyUnicode_FromString(fn);
+  PyObject *cls = PyObject_GetAttrString(self_cls, "__qualname__");
+  if (cls == NULL) return NULL;
+  PyObject *qual = PyUnicode_FromFormat("%U.%s", cls, fn);
+  Py_DECREF(cls);
+  return qual;
+}
+
 int pyc10_bind_python(PyObject *self_cls, const char *fn, const char *const *names, int n,
                       int posonly, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                       PyObject **out) {
-  PyObject *qual = NULL;
-  if (self_cls != NULL) {
-    PyObject *cls = PyObject_GetAttrString(self_cls, "__qualname__");
-    if (cls == NULL) return -1;
-    qual = PyUnicode_FromFormat("%U.%s", cls, fn);
-    Py_DECREF(cls);
-  } else {
-    qual = PyUnicode_FromString(fn);
-  }
-  if (qual == NULL) return -1;
-  for (int i = 0; i < n; i++) out[i] = i < nargs ? args[i] : NULL;
   Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_Size(kwnames);
-  for (Py_ssize_t k = 0; k < nkw; k++) { /* CPython binds keywords before it counts positionals */
-    PyObject *key = PyTuple_GetItem(kwnames, k);
-    int i = 0;
-    while (i < n && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) i++;
-    if (i < posonly) {
-      PyErr_Format(PyExc_TypeError,
-                   "%U() got some positional-only arguments passed as keyword arguments: '%s'",
-                   qual, names[i]);
-      goto fail;
-    }
-    if (i == n) {
-      PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%U'", qual, key);
-      goto fail;
-    }
-    if (out[i] != NULL) {
-      PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%s'", qual, names[i]);
-      goto fail;
-    }
-    out[i] = args[nargs + k];
-  }
-  int self = self_cls != NULL;
-  if (nargs > n) {
-    Py_ssize_t given = nargs + self;
-    PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given", qual,
-                 n + self, n + self == 1 ? "" : "s", given, given == 1 ? "was" : "were");
-    goto fail;
+  for (int i = 0; i < n; i++) out[i] = i < nargs ? args[i] : NULL;
+  if (nkw == 0 && nargs == n) return 0; /* the right call: nothing else to read */
+  /* what is wrong, in CPython's order (keywords bound before positionals are counted) */
+  enum { OK, POSONLY, UNEXPECTED, MULTIPLE, TOO_MANY, MISSING } what = OK;
+  PyObject *key = NULL;
+  int at = 0;
+  for (Py_ssize_t k = 0; k < nkw && what == OK; k++) {
+    key = PyTuple_GetItem(kwnames, k);
+    at = 0;
+    while (at < n && PyUnicode_CompareWithASCIIString(key, names[at]) != 0) at++;
+    if (at < posonly)
+      what = POSONLY;
+    else if (at == n)
+      what = UNEXPECTED;
+    else if (out[at] != NULL)
+      what = MULTIPLE;
+    else
+      out[at] = args[nargs + k];
   }
   int which[8], k = 0;
-  for (int i = 0; i < n && k < 8; i++)
-    if (out[i] == NULL) which[k++] = i;
-  if (k > 0) {
-    PyObject *list = missing_names(names, which, k);
-    if (list != NULL)
-      PyErr_Format(PyExc_TypeError, "%U() missing %d required positional argument%s: %U", qual, k,
-                   k == 1 ? "" : "s", list);
-    Py_XDECREF(list);
-    goto fail;
+  if (what == OK && nargs > n) what = TOO_MANY;
+  if (what == OK) {
+    for (int i = 0; i < n && k < 8; i++)
+      if (out[i] == NULL) which[k++] = i;
+    if (k > 0) what = MISSING;
   }
-  Py_DECREF(qual);
-  return 0;
-fail:
+  if (what == OK) return 0;
+  PyObject *qual = python_qualname(self_cls, fn);
+  if (qual == NULL) return -1;
+  int self = self_cls != NULL;
+  Py_ssize_t given = nargs + self;
+  PyObject *list = NULL;
+  switch (what) {
+    case POSONLY:
+      PyErr_Format(PyExc_TypeError,
+                   "%U() got some positional-only arguments passed as keyword arguments: '%s'",
+                   qual, names[at]);
+      break;
+    case UNEXPECTED:
+      PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%U'", qual, key);
+      break;
+    case MULTIPLE:
+      PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%s'", qual, names[at]);
+      break;
+    case TOO_MANY:
+      PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given", qual,
+                   n + self, n + self == 1 ? "" : "s", given, given == 1 ? "was" : "were");
+      break;
+    case MISSING:
+      list = missing_names(names, which, k);
+      if (list != NULL)
+        PyErr_Format(PyExc_TypeError, "%U() missing %d required positional argument%s: %U", qual, k,
+                     k == 1 ? "" : "s", list);
+      Py_XDECREF(list);
+      break;
+    case OK: break;
+  }
   Py_DECREF(qual);
   return -1;
 }
