@@ -11,6 +11,7 @@ from ._creation import (
     arange,
     asarray,
     broadcast_shapes,
+    can_cast,
     cat,
     concat,
     concatenate,
@@ -18,6 +19,7 @@ from ._creation import (
     frombuffer,
     is_storage,
     legacy_contiguous_format,
+    promote_types,
     result_type,
     stack,
     typename,
@@ -32,7 +34,7 @@ from ._defaults import (
 from ._device import device, get_privateuse1_backend_name, rename_privateuse1_backend
 from ._dispatch import DispatchKey, DispatchKeySet
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
-from ._dtype import can_cast, dtype, promote_types
+from ._dtype import dtype
 from ._errors import (
     C10AbsentMethodError,
     C10BufferError,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._errors import no_arguments
+
 __all__ = ["Constant"]
 
 
@@ -20,10 +22,15 @@ class Constant:
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"cannot create 'pyc10.{cls.__name__}' instances")
 
-    def __repr__(self) -> str:
+    def __repr__(self, *args: Any, **kwargs: Any) -> str:
+        if args or kwargs:  # torch's constants are C types: their slot wrapper's words
+            no_arguments(f"{type(self).__name__}.__repr__", args, kwargs, slot=True)
         return f"pyc10.{self._name}"
 
-    __str__ = __repr__
+    def __str__(self, *args: Any, **kwargs: Any) -> str:
+        if args or kwargs:
+            no_arguments(f"{type(self).__name__}.__str__", args, kwargs, slot=True)
+        return f"pyc10.{self._name}"
 
     def __reduce__(self) -> str:
         # Pickled by name: unpickling finds the singleton pyc10.<name>.

@@ -37,6 +37,10 @@ stack: Callable[..., Tensor] = _ctensor.stack
 """Tensors of one shape joined along a new dimension dim, as ``torch.stack``."""
 result_type: Callable[..., dtype] = _ctensor.result_type
 """The dtype an operation on tensor/scalar arguments gives, as ``torch.result_type``."""
+promote_types: Callable[[dtype, dtype], dtype] = _ctensor.promote_types
+"""The smallest dtype both can be cast to, as ``torch.promote_types`` (c10's rules)."""
+can_cast: Callable[[dtype, dtype], bool] = _ctensor.can_cast
+"""Whether casting is allowed under torch's casting rules, as ``torch.can_cast``."""
 view_as_real: Callable[[Tensor], Tensor] = _ctensor.view_as_real
 """A complex tensor's memory as (real, imag) pairs in a new last dim, as ``torch.view_as_real``."""
 view_as_complex: Callable[[Tensor], Tensor] = _ctensor.view_as_complex

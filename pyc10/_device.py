@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any, final
 
-from ._errors import C10RuntimeError, C10TypeError, check
+from ._errors import C10RuntimeError, C10TypeError, argument_type_error, check, no_arguments
 from ._lib import ffi, lib
 
 __all__ = [
@@ -31,7 +31,6 @@ _TYPE_NAMES: list[str] = list(
     for t in range(lib.C10C_DEVICE_TYPE_COUNT)
 )
 
-_SIGNATURES = "(pyc10.device device), (str type, int index = -1)"
 _CACHE_LIMIT = 1024
 
 
@@ -80,10 +79,14 @@ class device:
         """The device index, or ``None`` when the device has none."""
         return None if self._index == -1 else self._index
 
-    def __str__(self) -> str:
+    def __str__(self, *args: Any, **kwargs: Any) -> str:
+        if args or kwargs:  # torch.device is a C type: its slot wrapper's words
+            no_arguments("device.__str__", args, kwargs, slot=True)
         return self._str
 
-    def __repr__(self) -> str:
+    def __repr__(self, *args: Any, **kwargs: Any) -> str:
+        if args or kwargs:
+            no_arguments("device.__repr__", args, kwargs, slot=True)
         if self._index == -1:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self._index})"
@@ -110,15 +113,19 @@ class device:
 builtin_type = type  # the property is named "type", as torch's
 
 
-def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> C10TypeError:
-    got = ", ".join(
-        [builtin_type(a).__name__ for a in args]
-        + [f"{k}={builtin_type(v).__name__}" for k, v in kwargs.items()]
-    )
-    return C10TypeError(
-        f"device() received an invalid combination of arguments - got ({got}), but expected "
-        f"one of: {_SIGNATURES}"
-    )
+def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Exception:
+    """The error torch.device gives a call neither of its overloads takes.
+
+    The C parser's, over the table's device entry: its "invalid combination" layout, or the one
+    plausible overload's own error.
+    """
+    from . import _ctensor
+
+    try:
+        _ctensor._device_error(*args, **kwargs)
+    except TypeError as e:
+        return e
+    return C10TypeError("device() received an invalid combination of arguments")  # not reached
 
 
 def _is_numpy_int(value: Any) -> bool:
@@ -128,12 +135,6 @@ def _is_numpy_int(value: Any) -> bool:
     import numpy
 
     return isinstance(value, numpy.integer)
-
-
-def _tp_name(value: Any) -> str:
-    """The type's name as torch's messages print it (tp_name: numpy.float64, float)."""
-    kind = builtin_type(value)
-    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def _from_one(arg: Any) -> device:
@@ -167,15 +168,10 @@ def _from_type_and_index(type_arg: Any, index: Any) -> device:
     if builtin_type(type_arg) is bytes:
         type_arg = type_arg.decode("utf-8", "surrogateescape")
     if builtin_type(type_arg) is not str:
-        raise C10TypeError(
-            "device(): argument 'type' (position 1) must be str, not "
-            f"{builtin_type(type_arg).__name__}"
-        )
+        raise argument_type_error("device", "type", 1, "str", type_arg)
     if index is not None and builtin_type(index) is not int:
         if not _is_numpy_int(index):
-            raise C10TypeError(
-                f"device(): argument 'index' (position 2) must be int, not {_tp_name(index)}"
-            )
+            raise argument_type_error("device", "index", 2, "int", index)
         index = int(index)  # torch's THPUtils_checkLong takes numpy's integers
     base = _PARSED.get(type_arg) or _parse(type_arg)
     if base._index != -1:
@@ -283,9 +279,12 @@ def _install(d: Any) -> None:
     _device_state.device = d
 
 
-def set_default_device(d: Any, /) -> None:
+_device_class = device
+
+
+def set_default_device(device: Any) -> None:  # torch's parameter name
     """Set this thread's default device for factories, as ``torch.set_default_device``."""
-    _install(None if d is None else device(d))
+    _install(None if device is None else _device_class(device))
 
 
 def device_context_enter(d: Any) -> None:

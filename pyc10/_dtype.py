@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, final
 
 from ._constant import Constant
-from ._errors import C10TypeError, check
+from ._errors import C10TypeError, check, no_arguments
 from ._lib import ffi, lib
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["can_cast", "dtype", "promote_types"]
+__all__ = ["dtype"]
 
 # cffi releases the GIL around every C call, so out-parameters are allocated per call (a shared
 # buffer could be overwritten by another thread between the call and the read).
@@ -67,14 +67,18 @@ class dtype(Constant):
         check(lib.c10c_dtype_is_signed(out, self.value))
         return bool(out[0])
 
-    def to_real(self) -> dtype:
+    def to_real(self, *args: Any, **kwargs: Any) -> dtype:
         """The real counterpart of a complex type (complex64 -> float32); others unchanged."""
+        if args or kwargs:  # torch's is a C method: its words
+            no_arguments("dtype.to_real", args, kwargs)
         out = ffi.new(_DTYPE_PTR)
         check(lib.c10c_dtype_to_real(out, self.value))
         return _BY_VALUE[out[0]]
 
-    def to_complex(self) -> dtype:
+    def to_complex(self, *args: Any, **kwargs: Any) -> dtype:
         """The complex counterpart (float32 -> complex64); ``RuntimeError`` when none exists."""
+        if args or kwargs:
+            no_arguments("dtype.to_complex", args, kwargs)
         out = ffi.new(_DTYPE_PTR)
         check(lib.c10c_dtype_to_complex(out, self.value))
         return _BY_VALUE[out[0]]
@@ -137,46 +141,6 @@ for _v in range(lib.C10C_DTYPE_UNDEFINED):
     if _legacy:
         DTYPE_NAMES[_legacy] = _d
 del _v, _d, _legacy
-
-
-def _value_of(d: object, argname: str) -> int:
-    if type(d) is not dtype:
-        raise C10TypeError(
-            f"promote_types(): argument '{argname}' must be pyc10.dtype, not {type(d).__name__}"
-        )
-    return d.value
-
-
-# Promotion is a pure function of two dtypes: results the library gave once are remembered.
-_PROMOTED: dict[tuple[dtype, dtype], dtype] = {}
-
-
-def promote_types(type1: dtype, type2: dtype) -> dtype:
-    """The smallest dtype both can be cast to, as ``torch.promote_types`` (c10's rules)."""
-    try:
-        return _PROMOTED[type1, type2]
-    except (KeyError, TypeError):
-        pass
-    out = ffi.new(_DTYPE_PTR)
-    check(lib.c10c_promote_types(out, _value_of(type1, "type1"), _value_of(type2, "type2")))
-    result = _BY_VALUE[out[0]]
-    _PROMOTED[type1, type2] = result
-    return result
-
-
-# Casting rules are a pure function of two dtypes too: answers the library gave once are kept.
-_CAN_CAST: dict[tuple[dtype, dtype], bool] = {}
-
-
-def can_cast(from_: dtype, to: dtype) -> bool:
-    """Whether casting is allowed under torch's casting rules, as ``torch.can_cast``."""
-    try:
-        return _CAN_CAST[from_, to]
-    except (KeyError, TypeError):  # TypeError: an unhashable argument, refused below
-        pass
-    result = bool(lib.c10c_dtype_can_cast(_value_of(from_, "from_"), _value_of(to, "to")))
-    _CAN_CAST[from_, to] = result  # both are dtypes here: _value_of refused anything else
-    return result
 
 
 #: Dtypes numpy lacks, and the dtype their values are read and written through exactly (tolist,

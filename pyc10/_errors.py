@@ -21,8 +21,11 @@ __all__ = [
     "C10TypeError",
     "C10ValueError",
     "OutOfMemoryError",
+    "argument_type_error",
     "check",
+    "no_arguments",
     "raise_status",
+    "torch_type_name",
 ]
 
 
@@ -144,3 +147,53 @@ def read_text(fn: Any, *args: Any, size: int = 8192) -> str:
         if status != lib.C10C_STATUS_BUFFER_TOO_SMALL:
             check(status)
             return str(ffi.string(buf).decode())
+
+
+def torch_type_name(value: object) -> str:
+    """The name torch's argument errors give value's type.
+
+    CPython's tp_name, as the C parser's pa__typename_of writes it (``NoneType``,
+    ``numpy.float64``, ``Tensor``), with pyc10's own classes as ``pyc10.Name`` where torch's say
+    ``torch.Name`` (``pyc10.dtype``).
+    """
+    t = type(value)
+    module = t.__module__
+    if module == "pyc10" or module.startswith("pyc10."):
+        return "Tensor" if t.__name__ == "Tensor" else f"pyc10.{t.__name__}"
+    if module == "builtins" or t.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: a class
+        return t.__name__
+    return f"{module}.{t.__qualname__}"
+
+
+def argument_type_error(
+    fn: str, name: str, position: int | None, expected: str, value: object
+) -> C10TypeError:
+    """The error torch's parser raises for an argument of the wrong type.
+
+    ``fn(): argument 'name' (position N) must be expected, not type``: position counts from 1,
+    None for an argument given by keyword (torch names no position then).
+    """
+    where = "" if position is None else f" (position {position})"
+    return C10TypeError(
+        f"{fn}(): argument '{name}'{where} must be {expected}, not {torch_type_name(value)}"
+    )
+
+
+def no_arguments(
+    name: str, args: tuple[Any, ...], kwargs: dict[str, Any], *, slot: bool = False
+) -> None:
+    """Refuse arguments to a method that takes none, in CPython's words for torch's C one.
+
+    torch writes dtype.to_real, device.__repr__... in C; pyc10 in Python, whose own words for a bad
+    call differ. ``name`` is the method's qualified name (``dtype.to_real``); ``slot``: the
+    method fills a type slot (``__repr__``), where CPython's slot wrapper words it. Keywords are
+    refused first, as CPython does.
+    """
+    if kwargs:
+        method = name.rsplit(".", 1)[-1]
+        where = f"wrapper {method}()" if slot else f"{name}()"
+        raise TypeError(f"{where} takes no keyword arguments")
+    if args:
+        if slot:
+            raise TypeError(f"expected 0 arguments, got {len(args)}")
+        raise TypeError(f"{name}() takes no arguments ({len(args)} given)")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, final
 
 from . import _ctensor, _defaults
 from ._dtype import DTYPE_NAMES, dtype
-from ._errors import C10NotImplementedError, C10TypeError
+from ._errors import C10NotImplementedError, C10TypeError, argument_type_error, torch_type_name
 
 __all__ = ["finfo", "iinfo"]
 
@@ -55,14 +55,7 @@ def _c10_name(d: dtype) -> str:
     return str(ffi.string(lib.c10c_dtype_c10_name(d.value)).decode())
 
 
-def _type_name(value: object) -> str:
-    """The name torch's parser gives an argument's type (CPython's tp_name)."""
-    t = type(value)
-    if t is dtype:
-        return "pyc10.dtype"
-    if t.__flags__ & (1 << 9) or t.__module__ == "builtins":  # Py_TPFLAGS_HEAPTYPE
-        return t.__name__
-    return f"{t.__module__}.{t.__qualname__}"
+_type_name = torch_type_name  # the name torch's parser gives an argument's type
 
 
 def _invalid_combination(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
@@ -92,9 +85,9 @@ def _parse(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], optional: b
     if len(args) > 1:
         raise C10TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
     if args:
-        value, where = args[0], " (position 1)"
+        value, position = args[0], 1
     elif "type" in kwargs:
-        value, where = kwargs["type"], ""
+        value, position = kwargs["type"], None
     else:
         raise C10TypeError(f'{name}() missing 1 required positional arguments: "type"')
     if type(value) is dtype:
@@ -102,9 +95,7 @@ def _parse(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], optional: b
     elif type(value) is type and value in _PYTHON_TYPES:
         d = _PYTHON_TYPES[value]
     else:
-        raise C10TypeError(
-            f"{name}(): argument 'type'{where} must be pyc10.dtype, not {_type_name(value)}"
-        )
+        raise argument_type_error(name, "type", position, "pyc10.dtype", value)
     for key in kwargs:  # what is left once 'type' is read
         if key != "type":
             raise C10TypeError(f"{name}() got an unexpected keyword argument '{key}'")

@@ -22,7 +22,7 @@ from typing import Any
 
 from . import _defaults
 from ._dtype import DTYPE_NAMES, WIDENED
-from ._errors import C10TypeError
+from ._errors import C10TypeError, torch_type_name
 
 __all__ = [
     "get_printoptions",
@@ -440,10 +440,13 @@ def tensor_format(t: Any, spec: str) -> str:
 
     A 0-dim tensor (not on the meta device) formats its element: ``f"{t}"`` is ``"2.5"`` and
     ``f"{t:.2f}"`` ``"2.50"``. Any other tensor prints ``str(t)`` for an empty spec and
-    raises TypeError for another, as ``object.__format__``.
+    raises TypeError for another, and for a spec that is not a str, by ``object.__format__``.
     """
     if t.dim() == 0 and t.device.type != "meta":
-        return str(format(t.item(), spec))
+        return str(t.item().__format__(spec))
+    if not isinstance(spec, str):  # object.__format__'s words (CPython's _PyArg_BadArgument)
+        got = "None" if spec is None else torch_type_name(spec)
+        raise TypeError(f"__format__() argument must be str, not {got}")
     if spec:
         raise C10TypeError(f"unsupported format string passed to {type(t).__name__}.__format__")
     return str(t)

@@ -250,12 +250,15 @@ class UntypedStorage(_ctensor.StorageBase):
         return UntypedStorage(self.nbytes()).copy_(self)
 
     def is_pinned(self, device: Any = None) -> bool:
-        """Whether the bytes are pinned (page-locked, from the pinned host allocator)."""
-        from ._lib import lib
+        """Whether the bytes are pinned (page-locked, from the pinned host allocator).
 
-        if self.device.type != "cpu" or not self.data_ptr():
-            return False
-        return bool(lib.c10c_cuda_host_is_pinned(ffi.cast("void *", self.data_ptr())))
+        torch's: a tensor over the storage is asked (Tensor.is_pinned, which parses device).
+        """
+        from ._ctensor import empty
+
+        return bool(
+            empty(0, dtype=_DTYPE_NAMES["uint8"], device=self.device).set_(self).is_pinned(device)
+        )
 
     def pin_memory(self, device: Any = None) -> UntypedStorage:
         """A copy of these CPU bytes in pinned memory (self when already pinned), as torch's."""
@@ -446,8 +449,10 @@ class UntypedStorage(_ctensor.StorageBase):
             raise C10NotImplementedError("Cannot copy out of meta tensor; no data!")
         return _rebuild_storage, (self._bytes(), str(self.device))
 
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
-        """Pickle: with protocol 5 a CPU storage's bytes go as one ``pickle.PickleBuffer``.
+    def _reduce_ex(self, protocol: int) -> tuple[Any, tuple[Any, ...]]:
+        """__reduce_ex__'s work (its C part converts protocol as torch's, object's, does).
+
+        Pickle: with protocol 5 a CPU storage's bytes go as one ``pickle.PickleBuffer``.
 
         With a ``buffer_callback`` nothing is copied (the buffer goes out of band, as numpy's
         arrays do) and loading with ``buffers=`` wraps the buffer itself (read-only when it is);

@@ -29,6 +29,7 @@ from ._errors import (
     C10ValueError,
     check,
     raise_status,
+    torch_type_name,
 )
 from ._layout import LAYOUTS, MEMORY_FORMATS, memory_format
 from ._layout import layout as _layout_cls
@@ -135,7 +136,7 @@ def _int(value: Any, what: str) -> int:
     if type(value) is int and -_INT64_MAX - 1 <= value <= _INT64_MAX:
         return value
     if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise C10TypeError(f"{what} must be int, not {type(value).__name__}")
+        raise C10TypeError(f"{what} must be int, not {torch_type_name(value)}")
     v = operator.index(value)
     if not -_INT64_MAX - 1 <= v <= _INT64_MAX:
         raise C10ValueError("Overflow when unpacking long long")
@@ -169,7 +170,7 @@ def _check_dtype(d: Any) -> dtype:
     if d is None:
         return _defaults.current()
     if type(d) is not dtype:
-        raise C10TypeError(f"dtype must be pyc10.dtype, not {type(d).__name__}")
+        raise C10TypeError(f"dtype must be pyc10.dtype, not {torch_type_name(d)}")
     return d
 
 
@@ -179,6 +180,16 @@ _ALL_DIMS: Any = object()  # squeeze()'s default: no dim given
 
 def _check_device(d: Any) -> _device_cls:
     return _CPU if d is None else _device_cls(d)
+
+
+# The C methods behind the dunders torch writes in Python (torch/_tensor.py): Tensor's Python
+# methods of the same name call them, so that a bad call's error is Python's own, as torch's
+# ("Tensor.__len__() takes 1 positional argument but 2 were given")
+_C_REVERSED = _ctensor.TensorBase.__reversed__
+_C_DLPACK_DEVICE = _ctensor.TensorBase.__dlpack_device__
+_C_ARRAY = _ctensor.TensorBase.__array__
+_C_DLPACK = _ctensor.TensorBase.__dlpack__
+_C_DEEPCOPY = _ctensor.TensorBase.__deepcopy__
 
 
 @final
@@ -208,7 +219,51 @@ class Tensor(_ctensor.TensorBase):
 
     # ---- shape, dtype, device, data_ptr(), __bool__, __len__ ...: in C (_ext/attrs.c) ----
 
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, tuple[Any, ...]]:
+    # ---- the dunders torch writes in Python: its signatures, the work in C ----
+
+    def __reversed__(self) -> Tensor:
+        """The tensor flipped along its first dimension, as torch's."""
+        return _C_REVERSED(self)
+
+    def __dlpack_device__(self) -> tuple[builtins.int, builtins.int]:
+        """DLPack's (device type, device index) of the tensor, as torch's."""
+        return _C_DLPACK_DEVICE(self)
+
+    def __array__(self, dtype: Any = None, *, copy: builtins.bool | None = None) -> Any:  # type: ignore[override]
+        """The tensor as a numpy array (numpy's protocol; ``copy`` as numpy 2 passes it)."""
+        if copy is None:
+            return _C_ARRAY(self, dtype)
+        return _C_ARRAY(self, dtype, copy)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = -1,
+        max_version: tuple[builtins.int, builtins.int] | None = None,
+        dl_device: tuple[builtins.int, builtins.int] | None = None,
+        copy: builtins.bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of the tensor (the array API's protocol), as torch's."""
+        kwargs: dict[str, Any] = {}
+        if stream != -1:
+            kwargs["stream"] = stream
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return _C_DLPACK(self, **kwargs)
+
+    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
+        """A copy of the tensor and its storage (tensors sharing one share the copy's)."""
+        # torch's reads memo so first: TypeError for no container, AttributeError for no mapping
+        if id(self) in memo:
+            return cast(Tensor, memo[id(self)])
+        memo.get  # noqa: B018
+        return _C_DEEPCOPY(self, memo)
+
+    def __reduce_ex__(self, proto: Any) -> tuple[Any, tuple[Any, ...]]:
         """Pickle (and copy.copy) as torch does: the storage, offset, sizes, strides and dtype.
 
         Tensors pickled together that share a storage share one after loading (the storage is
@@ -220,6 +275,8 @@ class Tensor(_ctensor.TensorBase):
         tensors pickled with it (pyc10._pickling). ``joblib.dump`` gets the window as a numpy
         array, which it writes raw, so that ``joblib.load(f, mmap_mode="r")`` maps it.
         """
+        # torch takes any proto (its pickling ignores it); pyc10 reads protocol 5 from it
+        protocol = proto if type(proto) is builtins.int else 0
         if self.device.type == "cpu" and (protocol >= 5 or "joblib.numpy_pickle" in sys.modules):
             from . import _pickling  # on first use: import pyc10 stays as fast as it was
 
@@ -387,13 +444,6 @@ class Tensor(_ctensor.TensorBase):
 
     # ---- pinned memory (torch's pin_memory / is_pinned, over libc10c's pinned host allocator) ----
 
-    def is_pinned(self, device: Any = None) -> builtins.bool:
-        """Whether the tensor's memory is pinned (page-locked, from the pinned host allocator)."""
-        if self.device.type != "cpu":
-            return False
-        address = self.untyped_storage().data_ptr()
-        return bool(address) and bool(lib.c10c_cuda_host_is_pinned(ffi.cast("void *", address)))
-
     def pin_memory(self, device: Any = None) -> Tensor:
         """A copy of this CPU tensor in pinned memory (self when already pinned), as torch's.
 
@@ -417,9 +467,9 @@ class Tensor(_ctensor.TensorBase):
         """Torch's format (``tensor([[0., 1.], ...])``): pyc10._repr.tensor_repr."""
         return _repr.tensor_repr(self)
 
-    def __format__(self, spec: str) -> str:
+    def __format__(self, format_spec: str) -> str:
         """A 0-dim tensor formats its item (``f"{t:.2f}"``), as torch: pyc10._repr."""
-        return _repr.tensor_format(self, spec)
+        return _repr.tensor_format(self, format_spec)
 
 
 if not TYPE_CHECKING:
@@ -525,7 +575,7 @@ def _check_format(fmt: Any, name: str) -> memory_format:
     if type(fmt) is not type(_CONTIGUOUS):
         raise C10TypeError(
             f"{name}(): argument 'memory_format' must be pyc10.memory_format, not "
-            f"{type(fmt).__name__}"
+            f"{torch_type_name(fmt)}"
         )
     return fmt
 
@@ -706,9 +756,7 @@ _NUMPY_DTYPES: dict[Any, dtype] = {}  # numpy dtype -> pyc10 dtype, as _infer_dt
 
 
 def _promote(a: dtype, b: dtype) -> dtype:
-    from ._dtype import promote_types
-
-    return promote_types(a, b)
+    return _ctensor.promote_types(a, b)
 
 
 def _leaf(obj: Any, d: dtype) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from ._device import device as _device_cls
 from ._dtype import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtype import dtype as _dtype_cls
-from ._errors import C10NotImplementedError, C10RuntimeError, C10TypeError
+from ._errors import C10RuntimeError, C10TypeError
 from ._storage import UntypedStorage, _checked_dtype
 
 __all__ = ["TypedStorage"]
@@ -92,6 +92,27 @@ class TypedStorage:
     dtype: _dtype_cls
     _untyped_storage: UntypedStorage
 
+    def __new__(
+        cls,
+        *args: Any,
+        wrap_storage: Any = None,
+        dtype: Any = None,
+        device: Any = None,
+        _internal: bool = False,
+    ) -> TypedStorage:
+        """A TypedStorage; a legacy class (FloatStorage(...)) makes one of its dtype, as torch's.
+
+        As torch's, ``FloatStorage(4)`` is a TypedStorage of float32 (``isinstance(s,
+        FloatStorage)`` holds through the class's metaclass), its arguments checked here.
+        """
+        if not _internal:
+            _warn_typed_storage_removal()
+        if cls is _LegacyStorage:
+            raise C10RuntimeError("Only child classes of _LegacyStorage can be instantiated")
+        if cls is TypedStorage:
+            return super().__new__(cls)
+        return _legacy_new(cls, args, wrap_storage, dtype, device)
+
     def __init__(
         self,
         *args: Any,
@@ -130,7 +151,7 @@ class TypedStorage:
     @classmethod
     def _over(cls, untyped: UntypedStorage, dtype: _dtype_cls) -> TypedStorage:
         """One over untyped's bytes as dtype, without the constructor's checks (Tensor.storage)."""
-        self = cls.__new__(cls)
+        self = object.__new__(cls)  # not TypedStorage.__new__: no deprecation warning here
         self.dtype = dtype
         self._untyped_storage = untyped
         return self
@@ -280,13 +301,14 @@ class TypedStorage:
         _warn_typed_storage_removal()
         self._untyped_storage.resize_(size * self._element_size())
 
-    def type(self, dtype: str | None = None, non_blocking: bool = False) -> str:
-        """Torch's legacy storage type name ('torch.FloatStorage')."""
+    def type(self, dtype: Any = None, non_blocking: bool = False) -> Any:
+        """Torch's legacy storage type name ('torch.FloatStorage'), or the bytes converted.
+
+        ``dtype``: a storage class or its dotted name (UntypedStorage.type, as torch's).
+        """
         _warn_typed_storage_removal()
         if dtype is not None:
-            raise C10NotImplementedError(
-                "TypedStorage.type(dtype): pyc10 has no legacy storage types"
-            )
+            return self._untyped_storage.type(dtype, non_blocking)
         name = _LEGACY.get(self.dtype._name)
         kind = self.device.type
         if name is None or kind not in ("cpu", "cuda"):
@@ -403,24 +425,70 @@ class TypedStorage:
 # ---- torch's legacy storage classes (torch.FloatStorage, ...): TypedStorage of one dtype ----
 
 
-class _LegacyStorage(TypedStorage):
-    """A TypedStorage class whose dtype is fixed (torch.storage._LegacyStorage)."""
+class _LegacyStorageMeta(type):
+    """The legacy classes' metaclass (torch.storage._LegacyStorageMeta).
+
+    A TypedStorage of the class's dtype on the CPU is an instance
+    (``isinstance(FloatStorage(4), FloatStorage)``), as torch's.
+    """
+
+    _legacy_dtype: str
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if type(instance) is TypedStorage:
+            return instance.device.type == "cpu" and instance.dtype._name == cls._legacy_dtype
+        return False
+
+
+class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
+    """A TypedStorage class whose dtype is fixed (torch.storage._LegacyStorage).
+
+    Calling one makes a TypedStorage of that dtype (TypedStorage.__new__).
+    """
 
     _legacy_dtype: ClassVar[str]
 
-    def __init__(
-        self, *args: Any, device: Any = None, wrap_storage: Any = None, _internal: bool = False
-    ) -> None:
-        super().__init__(
-            *args,
-            device=device,
-            dtype=_DTYPE_NAMES[self._legacy_dtype],
-            wrap_storage=wrap_storage,
-            _internal=_internal,
+
+def _legacy_new(
+    cls: type, args: tuple[Any, ...], wrap_storage: Any, dtype: Any, device: Any
+) -> TypedStorage:
+    """``FloatStorage(*args, wrap_storage=)``: torch's _LegacyStorage checks, its words."""
+    error = (
+        f"{cls}.__new__ received an invalid combination of arguments. Expected one of:\n"
+        " * no arguments\n"
+        " * (int size)\n"
+        " * (Sequence data)\n"
+        " * (*, UntypedStorage wrap_storage)"
+    )
+    if device is not None:
+        raise C10RuntimeError(error + "\nKeyword argument 'device' cannot be specified")
+    if dtype is not None:
+        raise C10RuntimeError(error + "\nKeyword argument 'dtype' cannot be specified")
+    legacy = _DTYPE_NAMES[cls._legacy_dtype]  # type: ignore[attr-defined]
+    if wrap_storage is None:
+        if len(args) > 1:
+            raise C10RuntimeError(error + "\nToo many positional arguments")
+        if len(args) == 1 and not _isint(args[0]) and not isinstance(args[0], Sequence):
+            raise C10TypeError(error + f"\nArgument type not recognized: {type(args[0])}")
+        return TypedStorage(*args, dtype=legacy, device="cpu", _internal=True)
+    if len(args) != 0:
+        raise C10RuntimeError(
+            error + "\nNo positional arguments should be given when using 'wrap_storage'"
         )
+    if not isinstance(wrap_storage, UntypedStorage):
+        raise C10TypeError(
+            error
+            + f"\nArgument 'wrap_storage' must be UntypedStorage, but got {type(wrap_storage)}"
+        )
+    if wrap_storage.device.type != "cpu":
+        raise C10RuntimeError(
+            error + f"\nDevice of 'wrap_storage' must be cpu, but got {wrap_storage.device.type}"
+        )
+    return TypedStorage(wrap_storage=wrap_storage, dtype=legacy, _internal=True)
 
 
 def _legacy_class(dtype_name: str, name: str) -> type[_LegacyStorage]:
+    # type() picks the bases' metaclass, _LegacyStorageMeta
     cls = type(name, (_LegacyStorage,), {"_legacy_dtype": dtype_name, "__module__": "pyc10"})
     cls.__doc__ = f"torch.{name}: a TypedStorage of {dtype_name} elements (deprecated, as torch's)."
     return cls

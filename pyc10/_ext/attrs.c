@@ -201,6 +201,27 @@ static PyObject *t_is_same_size(PyObject *self, PyObject *const *args, Py_ssize_
   return o == NULL ? NULL : PyBool_FromLong(same_sizes(h, o));
 }
 
+/* at::native::is_pinned: a CPU tensor's storage from the pinned host allocator. device, deprecated
+ * (torch's DeprecationWarning), is only parsed: an int is an accelerator's index, which raises
+ * without one, as torch's. */
+static pa_parser is_pinned_p = PA_PARSER("Tensor", "is_pinned");
+static PyObject *t_is_pinned(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  PARSE(is_pinned_p, r);
+  c10c_device device;
+  bool has_device;
+  if (pa_device(&r, 0, &device, &has_device) < 0) return NULL;
+  if (has_device && PyErr_WarnEx(PyExc_DeprecationWarning,
+                                 "The argument 'device' of Tensor.is_pinned() is deprecated. "
+                                 "Please do not pass this argument.",
+                                 1) < 0)
+    return NULL;
+  SELF_HANDLE(h);
+  if (c10c_tensor_device(h).type != C10C_DEVICE_TYPE_CPU) Py_RETURN_FALSE;
+  const void *data = c10c_storage_data(c10c_tensor_storage(h));
+  return PyBool_FromLong(data != NULL && c10c_cuda_host_is_pinned(data));
+}
+
 /* ATen's is_set_to: the same storage, offset, sizes and strides. */
 static pa_parser is_set_to_p = PA_PARSER("Tensor", "is_set_to");
 static PyObject *t_is_set_to(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -332,8 +353,7 @@ static int set_data(PyObject *self, PyObject *value, void *closure) {
   (void)closure;
   if (pyc10_handle(self) == NULL) return -1;
   if (value == NULL || pa_cls.tensor == NULL || !PyObject_TypeCheck(value, pa_cls.tensor)) {
-    PyObject *name =
-        PyObject_GetAttrString((PyObject *)Py_TYPE(value == NULL ? Py_None : value), "__name__");
+    PyObject *name = pa__typename_of(value == NULL ? Py_None : value); /* "torch.dtype" */
     if (name != NULL) TYPE_ERROR("Variable data has to be a tensor, but got %U", name);
     Py_XDECREF(name);
     return -1;
@@ -771,6 +791,45 @@ static PyObject *op_ipow(PyObject *a, PyObject *b, PyObject *c) {
 
 static int t_bool(PyObject *self) { return truth(self); }
 
+/* The dunders behind the slots, as methods (METH_COEXIST: in the type's dict instead of the slot
+ * wrappers, the slots themselves stay these C functions): a bad call gets torch's words, CPython's
+ * for a C method ("TensorBase.__bool__() takes no arguments (1 given)") where torch's is in C,
+ * Python's own for a function ("Tensor.__len__() takes 1 positional argument but 2 were given")
+ * where torch writes it in Python (torch/_tensor.py). */
+static PyObject *m_bool(PyObject *self, PyObject *unused) {
+  (void)unused;
+  int r = t_bool(self);
+  return r < 0 ? NULL : PyBool_FromLong(r);
+}
+static PyObject *m_int(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return t_int(self);
+}
+static PyObject *m_float(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return t_float(self);
+}
+static PyObject *m_index(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return t_index(self);
+}
+static PyObject *m_len(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+  PyObject *none[1];
+  if (pyc10_bind_python((PyObject *)Py_TYPE(self), "__len__", NULL, 0, 0, args, nargs, kwnames,
+                        none) < 0)
+    return NULL;
+  Py_ssize_t n = t_len(self);
+  return n < 0 ? NULL : PyLong_FromSsize_t(n);
+}
+static PyObject *m_iter(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames) {
+  PyObject *none[1];
+  if (pyc10_bind_python((PyObject *)Py_TYPE(self), "__iter__", NULL, 0, 0, args, nargs, kwnames,
+                        none) < 0)
+    return NULL;
+  return t_iter(self);
+}
+
 PyType_Slot pyc10_attr_slots[] = {
     {Py_nb_bool, (void *)t_bool},
     {Py_nb_int, (void *)t_int},
@@ -877,6 +936,17 @@ PyMethodDef pyc10_attr_methods[] = {
     NOARGS("ravel", t_ravel, "The elements as one dim (a view when possible, else a copy)."),
     NOARGS("__reversed__", t_reversed, "The rows in reverse order (a copy, as torch's flip)."),
     NOARGS("__complex__", t_complex, "The one element as a Python complex."),
+    {"__bool__", m_bool, METH_NOARGS | METH_COEXIST, "__bool__()\n\nThe one element's truth."},
+    {"__int__", m_int, METH_NOARGS | METH_COEXIST, "__int__()\n\nThe one element as an int."},
+    {"__float__", m_float, METH_NOARGS | METH_COEXIST,
+     "__float__()\n\nThe one element as a float."},
+    {"__index__", m_index, METH_NOARGS | METH_COEXIST,
+     "__index__()\n\nThe one element of an integer tensor as an int."},
+    {"__len__", PYC10_FASTCALL(m_len), METH_FASTCALL | METH_KEYWORDS | METH_COEXIST,
+     "__len__()\n\nThe size of the first dimension (TypeError for a 0-dim tensor)."},
+    {"__iter__", PYC10_FASTCALL(m_iter), METH_FASTCALL | METH_KEYWORDS | METH_COEXIST,
+     "__iter__()\n\nThe views t[0], t[1], ... (TypeError for a 0-dim tensor)."},
+    M("is_pinned", t_is_pinned),
     M("is_same_size", t_is_same_size),
     M("is_set_to", t_is_set_to),
     M("requires_grad_", t_requires_grad_),

@@ -100,6 +100,93 @@ PyObject *pyc10_raise_in(PyObject *cls, PyObject *fallback, const char *fmt, ...
   return NULL;
 }
 
+/* "'a'", "'a' and 'b'", "'a', 'b', and 'c'": CPython's list of missing parameters. */
+static PyObject *missing_names(const char *const *names, const int *which, int k) {
+  PyObject *text = PyUnicode_FromString("");
+  for (int i = 0; i < k && text != NULL; i++) {
+    const char *sep = i == 0 ? "" : (k == 2 ? " and " : (i == k - 1 ? ", and " : ", "));
+    PyObject *next = PyUnicode_FromFormat("%U%s'%s'", text, sep, names[which[i]]);
+    Py_DECREF(text);
+    text = next;
+  }
+  return text;
+}
+
+/* The function's name as CPython's errors print it: "Tensor.__len__", "is_tensor". */
+static PyObject *python_qualname(PyObject *self_cls, const char *fn) {
+  if (self_cls == NULL) return PyUnicode_FromString(fn);
+  PyObject *cls = PyObject_GetAttrString(self_cls, "__qualname__");
+  if (cls == NULL) return NULL;
+  PyObject *qual = PyUnicode_FromFormat("%U.%s", cls, fn);
+  Py_DECREF(cls);
+  return qual;
+}
+
+int pyc10_bind_python(PyObject *self_cls, const char *fn, const char *const *names, int n,
+                      int posonly, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      PyObject **out) {
+  Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_Size(kwnames);
+  for (int i = 0; i < n; i++) out[i] = i < nargs ? args[i] : NULL;
+  if (nkw == 0 && nargs == n) return 0; /* the right call: nothing else to read */
+  /* what is wrong, in CPython's order (keywords bound before positionals are counted) */
+  enum { OK, POSONLY, UNEXPECTED, MULTIPLE, TOO_MANY, MISSING } what = OK;
+  PyObject *key = NULL;
+  int at = 0;
+  for (Py_ssize_t k = 0; k < nkw && what == OK; k++) {
+    key = PyTuple_GetItem(kwnames, k);
+    at = 0;
+    while (at < n && PyUnicode_CompareWithASCIIString(key, names[at]) != 0) at++;
+    if (at < posonly)
+      what = POSONLY;
+    else if (at == n)
+      what = UNEXPECTED;
+    else if (out[at] != NULL)
+      what = MULTIPLE;
+    else
+      out[at] = args[nargs + k];
+  }
+  int which[8], k = 0;
+  if (what == OK && nargs > n) what = TOO_MANY;
+  if (what == OK) {
+    for (int i = 0; i < n && k < 8; i++)
+      if (out[i] == NULL) which[k++] = i;
+    if (k > 0) what = MISSING;
+  }
+  if (what == OK) return 0;
+  PyObject *qual = python_qualname(self_cls, fn);
+  if (qual == NULL) return -1;
+  int self = self_cls != NULL;
+  Py_ssize_t given = nargs + self;
+  PyObject *list = NULL;
+  switch (what) {
+    case POSONLY:
+      PyErr_Format(PyExc_TypeError,
+                   "%U() got some positional-only arguments passed as keyword arguments: '%s'",
+                   qual, names[at]);
+      break;
+    case UNEXPECTED:
+      PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument '%U'", qual, key);
+      break;
+    case MULTIPLE:
+      PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument '%s'", qual, names[at]);
+      break;
+    case TOO_MANY:
+      PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd %s given", qual,
+                   n + self, n + self == 1 ? "" : "s", given, given == 1 ? "was" : "were");
+      break;
+    case MISSING:
+      list = missing_names(names, which, k);
+      if (list != NULL)
+        PyErr_Format(PyExc_TypeError, "%U() missing %d required positional argument%s: %U", qual, k,
+                     k == 1 ? "" : "s", list);
+      Py_XDECREF(list);
+      break;
+    case OK: break;
+  }
+  Py_DECREF(qual);
+  return -1;
+}
+
 PyObject *pyc10_not_implemented(const char *what) {
   static PyObject *cls; /* pyc10._errors.C10NotImplementedError, looked up on first use */
   if (cls == NULL) {

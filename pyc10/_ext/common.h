@@ -179,6 +179,18 @@ extern PyType_Slot pyc10_index_slots[];
   pa_args r;             \
   if (pa_parse(&parser, args, nargs, kwnames, &r) < 0) return NULL
 
+/* Binds a call as CPython binds a function written in Python (torch writes these in Python:
+ * Tensor.__len__, is_tensor, _StorageBase.size...) whose n parameters, names[0..n), are all
+ * required, the first posonly positional-only, the others positional-or-keyword; out[0..n) get
+ * borrowed references. self_cls: the class of
+ * self for a method (counted as one more parameter, and named before the function: "Tensor.
+ * __len__"), NULL for a function. -1 with CPython's own TypeError ("f() takes 1 positional
+ * argument but 2 were given", "f() missing 1 required positional argument: 'obj'", "f() got an
+ * unexpected keyword argument 'foo'", "f() got multiple values for argument 'obj'"). */
+int pyc10_bind_python(PyObject *self_cls, const char *fn, const char *const *names, int n,
+                      int posonly, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                      PyObject **out);
+
 /* Raises cls (fallback before pyc10 set its classes) with a formatted message; NULL. */
 PyObject *pyc10_raise_in(PyObject *cls, PyObject *fallback, const char *fmt, ...);
 #define RUNTIME_ERROR(...) pyc10_raise_in(pa_cls.runtime_error, PyExc_RuntimeError, __VA_ARGS__)

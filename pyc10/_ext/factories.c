@@ -780,10 +780,27 @@ static PyObject *f_as_tensor(PyObject *m, FASTCALL_ARGS) {
   return from_data(r.obj[0], r.obj[1], dtype, r.obj[2], has_device, device, false);
 }
 
-static PyObject *f_is_tensor(PyObject *m, PyObject *obj) {
+/* _device_error(*args, **kwargs): torch.device's error for a call that pyc10.device's Python
+ * binding refused (pyc10._device), from the parser (its "invalid combination" layout); None when
+ * the parser binds the call. */
+static pa_parser device_p = PA_PARSER("device", "device");
+static PyObject *f_device_error(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames) {
   (void)m;
-  int r = PyObject_TypeCheck(obj, pa_cls.tensor);
-  return PyBool_FromLong(r);
+  pa_args r;
+  if (pa_parse(&device_p, args, nargs, kwnames, &r) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+/* torch writes is_tensor(obj, /) in Python: a bad call gets Python's words, as torch's. */
+static PyObject *f_is_tensor(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+  (void)m;
+  static const char *const names[] = {"obj"};
+  PyObject *obj;
+  if (pyc10_bind_python(NULL, "is_tensor", names, 1, 1, args, nargs, kwnames, &obj) < 0)
+    return NULL;
+  return PyBool_FromLong(PyObject_TypeCheck(obj, pa_cls.tensor));
 }
 
 #define F(name, fn) \
@@ -807,7 +824,10 @@ PyMethodDef pyc10_factory_functions[] = {
     {"_numpy_c_api", pyc10_numpy_c_api, METH_O,
      "_numpy_c_api(use, /) -> bool\n\nWhether Tensor.numpy() and __array__ make arrays through "
      "numpy's C API table (where it can be had) or through numpy.asarray; the old setting."},
-    {"is_tensor", f_is_tensor, METH_O,
+    {"_device_error", PYC10_FASTCALL(f_device_error), METH_FASTCALL | METH_KEYWORDS,
+     "_device_error(*args, **kwargs) -> None\n\ntorch.device's error for the call (pyc10.device "
+     "asks when its binding fails); None when torch's parser would take it."},
+    {"is_tensor", PYC10_FASTCALL(f_is_tensor), METH_FASTCALL | METH_KEYWORDS,
      "is_tensor(obj, /) -> bool\n\nWhether obj is a pyc10.Tensor, as ``torch.is_tensor``."},
     {NULL, NULL, 0, NULL},
 };

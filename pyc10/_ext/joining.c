@@ -113,6 +113,28 @@ static PyObject *dtype_object(int code) {
   return d;
 }
 
+/* promote_types(type1, type2), can_cast(from_, to): c10's rules, with torch's parser's binding
+ * (Python's float, int, bool and complex classes are dtypes, as torch's) and errors. */
+static pa_parser promote_types_p = PA_PARSER("pyc10", "promote_types");
+static PyObject *f_promote_types(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  PARSE(promote_types_p, r);
+  int a, b;
+  if (pa_dtype(&r, 0, &a) < 0 || pa_dtype(&r, 1, &b) < 0) return NULL;
+  c10c_dtype out;
+  c10c_status st = c10c_promote_types(&out, (c10c_dtype)a, (c10c_dtype)b);
+  return st == C10C_STATUS_OK ? dtype_object((int)out) : pyc10_raise(st);
+}
+
+static pa_parser can_cast_p = PA_PARSER("pyc10", "can_cast");
+static PyObject *f_can_cast(PyObject *m, FASTCALL_ARGS) {
+  (void)m;
+  PARSE(can_cast_p, r);
+  int from, to;
+  if (pa_dtype(&r, 0, &from) < 0 || pa_dtype(&r, 1, &to) < 0) return NULL;
+  return PyBool_FromLong(c10c_dtype_can_cast((c10c_dtype)from, (c10c_dtype)to));
+}
+
 static pa_parser result_type_p = PA_PARSER("pyc10", "result_type");
 static PyObject *f_result_type(PyObject *m, FASTCALL_ARGS) {
   (void)m;
@@ -676,8 +698,9 @@ static PyObject *f_stack(PyObject *m, FASTCALL_ARGS) {
 #define F(name, fn) \
   { name, PYC10_FASTCALL(fn), METH_FASTCALL | METH_KEYWORDS, NULL }
 static PyMethodDef joining_functions[] = {
-    F("cat", f_cat),     F("concat", f_concat),           F("concatenate", f_concatenate),
-    F("stack", f_stack), F("result_type", f_result_type), {NULL, NULL, 0, NULL},
+    F("cat", f_cat),           F("concat", f_concat),           F("concatenate", f_concatenate),
+    F("stack", f_stack),       F("result_type", f_result_type), F("promote_types", f_promote_types),
+    F("can_cast", f_can_cast), {NULL, NULL, 0, NULL},
 };
 
 int pyc10_joining_init(PyObject *module) {

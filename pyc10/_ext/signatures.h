@@ -158,6 +158,9 @@ PA_ENTRY(_VF, split, "Tensor.split with an int split_size.",
 /* ---- Tensor: attributes and small methods (attrs.c) ---- */
 PA_ENTRY(Tensor, is_same_size, "Whether other has the same sizes.",
          "is_same_size(Tensor other) -> bool")
+PA_ENTRY(Tensor, is_pinned,
+         "Whether the memory is pinned (page-locked, from the pinned allocator).",
+         "is_pinned(Device? device=None) -> bool")
 PA_ENTRY(Tensor, is_set_to, "Whether tensor has the same storage, offset, sizes and strides.",
          "is_set_to(Tensor tensor) -> bool")
 PA_ENTRY(Tensor, requires_grad_, "self for False; True raises (pyc10 has no autograd).",
@@ -403,6 +406,10 @@ PA_ENTRY(pyc10, result_type, "The dtype an operation on the two arguments would 
          "result_type(Scalar scalar, Tensor tensor) -> dtype",
          "result_type(Tensor tensor, Scalar other) -> dtype",
          "result_type(Scalar scalar1, Scalar scalar2) -> dtype")
+PA_ENTRY(pyc10, promote_types, "The smallest dtype both can be cast to (c10's promotion).",
+         "promote_types(ScalarType type1, ScalarType type2) -> dtype")
+PA_ENTRY(pyc10, can_cast, "Whether torch's casting rules allow from_ to to.",
+         "can_cast(ScalarType from_, ScalarType to) -> bool")
 PA_ENTRY(pyc10, view_as_real, "A complex tensor's memory as real pairs in a new last dim.",
          "view_as_real(Tensor input) -> Tensor")
 PA_ENTRY(pyc10, view_as_complex, "A last dim of size 2 viewed as complex numbers.",
@@ -419,3 +426,8 @@ PA_ENTRY(pyc10, asarray,
          "obj as a tensor: sharing its memory where it can (tensors, arrays, DLPack, buffers).",
          "asarray(PyObject* obj, *, ScalarType? dtype=None, Device? device=None, bool? copy=None, "
          "bool? requires_grad=None) -> Tensor")
+
+/* ---- torch.device's overloads (THPDevice_pynew): pyc10.device binds its arguments in Python,
+ * and a call neither overload takes gets the parser's error (_ctensor._device_error) ---- */
+PA_ENTRY(device, device, "A device from a device, a device string, or a type and an index.",
+         "device(Device device)", "device(c10::string_view type, int64_t? index=-1)")

@@ -41,17 +41,18 @@ static PyObject *type_error(void) {
   return pa_cls.type_error != NULL ? pa_cls.type_error : PyExc_TypeError;
 }
 
-/* Size(sizes=()) */
+/* Size(sizes=()): torch's THPSize_pynew hands its arguments to tuple's, whose words a bad call
+ * gets ("tuple expected at most 1 argument, got 2") */
 static PyObject *size_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   (void)type;
   PyObject *arg = NULL;
   if (kwargs != NULL && PyDict_Size(kwargs) > 0) {
-    PyErr_SetString(type_error(), "Size() takes no keyword arguments");
+    PyErr_SetString(PyExc_TypeError, "tuple() takes no keyword arguments");
     return NULL;
   }
   if (PyTuple_Size(args) == 1) {
     arg = PyTuple_GetItem(args, 0);
-  } else if (!PyArg_UnpackTuple(args, "Size", 0, 1, &arg)) {
+  } else if (!PyArg_UnpackTuple(args, "tuple", 0, 1, &arg)) {
     return NULL;
   }
   if (arg != NULL && (PyList_CheckExact(arg) || PyTuple_CheckExact(arg))) {

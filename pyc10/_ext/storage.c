@@ -157,27 +157,9 @@ c10c_storage *storage__of(PyObject *self) {
   return s;
 }
 
-/* torch's THPUtils_typename: a class's __name__, with its module for C types outside builtins. */
-static PyObject *typename_of(PyObject *o) {
-  PyTypeObject *t = Py_TYPE(o);
-  PyObject *name = PyObject_GetAttrString((PyObject *)t, "__name__");
-  if (name == NULL || (PyType_GetFlags(t) & Py_TPFLAGS_HEAPTYPE)) return name;
-  PyObject *mod = PyObject_GetAttrString((PyObject *)t, "__module__");
-  if (mod == NULL || !PyUnicode_Check(mod) ||
-      PyUnicode_CompareWithASCIIString(mod, "builtins") == 0) {
-    PyErr_Clear();
-    Py_XDECREF(mod);
-    return name;
-  }
-  PyObject *r = PyUnicode_FromFormat("%U.%U", mod, name);
-  Py_DECREF(mod);
-  Py_DECREF(name);
-  return r;
-}
-
 /* Raises cls with fmt, whose one %U is o's torch type name. */
 PyObject *storage__raise_with_type(PyObject *cls, const char *fmt, PyObject *o) {
-  PyObject *tn = typename_of(o);
+  PyObject *tn = pa__typename_of(o);
   if (tn == NULL) return NULL;
   PyErr_Format(cls, fmt, tn);
   Py_DECREF(tn);
@@ -271,7 +253,7 @@ static PyObject *from_sequence(PyTypeObject *type, PyObject *seq, c10c_device de
     int overflow = 0;
     long long v = PyLong_Check(item) ? PyLong_AsLongLongAndOverflow(item, &overflow) : 0;
     if (!PyLong_Check(item) || overflow) {
-      PyObject *tn = typename_of(seq), *itn = typename_of(item);
+      PyObject *tn = pa__typename_of(seq), *itn = pa__typename_of(item);
       if (tn != NULL && itn != NULL)
         PyErr_Format(RUNTIME_ERROR_CLASS,
                      "pyc10.UntypedStorage(): tried to construct a storage from a sequence (%U), "

@@ -823,9 +823,42 @@ int storage__setitem(PyObject *self, PyObject *index, PyObject *value) {
 
 #define FAST(fn) (PyCFunction)(void (*)(void))(fn)
 
+/* The methods torch writes in Python (torch.storage._StorageBase: size, tolist, clone): their work
+ * here, a bad call's error in Python's own words, as torch's. */
+#define PYTHON_NOARGS(wrapper, fn, name)                                                     \
+  static PyObject *wrapper(PyObject *self, PyObject *const *args, Py_ssize_t nargs,          \
+                           PyObject *kwnames) {                                              \
+    PyObject *none[1];                                                                       \
+    if (pyc10_bind_python((PyObject *)Py_TYPE(self), name, NULL, 0, 0, args, nargs, kwnames, \
+                          none) < 0)                                                         \
+      return NULL;                                                                           \
+    return fn(self, NULL);                                                                   \
+  }
+PYTHON_NOARGS(py_size, s_nbytes, "size")
+PYTHON_NOARGS(py_tolist, s_tolist, "tolist")
+PYTHON_NOARGS(py_clone, s_clone, "clone")
+
+/* __reduce_ex__(protocol): object's conversion of the protocol (an int: "'str' object cannot be
+ * interpreted as an integer", the arity of a one-argument C method), as torch's storages inherit
+ * it; the work in Python (UntypedStorage._reduce_ex: protocol 5's out-of-band buffers). */
+static PyObject *s_reduce_ex(PyObject *self, PyObject *arg) {
+  int overflow;
+  PyObject *index = PyNumber_Index(arg);
+  if (index == NULL) return NULL;
+  long protocol = PyLong_AsLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (protocol == -1 && PyErr_Occurred()) return NULL;
+  if (overflow || protocol < INT_MIN || protocol > INT_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C int");
+    return NULL;
+  }
+  return PyObject_CallMethod(self, "_reduce_ex", "l", protocol);
+}
+
 PyMethodDef storage__methods[] = {
     {"nbytes", s_nbytes, METH_NOARGS, "nbytes() -> int\n\nSize in bytes."},
-    {"size", s_nbytes, METH_NOARGS, "size() -> int\n\nSize in bytes (nbytes())."},
+    {"size", FAST(py_size), METH_FASTCALL | METH_KEYWORDS,
+     "size() -> int\n\nSize in bytes (nbytes())."},
     {"element_size", s_element_size, METH_NOARGS,
      "element_size() -> int\n\n1: an untyped storage counts bytes."},
     {"data_ptr", s_data_ptr, METH_NOARGS,
@@ -838,9 +871,12 @@ PyMethodDef storage__methods[] = {
     {"is_shared", s_is_shared, METH_NOARGS,
      "is_shared() -> bool\n\nWhether the bytes are in shared memory (share_memory_; CUDA: "
      "always)."},
-    {"tolist", s_tolist, METH_NOARGS, "tolist() -> list[int]\n\nThe bytes as a list of ints."},
+    {"tolist", FAST(py_tolist), METH_FASTCALL | METH_KEYWORDS,
+     "tolist() -> list[int]\n\nThe bytes as a list of ints."},
+    {"__reduce_ex__", s_reduce_ex, METH_O,
+     "__reduce_ex__(protocol) -> tuple\n\nPickle (protocol 5: the bytes out of band)."},
     {"_bytes", s_bytes, METH_NOARGS, "The bytes as a bytes object (copied to the host)."},
-    {"clone", s_clone, METH_NOARGS,
+    {"clone", FAST(py_clone), METH_FASTCALL | METH_KEYWORDS,
      "clone() -> UntypedStorage\n\nA copy of the bytes in a new storage on the same device."},
     {"_share_fd", s_share_fd_cpu_, METH_NOARGS,
      "_share_fd() -> tuple[int, int]\n\nThe bytes moved into a memory file; its "

@@ -520,11 +520,18 @@ def run_on(lib: Any, call: Call) -> Outcome:
     return Outcome(result=_norm(lib, r, receiver, call.entry.name))
 
 
+def _names(text: str) -> str:
+    """text with pyc10's names read as torch's: ``pyc10.`` as ``torch.``, and torch's storage
+    classes' module path (torch.storage.UntypedStorage, also torch.UntypedStorage) as pyc10's
+    (pyc10.UntypedStorage): the same names in the two libraries' own paths."""
+    text = text.replace("pyc10.", "torch.")
+    for name in ("UntypedStorage", "TypedStorage"):
+        text = text.replace(f"torch.storage.{name}", f"torch.{name}")
+    return text
+
+
 def _message(e: BaseException) -> str:
-    msg = str(e).split("\nException raised from", 1)[0].replace("pyc10.", "torch.")
-    # torch's class is torch.storage.UntypedStorage (also torch.UntypedStorage), pyc10's
-    # pyc10.UntypedStorage: the same name in the two libraries' own paths
-    return msg.replace("torch.storage.UntypedStorage", "torch.UntypedStorage")
+    return _names(str(e).split("\nException raised from", 1)[0])
 
 
 def compare(ours: Outcome, theirs: Outcome) -> str | None:
