@@ -101,8 +101,12 @@ for t in "${targets[@]}"; do
       [ -d "$WINEPREFIX" ] || /usr/lib/wine/wine64 wineboot --init >/dev/null 2>&1
       # one server for the whole run, kept 60 s past its last client: by default it exits 3 s
       # after one, and a test starting just then failed with "wine client error:0: recvmsg:
-      # Connection reset by peer" (seen once in CI, test_engine.exe, which passes on its own)
-      "$(command -v wineserver || echo /usr/lib/wine/wineserver64)" -p60 2>/dev/null || true
+      # Connection reset by peer" (seen once in CI, test_engine.exe, which passes on its own).
+      # A first client starts wine's system processes (services.exe, ...), which live as long
+      # as the server: started by a test, they would hold its output pipe open and meson would
+      # time the test out; started here, they hold /dev/null.
+      "$(command -v wineserver || echo /usr/lib/wine/wineserver64)" -p60 </dev/null >/dev/null 2>&1 || true
+      /usr/lib/wine/wine64 cmd /c exit </dev/null >/dev/null 2>&1 || true
       ;;
   esac
   case "$t" in
