@@ -534,7 +534,9 @@ def _message(e: BaseException) -> str:
     return _names(str(e).split("\nException raised from", 1)[0])
 
 
-def compare(ours: Outcome, theirs: Outcome) -> str | None:
+def compare(
+    ours: Outcome, theirs: Outcome, messages: tuple[type[BaseException], ...] = (TypeError,)
+) -> str | None:
     """None when the outcomes agree, else what differs."""
     if theirs.exc is None and ours.exc is None:
         return None if ours.result == theirs.result else "different result"
@@ -543,8 +545,8 @@ def compare(ours: Outcome, theirs: Outcome) -> str | None:
     cls = next((c for c in EXC_CLASSES if isinstance(theirs.exc, c)), type(theirs.exc))
     if not isinstance(ours.exc, cls):
         return f"exception class (torch {cls.__name__})"
-    if cls is TypeError and _message(ours.exc) != _message(theirs.exc):
-        return "TypeError message"
+    if cls in messages and _message(ours.exc) != _message(theirs.exc):
+        return f"{cls.__name__} message"
     return None
 
 

@@ -28,7 +28,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from _difftest import EXC_CLASSES, T0, Attr, SizeV, St, T, _message, _names, materialize
+from _difftest import (
+    T0,
+    Attr,
+    Disagreement,
+    Outcome,
+    SizeV,
+    St,
+    T,
+    _names,
+    compare,
+    materialize,
+)
 
 
 @dataclass(frozen=True)
@@ -346,19 +357,6 @@ def kind(lib: Any, r: Any) -> Any:
     return (name,)
 
 
-@dataclass
-class Outcome:
-    """What one call did on one library: a result's kind or an exception."""
-
-    result: Any = None
-    exc: BaseException | None = None
-
-    def __str__(self) -> str:
-        if self.exc is not None:
-            return f"raises {type(self.exc).__name__}({_message(self.exc)!r})"
-        return f"returns {self.result!r}"
-
-
 def run_on(lib: Any, call: Call) -> Outcome:
     """Run call on lib (on a fresh receiver, global state restored after)."""
     with _restored(lib), warnings.catch_warnings():
@@ -378,34 +376,6 @@ def run_on(lib: Any, call: Call) -> Outcome:
             return Outcome(exc=e)
 
 
-def compare(ours: Outcome, theirs: Outcome) -> str | None:
-    """None when the outcomes agree, else what differs."""
-    if theirs.exc is None and ours.exc is None:
-        return None if ours.result == theirs.result else "different result"
-    if theirs.exc is None or ours.exc is None:
-        return "different acceptance"
-    cls = next((c for c in EXC_CLASSES if isinstance(theirs.exc, c)), type(theirs.exc))
-    if not isinstance(ours.exc, cls):
-        return f"exception class (torch {cls.__name__})"
-    if cls in (TypeError, ValueError) and _message(ours.exc) != _message(theirs.exc):
-        return f"{cls.__name__} message"
-    return None
-
-
-@dataclass
-class Disagreement:
-    """One call on which pyc10 and torch differ."""
-
-    call: Call
-    kind: str
-    ours: Outcome
-    theirs: Outcome
-
-    def __str__(self) -> str:
-        return (f"{self.call.desc}  [{self.call.what}] {self.kind}:\n"
-                f"    pyc10: {self.ours}\n    torch: {self.theirs}")  # fmt: skip
-
-
 def comparable(probe: Probe, pyc10: Any, torch: Any) -> bool:
     """Whether probe's right call succeeds on both libraries."""
     right = generate(probe)[0]
@@ -418,7 +388,7 @@ def run_probe(probe: Probe, pyc10: Any, torch: Any) -> tuple[int, list[Disagreem
     out = []
     for c in calls:
         ours, theirs = run_on(pyc10, c), run_on(torch, c)
-        what = compare(ours, theirs)
+        what = compare(ours, theirs, (TypeError, ValueError))
         if what is not None:
             out.append(Disagreement(c, what, ours, theirs))
     return len(calls), out
