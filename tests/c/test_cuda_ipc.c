@@ -604,16 +604,23 @@ TEST(a_received_storage_can_be_shared_again) {
   ASSERT_EQ(c10c_cuda_ipc_limbo_count(), 0); /* both consumers' references came back */
 }
 
-/* How many names in /dev/shm a process made (storage_ipc.c's "/c10c_PID_..."). */
-static int counter_files_of(pid_t pid) {
-  char prefix[32];
+/* How many names in /dev/shm a process made (storage_ipc.c's "/c10c_PID_..."), unlinking them
+ * when asked. */
+static int counter_files_of_unlinked(pid_t pid, bool unlink_them) {
+  char prefix[32], path[300];
   int n = snprintf(prefix, sizeof prefix, "c10c_%lld_", (long long)pid), count = 0;
   DIR *dir = opendir("/dev/shm");
-  for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;)
-    count += strncmp(e->d_name, prefix, (size_t)n) == 0;
+  for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;) {
+    if (strncmp(e->d_name, prefix, (size_t)n) != 0) continue;
+    count++;
+    snprintf(path, sizeof path, "/%s", e->d_name);
+    if (unlink_them) shm_unlink(path);
+  }
   if (dir != NULL) closedir(dir);
   return count;
 }
+
+static int counter_files_of(pid_t pid) { return counter_files_of_unlinked(pid, false); }
 
 /* torch's ~CudaIPCGlobalEntities: a producer's last counter file went with it only while
  * in use elsewhere; before, every producer left one in /dev/shm for good. */
@@ -653,16 +660,7 @@ TEST(a_producer_ending_with_exit_leaves_no_counter_file_when_it_releases_its_fil
   ASSERT_EQ(counter_files_of(c.pid), 0);
   c = spawn("produce_exit", &none.info, none.handle, 0);
   ASSERT_EQ(finish(c), 0);
-  ASSERT_EQ(counter_files_of(c.pid), 1); /* what the call is for */
-  char prefix[32], path[300];
-  int n = snprintf(prefix, sizeof prefix, "c10c_%lld_", (long long)c.pid);
-  DIR *dir = opendir("/dev/shm");
-  for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;)
-    if (strncmp(e->d_name, prefix, (size_t)n) == 0) {
-      snprintf(path, sizeof path, "/%s", e->d_name);
-      shm_unlink(path);
-    }
-  if (dir != NULL) closedir(dir);
+  ASSERT_EQ(counter_files_of_unlinked(c.pid, true), 1); /* what the call is for */
   ASSERT_EQ(counter_files_of(c.pid), 0);
   c10c_cuda_ipc_release_files(); /* nothing made here yet: nothing to do */
 }
